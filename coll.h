@@ -219,18 +219,31 @@ typedef struct coll_args {
     int group;                 /* group size for COLL_ALGO_HIERARCHICAL      */
 } coll_args;
 
+/* One step of a schedule on one rank (private; the executor's unit of work).
+   Offsets and lengths count elements; buffers are COLL_BUF_SRC or _DST. */
+typedef struct coll__step {
+    int to, from;              /* send to / receive from, -1 = none          */
+    int sbuf, rbuf, abuf;      /* send from; receive (or reduce) into; the
+                                  reduce's other operand                    */
+    size_t soff, slen, roff, rlen, aoff;
+    int reduce;                /* rbuf[roff..] = abuf[aoff..] (+) received    */
+    int send_first;            /* blocking ports: send before receiving      */
+} coll__step;
+
 /* A collective in progress (caller-owned, fields private). */
 typedef struct coll_request {
     coll_comm *c;
     coll_args a;               /* algo resolved, buffers as given            */
     size_t esize;              /* bytes per element                          */
+    size_t seg;                /* elements per message segment               */
+    int inplace;
     int step;                  /* schedule step being executed               */
-    int loaded;                /* 1: `x` holds step `step`                   */
-    size_t x_[12];             /* current step (see coll__step)              */
+    int loaded;                /* 1: `st` holds step `step`                  */
+    coll__step st;
     size_t nsend, nrecv;       /* segments of this step                      */
     size_t sposted, rposted, done;
-    int hs[2], hr[2];          /* port handles of segments in flight         */
-    int state;
+    int hs[2], hr[2];          /* port handles of segments in flight, -1    */
+    int finished;
 } coll_request;
 
 /* What one step of a schedule does on one rank (coll_describe). */
@@ -305,3 +318,1088 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
 }
 #endif
 #endif /* COLL_H */
+
+/* ========================================================================== */
+/*                              IMPLEMENTATION                                */
+/* ========================================================================== */
+#ifdef COLL_IMPLEMENTATION
+#ifndef COLL__IMPLEMENTED
+#define COLL__IMPLEMENTED
+
+#ifdef __cplusplus
+#define COLL__RESTRICT __restrict
+#else
+#define COLL__RESTRICT restrict
+#endif
+
+#ifndef COLL_ASSERT
+#define COLL_ASSERT(x) ((void)0)
+#endif
+
+/* ---- memcpy / memset: libc when hosted, plain loops when freestanding ----- */
+#if !defined(COLL_MEMCPY) || !defined(COLL_MEMSET)
+#if defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 0
+#if defined(__GNUC__) && !defined(__clang__)
+#define COLL__NO_LIBCALL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define COLL__NO_LIBCALL
+#endif
+static COLL__NO_LIBCALL void coll__copy_loop(void *d, const void *s, size_t n)
+{
+    unsigned char *dp = (unsigned char *)d;
+    const unsigned char *sp = (const unsigned char *)s;
+    while (n--) *dp++ = *sp++;
+}
+static COLL__NO_LIBCALL void coll__set_loop(void *d, int v, size_t n)
+{
+    unsigned char *dp = (unsigned char *)d;
+    while (n--) *dp++ = (unsigned char)v;
+}
+#ifndef COLL_MEMCPY
+#define COLL_MEMCPY(d, s, n) coll__copy_loop((d), (s), (n))
+#endif
+#ifndef COLL_MEMSET
+#define COLL_MEMSET(d, v, n) coll__set_loop((d), (v), (n))
+#endif
+#else
+#include <string.h>
+#ifndef COLL_MEMCPY
+#define COLL_MEMCPY(d, s, n) memcpy((d), (s), (n))
+#endif
+#ifndef COLL_MEMSET
+#define COLL_MEMSET(d, v, n) memset((d), (v), (n))
+#endif
+#endif
+#endif
+
+#define COLL__MAGIC 0xC011C0DEu
+#define COLL__NONE  (-1)
+
+/* ========================================================================== */
+/* 1. Types: sizes, half-precision conversion                                 */
+/* ========================================================================== */
+
+COLL_API size_t coll_dtype_size(coll_dtype dtype)
+{
+    switch (dtype) {
+    case COLL_INT8: case COLL_UINT8: return 1;
+    case COLL_FLOAT16: case COLL_BFLOAT16: return 2;
+    case COLL_INT32: case COLL_UINT32: case COLL_FLOAT32: return 4;
+    case COLL_INT64: case COLL_UINT64: case COLL_FLOAT64: return 8;
+    default: return 0;
+    }
+}
+
+static int coll__is_integer(coll_dtype t)
+{
+    return t == COLL_INT8 || t == COLL_UINT8 || t == COLL_INT32 ||
+           t == COLL_UINT32 || t == COLL_INT64 || t == COLL_UINT64;
+}
+
+typedef union { float f; uint32_t u; } coll__f32;
+
+/* IEEE binary16 <-> float, round to nearest even; NaN stays NaN. */
+static float coll__h2f(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    coll__f32 v;
+    if (e == 0x1f)      v.u = sign | 0x7f800000u | (m << 13);
+    else if (e != 0)    v.u = sign | ((e + 112u) << 23) | (m << 13);
+    else if (m == 0)    v.u = sign;
+    else {                                  /* subnormal: normalise */
+        e = 113;
+        while (!(m & 0x400u)) { m <<= 1; e--; }
+        v.u = sign | (e << 23) | ((m & 0x3ffu) << 13);
+    }
+    return v.f;
+}
+
+static uint16_t coll__f2h(float f)
+{
+    coll__f32 v;
+    uint32_t sign, ax, r, rem, half, shift, m;
+    v.f = f;
+    sign = (v.u >> 16) & 0x8000u;
+    ax = v.u & 0x7fffffffu;
+    if (ax >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);      /* >= 65520: inf */
+    if (ax < 0x33000000u) return (uint16_t)sign;                   /* < 2^-25: zero */
+    if (ax < 0x38800000u) {                                        /* subnormal     */
+        shift = 126u - (ax >> 23);
+        m = (ax & 0x7fffffu) | 0x800000u;
+        r = m >> shift; rem = m & ((1u << shift) - 1u); half = 1u << (shift - 1u);
+    } else {
+        r = (ax - 0x38000000u) >> 13; rem = ax & 0x1fffu; half = 0x1000u;
+    }
+    if (rem > half || (rem == half && (r & 1u))) r++;
+    return (uint16_t)(sign | r);
+}
+
+/* bfloat16 is the top half of a float. */
+static float coll__b2f(uint16_t b) { coll__f32 v; v.u = (uint32_t)b << 16; return v.f; }
+static uint16_t coll__f2b(float f)
+{
+    coll__f32 v;
+    v.f = f;
+    if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u);
+    v.u += 0x7fffu + ((v.u >> 16) & 1u);
+    return (uint16_t)(v.u >> 16);
+}
+
+/* ========================================================================== */
+/* 2. Local kernels: out[i] = a[i] (+) b[i]                                   */
+/* ========================================================================== */
+/* One loop per (dtype, op), chosen once per call from a table, so the inner
+   loop holds no switch and the compiler vectorises it. Two forms: out == a
+   (the common in-place accumulate) and three distinct arrays; `restrict` on
+   both keeps the vector path. Signed sums and products wrap through the
+   unsigned type (no undefined overflow); halves go through float. */
+
+typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
+
+#define COLL__ID(x) (x)
+#define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
+    static void NAME##_3(void *o_, const void *a_, const void *b_, size_t n)     \
+    {                                                                            \
+        T *COLL__RESTRICT o = (T *)o_;                                           \
+        const T *COLL__RESTRICT a = (const T *)a_;                               \
+        const T *COLL__RESTRICT b = (const T *)b_;                               \
+        size_t i;                                                                \
+        for (i = 0; i < n; i++) { C x = IN(a[i]), y = IN(b[i]); o[i] = OUT(EXPR); } \
+    }                                                                            \
+    static void NAME##_2(void *o_, const void *a_, const void *b_, size_t n)     \
+    {                                                                            \
+        T *COLL__RESTRICT o = (T *)o_;                                           \
+        const T *COLL__RESTRICT b = (const T *)b_;                               \
+        size_t i;                                                                \
+        (void)a_;                                                                \
+        for (i = 0; i < n; i++) { C x = IN(o[i]), y = IN(b[i]); o[i] = OUT(EXPR); } \
+    }
+
+#define COLL__MIN(x, y) ((y) < (x) ? (y) : (x))
+#define COLL__MAX(x, y) ((y) > (x) ? (y) : (x))
+
+#define COLL__INT_KERNELS(N, T, U)                                               \
+    COLL__KERNEL(coll__##N##_sum,  T, T, COLL__ID, (T), (U)x + (U)y)             \
+    COLL__KERNEL(coll__##N##_prod, T, T, COLL__ID, (T), (U)x * (U)y)             \
+    COLL__KERNEL(coll__##N##_min,  T, T, COLL__ID, (T), COLL__MIN(x, y))         \
+    COLL__KERNEL(coll__##N##_max,  T, T, COLL__ID, (T), COLL__MAX(x, y))         \
+    COLL__KERNEL(coll__##N##_band, T, T, COLL__ID, (T), x & y)                   \
+    COLL__KERNEL(coll__##N##_bor,  T, T, COLL__ID, (T), x | y)                   \
+    COLL__KERNEL(coll__##N##_bxor, T, T, COLL__ID, (T), x ^ y)
+
+#define COLL__FLOAT_KERNELS(N, T, C, IN, OUT)                                    \
+    COLL__KERNEL(coll__##N##_sum,  T, C, IN, OUT, x + y)                         \
+    COLL__KERNEL(coll__##N##_prod, T, C, IN, OUT, x * y)                         \
+    COLL__KERNEL(coll__##N##_min,  T, C, IN, OUT, COLL__MIN(x, y))               \
+    COLL__KERNEL(coll__##N##_max,  T, C, IN, OUT, COLL__MAX(x, y))
+
+COLL__INT_KERNELS(i8,  int8_t,   uint8_t)
+COLL__INT_KERNELS(u8,  uint8_t,  uint8_t)
+COLL__INT_KERNELS(i32, int32_t,  uint32_t)
+COLL__INT_KERNELS(u32, uint32_t, uint32_t)
+COLL__INT_KERNELS(i64, int64_t,  uint64_t)
+COLL__INT_KERNELS(u64, uint64_t, uint64_t)
+COLL__FLOAT_KERNELS(f16, uint16_t, float, coll__h2f, coll__f2h)
+COLL__FLOAT_KERNELS(bf16, uint16_t, float, coll__b2f, coll__f2b)
+COLL__FLOAT_KERNELS(f32, float, float, COLL__ID, COLL__ID)
+COLL__FLOAT_KERNELS(f64, double, double, COLL__ID, COLL__ID)
+
+#define COLL__INT_ROW(N, F) { coll__##N##_sum_##F, coll__##N##_prod_##F, coll__##N##_min_##F, \
+    coll__##N##_max_##F, coll__##N##_sum_##F, coll__##N##_band_##F, coll__##N##_bor_##F,       \
+    coll__##N##_bxor_##F, 0 }
+#define COLL__FLOAT_ROW(N, F) { coll__##N##_sum_##F, coll__##N##_prod_##F, coll__##N##_min_##F, \
+    coll__##N##_max_##F, coll__##N##_sum_##F, 0, 0, 0, 0 }
+#define COLL__TABLE(F) {                                                         \
+    COLL__INT_ROW(i8, F), COLL__INT_ROW(u8, F), COLL__INT_ROW(i32, F),           \
+    COLL__INT_ROW(u32, F), COLL__INT_ROW(i64, F), COLL__INT_ROW(u64, F),         \
+    COLL__FLOAT_ROW(f16, F), COLL__FLOAT_ROW(bf16, F), COLL__FLOAT_ROW(f32, F),  \
+    COLL__FLOAT_ROW(f64, F), { 0, 0, 0, 0, 0, 0, 0, 0, 0 } }
+
+/* [dtype][op]; avg reduces as a sum (the division comes once, at the end). */
+static const coll__kernel coll__kernels3[COLL_DTYPE_COUNT][COLL_OP_COUNT] = COLL__TABLE(3);
+static const coll__kernel coll__kernels2[COLL_DTYPE_COUNT][COLL_OP_COUNT] = COLL__TABLE(2);
+
+/* avg's one division: buf[i] /= d, in the element type (integers truncate). */
+static void coll__scale_host(void *buf, size_t n, coll_dtype t, size_t d)
+{
+    size_t i;
+#define COLL__SCALE(T, W) { T *p = (T *)buf; for (i = 0; i < n; i++) p[i] = (T)((W)p[i] / (W)d); }
+    switch (t) {
+    case COLL_INT8:    COLL__SCALE(int8_t, int64_t)   break;
+    case COLL_UINT8:   COLL__SCALE(uint8_t, uint64_t) break;
+    case COLL_INT32:   COLL__SCALE(int32_t, int64_t)  break;
+    case COLL_UINT32:  COLL__SCALE(uint32_t, uint64_t) break;
+    case COLL_INT64:   COLL__SCALE(int64_t, int64_t)  break;
+    case COLL_UINT64:  COLL__SCALE(uint64_t, uint64_t) break;
+    case COLL_FLOAT32: COLL__SCALE(float, float)      break;
+    case COLL_FLOAT64: COLL__SCALE(double, double)    break;
+    case COLL_FLOAT16: { uint16_t *p = (uint16_t *)buf;
+        for (i = 0; i < n; i++) p[i] = coll__f2h(coll__h2f(p[i]) / (float)d); } break;
+    case COLL_BFLOAT16: { uint16_t *p = (uint16_t *)buf;
+        for (i = 0; i < n; i++) p[i] = coll__f2b(coll__b2f(p[i]) / (float)d); } break;
+    default: break;
+    }
+#undef COLL__SCALE
+}
+
+/* The three local operations the executor needs, host or caller-supplied. */
+static int coll__copy(const coll_comm *c, void *dst, const void *src, size_t bytes)
+{
+    if (dst == src || bytes == 0) return COLL_OK;
+    if (c->mem) return c->mem->copy(c->mem->ctx, dst, src, bytes);
+    COLL_MEMCPY(dst, src, bytes);
+    return COLL_OK;
+}
+
+static int coll__reduce(const coll_comm *c, void *out, const void *a, const void *b,
+                        size_t n, coll_dtype t, coll_op op)
+{
+    if (n == 0) return COLL_OK;
+    if (op == COLL_USER_OP) {
+        c->user.fn(out, a, b, n, c->user.user);
+        return COLL_OK;
+    }
+    if (c->mem) return c->mem->reduce(c->mem->ctx, out, a, b, n, t, op);
+    (out == a ? coll__kernels2 : coll__kernels3)[t][op](out, a, b, n);
+    return COLL_OK;
+}
+
+static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, size_t d)
+{
+    if (n == 0 || d == 1) return COLL_OK;
+    if (c->mem) return c->mem->scale(c->mem->ctx, buf, n, t, d);
+    coll__scale_host(buf, n, t, d);
+    return COLL_OK;
+}
+
+/* ========================================================================== */
+/* 3. Schedules                                                               */
+/* ========================================================================== */
+/* A schedule is a pure function: (plan, step number) -> what this rank does
+   in that step. It returns 1 and fills *st while there are steps (an idle
+   step has to = from = -1) and 0 after the last. No state, no buffers: the
+   executor, coll_describe and any cost model all read the same function.
+
+   Costs below: p ranks, n bytes, α per message, β per byte sent, γ per byte
+   reduced; lg = ceil(log2 p). */
+
+typedef struct coll__plan {
+    coll_kind kind;
+    coll_algo algo;
+    int rank, p, root, group, inplace;
+    size_t count;                 /* as in coll_args                          */
+    const size_t *counts;
+} coll__plan;
+
+typedef int (*coll__schedule)(const coll__plan *pl, int s, coll__step *st);
+
+static int coll__mod(int a, int p) { a %= p; return a < 0 ? a + p : a; }
+
+static int coll__ceil_log2(int p)
+{
+    int l = 0;
+    while ((1 << l) < p) l++;
+    return l;
+}
+
+static void coll__idle(coll__step *st)
+{
+    st->to = st->from = COLL__NONE;
+    st->sbuf = st->rbuf = st->abuf = COLL_BUF_DST;
+    st->soff = st->slen = st->roff = st->rlen = st->aoff = 0;
+    st->reduce = 0;
+    st->send_first = 1;
+}
+
+/* Block i of the data the collective splits across ranks: a balanced split
+   of count (allreduce: the first count % p blocks get one more element),
+   count-sized blocks (reduce_scatter, allgather), or counts[] (v forms). */
+static void coll__block(const coll__plan *pl, int i, size_t *off, size_t *len)
+{
+    if (pl->kind == COLL_ALLREDUCE) {
+        size_t base = pl->count / (size_t)pl->p, extra = pl->count % (size_t)pl->p;
+        size_t ii = (size_t)i;
+        *off = ii * base + (ii < extra ? ii : extra);
+        *len = base + (ii < extra ? 1 : 0);
+    } else if (pl->counts) {
+        int j;
+        *off = 0;
+        for (j = 0; j < i; j++) *off += pl->counts[j];
+        *len = pl->counts[i];
+    } else {
+        *off = (size_t)i * pl->count;
+        *len = pl->count;
+    }
+}
+
+/* Where the running partial sum of block b lives during a reduce-scatter:
+   in place in the full buffer, or (out of place reduce_scatter) in dst,
+   which holds one block and is reused for each block passing through. */
+static void coll__partial(const coll__plan *pl, int b, int *buf, size_t *off)
+{
+    size_t len;
+    if (pl->kind == COLL_ALLREDUCE) { *buf = COLL_BUF_DST; coll__block(pl, b, off, &len); }
+    else if (pl->inplace)           { *buf = COLL_BUF_SRC; coll__block(pl, b, off, &len); }
+    else                            { *buf = COLL_BUF_DST; *off = 0; }
+}
+
+/* Ring reduce-scatter. Cut the data into p blocks; in step s rank r passes
+   block r-s-1 to r+1 and folds block r-s-2 arriving from r-1 into its own
+   copy. Each block travels p-1 hops collecting one contribution per hop and
+   ends, complete, at its owner (block r at rank r).
+       step 0, p = 4:  0 -b3-> 1 -b0-> 2 -b1-> 3 -b2-> 0
+   cost: (p-1)α + (p-1)/p·n(β+γ)                                            */
+static int coll__ring_reduce_scatter(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, sb = coll__mod(r - s - 1, p), rb = coll__mod(r - s - 2, p);
+    size_t len;
+    if (s >= p - 1) return 0;
+    coll__idle(st);
+    st->to = coll__mod(r + 1, p);
+    st->from = coll__mod(r - 1, p);
+    if (s == 0) { st->sbuf = COLL_BUF_SRC; coll__block(pl, sb, &st->soff, &st->slen); }
+    else        { coll__partial(pl, sb, &st->sbuf, &st->soff); coll__block(pl, sb, &len, &st->slen); }
+    coll__partial(pl, rb, &st->rbuf, &st->roff);
+    coll__block(pl, rb, &st->aoff, &st->rlen);
+    st->abuf = COLL_BUF_SRC;
+    st->reduce = 1;
+    st->send_first = (r % 2 == 0);   /* odd ranks receive first: no cycle of senders */
+    return 1;
+}
+
+/* Ring all-gather. Rank r starts with block r; in step s it forwards block
+   r-s to r+1 and receives block r-s-1 from r-1, so after p-1 steps every
+   block has visited every rank.
+   cost: (p-1)α + (p-1)/p·nβ                                                 */
+static int coll__ring_allgather(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p;
+    if (s >= p - 1) return 0;
+    coll__idle(st);
+    st->to = coll__mod(r + 1, p);
+    st->from = coll__mod(r - 1, p);
+    coll__block(pl, coll__mod(r - s, p), &st->soff, &st->slen);
+    coll__block(pl, coll__mod(r - s - 1, p), &st->roff, &st->rlen);
+    st->send_first = (r % 2 == 0);
+    return 1;
+}
+
+/* Ring all-reduce = ring reduce-scatter, then ring all-gather of the
+   reduced blocks (the numpy seed's "accumulate" and "copy" phases). Each
+   rank sends 2(p-1)/p·n bytes, the minimum for an all-reduce.
+   cost: 2(p-1)α + 2(p-1)/p·nβ + (p-1)/p·nγ                                  */
+static int coll__ring_allreduce(const coll__plan *pl, int s, coll__step *st)
+{
+    if (pl->p == 1) return 0;
+    if (s < pl->p - 1) return coll__ring_reduce_scatter(pl, s, st);
+    return coll__ring_allgather(pl, s - (pl->p - 1), st);
+}
+
+/* Binomial-tree reduce to root. With v = rank relative to root, in step l
+   rank v (low l bits zero) receives the partial result of v + 2^l and folds
+   it in; rank v with bit l set sends its partial result to v - 2^l and is
+   done. Operands stay in rank order when root = 0 (a holds lower ranks).
+       step 0, p = 4:  1 -> 0, 3 -> 2;   step 1:  2 -> 0
+   cost: lg·(α + nβ + nγ)                                                    */
+static int coll__binomial_reduce(const coll__plan *pl, int s, coll__step *st)
+{
+    int p = pl->p, v = coll__mod(pl->rank - pl->root, p), mask = 1 << s;
+    if (s >= coll__ceil_log2(p)) return 0;
+    coll__idle(st);
+    if (v & (mask - 1)) return 1;                       /* sent earlier */
+    if (v & mask) {
+        st->to = coll__mod(v - mask + pl->root, p);
+        st->sbuf = (s > 0 && v + 1 < p) ? COLL_BUF_DST : COLL_BUF_SRC;  /* received anything? */
+        st->slen = pl->count;
+    } else if (v + mask < p) {
+        st->from = coll__mod(v + mask + pl->root, p);
+        st->rlen = pl->count;
+        st->abuf = s == 0 ? COLL_BUF_SRC : COLL_BUF_DST;  /* first child meets own data */
+        st->reduce = 1;
+    }
+    return 1;
+}
+
+/* Binomial-tree broadcast from root: the mirror image of the reduce. In
+   step s (level l = lg-1-s) every rank that has the data and whose low l+1
+   bits are zero sends it 2^l ranks further.
+       p = 4:  step 0:  0 -> 2;   step 1:  0 -> 1, 2 -> 3
+   cost: lg·(α + nβ)                                                          */
+static int coll__binomial_broadcast(const coll__plan *pl, int s, coll__step *st)
+{
+    int p = pl->p, L = coll__ceil_log2(p), v = coll__mod(pl->rank - pl->root, p), mask;
+    if (s >= L) return 0;
+    mask = 1 << (L - 1 - s);
+    coll__idle(st);
+    if ((v & (2 * mask - 1)) == 0 && v + mask < p) {
+        st->to = coll__mod(v + mask + pl->root, p);
+        st->slen = pl->count;
+    } else if ((v & (2 * mask - 1)) == mask) {
+        st->from = coll__mod(v - mask + pl->root, p);
+        st->rlen = pl->count;
+    }
+    return 1;
+}
+
+/* Tree all-reduce: binomial reduce to rank 0, then binomial broadcast (the
+   muji seed's pairwise levels, for any p).
+   cost: 2·lg·α + lg·n(2β + γ)                                               */
+static int coll__tree_allreduce(const coll__plan *pl, int s, coll__step *st)
+{
+    int L = coll__ceil_log2(pl->p);
+    if (s < L) return coll__binomial_reduce(pl, s, st);
+    return coll__binomial_broadcast(pl, s - L, st);
+}
+
+/* Naive all-reduce (the torch seed): rank 0 receives every other rank's
+   whole vector in turn and folds it in, then sends the result to each.
+   cost: 2(p-1)(α + nβ) + (p-1)nγ, all of it at rank 0                       */
+static int coll__naive_allreduce(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, peer;
+    if (s >= 2 * (p - 1)) return 0;
+    coll__idle(st);
+    peer = 1 + (s < p - 1 ? s : s - (p - 1));
+    if (s < p - 1) {                                   /* gather and fold at 0 */
+        if (r == 0) { st->from = peer; st->rlen = pl->count; st->reduce = 1;
+                      st->abuf = s == 0 ? COLL_BUF_SRC : COLL_BUF_DST; }
+        else if (r == peer) { st->to = 0; st->sbuf = COLL_BUF_SRC; st->slen = pl->count; }
+    } else {                                           /* hand the result back  */
+        if (r == 0) { st->to = peer; st->slen = pl->count; }
+        else if (r == peer) { st->from = 0; st->rlen = pl->count; }
+    }
+    return 1;
+}
+
+/* The schedule for (collective, algorithm), or NULL if there is none. */
+static coll__schedule coll__find(coll_kind k, coll_algo a)
+{
+    switch (k) {
+    case COLL_ALLREDUCE:
+        if (a == COLL_ALGO_RING) return coll__ring_allreduce;
+        if (a == COLL_ALGO_TREE) return coll__tree_allreduce;
+        if (a == COLL_ALGO_NAIVE) return coll__naive_allreduce;
+        break;
+    case COLL_REDUCE_SCATTER:
+        if (a == COLL_ALGO_RING) return coll__ring_reduce_scatter;
+        break;
+    case COLL_ALLGATHER:
+        if (a == COLL_ALGO_RING) return coll__ring_allgather;
+        break;
+    case COLL_BROADCAST:
+        if (a == COLL_ALGO_BINOMIAL) return coll__binomial_broadcast;
+        break;
+    case COLL_REDUCE:
+        if (a == COLL_ALGO_BINOMIAL) return coll__binomial_reduce;
+        break;
+    default: break;
+    }
+    return 0;
+}
+
+/* Algorithms that fold operands strictly in rank order, so a
+   non-commutative user op gives the textbook answer. */
+static int coll__keeps_rank_order(const coll__plan *pl)
+{
+    if (pl->algo == COLL_ALGO_NAIVE) return 1;
+    if (pl->algo == COLL_ALGO_TREE) return 1;
+    if (pl->algo == COLL_ALGO_BINOMIAL && pl->kind == COLL_REDUCE) return pl->root == 0;
+    return 0;
+}
+
+/* ========================================================================== */
+/* 4. Planner: the α-β-γ cost model behind COLL_ALGO_AUTO                     */
+/* ========================================================================== */
+
+static double coll__cost(coll_kind k, coll_algo a, double n, int p, const coll_tuning *t)
+{
+    double lg = (double)coll__ceil_log2(p), f = (double)(p - 1) / (double)p;
+    double al = t->alpha, be = t->beta, ga = t->gamma;
+    switch (k) {
+    case COLL_ALLREDUCE:
+        if (a == COLL_ALGO_RING)  return 2 * (p - 1) * al + 2 * f * n * be + f * n * ga;
+        if (a == COLL_ALGO_TREE)  return 2 * lg * al + lg * n * (2 * be + ga);
+        if (a == COLL_ALGO_NAIVE) return 2 * (p - 1) * (al + n * be) + (p - 1) * n * ga;
+        break;
+    case COLL_REDUCE_SCATTER: case COLL_ALLGATHER:
+        if (a == COLL_ALGO_RING) return (p - 1) * al + f * n * be;
+        break;
+    case COLL_BROADCAST: case COLL_REDUCE:
+        if (a == COLL_ALGO_BINOMIAL) return lg * (al + n * be);
+        break;
+    default: break;
+    }
+    return 1e300;
+}
+
+static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
+{
+    size_t n = pl->count;
+    if (pl->kind == COLL_REDUCE_SCATTER || pl->kind == COLL_ALLGATHER) n *= (size_t)pl->p;
+    return n * esize;
+}
+
+static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t esize, int ordered_only)
+{
+    coll_algo best = COLL_ALGO_AUTO;
+    double best_cost = 0, n = (double)coll__total_bytes(pl, esize);
+    int a;
+    for (a = COLL_ALGO_AUTO + 1; a < COLL_ALGO_COUNT; a++) {
+        coll__plan q = *pl;
+        double cost;
+        q.algo = (coll_algo)a;
+        if (!coll__find(pl->kind, q.algo)) continue;
+        if (ordered_only && !coll__keeps_rank_order(&q)) continue;
+        cost = coll__cost(pl->kind, q.algo, n, pl->p, &c->tune);
+        if (best == COLL_ALGO_AUTO || cost < best_cost) { best = q.algo; best_cost = cost; }
+    }
+    return best;
+}
+
+/* ========================================================================== */
+/* 5. Checking arguments and planning                                         */
+/* ========================================================================== */
+
+static int coll__reduces(coll_kind k)
+{
+    return k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_REDUCE_SCATTER ||
+           k == COLL_REDUCE_SCATTERV;
+}
+
+/* [a, a+an) and [b, b+bn) share a byte. */
+static int coll__overlap(const void *a, size_t an, const void *b, size_t bn)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    if (an == 0 || bn == 0) return 0;
+    return x < y + bn && y < x + an;
+}
+
+static size_t coll__esize(const coll_comm *c, coll_dtype t)
+{
+    return t == COLL_USER_TYPE ? c->user.elem_size : coll_dtype_size(t);
+}
+
+/* Everything coll_start checks, without touching a buffer. */
+static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t *esize_out)
+{
+    size_t es, n, in_n = 0, out_n = 0;
+    int p, r, i;
+    const unsigned char *src, *dst;
+    if (!c || !a || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
+    p = c->nranks; r = c->rank;
+    if ((int)a->kind < 0 || a->kind >= COLL_KIND_COUNT) return COLL_ERR_INVAL;
+    if ((int)a->algo < 0 || a->algo >= COLL_ALGO_COUNT) return COLL_ERR_INVAL;
+    pl->kind = a->kind; pl->algo = a->algo; pl->rank = r; pl->p = p;
+    pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0;
+    pl->inplace = 0;
+    if (a->kind == COLL_BARRIER) { *esize_out = 1; pl->count = 0; return COLL_ERR_NOSYS; }
+    if ((int)a->dtype < 0 || a->dtype >= COLL_DTYPE_COUNT) return COLL_ERR_INVAL;
+    es = coll__esize(c, a->dtype);
+    if (es == 0) return COLL_ERR_INVAL;
+    if (coll__reduces(a->kind)) {
+        if ((int)a->op < 0 || a->op >= COLL_OP_COUNT) return COLL_ERR_INVAL;
+        if (a->op == COLL_USER_OP) { if (!c->user.fn) return COLL_ERR_INVAL; }
+        else if (a->dtype == COLL_USER_TYPE) return COLL_ERR_INVAL;
+        else if (a->op >= COLL_BAND && !coll__is_integer(a->dtype)) return COLL_ERR_INVAL;
+    }
+    if (a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE ||
+        a->kind == COLL_GATHER || a->kind == COLL_SCATTER) {
+        if (a->root < 0 || a->root >= p) return COLL_ERR_INVAL;
+    }
+    if (a->kind == COLL_ALLGATHERV || a->kind == COLL_REDUCE_SCATTERV) {
+        if (!a->counts) return COLL_ERR_INVAL;
+        n = 0;
+        for (i = 0; i < p; i++) {
+            if (a->counts[i] > ((size_t)-1) / es - n) return COLL_ERR_INVAL;
+            n += a->counts[i];
+        }
+        pl->counts = a->counts;
+        pl->count = n;
+    } else {
+        if (a->count > ((size_t)-1) / es / (size_t)p) return COLL_ERR_INVAL;
+    }
+    /* element counts of the two buffers, and which in-place layout is legal */
+    n = a->count;
+    src = (const unsigned char *)a->src; dst = (const unsigned char *)a->dst;
+    switch (a->kind) {
+    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_BROADCAST:
+        in_n = out_n = n; pl->inplace = src == dst; break;
+    case COLL_REDUCE_SCATTER:
+        in_n = n * (size_t)p; out_n = n;
+        pl->inplace = dst == src + (size_t)r * n * es; break;
+    case COLL_ALLGATHER:
+        in_n = n; out_n = n * (size_t)p;
+        pl->inplace = src == dst + (size_t)r * n * es; break;
+    default:
+        return COLL_ERR_NOSYS;
+    }
+    if (a->kind == COLL_BROADCAST) { src = dst; in_n = 0; pl->inplace = 1; }
+    if (!pl->inplace && coll__overlap(src, in_n * es, dst, out_n * es)) return COLL_ERR_INVAL;
+    *esize_out = es;
+    return COLL_OK;
+}
+
+/* Resolve AUTO and check the algorithm fits this call. */
+static int coll__pick(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t es)
+{
+    int ordered = a->op == COLL_USER_OP && coll__reduces(a->kind) && !c->user.commutative;
+    if (pl->algo == COLL_ALGO_AUTO) pl->algo = coll__choose(c, pl, es, ordered);
+    if (pl->algo == COLL_ALGO_AUTO || !coll__find(pl->kind, pl->algo)) return COLL_ERR_NOSYS;
+    if (ordered && !coll__keeps_rank_order(pl)) return COLL_ERR_NOSYS;
+    return COLL_OK;
+}
+
+COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
+{
+    size_t es = 0;
+    coll__plan pl;
+    if (!c || !a || !coll__reduces(a->kind) || c->nranks == 1) return 0;
+    if (coll__plan_args(c, a, &pl, &es) != COLL_OK) return 0;
+    return 2 * es;        /* one element in each of the two segment halves */
+}
+
+/* ========================================================================== */
+/* 6. Executor                                                                */
+/* ========================================================================== */
+/* Runs one schedule step after another. Each message is cut into segments
+   of at most `seg` elements (both ends cut the same way). A copy lands
+   straight in its place; a reduction lands in one half of scratch and is
+   folded in from there. With a non-blocking port two segments are in
+   flight, so the fold of one hides behind the transfer of the next; with
+   only blocking send/recv each segment is exchanged in the order the
+   schedule gives (send_first), which keeps rendezvous ports deadlock-free. */
+
+static unsigned char *coll__buf(const coll_request *q, int which)
+{
+    return (unsigned char *)(which == COLL_BUF_SRC ? (void *)(uintptr_t)q->a.src : q->a.dst);
+}
+
+static size_t coll__nseg(size_t len, size_t seg) { return len == 0 ? 0 : (len - 1) / seg + 1; }
+
+/* Segment k of a span: byte pointer and byte length. */
+static void coll__seg(const coll_request *q, int buf, size_t off, size_t len, size_t k,
+                      unsigned char **ptr, size_t *bytes)
+{
+    size_t first = k * q->seg, n = len - first < q->seg ? len - first : q->seg;
+    *ptr = coll__buf(q, buf) + (off + first) * q->esize;
+    *bytes = n * q->esize;
+}
+
+static unsigned char *coll__scratch_half(const coll_request *q, size_t k)
+{
+    return q->c->scratch + (k % 2) * q->seg * q->esize;
+}
+
+/* Where segment k of the step's receive lands: its place, or scratch. */
+static void coll__recv_target(const coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
+{
+    coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, ptr, bytes);
+    if (q->st.reduce) *ptr = coll__scratch_half(q, k);
+}
+
+/* Fold received segment k (now in scratch) into its place. */
+static int coll__fold(coll_request *q, size_t k)
+{
+    unsigned char *out, *a;
+    size_t bytes;
+    if (!q->st.reduce) return COLL_OK;
+    coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, &out, &bytes);
+    coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, k, &a, &bytes);
+    return coll__reduce(q->c, out, a, coll__scratch_half(q, k), bytes / q->esize,
+                        q->a.dtype, q->a.op);
+}
+
+/* Blocking ports: exchange segment k, send and receive in schedule order. */
+static int coll__exchange_blocking(coll_request *q, size_t k)
+{
+    const coll_port *pt = &q->c->port;
+    unsigned char *sp = 0, *rp = 0;
+    size_t sn = 0, rn = 0;
+    int rc, has_s = k < q->nsend, has_r = k < q->nrecv;
+    if (has_s) coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, k, &sp, &sn);
+    if (has_r) coll__recv_target(q, k, &rp, &rn);
+    if (has_s && has_r && pt->sendrecv)
+        rc = pt->sendrecv(pt->ctx, q->st.to, sp, sn, q->st.from, rp, rn);
+    else if (has_s && has_r && q->st.send_first) {
+        rc = pt->send(pt->ctx, q->st.to, sp, sn);
+        if (rc == COLL_OK) rc = pt->recv(pt->ctx, q->st.from, rp, rn);
+    } else if (has_s && has_r) {
+        rc = pt->recv(pt->ctx, q->st.from, rp, rn);
+        if (rc == COLL_OK) rc = pt->send(pt->ctx, q->st.to, sp, sn);
+    } else if (has_s) rc = pt->send(pt->ctx, q->st.to, sp, sn);
+    else              rc = pt->recv(pt->ctx, q->st.from, rp, rn);
+    if (rc != COLL_OK) return rc;
+    return coll__fold(q, k);
+}
+
+/* Non-blocking ports: keep segments [done, done+2) posted, complete them in
+   order. Returns COLL_AGAIN when it would have to wait and may not. */
+static int coll__step_pipelined(coll_request *q, int block)
+{
+    const coll_port *pt = &q->c->port;
+    size_t n = q->nsend > q->nrecv ? q->nsend : q->nrecv;
+    unsigned char *ptr;
+    size_t bytes;
+    int rc;
+    while (q->done < n) {
+        while (q->sposted < q->nsend && q->sposted < q->done + 2) {
+            coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, q->sposted, &ptr, &bytes);
+            rc = pt->isend(pt->ctx, q->st.to, ptr, bytes, &q->hs[q->sposted % 2]);
+            if (rc == COLL_AGAIN) break;
+            if (rc != COLL_OK) return rc;
+            q->sposted++;
+        }
+        while (q->rposted < q->nrecv && q->rposted < q->done + 2) {
+            coll__recv_target(q, q->rposted, &ptr, &bytes);
+            rc = pt->irecv(pt->ctx, q->st.from, ptr, bytes, &q->hr[q->rposted % 2]);
+            if (rc == COLL_AGAIN) break;
+            if (rc != COLL_OK) return rc;
+            q->rposted++;
+        }
+        /* segment `done` completes when both its halves are through */
+        if ((q->done < q->nsend && q->sposted <= q->done) ||
+            (q->done < q->nrecv && q->rposted <= q->done)) {
+            if (!block) return COLL_AGAIN;
+            continue;                      /* the port said "later": ask again */
+        }
+        if (q->done < q->nrecv && q->hr[q->done % 2] >= 0) {
+            rc = pt->wait(pt->ctx, q->hr[q->done % 2], block);
+            if (rc != COLL_OK) return rc;
+            q->hr[q->done % 2] = -1;
+        }
+        if (q->done < q->nsend && q->hs[q->done % 2] >= 0) {
+            rc = pt->wait(pt->ctx, q->hs[q->done % 2], block);
+            if (rc != COLL_OK) return rc;
+            q->hs[q->done % 2] = -1;
+        }
+        rc = coll__fold(q, q->done);
+        if (rc != COLL_OK) return rc;
+        q->done++;
+    }
+    return COLL_OK;
+}
+
+static int coll__load_step(coll_request *q)
+{
+    coll__plan pl;
+    coll__schedule f;
+    pl.kind = q->a.kind; pl.algo = q->a.algo; pl.rank = q->c->rank; pl.p = q->c->nranks;
+    pl.root = q->a.root; pl.group = q->a.group; pl.count = q->a.count; pl.counts = q->a.counts;
+    pl.inplace = q->inplace;
+    if (pl.counts) { int i; pl.count = 0; for (i = 0; i < pl.p; i++) pl.count += pl.counts[i]; }
+    f = coll__find(pl.kind, pl.algo);
+    if (!f(&pl, q->step, &q->st)) return 0;
+    q->nsend = q->st.to >= 0 ? coll__nseg(q->st.slen, q->seg) : 0;
+    q->nrecv = q->st.from >= 0 ? coll__nseg(q->st.rlen, q->seg) : 0;
+    q->sposted = q->rposted = q->done = 0;
+    q->hs[0] = q->hs[1] = q->hr[0] = q->hr[1] = -1;
+    q->loaded = 1;
+    return 1;
+}
+
+/* The last local touch: avg divides the reduced result once. */
+static int coll__finish(coll_request *q)
+{
+    size_t n = q->a.count;
+    int p = q->c->nranks;
+    q->finished = 1;
+    if (!coll__reduces(q->a.kind) || q->a.op != COLL_AVG) return COLL_OK;
+    if (q->a.kind == COLL_REDUCE && q->c->rank != q->a.root) return COLL_OK;
+    if (q->a.kind == COLL_REDUCE_SCATTERV) n = q->a.counts[q->c->rank];
+    return coll__scale(q->c, q->a.dst, n, q->a.dtype, (size_t)p);
+}
+
+static int coll__progress(coll_request *q, int block)
+{
+    const coll_port *pt = &q->c->port;
+    int nonblocking = pt->isend && pt->irecv && pt->wait;
+    int rc;
+    if (q->finished) return COLL_OK;
+    for (;;) {
+        if (!q->loaded && !coll__load_step(q)) return coll__finish(q);
+        if (nonblocking) {
+            rc = coll__step_pipelined(q, block);
+            if (rc != COLL_OK) return rc;
+        } else {
+            size_t n = q->nsend > q->nrecv ? q->nsend : q->nrecv;
+            for (; q->done < n; q->done++) {
+                rc = coll__exchange_blocking(q, q->done);
+                if (rc != COLL_OK) return rc;
+            }
+        }
+        q->loaded = 0;
+        q->step++;
+    }
+}
+
+/* ========================================================================== */
+/* 7. API                                                                     */
+/* ========================================================================== */
+
+COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port,
+                       void *scratch, size_t scratch_bytes)
+{
+    if (!c || !port || !port->send || !port->recv) return COLL_ERR_INVAL;
+    if (nranks < 1 || rank < 0 || rank >= nranks) return COLL_ERR_INVAL;
+    if (!scratch && scratch_bytes) return COLL_ERR_INVAL;
+    if ((port->isend || port->irecv || port->wait) &&
+        !(port->isend && port->irecv && port->wait)) return COLL_ERR_INVAL;
+    COLL_MEMSET(c, 0, sizeof *c);
+    c->rank = rank;
+    c->nranks = nranks;
+    c->port = *port;
+    c->scratch = (unsigned char *)scratch;
+    c->segment = scratch_bytes / 2 >= 64 ? (scratch_bytes / 2) & ~(size_t)63 : scratch_bytes / 2;
+    c->tune.alpha = 2e-6;      /* shared memory: a few µs per hand-off     */
+    c->tune.beta = 1e-10;      /* ~10 GB/s copy                            */
+    c->tune.gamma = 1e-10;     /* ~10 GB/s reduce                          */
+    c->magic = COLL__MAGIC;
+    return COLL_OK;
+}
+
+COLL_API int coll_set_user_op(coll_comm *c, const coll_user_op *op)
+{
+    if (!c || c->magic != COLL__MAGIC || !op || !op->fn) return COLL_ERR_INVAL;
+    c->user = *op;
+    return COLL_OK;
+}
+
+COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem)
+{
+    if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
+    if (mem && (!mem->copy || !mem->reduce || !mem->scale)) return COLL_ERR_INVAL;
+    c->mem = mem;
+    return COLL_OK;
+}
+
+COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
+{
+    coll__plan pl;
+    size_t es = 0, seg_bytes;
+    unsigned char *src, *dst;
+    int rc;
+    if (!q) return COLL_ERR_INVAL;
+    rc = coll__plan_args(c, a, &pl, &es);
+    if (rc != COLL_OK) return rc;
+    src = (unsigned char *)(uintptr_t)a->src; dst = (unsigned char *)a->dst;
+    {   /* buffers the call reads or writes must exist */
+        size_t need = a->kind == COLL_ALLGATHERV || a->kind == COLL_REDUCE_SCATTERV ? pl.count : a->count;
+        if (need && a->kind != COLL_BROADCAST && !src) return COLL_ERR_INVAL;
+        if (need && !dst) return COLL_ERR_INVAL;
+    }
+    rc = coll__pick(c, a, &pl, es);
+    if (rc != COLL_OK) return rc;
+    seg_bytes = c->segment;
+    if (seg_bytes && seg_bytes < es) return COLL_ERR_NOSPC;
+    if (coll__reduces(a->kind) && c->nranks > 1 && pl.count > 0 && seg_bytes < es)
+        return COLL_ERR_NOSPC;
+    COLL_MEMSET(q, 0, sizeof *q);
+    q->c = c;
+    q->a = *a;
+    q->a.algo = pl.algo;
+    if (a->kind == COLL_BROADCAST) q->a.src = a->dst;
+    q->esize = es;
+    q->seg = seg_bytes ? seg_bytes / es : (size_t)-1;
+    q->inplace = pl.inplace;
+    /* Local first moves: a lone rank copies through; allgather puts its own
+       block in place. Everything else reads src where it lies. */
+    if (c->nranks == 1 && (a->kind == COLL_ALLREDUCE || a->kind == COLL_REDUCE ||
+                           a->kind == COLL_REDUCE_SCATTER))
+        rc = coll__copy(c, dst, src, a->count * es);
+    else if (a->kind == COLL_ALLGATHER)
+        rc = coll__copy(c, dst + (size_t)c->rank * a->count * es, src, a->count * es);
+    return rc;
+}
+
+COLL_API int coll_progress(coll_request *q)
+{
+    if (!q || !q->c) return COLL_ERR_INVAL;
+    return coll__progress(q, 0);
+}
+
+COLL_API int coll_run(coll_comm *c, const coll_args *a)
+{
+    coll_request q;
+    int rc = coll_start(&q, c, a);
+    if (rc != COLL_OK) return rc;
+    return coll__progress(&q, 1);
+}
+
+static coll_args coll__args(coll_kind k, const void *src, void *dst, size_t count,
+                            coll_dtype t, coll_op op, int root, coll_algo algo)
+{
+    coll_args a;
+    COLL_MEMSET(&a, 0, sizeof a);
+    a.kind = k; a.algo = algo; a.src = src; a.dst = dst; a.count = count;
+    a.dtype = t; a.op = op; a.root = root;
+    return a;
+}
+
+COLL_API int coll_allreduce(coll_comm *c, const void *src, void *dst, size_t count,
+                            coll_dtype dtype, coll_op op, coll_algo algo)
+{
+    coll_args a = coll__args(COLL_ALLREDUCE, src, dst, count, dtype, op, 0, algo);
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_reduce_scatter(coll_comm *c, const void *src, void *dst, size_t count,
+                                 coll_dtype dtype, coll_op op, coll_algo algo)
+{
+    coll_args a = coll__args(COLL_REDUCE_SCATTER, src, dst, count, dtype, op, 0, algo);
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_allgather(coll_comm *c, const void *src, void *dst, size_t count,
+                            coll_dtype dtype, coll_algo algo)
+{
+    coll_args a = coll__args(COLL_ALLGATHER, src, dst, count, dtype, COLL_SUM, 0, algo);
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dtype,
+                            int root, coll_algo algo)
+{
+    coll_args a = coll__args(COLL_BROADCAST, buf, buf, count, dtype, COLL_SUM, root, algo);
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_reduce(coll_comm *c, const void *src, void *dst, size_t count,
+                         coll_dtype dtype, coll_op op, int root, coll_algo algo)
+{
+    coll_args a = coll__args(COLL_REDUCE, src, dst, count, dtype, op, root, algo);
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_gather(coll_comm *c, const void *src, void *dst, size_t count,
+                         coll_dtype dtype, int root, coll_algo algo)
+{
+    coll_args a = coll__args(COLL_GATHER, src, dst, count, dtype, COLL_SUM, root, algo);
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_scatter(coll_comm *c, const void *src, void *dst, size_t count,
+                          coll_dtype dtype, int root, coll_algo algo)
+{
+    coll_args a = coll__args(COLL_SCATTER, src, dst, count, dtype, COLL_SUM, root, algo);
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_alltoall(coll_comm *c, const void *src, void *dst, size_t count,
+                           coll_dtype dtype, coll_algo algo)
+{
+    coll_args a = coll__args(COLL_ALLTOALL, src, dst, count, dtype, COLL_SUM, 0, algo);
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_barrier(coll_comm *c, coll_algo algo)
+{
+    coll_args a = coll__args(COLL_BARRIER, 0, 0, 0, COLL_UINT8, COLL_SUM, 0, algo);
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_allgatherv(coll_comm *c, const void *src, void *dst, const size_t *counts,
+                             coll_dtype dtype, coll_algo algo)
+{
+    coll_args a = coll__args(COLL_ALLGATHERV, src, dst, 0, dtype, COLL_SUM, 0, algo);
+    a.counts = counts;
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_reduce_scatterv(coll_comm *c, const void *src, void *dst, const size_t *counts,
+                                  coll_dtype dtype, coll_op op, coll_algo algo)
+{
+    coll_args a = coll__args(COLL_REDUCE_SCATTERV, src, dst, 0, dtype, op, 0, algo);
+    a.counts = counts;
+    return coll_run(c, &a);
+}
+
+COLL_API coll_algo coll_choose(const coll_comm *c, const coll_args *a)
+{
+    coll__plan pl;
+    size_t es = 0;
+    coll_args b;
+    if (!a) return COLL_ALGO_AUTO;
+    b = *a;
+    b.algo = COLL_ALGO_AUTO;
+    if (coll__plan_args(c, &b, &pl, &es) != COLL_OK) return COLL_ALGO_AUTO;
+    if (coll__pick(c, &b, &pl, es) != COLL_OK) return COLL_ALGO_AUTO;
+    return pl.algo;
+}
+
+COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, coll_xfer *x)
+{
+    coll__plan pl;
+    coll__step st;
+    size_t es = 0;
+    int rc;
+    if (!x || step < 0) return COLL_ERR_INVAL;
+    rc = coll__plan_args(c, a, &pl, &es);
+    if (rc != COLL_OK) return rc;
+    rc = coll__pick(c, a, &pl, es);
+    if (rc != COLL_OK) return rc;
+    if (!coll__find(pl.kind, pl.algo)(&pl, step, &st)) return 0;
+    x->send_to = st.to;   x->send_buf = st.sbuf;
+    x->recv_from = st.from; x->recv_buf = st.rbuf;
+    x->send_offset = st.soff * es; x->send_bytes = st.to >= 0 ? st.slen * es : 0;
+    x->recv_offset = st.roff * es; x->recv_bytes = st.from >= 0 ? st.rlen * es : 0;
+    x->reduce = st.reduce;
+    if (a->kind == COLL_BROADCAST) x->send_buf = x->recv_buf = COLL_BUF_DST;
+    return 1;
+}
+
+COLL_API const char *coll_result_str(int result)
+{
+#ifdef COLL_NO_ERRSTR
+    (void)result;
+    return "";
+#else
+    switch (result) {
+    case COLL_OK:           return "ok";
+    case COLL_AGAIN:        return "in progress: call coll_progress again";
+    case COLL_ERR_IO:       return "transport failed";
+    case COLL_ERR_INVAL:    return "invalid argument";
+    case COLL_ERR_NOSPC:    return "scratch buffer too small";
+    case COLL_ERR_NOSYS:    return "algorithm not available for this call";
+    case COLL_ERR_MISMATCH: return "peers disagree about a message";
+    case COLL_ERR_TIMEOUT:  return "timed out waiting for a peer";
+    case COLL_ERR_ABORTED:  return "transport shut down";
+    default:                return result < 0 ? "error from the port" : "unknown result";
+    }
+#endif
+}
+
+COLL_API const char *coll_algo_name(coll_algo a)
+{
+    static const char *const names[COLL_ALGO_COUNT] = {
+        "auto", "naive", "ring", "tree", "binomial", "recursive_doubling",
+        "recursive_halving", "rabenseifner", "hierarchical", "pipelined_tree",
+        "pairwise", "bruck", "scatter_allgather", "pipelined_chain",
+        "reduce_scatter_gather", "linear", "dissemination" };
+    return (int)a >= 0 && a < COLL_ALGO_COUNT ? names[a] : "?";
+}
+
+COLL_API const char *coll_kind_name(coll_kind k)
+{
+    static const char *const names[COLL_KIND_COUNT] = {
+        "allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
+        "gather", "scatter", "alltoall", "barrier", "allgatherv", "reduce_scatterv" };
+    return (int)k >= 0 && k < COLL_KIND_COUNT ? names[k] : "?";
+}
+
+#endif /* COLL__IMPLEMENTED */
+#endif /* COLL_IMPLEMENTATION */
+
+/*
+   LICENCE (MIT)
+   Copyright (c) 2026 the coll authors
+   Permission is hereby granted, free of charge, to any person obtaining a copy
+   of this software and associated documentation files (the "Software"), to
+   deal in the Software without restriction, including without limitation the
+   rights to use, copy, modify, merge, publish, distribute, sublicense, and/or
+   sell copies of the Software, and to permit persons to whom the Software is
+   furnished to do so, subject to the following conditions: the above
+   copyright notice and this permission notice shall be included in all copies
+   or substantial portions of the Software. THE SOFTWARE IS PROVIDED "AS IS",
+   WITHOUT WARRANTY OF ANY KIND.
+*/

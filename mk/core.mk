@@ -1,0 +1,18 @@
+# The library's own targets: the demo, the traffic table, the resumable test.
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+
+$(B)/core/test_resumable: test/test_resumable.c coll.h ports/coll_mailbox.h | $(B)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CFLAGS) $(WARN) -o $@ $<
+
+$(B)/core/test_resumable_san: test/test_resumable.c coll.h ports/coll_mailbox.h | $(B)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -o $@ $<
+
+.PHONY: test-resumable test-resumable-san
+test-resumable: $(B)/core/test_resumable
+	$<
+test-resumable-san: $(B)/core/test_resumable_san
+	$<
+
+TEST_TARGETS += test-resumable test-resumable-san
