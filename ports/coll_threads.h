@@ -1,0 +1,410 @@
+/* coll_threads.h - N ranks as POSIX threads in one process, a port for coll.h
+
+   USAGE
+     In exactly one file:
+         #define COLL_THREADS_IMPLEMENTATION
+         #include "ports/coll_threads.h"
+     (COLL_THREADS_STATIC makes every function static.) Then:
+
+         static coll_threads w;                    caller-owned, ~100 KB
+         coll_threads_init(&w, 4, 0);              4 ranks, default deadline
+         coll_threads_run(&w, body, arg);          body(rank, arg) on 4 threads
+         ...inside body: coll_port p = coll_threads_port(&w, rank);
+         coll_threads_destroy(&w);
+
+     Under a strict -std=c99 define _POSIX_C_SOURCE=200809L (clock_gettime).
+
+   THE IDEA: a rendezvous mailbox per ordered pair of ranks
+     For every pair src -> dst there is a FIFO of posted sends and a FIFO of
+     posted receives; at most one of the two is non-empty. Whoever posts
+     second (sender or receiver) takes the oldest op of the other FIFO and
+     copies straight from the sender's buffer into the receiver's buffer -
+     one memcpy per message, no staging, done outside the lock - then marks
+     both ops done and wakes their owners. A send therefore completes only
+     when its receiver has the data: the port is synchronous, the hardest
+     case for a collective's deadlock-freedom.
+
+   LOCKS AND WAITING
+     The queues of the pairs * -> dst are guarded by rank dst's mutex, which
+     is also the mutex of rank dst's condition variable. An op's state is an
+     atomic: the matcher writes the data and the result, then releases DONE;
+     the owner acquires DONE and only then reuses the slot. A waiter spins a
+     few rounds with sched_yield (cheap when the peer is just about to
+     post), then sleeps on its condition variable until a deadline. On
+     expiry the whole world is marked failed and every sleeper woken, so
+     peers report COLL_ERR_TIMEOUT at once instead of each waiting out its
+     own deadline. An op that gives up is first taken out of its queue (or,
+     if a copy into it is already under way, waited for), so no late copy
+     ever touches a buffer its owner has been given back.
+
+   COST: one memcpy, two or three uncontended lock/unlock pairs per message.
+*/
+#ifndef COLL_THREADS_H
+#define COLL_THREADS_H
+
+#ifndef COLL_H
+#include "coll.h"
+#endif
+#include <pthread.h>
+
+#ifndef COLL_THREADS_MAX_RANKS
+#define COLL_THREADS_MAX_RANKS 64
+#endif
+#ifndef COLL_THREADS_MAX_OPS           /* outstanding handles per rank      */
+#define COLL_THREADS_MAX_OPS 16
+#endif
+#ifndef COLL_THREADS_SPIN              /* sched_yield rounds before sleeping */
+#define COLL_THREADS_SPIN 64
+#endif
+
+#ifndef COLL_THREADS_API
+#ifdef COLL_THREADS_STATIC
+#define COLL_THREADS_API static
+#else
+#define COLL_THREADS_API extern
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct coll_threads coll_threads;
+
+typedef struct coll_threads__op {
+    int state;                 /* FREE, POSTED, BUSY, DONE (atomic)       */
+    int is_send, peer, result;
+    short next;                /* next op of the same pair queue, -1 end   */
+    void *buf;                 /* const for sends                          */
+    size_t bytes;
+} coll_threads__op;
+
+typedef struct coll_threads__rank {
+    coll_threads *w;
+    int rank;
+    pthread_mutex_t m;         /* guards the queues of pairs * -> rank     */
+    pthread_cond_t cv;         /* this rank's thread sleeps here           */
+    coll_threads__op ops[COLL_THREADS_MAX_OPS];
+} coll_threads__rank;
+
+typedef struct coll_threads__queue { short head, tail; } coll_threads__queue;
+
+struct coll_threads {
+    int nranks;
+    unsigned timeout_ms;
+    int failed;                /* 0, or the code every call now returns    */
+    coll_threads__rank r[COLL_THREADS_MAX_RANKS];
+    /* [src][dst]: sends posted by src, receives posted by dst */
+    coll_threads__queue sendq[COLL_THREADS_MAX_RANKS][COLL_THREADS_MAX_RANKS];
+    coll_threads__queue recvq[COLL_THREADS_MAX_RANKS][COLL_THREADS_MAX_RANKS];
+};
+
+COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned timeout_ms);
+COLL_THREADS_API void coll_threads_destroy(coll_threads *w);
+COLL_THREADS_API coll_port coll_threads_port(coll_threads *w, int rank);
+COLL_THREADS_API void coll_threads_abort(coll_threads *w);
+COLL_THREADS_API int coll_threads_run(coll_threads *w, int (*fn)(int rank, void *arg), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COLL_THREADS_H */
+
+#ifdef COLL_THREADS_IMPLEMENTATION
+#ifndef COLL_THREADS_IMPLEMENTED
+#define COLL_THREADS_IMPLEMENTED
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+
+enum { COLL_THREADS__FREE, COLL_THREADS__POSTED, COLL_THREADS__BUSY, COLL_THREADS__DONE };
+
+#define COLL_THREADS__LOAD(p)     __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define COLL_THREADS__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+static void coll_threads__wake(coll_threads__rank *r)
+{
+    pthread_mutex_lock(&r->m);
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->m);
+}
+
+/* Marks the world failed (first code wins) and wakes every sleeper. */
+static void coll_threads__fail(coll_threads *w, int code)
+{
+    int expected = 0, i;
+    __atomic_compare_exchange_n(&w->failed, &expected, code, 0,
+                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    for (i = 0; i < w->nranks; i++) coll_threads__wake(&w->r[i]);
+}
+
+/* The matched pair: one copy, then both ops done. The matcher owns `mine`
+   and touches `other` (owned by rank `owner`) only until it releases DONE. */
+static void coll_threads__complete(coll_threads *w, coll_threads__op *mine,
+                                   coll_threads__op *other, int owner)
+{
+    coll_threads__op *s = mine->is_send ? mine : other;
+    coll_threads__op *d = mine->is_send ? other : mine;
+    int rc = COLL_OK;
+    if (s->bytes != d->bytes) rc = COLL_ERR_MISMATCH;
+    else if (s->bytes) memcpy(d->buf, s->buf, s->bytes);
+    other->result = rc;
+    mine->result = rc;
+    COLL_THREADS__STORE(&other->state, COLL_THREADS__DONE);
+    COLL_THREADS__STORE(&mine->state, COLL_THREADS__DONE);
+    coll_threads__wake(&w->r[owner]);
+}
+
+/* Posts a send (to = peer) or a receive (from = peer); matches at once if
+   the other side is already waiting. */
+static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
+                              void *buf, size_t bytes, int *handle)
+{
+    coll_threads *w = me->w;
+    int src = is_send ? me->rank : peer, dst = is_send ? peer : me->rank;
+    int i, failed, owner = is_send ? dst : src;
+    coll_threads__queue *theirs, *mine;
+    coll_threads__op *op, *other = NULL;
+    coll_threads__rank *q;
+
+    if (peer < 0 || peer >= w->nranks || (bytes && !buf)) return COLL_ERR_INVAL;
+    if ((failed = COLL_THREADS__LOAD(&w->failed)) != 0) return failed;
+    for (i = 0; i < COLL_THREADS_MAX_OPS; i++)
+        if (COLL_THREADS__LOAD(&me->ops[i].state) == COLL_THREADS__FREE) break;
+    if (i == COLL_THREADS_MAX_OPS) return COLL_AGAIN;
+    op = &me->ops[i];
+    op->is_send = is_send; op->peer = peer; op->buf = buf; op->bytes = bytes;
+    op->next = -1; op->result = COLL_OK;
+
+    q = &w->r[dst];
+    theirs = is_send ? &w->recvq[src][dst] : &w->sendq[src][dst];
+    mine = is_send ? &w->sendq[src][dst] : &w->recvq[src][dst];
+    pthread_mutex_lock(&q->m);
+    if (theirs->head >= 0) {                    /* we are second: match */
+        other = &w->r[owner].ops[theirs->head];
+        theirs->head = other->next;
+        if (theirs->head < 0) theirs->tail = -1;
+        COLL_THREADS__STORE(&other->state, COLL_THREADS__BUSY);
+        COLL_THREADS__STORE(&op->state, COLL_THREADS__BUSY);
+    } else {                                    /* we are first: queue */
+        COLL_THREADS__STORE(&op->state, COLL_THREADS__POSTED);
+        if (mine->tail >= 0) me->ops[mine->tail].next = (short)i;
+        else mine->head = (short)i;
+        mine->tail = (short)i;
+    }
+    pthread_mutex_unlock(&q->m);
+    if (other) coll_threads__complete(w, op, other, owner);
+    *handle = i;
+    return COLL_OK;
+}
+
+/* Gives up op `h` with `code`: unlinks it if still queued, else waits for
+   the copy already under way. Frees the slot; returns the op's outcome. */
+static int coll_threads__cancel(coll_threads__rank *me, int h, int code)
+{
+    coll_threads *w = me->w;
+    coll_threads__op *op = &me->ops[h];
+    int src = op->is_send ? me->rank : op->peer;
+    int dst = op->is_send ? op->peer : me->rank;
+    coll_threads__queue *qu = op->is_send ? &w->sendq[src][dst] : &w->recvq[src][dst];
+    coll_threads__rank *q = &w->r[dst];
+    int rc;
+
+    pthread_mutex_lock(&q->m);
+    if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__POSTED) {
+        short prev = -1, j = qu->head;
+        while (j != h) { prev = j; j = me->ops[j].next; }
+        if (prev < 0) qu->head = op->next; else me->ops[prev].next = op->next;
+        if (qu->tail == h) qu->tail = prev;
+        op->result = code;
+        COLL_THREADS__STORE(&op->state, COLL_THREADS__DONE);
+    }
+    pthread_mutex_unlock(&q->m);
+    pthread_mutex_lock(&me->m);                 /* BUSY: a copy, finishing */
+    while (COLL_THREADS__LOAD(&op->state) != COLL_THREADS__DONE)
+        pthread_cond_wait(&me->cv, &me->m);
+    pthread_mutex_unlock(&me->m);
+    rc = op->result;
+    COLL_THREADS__STORE(&op->state, COLL_THREADS__FREE);
+    return rc;
+}
+
+static int coll_threads__wait(void *ctx, int h, int block)
+{
+    coll_threads__rank *me = (coll_threads__rank *)ctx;
+    coll_threads *w = me->w;
+    coll_threads__op *op;
+    struct timespec deadline;
+    int i, rc, failed = 0;
+
+    if (h < 0 || h >= COLL_THREADS_MAX_OPS) return COLL_ERR_INVAL;
+    op = &me->ops[h];
+    if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__FREE) return COLL_ERR_INVAL;
+    for (i = 0; block && i < COLL_THREADS_SPIN; i++) {
+        if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE) break;
+        sched_yield();
+    }
+    if (COLL_THREADS__LOAD(&op->state) != COLL_THREADS__DONE) {
+        if (!block) {
+            failed = COLL_THREADS__LOAD(&w->failed);
+            return failed ? coll_threads__cancel(me, h, failed) : COLL_AGAIN;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += w->timeout_ms / 1000;
+        deadline.tv_nsec += (long)(w->timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec++; deadline.tv_nsec -= 1000000000L; }
+        pthread_mutex_lock(&me->m);
+        while (COLL_THREADS__LOAD(&op->state) != COLL_THREADS__DONE) {
+            if ((failed = COLL_THREADS__LOAD(&w->failed)) != 0) break;
+            if (pthread_cond_timedwait(&me->cv, &me->m, &deadline) == ETIMEDOUT &&
+                COLL_THREADS__LOAD(&op->state) != COLL_THREADS__DONE) {
+                failed = COLL_ERR_TIMEOUT;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&me->m);
+        if (failed) {
+            if (failed == COLL_ERR_TIMEOUT) coll_threads__fail(w, failed);
+            return coll_threads__cancel(me, h, failed);
+        }
+    }
+    rc = op->result;
+    COLL_THREADS__STORE(&op->state, COLL_THREADS__FREE);
+    return rc;
+}
+
+static int coll_threads__isend(void *ctx, int peer, const void *buf, size_t bytes, int *h)
+{
+    return coll_threads__post((coll_threads__rank *)ctx, 1, peer, (void *)buf, bytes, h);
+}
+
+static int coll_threads__irecv(void *ctx, int peer, void *buf, size_t bytes, int *h)
+{
+    return coll_threads__post((coll_threads__rank *)ctx, 0, peer, buf, bytes, h);
+}
+
+/* Blocking calls post then wait; a full op pool means handles were leaked. */
+static int coll_threads__send(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    int h, rc = coll_threads__isend(ctx, peer, buf, bytes, &h);
+    if (rc == COLL_AGAIN) return COLL_ERR_IO;
+    return rc ? rc : coll_threads__wait(ctx, h, 1);
+}
+
+static int coll_threads__recv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    int h, rc = coll_threads__irecv(ctx, peer, buf, bytes, &h);
+    if (rc == COLL_AGAIN) return COLL_ERR_IO;
+    return rc ? rc : coll_threads__wait(ctx, h, 1);
+}
+
+static int coll_threads__sendrecv(void *ctx, int to, const void *sbuf, size_t sbytes,
+                                  int from, void *rbuf, size_t rbytes)
+{
+    int hs, hr, rc, rc2;
+    rc = coll_threads__isend(ctx, to, sbuf, sbytes, &hs);
+    if (rc) return rc == COLL_AGAIN ? COLL_ERR_IO : rc;
+    rc = coll_threads__irecv(ctx, from, rbuf, rbytes, &hr);
+    if (rc) {
+        coll_threads__cancel((coll_threads__rank *)ctx, hs, rc);
+        return rc == COLL_AGAIN ? COLL_ERR_IO : rc;
+    }
+    rc = coll_threads__wait(ctx, hs, 1);
+    /* a failed send leaves the receive to be given up, not waited out */
+    rc2 = rc ? coll_threads__cancel((coll_threads__rank *)ctx, hr, rc)
+             : coll_threads__wait(ctx, hr, 1);
+    return rc ? rc : rc2;
+}
+
+COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned timeout_ms)
+{
+    pthread_condattr_t ca;
+    int i, j;
+    if (!w || nranks < 1 || nranks > COLL_THREADS_MAX_RANKS) return COLL_ERR_INVAL;
+    memset(w, 0, sizeof *w);
+    w->nranks = nranks;
+    w->timeout_ms = timeout_ms ? timeout_ms : 10000;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    for (i = 0; i < nranks; i++) {
+        w->r[i].w = w;
+        w->r[i].rank = i;
+        pthread_mutex_init(&w->r[i].m, NULL);
+        pthread_cond_init(&w->r[i].cv, &ca);
+        for (j = 0; j < nranks; j++) {
+            w->sendq[i][j].head = w->sendq[i][j].tail = -1;
+            w->recvq[i][j].head = w->recvq[i][j].tail = -1;
+        }
+    }
+    pthread_condattr_destroy(&ca);
+    return COLL_OK;
+}
+
+COLL_THREADS_API void coll_threads_destroy(coll_threads *w)
+{
+    int i;
+    for (i = 0; i < w->nranks; i++) {
+        pthread_mutex_destroy(&w->r[i].m);
+        pthread_cond_destroy(&w->r[i].cv);
+    }
+    w->nranks = 0;
+}
+
+COLL_THREADS_API coll_port coll_threads_port(coll_threads *w, int rank)
+{
+    coll_port p;
+    memset(&p, 0, sizeof p);
+    if (rank < 0 || rank >= w->nranks) return p;   /* all NULL: coll_init refuses */
+    p.ctx = &w->r[rank];
+    p.send = coll_threads__send;
+    p.recv = coll_threads__recv;
+    p.sendrecv = coll_threads__sendrecv;
+    p.isend = coll_threads__isend;
+    p.irecv = coll_threads__irecv;
+    p.wait = coll_threads__wait;
+    return p;
+}
+
+COLL_THREADS_API void coll_threads_abort(coll_threads *w)
+{
+    coll_threads__fail(w, COLL_ERR_ABORTED);
+}
+
+typedef struct coll_threads__job {
+    coll_threads *w;
+    int rank, result;
+    int (*fn)(int rank, void *arg);
+    void *arg;
+} coll_threads__job;
+
+static void *coll_threads__main(void *p)
+{
+    coll_threads__job *j = (coll_threads__job *)p;
+    j->result = j->fn(j->rank, j->arg);
+    return NULL;
+}
+
+COLL_THREADS_API int coll_threads_run(coll_threads *w, int (*fn)(int rank, void *arg), void *arg)
+{
+    coll_threads__job job[COLL_THREADS_MAX_RANKS];
+    pthread_t t[COLL_THREADS_MAX_RANKS];
+    int i, started, rc = 0;
+    for (started = 0; started < w->nranks; started++) {
+        coll_threads__job *j = &job[started];
+        j->w = w; j->rank = started; j->result = 0; j->fn = fn; j->arg = arg;
+        if (pthread_create(&t[started], NULL, coll_threads__main, j) != 0) {
+            coll_threads_abort(w);              /* the started ones must not hang */
+            rc = COLL_ERR_IO;
+            break;
+        }
+    }
+    for (i = 0; i < started; i++) {
+        pthread_join(t[i], NULL);
+        if (!rc && job[i].result) rc = job[i].result;
+    }
+    return rc;
+}
+
+#endif /* COLL_THREADS_IMPLEMENTED */
+#endif /* COLL_THREADS_IMPLEMENTATION */
