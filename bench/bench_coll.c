@@ -1,0 +1,269 @@
+/* bench_coll.c - coll's collectives over the threads, shm and tcp ports
+
+       build/bench/bench_coll -p threads,shm,tcp -n 2,4 -c allreduce -a all -s quick
+
+   For each port, rank count, collective, algorithm and size it prints one
+   row of the bench table (bench_common.h explains the columns). Ranks are
+   threads (threads port) or forked processes (shm: forked by the port's
+   own launcher; tcp: forked here, meeting on 127.0.0.1). The ranks agree
+   on when to start and combine their times through bench_shmctl.h, never
+   through the port being measured.
+
+   A port whose header was missing at build time is reported on stderr and
+   its rows are skipped. With -k every cell is one checked call and the
+   program ends with "bench: N passed, N failed" (the test-bench target). */
+#include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#define COLL_IMPLEMENTATION
+#include "../coll.h"
+#ifdef BENCH_HAVE_THREADS
+#define COLL_THREADS_IMPLEMENTATION
+#include "../ports/coll_threads.h"
+#endif
+#ifdef BENCH_HAVE_SHM
+#define COLL_SHM_IMPLEMENTATION
+#include "../ports/coll_shm.h"
+#endif
+#ifdef BENCH_HAVE_TCP
+#define COLL_TCP_IMPLEMENTATION
+#include "../ports/coll_tcp.h"
+#endif
+#include "bench_common.h"
+#include "bench_shmctl.h"
+#include "bench_coll.h"
+
+/* A port's deadline: long enough for 256 MiB over loopback on a loaded
+   machine, short enough that a hang ends the run with an error. */
+#define BENCH_TIMEOUT_MS 60000u
+
+typedef struct config {
+    const char *impl;
+    int p;
+    int kinds[BK_COUNT], nk;
+    const char *algos;
+    size_t sizes[BENCH_MAX_SIZES];
+    int nsizes;
+    size_t algo_max;
+    bench_opts o;
+    bench_shm *shm;              /* control plane, shared by all ranks        */
+    volatile int *counts;        /* [0] passed, [1] failed (shared, rank 0)    */
+    int tcp_port;
+#ifdef BENCH_HAVE_THREADS
+    coll_threads *tw;
+#endif
+} config;
+
+/* What every rank does once its port is up. */
+static int rank_body(int rank, coll_port *port, config *cf)
+{
+    bench_shm_rank me;
+    bench_ctl ctl;
+    coll_comm c;
+    size_t maxb = 0, elems;
+    float *src, *dst;
+    unsigned char *scratch;
+    int i, rc, passed = 0, failed = 0;
+
+    me.s = cf->shm; me.rank = rank;
+    ctl.ctx = &me; ctl.barrier = bench_shm_barrier; ctl.sum = bench_shm_sum; ctl.max = bench_shm_max;
+    for (i = 0; i < cf->nsizes; i++) if (cf->sizes[i] > maxb) maxb = cf->sizes[i];
+    elems = maxb / sizeof(float) + 2 * (size_t)cf->p;
+    src = (float *)malloc(elems * sizeof(float));
+    dst = (float *)malloc(elems * sizeof(float));
+    scratch = (unsigned char *)malloc(BENCH_COLL_SCRATCH);
+    rc = (!src || !dst || !scratch) ? COLL_ERR_NOSPC
+                                    : coll_init(&c, rank, cf->p, port, scratch, BENCH_COLL_SCRATCH);
+    /* every rank learns whether every rank is ready before anyone sends */
+    if (bench_shm_max(&me, rc ? 1.0 : 0.0) > 0) {
+        if (rank == 0) fprintf(stderr, "bench: %s p=%d: set-up failed (%d)\n", cf->impl, cf->p, rc);
+        rc = -1;
+    } else {
+        rc = bench_coll_rows(&ctl, &c, cf->impl, cf->kinds, cf->nk, cf->algos, cf->sizes,
+                             cf->nsizes, cf->algo_max, src, dst, &cf->o, &passed, &failed);
+        if (rank == 0) { cf->counts[0] += passed; cf->counts[1] += failed; }
+    }
+    free(src);
+    free(dst);
+    free(scratch);
+    return rc ? 1 : 0;
+}
+
+#ifdef BENCH_HAVE_THREADS
+static int threads_rank(int rank, void *arg)
+{
+    config *cf = (config *)arg;
+    coll_port port = coll_threads_port(cf->tw, rank);
+    return rank_body(rank, &port, cf);
+}
+#endif
+
+#ifdef BENCH_HAVE_SHM
+static int shm_rank(int rank, coll_port *port, void *arg)
+{
+    return rank_body(rank, port, (config *)arg);
+}
+#endif
+
+#ifdef BENCH_HAVE_TCP
+static int tcp_rank(int rank, void *arg)
+{
+    config *cf = (config *)arg;
+    static coll_tcp t;
+    coll_port port;
+    int rc = coll_tcp_init(&t, "127.0.0.1", cf->tcp_port, rank, cf->p, BENCH_TIMEOUT_MS);
+    if (rc) {
+        fprintf(stderr, "bench: coll-tcp rank %d: rendezvous failed (%d)\n", rank, rc);
+        return 1;
+    }
+    port = coll_tcp_port(&t);
+    rc = rank_body(rank, &port, cf);
+    coll_tcp_close(&t);
+    return rc;
+}
+
+/* A port number the kernel considers free right now, for the rendezvous. */
+static int free_tcp_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    if (fd < 0) return -1;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+#endif
+
+/* Runs one port at one rank count; returns 0 if every rank came back. */
+static int run_world(const char *port, config *cf)
+{
+    int rc = -1;
+    cf->shm = bench_shm_create(cf->p);
+    if (!cf->shm) { fprintf(stderr, "bench: cannot make the control block\n"); return 1; }
+    if (strcmp(port, "threads") == 0) {
+#ifdef BENCH_HAVE_THREADS
+        static coll_threads w;
+        cf->impl = "coll-threads";
+        if ((rc = coll_threads_init(&w, cf->p, BENCH_TIMEOUT_MS)) == 0) {
+            cf->tw = &w;
+            rc = coll_threads_run(&w, threads_rank, cf);
+            coll_threads_destroy(&w);
+        }
+#endif
+    } else if (strcmp(port, "shm") == 0) {
+#ifdef BENCH_HAVE_SHM
+        cf->impl = "coll-shm";
+        fflush(stdout);
+        rc = coll_shm_spawn(cf->p, shm_rank, cf, BENCH_TIMEOUT_MS);
+#endif
+    } else if (strcmp(port, "tcp") == 0) {
+#ifdef BENCH_HAVE_TCP
+        cf->impl = "coll-tcp";
+        cf->tcp_port = free_tcp_port();
+        rc = cf->tcp_port > 0 ? bench_fork_ranks(cf->p, tcp_rank, cf) : -1;
+#endif
+    }
+    bench_shm_destroy(cf->shm);
+    return rc;
+}
+
+static int port_built(const char *port)
+{
+#ifdef BENCH_HAVE_THREADS
+    if (strcmp(port, "threads") == 0) return 1;
+#endif
+#ifdef BENCH_HAVE_SHM
+    if (strcmp(port, "shm") == 0) return 1;
+#endif
+#ifdef BENCH_HAVE_TCP
+    if (strcmp(port, "tcp") == 0) return 1;
+#endif
+    return 0;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: bench_coll [-p threads,shm,tcp] [-n ranks,...] [-c coll,...] [-a auto|all|algo,...]\n"
+            "                  [-s quick|std|full|sizes] [-A max] [-T ms] [-k]\n"
+            "  -p  ports (default threads)      -n  rank counts (default 2,4)\n"
+            "  -c  collectives (default all)    -a  algorithms (default auto)\n"
+            "  -s  sizes: quick, std (8 B..64 MiB), full (+256 MiB), or a list with K/M\n"
+            "  -A  largest size for algorithms other than AUTO (default 64M)\n"
+            "  -T  milliseconds of timed calls per row (default 50)\n"
+            "  -k  check only: one call per cell, no rows, ends with \"N passed, N failed\"\n");
+}
+
+int main(int argc, char **argv)
+{
+    static config cf;
+    const char *ports = "threads", *colls = NULL, *sizes_s = "std";
+    int ranks[16] = {2, 4}, nr = 2, i, k, bad = 0, missing = 0;
+    int *counts;
+    char buf[256], *tok;
+
+    cf.algos = "auto";
+    cf.algo_max = (size_t)64 << 20;
+    cf.o.target = 0.05; cf.o.lo = 5; cf.o.hi = 1000;
+    for (i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "-k")) { cf.o.check_only = 1; cf.o.quiet = 1; continue; }
+        if (!v) { usage(); return 2; }
+        if (!strcmp(argv[i], "-p")) ports = v;
+        else if (!strcmp(argv[i], "-n")) { if ((nr = bench_parse_ints(v, ranks, 16)) <= 0) { usage(); return 2; } }
+        else if (!strcmp(argv[i], "-c")) colls = v;
+        else if (!strcmp(argv[i], "-a")) cf.algos = v;
+        else if (!strcmp(argv[i], "-s")) sizes_s = v;
+        else if (!strcmp(argv[i], "-A")) cf.algo_max = bench_parse_size(v);
+        else if (!strcmp(argv[i], "-T")) cf.o.target = atof(v) / 1e3;
+        else { usage(); return 2; }
+        i++;
+    }
+    if (cf.o.target >= 0.2) cf.o.lo = 3;
+    if ((cf.nsizes = bench_parse_sizes(sizes_s, cf.sizes, BENCH_MAX_SIZES)) <= 0) { usage(); return 2; }
+    if (colls) {
+        snprintf(buf, sizeof buf, "%s", colls);
+        for (tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+            if ((k = bench_kind_by_name(tok)) >= 0) cf.kinds[cf.nk++] = k;
+            else { fprintf(stderr, "bench: unknown collective %s\n", tok); return 2; }
+    } else {
+        for (k = 0; k < BK_COUNT; k++) cf.kinds[cf.nk++] = k;
+    }
+    counts = (int *)mmap(NULL, 2 * sizeof(int), PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (counts == (int *)MAP_FAILED) return 1;
+    counts[0] = counts[1] = 0;
+    cf.counts = counts;
+
+    snprintf(buf, sizeof buf, "%s", ports);
+    for (tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char port[32];
+        snprintf(port, sizeof port, "%s", tok);
+        if (!port_built(port)) {
+            fprintf(stderr, "bench: port %s is not built in (ports/coll_%s.h was missing or "
+                            "unknown at build time): its rows are skipped\n", port, port);
+            missing = 1;
+            continue;
+        }
+        for (i = 0; i < nr; i++) {
+            cf.p = ranks[i];
+            if (run_world(port, &cf)) {
+                fprintf(stderr, "bench: port %s p=%d: a rank failed\n", port, cf.p);
+                bad = 1;
+                if (cf.o.check_only) counts[1]++;
+            }
+        }
+    }
+    if (cf.o.check_only) {
+        printf("bench: %d passed, %d failed\n", counts[0], counts[1] + missing);
+        return counts[1] || bad || missing ? 1 : 0;
+    }
+    return bad;
+}
