@@ -1,0 +1,107 @@
+/* test_ports.h - two ports that exist to test the library, not to move data
+   fast. Include after coll.h and ports/coll_threads.h (with its
+   implementation somewhere in the program).
+
+   RENDEZVOUS
+       coll_port coll_rendezvous_port(coll_threads *w, int rank);
+     Only send and recv, both from the threads port, whose send returns only
+     once the receiver has the data. No sendrecv, no isend/irecv/wait: the
+     library must order every exchange itself, and any schedule in which a
+     ring of ranks all send first deadlocks (and then times out) here.
+
+   COUNTING
+       typedef struct coll_counting {
+           coll_port inner;                     the port underneath
+           uint64_t bytes_sent, msgs, rounds;   what this rank did
+           uint64_t bytes_recv, msgs_recv;
+       } coll_counting;
+       void coll_counting_init(coll_counting *k, const coll_port *inner);
+       coll_port coll_counting_port(coll_counting *k);
+       void coll_counting_reset(coll_counting *k);
+     One coll_counting per rank, zeroed by init/reset. It passes every call
+     to `inner` and counts: `msgs` and `bytes_sent` per message sent,
+     `msgs_recv` and `bytes_recv` per message received, and one `round` per
+     call of send, recv or sendrecv (a sendrecv is one round: both halves
+     overlap). It offers sendrecv only if `inner` has it, and never the
+     non-blocking calls, so every transfer is seen exactly once. Each rank
+     updates only its own struct; read them after the ranks have joined. */
+#ifndef COLL_TEST_PORTS_H
+#define COLL_TEST_PORTS_H
+
+#include <string.h>
+
+#ifdef __GNUC__
+#define COLL_TEST_PORTS__UNUSED __attribute__((unused))
+#else
+#define COLL_TEST_PORTS__UNUSED
+#endif
+
+static COLL_TEST_PORTS__UNUSED coll_port coll_rendezvous_port(coll_threads *w, int rank)
+{
+    coll_port p = coll_threads_port(w, rank);
+    p.sendrecv = NULL;
+    p.isend = NULL;
+    p.irecv = NULL;
+    p.wait = NULL;
+    return p;
+}
+
+typedef struct coll_counting {
+    coll_port inner;
+    uint64_t bytes_sent, msgs, rounds;
+    uint64_t bytes_recv, msgs_recv;
+} coll_counting;
+
+static int coll_counting__send(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    coll_counting *k = (coll_counting *)ctx;
+    k->rounds++;
+    k->msgs++;
+    k->bytes_sent += bytes;
+    return k->inner.send(k->inner.ctx, peer, buf, bytes);
+}
+
+static int coll_counting__recv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    coll_counting *k = (coll_counting *)ctx;
+    k->rounds++;
+    k->msgs_recv++;
+    k->bytes_recv += bytes;
+    return k->inner.recv(k->inner.ctx, peer, buf, bytes);
+}
+
+static int coll_counting__sendrecv(void *ctx, int to, const void *sbuf, size_t sbytes,
+                                   int from, void *rbuf, size_t rbytes)
+{
+    coll_counting *k = (coll_counting *)ctx;
+    k->rounds++;
+    k->msgs++;
+    k->bytes_sent += sbytes;
+    k->msgs_recv++;
+    k->bytes_recv += rbytes;
+    return k->inner.sendrecv(k->inner.ctx, to, sbuf, sbytes, from, rbuf, rbytes);
+}
+
+static COLL_TEST_PORTS__UNUSED void coll_counting_reset(coll_counting *k)
+{
+    k->bytes_sent = k->msgs = k->rounds = k->bytes_recv = k->msgs_recv = 0;
+}
+
+static COLL_TEST_PORTS__UNUSED void coll_counting_init(coll_counting *k, const coll_port *inner)
+{
+    k->inner = *inner;
+    coll_counting_reset(k);
+}
+
+static COLL_TEST_PORTS__UNUSED coll_port coll_counting_port(coll_counting *k)
+{
+    coll_port p;
+    memset(&p, 0, sizeof p);
+    p.ctx = k;
+    p.send = coll_counting__send;
+    p.recv = coll_counting__recv;
+    if (k->inner.sendrecv) p.sendrecv = coll_counting__sendrecv;
+    return p;
+}
+
+#endif /* COLL_TEST_PORTS_H */
