@@ -1,0 +1,171 @@
+# mk/baremetal.mk - coll with no operating system.
+#
+#   make cross          the library alone, freestanding, for five MCU targets;
+#                       fails if an object needs more than libgcc's helpers
+#   make size           .text/.data/.bss and worst-case stack per target
+#                       (markdown, also in build/baremetal/size.md)
+#   make qemu           the portable suite as firmware: 4 ranks on one core
+#                       over a mailbox port, Cortex-M3 and RV32 under QEMU
+#   make qemu-user      the portable suite on 32-bit ARM and big-endian
+#                       PowerPC Linux, under qemu-user
+#   make test-portable  the portable suite on this machine
+#
+# Outside CI a missing cross compiler or QEMU skips its target loudly; with
+# CI=true it fails.
+
+BM            := $(B)/baremetal
+ARM_GCC       ?= arm-none-eabi-gcc
+RV_GCC        ?= riscv64-unknown-elf-gcc
+ARMHF_CC      ?= arm-linux-gnueabihf-gcc
+PPC_CC        ?= powerpc-linux-gnu-gcc
+QEMU_SYS_ARM  ?= qemu-system-arm
+QEMU_SYS_RV32 ?= qemu-system-riscv32
+QEMU_USER_ARM ?= qemu-arm
+QEMU_USER_PPC ?= qemu-ppc
+BM_TIMEOUT    ?= 60
+
+# The flags firmware builds use. GCC may still turn a copy loop into a call
+# to memcpy; -fno-tree-loop-distribute-patterns stops that.
+BM_FREE := -std=c99 -ffreestanding -fno-builtin -nostdlib -Os \
+           -fno-tree-loop-distribute-patterns $(WARN)
+
+# Targets of `make cross`: compiler, code-generation flags, and (where the
+# -march spelling does not select the right multilib) the flags that find
+# its libgcc: GCC 12 knows rv32imac but not rv32imac_zicsr as a multilib.
+BM_TARGETS := cortex-m0plus cortex-m4f cortex-m7 rv32imac rv64imac
+BM_CC_cortex-m0plus  := $(ARM_GCC)
+BM_ARCH_cortex-m0plus := -mcpu=cortex-m0plus -mthumb
+BM_CC_cortex-m4f     := $(ARM_GCC)
+BM_ARCH_cortex-m4f   := -mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard
+BM_CC_cortex-m7      := $(ARM_GCC)
+BM_ARCH_cortex-m7    := -mcpu=cortex-m7 -mthumb -mfpu=fpv5-d16 -mfloat-abi=hard
+BM_CC_rv32imac       := $(RV_GCC)
+BM_ARCH_rv32imac     := -march=rv32imac_zicsr -mabi=ilp32 -mcmodel=medany
+BM_LIB_rv32imac      := -march=rv32imac -mabi=ilp32
+BM_CC_rv64imac       := $(RV_GCC)
+BM_ARCH_rv64imac     := -march=rv64imac_zicsr -mabi=lp64 -mcmodel=medany
+BM_LIB_rv64imac      := -march=rv64imac -mabi=lp64
+
+# The smallest useful build (ring all-reduce of float32 sums), once coll.h
+# has the switches for it; empty = not built.
+BM_MIN_DEFS ?=
+
+# $(call bm_need,tools...): go on if all are installed; otherwise stop this
+# recipe line, as a failure under CI and as a loud skip elsewhere.
+bm_need = for t in $(1); do command -v $$t >/dev/null 2>&1 || { \
+    if [ "$$CI" = true ]; then echo "baremetal: $$t not found (required under CI)"; exit 1; fi; \
+    echo "baremetal: *** $$t not found: SKIPPING $@ ***"; exit 0; }; done
+
+.PHONY: cross size qemu qemu-user test-portable bm-cross-%
+TEST_TARGETS += test-portable cross qemu qemu-user
+
+# ---- cross: the library alone ------------------------------------------------
+
+$(BM)/cross/%/coll.o: ports/baremetal/coll_lib.c coll.h
+	@mkdir -p $(@D)
+	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) -fstack-usage -fcallgraph-info=su \
+	    -I. -c $< -o $@
+
+$(BM)/cross/%/min.o: ports/baremetal/coll_lib.c coll.h
+	@mkdir -p $(@D)
+	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) $(BM_MIN_DEFS) -I. -c $< -o $@
+
+# One target: build, then compare what the object needs with its libgcc.
+bm-cross-%:
+	@echo "cross $*: $(BM_ARCH_$*)"
+	@$(MAKE) --no-print-directory -s $(BM)/cross/$*/coll.o && \
+	sh tools/cross_check.sh $(BM)/cross/$*/coll.o $(patsubst %gcc,%nm,$(BM_CC_$*)) \
+	    "$$($(BM_CC_$*) $(or $(BM_LIB_$*),$(BM_ARCH_$*)) -print-libgcc-file-name)"
+
+cross:
+	@$(call bm_need,$(ARM_GCC) $(RV_GCC)); \
+	p=0; f=0; \
+	for t in $(BM_TARGETS); do \
+	    if $(MAKE) --no-print-directory bm-cross-$$t; then p=$$((p + 1)); \
+	    else f=$$((f + 1)); echo "cross $$t: FAILED"; fi; \
+	done; \
+	echo "cross: $$p passed, $$f failed"; [ $$f -eq 0 ]
+
+# ---- size: the table for the README --------------------------------------------
+
+size:
+	@$(call bm_need,$(ARM_GCC) $(RV_GCC)); \
+	for t in $(BM_TARGETS); do \
+	    $(MAKE) --no-print-directory -s $(BM)/cross/$$t/coll.o || exit 1; \
+	    if [ -n "$(BM_MIN_DEFS)" ]; then \
+	        $(MAKE) --no-print-directory -s $(BM)/cross/$$t/min.o || exit 1; fi; \
+	done; \
+	sh tools/size_report.sh $(BM)/size.md $(BM)/cross \
+	    $(foreach t,$(BM_TARGETS),$(t)=$(patsubst %gcc,%size,$(BM_CC_$(t))))
+
+# ---- qemu: the portable suite as firmware ----------------------------------------
+
+BM_SUITE_SRC  := test/test_portable.c ports/baremetal/coll_mbox.h coll.h test/coll_test.h
+BM_FW_FLAGS   := -std=c99 -ffreestanding -fno-builtin -nostdlib -Os -g \
+                 -fno-tree-loop-distribute-patterns $(WARN) \
+                 -I. -Iports/baremetal -include ports/baremetal/bm.h \
+                 -DCOLL_TEST_PRINTF=bm_printf
+BM_RT_SRC     := ports/baremetal/bm_runtime.c ports/baremetal/bm.h
+
+$(BM)/qemu/mps2-an385.elf: $(BM_SUITE_SRC) $(BM_RT_SRC) ports/baremetal/start_cortex_m.S ports/baremetal/mps2_an385.ld
+	@mkdir -p $(@D)
+	$(ARM_GCC) -mcpu=cortex-m3 -mthumb $(BM_FW_FLAGS) -T ports/baremetal/mps2_an385.ld \
+	    ports/baremetal/start_cortex_m.S ports/baremetal/bm_runtime.c test/test_portable.c \
+	    -lgcc -o $@
+
+$(BM)/qemu/riscv-virt.elf: $(BM_SUITE_SRC) $(BM_RT_SRC) ports/baremetal/start_riscv.S ports/baremetal/riscv_virt.ld
+	@mkdir -p $(@D)
+	$(RV_GCC) $(BM_ARCH_rv32imac) $(BM_FW_FLAGS) -T ports/baremetal/riscv_virt.ld \
+	    -Wl,--no-warn-rwx-segments \
+	    ports/baremetal/start_riscv.S ports/baremetal/bm_runtime.c test/test_portable.c \
+	    "$$($(RV_GCC) $(BM_LIB_rv32imac) -print-libgcc-file-name)" -o $@
+
+# Semihosting output to stdout, no serial port or monitor in the way; the
+# program ends QEMU through SYS_EXIT with its own result.
+BM_QEMU_IO := -nographic -monitor none -serial none -chardev stdio,id=s0 \
+              -semihosting-config enable=on,target=native,chardev=s0
+
+qemu:
+	@$(call bm_need,$(ARM_GCC) $(RV_GCC) $(QEMU_SYS_ARM) $(QEMU_SYS_RV32)); \
+	$(MAKE) --no-print-directory $(BM)/qemu/mps2-an385.elf $(BM)/qemu/riscv-virt.elf || exit 1; \
+	rc=0; \
+	echo "--- qemu-system-arm -M mps2-an385 (Cortex-M3)"; \
+	timeout $(BM_TIMEOUT) $(QEMU_SYS_ARM) -M mps2-an385 -cpu cortex-m3 $(BM_QEMU_IO) \
+	    -kernel $(BM)/qemu/mps2-an385.elf || rc=1; \
+	echo "--- qemu-system-riscv32 -M virt (RV32IMAC)"; \
+	timeout $(BM_TIMEOUT) $(QEMU_SYS_RV32) -M virt -bios none $(BM_QEMU_IO) \
+	    -kernel $(BM)/qemu/riscv-virt.elf || rc=1; \
+	exit $$rc
+
+# ---- qemu-user: 32-bit and big-endian Linux ----------------------------------------
+
+BM_USER_FLAGS := -std=c99 -O2 -g $(WARN) -I. -Iports/baremetal -static
+
+$(BM)/user/armhf/test_portable: $(BM_SUITE_SRC)
+	@mkdir -p $(@D)
+	$(ARMHF_CC) $(BM_USER_FLAGS) test/test_portable.c -o $@
+
+$(BM)/user/ppc/test_portable: $(BM_SUITE_SRC)
+	@mkdir -p $(@D)
+	$(PPC_CC) $(BM_USER_FLAGS) test/test_portable.c -o $@
+
+qemu-user:
+	@$(call bm_need,$(ARMHF_CC) $(PPC_CC) $(QEMU_USER_ARM) $(QEMU_USER_PPC)); \
+	$(MAKE) --no-print-directory $(BM)/user/armhf/test_portable $(BM)/user/ppc/test_portable || exit 1; \
+	rc=0; \
+	echo "--- qemu-arm (armhf, 32-bit little-endian)"; \
+	timeout $(BM_TIMEOUT) $(QEMU_USER_ARM) -L /usr/arm-linux-gnueabihf \
+	    $(BM)/user/armhf/test_portable || rc=1; \
+	echo "--- qemu-ppc (powerpc, 32-bit big-endian)"; \
+	timeout $(BM_TIMEOUT) $(QEMU_USER_PPC) -L /usr/powerpc-linux-gnu \
+	    $(BM)/user/ppc/test_portable || rc=1; \
+	exit $$rc
+
+# ---- test-portable: the same suite on this machine ----------------------------------
+
+$(BM)/host/test_portable: $(BM_SUITE_SRC)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=c99 $(WARN) -I. -Iports/baremetal test/test_portable.c -o $@
+
+test-portable: $(BM)/host/test_portable
+	@timeout $(BM_TIMEOUT) $(BM)/host/test_portable
