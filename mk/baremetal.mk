@@ -104,7 +104,7 @@ BM_SUITE_SRC  := test/test_portable.c ports/baremetal/coll_mbox.h coll.h test/co
 BM_FW_FLAGS   := -std=c99 -ffreestanding -fno-builtin -nostdlib -Os -g \
                  -fno-tree-loop-distribute-patterns $(WARN) \
                  -I. -Iports/baremetal -include ports/baremetal/bm.h \
-                 -DCOLL_TEST_PRINTF=bm_printf
+                 -DCOLL_TEST_PRINTF=bm_printf -DPORTABLE_STACK_USED=bm_stack_used
 BM_RT_SRC     := ports/baremetal/bm_runtime.c ports/baremetal/bm.h
 
 $(BM)/qemu/mps2-an385.elf: $(BM_SUITE_SRC) $(BM_RT_SRC) ports/baremetal/start_cortex_m.S ports/baremetal/mps2_an385.ld

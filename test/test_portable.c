@@ -727,5 +727,10 @@ int main(void)
     t_unused_fields();
     t_blocking();
 
+#ifdef PORTABLE_STACK_USED
+    /* Firmware builds: the deepest the stack went, port and harness included. */
+    COLL_TEST_PRINTF("portable: stack high-water mark %lu bytes\n",
+                     (unsigned long)PORTABLE_STACK_USED());
+#endif
     return coll_test_summary("portable");
 }

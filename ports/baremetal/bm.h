@@ -4,6 +4,7 @@
    the library needs none of it (see `make cross`). */
 #ifndef BM_H
 #define BM_H
+#ifndef __ASSEMBLER__          /* the build may -include this in .S files too */
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,4 +40,5 @@ void bm_exit(int code)
 void   bm_stack_paint(void);
 size_t bm_stack_used(void);
 
+#endif /* __ASSEMBLER__ */
 #endif /* BM_H */

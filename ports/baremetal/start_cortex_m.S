@@ -64,6 +64,7 @@ bm_reset:
     dsb
     isb
 #endif
+    bl bm_stack_paint        /* for the high-water mark, bm_stack_used()   */
     bl main
     bl bm_exit               /* main's return value is the exit code      */
     .size bm_reset, . - bm_reset

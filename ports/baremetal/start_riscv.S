@@ -25,7 +25,8 @@ _start:
     sw zero, 0(t0)
     addi t0, t0, 4
     j 1b
-2:  call main
+2:  call bm_stack_paint      /* for the high-water mark, bm_stack_used()   */
+    call main
     call bm_exit             /* main's return value is the exit code      */
 
     .balign 4                /* mtvec ignores the low two bits             */
