@@ -130,19 +130,19 @@ int main(int argc, char **argv)
     if (!skip_coll) {
 #ifdef BENCH_COLL_MPI
         static unsigned char scratch[BENCH_COLL_SCRATCH];
-        coll_mpi mp;
+        static coll_mpi mp;
         coll_port port;
         coll_comm c;
-        int rc = coll_mpi_init(&mp, MPI_COMM_WORLD);
-        if (rc == 0) { port = coll_mpi_port(&mp); rc = coll_init(&c, rank, p, &port, scratch, sizeof scratch); }
-        if (rc) {
-            if (rank == 0) fprintf(stderr, "bench_mpi: coll-mpi setup failed: %d\n", rc);
+        int passed = 0, failed = 0, r2, p2;
+        int rc = coll_mpi_port_init(&mp, MPI_COMM_WORLD, &port, &r2, &p2);
+        if (rc == 0) rc = coll_init(&c, r2, p2, &port, scratch, sizeof scratch);
+        if (ctl_max(NULL, rc ? 1.0 : 0.0) > 0) {
+            if (rank == 0) fprintf(stderr, "bench_mpi: coll-mpi set-up failed\n");
         } else {
-            int passed = 0, failed = 0;
             bench_coll_rows(&ctl, &c, "coll-mpi", kinds, nk, algos, sizes, nsizes,
                             algo_max, src, dst, &o, &passed, &failed);
+            coll_mpi_port_free(&mp);
         }
-        coll_mpi_destroy(&mp);
 #else
         (void)algos; (void)algo_max;
         if (rank == 0)

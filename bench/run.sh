@@ -1,0 +1,117 @@
+#!/bin/sh
+# bench/run.sh quick|full - runs every benchmark program of bench/ and prints
+# ONE table (tab-separated, header first) on stdout; a copy goes to
+# bench/results/latest.tsv. What is missing (a port not built, an MPI or
+# Gloo not installed) is said on stderr; under CI=true a missing peer makes
+# the run fail instead.
+#
+#   quick  (< 1 min)  all-reduce, ranks 2 and 4, 8 B / 64 KiB / 8 MiB: every
+#                     coll port (AUTO), Open MPI, MPICH, Gloo; memory bandwidth
+#   full   (< 10 min) every collective and size 8 B..64 MiB (x4, with 64 KiB
+#                     and 64 MiB) and 256 MiB for AUTO; coll-threads with
+#                     every algorithm, the other ports with AUTO plus every
+#                     all-reduce algorithm; the peers likewise
+#
+# Each program runs under `timeout`, so a hang costs a bounded time and is
+# reported, and the rest of the table still comes.
+mode=${1:-quick}
+B=${B:-build}
+bin=$B/bench
+out=bench/results/latest.tsv
+tmp=$out.tmp
+OMPI="mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader"
+MPICH="mpirun.mpich"
+flags=$out.flags        # the block below runs in a pipeline (a subshell)
+
+case $mode in
+quick) sizes=quick; T=10; colls=allreduce; algos=auto; ranks="2 4"; passes=2; tmo=120 ;;
+full)  sizes=full;  T=40; colls=allreduce,reduce_scatter,allgather,broadcast,reduce,alltoall
+       algos=all; ranks="2 4"; passes=5; tmo=600 ;;
+*) echo "usage: bench/run.sh quick|full" >&2; exit 2 ;;
+esac
+ranks_csv=$(echo $ranks | tr ' ' ',')
+
+say() { echo "bench: $*" >&2; }
+lack() { say "MISSING: $*"; echo missing >>"$flags"; }
+run() {   # run <what> <command...>: a failure is reported, never fatal
+    what=$1; shift
+    timeout $tmo "$@"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        [ $rc -eq 124 ] && say "FAILED: $what (timed out after ${tmo}s)" || say "FAILED: $what (exit $rc)"
+        echo failed >>"$flags"
+    fi
+}
+
+mkdir -p bench/results
+rm -f "$flags"
+{
+    printf 'impl\tcollective\talgo\tranks\tbytes\ttime_us\talgbw_GBps\tbusbw_GBps\tcheck\n'
+
+    # --- coll over its own ports -------------------------------------------
+    if [ -x $bin/bench_coll ]; then
+        if [ $mode = quick ]; then
+            run coll-ports $bin/bench_coll -p threads,shm,tcp -n $ranks_csv -c $colls \
+                -a auto -s $sizes -T $T
+        else
+            run coll-threads $bin/bench_coll -p threads -n $ranks_csv -c $colls -a all \
+                -s $sizes -T $T
+            run coll-shm-tcp $bin/bench_coll -p shm,tcp -n $ranks_csv -c $colls -a auto \
+                -s $sizes -T $T
+            run coll-shm-tcp-algos $bin/bench_coll -p shm,tcp -n $ranks_csv -c allreduce \
+                -a all -A 64M -s std -T $T
+        fi
+    else
+        lack "$bin/bench_coll not built: no coll-threads/shm/tcp rows"
+    fi
+
+    # --- Open MPI's collectives, and coll over the MPI port in the same job --
+    if [ -x $bin/bench_mpi_ompi ] && command -v mpirun.openmpi >/dev/null; then
+        for n in $ranks; do
+            if [ $mode = quick ]; then
+                run "ompi p=$n" $OMPI -np $n $bin/bench_mpi_ompi -i ompi -c $colls -s $sizes -T $T
+            else
+                run "ompi p=$n" $OMPI -np $n $bin/bench_mpi_ompi -i ompi -c $colls -s $sizes \
+                    -T $T -x
+                run "coll-mpi p=$n" $OMPI -np $n $bin/bench_mpi_ompi -m -c $colls -s $sizes -T $T
+                run "coll-mpi algos p=$n" $OMPI -np $n $bin/bench_mpi_ompi -m -c allreduce \
+                    -a all -s std -T $T
+            fi
+        done
+    else
+        lack "Open MPI (mpicc.openmpi / mpirun.openmpi, Debian openmpi-bin libopenmpi-dev): no ompi or coll-mpi rows"
+    fi
+
+    # --- MPICH ---------------------------------------------------------------
+    if [ -x $bin/bench_mpi_mpich ] && command -v mpirun.mpich >/dev/null; then
+        for n in $ranks; do
+            run "mpich p=$n" $MPICH -np $n $bin/bench_mpi_mpich -i mpich -x -c $colls \
+                -s $sizes -T $T
+        done
+    else
+        lack "MPICH (mpicc.mpich / mpirun.mpich, Debian mpich libmpich-dev): no mpich rows"
+    fi
+
+    # --- Gloo ----------------------------------------------------------------
+    if [ -x $bin/bench_gloo ]; then
+        run gloo $bin/bench_gloo -n $ranks_csv -s $sizes -T $T
+    else
+        lack "Gloo (Debian libgloo-dev): no gloo rows"
+    fi
+
+    # --- the memory's own ceiling --------------------------------------------
+    if [ -x $bin/membw ]; then
+        run membw $bin/membw -M 512 -r $passes -t 1,2
+    else
+        lack "$bin/membw not built: no membw rows"
+    fi
+} | tee "$tmp"
+mv "$tmp" "$out"
+say "table saved to $out"
+status=0
+grep -q failed "$flags" 2>/dev/null && status=1
+if grep -q missing "$flags" 2>/dev/null && [ "${CI:-}" = true ]; then
+    say "CI: a peer is missing"; status=1
+fi
+rm -f "$flags"
+exit $status

@@ -1,0 +1,599 @@
+/* sim.c - coll's schedules for up to thousands of ranks, in one thread,
+           without moving a byte, under an α-β-γ clock
+
+       build/bench/sim -c allreduce -p 4,4096 -n 8,64M [-a all|ring,...]
+                       [-alpha s] [-beta s_per_byte] [-gamma s_per_byte]
+       build/bench/sim -t          self-test, ends with "sim: N passed, N failed"
+
+   coll_describe(comm, args, step, &x) tells what rank `comm->rank` does in
+   step `step` of a schedule: send x.send_bytes to x.send_to, receive
+   x.recv_bytes from x.recv_from (reduced into place if x.reduce), or
+   nothing. The simulator keeps one communicator per rank (its port is a
+   pair of functions that are never called) and plays every rank's steps.
+
+   THE CLOCK. Each rank has a time t. A message carries the time its sender
+   had when it posted it. A step that receives finishes at
+       max(t, t of the message) + α + max(sent, received)·β + received·γ
+   (γ only if the step reduces); a step that only sends finishes at
+   t + α + sent·β; an idle step costs nothing. Sends never block: this is
+   the eager (buffered) model, the schedule's own ordering is what is
+   measured. Messages between two ranks match in order: the k-th send from
+   a to b is the k-th receive at b from a, and their sizes must be equal.
+
+   THE RUN. A rank runs until it needs a message that has not been sent;
+   it then waits, and the sender wakes it when it posts to it. When no rank
+   can run and some have not finished, the schedule deadlocks: an error.
+   Each step costs one coll_describe, so a 4096-rank ring all-reduce
+   (8190 steps per rank) is 33 M calls, a few seconds.
+
+   WHAT IT PRINTS, per (collective, ranks, bytes, algorithm):
+     sent_B     the most bytes any rank sends
+     lb_B       the lower bound on that (allreduce 2(p-1)/p·n; reduce_scatter,
+                allgather, alltoall, reduce, scatter (p-1)/p·n; broadcast n;
+                gather n/p)
+     rounds     the most steps in which any rank communicates
+     depth      the longest chain of dependent steps (a step after a receive
+                comes after the sender's step); every collective here needs
+                depth >= ceil(lg p), the lower bound printed as lb_rounds
+     time_us    when the last rank finishes, under the clock above
+     auto       "*" on the algorithm coll_choose picks for this call
+   bytes is the size as the bench counts it (bench/bench_common.h). */
+#define COLL_IMPLEMENTATION
+#include "../coll.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- the simulator core: any source of steps ----------------------------- */
+
+typedef int (*sim_sched)(void *ctx, int rank, int step, coll_xfer *x);
+
+typedef struct sim_model { double alpha, beta, gamma; } sim_model;
+
+typedef struct sim_msg {
+    int from;                 /* -1 once received                      */
+    int depth;
+    double t;
+    size_t bytes;
+} sim_msg;
+
+typedef struct sim_inbox { sim_msg *m; size_t head, len, cap; } sim_inbox;
+
+typedef struct sim_rank {
+    double t;
+    int step, depth, loaded, posted, done, waiting, queued;
+    long rounds;
+    unsigned long long sent;
+    coll_xfer x;
+} sim_rank;
+
+typedef struct sim_result {
+    unsigned long long sent_max;
+    long rounds_max;
+    int depth_max;
+    double time;
+    int error;                /* 0, SIM_DEADLOCK, SIM_MISMATCH, SIM_BADPEER or a coll code */
+    int err_rank, err_step;
+} sim_result;
+
+enum { SIM_DEADLOCK = -1001, SIM_MISMATCH = -1002, SIM_BADPEER = -1003, SIM_NOMEM = -1004 };
+
+static const char *sim_error_str(int e)
+{
+    switch (e) {
+    case SIM_DEADLOCK: return "deadlock: no rank can advance";
+    case SIM_MISMATCH: return "a receive's size differs from the matching send's";
+    case SIM_BADPEER: return "a peer rank out of range (or itself)";
+    case SIM_NOMEM: return "out of memory";
+    default: return coll_result_str(e);
+    }
+}
+
+static int sim_push(sim_inbox *b, sim_msg m)
+{
+    if (b->head > 0 && b->len == b->cap) {            /* reclaim received ones */
+        memmove(b->m, b->m + b->head, (b->len - b->head) * sizeof *b->m);
+        b->len -= b->head;
+        b->head = 0;
+    }
+    if (b->len == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 4;
+        sim_msg *n = (sim_msg *)realloc(b->m, cap * sizeof *n);
+        if (!n) return SIM_NOMEM;
+        b->m = n;
+        b->cap = cap;
+    }
+    b->m[b->len++] = m;
+    return 0;
+}
+
+/* The oldest message from `from`, or NULL. */
+static sim_msg *sim_find(sim_inbox *b, int from)
+{
+    size_t i;
+    for (i = b->head; i < b->len; i++)
+        if (b->m[i].from == from) return &b->m[i];
+    return NULL;
+}
+
+static void sim_take(sim_inbox *b, sim_msg *m)
+{
+    m->from = -1;
+    while (b->head < b->len && b->m[b->head].from < 0) b->head++;
+}
+
+/* Plays the schedule on p ranks. */
+static sim_result sim_run(int p, sim_sched sched, void *ctx, const sim_model *md)
+{
+    sim_result res;
+    sim_rank *R = (sim_rank *)calloc((size_t)p, sizeof *R);
+    sim_inbox *in = (sim_inbox *)calloc((size_t)p, sizeof *in);
+    int *runq = (int *)malloc((size_t)p * sizeof *runq), nq = 0, r, i;
+
+    memset(&res, 0, sizeof res);
+    res.err_rank = res.err_step = -1;
+    if (!R || !in || !runq) { res.error = SIM_NOMEM; goto out; }
+    for (r = p - 1; r >= 0; r--) { R[r].waiting = -1; R[r].queued = 1; runq[nq++] = r; }
+
+    while (nq > 0 && !res.error) {
+        sim_rank *me = &R[r = runq[--nq]];
+        me->queued = 0;
+        while (!me->done) {
+            coll_xfer *x = &me->x;
+            int has_s, has_r;
+            sim_msg *m = NULL;
+            if (!me->loaded) {
+                int rc = sched(ctx, r, me->step, x);
+                if (rc < 0) { res.error = rc; break; }
+                if (rc == 0) { me->done = 1; break; }
+                me->loaded = 1;
+                me->posted = 0;
+            }
+            has_s = x->send_to >= 0 && x->send_bytes > 0;
+            has_r = x->recv_from >= 0 && x->recv_bytes > 0;
+            if ((has_s && (x->send_to >= p || x->send_to == r)) ||
+                (has_r && (x->recv_from >= p || x->recv_from == r))) {
+                res.error = SIM_BADPEER;
+                break;
+            }
+            if (has_s && !me->posted) {
+                sim_msg s;
+                s.from = r; s.depth = me->depth; s.t = me->t; s.bytes = x->send_bytes;
+                if ((res.error = sim_push(&in[x->send_to], s)) != 0) break;
+                me->posted = 1;
+                if (R[x->send_to].waiting == r && !R[x->send_to].queued) {
+                    R[x->send_to].queued = 1;
+                    runq[nq++] = x->send_to;
+                }
+            }
+            if (has_r) {
+                m = sim_find(&in[r], x->recv_from);
+                if (!m) { me->waiting = x->recv_from; break; }        /* blocked */
+                if (m->bytes != x->recv_bytes) { res.error = SIM_MISMATCH; break; }
+            }
+            if (has_s || has_r) {
+                double t0 = me->t;
+                int d0 = me->depth;
+                size_t b = has_s ? x->send_bytes : 0;
+                if (has_r) {
+                    if (m->t > t0) t0 = m->t;
+                    if (m->depth > d0) d0 = m->depth;
+                    if (x->recv_bytes > b) b = x->recv_bytes;
+                }
+                me->t = t0 + md->alpha + (double)b * md->beta +
+                        (has_r && x->reduce ? (double)x->recv_bytes * md->gamma : 0);
+                me->depth = d0 + 1;
+                me->rounds++;
+                if (has_s) me->sent += x->send_bytes;
+                if (has_r) sim_take(&in[r], m);
+            }
+            me->waiting = -1;
+            me->loaded = 0;
+            me->step++;
+        }
+        if (res.error) { res.err_rank = r; res.err_step = me->step; }
+    }
+    for (i = 0; i < p && !res.error; i++) {
+        if (!R[i].done) {
+            res.error = SIM_DEADLOCK;
+            res.err_rank = i;
+            res.err_step = R[i].step;
+        }
+    }
+    for (i = 0; i < p; i++) {
+        if (R[i].sent > res.sent_max) res.sent_max = R[i].sent;
+        if (R[i].rounds > res.rounds_max) res.rounds_max = R[i].rounds;
+        if (R[i].depth > res.depth_max) res.depth_max = R[i].depth;
+        if (R[i].t > res.time) res.time = R[i].t;
+    }
+out:
+    if (in) for (i = 0; i < p; i++) free(in[i].m);
+    free(in);
+    free(R);
+    free(runq);
+    return res;
+}
+
+/* ---- coll's schedules as a step source ----------------------------------- */
+
+static int dummy_send(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    (void)ctx; (void)peer; (void)buf; (void)bytes;
+    fprintf(stderr, "sim: the port was called - coll_describe moved data\n");
+    abort();
+}
+static int dummy_recv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    return dummy_send(ctx, peer, buf, bytes);
+}
+
+typedef struct coll_world {
+    int p;
+    coll_comm *c;             /* one communicator per rank */
+    coll_args a;
+} coll_world;
+
+static unsigned char sim_scratch[1 << 16];   /* named, never touched */
+
+static int coll_sched(void *ctx, int rank, int step, coll_xfer *x)
+{
+    coll_world *w = (coll_world *)ctx;
+    return coll_describe(&w->c[rank], &w->a, step, x);
+}
+
+static int world_init(coll_world *w, int p, const sim_model *override)
+{
+    coll_port port;
+    int r;
+    memset(&port, 0, sizeof port);
+    port.send = dummy_send;
+    port.recv = dummy_recv;
+    w->p = p;
+    w->c = (coll_comm *)malloc((size_t)p * sizeof *w->c);
+    if (!w->c) return SIM_NOMEM;
+    for (r = 0; r < p; r++) {
+        int rc = coll_init(&w->c[r], r, p, &port, sim_scratch, sizeof sim_scratch);
+        if (rc) return rc;
+        if (override) {   /* so that AUTO's choice and the clock use one model */
+            w->c[r].tune.alpha = override->alpha;
+            w->c[r].tune.beta = override->beta;
+            w->c[r].tune.gamma = override->gamma;
+        }
+    }
+    return 0;
+}
+
+/* Buffers are never touched, but coll checks that src and dst do not
+   overlap: two far-apart addresses that are never dereferenced. */
+static void world_args(coll_world *w, coll_kind kind, coll_algo algo, size_t count)
+{
+    memset(&w->a, 0, sizeof w->a);
+    w->a.kind = kind;
+    w->a.algo = algo;
+    w->a.src = (const void *)(uintptr_t)((uintptr_t)1 << 20);
+    w->a.dst = (void *)(uintptr_t)((uintptr_t)1 << (sizeof(void *) * 8 - 2));
+    w->a.count = count;
+    w->a.dtype = COLL_FLOAT32;
+    w->a.op = COLL_SUM;
+    w->a.root = 0;
+}
+
+/* ---- sizes and bounds, as the bench counts them -------------------------- */
+
+static int blockwise(coll_kind k)
+{
+    return k == COLL_REDUCE_SCATTER || k == COLL_ALLGATHER || k == COLL_ALLTOALL ||
+           k == COLL_GATHER || k == COLL_SCATTER;
+}
+
+/* Elements per call for a size in bytes (float32), and the size it really is. */
+static size_t count_for(coll_kind k, int p, size_t bytes, size_t *actual)
+{
+    size_t n = bytes / 4;
+    if (blockwise(k)) n /= (size_t)p;
+    if (n == 0) n = 1;
+    *actual = n * 4 * (blockwise(k) ? (size_t)p : 1);
+    return n;
+}
+
+/* Lower bound on the bytes the busiest rank sends, as num/den. */
+static void sent_bound(coll_kind k, int p, size_t n, unsigned long long *num, unsigned long long *den)
+{
+    unsigned long long N = n, P = (unsigned long long)p;
+    *den = P;
+    if (p == 1) { *num = 0; return; }
+    switch (k) {
+    case COLL_ALLREDUCE: *num = 2 * (P - 1) * N; break;
+    case COLL_BROADCAST: *num = P * N; break;
+    case COLL_GATHER: *num = N; break;
+    case COLL_BARRIER: *num = 0; break;
+    default: *num = (P - 1) * N; break;
+    }
+}
+
+static int ceil_lg(int p)
+{
+    int l = 0;
+    while ((1 << l) < p) l++;
+    return l;
+}
+
+static coll_kind kind_by_name(const char *s)
+{
+    int k;
+    for (k = 0; k < COLL_KIND_COUNT; k++)
+        if (strcmp(coll_kind_name((coll_kind)k), s) == 0) return (coll_kind)k;
+    return COLL_KIND_COUNT;
+}
+
+static coll_algo algo_by_name(const char *s)
+{
+    int a;
+    for (a = 0; a < COLL_ALGO_COUNT; a++)
+        if (strcmp(coll_algo_name((coll_algo)a), s) == 0) return (coll_algo)a;
+    return COLL_ALGO_COUNT;
+}
+
+/* ---- the report ------------------------------------------------------------ */
+
+/* Simulates one (collective, p, size) for each algorithm in `algos` (or
+   every one coll runs, if algos is NULL) and prints a row each. Returns
+   the number of algorithms that failed. */
+static int report(coll_kind kind, int p, size_t bytes, const coll_algo *algos, int nalgos,
+                  const sim_model *md, const sim_model *override)
+{
+    coll_world w;
+    size_t actual, count = count_for(kind, p, bytes, &actual);
+    coll_algo pick, list[COLL_ALGO_COUNT];
+    unsigned long long num, den;
+    int n = 0, a, bad = 0, rc = world_init(&w, p, override);
+    if (rc) {
+        fprintf(stderr, "sim: coll_init: %s\n", sim_error_str(rc));
+        free(w.c);
+        return 1;
+    }
+    world_args(&w, kind, COLL_ALGO_AUTO, count);
+    pick = coll_choose(&w.c[0], &w.a);
+    if (algos) {
+        memcpy(list, algos, (size_t)nalgos * sizeof *list);
+        n = nalgos;
+    } else {
+        coll_xfer x;
+        for (a = 1; a < COLL_ALGO_COUNT; a++) {
+            world_args(&w, kind, (coll_algo)a, count);
+            if (coll_describe(&w.c[0], &w.a, 0, &x) >= 0) list[n++] = (coll_algo)a;
+        }
+        if (n == 0)
+            fprintf(stderr, "sim: coll.h runs no algorithm for %s\n", coll_kind_name(kind));
+    }
+    sent_bound(kind, p, actual, &num, &den);
+    for (a = 0; a < n; a++) {
+        sim_result r;
+        world_args(&w, kind, list[a], count);
+        r = sim_run(p, coll_sched, &w, md);
+        if (r.error) {
+            printf("%s\t%s\t%d\t%zu\tERROR: %s (rank %d, step %d)\n", coll_kind_name(kind),
+                   coll_algo_name(list[a]), p, actual, sim_error_str(r.error), r.err_rank,
+                   r.err_step);
+            bad++;
+            continue;
+        }
+        printf("%s\t%s\t%d\t%zu\t%llu\t%llu\t%ld\t%d\t%d\t%.3f\t%s\n", coll_kind_name(kind),
+               coll_algo_name(list[a]), p, actual, r.sent_max, (num + den - 1) / den,
+               r.rounds_max, p > 1 ? ceil_lg(p) : 0, r.depth_max, r.time * 1e6,
+               list[a] == pick ? "*" : "");
+    }
+    fflush(stdout);
+    free(w.c);
+    return bad;
+}
+
+/* ---- self-test ------------------------------------------------------------- */
+
+static int t_pass, t_fail;
+static void expect(int ok, const char *what)
+{
+    if (ok) t_pass++;
+    else { t_fail++; printf("FAIL: %s\n", what); }
+}
+
+/* Hand-made schedules with known answers, to test the simulator itself. */
+typedef struct toy { int kind; } toy;
+static int toy_sched(void *ctx, int rank, int step, coll_xfer *x)
+{
+    int kind = ((toy *)ctx)->kind;
+    memset(x, 0, sizeof *x);
+    x->send_to = x->recv_from = -1;
+    switch (kind) {
+    case 0:   /* chain 0 -> 1 -> 2 of 100 bytes */
+        if (step > 1) return 0;
+        if (rank == 0 && step == 0) { x->send_to = 1; x->send_bytes = 100; }
+        if (rank == 1 && step == 0) { x->recv_from = 0; x->recv_bytes = 100; }
+        if (rank == 1 && step == 1) { x->send_to = 2; x->send_bytes = 100; }
+        if (rank == 2 && step == 1) { x->recv_from = 1; x->recv_bytes = 100; }
+        return 1;
+    case 1:   /* both receive first: deadlock */
+        if (step > 0) return 0;
+        x->recv_from = 1 - rank; x->recv_bytes = 8;
+        return 1;
+    case 2:   /* 8 bytes sent, 16 expected */
+        if (step > 0) return 0;
+        if (rank == 0) { x->send_to = 1; x->send_bytes = 8; }
+        else { x->recv_from = 0; x->recv_bytes = 16; }
+        return 1;
+    case 3:   /* two messages 0 -> 1 of different sizes, received in order,
+                 the receiver one step behind; the second reduced */
+        if (step > 2) return 0;
+        if (rank == 0 && step < 2) { x->send_to = 1; x->send_bytes = step ? 20 : 10; }
+        if (rank == 1 && step > 0) {
+            x->recv_from = 0; x->recv_bytes = step == 1 ? 10 : 20; x->reduce = step == 2;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static void self_test(void)
+{
+    sim_model md = {1.0, 0.01, 0.5};
+    toy t;
+    sim_result r;
+    char what[160];
+    int ps[] = {1, 2, 3, 4, 5, 7, 8, 13, 64};
+    size_t sizes[] = {8, 4000, 1 << 20};
+    coll_kind kinds[] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_BROADCAST,
+                         COLL_REDUCE, COLL_GATHER, COLL_SCATTER, COLL_ALLTOALL};
+    unsigned i, j, k;
+    int a;
+
+    t.kind = 0;
+    r = sim_run(3, toy_sched, &t, &md);
+    expect(r.error == 0 && fabs(r.time - 4.0) < 1e-12 && r.sent_max == 100 &&
+           r.rounds_max == 2 && r.depth_max == 2, "toy chain: time 4, 100 B, 2 rounds, depth 2");
+    t.kind = 1;
+    r = sim_run(2, toy_sched, &t, &md);
+    expect(r.error == SIM_DEADLOCK, "toy: both ranks receiving first is a deadlock");
+    t.kind = 2;
+    r = sim_run(2, toy_sched, &t, &md);
+    expect(r.error == SIM_MISMATCH, "toy: 8 B sent, 16 B expected is a mismatch");
+    t.kind = 3;
+    r = sim_run(2, toy_sched, &t, &md);
+    /* rank 1: step 1 at max(0, 0) + 1 + 0.1 = 1.1; step 2 at max(1.1, 1.1) + 1 + 0.2 + 10 */
+    expect(r.error == 0 && fabs(r.time - 12.3) < 1e-12, "toy: in-order matching and γ");
+
+    /* every schedule coll runs: completes, meets the bounds */
+    md.alpha = 2e-6; md.beta = 1e-10; md.gamma = 1e-10;
+    for (k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        for (i = 0; i < sizeof ps / sizeof *ps; i++)
+            for (j = 0; j < sizeof sizes / sizeof *sizes; j++) {
+                coll_world w;
+                size_t actual, count = count_for(kinds[k], ps[i], sizes[j], &actual);
+                unsigned long long num, den;
+                coll_xfer x;
+                if (world_init(&w, ps[i], NULL)) { expect(0, "coll_init"); free(w.c); continue; }
+                sent_bound(kinds[k], ps[i], actual, &num, &den);
+                for (a = 1; a < COLL_ALGO_COUNT; a++) {
+                    world_args(&w, kinds[k], (coll_algo)a, count);
+                    if (coll_describe(&w.c[0], &w.a, 0, &x) < 0) continue;
+                    r = sim_run(ps[i], coll_sched, &w, &md);
+                    snprintf(what, sizeof what, "%s %s p=%d %zu B: %s", coll_kind_name(kinds[k]),
+                             coll_algo_name((coll_algo)a), ps[i], actual,
+                             r.error ? sim_error_str(r.error) : "bounds");
+                    expect(r.error == 0 && r.sent_max * den >= num &&
+                           (ps[i] == 1 || r.depth_max >= ceil_lg(ps[i])), what);
+                    /* the ring's formula, exactly, when p divides the data */
+                    if (a == COLL_ALGO_RING && !r.error && count % (size_t)ps[i] == 0 &&
+                        (kinds[k] == COLL_ALLREDUCE || kinds[k] == COLL_REDUCE_SCATTER ||
+                         kinds[k] == COLL_ALLGATHER)) {
+                        unsigned long long want = num / den;
+                        snprintf(what, sizeof what, "%s ring p=%d %zu B sends exactly %llu B",
+                                 coll_kind_name(kinds[k]), ps[i], actual, want);
+                        expect(num % den == 0 && r.sent_max == want, what);
+                    }
+                }
+                free(w.c);
+            }
+
+    /* 4096 ranks in reasonable time */
+    {
+        coll_world w;
+        clock_t c0 = clock();
+        double secs;
+        if (world_init(&w, 4096, NULL) == 0) {
+            world_args(&w, COLL_ALLREDUCE, COLL_ALGO_TREE, 1 << 20);
+            r = sim_run(4096, coll_sched, &w, &md);
+            secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
+            snprintf(what, sizeof what, "allreduce tree p=4096: %.2f s, depth %d", secs, r.depth_max);
+            expect(r.error == 0 && r.depth_max == 2 * 12 && secs < 5, what);
+        } else {
+            expect(0, "coll_init p=4096");
+        }
+        free(w.c);
+    }
+    printf("sim: %d passed, %d failed\n", t_pass, t_fail);
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: sim [-c coll,...] [-p ranks,...] [-n bytes,...] [-a all|algo,...]\n"
+            "           [-alpha s] [-beta s/B] [-gamma s/B]    (defaults: coll's own model)\n"
+            "       sim -t     self-test\n");
+}
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end == 'K' || *end == 'k') { v <<= 10; end++; }
+    else if (*end == 'M' || *end == 'm') { v <<= 20; end++; }
+    else if (*end == 'G' || *end == 'g') { v <<= 30; end++; }
+    return *end || end == s ? 0 : (size_t)v;
+}
+
+int main(int argc, char **argv)
+{
+    const char *colls = "allreduce", *ps = "2,4,64,4096", *ns = "8,64M", *as = "all";
+    sim_model md, ov;
+    int i, have_ov = 0, bad = 0, nalgos = 0;
+    coll_algo algos[COLL_ALGO_COUNT];
+    char cbuf[256], pbuf[256], nbuf[256], *c, *sc, *pp, *sp, *nn, *sn;
+
+    {   /* the default clock: coll's own cost model, as a fresh comm has it */
+        coll_world w;
+        if (world_init(&w, 1, NULL)) return 1;
+        md.alpha = w.c[0].tune.alpha; md.beta = w.c[0].tune.beta; md.gamma = w.c[0].tune.gamma;
+        free(w.c);
+    }
+    ov = md;
+    for (i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "-t")) { self_test(); return t_fail ? 1 : 0; }
+        if (!v) { usage(); return 2; }
+        if (!strcmp(argv[i], "-c")) colls = v;
+        else if (!strcmp(argv[i], "-p")) ps = v;
+        else if (!strcmp(argv[i], "-n")) ns = v;
+        else if (!strcmp(argv[i], "-a")) as = v;
+        else if (!strcmp(argv[i], "-alpha")) { ov.alpha = atof(v); have_ov = 1; }
+        else if (!strcmp(argv[i], "-beta")) { ov.beta = atof(v); have_ov = 1; }
+        else if (!strcmp(argv[i], "-gamma")) { ov.gamma = atof(v); have_ov = 1; }
+        else { usage(); return 2; }
+        i++;
+    }
+    if (have_ov) md = ov;
+    if (strcmp(as, "all") != 0) {
+        char abuf[256], *t, *st;
+        snprintf(abuf, sizeof abuf, "%s", as);
+        for (t = strtok_r(abuf, ",", &st); t; t = strtok_r(NULL, ",", &st)) {
+            if ((algos[nalgos] = algo_by_name(t)) == COLL_ALGO_COUNT) {
+                fprintf(stderr, "sim: unknown algorithm %s\n", t);
+                return 2;
+            }
+            nalgos++;
+        }
+    }
+    printf("# clock: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B\n", md.alpha, md.beta, md.gamma);
+    printf("collective\talgo\tranks\tbytes\tsent_B\tlb_B\trounds\tlb_rounds\tdepth\ttime_us\tauto\n");
+    snprintf(cbuf, sizeof cbuf, "%s", colls);
+    for (c = strtok_r(cbuf, ",", &sc); c; c = strtok_r(NULL, ",", &sc)) {
+        coll_kind k = kind_by_name(c);
+        if (k == COLL_KIND_COUNT) { fprintf(stderr, "sim: unknown collective %s\n", c); return 2; }
+        snprintf(pbuf, sizeof pbuf, "%s", ps);
+        for (pp = strtok_r(pbuf, ",", &sp); pp; pp = strtok_r(NULL, ",", &sp)) {
+            int p = atoi(pp);
+            if (p < 1 || p > 1 << 20) { fprintf(stderr, "sim: bad rank count %s\n", pp); return 2; }
+            snprintf(nbuf, sizeof nbuf, "%s", ns);
+            for (nn = strtok_r(nbuf, ",", &sn); nn; nn = strtok_r(NULL, ",", &sn)) {
+                size_t b = parse_size(nn);
+                if (!b) { fprintf(stderr, "sim: bad size %s\n", nn); return 2; }
+                bad += report(k, p, b, nalgos ? algos : NULL, nalgos, &md, have_ov ? &ov : NULL);
+            }
+        }
+    }
+    return bad ? 1 : 0;
+}

@@ -1,0 +1,93 @@
+# Benchmarks side by side with Open MPI, MPICH and Gloo, and the α-β simulator.
+#
+#   make bench         full table (< 10 min) on stdout and in bench/results/latest.tsv
+#   make bench-quick   the short table (< 1 min)
+#   make bench-plot    bus bandwidth against size, PNGs in bench/results/
+#   make sim           coll's schedules for up to 4096 ranks under an α-β-γ clock
+#   make test-bench    a correctness-only pass of the bench and the simulator
+#
+# Every recipe is silent and build messages go to stderr, so that stdout of
+# `make bench` is the table alone. A port or peer that is not there is left
+# out of the build and said so on stderr by bench/run.sh.
+
+BENCH_B      := $(B)/bench
+BENCH_CFLAGS := $(CFLAGS) $(WARN) -std=c99 -D_GNU_SOURCE
+BENCH_HDRS   := coll.h bench/bench_common.h bench/bench_coll.h bench/bench_shmctl.h
+BENCH_PORTS  := $(wildcard ports/coll_threads.h ports/coll_shm.h ports/coll_tcp.h)
+BENCH_DEFS   := $(if $(wildcard ports/coll_threads.h),-DBENCH_HAVE_THREADS) \
+                $(if $(wildcard ports/coll_shm.h),-DBENCH_HAVE_SHM) \
+                $(if $(wildcard ports/coll_tcp.h),-DBENCH_HAVE_TCP)
+BENCH_MPICC_OMPI  := $(shell command -v mpicc.openmpi 2>/dev/null)
+BENCH_MPICC_MPICH := $(shell command -v mpicc.mpich 2>/dev/null)
+BENCH_GLOO        := $(wildcard /usr/include/gloo/allreduce_ring.h)
+BENCH_GNUPLOT     := $(shell command -v gnuplot 2>/dev/null)
+
+BENCH_BINS := $(BENCH_B)/bench_coll $(BENCH_B)/membw $(BENCH_B)/sim
+ifneq ($(BENCH_MPICC_OMPI),)
+BENCH_BINS += $(BENCH_B)/bench_mpi_ompi
+endif
+ifneq ($(BENCH_MPICC_MPICH),)
+BENCH_BINS += $(BENCH_B)/bench_mpi_mpich
+endif
+ifneq ($(BENCH_GLOO),)
+BENCH_BINS += $(BENCH_B)/bench_gloo
+endif
+
+TEST_TARGETS += test-bench
+.PHONY: bench bench-quick bench-plot bench-bins sim test-bench
+
+bench-bins: $(BENCH_BINS)
+
+bench: bench-bins
+	@sh bench/run.sh full
+
+bench-quick: bench-bins
+	@sh bench/run.sh quick
+
+$(BENCH_B)/bench_coll: bench/bench_coll.c $(BENCH_HDRS) $(BENCH_PORTS)
+	@mkdir -p $(@D)
+	@echo "  CC  $@" >&2
+	@$(CC) $(BENCH_CFLAGS) $(BENCH_DEFS) $< -o $@ $(LDLIBS_THREADS)
+
+$(BENCH_B)/membw: bench/membw.c bench/bench_common.h
+	@mkdir -p $(@D)
+	@echo "  CC  $@" >&2
+	@$(CC) $(BENCH_CFLAGS) $< -o $@ $(LDLIBS_THREADS)
+
+$(BENCH_B)/sim: bench/sim.c coll.h
+	@mkdir -p $(@D)
+	@echo "  CC  $@" >&2
+	@$(CC) $(BENCH_CFLAGS) $< -o $@ -lm
+
+# coll over the MPI port is measured inside the Open MPI program, in the
+# same job as MPI's own collectives.
+$(BENCH_B)/bench_mpi_ompi: bench/bench_mpi.c $(BENCH_HDRS) $(wildcard ports/coll_mpi.h)
+	@mkdir -p $(@D)
+	@echo "  MPICC(openmpi)  $@" >&2
+	@mpicc.openmpi $(BENCH_CFLAGS) $(if $(wildcard ports/coll_mpi.h),-DBENCH_COLL_MPI) $< -o $@
+
+$(BENCH_B)/bench_mpi_mpich: bench/bench_mpi.c $(BENCH_HDRS)
+	@mkdir -p $(@D)
+	@echo "  MPICC(mpich)  $@" >&2
+	@mpicc.mpich $(BENCH_CFLAGS) $< -o $@
+
+$(BENCH_B)/bench_gloo: bench/bench_gloo.cc bench/bench_common.h bench/bench_shmctl.h
+	@mkdir -p $(@D)
+	@echo "  CXX $@" >&2
+	@$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror $< -o $@ -lgloo $(LDLIBS_THREADS)
+
+bench-plot:
+	@test -n "$(BENCH_GNUPLOT)" || { echo "bench-plot: gnuplot missing (Debian gnuplot-nox)" >&2; exit 1; }
+	@test -f bench/results/latest.tsv || { echo "bench-plot: run make bench (or bench-quick) first" >&2; exit 1; }
+	@sh bench/plot.sh bench/results/latest.tsv bench/results
+
+# The schedules of every collective at a few rank counts, up to 4096.
+sim: $(BENCH_B)/sim
+	@$(BENCH_B)/sim -c allreduce -p 2,4,7,64,4096 -n 8,64M
+	@$(BENCH_B)/sim -c reduce_scatter,allgather,broadcast,reduce -p 64,4096 -n 8,64M
+
+# Seconds: every collective/algorithm/size cell once on the threads port,
+# checked on every rank; the simulator's self-test and a few rank counts.
+test-bench: $(BENCH_B)/bench_coll $(BENCH_B)/sim
+	@$(BENCH_B)/bench_coll -k -p threads -n 1,2,3,4,5 -a all -s 4,8,12,1000,65540,300K
+	@$(BENCH_B)/sim -t
