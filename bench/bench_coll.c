@@ -207,7 +207,7 @@ int main(int argc, char **argv)
     const char *ports = "threads", *colls = NULL, *sizes_s = "std";
     int ranks[16] = {2, 4}, nr = 2, i, k, bad = 0, missing = 0;
     int *counts;
-    char buf[256], *tok;
+    char buf[256], *tok, *save;
 
     cf.algos = "auto";
     cf.algo_max = (size_t)64 << 20;
@@ -230,7 +230,7 @@ int main(int argc, char **argv)
     if ((cf.nsizes = bench_parse_sizes(sizes_s, cf.sizes, BENCH_MAX_SIZES)) <= 0) { usage(); return 2; }
     if (colls) {
         snprintf(buf, sizeof buf, "%s", colls);
-        for (tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+        for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
             if ((k = bench_kind_by_name(tok)) >= 0) cf.kinds[cf.nk++] = k;
             else { fprintf(stderr, "bench: unknown collective %s\n", tok); return 2; }
     } else {
@@ -243,7 +243,7 @@ int main(int argc, char **argv)
     cf.counts = counts;
 
     snprintf(buf, sizeof buf, "%s", ports);
-    for (tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char port[32];
         snprintf(port, sizeof port, "%s", tok);
         if (!port_built(port)) {

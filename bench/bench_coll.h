@@ -107,9 +107,9 @@ static inline int bench_coll_algos(const coll_comm *c, int kind, const char *spe
         return n;
     }
     {
-        char buf[512], *tok;
+        char buf[512], *tok, *save;
         snprintf(buf, sizeof buf, "%s", spec);
-        for (tok = strtok(buf, ","); tok && n < COLL_ALGO_COUNT; tok = strtok(NULL, ",")) {
+        for (tok = strtok_r(buf, ",", &save); tok && n < COLL_ALGO_COUNT; tok = strtok_r(NULL, ",", &save)) {
             coll_algo x = bench_coll_algo_by_name(tok);
             if (x == COLL_ALGO_COUNT) {
                 if (c->rank == 0) fprintf(stderr, "bench: unknown algorithm %s\n", tok);

@@ -106,9 +106,9 @@ int main(int argc, char **argv)
     nsizes = bench_parse_sizes(sizes_s, sizes, BENCH_MAX_SIZES);
     if (nsizes <= 0) { if (rank == 0) usage(); MPI_Abort(MPI_COMM_WORLD, 2); }
     if (colls) {
-        char buf[256], *tok;
+        char buf[256], *tok, *save;
         snprintf(buf, sizeof buf, "%s", colls);
-        for (tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+        for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
             if ((k = bench_kind_by_name(tok)) >= 0) kinds[nk++] = k;
             else { if (rank == 0) fprintf(stderr, "bench_mpi: unknown collective %s\n", tok);
                    MPI_Abort(MPI_COMM_WORLD, 2); }
