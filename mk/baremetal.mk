@@ -57,7 +57,7 @@ bm_need = for t in $(1); do command -v $$t >/dev/null 2>&1 || { \
     echo "baremetal: *** $$t not found: SKIPPING $@ ***"; exit 0; }; done
 
 .PHONY: cross size qemu qemu-user test-portable bm-cross-%
-TEST_TARGETS += test-portable cross qemu qemu-user
+TEST_TARGETS += test-portable cross size qemu qemu-user
 
 # ---- cross: the library alone ------------------------------------------------
 
@@ -144,13 +144,16 @@ qemu:
 
 # ---- qemu-user: 32-bit and big-endian Linux ----------------------------------------
 
-BM_USER_FLAGS := -std=c99 -O2 -g $(WARN) -I. -Iports/baremetal -static
+# Hosted builds add the blocking calls over the threads port.
+BM_HOSTED := -DPORTABLE_THREADS -D_POSIX_C_SOURCE=200809L -pthread
+BM_SUITE_SRC_HOSTED := $(BM_SUITE_SRC) ports/coll_threads.h
+BM_USER_FLAGS := -std=c99 -O2 -g $(WARN) -I. -Iports/baremetal $(BM_HOSTED) -static
 
-$(BM)/user/armhf/test_portable: $(BM_SUITE_SRC)
+$(BM)/user/armhf/test_portable: $(BM_SUITE_SRC_HOSTED)
 	@mkdir -p $(@D)
 	$(ARMHF_CC) $(BM_USER_FLAGS) test/test_portable.c -o $@
 
-$(BM)/user/ppc/test_portable: $(BM_SUITE_SRC)
+$(BM)/user/ppc/test_portable: $(BM_SUITE_SRC_HOSTED)
 	@mkdir -p $(@D)
 	$(PPC_CC) $(BM_USER_FLAGS) test/test_portable.c -o $@
 
@@ -168,9 +171,10 @@ qemu-user:
 
 # ---- test-portable: the same suite on this machine ----------------------------------
 
-$(BM)/host/test_portable: $(BM_SUITE_SRC)
+$(BM)/host/test_portable: $(BM_SUITE_SRC_HOSTED)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=c99 $(WARN) -I. -Iports/baremetal test/test_portable.c -o $@
+	$(CC) $(CFLAGS) -std=c99 $(WARN) -I. -Iports/baremetal $(BM_HOSTED) test/test_portable.c \
+	    -o $@ $(LDLIBS_THREADS)
 
 test-portable: $(BM)/host/test_portable
 	@timeout $(BM_TIMEOUT) $(BM)/host/test_portable

@@ -16,8 +16,12 @@
 #include "coll.h"
 #define COLL_MBOX_IMPLEMENTATION
 #include "coll_mbox.h"
-#define COLL_TEST_SINGLE_THREAD         /* every rank runs on this one thread */
+#define COLL_TEST_SINGLE_THREAD         /* checks run on the main thread only */
 #include "test/coll_test.h"
+#ifdef PORTABLE_THREADS                 /* hosted builds: ranks as threads too */
+#define COLL_THREADS_IMPLEMENTATION
+#include "ports/coll_threads.h"
+#endif
 
 #define P_MAX 5                 /* ranks                                      */
 #define N_MAX 300               /* elements per rank (per block for the        */
@@ -663,6 +667,68 @@ static void t_blocking(void)
     world.idle = 0;
 }
 
+/* ---- the blocking calls on real threads (hosted builds) ---------------------- */
+#ifdef PORTABLE_THREADS
+/* Each rank thread runs the blocking collectives and notes, per case, its
+   result code and whether its output matched; the main thread checks the
+   notes afterwards (the harness's counters are not shared between threads). */
+enum { TH_CASES = 8, TH_N = 1000 };
+static coll_threads th_world;
+static int th_rc[P_MAX][TH_CASES], th_good[P_MAX][TH_CASES];
+static const char *const th_names[TH_CASES] = { "allreduce/ring", "allreduce/tree",
+    "allreduce/naive", "allreduce/auto", "reduce_scatter", "allgather", "broadcast", "barrier" };
+
+static int th_body(int rank, void *arg)
+{
+    static const coll_algo algos[4] = { COLL_ALGO_RING, COLL_ALGO_TREE, COLL_ALGO_NAIVE, COLL_ALGO_AUTO };
+    int p = *(const int *)arg, k, q;
+    size_t i;
+    coll_port port = coll_threads_port(&th_world, rank);
+    coll_comm *c = &comm[rank];
+    int64_t *in = (int64_t *)src[rank].b, *out = (int64_t *)dst[rank].b;
+    coll_init(c, rank, p, &port, scratch[rank], sizeof scratch[rank]);
+    for (k = 0; k < 4; k++) {                 /* int64 sums, 1000 elements */
+        for (i = 0; i < TH_N; i++) in[i] = (int64_t)rank * 1000003 - (int64_t)i;
+        th_rc[rank][k] = coll_allreduce(c, in, out, TH_N, COLL_INT64, COLL_SUM, algos[k]);
+        th_good[rank][k] = 1;
+        for (i = 0; i < TH_N; i++)
+            th_good[rank][k] &= out[i] == (int64_t)p * (p - 1) / 2 * 1000003 - (int64_t)p * (int64_t)i;
+    }
+    for (i = 0; i < (size_t)p * 100; i++) in[i] = (int64_t)(rank + 1) * (int64_t)i;
+    th_rc[rank][4] = coll_reduce_scatter(c, in, out, 100, COLL_INT64, COLL_SUM, COLL_ALGO_AUTO);
+    th_good[rank][4] = 1;
+    for (i = 0; i < 100; i++)
+        th_good[rank][4] &= out[i] == (int64_t)p * (p + 1) / 2 * (int64_t)((size_t)rank * 100 + i);
+    for (i = 0; i < 100; i++) in[i] = rank * 1000 + (int64_t)i;
+    th_rc[rank][5] = coll_allgather(c, in, out, 100, COLL_INT64, COLL_ALGO_AUTO);
+    th_good[rank][5] = 1;
+    for (q = 0; q < p; q++)
+        for (i = 0; i < 100; i++) th_good[rank][5] &= out[(size_t)q * 100 + i] == q * 1000 + (int64_t)i;
+    for (i = 0; i < TH_N; i++) out[i] = rank == p - 1 ? 7 * (int64_t)i : -1;
+    th_rc[rank][6] = coll_broadcast(c, out, TH_N, COLL_INT64, p - 1, COLL_ALGO_AUTO);
+    th_good[rank][6] = 1;
+    for (i = 0; i < TH_N; i++) th_good[rank][6] &= out[i] == 7 * (int64_t)i;
+    th_rc[rank][7] = coll_barrier(c, COLL_ALGO_AUTO);
+    th_good[rank][7] = 1;
+    return 0;
+}
+
+static void t_threads(int p)
+{
+    int r, k;
+    coll_threads_init(&th_world, p, 5000);
+    for (r = 0; r < p; r++)
+        for (k = 0; k < TH_CASES; k++) { th_rc[r][k] = 99; th_good[r][k] = 0; }
+    coll_threads_run(&th_world, th_body, &p);
+    coll_threads_destroy(&th_world);
+    for (k = 0; k < TH_CASES; k++)
+        for (r = 0; r < p; r++)
+            COLL_CHECK_MSG(th_rc[r][k] == COLL_OK && th_good[r][k],
+                           "threads, %d ranks, %s: rank %d %s", p, th_names[k], r,
+                           th_rc[r][k] ? coll_result_str(th_rc[r][k]) : "wrong result");
+}
+#endif
+
 /* ---------------------------------------------------------------------------- */
 
 int main(void)
@@ -726,6 +792,9 @@ int main(void)
     t_errors();
     t_unused_fields();
     t_blocking();
+#ifdef PORTABLE_THREADS
+    for (p = 1; p <= P_MAX; p++) t_threads(p);
+#endif
 
 #ifdef PORTABLE_STACK_USED
     /* Firmware builds: the deepest the stack went, port and harness included. */
