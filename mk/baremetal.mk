@@ -112,34 +112,48 @@ BM_FW_FLAGS   := -std=c99 -ffreestanding -fno-builtin -nostdlib -Os -g \
                  -DCOLL_TEST_PRINTF=bm_printf -DPORTABLE_STACK_USED=bm_stack_used
 BM_RT_SRC     := ports/baremetal/bm_runtime.c ports/baremetal/bm.h
 
-$(BM)/qemu/mps2-an385.elf: $(BM_SUITE_SRC) $(BM_RT_SRC) ports/baremetal/start_cortex_m.S ports/baremetal/mps2_an385.ld
-	@mkdir -p $(@D)
-	$(ARM_GCC) -mcpu=cortex-m3 -mthumb $(BM_FW_FLAGS) -T ports/baremetal/mps2_an385.ld \
-	    ports/baremetal/start_cortex_m.S ports/baremetal/bm_runtime.c test/test_portable.c \
-	    -lgcc -o $@
+# Each firmware: the program, the runtime, the board's start-up and layout.
+BM_ARM_FW = $(ARM_GCC) -mcpu=cortex-m3 -mthumb $(BM_FW_FLAGS) -T ports/baremetal/mps2_an385.ld \
+    ports/baremetal/start_cortex_m.S ports/baremetal/bm_runtime.c $(1) -lgcc -o $@
+BM_RV_FW = $(RV_GCC) $(BM_ARCH_rv32imac) $(BM_FW_FLAGS) -T ports/baremetal/riscv_virt.ld \
+    -Wl,--no-warn-rwx-segments ports/baremetal/start_riscv.S ports/baremetal/bm_runtime.c $(1) \
+    "$$($(RV_GCC) $(BM_LIB_rv32imac) -print-libgcc-file-name)" -o $@
+BM_ARM_DEPS := $(BM_RT_SRC) ports/baremetal/start_cortex_m.S ports/baremetal/mps2_an385.ld
+BM_RV_DEPS  := $(BM_RT_SRC) ports/baremetal/start_riscv.S ports/baremetal/riscv_virt.ld
+BM_EXAMPLE  := examples/baremetal/allreduce4.c ports/baremetal/coll_mbox.h coll.h
 
-$(BM)/qemu/riscv-virt.elf: $(BM_SUITE_SRC) $(BM_RT_SRC) ports/baremetal/start_riscv.S ports/baremetal/riscv_virt.ld
+$(BM)/qemu/mps2-an385.elf: $(BM_SUITE_SRC) $(BM_ARM_DEPS)
 	@mkdir -p $(@D)
-	$(RV_GCC) $(BM_ARCH_rv32imac) $(BM_FW_FLAGS) -T ports/baremetal/riscv_virt.ld \
-	    -Wl,--no-warn-rwx-segments \
-	    ports/baremetal/start_riscv.S ports/baremetal/bm_runtime.c test/test_portable.c \
-	    "$$($(RV_GCC) $(BM_LIB_rv32imac) -print-libgcc-file-name)" -o $@
+	$(call BM_ARM_FW,test/test_portable.c)
+$(BM)/qemu/riscv-virt.elf: $(BM_SUITE_SRC) $(BM_RV_DEPS)
+	@mkdir -p $(@D)
+	$(call BM_RV_FW,test/test_portable.c)
+$(BM)/qemu/allreduce4-mps2-an385.elf: $(BM_EXAMPLE) $(BM_ARM_DEPS)
+	@mkdir -p $(@D)
+	$(call BM_ARM_FW,examples/baremetal/allreduce4.c)
+$(BM)/qemu/allreduce4-riscv-virt.elf: $(BM_EXAMPLE) $(BM_RV_DEPS)
+	@mkdir -p $(@D)
+	$(call BM_RV_FW,examples/baremetal/allreduce4.c)
 
 # Semihosting output to stdout, no serial port or monitor in the way; the
 # program ends QEMU through SYS_EXIT with its own result.
 BM_QEMU_IO := -nographic -monitor none -serial none -chardev stdio,id=s0 \
               -semihosting-config enable=on,target=native,chardev=s0
 
+BM_QEMU_ARM  = timeout $(BM_TIMEOUT) $(QEMU_SYS_ARM) -M mps2-an385 -cpu cortex-m3 $(BM_QEMU_IO) -kernel
+BM_QEMU_RV32 = timeout $(BM_TIMEOUT) $(QEMU_SYS_RV32) -M virt -bios none $(BM_QEMU_IO) -kernel
+
 qemu:
 	@$(call bm_need,$(ARM_GCC) $(RV_GCC) $(QEMU_SYS_ARM) $(QEMU_SYS_RV32)); \
-	$(MAKE) --no-print-directory $(BM)/qemu/mps2-an385.elf $(BM)/qemu/riscv-virt.elf || exit 1; \
+	$(MAKE) --no-print-directory $(BM)/qemu/mps2-an385.elf $(BM)/qemu/riscv-virt.elf \
+	    $(BM)/qemu/allreduce4-mps2-an385.elf $(BM)/qemu/allreduce4-riscv-virt.elf || exit 1; \
 	rc=0; \
 	echo "--- qemu-system-arm -M mps2-an385 (Cortex-M3)"; \
-	timeout $(BM_TIMEOUT) $(QEMU_SYS_ARM) -M mps2-an385 -cpu cortex-m3 $(BM_QEMU_IO) \
-	    -kernel $(BM)/qemu/mps2-an385.elf || rc=1; \
+	$(BM_QEMU_ARM) $(BM)/qemu/allreduce4-mps2-an385.elf || rc=1; \
+	$(BM_QEMU_ARM) $(BM)/qemu/mps2-an385.elf || rc=1; \
 	echo "--- qemu-system-riscv32 -M virt (RV32IMAC)"; \
-	timeout $(BM_TIMEOUT) $(QEMU_SYS_RV32) -M virt -bios none $(BM_QEMU_IO) \
-	    -kernel $(BM)/qemu/riscv-virt.elf || rc=1; \
+	$(BM_QEMU_RV32) $(BM)/qemu/allreduce4-riscv-virt.elf || rc=1; \
+	$(BM_QEMU_RV32) $(BM)/qemu/riscv-virt.elf || rc=1; \
 	exit $$rc
 
 # ---- qemu-user: 32-bit and big-endian Linux ----------------------------------------
