@@ -59,14 +59,23 @@ bm_need = for t in $(1); do command -v $$t >/dev/null 2>&1 || { \
 .PHONY: cross size qemu qemu-user test-portable bm-cross-%
 TEST_TARGETS += test-portable cross size qemu qemu-user
 
+# A file holding the flags in force: whatever depends on it is rebuilt when
+# they change (make WARN=... must not leave objects built under other flags).
+BM_STAMP := $(BM)/flags.txt
+.PHONY: bm-force
+$(BM_STAMP): bm-force
+	@mkdir -p $(@D)
+	@echo '$(CC) $(CFLAGS) $(WARN) $(BM_MIN_DEFS)' | cmp -s - $@ || \
+	    echo '$(CC) $(CFLAGS) $(WARN) $(BM_MIN_DEFS)' > $@
+
 # ---- cross: the library alone ------------------------------------------------
 
-$(BM)/cross/%/coll.o: ports/baremetal/coll_lib.c coll.h
+$(BM)/cross/%/coll.o: ports/baremetal/coll_lib.c coll.h $(BM_STAMP)
 	@mkdir -p $(@D)
 	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) -fstack-usage -fcallgraph-info=su \
 	    -I. -c $< -o $@
 
-$(BM)/cross/%/min.o: ports/baremetal/coll_lib.c coll.h
+$(BM)/cross/%/min.o: ports/baremetal/coll_lib.c coll.h $(BM_STAMP)
 	@mkdir -p $(@D)
 	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) $(BM_MIN_DEFS) -I. -c $< -o $@
 
@@ -105,7 +114,7 @@ size:
 
 # ---- qemu: the portable suite as firmware ----------------------------------------
 
-BM_SUITE_SRC  := test/test_portable.c ports/baremetal/coll_mbox.h coll.h test/coll_test.h
+BM_SUITE_SRC  := test/test_portable.c ports/baremetal/coll_mbox.h coll.h test/coll_test.h $(BM_STAMP)
 BM_FW_FLAGS   := -std=c99 -ffreestanding -fno-builtin -nostdlib -Os -g \
                  -fno-tree-loop-distribute-patterns $(WARN) \
                  -I. -Iports/baremetal -include ports/baremetal/bm.h \
@@ -120,7 +129,7 @@ BM_RV_FW = $(RV_GCC) $(BM_ARCH_rv32imac) $(BM_FW_FLAGS) -T ports/baremetal/riscv
     "$$($(RV_GCC) $(BM_LIB_rv32imac) -print-libgcc-file-name)" -o $@
 BM_ARM_DEPS := $(BM_RT_SRC) ports/baremetal/start_cortex_m.S ports/baremetal/mps2_an385.ld
 BM_RV_DEPS  := $(BM_RT_SRC) ports/baremetal/start_riscv.S ports/baremetal/riscv_virt.ld
-BM_EXAMPLE  := examples/baremetal/allreduce4.c ports/baremetal/coll_mbox.h coll.h
+BM_EXAMPLE  := examples/baremetal/allreduce4.c ports/baremetal/coll_mbox.h coll.h $(BM_STAMP)
 
 $(BM)/qemu/mps2-an385.elf: $(BM_SUITE_SRC) $(BM_ARM_DEPS)
 	@mkdir -p $(@D)
