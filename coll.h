@@ -192,6 +192,17 @@ typedef struct coll_tuning {
     double alpha, beta, gamma;
 } coll_tuning;
 
+/* A per-size override of AUTO: calls of `kind` moving between min_bytes and
+   max_bytes (inclusive, whole buffer) use `algo`. */
+typedef struct coll_rule {
+    coll_kind kind;
+    size_t min_bytes, max_bytes;
+    coll_algo algo;
+} coll_rule;
+#ifndef COLL_MAX_RULES
+#define COLL_MAX_RULES 8
+#endif
+
 /* ---- the communicator (caller-owned; fields are private) ----------------- */
 typedef struct coll_comm {
     int rank, nranks;
@@ -201,6 +212,8 @@ typedef struct coll_comm {
     coll_user_op user;
     const coll_memops *mem;
     coll_tuning tune;
+    coll_rule rules[COLL_MAX_RULES];
+    int nrules;
     unsigned magic;
 } coll_comm;
 
@@ -219,6 +232,18 @@ typedef struct coll_args {
     int group;                 /* group size for COLL_ALGO_HIERARCHICAL      */
 } coll_args;
 
+/* What a schedule is computed from (private). */
+typedef struct coll__plan {
+    coll_kind kind;
+    coll_algo algo;
+    int rank, p, root, group, inplace;
+    size_t count;                 /* as in coll_args; own block for v forms   */
+    size_t total;                 /* elements of the whole split vector       */
+    const size_t *counts;
+    size_t chunk;                 /* elements per pipeline chunk              */
+    int p2, rem;                  /* non-power-of-two fold: p = p2 + rem      */
+} coll__plan;
+
 /* One step of a schedule on one rank (private; the executor's unit of work).
    Offsets and lengths count elements; buffers are COLL_BUF_SRC or _DST. */
 typedef struct coll__step {
@@ -236,7 +261,7 @@ typedef struct coll_request {
     coll_args a;               /* algo resolved, buffers as given            */
     size_t esize;              /* bytes per element                          */
     size_t seg;                /* elements per message segment               */
-    int inplace;
+    coll__plan pl;
     int step;                  /* schedule step being executed               */
     int loaded;                /* 1: `st` holds step `step`                  */
     coll__step st;
@@ -244,6 +269,7 @@ typedef struct coll_request {
     size_t sposted, rposted, done;
     int hs[2], hr[2];          /* port handles of segments in flight, -1    */
     int finished;
+    unsigned char token[2];    /* the barrier's one-byte messages            */
 } coll_request;
 
 /* What one step of a schedule does on one rank (coll_describe). */
@@ -261,6 +287,14 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
                        void *scratch, size_t scratch_bytes);
 COLL_API int coll_set_user_op(coll_comm *c, const coll_user_op *op);
 COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem);
+/* The cost model's constants, and per-size overrides of AUTO. All ranks
+   must set the same values. coll_tune measures α and β with ping-pongs
+   between ranks 0 and 1 and γ with a local reduce, timed by now(ctx) in
+   seconds, and gives rank 0's figures to every rank (a collective). */
+COLL_API int coll_set_tuning(coll_comm *c, const coll_tuning *t);
+COLL_API int coll_add_rule(coll_comm *c, coll_kind kind, size_t min_bytes, size_t max_bytes,
+                           coll_algo algo);
+COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx);
 COLL_API size_t coll_dtype_size(coll_dtype dtype);   /* 0 for COLL_USER_TYPE */
 COLL_API const char *coll_result_str(int result);
 COLL_API const char *coll_algo_name(coll_algo algo);
@@ -573,6 +607,13 @@ static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, si
     return COLL_OK;
 }
 
+/* Collectives that combine data (and so need an op and scratch). */
+static int coll__reduces(coll_kind k)
+{
+    return k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_REDUCE_SCATTER ||
+           k == COLL_REDUCE_SCATTERV;
+}
+
 /* ========================================================================== */
 /* 3. Schedules                                                               */
 /* ========================================================================== */
@@ -582,15 +623,10 @@ static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, si
    executor, coll_describe and any cost model all read the same function.
 
    Costs below: p ranks, n bytes, α per message, β per byte sent, γ per byte
-   reduced; lg = ceil(log2 p). */
-
-typedef struct coll__plan {
-    coll_kind kind;
-    coll_algo algo;
-    int rank, p, root, group, inplace;
-    size_t count;                 /* as in coll_args                          */
-    const size_t *counts;
-} coll__plan;
+   reduced; lg = ceil(log2 p); p2 = the largest power of two <= p. Message
+   order: a step that both sends and receives says which comes first on a
+   port without sendrecv (send_first), chosen so that no cycle of ranks can
+   all be sending to each other at once. */
 
 typedef int (*coll__schedule)(const coll__plan *pl, int s, coll__step *st);
 
@@ -603,6 +639,8 @@ static int coll__ceil_log2(int p)
     return l;
 }
 
+static int coll__gcd(int a, int b) { while (b) { int t = a % b; a = b; b = t; } return a; }
+
 static void coll__idle(coll__step *st)
 {
     st->to = st->from = COLL__NONE;
@@ -612,16 +650,36 @@ static void coll__idle(coll__step *st)
     st->send_first = 1;
 }
 
+/* A shift exchange (send to r+d, receive from r-d) forms gcd(p,d) cycles;
+   letting the lowest rank of each cycle receive first breaks every one. */
+static int coll__shift_send_first(int r, int p, int d)
+{
+    return r >= coll__gcd(p, coll__mod(d, p));
+}
+
+/* An exchange with one partner: the lower rank speaks first. */
+static void coll__pair(coll__step *st, int me, int partner)
+{
+    st->to = st->from = partner;
+    st->send_first = me < partner;
+}
+
+/* Balanced split of n elements into k parts: part i starts at
+   i·⌊n/k⌋ + min(i, n mod k); the first n mod k parts get one more. */
+static size_t coll__split(size_t n, int k, int i)
+{
+    size_t base = n / (size_t)k, extra = n % (size_t)k, ii = (size_t)i;
+    return ii * base + (ii < extra ? ii : extra);
+}
+
 /* Block i of the data the collective splits across ranks: a balanced split
-   of count (allreduce: the first count % p blocks get one more element),
-   count-sized blocks (reduce_scatter, allgather), or counts[] (v forms). */
+   (allreduce, reduce, broadcast), count-sized blocks (reduce_scatter,
+   allgather, gather, scatter, alltoall), or counts[] (v forms). */
 static void coll__block(const coll__plan *pl, int i, size_t *off, size_t *len)
 {
-    if (pl->kind == COLL_ALLREDUCE) {
-        size_t base = pl->count / (size_t)pl->p, extra = pl->count % (size_t)pl->p;
-        size_t ii = (size_t)i;
-        *off = ii * base + (ii < extra ? ii : extra);
-        *len = base + (ii < extra ? 1 : 0);
+    if (pl->kind == COLL_ALLREDUCE || pl->kind == COLL_REDUCE || pl->kind == COLL_BROADCAST) {
+        *off = coll__split(pl->count, pl->p, i);
+        *len = coll__split(pl->count, pl->p, i + 1) - *off;
     } else if (pl->counts) {
         int j;
         *off = 0;
@@ -632,6 +690,119 @@ static void coll__block(const coll__plan *pl, int i, size_t *off, size_t *len)
         *len = pl->count;
     }
 }
+
+/* Blocks [i, j) as one element range (blocks are contiguous). */
+static void coll__blocks(const coll__plan *pl, int i, int j, size_t *off, size_t *len)
+{
+    size_t end, l;
+    coll__block(pl, i, off, &l);
+    if (j >= pl->p) end = pl->total;
+    else coll__block(pl, j, &end, &l);
+    *len = end - *off;
+}
+
+/* ---- the fold: any p onto a power of two ------------------------------------
+   The first 2·rem ranks pair up, even r handing its data to r+1, so p2 =
+   p - rem ranks remain, renumbered v = 0..p2-1; the power-of-two algorithm
+   runs on v, and the pairs are unfolded at the end. Costs one extra
+   exchange at each end, only when p is not a power of two.             */
+static int coll__vrank(const coll__plan *pl, int r)      /* -1: sits out */
+{
+    if (r < 2 * pl->rem) return r % 2 ? r / 2 : -1;
+    return r - pl->rem;
+}
+static int coll__rrank(const coll__plan *pl, int v)
+{
+    return v < pl->rem ? 2 * v + 1 : v + pl->rem;
+}
+/* First element of virtual rank v's region of the data. */
+static size_t coll__vbound(const coll__plan *pl, int v)
+{
+    size_t off, len;
+    if (v >= pl->p2) return pl->total;
+    if (pl->kind == COLL_ALLREDUCE || pl->kind == COLL_REDUCE) return coll__split(pl->count, pl->p2, v);
+    coll__block(pl, v < pl->rem ? 2 * v : v + pl->rem, &off, &len);
+    return off;
+}
+static void coll__vrange(const coll__plan *pl, int v0, int v1, size_t *off, size_t *len)
+{
+    *off = coll__vbound(pl, v0);
+    *len = coll__vbound(pl, v1) - *off;
+}
+
+/* Fold step: even r < 2·rem sends everything (its block, for an
+   all-gather) to r+1, which reduces (copies) it in. */
+static void coll__fold_in(const coll__plan *pl, coll__step *st, int whole)
+{
+    int r = pl->rank;
+    if (r >= 2 * pl->rem) return;
+    if (r % 2 == 0) {
+        st->to = r + 1;
+        st->sbuf = whole ? COLL_BUF_SRC : COLL_BUF_DST;
+        if (whole) { st->soff = 0; st->slen = pl->total; }
+        else coll__block(pl, r, &st->soff, &st->slen);
+    } else {
+        st->from = r - 1;
+        if (whole) { st->rlen = pl->total; st->reduce = 1; st->abuf = COLL_BUF_SRC; }
+        else coll__block(pl, r - 1, &st->roff, &st->rlen);
+    }
+}
+
+/* Unfold step: odd r < 2·rem hands the result back to r-1. */
+static void coll__fold_out(const coll__plan *pl, coll__step *st, int buf, size_t off, size_t len)
+{
+    int r = pl->rank;
+    if (r >= 2 * pl->rem) return;
+    if (r % 2) { st->to = r - 1; st->sbuf = buf; st->soff = off; st->slen = len; }
+    else       { st->from = r + 1; st->rbuf = buf; st->roff = off; st->rlen = len; }
+}
+
+/* Has this rank's dst received a reduction before power-of-two step k? */
+static int coll__dst_ready(const coll__plan *pl, int k)
+{
+    return k > 0 || (pl->rank < 2 * pl->rem && pl->rank % 2);
+}
+
+/* Recursive-halving step k on virtual ranks: partner v ^ d with d =
+   p2/2^(k+1); each keeps the half of the current window holding its own
+   region, sends the other half and reduces the partner's copy of its half.
+   After lg p2 steps v holds its own region fully reduced. */
+static void coll__halving(const coll__plan *pl, int k, int work, coll__step *st)
+{
+    int v = coll__vrank(pl, pl->rank), d = pl->p2 >> (k + 1), lo = v & ~(2 * d - 1);
+    int keep = (v & d) ? lo + d : lo, give = (v & d) ? lo : lo + d;
+    int ready = work == COLL_BUF_SRC || coll__dst_ready(pl, k);
+    coll__pair(st, pl->rank, coll__rrank(pl, v ^ d));
+    st->sbuf = ready ? work : COLL_BUF_SRC;
+    coll__vrange(pl, give, give + d, &st->soff, &st->slen);
+    st->rbuf = work;
+    coll__vrange(pl, keep, keep + d, &st->roff, &st->rlen);
+    st->abuf = ready ? work : COLL_BUF_SRC;
+    st->aoff = st->roff;
+    st->reduce = 1;
+}
+
+/* Recursive-doubling all-gather step k: v and v ^ 2^k swap the 2^k regions
+   each has gathered so far, doubling them. */
+static void coll__doubling_gather(const coll__plan *pl, int k, int work, coll__step *st)
+{
+    int v = coll__vrank(pl, pl->rank), d = 1 << k, lo = v & ~(d - 1);
+    coll__pair(st, pl->rank, coll__rrank(pl, v ^ d));
+    st->sbuf = st->rbuf = work;
+    coll__vrange(pl, lo, lo + d, &st->soff, &st->slen);
+    coll__vrange(pl, lo ^ d, (lo ^ d) + d, &st->roff, &st->rlen);
+}
+
+/* Split step s of a folded schedule: -1 fold, 0..n-1 inner, n unfold. */
+static int coll__folded(const coll__plan *pl, int s, int inner, int *k)
+{
+    int f = pl->rem > 0;
+    if (s >= inner + 2 * f) return 0;           /* past the end */
+    *k = s - f;
+    return 1;
+}
+
+/* ---- ring ------------------------------------------------------------------ */
 
 /* Where the running partial sum of block b lives during a reduce-scatter:
    in place in the full buffer, or (out of place reduce_scatter) in dst,
@@ -696,6 +867,8 @@ static int coll__ring_allreduce(const coll__plan *pl, int s, coll__step *st)
     return coll__ring_allgather(pl, s - (pl->p - 1), st);
 }
 
+/* ---- binomial trees -------------------------------------------------------- */
+
 /* Binomial-tree reduce to root. With v = rank relative to root, in step l
    rank v (low l bits zero) receives the partial result of v + 2^l and folds
    it in; rank v with bit l set sends its partial result to v - 2^l and is
@@ -742,6 +915,64 @@ static int coll__binomial_broadcast(const coll__plan *pl, int s, coll__step *st)
     return 1;
 }
 
+/* Blocks of relative ranks [v0, v0+n) sit at real ranks (v0+root) mod p
+   onward, which may wrap past p: part 0 is the piece before the wrap,
+   part 1 the piece after it (often empty). */
+static void coll__wrapped(const coll__plan *pl, int v0, int n, int part, size_t *off, size_t *len)
+{
+    int a = coll__mod(v0 + pl->root, pl->p), first = a + n > pl->p ? pl->p - a : n;
+    if (part == 0) coll__blocks(pl, a, a + first, off, len);
+    else coll__blocks(pl, 0, n - first, off, len);
+}
+
+/* Binomial gather to root: the reduce's tree, but each rank forwards the
+   blocks of its whole subtree instead of a sum. Each level takes two steps
+   (the subtree's blocks before and after wrapping past rank p-1). Every
+   rank's dst is a workspace of p blocks.
+   cost: lg·α + (p-1)/p·nβ                                                  */
+static int coll__binomial_gather(const coll__plan *pl, int s, coll__step *st)
+{
+    int p = pl->p, v = coll__mod(pl->rank - pl->root, p), l = s / 2, mask = 1 << l, n;
+    if (l >= coll__ceil_log2(p)) return 0;
+    coll__idle(st);
+    if (v & (mask - 1)) return 1;
+    if (v & mask) {
+        n = p - v < mask ? p - v : mask;
+        st->to = coll__mod(v - mask + pl->root, p);
+        coll__wrapped(pl, v, n, s % 2, &st->soff, &st->slen);
+    } else if (v + mask < p) {
+        n = p - v - mask < mask ? p - v - mask : mask;
+        st->from = coll__mod(v + mask + pl->root, p);
+        coll__wrapped(pl, v + mask, n, s % 2, &st->roff, &st->rlen);
+    }
+    return 1;
+}
+
+/* Binomial scatter from root: the broadcast's tree, each rank passing on
+   only the blocks of the subtree below its child. Every rank's src is a
+   workspace of p blocks (read at root, written elsewhere).
+   cost: lg·α + (p-1)/p·nβ                                                  */
+static int coll__binomial_scatter(const coll__plan *pl, int s, coll__step *st)
+{
+    int p = pl->p, L = coll__ceil_log2(p), v = coll__mod(pl->rank - pl->root, p), mask, n;
+    if (s / 2 >= L) return 0;
+    mask = 1 << (L - 1 - s / 2);
+    coll__idle(st);
+    st->sbuf = st->rbuf = COLL_BUF_SRC;
+    if ((v & (2 * mask - 1)) == 0 && v + mask < p) {
+        n = p - v - mask < mask ? p - v - mask : mask;
+        st->to = coll__mod(v + mask + pl->root, p);
+        coll__wrapped(pl, v + mask, n, s % 2, &st->soff, &st->slen);
+    } else if ((v & (2 * mask - 1)) == mask) {
+        n = p - v < mask ? p - v : mask;
+        st->from = coll__mod(v - mask + pl->root, p);
+        coll__wrapped(pl, v, n, s % 2, &st->roff, &st->rlen);
+    }
+    return 1;
+}
+
+/* ---- all-reduce ------------------------------------------------------------- */
+
 /* Tree all-reduce: binomial reduce to rank 0, then binomial broadcast (the
    muji seed's pairwise levels, for any p).
    cost: 2·lg·α + lg·n(2β + γ)                                               */
@@ -772,86 +1003,522 @@ static int coll__naive_allreduce(const coll__plan *pl, int s, coll__step *st)
     return 1;
 }
 
-/* The schedule for (collective, algorithm), or NULL if there is none. */
-static coll__schedule coll__find(coll_kind k, coll_algo a)
+/* Recursive doubling: in step k rank v swaps its whole partial result with
+   v ^ 2^k and reduces, so after lg p2 steps everyone has everything.
+   Fewest rounds; for small n.
+   cost: lg·α + n·lg(β+γ)   (+ 2(α + nβ) to fold a non-power-of-two p)      */
+static int coll__rd_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
-    switch (k) {
-    case COLL_ALLREDUCE:
-        if (a == COLL_ALGO_RING) return coll__ring_allreduce;
-        if (a == COLL_ALGO_TREE) return coll__tree_allreduce;
-        if (a == COLL_ALGO_NAIVE) return coll__naive_allreduce;
-        break;
-    case COLL_REDUCE_SCATTER:
-        if (a == COLL_ALGO_RING) return coll__ring_reduce_scatter;
-        break;
-    case COLL_ALLGATHER:
-        if (a == COLL_ALGO_RING) return coll__ring_allgather;
-        break;
-    case COLL_BROADCAST:
-        if (a == COLL_ALGO_BINOMIAL) return coll__binomial_broadcast;
-        break;
-    case COLL_REDUCE:
-        if (a == COLL_ALGO_BINOMIAL) return coll__binomial_reduce;
-        break;
-    default: break;
+    int k, L = coll__ceil_log2(pl->p2), v = coll__vrank(pl, pl->rank), ready;
+    if (pl->p == 1 || !coll__folded(pl, s, L, &k)) return 0;
+    coll__idle(st);
+    if (k < 0) { coll__fold_in(pl, st, 1); return 1; }
+    if (k == L) { coll__fold_out(pl, st, COLL_BUF_DST, 0, pl->count); return 1; }
+    if (v < 0) return 1;
+    ready = coll__dst_ready(pl, k);
+    coll__pair(st, pl->rank, coll__rrank(pl, v ^ (1 << k)));
+    st->sbuf = st->abuf = ready ? COLL_BUF_DST : COLL_BUF_SRC;
+    st->slen = st->rlen = pl->count;
+    st->reduce = 1;
+    return 1;
+}
+
+/* Rabenseifner: recursive-halving reduce-scatter, then recursive-doubling
+   all-gather. Ring's bandwidth with lg rounds instead of p-1.
+   cost: 2·lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ   (+ the fold, as above)          */
+static int coll__rabenseifner_allreduce(const coll__plan *pl, int s, coll__step *st)
+{
+    int k, L = coll__ceil_log2(pl->p2);
+    if (pl->p == 1 || !coll__folded(pl, s, 2 * L, &k)) return 0;
+    coll__idle(st);
+    if (k < 0) { coll__fold_in(pl, st, 1); return 1; }
+    if (k == 2 * L) { coll__fold_out(pl, st, COLL_BUF_DST, 0, pl->count); return 1; }
+    if (coll__vrank(pl, pl->rank) < 0) return 1;
+    if (k < L) coll__halving(pl, k, COLL_BUF_DST, st);
+    else coll__doubling_gather(pl, k - L, COLL_BUF_DST, st);
+    return 1;
+}
+
+/* Run `f` on a sub-communicator: ranks base, base+stride, ... (np of them),
+   this rank being number `me` among them. */
+static int coll__on_group(const coll__plan *pl, coll__schedule f, int s, coll__step *st,
+                          int me, int np, int base, int stride)
+{
+    coll__plan q = *pl;
+    q.rank = me; q.p = np; q.root = 0;
+    if (!f(&q, s, st)) { coll__idle(st); return 0; }
+    if (st->to >= 0) st->to = base + st->to * stride;
+    if (st->from >= 0) st->from = base + st->from * stride;
+    return 1;
+}
+
+/* Hierarchical (the muji seed's groups): ranks form groups of `group`
+   consecutive ranks; reduce inside each group to its first rank, all-reduce
+   among those leaders with the ring, broadcast back inside each group. The
+   slow links between groups carry only the leaders' traffic.
+   cost: 2·lg g·(α + nβ) + ring over p/g leaders                            */
+static int coll__hierarchical_allreduce(const coll__plan *pl, int s, coll__step *st)
+{
+    int g = pl->group, r = pl->rank, ng = (pl->p + g - 1) / g, base = r / g * g;
+    int size = pl->p - base < g ? pl->p - base : g, Lg = coll__ceil_log2(g), ring = 2 * (ng - 1);
+    coll__idle(st);
+    if (s < Lg) { coll__on_group(pl, coll__binomial_reduce, s, st, r - base, size, base, 1); return 1; }
+    s -= Lg;
+    if (s < ring) {
+        if (r == base) coll__on_group(pl, coll__ring_allreduce, s, st, r / g, ng, 0, g);
+        return 1;
     }
+    s -= ring;
+    if (s < Lg) { coll__on_group(pl, coll__binomial_broadcast, s, st, r - base, size, base, 1); return 1; }
     return 0;
 }
 
-/* Algorithms that fold operands strictly in rank order, so a
-   non-commutative user op gives the textbook answer. */
+/* Pipelined binary tree (heap order: children 2r+1, 2r+2). The vector is
+   cut into C chunks that stream up the tree, reduced at every node, and
+   then stream back down, so all levels work at once.
+   Up, for c = 0..C: [send chunk c-1 to parent, receive chunk c from the
+   left child], [receive chunk c from the right child]. Down, for c = 0..C:
+   [send chunk c-1 to the left child, receive chunk c from the parent],
+   [send chunk c-1 to the right child].
+   cost: ≈ (2·lg + 4C)·α + 3nβ·(1 + lg/C) at an inner node                  */
+static int coll__pipelined_tree_allreduce(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, parent = r ? (r - 1) / 2 : -1, left = 2 * r + 1, right = 2 * r + 2;
+    size_t C = pl->count ? (pl->count - 1) / pl->chunk + 1 : 0, c = (size_t)s / 2 % (C + 1);
+    int down = (size_t)s >= 2 * (C + 1), second = s % 2, kids = left < p;
+    if (p == 1 || (size_t)s >= 4 * (C + 1)) return 0;
+    coll__idle(st);
+    if (!down) {
+        if (!second && c >= 1 && parent >= 0) {
+            st->to = parent; st->sbuf = kids ? COLL_BUF_DST : COLL_BUF_SRC;
+            st->soff = (c - 1) * pl->chunk;
+            st->slen = (c < C ? c * pl->chunk : pl->count) - st->soff;
+        }
+        if (c < C && (second ? right : left) < p) {
+            st->from = second ? right : left;
+            st->roff = st->aoff = c * pl->chunk;
+            st->rlen = (c + 1 < C ? (c + 1) * pl->chunk : pl->count) - st->roff;
+            st->abuf = second ? COLL_BUF_DST : COLL_BUF_SRC;
+            st->reduce = 1;
+        }
+    } else {
+        int child = second ? right : left;
+        if (c >= 1 && child < p) {
+            st->to = child; st->soff = (c - 1) * pl->chunk;
+            st->slen = (c < C ? c * pl->chunk : pl->count) - st->soff;
+        }
+        if (!second && c < C && parent >= 0) {
+            st->from = parent; st->roff = c * pl->chunk;
+            st->rlen = (c + 1 < C ? (c + 1) * pl->chunk : pl->count) - st->roff;
+        }
+    }
+    return 1;
+}
+
+/* ---- reduce-scatter --------------------------------------------------------- */
+
+/* Pairwise exchange: in step s rank r sends block r+s straight to its
+   owner and reduces block r arriving from r-s. No workspace; p-1 rounds.
+   cost: (p-1)α + (p-1)/p·n(β+γ)                                            */
+static int coll__pairwise_reduce_scatter(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, to = coll__mod(r + s + 1, p), from = coll__mod(r - s - 1, p);
+    size_t len;
+    if (s >= p - 1) return 0;
+    coll__idle(st);
+    st->to = to; st->from = from;
+    st->send_first = coll__shift_send_first(r, p, s + 1);
+    st->sbuf = COLL_BUF_SRC;
+    coll__block(pl, to, &st->soff, &st->slen);
+    coll__block(pl, r, &st->aoff, &len);
+    st->rlen = len;
+    st->rbuf = pl->inplace ? COLL_BUF_SRC : COLL_BUF_DST;
+    st->roff = pl->inplace ? st->aoff : 0;
+    st->abuf = s == 0 ? COLL_BUF_SRC : st->rbuf;
+    if (s > 0) st->aoff = st->roff;
+    st->reduce = 1;
+    return 1;
+}
+
+/* Recursive halving (in place: the whole src is the workspace). lg p2
+   rounds, each halving the data in flight.
+   cost: lg·α + (p-1)/p·n(β+γ)   (+ the fold)                               */
+static int coll__halving_reduce_scatter(const coll__plan *pl, int s, coll__step *st)
+{
+    int k, L = coll__ceil_log2(pl->p2), r = pl->rank;
+    if (pl->p == 1 || !coll__folded(pl, s, L, &k)) return 0;
+    coll__idle(st);
+    if (k < 0) {
+        coll__fold_in(pl, st, 1);
+        st->rbuf = st->abuf = COLL_BUF_SRC;
+        return 1;
+    }
+    if (k == L) {       /* odd r of a folded pair holds block r-1 too */
+        size_t off, len;
+        coll__block(pl, r < 2 * pl->rem && r % 2 ? r - 1 : r, &off, &len);
+        coll__fold_out(pl, st, COLL_BUF_SRC, off, len);
+        return 1;
+    }
+    if (coll__vrank(pl, r) >= 0) coll__halving(pl, k, COLL_BUF_SRC, st);
+    return 1;
+}
+
+/* ---- all-gather ------------------------------------------------------------- */
+
+/* Recursive doubling: lg p2 rounds, each doubling the blocks held.
+   cost: lg·α + (p-1)/p·nβ   (+ the fold)                                   */
+static int coll__rd_allgather(const coll__plan *pl, int s, coll__step *st)
+{
+    int k, L = coll__ceil_log2(pl->p2);
+    if (pl->p == 1 || !coll__folded(pl, s, L, &k)) return 0;
+    coll__idle(st);
+    if (k < 0) { coll__fold_in(pl, st, 0); return 1; }
+    if (k == L) { coll__fold_out(pl, st, COLL_BUF_DST, 0, pl->total); return 1; }
+    if (coll__vrank(pl, pl->rank) >= 0) coll__doubling_gather(pl, k, COLL_BUF_DST, st);
+    return 1;
+}
+
+/* Bruck: dst holds the blocks rotated so that rank r's own block comes
+   first; in step k every rank sends its first min(2^k, p-2^k) blocks to
+   r - 2^k and appends those of r + 2^k. A final local rotation puts the
+   blocks in rank order. ⌈lg p⌉ rounds for any p, no fold.
+   cost: lg·α + (p-1)/p·nβ                                                  */
+static size_t coll__bruck_off(const coll__plan *pl, int j)   /* rotated offset */
+{
+    size_t a, b, len;
+    coll__block(pl, pl->rank, &a, &len);
+    if (pl->rank + j <= pl->p) { coll__blocks(pl, pl->rank, pl->rank + j, &b, &len); return len; }
+    coll__block(pl, coll__mod(pl->rank + j, pl->p), &b, &len);
+    return pl->total - a + b;
+}
+static int coll__bruck_allgather(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, d = 1 << s, m;
+    if (s >= coll__ceil_log2(p)) return 0;
+    m = d < p - d ? d : p - d;
+    coll__idle(st);
+    st->to = coll__mod(r - d, p);
+    st->from = coll__mod(r + d, p);
+    st->send_first = coll__shift_send_first(r, p, -d);
+    st->slen = coll__bruck_off(pl, m);
+    st->roff = coll__bruck_off(pl, d);
+    st->rlen = coll__bruck_off(pl, d + m) - st->roff;
+    return 1;
+}
+
+/* ---- broadcast -------------------------------------------------------------- */
+
+/* Van de Geijn: scatter the vector's p blocks down the binomial tree, then
+   ring all-gather them. Near 2n bytes per rank instead of n·lg p.
+   cost: (lg + p-1)α + 2(p-1)/p·nβ                                         */
+static int coll__scatter_allgather_broadcast(const coll__plan *pl, int s, coll__step *st)
+{
+    int p = pl->p, L = coll__ceil_log2(p), v = coll__mod(pl->rank - pl->root, p), mask, n;
+    if (p == 1 || s >= L + p - 1) return 0;
+    coll__idle(st);
+    if (s < L) {                          /* blocks are numbered by v here */
+        mask = 1 << (L - 1 - s);
+        if ((v & (2 * mask - 1)) == 0 && v + mask < p) {
+            n = p - v - mask < mask ? p - v - mask : mask;
+            st->to = coll__mod(v + mask + pl->root, p);
+            coll__blocks(pl, v + mask, v + mask + n, &st->soff, &st->slen);
+        } else if ((v & (2 * mask - 1)) == mask) {
+            n = p - v < mask ? p - v : mask;
+            st->from = coll__mod(v - mask + pl->root, p);
+            coll__blocks(pl, v, v + n, &st->roff, &st->rlen);
+        }
+        return 1;
+    }
+    s -= L;
+    st->to = coll__mod(pl->rank + 1, p);
+    st->from = coll__mod(pl->rank - 1, p);
+    coll__block(pl, coll__mod(v - s, p), &st->soff, &st->slen);
+    coll__block(pl, coll__mod(v - s - 1, p), &st->roff, &st->rlen);
+    st->send_first = v % 2 == 0;
+    return 1;
+}
+
+/* Pipelined chain: root -> root+1 -> ... -> root+p-1, the vector cut into
+   C chunks; in step s position i forwards chunk s-i and receives chunk
+   s-i+1, so every link is busy at once.
+   cost: (p-2+C)(α + nβ/C)                                                  */
+static int coll__chain_broadcast(const coll__plan *pl, int s, coll__step *st)
+{
+    int p = pl->p, i = coll__mod(pl->rank - pl->root, p);
+    size_t C = pl->count ? (pl->count - 1) / pl->chunk + 1 : 0, c;
+    if (p == 1 || C == 0 || (size_t)s >= C + (size_t)p - 2) return 0;
+    coll__idle(st);
+    if (i < p - 1 && s >= i && (size_t)(s - i) < C) {
+        c = (size_t)(s - i);
+        st->to = coll__mod(pl->rank + 1, p);
+        st->soff = c * pl->chunk;
+        st->slen = (c + 1 < C ? (c + 1) * pl->chunk : pl->count) - st->soff;
+    }
+    if (i > 0 && s + 1 >= i && (size_t)(s - i + 1) < C) {
+        c = (size_t)(s - i + 1);
+        st->from = coll__mod(pl->rank - 1, p);
+        st->roff = c * pl->chunk;
+        st->rlen = (c + 1 < C ? (c + 1) * pl->chunk : pl->count) - st->roff;
+    }
+    return 1;
+}
+
+/* ---- reduce ----------------------------------------------------------------- */
+
+/* Rabenseifner's reduce: recursive-halving reduce-scatter, then a binomial
+   gather of the reduced regions to virtual rank 0; if the root sat out of
+   the fold, its partner hands it the result at the end. Virtual ranks
+   are rotated so that the root's side of the fold is 0.
+   cost: 2·lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ   (+ the fold)                    */
+static int coll__rsg_reduce(const coll__plan *pl, int s, coll__step *st)
+{
+    coll__plan q = *pl;
+    int L = coll__ceil_log2(pl->p2), root = pl->root, out = root < 2 * pl->rem && root % 2 == 0;
+    int f = pl->rem > 0, k = s - f, v, vroot, mask;
+    if (pl->p == 1 || s >= f + 2 * L + out) return 0;
+    coll__idle(st);
+    if (k < 0) { coll__fold_in(pl, st, 1); return 1; }
+    if (k == 2 * L) {                                   /* partner -> root */
+        if (pl->rank == root + 1) { st->to = root; st->slen = pl->count; }
+        if (pl->rank == root) { st->from = root + 1; st->rlen = pl->count; }
+        return 1;
+    }
+    v = coll__vrank(pl, pl->rank);
+    if (v < 0) return 1;
+    /* rotate virtual ranks: the root's side of the fold becomes 0 */
+    vroot = coll__vrank(pl, out ? root + 1 : root);
+    if (k < L) {
+        int d = pl->p2 >> (k + 1), w = coll__mod(v - vroot, pl->p2), lo = w & ~(2 * d - 1);
+        int keep = (w & d) ? lo + d : lo, give = (w & d) ? lo : lo + d, ready = coll__dst_ready(pl, k);
+        (void)q;
+        coll__pair(st, pl->rank, coll__rrank(pl, coll__mod((w ^ d) + vroot, pl->p2)));
+        st->sbuf = st->abuf = ready ? COLL_BUF_DST : COLL_BUF_SRC;
+        coll__vrange(pl, give, give + d, &st->soff, &st->slen);
+        coll__vrange(pl, keep, keep + d, &st->roff, &st->rlen);
+        st->aoff = st->roff;
+        st->reduce = 1;
+        return 1;
+    }
+    k -= L;                                             /* gather to w = 0 */
+    mask = 1 << k;
+    {
+        int w = coll__mod(v - vroot, pl->p2);
+        if (w & (mask - 1)) return 1;
+        if (w & mask) {
+            st->to = coll__rrank(pl, coll__mod(w - mask + vroot, pl->p2));
+            coll__vrange(pl, w, w + mask, &st->soff, &st->slen);
+        } else {
+            st->from = coll__rrank(pl, coll__mod(w + mask + vroot, pl->p2));
+            coll__vrange(pl, w + mask, w + 2 * mask, &st->roff, &st->rlen);
+        }
+    }
+    return 1;
+}
+
+/* ---- gather, scatter ----------------------------------------------------- */
+
+/* Linear: the root talks to every other rank in turn. p-1 rounds at the
+   root, one elsewhere; no workspace.
+   cost: (p-1)(α + nβ/p)                                                    */
+static int coll__linear_gather(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, peer = coll__mod(pl->root + s + 1, p);
+    if (s >= p - 1) return 0;
+    coll__idle(st);
+    if (r == pl->root) { st->from = peer; coll__block(pl, peer, &st->roff, &st->rlen); }
+    else if (r == peer) { st->to = pl->root; st->sbuf = COLL_BUF_SRC; st->slen = pl->count; }
+    return 1;
+}
+
+static int coll__linear_scatter(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, peer = coll__mod(pl->root + s + 1, p);
+    if (s >= p - 1) return 0;
+    coll__idle(st);
+    if (r == pl->root) { st->to = peer; st->sbuf = COLL_BUF_SRC; coll__block(pl, peer, &st->soff, &st->slen); }
+    else if (r == peer) { st->from = pl->root; st->rlen = pl->count; }
+    return 1;
+}
+
+/* ---- all-to-all, barrier ------------------------------------------------- */
+
+/* Pairwise exchange: in step s rank r sends block r+s of src to rank r+s
+   and receives block r-s of dst from rank r-s.
+   cost: (p-1)α + (p-1)/p·nβ                                                */
+static int coll__pairwise_alltoall(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, to = coll__mod(r + s + 1, p), from = coll__mod(r - s - 1, p);
+    if (s >= p - 1) return 0;
+    coll__idle(st);
+    st->to = to; st->from = from;
+    st->send_first = coll__shift_send_first(r, p, s + 1);
+    st->sbuf = COLL_BUF_SRC;
+    coll__block(pl, to, &st->soff, &st->slen);
+    coll__block(pl, from, &st->roff, &st->rlen);
+    return 1;
+}
+
+/* Dissemination barrier: in step k signal r + 2^k and wait for r - 2^k;
+   after ⌈lg p⌉ steps everyone has (transitively) heard from everyone.
+   cost: lg·α                                                               */
+static int coll__dissemination_barrier(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, d = 1 << s;
+    if (s >= coll__ceil_log2(p)) return 0;
+    coll__idle(st);
+    st->to = coll__mod(r + d, p);
+    st->from = coll__mod(r - d, p);
+    st->send_first = coll__shift_send_first(r, p, d);
+    st->sbuf = COLL_BUF_SRC; st->slen = 1;
+    st->rlen = 1;
+    return 1;
+}
+
+/* ---- the registry ------------------------------------------------------- */
+
+typedef struct coll__entry {
+    coll_kind kind;
+    coll_algo algo;
+    coll__schedule f;
+} coll__entry;
+
+static const coll__entry coll__registry[] = {
+    { COLL_ALLREDUCE,       COLL_ALGO_NAIVE,                 coll__naive_allreduce },
+    { COLL_ALLREDUCE,       COLL_ALGO_RING,                  coll__ring_allreduce },
+    { COLL_ALLREDUCE,       COLL_ALGO_TREE,                  coll__tree_allreduce },
+    { COLL_ALLREDUCE,       COLL_ALGO_RECURSIVE_DOUBLING,    coll__rd_allreduce },
+    { COLL_ALLREDUCE,       COLL_ALGO_RABENSEIFNER,          coll__rabenseifner_allreduce },
+    { COLL_ALLREDUCE,       COLL_ALGO_HIERARCHICAL,          coll__hierarchical_allreduce },
+    { COLL_ALLREDUCE,       COLL_ALGO_PIPELINED_TREE,        coll__pipelined_tree_allreduce },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_RING,                  coll__ring_reduce_scatter },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_PAIRWISE,              coll__pairwise_reduce_scatter },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_RECURSIVE_HALVING,     coll__halving_reduce_scatter },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_RING,                  coll__ring_reduce_scatter },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_PAIRWISE,              coll__pairwise_reduce_scatter },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_RECURSIVE_HALVING,     coll__halving_reduce_scatter },
+    { COLL_ALLGATHER,       COLL_ALGO_RING,                  coll__ring_allgather },
+    { COLL_ALLGATHER,       COLL_ALGO_RECURSIVE_DOUBLING,    coll__rd_allgather },
+    { COLL_ALLGATHER,       COLL_ALGO_BRUCK,                 coll__bruck_allgather },
+    { COLL_ALLGATHERV,      COLL_ALGO_RING,                  coll__ring_allgather },
+    { COLL_ALLGATHERV,      COLL_ALGO_RECURSIVE_DOUBLING,    coll__rd_allgather },
+    { COLL_ALLGATHERV,      COLL_ALGO_BRUCK,                 coll__bruck_allgather },
+    { COLL_BROADCAST,       COLL_ALGO_BINOMIAL,              coll__binomial_broadcast },
+    { COLL_BROADCAST,       COLL_ALGO_SCATTER_ALLGATHER,     coll__scatter_allgather_broadcast },
+    { COLL_BROADCAST,       COLL_ALGO_PIPELINED_CHAIN,       coll__chain_broadcast },
+    { COLL_REDUCE,          COLL_ALGO_BINOMIAL,              coll__binomial_reduce },
+    { COLL_REDUCE,          COLL_ALGO_REDUCE_SCATTER_GATHER, coll__rsg_reduce },
+    { COLL_GATHER,          COLL_ALGO_LINEAR,                coll__linear_gather },
+    { COLL_GATHER,          COLL_ALGO_BINOMIAL,              coll__binomial_gather },
+    { COLL_SCATTER,         COLL_ALGO_LINEAR,                coll__linear_scatter },
+    { COLL_SCATTER,         COLL_ALGO_BINOMIAL,              coll__binomial_scatter },
+    { COLL_ALLTOALL,        COLL_ALGO_PAIRWISE,              coll__pairwise_alltoall },
+    { COLL_BARRIER,         COLL_ALGO_DISSEMINATION,         coll__dissemination_barrier },
+};
+
+/* The schedule for (collective, algorithm), or NULL if there is none. */
+static coll__schedule coll__find(coll_kind k, coll_algo a)
+{
+    size_t i;
+    for (i = 0; i < sizeof coll__registry / sizeof coll__registry[0]; i++)
+        if (coll__registry[i].kind == k && coll__registry[i].algo == a) return coll__registry[i].f;
+    return 0;
+}
+
+/* Algorithms that fold operands strictly in rank order (lower ranks on the
+   left), so a non-commutative user op gives the textbook answer. */
 static int coll__keeps_rank_order(const coll__plan *pl)
 {
-    if (pl->algo == COLL_ALGO_NAIVE) return 1;
-    if (pl->algo == COLL_ALGO_TREE) return 1;
+    if (pl->algo == COLL_ALGO_NAIVE || pl->algo == COLL_ALGO_TREE) return 1;
     if (pl->algo == COLL_ALGO_BINOMIAL && pl->kind == COLL_REDUCE) return pl->root == 0;
+    return 0;
+}
+
+/* Calls an algorithm cannot serve, whatever the cost (same on every rank
+   except the in-place rules, which the caller controls). */
+static int coll__unsupported(const coll_comm *c, const coll__plan *pl)
+{
+    if (pl->algo == COLL_ALGO_HIERARCHICAL && (pl->group < 1 || pl->group > pl->p)) return 1;
+    if (pl->algo == COLL_ALGO_RECURSIVE_HALVING && !pl->inplace && pl->p > 1) return 1;
+    if (pl->algo == COLL_ALGO_BRUCK && c->mem) return 1;      /* rotates on the host */
+    if (pl->kind == COLL_REDUCE_SCATTERV && pl->algo == COLL_ALGO_RING && !pl->inplace) {
+        int i;                  /* the partial sums pass through dst: equal blocks only */
+        for (i = 0; i < pl->p; i++) if (pl->counts[i] != pl->counts[0]) return 1;
+    }
     return 0;
 }
 
 /* ========================================================================== */
 /* 4. Planner: the α-β-γ cost model behind COLL_ALGO_AUTO                     */
 /* ========================================================================== */
+/* Each formula is the one in the comment of its schedule. AUTO takes the
+   cheapest algorithm that needs no workspace and works in and out of
+   place, so every rank makes the same choice from the same numbers. */
 
-static double coll__cost(coll_kind k, coll_algo a, double n, int p, const coll_tuning *t)
+static double coll__cost(const coll__plan *pl, double n, const coll_tuning *t)
 {
+    int p = pl->p;
     double lg = (double)coll__ceil_log2(p), f = (double)(p - 1) / (double)p;
-    double al = t->alpha, be = t->beta, ga = t->gamma;
-    switch (k) {
-    case COLL_ALLREDUCE:
-        if (a == COLL_ALGO_RING)  return 2 * (p - 1) * al + 2 * f * n * be + f * n * ga;
-        if (a == COLL_ALGO_TREE)  return 2 * lg * al + lg * n * (2 * be + ga);
-        if (a == COLL_ALGO_NAIVE) return 2 * (p - 1) * (al + n * be) + (p - 1) * n * ga;
-        break;
-    case COLL_REDUCE_SCATTER: case COLL_ALLGATHER:
-        if (a == COLL_ALGO_RING) return (p - 1) * al + f * n * be;
-        break;
-    case COLL_BROADCAST: case COLL_REDUCE:
-        if (a == COLL_ALGO_BINOMIAL) return lg * (al + n * be);
-        break;
-    default: break;
+    double fold = pl->rem ? 2 * (t->alpha + n * t->beta) : 0;
+    double al = t->alpha, be = t->beta, ga = t->gamma, C;
+    switch (pl->algo) {
+    case COLL_ALGO_NAIVE:  return 2 * (p - 1) * (al + n * be) + (p - 1) * n * ga;
+    case COLL_ALGO_RING:
+        if (pl->kind == COLL_ALLREDUCE) return 2 * (p - 1) * al + 2 * f * n * be + f * n * ga;
+        return (p - 1) * al + f * n * (be + (coll__reduces(pl->kind) ? ga : 0));
+    case COLL_ALGO_TREE:   return 2 * lg * al + lg * n * (2 * be + ga);
+    case COLL_ALGO_RECURSIVE_DOUBLING:
+        if (pl->kind == COLL_ALLREDUCE) return lg * al + n * lg * (be + ga) + fold;
+        return lg * al + f * n * be + fold;
+    case COLL_ALGO_RABENSEIFNER: case COLL_ALGO_REDUCE_SCATTER_GATHER:
+        return 2 * lg * al + 2 * f * n * be + f * n * ga + fold;
+    case COLL_ALGO_PIPELINED_TREE:
+        C = pl->count ? (double)((pl->count - 1) / pl->chunk + 1) : 1;
+        return (2 * lg + 4 * C) * al + 3 * n * be * (1 + lg / C) + n * ga;
+    case COLL_ALGO_PAIRWISE: return (p - 1) * al + f * n * (be + (pl->kind == COLL_ALLTOALL ? 0 : ga));
+    case COLL_ALGO_BRUCK:    return lg * al + f * n * be;
+    case COLL_ALGO_BINOMIAL:
+        if (pl->kind == COLL_REDUCE) return lg * (al + n * be + n * ga);
+        return lg * (al + n * be);
+    case COLL_ALGO_SCATTER_ALLGATHER: return (lg + p - 1) * al + 2 * f * n * be;
+    case COLL_ALGO_PIPELINED_CHAIN:
+        C = pl->count ? (double)((pl->count - 1) / pl->chunk + 1) : 1;
+        return (p - 2 + C) * (al + n * be / C);
+    case COLL_ALGO_LINEAR: return (p - 1) * (al + n * be / p);
+    case COLL_ALGO_DISSEMINATION: return lg * al;
+    default: return 1e300;
     }
-    return 1e300;
 }
 
 static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
 {
-    size_t n = pl->count;
-    if (pl->kind == COLL_REDUCE_SCATTER || pl->kind == COLL_ALLGATHER) n *= (size_t)pl->p;
+    size_t n = pl->total;
+    if (pl->kind == COLL_ALLTOALL) n = pl->count * (size_t)pl->p;
     return n * esize;
 }
 
+/* AUTO: the cheapest algorithm that needs no workspace, no group size and
+   no in-place layout (so every rank picks the same one), honouring the
+   caller's per-size rules first. */
 static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t esize, int ordered_only)
 {
     coll_algo best = COLL_ALGO_AUTO;
     double best_cost = 0, n = (double)coll__total_bytes(pl, esize);
-    int a;
-    for (a = COLL_ALGO_AUTO + 1; a < COLL_ALGO_COUNT; a++) {
+    size_t bytes = coll__total_bytes(pl, esize), i;
+    for (i = 0; i < (size_t)c->nrules; i++) {
+        const coll_rule *u = &c->rules[i];
+        if (u->kind == pl->kind && bytes >= u->min_bytes && bytes <= u->max_bytes) return u->algo;
+    }
+    for (i = 0; i < sizeof coll__registry / sizeof coll__registry[0]; i++) {
         coll__plan q = *pl;
         double cost;
-        q.algo = (coll_algo)a;
-        if (!coll__find(pl->kind, q.algo)) continue;
+        if (coll__registry[i].kind != pl->kind) continue;
+        q.algo = coll__registry[i].algo;
+        if (q.algo == COLL_ALGO_HIERARCHICAL || q.algo == COLL_ALGO_RECURSIVE_HALVING ||
+            q.algo == COLL_ALGO_BRUCK || (q.algo == COLL_ALGO_BINOMIAL &&
+            (q.kind == COLL_GATHER || q.kind == COLL_SCATTER))) continue;
+        if (q.kind == COLL_REDUCE_SCATTERV && q.algo == COLL_ALGO_RING) continue;
         if (ordered_only && !coll__keeps_rank_order(&q)) continue;
-        cost = coll__cost(pl->kind, q.algo, n, pl->p, &c->tune);
+        cost = coll__cost(&q, n, &c->tune);
         if (best == COLL_ALGO_AUTO || cost < best_cost) { best = q.algo; best_cost = cost; }
     }
     return best;
@@ -860,12 +1527,6 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
 /* ========================================================================== */
 /* 5. Checking arguments and planning                                         */
 /* ========================================================================== */
-
-static int coll__reduces(coll_kind k)
-{
-    return k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_REDUCE_SCATTER ||
-           k == COLL_REDUCE_SCATTERV;
-}
 
 /* [a, a+an) and [b, b+bn) share a byte. */
 static int coll__overlap(const void *a, size_t an, const void *b, size_t bn)
@@ -880,10 +1541,13 @@ static size_t coll__esize(const coll_comm *c, coll_dtype t)
     return t == COLL_USER_TYPE ? c->user.elem_size : coll_dtype_size(t);
 }
 
-/* Everything coll_start checks, without touching a buffer. */
+/* Everything coll_start checks about the arguments, without touching a
+   buffer: kinds, types, ops, roots, sizes, and the legal overlaps of src
+   and dst (equal for the vector collectives, the NCCL-style "my block of
+   the big buffer" for the block-wise ones, none otherwise). */
 static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t *esize_out)
 {
-    size_t es, n, in_n = 0, out_n = 0;
+    size_t es, n, in_n = 0, out_n = 0, mine = 0, len;
     int p, r, i;
     const unsigned char *src, *dst;
     if (!c || !a || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
@@ -893,7 +1557,13 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     pl->kind = a->kind; pl->algo = a->algo; pl->rank = r; pl->p = p;
     pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0;
     pl->inplace = 0;
-    if (a->kind == COLL_BARRIER) { *esize_out = 1; pl->count = 0; return COLL_ERR_NOSYS; }
+    for (pl->p2 = 1; pl->p2 * 2 <= p; pl->p2 *= 2) {}
+    pl->rem = p - pl->p2;
+    if (a->kind == COLL_BARRIER) {
+        pl->count = pl->total = 1; pl->chunk = 1; pl->inplace = 0;
+        *esize_out = 1;
+        return COLL_OK;
+    }
     if ((int)a->dtype < 0 || a->dtype >= COLL_DTYPE_COUNT) return COLL_ERR_INVAL;
     es = coll__esize(c, a->dtype);
     if (es == 0) return COLL_ERR_INVAL;
@@ -915,26 +1585,41 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
             n += a->counts[i];
         }
         pl->counts = a->counts;
-        pl->count = n;
+        pl->count = a->counts[r];
+        pl->total = n;
     } else {
         if (a->count > ((size_t)-1) / es / (size_t)p) return COLL_ERR_INVAL;
+        n = a->count;
+        pl->total = a->kind == COLL_ALLREDUCE || a->kind == COLL_REDUCE ||
+                    a->kind == COLL_BROADCAST ? n : n * (size_t)p;
     }
-    /* element counts of the two buffers, and which in-place layout is legal */
-    n = a->count;
+    /* pipeline chunk: one message segment, or the whole vector uncut */
+    pl->chunk = c->segment ? c->segment / es : pl->count;
+    if (pl->chunk == 0) pl->chunk = 1;
+    /* element counts of the two buffers, and the legal in-place layout */
+    coll__block(pl, r, &mine, &len);
     src = (const unsigned char *)a->src; dst = (const unsigned char *)a->dst;
     switch (a->kind) {
-    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_BROADCAST:
+    case COLL_ALLREDUCE: case COLL_REDUCE:
         in_n = out_n = n; pl->inplace = src == dst; break;
-    case COLL_REDUCE_SCATTER:
-        in_n = n * (size_t)p; out_n = n;
-        pl->inplace = dst == src + (size_t)r * n * es; break;
-    case COLL_ALLGATHER:
+    case COLL_BROADCAST:
+        out_n = n; src = dst; pl->inplace = 1; break;
+    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
+        in_n = pl->total; out_n = len;
+        pl->inplace = dst == src + mine * es; break;
+    case COLL_ALLGATHER: case COLL_ALLGATHERV:
+        in_n = len; out_n = pl->total;
+        pl->inplace = src == dst + mine * es; break;
+    case COLL_GATHER:
         in_n = n; out_n = n * (size_t)p;
-        pl->inplace = src == dst + (size_t)r * n * es; break;
-    default:
-        return COLL_ERR_NOSYS;
+        pl->inplace = src == dst + mine * es; break;
+    case COLL_SCATTER:
+        in_n = n * (size_t)p; out_n = n;
+        pl->inplace = dst == src + mine * es; break;
+    case COLL_ALLTOALL:
+        in_n = out_n = n * (size_t)p; break;
+    default: return COLL_ERR_INVAL;
     }
-    if (a->kind == COLL_BROADCAST) { src = dst; in_n = 0; pl->inplace = 1; }
     if (!pl->inplace && coll__overlap(src, in_n * es, dst, out_n * es)) return COLL_ERR_INVAL;
     *esize_out = es;
     return COLL_OK;
@@ -944,9 +1629,12 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
 static int coll__pick(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t es)
 {
     int ordered = a->op == COLL_USER_OP && coll__reduces(a->kind) && !c->user.commutative;
-    if (pl->algo == COLL_ALGO_AUTO) pl->algo = coll__choose(c, pl, es, ordered);
+    if (pl->algo == COLL_ALGO_AUTO) {
+        pl->algo = a->kind == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose(c, pl, es, ordered);
+    }
     if (pl->algo == COLL_ALGO_AUTO || !coll__find(pl->kind, pl->algo)) return COLL_ERR_NOSYS;
     if (ordered && !coll__keeps_rank_order(pl)) return COLL_ERR_NOSYS;
+    if (coll__unsupported(c, pl)) return COLL_ERR_NOSYS;
     return COLL_OK;
 }
 
@@ -999,11 +1687,11 @@ static void coll__recv_target(const coll_request *q, size_t k, unsigned char **p
 }
 
 /* Fold received segment k (now in scratch) into its place. */
-static int coll__fold(coll_request *q, size_t k)
+static int coll__absorb(coll_request *q, size_t k)
 {
     unsigned char *out, *a;
     size_t bytes;
-    if (!q->st.reduce) return COLL_OK;
+    if (!q->st.reduce || k >= q->nrecv) return COLL_OK;   /* sends may outnumber receives */
     coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, &out, &bytes);
     coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, k, &a, &bytes);
     return coll__reduce(q->c, out, a, coll__scratch_half(q, k), bytes / q->esize,
@@ -1030,7 +1718,7 @@ static int coll__exchange_blocking(coll_request *q, size_t k)
     } else if (has_s) rc = pt->send(pt->ctx, q->st.to, sp, sn);
     else              rc = pt->recv(pt->ctx, q->st.from, rp, rn);
     if (rc != COLL_OK) return rc;
-    return coll__fold(q, k);
+    return coll__absorb(q, k);
 }
 
 /* Non-blocking ports: keep segments [done, done+2) posted, complete them in
@@ -1073,7 +1761,7 @@ static int coll__step_pipelined(coll_request *q, int block)
             if (rc != COLL_OK) return rc;
             q->hs[q->done % 2] = -1;
         }
-        rc = coll__fold(q, q->done);
+        rc = coll__absorb(q, q->done);
         if (rc != COLL_OK) return rc;
         q->done++;
     }
@@ -1082,14 +1770,7 @@ static int coll__step_pipelined(coll_request *q, int block)
 
 static int coll__load_step(coll_request *q)
 {
-    coll__plan pl;
-    coll__schedule f;
-    pl.kind = q->a.kind; pl.algo = q->a.algo; pl.rank = q->c->rank; pl.p = q->c->nranks;
-    pl.root = q->a.root; pl.group = q->a.group; pl.count = q->a.count; pl.counts = q->a.counts;
-    pl.inplace = q->inplace;
-    if (pl.counts) { int i; pl.count = 0; for (i = 0; i < pl.p; i++) pl.count += pl.counts[i]; }
-    f = coll__find(pl.kind, pl.algo);
-    if (!f(&pl, q->step, &q->st)) return 0;
+    if (!coll__find(q->pl.kind, q->pl.algo)(&q->pl, q->step, &q->st)) return 0;
     q->nsend = q->st.to >= 0 ? coll__nseg(q->st.slen, q->seg) : 0;
     q->nrecv = q->st.from >= 0 ? coll__nseg(q->st.rlen, q->seg) : 0;
     q->sposted = q->rposted = q->done = 0;
@@ -1098,16 +1779,34 @@ static int coll__load_step(coll_request *q)
     return 1;
 }
 
-/* The last local touch: avg divides the reduced result once. */
+/* Reverse bytes [0, n) in place. */
+static void coll__reverse(unsigned char *b, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n / 2; i++) { unsigned char t = b[i]; b[i] = b[n - 1 - i]; b[n - 1 - i] = t; }
+}
+
+/* The last local touches: avg divides the reduced result once; scatter
+   takes its block out of the workspace; Bruck rotates the blocks back into
+   rank order (three reversals rotate in place). */
 static int coll__finish(coll_request *q)
 {
-    size_t n = q->a.count;
-    int p = q->c->nranks;
+    const coll__plan *pl = &q->pl;
+    size_t off, len, es = q->esize;
+    unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
     q->finished = 1;
-    if (!coll__reduces(q->a.kind) || q->a.op != COLL_AVG) return COLL_OK;
-    if (q->a.kind == COLL_REDUCE && q->c->rank != q->a.root) return COLL_OK;
-    if (q->a.kind == COLL_REDUCE_SCATTERV) n = q->a.counts[q->c->rank];
-    return coll__scale(q->c, q->a.dst, n, q->a.dtype, (size_t)p);
+    coll__block(pl, pl->rank, &off, &len);
+    if (pl->kind == COLL_SCATTER && (pl->algo == COLL_ALGO_BINOMIAL || pl->rank == pl->root))
+        return coll__copy(q->c, dst, src + off * es, len * es);
+    if (pl->algo == COLL_ALGO_BRUCK && pl->p > 1) {
+        size_t n = pl->total * es, m = n - off * es;
+        coll__reverse(dst, m); coll__reverse(dst + m, n - m); coll__reverse(dst, n);
+        return COLL_OK;
+    }
+    if (!coll__reduces(pl->kind) || q->a.op != COLL_AVG) return COLL_OK;
+    if (pl->kind == COLL_REDUCE && pl->rank != pl->root) return COLL_OK;
+    if (pl->kind == COLL_ALLREDUCE || pl->kind == COLL_REDUCE) len = pl->count;
+    return coll__scale(q->c, q->a.dst, len, q->a.dtype, (size_t)pl->p);
 }
 
 static int coll__progress(coll_request *q, int block)
@@ -1173,42 +1872,151 @@ COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem)
     return COLL_OK;
 }
 
+/* Which buffers this rank must pass: linear gather and scatter use only
+   the root's big buffer; every other case reads src and writes dst. */
+static int coll__buffers_ok(const coll__plan *pl, const coll_args *a)
+{
+    int root = pl->rank == pl->root, big = pl->algo != COLL_ALGO_LINEAR;
+    int need_src = pl->total > 0, need_dst = pl->total > 0;
+    if (pl->kind == COLL_BARRIER) return 1;
+    if (pl->kind == COLL_BROADCAST) need_src = 0;
+    if (pl->kind == COLL_GATHER && !root && !big) need_dst = 0;
+    if (pl->kind == COLL_SCATTER && !root && !big) need_src = 0;
+    if (pl->kind == COLL_ALLGATHERV || pl->kind == COLL_REDUCE_SCATTERV) {
+        if (pl->count == 0 && pl->kind == COLL_ALLGATHERV) need_src = 0;
+        if (pl->count == 0 && pl->kind == COLL_REDUCE_SCATTERV) need_dst = 0;
+    }
+    return !(need_src && !a->src) && !(need_dst && !a->dst);
+}
+
+/* Slide n bytes down to a lower address that may overlap the source. */
+static void coll__move_down(unsigned char *d, const unsigned char *s, size_t n)
+{
+    while (n--) *d++ = *s++;
+}
+
+COLL_API int coll_set_tuning(coll_comm *c, const coll_tuning *t)
+{
+    if (!c || c->magic != COLL__MAGIC || !t) return COLL_ERR_INVAL;
+    if (!(t->alpha >= 0) || !(t->beta >= 0) || !(t->gamma >= 0)) return COLL_ERR_INVAL;
+    c->tune = *t;
+    return COLL_OK;
+}
+
+COLL_API int coll_add_rule(coll_comm *c, coll_kind kind, size_t min_bytes, size_t max_bytes,
+                           coll_algo algo)
+{
+    coll_rule *u;
+    if (!c || c->magic != COLL__MAGIC || (int)kind < 0 || kind >= COLL_KIND_COUNT) return COLL_ERR_INVAL;
+    if (!coll__find(kind, algo) || min_bytes > max_bytes) return COLL_ERR_INVAL;
+    if (c->nrules == COLL_MAX_RULES) return COLL_ERR_NOSPC;
+    u = &c->rules[c->nrules++];
+    u->kind = kind; u->min_bytes = min_bytes; u->max_bytes = max_bytes; u->algo = algo;
+    return COLL_OK;
+}
+
+/* Ping-pong between ranks 0 and 1: a one-byte exchange costs 2α, a
+   segment-sized one 2(α + sβ); a local float sum over a segment costs sγ.
+   Rank 0's figures are then broadcast so every rank decides alike. */
+COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
+{
+    enum { REPS = 16 };
+    union { coll_tuning t; unsigned char b[sizeof(coll_tuning)]; } m;
+    unsigned char one[2] = { 0, 0 }, *buf;
+    size_t s;
+    int i, rc = COLL_OK, peer;
+    double t0, t1, t2;
+    if (!c || c->magic != COLL__MAGIC || !now) return COLL_ERR_INVAL;
+    m.t = c->tune;
+    s = c->segment & ~(size_t)3;
+    buf = c->scratch;
+    if (c->nranks > 1 && c->rank < 2) {
+        const coll_port *pt = &c->port;
+        peer = 1 - c->rank;
+        t0 = now(ctx);
+        for (i = 0; i < REPS && rc == COLL_OK; i++) {
+            if (c->rank == 0) { rc = pt->send(pt->ctx, peer, one, 1); if (!rc) rc = pt->recv(pt->ctx, peer, one + 1, 1); }
+            else { rc = pt->recv(pt->ctx, peer, one + 1, 1); if (!rc) rc = pt->send(pt->ctx, peer, one, 1); }
+        }
+        t1 = now(ctx);
+        for (i = 0; s && i < REPS && rc == COLL_OK; i++) {
+            if (c->rank == 0) { rc = pt->send(pt->ctx, peer, buf, s); if (!rc) rc = pt->recv(pt->ctx, peer, buf + s, s); }
+            else { rc = pt->recv(pt->ctx, peer, buf + s, s); if (!rc) rc = pt->send(pt->ctx, peer, buf, s); }
+        }
+        t2 = now(ctx);
+        if (rc != COLL_OK) return rc;
+        if (c->rank == 0) {
+            m.t.alpha = (t1 - t0) / (2.0 * REPS);
+            if (s) {
+                double b = (t2 - t1) / (2.0 * REPS) - m.t.alpha;
+                m.t.beta = b > 0 ? b / (double)s : m.t.beta;
+                COLL_MEMSET(buf, 0, 2 * s);
+                t0 = now(ctx);
+                for (i = 0; i < REPS; i++)
+                    coll__reduce(c, buf, buf, buf + s, s / 4, COLL_FLOAT32, COLL_SUM);
+                m.t.gamma = (now(ctx) - t0) / ((double)REPS * (double)s);
+            }
+        }
+    }
+    rc = coll_broadcast(c, m.b, sizeof m.b, COLL_UINT8, 0, COLL_ALGO_BINOMIAL);
+    if (rc == COLL_OK) c->tune = m.t;
+    return rc;
+}
+
 COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
 {
     coll__plan pl;
-    size_t es = 0, seg_bytes;
+    size_t es = 0, off, len;
     unsigned char *src, *dst;
-    int rc;
+    int rc = COLL_OK, p;
     if (!q) return COLL_ERR_INVAL;
     rc = coll__plan_args(c, a, &pl, &es);
     if (rc != COLL_OK) return rc;
-    src = (unsigned char *)(uintptr_t)a->src; dst = (unsigned char *)a->dst;
-    {   /* buffers the call reads or writes must exist */
-        size_t need = a->kind == COLL_ALLGATHERV || a->kind == COLL_REDUCE_SCATTERV ? pl.count : a->count;
-        if (need && a->kind != COLL_BROADCAST && !src) return COLL_ERR_INVAL;
-        if (need && !dst) return COLL_ERR_INVAL;
-    }
     rc = coll__pick(c, a, &pl, es);
     if (rc != COLL_OK) return rc;
-    seg_bytes = c->segment;
-    if (seg_bytes && seg_bytes < es) return COLL_ERR_NOSPC;
-    if (coll__reduces(a->kind) && c->nranks > 1 && pl.count > 0 && seg_bytes < es)
+    if (!coll__buffers_ok(&pl, a)) return COLL_ERR_INVAL;
+    if (c->segment && c->segment < es) return COLL_ERR_NOSPC;
+    if (coll__reduces(a->kind) && c->nranks > 1 && pl.total > 0 && c->segment < es)
         return COLL_ERR_NOSPC;
     COLL_MEMSET(q, 0, sizeof *q);
     q->c = c;
     q->a = *a;
     q->a.algo = pl.algo;
-    if (a->kind == COLL_BROADCAST) q->a.src = a->dst;
+    q->pl = pl;
     q->esize = es;
-    q->seg = seg_bytes ? seg_bytes / es : (size_t)-1;
-    q->inplace = pl.inplace;
-    /* Local first moves: a lone rank copies through; allgather puts its own
-       block in place. Everything else reads src where it lies. */
-    if (c->nranks == 1 && (a->kind == COLL_ALLREDUCE || a->kind == COLL_REDUCE ||
-                           a->kind == COLL_REDUCE_SCATTER))
-        rc = coll__copy(c, dst, src, a->count * es);
-    else if (a->kind == COLL_ALLGATHER)
-        rc = coll__copy(c, dst + (size_t)c->rank * a->count * es, src, a->count * es);
+    q->seg = c->segment ? c->segment / es : (size_t)-1;
+    p = c->nranks;
+    if (a->kind == COLL_BARRIER) { q->a.src = &q->token[0]; q->a.dst = &q->token[1]; }
+    if (a->kind == COLL_BROADCAST) q->a.src = a->dst;
+    src = coll__buf(q, COLL_BUF_SRC); dst = coll__buf(q, COLL_BUF_DST);
+    coll__block(&pl, c->rank, &off, &len);
+    /* Local first moves, so the schedules find every rank's own data where
+       they expect it. */
+    switch (a->kind) {
+    case COLL_ALLREDUCE: case COLL_REDUCE:
+        if (p == 1 || pl.algo == COLL_ALGO_HIERARCHICAL) {
+            rc = coll__copy(c, dst, src, pl.count * es);
+            q->a.src = dst;                 /* from here on, work in place */
+            q->pl.inplace = 1;
+        }
+        break;
+    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
+        if (p == 1) rc = coll__copy(c, dst, src, len * es);
+        break;
+    case COLL_ALLGATHER: case COLL_ALLGATHERV:
+        if (pl.algo != COLL_ALGO_BRUCK) rc = coll__copy(c, dst + off * es, src, len * es);
+        else if (coll__overlap(dst, len * es, src, len * es)) coll__move_down(dst, src, len * es);
+        else rc = coll__copy(c, dst, src, len * es);
+        break;
+    case COLL_GATHER:
+        if (c->rank == pl.root || pl.algo == COLL_ALGO_BINOMIAL)
+            rc = coll__copy(c, dst + off * es, src, len * es);
+        break;
+    case COLL_ALLTOALL:
+        rc = coll__copy(c, dst + off * es, src + off * es, len * es);
+        break;
+    default: break;
+    }
     return rc;
 }
 
@@ -1338,6 +2146,7 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     if (rc != COLL_OK) return rc;
     rc = coll__pick(c, a, &pl, es);
     if (rc != COLL_OK) return rc;
+    if (pl.algo == COLL_ALGO_HIERARCHICAL) pl.inplace = 1;
     if (!coll__find(pl.kind, pl.algo)(&pl, step, &st)) return 0;
     x->send_to = st.to;   x->send_buf = st.sbuf;
     x->recv_from = st.from; x->recv_buf = st.rbuf;

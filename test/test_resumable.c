@@ -115,43 +115,77 @@ static int close_enough(coll_dtype t, double got, double want)
 
 /* ---- one collective on p ranks, round robin ------------------------------ */
 static coll_mailbox box;
-static unsigned char src[MAXP][MAXP * MAXN * 8], dst[MAXP][MAXP * MAXN * 8];
+static unsigned char S[MAXP][MAXP * MAXN * 8 + 64], D[MAXP][MAXP * MAXN * 8 + 64];
 static unsigned char scratch[MAXP][256];
+static size_t counts[MAXP];
+
+/* Data for the moving collectives: element i of the block that rank `who`
+   contributes (alltoall: who = sender*p + receiver). */
+static double dat(int who, size_t i) { return (double)((who * 5 + (int)i) % 97); }
+
+static void block_of(coll_kind k, int p, size_t n, int b, size_t *off, size_t *len)
+{
+    int j;
+    if (k == COLL_ALLGATHERV || k == COLL_REDUCE_SCATTERV) {
+        *off = 0;
+        for (j = 0; j < b; j++) *off += counts[j];
+        *len = counts[b];
+    } else { *off = (size_t)b * n; *len = n; }
+    (void)p;
+}
 
 static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, int p,
-                     size_t n, int inplace, int root)
+                     size_t n, int inplace, int root, int group)
 {
     coll_comm c[MAXP];
     coll_request q[MAXP];
     coll_args a;
-    size_t es = coll_dtype_size(t), in_n, out_n, i;
-    int r, rc[MAXP], live, rounds = 0, ok = 1, avail = 1;
-    in_n = kind == COLL_REDUCE_SCATTER ? n * p : n;
-    out_n = kind == COLL_ALLGATHER ? n * p : n;
+    size_t es = coll_dtype_size(t), total = 0, i, off, len;
+    int r, b, rc[MAXP], live, rounds = 0, ok = 1, avail = 1;
+    unsigned char *sp[MAXP], *dp[MAXP];
+    int vform = kind == COLL_ALLGATHERV || kind == COLL_REDUCE_SCATTERV;
+    for (b = 0; b < p; b++) counts[b] = b % 3 == 1 ? 0 : n + (size_t)b;
+    for (b = 0; b < p; b++) { block_of(kind, p, n, b, &off, &len); total += len; }
+    if (kind == COLL_ALLTOALL && inplace) return;
     coll_mailbox_init(&box, p);
     for (r = 0; r < p; r++) {
         coll_port port = coll_mailbox_port(&box, r);
         coll_init(&c[r], r, p, &port, scratch[r], sizeof scratch[r]);
-        memset(src[r], 0xA5, sizeof src[r]);
-        memset(dst[r], 0x5A, sizeof dst[r]);
-        for (i = 0; i < in_n; i++) {
-            /* reduce_scatter: element i of block b is element b*n+i globally */
-            unsigned char *base = src[r];
-            if (kind == COLL_ALLGATHER && inplace) base = dst[r] + (size_t)r * n * es;
-            if (kind == COLL_REDUCE_SCATTER && inplace) base = dst[r];
-            if (kind == COLL_BROADCAST) base = dst[r];
-            put(t, base, i, kind == COLL_ALLGATHER || kind == COLL_BROADCAST
-                               ? (double)((r * 5 + (int)i) % 97) : value(r, i, op));
+        memset(S[r], 0xA5, sizeof S[r]);
+        memset(D[r], 0x5A, sizeof D[r]);
+        block_of(kind, p, n, r, &off, &len);
+        sp[r] = S[r]; dp[r] = D[r];
+        switch (kind) {
+        case COLL_ALLREDUCE: case COLL_REDUCE:
+            if (inplace) sp[r] = D[r];
+            for (i = 0; i < n; i++) put(t, sp[r], i, value(r, i, op));
+            break;
+        case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
+            if (inplace) { sp[r] = D[r]; dp[r] = D[r] + off * es; }
+            for (i = 0; i < total; i++) put(t, sp[r], i, value(r, i, op));
+            break;
+        case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
+            if (inplace) sp[r] = D[r] + off * es;
+            for (i = 0; i < len; i++) put(t, sp[r], i, dat(r, i));
+            break;
+        case COLL_SCATTER:
+            if (inplace) dp[r] = S[r] + off * es;
+            if (r == root) for (b = 0; b < p; b++) for (i = 0; i < n; i++) put(t, sp[r], (size_t)b * n + i, dat(b, i));
+            break;
+        case COLL_ALLTOALL:
+            for (b = 0; b < p; b++) for (i = 0; i < n; i++) put(t, sp[r], (size_t)b * n + i, dat(r * p + b, i));
+            break;
+        case COLL_BROADCAST:
+            if (r == root) for (i = 0; i < n; i++) put(t, dp[r], i, dat(root, i));
+            break;
+        default: break;
         }
-        if (inplace && (kind == COLL_ALLREDUCE || kind == COLL_REDUCE))
-            memcpy(dst[r], src[r], in_n * es);
     }
     for (r = 0; r < p; r++) {
         memset(&a, 0, sizeof a);
         a.kind = kind; a.algo = algo; a.count = n; a.dtype = t; a.op = op; a.root = root;
-        a.dst = dst[r];
-        a.src = inplace ? (kind == COLL_ALLGATHER ? dst[r] + (size_t)r * n * es : dst[r]) : src[r];
-        if (kind == COLL_REDUCE_SCATTER && inplace) { a.src = dst[r]; a.dst = dst[r] + (size_t)r * n * es; }
+        a.src = sp[r]; a.dst = dp[r]; a.group = group;
+        if (vform) a.counts = counts;
         rc[r] = coll_start(&q[r], &c[r], &a);
         if (rc[r] == COLL_ERR_NOSYS) avail = 0;
         else if (rc[r] != COLL_OK) { ok = 0; printf("start rc %d\n", rc[r]); }
@@ -164,40 +198,105 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
             if (rc[r] != COLL_AGAIN) continue;
             rc[r] = coll_progress(&q[r]);
             if (rc[r] == COLL_AGAIN) live++;
-            else if (rc[r] != COLL_OK) ok = 0;
+            else if (rc[r] != COLL_OK) { ok = 0; printf("  rank %d rc %d\n", r, rc[r]); }
         }
     } while (live && ok && ++rounds < 100000);
     CHECK(ok && !live, "%s/%s %d ranks n=%zu dtype %d op %d inplace %d: rc/deadlock",
           coll_kind_name(kind), coll_algo_name(algo), p, n, (int)t, (int)op, inplace);
     if (!ok || live) return;
     for (r = 0; r < p; r++) {
-        unsigned char *res = dst[r];
-        size_t off = 0;
+        size_t out_n = 0;
         int good = 1;
-        if (kind == COLL_REDUCE && r != root) continue;
-        if (kind == COLL_REDUCE_SCATTER && inplace) res = dst[r] + (size_t)r * n * es;
+        block_of(kind, p, n, r, &off, &len);
+        switch (kind) {
+        case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_BROADCAST: out_n = n; break;
+        case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: case COLL_SCATTER: out_n = len; break;
+        case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: out_n = total; break;
+        case COLL_ALLTOALL: out_n = n * (size_t)p; break;
+        default: break;
+        }
+        if ((kind == COLL_REDUCE || kind == COLL_GATHER) && r != root) out_n = 0;
         for (i = 0; i < out_n && good; i++) {
-            double want;
-            if (kind == COLL_ALLGATHER) want = (double)(((int)(i / (n ? n : 1)) * 5 + (int)(i % (n ? n : 1))) % 97);
-            else if (kind == COLL_BROADCAST) want = (double)((root * 5 + (int)i) % 97);
-            else if (kind == COLL_REDUCE_SCATTER) want = reference(t, op, p, (size_t)r * n + i, 0);
-            else want = reference(t, op, p, i, 0);
-            if (!close_enough(t, get(t, res, i), want)) {
+            double want = 0;
+            size_t bo, bl;
+            switch (kind) {
+            case COLL_ALLREDUCE: case COLL_REDUCE: want = reference(t, op, p, i, 0); break;
+            case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: want = reference(t, op, p, off + i, 0); break;
+            case COLL_BROADCAST: want = dat(root, i); break;
+            case COLL_SCATTER: want = dat(r, i); break;
+            case COLL_ALLTOALL: want = dat((int)(i / n) * p + r, i % n); break;
+            default:                               /* gathers */
+                for (b = 0; b < p; b++) { block_of(kind, p, n, b, &bo, &bl); if (i < bo + bl) break; }
+                want = dat(b, i - bo);
+            }
+            if (!close_enough(t, get(t, dp[r], i), want)) {
                 good = 0;
-                printf("  rank %d elem %zu: got %g want %g\n", r, i, get(t, res, i), want);
+                printf("  rank %d elem %zu: got %g want %g\n", r, i, get(t, dp[r], i), want);
             }
         }
-        /* guard bytes: nothing past the output */
-        off = (kind == COLL_REDUCE_SCATTER && inplace) ? p * n * es : out_n * es;
-        for (i = off; i < off + 64 && good; i++)
-            if (dst[r][i] != 0x5A) { good = 0; printf("  rank %d wrote past the end\n", r); }
-        CHECK(good, "%s/%s %d ranks n=%zu dtype %d op %d inplace %d root %d: rank %d value",
-              coll_kind_name(kind), coll_algo_name(algo), p, n, (int)t, (int)op, inplace, root, r);
+        /* guard bytes: nothing past the buffers the call was given */
+        {
+            size_t dend = (size_t)(dp[r] - D[r]) + out_n * es, send = 0, in_n = 0;
+            int src_in_s = sp[r] >= S[r] && sp[r] < S[r] + sizeof S[r];
+            switch (kind) {
+            case COLL_ALLREDUCE: case COLL_REDUCE: in_n = n; break;
+            case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: in_n = total; break;
+            case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: in_n = len; break;
+            case COLL_SCATTER: case COLL_ALLTOALL: in_n = n * (size_t)p; break;
+            default: break;
+            }
+            if (dp[r] < D[r] || dp[r] >= D[r] + sizeof D[r]) dend = 0;   /* dst lives in S */
+            if (kind == COLL_REDUCE || kind == COLL_GATHER) dend = (size_t)(dp[r] - D[r]) + (kind == COLL_GATHER ? total : n) * es;
+            if (inplace && (kind == COLL_REDUCE_SCATTER || kind == COLL_REDUCE_SCATTERV)) dend = total * es;
+            if (inplace && (kind == COLL_ALLGATHER || kind == COLL_ALLGATHERV)) dend = total * es;
+            if (src_in_s) send = (size_t)(sp[r] - S[r]) + in_n * es;
+            if (kind == COLL_SCATTER) send = (size_t)p * n * es;
+            for (i = dend; i < dend + 64 && good; i++)
+                if (D[r][i] != 0x5A) { good = 0; printf("  rank %d wrote past dst (byte %zu)\n", r, i); }
+            for (i = send; i < send + 64 && good && (src_in_s || kind == COLL_SCATTER); i++)
+                if (S[r][i] != 0xA5) { good = 0; printf("  rank %d wrote past src (byte %zu)\n", r, i); }
+        }
+        CHECK(good, "%s/%s %d ranks n=%zu dtype %d op %d inplace %d root %d group %d: rank %d value",
+              coll_kind_name(kind), coll_algo_name(algo), p, n, (int)t, (int)op, inplace, root, group, r);
         /* every rank holds the same bits */
-        if (kind == COLL_ALLREDUCE && r > 0)
-            CHECK(memcmp(dst[r], dst[0], n * es) == 0, "allreduce/%s: rank %d differs from rank 0",
-                  coll_algo_name(algo), r);
+        if ((kind == COLL_ALLREDUCE || kind == COLL_ALLGATHER || kind == COLL_ALLGATHERV) && r > 0)
+            CHECK(memcmp(dp[r], dp[0], out_n * es) == 0, "%s/%s: rank %d differs from rank 0",
+                  coll_kind_name(kind), coll_algo_name(algo), r);
     }
+}
+
+static void run_barrier(int p)
+{
+    coll_comm c[MAXP];
+    coll_request q[MAXP];
+    coll_args a;
+    int r, rc[MAXP], live, rounds = 0, ok = 1, entered = 0;
+    coll_mailbox_init(&box, p);
+    memset(&a, 0, sizeof a);
+    a.kind = COLL_BARRIER;
+    for (r = 0; r < p; r++) {
+        coll_port port = coll_mailbox_port(&box, r);
+        coll_init(&c[r], r, p, &port, 0, 0);
+    }
+    /* rank p-1 enters late: nobody may leave before it has entered */
+    for (r = 0; r < p - 1; r++) { rc[r] = coll_start(&q[r], &c[r], &a); if (rc[r] == COLL_OK) rc[r] = COLL_AGAIN; }
+    for (rounds = 0; rounds < 50; rounds++)
+        for (r = 0; r < p - 1; r++) if (rc[r] == COLL_AGAIN) rc[r] = coll_progress(&q[r]);
+    for (r = 0; r < p - 1; r++) if (rc[r] != COLL_AGAIN && p > 1) ok = 0;
+    CHECK(ok, "barrier %d ranks: a rank left before the last one entered", p);
+    rc[p - 1] = coll_start(&q[p - 1], &c[p - 1], &a);
+    if (rc[p - 1] == COLL_OK) rc[p - 1] = COLL_AGAIN;
+    entered = 1;
+    do {
+        live = 0;
+        for (r = 0; r < p; r++) {
+            if (rc[r] != COLL_AGAIN) continue;
+            rc[r] = coll_progress(&q[r]);
+            if (rc[r] == COLL_AGAIN) live++;
+            else if (rc[r] != COLL_OK) ok = 0;
+        }
+    } while (live && ok && ++rounds < 10000);
+    CHECK(ok && !live && entered, "barrier %d ranks: did not complete", p);
 }
 
 int main(void)
@@ -208,28 +307,47 @@ int main(void)
     static const struct { coll_kind k; coll_algo a; } cases[] = {
         { COLL_ALLREDUCE, COLL_ALGO_RING }, { COLL_ALLREDUCE, COLL_ALGO_TREE },
         { COLL_ALLREDUCE, COLL_ALGO_NAIVE }, { COLL_ALLREDUCE, COLL_ALGO_AUTO },
-        { COLL_REDUCE_SCATTER, COLL_ALGO_RING }, { COLL_ALLGATHER, COLL_ALGO_RING },
-        { COLL_BROADCAST, COLL_ALGO_BINOMIAL }, { COLL_REDUCE, COLL_ALGO_BINOMIAL } };
+        { COLL_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING }, { COLL_ALLREDUCE, COLL_ALGO_RABENSEIFNER },
+        { COLL_ALLREDUCE, COLL_ALGO_HIERARCHICAL }, { COLL_ALLREDUCE, COLL_ALGO_PIPELINED_TREE },
+        { COLL_REDUCE_SCATTER, COLL_ALGO_RING }, { COLL_REDUCE_SCATTER, COLL_ALGO_PAIRWISE },
+        { COLL_REDUCE_SCATTER, COLL_ALGO_RECURSIVE_HALVING }, { COLL_REDUCE_SCATTER, COLL_ALGO_AUTO },
+        { COLL_REDUCE_SCATTERV, COLL_ALGO_RING }, { COLL_REDUCE_SCATTERV, COLL_ALGO_PAIRWISE },
+        { COLL_REDUCE_SCATTERV, COLL_ALGO_RECURSIVE_HALVING }, { COLL_REDUCE_SCATTERV, COLL_ALGO_AUTO },
+        { COLL_ALLGATHER, COLL_ALGO_RING }, { COLL_ALLGATHER, COLL_ALGO_RECURSIVE_DOUBLING },
+        { COLL_ALLGATHER, COLL_ALGO_BRUCK }, { COLL_ALLGATHER, COLL_ALGO_AUTO },
+        { COLL_ALLGATHERV, COLL_ALGO_RING }, { COLL_ALLGATHERV, COLL_ALGO_RECURSIVE_DOUBLING },
+        { COLL_ALLGATHERV, COLL_ALGO_BRUCK }, { COLL_ALLGATHERV, COLL_ALGO_AUTO },
+        { COLL_BROADCAST, COLL_ALGO_BINOMIAL }, { COLL_BROADCAST, COLL_ALGO_SCATTER_ALLGATHER },
+        { COLL_BROADCAST, COLL_ALGO_PIPELINED_CHAIN }, { COLL_BROADCAST, COLL_ALGO_AUTO },
+        { COLL_REDUCE, COLL_ALGO_BINOMIAL }, { COLL_REDUCE, COLL_ALGO_REDUCE_SCATTER_GATHER },
+        { COLL_REDUCE, COLL_ALGO_AUTO },
+        { COLL_GATHER, COLL_ALGO_LINEAR }, { COLL_GATHER, COLL_ALGO_BINOMIAL }, { COLL_GATHER, COLL_ALGO_AUTO },
+        { COLL_SCATTER, COLL_ALGO_LINEAR }, { COLL_SCATTER, COLL_ALGO_BINOMIAL }, { COLL_SCATTER, COLL_ALGO_AUTO },
+        { COLL_ALLTOALL, COLL_ALGO_PAIRWISE }, { COLL_ALLTOALL, COLL_ALGO_AUTO } };
     size_t ci, pi, ti, ni;
     int op;
     for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
         for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
             int p = ps[pi];
             size_t ns[] = { 0, 1, (size_t)p - 1, (size_t)p, (size_t)p + 1, 61, 1000 };
+            coll_kind k = cases[ci].k;
+            int reduces = k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_REDUCE_SCATTER ||
+                          k == COLL_REDUCE_SCATTERV;
             for (ti = 0; ti < sizeof ts / sizeof ts[0]; ti++)
                 for (op = COLL_SUM; op <= COLL_BXOR; op++) {
                     if (op >= COLL_BAND && ts[ti] >= COLL_FLOAT16) continue;
-                    if (cases[ci].k == COLL_ALLGATHER || cases[ci].k == COLL_BROADCAST) {
-                        if (op != COLL_SUM) continue;
-                    }
+                    if (!reduces && op != COLL_SUM) continue;
                     for (ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
                         int inplace = (int)(ni + ti + (size_t)op) % 2;
-                        int root = cases[ci].k == COLL_REDUCE || cases[ci].k == COLL_BROADCAST
-                                       ? (int)(ni + ti) % p : 0;
-                        run_case(cases[ci].k, cases[ci].a, ts[ti], (coll_op)op, p, ns[ni], inplace, root);
+                        int root = (int)(ni + ti) % p;
+                        int group = 1 + (int)(ni % 4);
+                        if (cases[ci].a == COLL_ALGO_RECURSIVE_HALVING) inplace = 1;
+                        if (cases[ci].a == COLL_ALGO_HIERARCHICAL && ni == 0) group = p < 4 ? p : 4;
+                        run_case(k, cases[ci].a, ts[ti], (coll_op)op, p, ns[ni], inplace, root, group);
                     }
                 }
         }
+    for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) run_barrier(ps[pi]);
     printf("resumable: %d passed, %d failed\n", passed, failed);
     if (unavailable) printf("(%d cases: algorithm not available)\n", unavailable);
     return failed != 0;
