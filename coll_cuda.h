@@ -1,0 +1,615 @@
+/* coll_cuda.h - v0.1.0 - coll.h's local work (copy, reduce, scale) on CUDA device buffers
+                          single header; kernels need nvcc, declarations are plain C
+
+   USAGE
+     In exactly one .cu file (compiled by nvcc):
+         #define COLL_CUDA_IMPLEMENTATION
+         #include "coll_cuda.h"
+     Everywhere else (C, C++ or CUDA) include "coll_cuda.h" alone: without
+     the implementation it only declares functions and one struct, and needs
+     no CUDA header, so a plain C99 file can set up device collectives. The
+     implementation refuses to compile without nvcc (#error), rather than
+     silently leaving the functions undefined.
+
+         coll_cuda_ctx ctx;                    one per rank, lives as long as the comm
+         coll_memops   mem;                    the same
+         coll_cuda_ctx_init(&ctx, device, stream);
+         mem = coll_cuda_memops(&ctx);
+         coll_init(&c, rank, nranks, &port, device_scratch, scratch_bytes);
+         coll_set_memops(&c, &mem);
+         coll_allreduce(&c, d_src, d_dst, n, COLL_BFLOAT16, COLL_SUM, COLL_ALGO_AUTO);
+         cudaStreamSynchronize(stream);        only now is d_dst final
+
+     The port must move device memory and obey the stream rules below;
+     ports/coll_cuda_port.h is one that does (ranks as host threads, one
+     stream each, any number of ranks per GPU, peer copies between GPUs).
+
+   WHAT RUNS ON THE GPU
+     coll_cuda_reduce   out[i] = a[i] op b[i]   every dtype of coll.h, ops
+                        sum prod min max avg (avg reduces as sum; the
+                        division is coll_cuda_scale, called once at the end
+                        by the library), band bor bxor for integer types.
+     coll_cuda_scale    buf[i] /= divisor       the second half of avg.
+     coll_cuda_copy     cudaMemcpyAsync         any direction (cudaMemcpyDefault).
+     All three only *enqueue* work on ctx->stream and return; none ever
+     synchronises the stream or the device. A negative return means nothing
+     was enqueued.
+
+   STREAM ORDERING (the contract with the port)
+     coll.h calls port recv, then memops reduce on the received bytes. It
+     never waits for the GPU in between, so "recv returned" must mean "the
+     data will be in the buffer before any later work on this rank's stream
+     runs" - not that it is there now. A conforming port therefore:
+       1. orders each copy after the work already enqueued on BOTH ranks'
+          streams (the sender's producer kernels: read-after-write; the
+          receiver's earlier kernels still reading the buffer about to be
+          overwritten: write-after-read), with events, not host waits;
+       2. before recv returns, makes the receiver's stream wait for the copy
+          (so the reduce kernel enqueued next follows it), and before send
+          returns, makes the sender's stream wait for it too (so a later
+          kernel that overwrites the source cannot race the copy).
+     With every rank's memops on the same stream as its port, each rank's
+     stream then carries a correct total order of its own work, and the
+     result is final once that stream is synchronised.
+
+   THE KERNELS
+     One grid-stride loop with size_t indices (any count, 64-bit sizes). When
+     a, b and out sit at the same address modulo 16 the middle of the arrays
+     moves as 16-byte packs (ld/st.global.v4): a scalar head up to the first
+     16-byte boundary, packs, a scalar tail - so a misaligned but consistent
+     slice loses almost nothing. When the three differ modulo 16 no common
+     pack boundary exists; every element is then loaded on its own, still
+     coalesced (consecutive threads, consecutive addresses). float16 and
+     bfloat16 packs add and multiply two lanes at a time (__hadd2,
+     __hmul2). Pointers must be aligned to their element size, and out
+     must be a or not overlap a and b.
+     Integer sum and prod wrap around (two's complement), as on the host.
+     float16/bfloat16 are correctly rounded per operation; the host's
+     "through float" arithmetic gives the same bits (float has enough
+     precision that the double rounding is harmless) except for a bfloat16
+     product that underflows below float's normal range. min and max use
+     the host's rule, b < a ? b : a (b > a ? b : a), NaN and -0 included:
+     the packed __hmin2/__hmax2 would differ, so 16-bit min/max compare
+     lane by lane.
+     avg's division is the host's too: integers truncate towards zero,
+     float32 divides in float, float64 in double, the 16-bit types through
+     float with one rounding back.
+
+   ERRORS
+     COLL_ERR_INVAL   null ctx pointer arguments, a pointer not aligned to
+                      its element, a bitwise op on a float type, divisor 0
+                      or above INT_MAX.
+     COLL_ERR_NOSYS   COLL_USER_TYPE / COLL_USER_OP: a host callback cannot
+                      run on device memory.
+     CUDA failures    -(COLL_CUDA_ERR_BASE + e) for cudaError_t e, so they
+                      never collide with coll.h's codes and the original
+                      error is recoverable: COLL_CUDA_ERROR_OF(rc) == e,
+                      coll_cuda_result_str(rc) prints cudaGetErrorString(e).
+     A launch error is reported by the call that launched; an error during
+     execution (a bad pointer, say) shows up at the next CUDA call that
+     reports sticky errors, typically the caller's cudaStreamSynchronize.
+
+   CONFIGURATION (define before including the implementation)
+     COLL_CUDA_STATIC     all functions static                        (off)
+     COLL_CUDA_API        decoration of public functions              (extern)
+     COLL_CUDA_THREADS    threads per block                           (256)
+     COLL_CUDA_BLOCKS_PER_SM  resident blocks per SM the grid is capped to (8)
+
+   THREAD SAFETY
+     No global state. A coll_cuda_ctx belongs to one thread at a time (it
+     caches the SM count on first use).
+
+   LICENCE: MIT, as coll.h.
+*/
+#ifndef COLL_CUDA_H
+#define COLL_CUDA_H
+
+#ifndef COLL_H
+#include "coll.h"
+#endif
+
+#ifndef COLL_CUDA_API
+#ifdef COLL_CUDA_STATIC
+#define COLL_CUDA_API static
+#else
+#define COLL_CUDA_API extern
+#endif
+#endif
+
+/* CUDA failures as coll result codes: -(base + cudaError_t). cudaError_t
+   values are below 1000, so this range is disjoint from coll.h's. */
+#define COLL_CUDA_ERR_BASE 1000
+#define COLL_CUDA_ERR(e)      ((int)(e) == 0 ? 0 : -(COLL_CUDA_ERR_BASE + (int)(e)))
+#define COLL_CUDA_IS_ERR(rc)  ((rc) <= -COLL_CUDA_ERR_BASE)
+#define COLL_CUDA_ERROR_OF(rc) (COLL_CUDA_IS_ERR(rc) ? -(rc) - COLL_CUDA_ERR_BASE : 0)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* cudaStream_t is `struct CUstream_st *`; naming the struct keeps this part
+   free of CUDA headers and is the very same type under nvcc. */
+struct CUstream_st;
+
+typedef struct coll_cuda_ctx {
+    struct CUstream_st *stream; /* every copy and kernel goes here; NULL is the
+                                   legacy default stream (it serialises with
+                                   everything: prefer a cudaStreamNonBlocking one) */
+    int device;                 /* made current before each call; -1: leave the
+                                   caller's current device alone               */
+    unsigned max_blocks;        /* grid cap; 0: COLL_CUDA_BLOCKS_PER_SM per SM,
+                                   found on first use                           */
+} coll_cuda_ctx;
+
+COLL_CUDA_API void coll_cuda_ctx_init(coll_cuda_ctx *ctx, int device,
+                                      struct CUstream_st *stream);
+/* The memops table for coll_set_memops. coll.h keeps a pointer to it: store
+   the returned value somewhere that outlives the communicator. */
+COLL_CUDA_API coll_memops coll_cuda_memops(coll_cuda_ctx *ctx);
+
+/* The three operations themselves (ctx NULL: legacy stream, current device). */
+COLL_CUDA_API int coll_cuda_reduce(coll_cuda_ctx *ctx, void *out, const void *a,
+                                   const void *b, size_t count, coll_dtype dtype,
+                                   coll_op op);
+COLL_CUDA_API int coll_cuda_scale(coll_cuda_ctx *ctx, void *buf, size_t count,
+                                  coll_dtype dtype, size_t divisor);
+COLL_CUDA_API int coll_cuda_copy(coll_cuda_ctx *ctx, void *dst, const void *src,
+                                 size_t bytes);
+
+/* coll_result_str that also names CUDA errors. */
+COLL_CUDA_API const char *coll_cuda_result_str(int rc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COLL_CUDA_H */
+
+/* ========================================================================== */
+#ifdef COLL_CUDA_IMPLEMENTATION
+#ifndef COLL_CUDA_IMPLEMENTED
+#define COLL_CUDA_IMPLEMENTED
+
+#ifndef __CUDACC__
+#error "coll_cuda.h: COLL_CUDA_IMPLEMENTATION holds CUDA kernels; compile this file with nvcc (as .cu)"
+#endif
+
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifndef COLL_CUDA_THREADS
+#define COLL_CUDA_THREADS 256
+#endif
+#ifndef COLL_CUDA_BLOCKS_PER_SM
+#define COLL_CUDA_BLOCKS_PER_SM 8
+#endif
+
+/* ---- element types ------------------------------------------------------ */
+
+/* For each element type: the type it is computed in two lanes at a time
+   (__half2 for __half; itself otherwise), the unsigned twin that makes
+   integer sum and prod wrap instead of overflowing (signed overflow is
+   undefined in C++), and whether bitwise ops apply. */
+template <typename T> struct coll_cuda__type;
+#define COLL_CUDA__TYPE(T, L, U, INT) \
+    template <> struct coll_cuda__type<T> { typedef L lane; typedef U wrap; enum { is_int = INT }; }
+COLL_CUDA__TYPE(int8_t,   int8_t,   uint8_t,  1);
+COLL_CUDA__TYPE(uint8_t,  uint8_t,  uint8_t,  1);
+COLL_CUDA__TYPE(int32_t,  int32_t,  uint32_t, 1);
+COLL_CUDA__TYPE(uint32_t, uint32_t, uint32_t, 1);
+COLL_CUDA__TYPE(int64_t,  int64_t,  uint64_t, 1);
+COLL_CUDA__TYPE(uint64_t, uint64_t, uint64_t, 1);
+COLL_CUDA__TYPE(float,    float,    float,    0);
+COLL_CUDA__TYPE(double,   double,   double,   0);
+COLL_CUDA__TYPE(__half,   __half2,  __half,   0);
+COLL_CUDA__TYPE(__nv_bfloat16, __nv_bfloat162, __nv_bfloat16, 0);
+#undef COLL_CUDA__TYPE
+
+/* 16 bytes of lanes. Copying the struct itself would move __half2 lanes
+   one 32-bit word at a time (they have their own copy constructor), so
+   loads and stores go through uint4: one ld/st.global.v4 each, and the
+   memcpy between registers costs nothing. */
+template <typename L> struct __align__(16) coll_cuda__pack {
+    L e[16 / sizeof(L)];
+};
+
+template <typename P> __device__ static P coll_cuda__load(const P *p)
+{
+    uint4 r = *(const uint4 *)p;
+    P x;
+    memcpy(&x, &r, sizeof x);
+    return x;
+}
+
+template <typename P> __device__ static void coll_cuda__store(P *p, const P &x)
+{
+    uint4 r;
+    memcpy(&r, &x, sizeof r);
+    *(uint4 *)p = r;
+}
+
+/* ---- operators: one struct each, f() overloaded per lane type ----------- */
+/* The template covers the integers (and float/double where the built-in
+   operator is already exact IEEE); the 16-bit float types get intrinsics. */
+
+struct coll_cuda__sum {
+    template <typename T> __device__ static T f(T a, T b) {
+        typedef typename coll_cuda__type<T>::wrap U;
+        return (T)(U)((U)a + (U)b);
+    }
+    __device__ static __half f(__half a, __half b) { return __hadd(a, b); }
+    __device__ static __half2 f(__half2 a, __half2 b) { return __hadd2(a, b); }
+    __device__ static __nv_bfloat16 f(__nv_bfloat16 a, __nv_bfloat16 b) { return __hadd(a, b); }
+    __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) { return __hadd2(a, b); }
+};
+
+struct coll_cuda__prod {
+    template <typename T> __device__ static T f(T a, T b) {
+        typedef typename coll_cuda__type<T>::wrap U;
+        return (T)(U)((U)a * (U)b);
+    }
+    __device__ static __half f(__half a, __half b) { return __hmul(a, b); }
+    __device__ static __half2 f(__half2 a, __half2 b) { return __hmul2(a, b); }
+    __device__ static __nv_bfloat16 f(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmul(a, b); }
+    __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) { return __hmul2(a, b); }
+};
+
+/* min and max follow the host's rule exactly - min(a, b) = b < a ? b : a,
+   max(a, b) = b > a ? b : a - so NaNs and signed zeros come out as on the
+   host (a NaN in b loses, a NaN in a wins; min(+0, -0) = +0). Packed halves
+   are compared lane by lane: the packed __hmin2 would treat NaN otherwise. */
+struct coll_cuda__min {
+    template <typename T> __device__ static T f(T a, T b) { return b < a ? b : a; }
+    __device__ static __half f(__half a, __half b) { return __hlt(b, a) ? b : a; }
+    __device__ static __nv_bfloat16 f(__nv_bfloat16 a, __nv_bfloat16 b) { return __hlt(b, a) ? b : a; }
+    __device__ static __half2 f(__half2 a, __half2 b) {
+        return __halves2half2(f(__low2half(a), __low2half(b)), f(__high2half(a), __high2half(b)));
+    }
+    __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) {
+        return __halves2bfloat162(f(__low2bfloat16(a), __low2bfloat16(b)),
+                                  f(__high2bfloat16(a), __high2bfloat16(b)));
+    }
+};
+
+struct coll_cuda__max {
+    template <typename T> __device__ static T f(T a, T b) { return b > a ? b : a; }
+    __device__ static __half f(__half a, __half b) { return __hgt(b, a) ? b : a; }
+    __device__ static __nv_bfloat16 f(__nv_bfloat16 a, __nv_bfloat16 b) { return __hgt(b, a) ? b : a; }
+    __device__ static __half2 f(__half2 a, __half2 b) {
+        return __halves2half2(f(__low2half(a), __low2half(b)), f(__high2half(a), __high2half(b)));
+    }
+    __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) {
+        return __halves2bfloat162(f(__low2bfloat16(a), __low2bfloat16(b)),
+                                  f(__high2bfloat16(a), __high2bfloat16(b)));
+    }
+};
+
+/* Bitwise: only ever instantiated for integer types (see the dispatch). */
+struct coll_cuda__band { template <typename T> __device__ static T f(T a, T b) { return (T)(a & b); } };
+struct coll_cuda__bor  { template <typename T> __device__ static T f(T a, T b) { return (T)(a | b); } };
+struct coll_cuda__bxor { template <typename T> __device__ static T f(T a, T b) { return (T)(a ^ b); } };
+
+/* buf[i] / divisor, the way the host does it: integers in integer
+   arithmetic (truncating), floats in float (double for double), 16-bit
+   floats through float. `d` arrives already converted to each type's
+   arithmetic (see coll_cuda__scale_t). */
+struct coll_cuda__div {
+    __device__ static int8_t   f(int8_t x,   long long d) { return (int8_t)((int)x / (int)d); }
+    __device__ static uint8_t  f(uint8_t x,  long long d) { return (uint8_t)((unsigned)x / (unsigned)d); }
+    __device__ static int32_t  f(int32_t x,  long long d) { return x / (int32_t)d; }
+    __device__ static uint32_t f(uint32_t x, long long d) { return x / (uint32_t)d; }
+    __device__ static int64_t  f(int64_t x,  long long d) { return x / (int64_t)d; }
+    __device__ static uint64_t f(uint64_t x, long long d) { return x / (uint64_t)d; }
+    __device__ static float    f(float x,    long long d) { return x / (float)d; }
+    __device__ static double   f(double x,   long long d) { return x / (double)d; }
+    __device__ static __half f(__half x, long long d) {
+        return __float2half_rn(__half2float(x) / (float)d);
+    }
+    __device__ static __half2 f(__half2 x, long long d) {
+        float2 v = __half22float2(x);
+        return __floats2half2_rn(v.x / (float)d, v.y / (float)d);
+    }
+    __device__ static __nv_bfloat16 f(__nv_bfloat16 x, long long d) {
+        return __float2bfloat16_rn(__bfloat162float(x) / (float)d);
+    }
+    __device__ static __nv_bfloat162 f(__nv_bfloat162 x, long long d) {
+        float2 v = __bfloat1622float2(x);
+        return __floats2bfloat162_rn(v.x / (float)d, v.y / (float)d);
+    }
+};
+
+/* ---- kernels ------------------------------------------------------------ */
+
+/* out[i] = a[i] op b[i] for i < count, in three parts:
+       [0, head)                      scalar, up to the first 16-byte boundary
+       [head, head + npacks*per)      16-byte packs
+       [head + npacks*per, count)     scalar
+   head and npacks are 0 when a, b and out disagree modulo 16: the last,
+   scalar part is then the whole array. Each element is read and written by
+   one thread only, so out == a is safe (hence no __restrict__). */
+template <typename T, typename Op>
+__global__ void coll_cuda__reduce_kernel(T *out, const T *a, const T *b,
+                                         size_t head, size_t npacks, size_t count)
+{
+    typedef coll_cuda__pack<typename coll_cuda__type<T>::lane> P;
+    const size_t per = sizeof(P) / sizeof(T);
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const P *pa = (const P *)(a + head), *pb = (const P *)(b + head);
+    P *po = (P *)(out + head);
+    size_t i;
+
+    if (tid < head) out[tid] = Op::f(a[tid], b[tid]);
+    for (i = tid; i < npacks; i += stride) {
+        P x = coll_cuda__load(pa + i), y = coll_cuda__load(pb + i), z;
+        for (size_t j = 0; j < sizeof(P) / sizeof(x.e[0]); j++)
+            z.e[j] = Op::f(x.e[j], y.e[j]);
+        coll_cuda__store(po + i, z);
+    }
+    for (i = head + npacks * per + tid; i < count; i += stride)
+        out[i] = Op::f(a[i], b[i]);
+}
+
+/* buf[i] = buf[i] / d, with the same head / packs / tail split. */
+template <typename T>
+__global__ void coll_cuda__scale_kernel(T *buf, size_t head, size_t npacks,
+                                        size_t count, long long d)
+{
+    typedef coll_cuda__pack<typename coll_cuda__type<T>::lane> P;
+    const size_t per = sizeof(P) / sizeof(T);
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    P *pb = (P *)(buf + head);
+    size_t i;
+
+    if (tid < head) buf[tid] = coll_cuda__div::f(buf[tid], d);
+    for (i = tid; i < npacks; i += stride) {
+        P x = coll_cuda__load(pb + i);
+        for (size_t j = 0; j < sizeof(P) / sizeof(x.e[0]); j++)
+            x.e[j] = coll_cuda__div::f(x.e[j], d);
+        coll_cuda__store(pb + i, x);
+    }
+    for (i = head + npacks * per + tid; i < count; i += stride)
+        buf[i] = coll_cuda__div::f(buf[i], d);
+}
+
+/* ---- host side ---------------------------------------------------------- */
+
+static int coll_cuda__enter(coll_cuda_ctx *ctx)
+{
+    int cur;
+    cudaError_t e;
+    if (!ctx || ctx->device < 0) return COLL_OK;
+    e = cudaGetDevice(&cur);
+    if (e == cudaSuccess && cur != ctx->device) e = cudaSetDevice(ctx->device);
+    return COLL_CUDA_ERR(e);
+}
+
+static cudaStream_t coll_cuda__stream(const coll_cuda_ctx *ctx)
+{
+    return ctx ? (cudaStream_t)ctx->stream : (cudaStream_t)0;
+}
+
+/* Blocks for `work` independent items: enough for one item per thread, but
+   no more than can be resident at once - beyond that the grid-stride loop
+   does the rest with less launch and tail overhead. */
+static int coll_cuda__grid(coll_cuda_ctx *ctx, size_t work, unsigned *blocks)
+{
+    unsigned cap = ctx ? ctx->max_blocks : 0;
+    size_t want = (work + COLL_CUDA_THREADS - 1) / COLL_CUDA_THREADS;
+    if (cap == 0) {
+        int dev, sms;
+        cudaError_t e = cudaGetDevice(&dev);
+        if (e == cudaSuccess)
+            e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        if (e != cudaSuccess) return COLL_CUDA_ERR(e);
+        cap = (unsigned)sms * COLL_CUDA_BLOCKS_PER_SM;
+        if (ctx) ctx->max_blocks = cap;
+    }
+    if (want == 0) want = 1;
+    *blocks = want < cap ? (unsigned)want : cap;
+    return COLL_OK;
+}
+
+/* Where the pack part starts and how long it is, or (0, 0) for the scalar
+   path. All pointers share addr mod 16, so after `head` elements all three
+   are 16-byte aligned at once. */
+static void coll_cuda__split(size_t elem, uintptr_t addr, int same, size_t count,
+                             size_t *head, size_t *npacks)
+{
+    *head = 0;
+    *npacks = 0;
+    if (!same) return;
+    *head = ((16 - addr % 16) % 16) / elem;
+    if (*head > count) *head = count;
+    *npacks = (count - *head) / (16 / elem);
+}
+
+template <typename T, typename Op>
+static int coll_cuda__launch_reduce(coll_cuda_ctx *ctx, void *out, const void *a,
+                                    const void *b, size_t count)
+{
+    uintptr_t uo = (uintptr_t)out, ua = (uintptr_t)a, ub = (uintptr_t)b;
+    size_t head, npacks, tail, work;
+    unsigned blocks;
+    int rc;
+
+    if ((uo | ua | ub) % sizeof(T)) return COLL_ERR_INVAL;
+    coll_cuda__split(sizeof(T), ua, ua % 16 == ub % 16 && ua % 16 == uo % 16,
+                     count, &head, &npacks);
+    tail = count - head - npacks * (16 / sizeof(T));
+    work = npacks > tail ? npacks : tail;
+    if ((rc = coll_cuda__grid(ctx, work > head ? work : head, &blocks)) != COLL_OK) return rc;
+    coll_cuda__reduce_kernel<T, Op><<<blocks, COLL_CUDA_THREADS, 0, coll_cuda__stream(ctx)>>>(
+        (T *)out, (const T *)a, (const T *)b, head, npacks, count);
+    return COLL_CUDA_ERR(cudaGetLastError());
+}
+
+/* Bitwise ops exist for integers only; for the float types this
+   instantiation answers INVAL without ever naming `float & float`. */
+template <typename T, int IS_INT = coll_cuda__type<T>::is_int>
+struct coll_cuda__bitwise {
+    static int run(coll_cuda_ctx *, void *, const void *, const void *, size_t, coll_op)
+    {
+        return COLL_ERR_INVAL;
+    }
+};
+template <typename T> struct coll_cuda__bitwise<T, 1> {
+    static int run(coll_cuda_ctx *ctx, void *out, const void *a, const void *b,
+                   size_t count, coll_op op)
+    {
+        switch (op) {
+        case COLL_BAND: return coll_cuda__launch_reduce<T, coll_cuda__band>(ctx, out, a, b, count);
+        case COLL_BOR:  return coll_cuda__launch_reduce<T, coll_cuda__bor>(ctx, out, a, b, count);
+        case COLL_BXOR: return coll_cuda__launch_reduce<T, coll_cuda__bxor>(ctx, out, a, b, count);
+        default:        return COLL_ERR_INVAL;
+        }
+    }
+};
+
+template <typename T>
+static int coll_cuda__reduce_t(coll_cuda_ctx *ctx, void *out, const void *a,
+                               const void *b, size_t count, coll_op op)
+{
+    switch (op) {
+    case COLL_SUM:
+    case COLL_AVG:  return coll_cuda__launch_reduce<T, coll_cuda__sum>(ctx, out, a, b, count);
+    case COLL_PROD: return coll_cuda__launch_reduce<T, coll_cuda__prod>(ctx, out, a, b, count);
+    case COLL_MIN:  return coll_cuda__launch_reduce<T, coll_cuda__min>(ctx, out, a, b, count);
+    case COLL_MAX:  return coll_cuda__launch_reduce<T, coll_cuda__max>(ctx, out, a, b, count);
+    case COLL_BAND:
+    case COLL_BOR:
+    case COLL_BXOR: return coll_cuda__bitwise<T>::run(ctx, out, a, b, count, op);
+    case COLL_USER_OP: return COLL_ERR_NOSYS;
+    default:        return COLL_ERR_INVAL;
+    }
+}
+
+template <typename T>
+static int coll_cuda__scale_t(coll_cuda_ctx *ctx, void *buf, size_t count, size_t divisor)
+{
+    uintptr_t ub = (uintptr_t)buf;
+    size_t head, npacks, tail, work;
+    unsigned blocks;
+    int rc;
+
+    if (ub % sizeof(T)) return COLL_ERR_INVAL;
+    coll_cuda__split(sizeof(T), ub, 1, count, &head, &npacks);
+    tail = count - head - npacks * (16 / sizeof(T));
+    work = npacks > tail ? npacks : tail;
+    if ((rc = coll_cuda__grid(ctx, work > head ? work : head, &blocks)) != COLL_OK) return rc;
+    coll_cuda__scale_kernel<T><<<blocks, COLL_CUDA_THREADS, 0, coll_cuda__stream(ctx)>>>(
+        (T *)buf, head, npacks, count, (long long)divisor);
+    return COLL_CUDA_ERR(cudaGetLastError());
+}
+
+/* ---- public functions ---------------------------------------------------- */
+
+COLL_CUDA_API void coll_cuda_ctx_init(coll_cuda_ctx *ctx, int device,
+                                      struct CUstream_st *stream)
+{
+    ctx->stream = stream;
+    ctx->device = device;
+    ctx->max_blocks = 0;
+}
+
+COLL_CUDA_API int coll_cuda_reduce(coll_cuda_ctx *ctx, void *out, const void *a,
+                                   const void *b, size_t count, coll_dtype dtype,
+                                   coll_op op)
+{
+    int rc;
+    if (count == 0) return COLL_OK;
+    if (!out || !a || !b) return COLL_ERR_INVAL;
+    if ((rc = coll_cuda__enter(ctx)) != COLL_OK) return rc;
+    switch (dtype) {
+    case COLL_INT8:     return coll_cuda__reduce_t<int8_t>(ctx, out, a, b, count, op);
+    case COLL_UINT8:    return coll_cuda__reduce_t<uint8_t>(ctx, out, a, b, count, op);
+    case COLL_INT32:    return coll_cuda__reduce_t<int32_t>(ctx, out, a, b, count, op);
+    case COLL_UINT32:   return coll_cuda__reduce_t<uint32_t>(ctx, out, a, b, count, op);
+    case COLL_INT64:    return coll_cuda__reduce_t<int64_t>(ctx, out, a, b, count, op);
+    case COLL_UINT64:   return coll_cuda__reduce_t<uint64_t>(ctx, out, a, b, count, op);
+    case COLL_FLOAT16:  return coll_cuda__reduce_t<__half>(ctx, out, a, b, count, op);
+    case COLL_BFLOAT16: return coll_cuda__reduce_t<__nv_bfloat16>(ctx, out, a, b, count, op);
+    case COLL_FLOAT32:  return coll_cuda__reduce_t<float>(ctx, out, a, b, count, op);
+    case COLL_FLOAT64:  return coll_cuda__reduce_t<double>(ctx, out, a, b, count, op);
+    case COLL_USER_TYPE: return COLL_ERR_NOSYS;
+    default:            return COLL_ERR_INVAL;
+    }
+}
+
+COLL_CUDA_API int coll_cuda_scale(coll_cuda_ctx *ctx, void *buf, size_t count,
+                                  coll_dtype dtype, size_t divisor)
+{
+    int rc;
+    /* INT_MAX bounds the divisor so every type's arithmetic holds it; a
+       collective divides by its rank count, an int. */
+    if (divisor == 0 || divisor > (size_t)INT_MAX) return COLL_ERR_INVAL;
+    if (dtype == COLL_USER_TYPE) return COLL_ERR_NOSYS;
+    if (count == 0 || divisor == 1) return COLL_OK;     /* x / 1 == x, bit for bit */
+    if (!buf) return COLL_ERR_INVAL;
+    if ((rc = coll_cuda__enter(ctx)) != COLL_OK) return rc;
+    switch (dtype) {
+    case COLL_INT8:     return coll_cuda__scale_t<int8_t>(ctx, buf, count, divisor);
+    case COLL_UINT8:    return coll_cuda__scale_t<uint8_t>(ctx, buf, count, divisor);
+    case COLL_INT32:    return coll_cuda__scale_t<int32_t>(ctx, buf, count, divisor);
+    case COLL_UINT32:   return coll_cuda__scale_t<uint32_t>(ctx, buf, count, divisor);
+    case COLL_INT64:    return coll_cuda__scale_t<int64_t>(ctx, buf, count, divisor);
+    case COLL_UINT64:   return coll_cuda__scale_t<uint64_t>(ctx, buf, count, divisor);
+    case COLL_FLOAT16:  return coll_cuda__scale_t<__half>(ctx, buf, count, divisor);
+    case COLL_BFLOAT16: return coll_cuda__scale_t<__nv_bfloat16>(ctx, buf, count, divisor);
+    case COLL_FLOAT32:  return coll_cuda__scale_t<float>(ctx, buf, count, divisor);
+    case COLL_FLOAT64:  return coll_cuda__scale_t<double>(ctx, buf, count, divisor);
+    default:            return COLL_ERR_INVAL;
+    }
+}
+
+COLL_CUDA_API int coll_cuda_copy(coll_cuda_ctx *ctx, void *dst, const void *src,
+                                 size_t bytes)
+{
+    int rc;
+    if (bytes == 0 || dst == src) return COLL_OK;
+    if (!dst || !src) return COLL_ERR_INVAL;
+    if ((rc = coll_cuda__enter(ctx)) != COLL_OK) return rc;
+    return COLL_CUDA_ERR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
+                                         coll_cuda__stream(ctx)));
+}
+
+/* The memops entry points: coll.h's signatures, ctx as void *. */
+static int coll_cuda__mem_copy(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    return coll_cuda_copy((coll_cuda_ctx *)ctx, dst, src, bytes);
+}
+
+static int coll_cuda__mem_reduce(void *ctx, void *out, const void *a, const void *b,
+                                 size_t count, coll_dtype dtype, coll_op op)
+{
+    return coll_cuda_reduce((coll_cuda_ctx *)ctx, out, a, b, count, dtype, op);
+}
+
+static int coll_cuda__mem_scale(void *ctx, void *buf, size_t count, coll_dtype dtype,
+                                size_t divisor)
+{
+    return coll_cuda_scale((coll_cuda_ctx *)ctx, buf, count, dtype, divisor);
+}
+
+COLL_CUDA_API coll_memops coll_cuda_memops(coll_cuda_ctx *ctx)
+{
+    coll_memops m;
+    m.ctx = ctx;
+    m.copy = coll_cuda__mem_copy;
+    m.reduce = coll_cuda__mem_reduce;
+    m.scale = coll_cuda__mem_scale;
+    return m;
+}
+
+COLL_CUDA_API const char *coll_cuda_result_str(int rc)
+{
+    if (COLL_CUDA_IS_ERR(rc)) return cudaGetErrorString((cudaError_t)COLL_CUDA_ERROR_OF(rc));
+    return coll_result_str(rc);
+}
+
+#endif /* COLL_CUDA_IMPLEMENTED */
+#endif /* COLL_CUDA_IMPLEMENTATION */

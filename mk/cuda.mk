@@ -1,0 +1,79 @@
+# mk/cuda.mk - coll_cuda.h (device kernels and memops) and the CUDA port.
+#
+#   make test-cuda-compile  every CUDA file through nvcc, warnings as errors,
+#                           for sm_80 and sm_90 (one check per compile or
+#                           link), plus the plain C / C++ view of the
+#                           headers and the port compiled as C. Needs no
+#                           GPU; part of `make test`.
+#   make test-cuda          build and run test/cuda/test_cuda.cu on the GPU
+#   make test-cuda-sanitize the same under compute-sanitizer (memcheck,
+#                           initcheck) on a shorter case list
+#   make bench-cuda         kernel bandwidth vs cudaMemcpy, all-reduce
+#                           algbw/busbw over the CUDA port (--quick: BENCH_CUDA_ARGS=--quick)
+#
+# test-cuda and bench-cuda mean something only where a GPU is present:
+# without one the programs say "NOT RUN" and exit 77, so make fails - a run
+# without a GPU is never mistaken for a pass. They are not in TEST_TARGETS.
+# Outside CI a missing nvcc skips test-cuda-compile loudly; with CI=true it
+# fails.
+
+CUDA_HOME  ?= /usr/local/cuda
+NVCC       ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/nvcc))
+# sm_80 (A100) and sm_90 (H100/H200) machine code, plus sm_90 PTX so newer
+# GPUs can JIT it. CUDA 13 no longer targets sm_70.
+CUDA_ARCH  ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+              -gencode arch=compute_90,code=compute_90
+NVCCFLAGS  ?= -std=c++17 -O2 -g -lineinfo
+CUDA_WARN  := -Werror all-warnings -Xcompiler -Wall,-Wextra
+CUDA_SANITIZER ?= $(firstword $(shell command -v compute-sanitizer 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/compute-sanitizer))
+BENCH_CUDA_ARGS ?=
+CB := $(B)/cuda
+
+TEST_TARGETS += test-cuda-compile
+.PHONY: test-cuda-compile test-cuda test-cuda-sanitize bench-cuda
+
+# stop the recipe with a loud message if nvcc is missing
+cuda_need_nvcc = if [ -z "$(NVCC)" ]; then \
+    echo "*** cuda: nvcc not found (PATH, $(CUDA_HOME)/bin): cannot build $@ ***"; exit 1; fi
+
+CUDA_HDRS := coll.h coll_cuda.h ports/coll_cuda_port.h
+
+$(CB)/coll_impl.o: test/cuda/coll_impl.c coll.h
+	@mkdir -p $(CB)
+	$(CC) -std=c99 $(CFLAGS) $(WARN) -I. -c $< -o $@
+
+$(CB)/coll_cuda_impl.o: test/cuda/coll_cuda_impl.cu $(CUDA_HDRS)
+	@$(cuda_need_nvcc)
+	@mkdir -p $(CB)
+	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -c $< -o $@
+
+$(CB)/test_cuda.o: test/cuda/test_cuda.cu $(CUDA_HDRS)
+	@$(cuda_need_nvcc)
+	@mkdir -p $(CB)
+	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -c $< -o $@
+
+$(CB)/bench_cuda.o: bench/bench_cuda.cu $(CUDA_HDRS)
+	@$(cuda_need_nvcc)
+	@mkdir -p $(CB)
+	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -c $< -o $@
+
+$(CB)/test_cuda $(CB)/bench_cuda: $(CB)/%: $(CB)/%.o $(CB)/coll_cuda_impl.o $(CB)/coll_impl.o
+	$(NVCC) $(CUDA_ARCH) -o $@ $^ $(LDLIBS_THREADS)
+
+test-cuda-compile:
+	@NVCC='$(NVCC)' CC='$(CC)' CXX='$(CXX)' CFLAGS='$(CFLAGS)' WARN='$(WARN)' \
+	 NVCCFLAGS='$(NVCCFLAGS)' CUDA_WARN='$(CUDA_WARN)' CUDA_ARCH='$(CUDA_ARCH)' \
+	 CUDA_HOME='$(CUDA_HOME)' LDLIBS_THREADS='$(LDLIBS_THREADS)' OUT='$(CB)/check' \
+	 sh test/cuda/compile_check.sh
+
+test-cuda: $(CB)/test_cuda
+	$(CB)/test_cuda
+
+test-cuda-sanitize: $(CB)/test_cuda
+	@if [ -z "$(CUDA_SANITIZER)" ]; then \
+	    echo "*** cuda: compute-sanitizer not found: sanitizer run NOT DONE ***"; exit 1; fi
+	COLL_TEST_QUICK=1 $(CUDA_SANITIZER) --tool memcheck --error-exitcode 9 $(CB)/test_cuda
+	COLL_TEST_QUICK=1 $(CUDA_SANITIZER) --tool initcheck --error-exitcode 9 $(CB)/test_cuda
+
+bench-cuda: $(CB)/bench_cuda
+	$(CB)/bench_cuda $(BENCH_CUDA_ARGS)
