@@ -1,0 +1,32 @@
+# mk/ports-tcp.mk - the TCP port, its tests, three seed programs and the
+# layout conversion (split / broadcast / partial-sum tensors).
+#
+#   make test-tcp         ranks as processes on 127.0.0.1: the port, the
+#                         rendezvous, the collectives, killed and stopped peers
+#   make test-tcp-netns   ranks on separate network namespaces (root; skipped
+#                         loudly elsewhere, a failure under CI=true)
+#   make seed-torch       naive and ring all-reduce, 4 processes, env launch
+#   make seed-muji        tree all-reduce on 2..8 ranks, hierarchical 2 x 4
+#   make seed-oneflow     a 4 x 5 tensor split over 2 processes, SBP changes,
+#                         split(0) x broadcast matmul
+#   make test-layout      every layout conversion against a one-rank reference
+#
+# The seed-*-test targets are the seeds with their checks and without the
+# printing; they are what `make test` runs.
+
+TCPB       := $(B)/tcp
+TCP_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -I.
+TCP_HDRS   := coll.h ports/coll_tcp.h
+
+$(TCPB)/test_tcp: test/test_tcp.c $(TCP_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -o $@ $<
+
+.PHONY: test-tcp test-tcp-netns
+test-tcp: $(TCPB)/test_tcp
+	@timeout 120 $(TCPB)/test_tcp
+
+test-tcp-netns: $(TCPB)/test_tcp
+	@sh test/tcp_netns.sh $(TCPB)/test_tcp
+
+TEST_TARGETS += test-tcp test-tcp-netns
