@@ -1,0 +1,1056 @@
+/* test_core.c - the core matrix: every collective x algorithm x dtype x op x
+   rank count x element count x in/out of place, over the threads port
+   (non-blocking path), a duplex port (send, recv, sendrecv) and the strictly
+   rendezvous port (send and recv only), with a tiny scratch (128-byte
+   segments, so long vectors cross hundreds of segments) and a big one.
+
+   Every rank checks its own result against a plain-loop reference computed
+   here from the same input formula, checks 64 guard bytes on both sides of
+   every buffer, checks that an out-of-place source is untouched, and
+   compares its return code and (for results that every rank holds) a 64-bit
+   hash of its output bytes with rank 0's: results must be bit-identical.
+
+   Inputs are chosen so the reference is exact: integers wrap (the reference
+   wraps the same way, in uint64), float sums and products use small dyadic
+   values whose partial results are representable even in bfloat16. One
+   extra mode per float type ("frac") uses non-integer values and checks
+   against a bound derived from the unit roundoff and p.
+
+   The matrix is sampled so it runs in a minute or two on two cores:
+     shape sweep  every row, every p, every count, in and out of place; the
+                  (dtype, op) and the port configuration rotate
+     type sweep   every row x every (dtype, op) at p = 16, 5, 3 and 2 with
+                  ragged counts
+   COLL_TEST_LEVEL=0 (quick, for sanitizers), 1 (default), 2 (every
+   configuration for every shape, type sweeps at every p).
+   COLL_TEST_ONLY=ring,allgather/bruck and COLL_TEST_SKIP=... pick rows by
+   substrings of "kind/algo" (a partial run, said so in the output);
+   COLL_TEST_VERBOSE=1 names each case before it runs.
+
+   Adding an algorithm is one line in `rows`. An algorithm the library
+   answers COLL_ERR_NOSYS for is counted as "not available", never as a
+   pass, and listed at the end. */
+#define COLL_IMPLEMENTATION
+#include "../coll.h"
+#define COLL_THREADS_IMPLEMENTATION
+#include "../ports/coll_threads.h"
+#include "test_ports.h"
+#include "coll_test.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAXP   16
+#define GUARD  64
+
+/* ---- the table: one row per (collective, algorithm) --------------------- */
+typedef struct row { coll_kind kind; coll_algo algo; int group; } row;
+static const row rows[] = {
+    { COLL_ALLREDUCE,       COLL_ALGO_AUTO, 0 },
+    { COLL_ALLREDUCE,       COLL_ALGO_NAIVE, 0 },
+    { COLL_ALLREDUCE,       COLL_ALGO_RING, 0 },
+    { COLL_ALLREDUCE,       COLL_ALGO_TREE, 0 },
+    { COLL_ALLREDUCE,       COLL_ALGO_RECURSIVE_DOUBLING, 0 },
+    { COLL_ALLREDUCE,       COLL_ALGO_RABENSEIFNER, 0 },
+    { COLL_ALLREDUCE,       COLL_ALGO_PIPELINED_TREE, 0 },
+    { COLL_ALLREDUCE,       COLL_ALGO_HIERARCHICAL, 2 },
+    { COLL_ALLREDUCE,       COLL_ALGO_HIERARCHICAL, 3 },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_AUTO, 0 },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_RING, 0 },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_PAIRWISE, 0 },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_RECURSIVE_HALVING, 0 },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_AUTO, 0 },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_RING, 0 },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_PAIRWISE, 0 },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_RECURSIVE_HALVING, 0 },
+    { COLL_ALLGATHER,       COLL_ALGO_AUTO, 0 },
+    { COLL_ALLGATHER,       COLL_ALGO_RING, 0 },
+    { COLL_ALLGATHER,       COLL_ALGO_RECURSIVE_DOUBLING, 0 },
+    { COLL_ALLGATHER,       COLL_ALGO_BRUCK, 0 },
+    { COLL_ALLGATHERV,      COLL_ALGO_AUTO, 0 },
+    { COLL_ALLGATHERV,      COLL_ALGO_RING, 0 },
+    { COLL_ALLGATHERV,      COLL_ALGO_RECURSIVE_DOUBLING, 0 },
+    { COLL_ALLGATHERV,      COLL_ALGO_BRUCK, 0 },
+    { COLL_BROADCAST,       COLL_ALGO_AUTO, 0 },
+    { COLL_BROADCAST,       COLL_ALGO_BINOMIAL, 0 },
+    { COLL_BROADCAST,       COLL_ALGO_SCATTER_ALLGATHER, 0 },
+    { COLL_BROADCAST,       COLL_ALGO_PIPELINED_CHAIN, 0 },
+    { COLL_REDUCE,          COLL_ALGO_AUTO, 0 },
+    { COLL_REDUCE,          COLL_ALGO_BINOMIAL, 0 },
+    { COLL_REDUCE,          COLL_ALGO_REDUCE_SCATTER_GATHER, 0 },
+    { COLL_GATHER,          COLL_ALGO_AUTO, 0 },
+    { COLL_GATHER,          COLL_ALGO_LINEAR, 0 },
+    { COLL_GATHER,          COLL_ALGO_BINOMIAL, 0 },
+    { COLL_SCATTER,         COLL_ALGO_AUTO, 0 },
+    { COLL_SCATTER,         COLL_ALGO_LINEAR, 0 },
+    { COLL_SCATTER,         COLL_ALGO_BINOMIAL, 0 },
+    { COLL_ALLTOALL,        COLL_ALGO_AUTO, 0 },
+    { COLL_ALLTOALL,        COLL_ALGO_PAIRWISE, 0 },
+    { COLL_ALLTOALL,        COLL_ALGO_BRUCK, 0 },
+    { COLL_BARRIER,         COLL_ALGO_AUTO, 0 },
+    { COLL_BARRIER,         COLL_ALGO_DISSEMINATION, 0 },
+};
+#define NROWS ((int)(sizeof rows / sizeof rows[0]))
+
+static int reduces(coll_kind k)
+{
+    return k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER ||
+           k == COLL_REDUCE_SCATTERV || k == COLL_REDUCE;
+}
+static int rooted(coll_kind k)
+{
+    return k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER;
+}
+static int vform(coll_kind k) { return k == COLL_ALLGATHERV || k == COLL_REDUCE_SCATTERV; }
+/* Has a distinct in-place layout (broadcast is always in place). */
+static int has_inplace(coll_kind k)
+{
+    return k != COLL_ALLTOALL && k != COLL_BARRIER && k != COLL_BROADCAST;
+}
+/* Every rank ends with the same bytes. */
+static int same_everywhere(coll_kind k)
+{
+    return k == COLL_ALLREDUCE || k == COLL_ALLGATHER || k == COLL_ALLGATHERV ||
+           k == COLL_BROADCAST;
+}
+
+/* ---- user operators ------------------------------------------------------ */
+/* triple: a 12-byte struct, commutative (wrapping sum, signed max, xor).
+   affine: x -> a*x + b (mod 2^32), 8 bytes; composing in rank order is
+           associative but NOT commutative, so only rank-order algorithms
+           may run it (the others must say COLL_ERR_NOSYS).
+   modsum: a custom function on the built-in uint32 type. */
+enum { UOP_TRIPLE, UOP_AFFINE, UOP_MODSUM, NUOP };
+typedef struct triple { uint32_t sum; int32_t max; uint32_t xr; } triple;
+typedef struct affine { uint32_t a, b; } affine;
+#define MODULUS 65521u
+
+static int uop_tag[NUOP];               /* op.user points at its tag */
+static unsigned long bad_user_ptr;
+
+static void triple_fn(void *out, const void *a, const void *b, size_t n, void *user)
+{
+    triple *o = (triple *)out;
+    const triple *x = (const triple *)a, *y = (const triple *)b;
+    size_t i;
+    if (user != &uop_tag[UOP_TRIPLE]) __atomic_add_fetch(&bad_user_ptr, 1, __ATOMIC_RELAXED);
+    for (i = 0; i < n; i++) {
+        triple t;
+        t.sum = x[i].sum + y[i].sum;
+        t.max = x[i].max > y[i].max ? x[i].max : y[i].max;
+        t.xr = x[i].xr ^ y[i].xr;
+        o[i] = t;
+    }
+}
+
+/* lower ranks' map first, then the higher ranks' */
+static affine affine_then(affine lo, affine hi)
+{
+    affine r;
+    r.a = hi.a * lo.a;
+    r.b = hi.a * lo.b + hi.b;
+    return r;
+}
+
+static void affine_fn(void *out, const void *a, const void *b, size_t n, void *user)
+{
+    affine *o = (affine *)out;
+    const affine *x = (const affine *)a, *y = (const affine *)b;
+    size_t i;
+    if (user != &uop_tag[UOP_AFFINE]) __atomic_add_fetch(&bad_user_ptr, 1, __ATOMIC_RELAXED);
+    for (i = 0; i < n; i++) o[i] = affine_then(x[i], y[i]);
+}
+
+static void modsum_fn(void *out, const void *a, const void *b, size_t n, void *user)
+{
+    uint32_t *o = (uint32_t *)out;
+    const uint32_t *x = (const uint32_t *)a, *y = (const uint32_t *)b;
+    size_t i;
+    if (user != &uop_tag[UOP_MODSUM]) __atomic_add_fetch(&bad_user_ptr, 1, __ATOMIC_RELAXED);
+    for (i = 0; i < n; i++) o[i] = (x[i] + y[i]) % MODULUS;
+}
+
+static coll_user_op user_op(int u)
+{
+    coll_user_op op;
+    memset(&op, 0, sizeof op);
+    op.user = &uop_tag[u];
+    if (u == UOP_TRIPLE) { op.fn = triple_fn; op.elem_size = sizeof(triple); op.commutative = 1; }
+    if (u == UOP_AFFINE) { op.fn = affine_fn; op.elem_size = sizeof(affine); op.commutative = 0; }
+    if (u == UOP_MODSUM) { op.fn = modsum_fn; op.elem_size = 0; op.commutative = 1; }
+    return op;
+}
+
+/* ---- our own float16 / bfloat16 (independent of the library's) ---------- */
+static double pow2(int e)
+{
+    double r = 1;
+    while (e > 0) { r *= 2; e--; }
+    while (e < 0) { r /= 2; e++; }
+    return r;
+}
+
+/* Rounds finite x to nearest-even in a binary format with `mant` fraction
+   bits and normal exponents [emin, emax]; overflow gives +-HUGE (as 2^(emax+1)). */
+static double round_fmt(double x, int mant, int emin, int emax, int *is_inf)
+{
+    double a = x < 0 ? -x : x, m = a, q, y, f, d;
+    int e = 0;
+    *is_inf = 0;
+    if (a == 0) return x;
+    while (m >= 2) { m /= 2; e++; }
+    while (m < 1) { m *= 2; e--; }
+    if (e < emin) e = emin;                  /* subnormal: the quantum stops shrinking */
+    q = pow2(e - mant);
+    y = a / q;                               /* exact: q is a power of two */
+    f = (double)(uint64_t)y;
+    d = y - f;
+    if (d > 0.5 || (d == 0.5 && ((uint64_t)f & 1u))) f += 1;
+    a = f * q;
+    if (a >= pow2(emax + 1)) *is_inf = 1;
+    return x < 0 ? -a : a;
+}
+
+static uint16_t encode_fmt(double x, int mant, int emin, int emax, int bias)
+{
+    int inf, e = 0;
+    double r = round_fmt(x, mant, emin, emax, &inf), a = r < 0 ? -r : r, m;
+    uint16_t sign = r < 0 || (r == 0 && 1 / x < 0) ? (uint16_t)(1u << (mant + (bias == 15 ? 5 : 8))) : 0;
+    if (inf) return (uint16_t)(sign | (((1u << (bias == 15 ? 5 : 8)) - 1) << mant));
+    if (a == 0) return sign;
+    if (a < pow2(emin)) return (uint16_t)(sign | (uint16_t)(a / pow2(emin - mant)));
+    m = a;
+    while (m >= 2) { m /= 2; e++; }
+    while (m < 1) { m *= 2; e--; }
+    return (uint16_t)(sign | ((unsigned)(e + bias) << mant) | (unsigned)((m - 1) * pow2(mant)));
+}
+
+static double decode_fmt(uint16_t b, int mant, int ebits, int bias)
+{
+    int e = (b >> mant) & ((1 << ebits) - 1);
+    double m = (double)(b & ((1u << mant) - 1)), v;
+    if (e == (1 << ebits) - 1) v = 1e308 * 10;           /* inf (NaN never made here) */
+    else if (e == 0) v = m * pow2(1 - bias - mant);
+    else v = (1 + m * pow2(-mant)) * pow2(e - bias);
+    return (b >> (mant + ebits)) & 1 ? -v : v;
+}
+
+static uint16_t f16_bits(double x) { return encode_fmt(x, 10, -14, 15, 15); }
+static double f16_val(uint16_t b) { return decode_fmt(b, 10, 5, 15); }
+static uint16_t bf16_bits(double x) { return encode_fmt(x, 7, -126, 127, 127); }
+static double bf16_val(uint16_t b) { return decode_fmt(b, 7, 8, 127); }
+
+static int is_float(coll_dtype t)
+{
+    return t == COLL_FLOAT16 || t == COLL_BFLOAT16 || t == COLL_FLOAT32 || t == COLL_FLOAT64;
+}
+static int is_signed(coll_dtype t)
+{
+    return t == COLL_INT8 || t == COLL_INT32 || t == COLL_INT64;
+}
+
+/* x rounded to dtype t, as a double */
+static double to_type(coll_dtype t, double x)
+{
+    switch (t) {
+    case COLL_FLOAT16: return f16_val(f16_bits(x));
+    case COLL_BFLOAT16: return bf16_val(bf16_bits(x));
+    case COLL_FLOAT32: return (double)(float)x;
+    default: return x;
+    }
+}
+
+static void put_float(coll_dtype t, unsigned char *p, double x)
+{
+    uint16_t h;
+    float f;
+    switch (t) {
+    case COLL_FLOAT16: h = f16_bits(x); memcpy(p, &h, 2); break;
+    case COLL_BFLOAT16: h = bf16_bits(x); memcpy(p, &h, 2); break;
+    case COLL_FLOAT32: f = (float)x; memcpy(p, &f, 4); break;
+    default: memcpy(p, &x, 8); break;
+    }
+}
+
+static double get_float(coll_dtype t, const unsigned char *p)
+{
+    uint16_t h;
+    float f;
+    double d;
+    switch (t) {
+    case COLL_FLOAT16: memcpy(&h, p, 2); return f16_val(h);
+    case COLL_BFLOAT16: memcpy(&h, p, 2); return bf16_val(h);
+    case COLL_FLOAT32: memcpy(&f, p, 4); return f;
+    default: memcpy(&d, p, 8); return d;
+    }
+}
+
+static void put_int(coll_dtype t, unsigned char *p, uint64_t v)
+{
+    uint8_t b = (uint8_t)v;
+    uint32_t w = (uint32_t)v;
+    switch (coll_dtype_size(t)) {
+    case 1: memcpy(p, &b, 1); break;
+    case 4: memcpy(p, &w, 4); break;
+    default: memcpy(p, &v, 8); break;
+    }
+}
+
+/* the width-w value v as a comparable 64-bit key */
+static int64_t skey(coll_dtype t, uint64_t v)
+{
+    unsigned bits = (unsigned)coll_dtype_size(t) * 8;
+    if (bits == 64) return (int64_t)v;
+    v &= (1ull << bits) - 1;
+    if (v >> (bits - 1)) return (int64_t)(v | ~((1ull << bits) - 1));
+    return (int64_t)v;
+}
+static uint64_t ukey(coll_dtype t, uint64_t v)
+{
+    unsigned bits = (unsigned)coll_dtype_size(t) * 8;
+    return bits == 64 ? v : v & ((1ull << bits) - 1);
+}
+
+/* ---- test cases ---------------------------------------------------------- */
+typedef struct tcase {
+    unsigned char row, inplace, frac;  /* frac: non-integer floats, bounded */
+    signed char dtype, op, uop;        /* uop: -1 or a user operator         */
+    int root;
+    size_t count;
+} tcase;
+
+static size_t esize_of(const tcase *tc)
+{
+    if (tc->uop == UOP_TRIPLE) return sizeof(triple);
+    if (tc->uop == UOP_AFFINE) return sizeof(affine);
+    return coll_dtype_size((coll_dtype)tc->dtype);
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+static uint64_t hval(int r, size_t e, unsigned salt)
+{
+    return mix64(((uint64_t)(unsigned)r << 48) ^ ((uint64_t)e * 0x9E3779B97F4A7C15ull) ^
+                 ((uint64_t)salt << 40) ^ 0x5bd1e995u);
+}
+
+/* Integer input of rank r at element e. avg gets small values (no wrap, so
+   the one division means something); every other op full-width hashes. */
+static uint64_t ival(const tcase *tc, int r, size_t e)
+{
+    uint64_t k = (uint64_t)r * 7 + (uint64_t)e * 3;
+    if (tc->op == COLL_AVG)
+        return is_signed((coll_dtype)tc->dtype) ? (uint64_t)((int64_t)(k % 15) - 7) : k % 8;
+    return hval(r, e, (unsigned)tc->op);
+}
+
+/* Float input of rank r at element e, already rounded to the dtype. Exact
+   mode: |partial sums| <= 16 * 3.5 in steps of 0.5 (8 significant bits at
+   most), products are +-2^k with |k| <= 4 at any p <= 16. */
+static double fval(const tcase *tc, int r, size_t e)
+{
+    coll_dtype t = (coll_dtype)tc->dtype;
+    uint64_t k = (uint64_t)r * 7 + (uint64_t)e * 3;
+    static const double pm[4] = { 1, 2, -1, 0.5 };
+    double v;
+    if (tc->frac) {
+        uint64_t j = (uint64_t)r * 37 + (uint64_t)e * 11;
+        v = tc->op == COLL_PROD ? 0.875 + (double)(j % 101) / 404.0
+                                : (double)(j % 101) / 13.0 - 3.3;
+    } else if (tc->op == COLL_SUM || tc->op == COLL_AVG) {
+        v = ((double)(k % 15) - 7) * 0.5;
+    } else if (tc->op == COLL_PROD) {
+        v = pm[((uint64_t)r * 5 + e) % 4];
+    } else {
+        v = ((double)(int64_t)(hval(r, e, 7) % 2001) - 1000) / 8.0;
+    }
+    return to_type(t, v);
+}
+
+/* Element e of rank r's input, as bytes. Copy-only collectives move raw
+   hash bytes (any bit pattern must survive). */
+static void gen(const tcase *tc, int r, size_t e, unsigned char *out)
+{
+    coll_dtype t = (coll_dtype)tc->dtype;
+    if (!reduces(rows[tc->row].kind)) {
+        uint64_t h[2];
+        h[0] = hval(r, e, 99); h[1] = hval(r, e, 98);
+        memcpy(out, h, esize_of(tc));
+        return;
+    }
+    if (tc->uop == UOP_TRIPLE) {
+        triple x; uint64_t h = hval(r, e, 11);
+        x.sum = (uint32_t)h; x.max = (int32_t)(uint32_t)(h >> 32); x.xr = (uint32_t)hval(r, e, 12);
+        memcpy(out, &x, sizeof x);
+    } else if (tc->uop == UOP_AFFINE) {
+        affine x; uint64_t h = hval(r, e, 13);
+        x.a = (uint32_t)h | 1u; x.b = (uint32_t)(h >> 32);
+        memcpy(out, &x, sizeof x);
+    } else if (tc->uop == UOP_MODSUM) {
+        uint32_t x = (uint32_t)(hval(r, e, 14) % MODULUS);
+        memcpy(out, &x, 4);
+    } else if (is_float(t)) {
+        put_float(t, out, fval(tc, r, e));
+    } else {
+        put_int(t, out, ival(tc, r, e));
+    }
+}
+
+/* The reduced element e over ranks 0..p-1, folded in rank order with plain
+   loops. Exact cases fill `out`; frac cases set *approx and *tol instead
+   (return 1). */
+static int expect(const tcase *tc, int p, size_t e, unsigned char *out, double *approx, double *tol)
+{
+    coll_dtype t = (coll_dtype)tc->dtype;
+    coll_op op = (coll_op)tc->op;
+    int r;
+    if (tc->uop == UOP_TRIPLE) {
+        triple acc, x;
+        gen(tc, 0, e, out); memcpy(&acc, out, sizeof acc);
+        for (r = 1; r < p; r++) {
+            gen(tc, r, e, out); memcpy(&x, out, sizeof x);
+            acc.sum += x.sum; if (x.max > acc.max) acc.max = x.max; acc.xr ^= x.xr;
+        }
+        memcpy(out, &acc, sizeof acc);
+    } else if (tc->uop == UOP_AFFINE) {
+        affine acc, x;
+        gen(tc, 0, e, out); memcpy(&acc, out, sizeof acc);
+        for (r = 1; r < p; r++) { gen(tc, r, e, out); memcpy(&x, out, sizeof x); acc = affine_then(acc, x); }
+        memcpy(out, &acc, sizeof acc);
+    } else if (tc->uop == UOP_MODSUM) {
+        uint32_t acc = 0, x;
+        for (r = 0; r < p; r++) { gen(tc, r, e, out); memcpy(&x, out, 4); acc = (acc + x) % MODULUS; }
+        memcpy(out, &acc, 4);
+    } else if (is_float(t)) {
+        double acc = fval(tc, 0, e), mag = acc < 0 ? -acc : acc, u, u32 = 1.0 / 16777216.0;
+        for (r = 1; r < p; r++) {
+            double x = fval(tc, r, e);
+            switch (op) {
+            case COLL_SUM: case COLL_AVG: acc += x; break;
+            case COLL_PROD: acc *= x; break;
+            case COLL_MIN: if (x < acc) acc = x; break;
+            default: if (x > acc) acc = x; break;
+            }
+            mag += x < 0 ? -x : x;
+        }
+        if (tc->frac) {
+            /* first-order bound on recursive summation / products, plus the
+               float step the half types take before rounding */
+            u = t == COLL_FLOAT16 ? pow2(-11) : t == COLL_BFLOAT16 ? pow2(-8) :
+                t == COLL_FLOAT32 ? u32 : pow2(-53);
+            if (t == COLL_FLOAT16 || t == COLL_BFLOAT16) u += u32;
+            if (op == COLL_PROD) *tol = 1.01 * (p - 1) * u * (acc < 0 ? -acc : acc);
+            else *tol = 1.01 * (p - 1) * u * mag;
+            if (op == COLL_AVG) {
+                acc /= p;
+                *tol = *tol / p + u * ((acc < 0 ? -acc : acc) + *tol);
+            }
+            *approx = acc;
+            return 1;
+        }
+        if (op == COLL_AVG) {            /* one division, in the element type */
+            if (t == COLL_FLOAT64) acc = acc / p;
+            else acc = to_type(t, (double)((float)acc / (float)p));
+        }
+        put_float(t, out, acc);
+    } else {
+        uint64_t acc = ival(tc, 0, e);
+        for (r = 1; r < p; r++) {
+            uint64_t x = ival(tc, r, e);
+            switch (op) {
+            case COLL_SUM: case COLL_AVG: acc += x; break;
+            case COLL_PROD: acc *= x; break;
+            case COLL_MIN:
+                if (is_signed(t) ? skey(t, x) < skey(t, acc) : ukey(t, x) < ukey(t, acc)) acc = x;
+                break;
+            case COLL_MAX:
+                if (is_signed(t) ? skey(t, x) > skey(t, acc) : ukey(t, x) > ukey(t, acc)) acc = x;
+                break;
+            case COLL_BAND: acc &= x; break;
+            case COLL_BOR: acc |= x; break;
+            default: acc ^= x; break;
+            }
+        }
+        if (op == COLL_AVG)              /* C division: truncates toward zero */
+            acc = is_signed(t) ? (uint64_t)(skey(t, acc) / p) : ukey(t, acc) / (uint64_t)p;
+        put_int(t, out, acc);
+    }
+    return 0;
+}
+
+/* ---- ports under test ------------------------------------------------------ */
+enum { PORT_THREADS, PORT_DUPLEX, PORT_RENDEZVOUS, NPORTS };
+static const char *const port_name[NPORTS] = { "threads", "duplex", "rendezvous" };
+
+typedef struct cfg { int port; size_t scratch; } cfg;
+static const cfg cfgs[] = {
+    { PORT_THREADS, 256 }, { PORT_DUPLEX, 256 }, { PORT_RENDEZVOUS, 256 },
+    { PORT_THREADS, 1 << 20 }, { PORT_DUPLEX, 1 << 20 }, { PORT_RENDEZVOUS, 1 << 20 },
+};
+#define NCFG ((int)(sizeof cfgs / sizeof cfgs[0]))
+
+static coll_port make_port(int kind, coll_threads *w, int rank)
+{
+    coll_port p;
+    if (kind == PORT_RENDEZVOUS) return coll_rendezvous_port(w, rank);
+    p = coll_threads_port(w, rank);
+    if (kind == PORT_DUPLEX) { p.isend = NULL; p.irecv = NULL; p.wait = NULL; }
+    return p;
+}
+
+/* ---- one world: p ranks running a list of cases in lockstep -------------- */
+typedef struct rankmem {
+    unsigned char *a, *b, *scratch;
+    size_t acap, bcap;
+} rankmem;
+
+typedef struct world {
+    coll_threads w;
+    int cfg;
+    const tcase *cases;
+    size_t ncases;
+    pthread_barrier_t bar;
+    /* published before the barrier, read after; [case parity][rank] */
+    int rc[2][MAXP];
+    uint64_t hash[2][MAXP];
+    int stop[2];
+    unsigned long arrived;              /* barrier test */
+    rankmem mem[MAXP];
+} world;
+
+static int verbose;                     /* COLL_TEST_VERBOSE */
+
+/* per-row tallies, written by rank 0 only */
+static unsigned long row_ran[NROWS], row_na[NROWS];
+
+static void describe(const tcase *tc, int p, const world *W, char *s, size_t n)
+{
+    const row *R = &rows[tc->row];
+    const char *dt = tc->uop == UOP_TRIPLE ? "user:triple" : tc->uop == UOP_AFFINE ? "user:affine" :
+                     tc->uop == UOP_MODSUM ? "uint32+user:modsum" : NULL;
+    static const char *const dtn[] = { "int8", "uint8", "int32", "uint32", "int64", "uint64",
+                                       "float16", "bfloat16", "float32", "float64" };
+    static const char *const opn[] = { "sum", "prod", "min", "max", "avg", "band", "bor", "bxor", "user" };
+    char grp[24] = "";
+    if (R->group) snprintf(grp, sizeof grp, "/group=%d", R->group);
+    snprintf(s, n, "%s/%s%s %s %s%s p=%d count=%zu %s root=%d [%s, scratch %zu]",
+             coll_kind_name(R->kind), coll_algo_name(R->algo), grp, dt ? dt : dtn[tc->dtype], reduces(R->kind) ? opn[tc->op] : "copy",
+             tc->frac ? "(frac)" : "", p, tc->count, tc->inplace ? "in-place" : "out-of-place",
+             tc->root, port_name[cfgs[W->cfg].port], cfgs[W->cfg].scratch);
+}
+
+static void grow(unsigned char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) return;
+    free(*buf);
+    *buf = (unsigned char *)malloc(need);
+    if (!*buf) { fprintf(stderr, "out of memory\n"); exit(2); }
+    *cap = need;
+}
+
+static void set_guards(unsigned char *base, size_t bytes)
+{
+    size_t i;
+    for (i = 0; i < GUARD; i++) {
+        base[i] = (unsigned char)(0xA7 ^ (i * 13));
+        base[GUARD + bytes + i] = (unsigned char)(0x3C ^ (i * 29));
+    }
+}
+static int guards_ok(const unsigned char *base, size_t bytes)
+{
+    size_t i;
+    for (i = 0; i < GUARD; i++)
+        if (base[i] != (unsigned char)(0xA7 ^ (i * 13)) ||
+            base[GUARD + bytes + i] != (unsigned char)(0x3C ^ (i * 29))) return 0;
+    return 1;
+}
+static void junk(unsigned char *p, size_t bytes, uint64_t seed)
+{
+    size_t i;
+    for (i = 0; i < bytes; i++) p[i] = (unsigned char)(mix64(seed + i / 8) >> (8 * (i % 8)));
+}
+static uint64_t fnv(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+    for (i = 0; i < n; i++) { h ^= p[i]; h *= 0x100000001b3ull; }
+    return h;
+}
+
+/* Element-by-element comparison, first difference reported. */
+typedef struct verdict { size_t bad, first; double got, want; int approx; } verdict;
+
+static void cmp_exact(verdict *v, const tcase *tc, const unsigned char *got,
+                      const unsigned char *want, size_t idx)
+{
+    if (memcmp(got, want, esize_of(tc)) == 0) return;
+    if (!v->bad++) {
+        v->first = idx;
+        v->approx = 0;
+        if (is_float((coll_dtype)tc->dtype) && tc->uop < 0) {
+            v->got = get_float((coll_dtype)tc->dtype, got);
+            v->want = get_float((coll_dtype)tc->dtype, want);
+        } else {
+            uint64_t g = 0, w = 0;
+            memcpy(&g, got, esize_of(tc) < 8 ? esize_of(tc) : 8);
+            memcpy(&w, want, esize_of(tc) < 8 ? esize_of(tc) : 8);
+            v->got = (double)g; v->want = (double)w;
+        }
+    }
+}
+
+/* reduced element e of the whole vector, compared with `got` */
+static void check_reduced(verdict *v, const tcase *tc, int p, size_t e, const unsigned char *got, size_t idx)
+{
+    unsigned char want[16];
+    double approx = 0, tol = 0;
+    if (expect(tc, p, e, want, &approx, &tol)) {
+        double g = get_float((coll_dtype)tc->dtype, got), d = g - approx;
+        if (d < 0) d = -d;
+        if (!(d <= tol) && !v->bad++) { v->first = idx; v->got = g; v->want = approx; v->approx = 1; }
+    } else {
+        cmp_exact(v, tc, got, want, idx);
+    }
+}
+
+static void check_copied(verdict *v, const tcase *tc, int r, size_t e, const unsigned char *got, size_t idx)
+{
+    unsigned char want[16];
+    gen(tc, r, e, want);
+    cmp_exact(v, tc, got, want, idx);
+}
+
+/* The collective itself, through the public entry points. */
+static int call(coll_comm *c, const tcase *tc, const void *src, void *dst, const size_t *counts)
+{
+    const row *R = &rows[tc->row];
+    coll_dtype t = (coll_dtype)tc->dtype;
+    coll_op op = (coll_op)tc->op;
+    size_t n = tc->count;
+    if (R->group) {
+        coll_args a;
+        memset(&a, 0, sizeof a);
+        a.kind = R->kind; a.algo = R->algo; a.src = src; a.dst = dst; a.count = n;
+        a.dtype = t; a.op = op; a.root = tc->root;
+        a.group = R->group < c->nranks ? R->group : c->nranks;
+        return coll_run(c, &a);
+    }
+    switch (R->kind) {
+    case COLL_ALLREDUCE:       return coll_allreduce(c, src, dst, n, t, op, R->algo);
+    case COLL_REDUCE_SCATTER:  return coll_reduce_scatter(c, src, dst, n, t, op, R->algo);
+    case COLL_ALLGATHER:       return coll_allgather(c, src, dst, n, t, R->algo);
+    case COLL_BROADCAST:       return coll_broadcast(c, dst, n, t, tc->root, R->algo);
+    case COLL_REDUCE:          return coll_reduce(c, src, dst, n, t, op, tc->root, R->algo);
+    case COLL_GATHER:          return coll_gather(c, src, dst, n, t, tc->root, R->algo);
+    case COLL_SCATTER:         return coll_scatter(c, src, dst, n, t, tc->root, R->algo);
+    case COLL_ALLTOALL:        return coll_alltoall(c, src, dst, n, t, R->algo);
+    case COLL_BARRIER:         return coll_barrier(c, R->algo);
+    case COLL_ALLGATHERV:      return coll_allgatherv(c, src, dst, counts, t, R->algo);
+    case COLL_REDUCE_SCATTERV: return coll_reduce_scatterv(c, src, dst, counts, t, op, R->algo);
+    default:                   return COLL_ERR_INVAL;
+    }
+}
+
+/* Ragged per-rank counts for the v forms: some ranks contribute nothing. */
+static size_t vcount(size_t count, int j) { return j % 3 == 1 ? 0 : count + (size_t)((j * 7) % 5); }
+
+/* Runs case k on rank r; returns its result code; *hash gets the output's
+   hash when every rank should hold the same bytes. */
+static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
+                    unsigned long *barriers_done, uint64_t *hash)
+{
+    const row *R = &rows[tc->row];
+    coll_kind kind = R->kind;
+    int p = c->nranks, j, rc, expect_rc = COLL_OK, root = tc->root;
+    size_t es = esize_of(tc), n = tc->count, counts[MAXP], offs[MAXP], total = 0, i;
+    size_t in_n = 0, out_n = 0, in_off = 0, out_off = 0, a_n, b_n;
+    rankmem *M = &W->mem[r];
+    unsigned char *src = NULL, *dst = NULL, *abuf, *bbuf;
+    int inplace = tc->inplace, one = 0;      /* one: a single buffer (in place) */
+    verdict v;
+    char what[200];
+
+    *hash = 0;
+    for (j = 0; j < p; j++) {
+        counts[j] = vform(kind) ? vcount(n, j) : n;
+        offs[j] = total;
+        total += counts[j];
+    }
+    if (tc->uop >= 0) {
+        coll_user_op u = user_op(tc->uop);
+        rc = coll_set_user_op(c, &u);
+        COLL_CHECK_EQ(rc, COLL_OK);
+    }
+    if (reduces(kind) && tc->uop < 0 && tc->op >= COLL_BAND && is_float((coll_dtype)tc->dtype))
+        expect_rc = COLL_ERR_INVAL;
+
+    if (kind == COLL_BARRIER) {
+        int it;
+        for (it = 0; it < 3; it++) {
+            unsigned long now;
+            __atomic_add_fetch(&W->arrived, 1, __ATOMIC_SEQ_CST);
+            rc = call(c, tc, NULL, NULL, NULL);
+            if (rc != COLL_OK) return rc;
+            now = __atomic_load_n(&W->arrived, __ATOMIC_SEQ_CST);
+            ++*barriers_done;
+            COLL_CHECK_MSG(now >= (unsigned long)p * *barriers_done,
+                           "barrier/%s p=%d rank %d left after %lu arrivals, %lu expected",
+                           coll_algo_name(R->algo), p, r, now, (unsigned long)p * *barriers_done);
+        }
+        return COLL_OK;
+    }
+
+    /* element counts of the input and output and, in place, where each sits
+       in the one buffer */
+    switch (kind) {
+    case COLL_ALLREDUCE: case COLL_REDUCE: in_n = out_n = n; break;
+    case COLL_BROADCAST: in_n = 0; out_n = n; break;
+    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
+        in_n = total; out_n = counts[r]; out_off = offs[r]; break;
+    case COLL_ALLGATHER: case COLL_ALLGATHERV:
+        in_n = counts[r]; out_n = total; in_off = offs[r]; break;
+    case COLL_GATHER: in_n = n; out_n = n * (size_t)p; in_off = (size_t)r * n; break;
+    case COLL_SCATTER: in_n = n * (size_t)p; out_n = n; out_off = (size_t)r * n; break;
+    case COLL_ALLTOALL: in_n = out_n = n * (size_t)p; break;
+    default: break;
+    }
+    one = inplace || kind == COLL_BROADCAST;
+    if (one) {
+        size_t whole = kind == COLL_ALLREDUCE || kind == COLL_REDUCE || kind == COLL_BROADCAST ? n :
+                       in_n > out_n ? in_n : out_n;
+        a_n = whole; b_n = 0;
+    } else {
+        a_n = in_n; b_n = out_n;
+    }
+    grow(&M->a, &M->acap, a_n * es + 2 * GUARD);
+    grow(&M->b, &M->bcap, b_n * es + 2 * GUARD);
+    abuf = M->a + GUARD; bbuf = M->b + GUARD;
+    set_guards(M->a, a_n * es);
+    set_guards(M->b, b_n * es);
+    junk(abuf, a_n * es, k * 131 + (size_t)r);
+    junk(bbuf, b_n * es, k * 137 + (size_t)r + 7);
+    if (one) { src = abuf + in_off * es; dst = abuf + out_off * es; }
+    else     { src = abuf; dst = bbuf; }
+    if (kind == COLL_BROADCAST) src = dst = abuf;
+
+    /* inputs */
+    switch (kind) {
+    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_REDUCE_SCATTER:
+    case COLL_REDUCE_SCATTERV: case COLL_ALLTOALL:
+        for (i = 0; i < in_n; i++) gen(tc, r, i, src + i * es);
+        break;
+    case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
+        for (i = 0; i < in_n; i++) gen(tc, r, i, src + i * es);
+        break;
+    case COLL_SCATTER:
+        if (r == root) for (i = 0; i < in_n; i++) gen(tc, r, i, src + i * es);
+        break;
+    case COLL_BROADCAST:
+        if (r == root) for (i = 0; i < n; i++) gen(tc, r, i, dst + i * es);
+        break;
+    default: break;
+    }
+
+    describe(tc, p, W, what, sizeof what);
+    if (verbose && r == 0) { printf("  case %zu: %s\n", k, what); fflush(stdout); }
+    rc = call(c, tc, src, dst, counts);
+    if (rc == COLL_ERR_NOSYS && expect_rc == COLL_OK) return rc;   /* not available */
+    COLL_CHECK_MSG(rc == expect_rc, "%s, rank %d: returned %d (%s), expected %d",
+                   what, r, rc, coll_result_str(rc), expect_rc);
+    if (rc != COLL_OK) return rc;
+
+    /* results */
+    memset(&v, 0, sizeof v);
+    switch (kind) {
+    case COLL_ALLREDUCE:
+        for (i = 0; i < n; i++) check_reduced(&v, tc, p, i, dst + i * es, i);
+        break;
+    case COLL_REDUCE:
+        if (r == root) for (i = 0; i < n; i++) check_reduced(&v, tc, p, i, dst + i * es, i);
+        break;
+    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
+        for (i = 0; i < counts[r]; i++) check_reduced(&v, tc, p, offs[r] + i, dst + i * es, i);
+        break;
+    case COLL_ALLGATHER: case COLL_ALLGATHERV:
+        for (j = 0; j < p; j++)
+            for (i = 0; i < counts[j]; i++) check_copied(&v, tc, j, i, dst + (offs[j] + i) * es, offs[j] + i);
+        break;
+    case COLL_BROADCAST:
+        for (i = 0; i < n; i++) check_copied(&v, tc, root, i, dst + i * es, i);
+        break;
+    case COLL_GATHER:
+        if (r == root)
+            for (j = 0; j < p; j++)
+                for (i = 0; i < n; i++) check_copied(&v, tc, j, i, dst + ((size_t)j * n + i) * es, (size_t)j * n + i);
+        break;
+    case COLL_SCATTER:
+        for (i = 0; i < n; i++) check_copied(&v, tc, root, (size_t)r * n + i, dst + i * es, i);
+        break;
+    case COLL_ALLTOALL:
+        for (j = 0; j < p; j++)
+            for (i = 0; i < n; i++)
+                check_copied(&v, tc, j, (size_t)r * n + i, dst + ((size_t)j * n + i) * es, (size_t)j * n + i);
+        break;
+    default: break;
+    }
+    COLL_CHECK_MSG(v.bad == 0, "%s, rank %d: %zu wrong elements, first [%zu] = %.17g, expected %.17g%s",
+                   what, r, v.bad, v.first, v.got, v.want, v.approx ? " (within bound)" : "");
+    COLL_CHECK_MSG(guards_ok(M->a, a_n * es) && guards_ok(M->b, b_n * es),
+                   "%s, rank %d: bytes written outside the buffers", what, r);
+    if (!one && (kind != COLL_SCATTER || r == root)) {     /* const src stays untouched */
+        unsigned char want[16];
+        size_t bad = 0;
+        for (i = 0; i < in_n; i++) { gen(tc, r, i, want); if (memcmp(want, src + i * es, es)) bad++; }
+        COLL_CHECK_MSG(bad == 0, "%s, rank %d: %zu source elements changed", what, r, bad);
+    }
+    if (same_everywhere(kind)) *hash = fnv(dst, out_n * es);
+    return rc;
+}
+
+static int rank_main(int r, void *arg)
+{
+    world *W = (world *)arg;
+    int p = W->w.nranks, rc;
+    coll_port port = make_port(cfgs[W->cfg].port, &W->w, r);
+    coll_comm c;
+    size_t k, sb = cfgs[W->cfg].scratch;
+    unsigned long barriers = 0;
+    rankmem *M = &W->mem[r];
+
+    M->scratch = (unsigned char *)malloc(sb);
+    rc = coll_init(&c, r, p, &port, M->scratch, sb);
+    COLL_CHECK_EQ(rc, COLL_OK);
+    for (k = 0; k < W->ncases; k++) {
+        const tcase *tc = &W->cases[k];
+        uint64_t h = 0;
+        int par = (int)(k % 2);
+        rc = run_case(W, r, &c, tc, k, &barriers, &h);
+        W->rc[par][r] = rc;
+        W->hash[par][r] = h;
+        if (rc == COLL_ERR_TIMEOUT || rc == COLL_ERR_ABORTED || rc == COLL_ERR_MISMATCH ||
+            rc == COLL_ERR_IO)
+            W->stop[par] = 1;                  /* the world is broken: end it */
+        pthread_barrier_wait(&W->bar);
+        if (r == 0) {
+            if (rc == COLL_ERR_NOSYS) { row_na[tc->row]++; coll_test_unavailable(); }
+            else row_ran[tc->row]++;
+        }
+        if (r != 0 && W->rc[par][0] != COLL_ERR_NOSYS) {
+            char what[200];
+            describe(tc, p, W, what, sizeof what);
+            COLL_CHECK_MSG(rc == W->rc[par][0], "%s: rank %d returned %d, rank 0 %d",
+                           what, r, rc, W->rc[par][0]);
+            if (rc == COLL_OK && same_everywhere(rows[tc->row].kind))
+                COLL_CHECK_MSG(h == W->hash[par][0], "%s: rank %d's result differs from rank 0's",
+                               what, r);
+        }
+        if (W->stop[par]) break;
+    }
+    free(M->scratch); M->scratch = NULL;
+    return 0;
+}
+
+/* ---- building the case lists ------------------------------------------------ */
+typedef struct combo { signed char dtype, op, uop, frac; } combo;
+
+/* Every (dtype, op) a collective takes, user operators and the non-integer
+   float mode included. `talking` leaves out the ones refused up front. */
+static int combos_for(coll_kind k, combo *out, int talking)
+{
+    int n = 0, t, op;
+    if (k == COLL_BARRIER) { out[n].dtype = COLL_UINT8; out[n].op = COLL_SUM; out[n].uop = -1; out[n].frac = 0; return 1; }
+    for (t = 0; t < COLL_USER_TYPE; t++) {
+        if (!reduces(k)) { out[n].dtype = (signed char)t; out[n].op = COLL_SUM; out[n].uop = -1; out[n].frac = 0; n++; continue; }
+        for (op = 0; op < COLL_USER_OP; op++) {
+            if (talking && op >= COLL_BAND && is_float((coll_dtype)t)) continue;
+            out[n].dtype = (signed char)t; out[n].op = (signed char)op; out[n].uop = -1; out[n].frac = 0; n++;
+        }
+        if (is_float((coll_dtype)t)) {
+            static const signed char fops[3] = { COLL_SUM, COLL_PROD, COLL_AVG };
+            for (op = 0; op < 3; op++) {
+                out[n].dtype = (signed char)t; out[n].op = fops[op]; out[n].uop = -1; out[n].frac = 1; n++;
+            }
+        }
+    }
+    out[n].dtype = COLL_USER_TYPE; out[n].op = reduces(k) ? COLL_USER_OP : COLL_SUM; out[n].uop = UOP_TRIPLE; out[n].frac = 0; n++;
+    out[n].dtype = COLL_USER_TYPE; out[n].op = reduces(k) ? COLL_USER_OP : COLL_SUM; out[n].uop = UOP_AFFINE; out[n].frac = 0; n++;
+    if (reduces(k)) { out[n].dtype = COLL_UINT32; out[n].op = COLL_USER_OP; out[n].uop = UOP_MODSUM; out[n].frac = 0; n++; }
+    return n;
+}
+
+typedef struct caselist { tcase *v; size_t n, cap; } caselist;
+
+static void add_case(caselist *L, int rowi, const combo *cb, size_t count, int inplace, int root)
+{
+    tcase tc;
+    if (L->n == L->cap) {
+        L->cap = L->cap ? 2 * L->cap : 256;
+        L->v = (tcase *)realloc(L->v, L->cap * sizeof *L->v);
+        if (!L->v) { fprintf(stderr, "out of memory\n"); exit(2); }
+    }
+    memset(&tc, 0, sizeof tc);
+    tc.row = (unsigned char)rowi; tc.dtype = cb->dtype; tc.op = cb->op; tc.uop = cb->uop;
+    tc.frac = (unsigned char)cb->frac; tc.count = count; tc.inplace = (unsigned char)inplace;
+    tc.root = root;
+    L->v[L->n++] = tc;
+}
+
+static const int ranks_list[] = { 1, 2, 3, 4, 5, 7, 8, 16 };
+#define NRANKS ((int)(sizeof ranks_list / sizeof ranks_list[0]))
+
+/* A type sweep: every row x every combo at p ranks, count elements, one
+   configuration. */
+typedef struct tsweep { int p; size_t count; int cfg; } tsweep;
+static const tsweep tsweeps[] = {
+    { 16, 61, 0 },        /* threads, 128-byte segments, 61 = 3*16 + 13 */
+    { 5, 523, 2 },        /* rendezvous, 128-byte segments              */
+    { 3, 1031, 4 },       /* duplex, one segment per block              */
+    { 2, 67, 1 },         /* duplex, 128-byte segments                  */
+};
+
+static int level;
+static const char *only, *skip;        /* COLL_TEST_ONLY / COLL_TEST_SKIP */
+
+/* "kind/algo" of a row matches a comma-separated list of substrings */
+static int row_matches(int rowi, const char *list)
+{
+    char name[64];
+    const char *s = list;
+    snprintf(name, sizeof name, "%s/%s", coll_kind_name(rows[rowi].kind), coll_algo_name(rows[rowi].algo));
+    while (s && *s) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        char pat[64];
+        if (len && len < sizeof pat) {
+            memcpy(pat, s, len); pat[len] = 0;
+            if (strstr(name, pat)) return 1;
+        }
+        s = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+/* The cases world (cfg, p) runs at this level. */
+static void build(caselist *L, int cfgi, int p)
+{
+    static combo cb[128];
+    size_t counts[7], nc = 0, c0[7];
+    int rowi, ci, ip, s, i, j;
+    c0[0] = 0; c0[1] = 1; c0[2] = (size_t)p - 1; c0[3] = (size_t)p; c0[4] = (size_t)p + 1;
+    c0[5] = 61; c0[6] = 10007;
+    for (i = 0; i < 7; i++) {
+        for (j = 0; j < (int)nc; j++) if (counts[j] == c0[i]) break;
+        if (j == (int)nc) counts[nc++] = c0[i];
+    }
+    L->n = 0;
+    for (rowi = 0; rowi < NROWS; rowi++) {
+        coll_kind k = rows[rowi].kind;
+        int ncb = combos_for(k, cb, 1);
+        if ((only && !row_matches(rowi, only)) || (skip && row_matches(rowi, skip))) continue;
+        /* shape sweep: the configuration rotates with the shape (level 2:
+           every configuration runs every shape) */
+        for (ci = 0; ci < (int)nc; ci++)
+            for (ip = 0; ip <= has_inplace(k); ip++) {
+                int shape = ci * 2 + ip, which = (shape + rowi + p) % NCFG, root;
+                const combo *pick = &cb[(shape * 7 + p * 3 + rowi + cfgi) % ncb];
+                if (level < 2 && which != cfgi) continue;
+                if (level == 0 && counts[ci] > 1000 && cfgs[cfgi].scratch < 1024) continue;
+                root = rooted(k) ? (shape % 2 ? p - 1 : (shape * 5 + rowi) % p) : 0;
+                add_case(L, rowi, pick, counts[ci], ip, root);
+            }
+        /* type sweeps */
+        for (s = 0; s < (int)(sizeof tsweeps / sizeof tsweeps[0]); s++) {
+            const tsweep *T = &tsweeps[s];
+            int all = combos_for(k, cb, 0);
+            if (level < 2 ? (T->p != p || T->cfg != cfgi) : (T->cfg != cfgi)) continue;
+            if (level == 0 && s > 1) continue;
+            for (i = 0; i < all; i++) {
+                size_t cnt = level < 2 ? T->count : (size_t)p * 4 + 3;
+                add_case(L, rowi, &cb[i], cnt, (i / 2) % 2 && has_inplace(k), rooted(k) ? i % p : 0);
+            }
+            ncb = combos_for(k, cb, 1);   /* cb was reused */
+        }
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static world W;
+
+int main(void)
+{
+    const char *lv = getenv("COLL_TEST_LEVEL");
+    caselist L = { NULL, 0, 0 };
+    double t0 = now_s();
+    int cfgi, pi, i, na_rows = 0;
+    unsigned long total = 0;
+
+    level = lv ? atoi(lv) : 1;
+    verbose = getenv("COLL_TEST_VERBOSE") != NULL;
+    only = getenv("COLL_TEST_ONLY");
+    skip = getenv("COLL_TEST_SKIP");
+    if (only || skip) printf("  rows: only \"%s\", skipping \"%s\" (a partial run)\n", only ? only : "*", skip ? skip : "");
+    /* our own half conversions, against a few known encodings */
+    COLL_CHECK_EQ(f16_bits(1.0), 0x3c00);
+    COLL_CHECK_EQ(f16_bits(-2.5), 0xc100);
+    COLL_CHECK_EQ(f16_bits(65504.0), 0x7bff);
+    COLL_CHECK_EQ(f16_bits(65520.0), 0x7c00);
+    COLL_CHECK_EQ(f16_bits(pow2(-24)), 0x0001);
+    COLL_CHECK_EQ(f16_bits(1.0 + pow2(-11)), 0x3c00);             /* tie to even */
+    COLL_CHECK_EQ(f16_bits(1.0 + 3 * pow2(-11)), 0x3c02);
+    COLL_CHECK_EQ(bf16_bits(1.0), 0x3f80);
+    COLL_CHECK_EQ(bf16_bits(-3.0), 0xc040);
+    COLL_CHECK_EQ(bf16_bits(1.0 + pow2(-8)), 0x3f80);
+    COLL_CHECK_EQ(bf16_bits(1.0 + 3 * pow2(-8)), 0x3f82);
+    COLL_CHECK(f16_val(0x3555) > 0.333 && f16_val(0x3555) < 0.334);
+
+    for (cfgi = 0; cfgi < NCFG; cfgi++)
+        for (pi = 0; pi < NRANKS; pi++) {
+            int p = ranks_list[pi];
+            double t = now_s();
+            build(&L, cfgi, p);
+            if (L.n == 0) continue;
+            memset(&W.rc, 0, sizeof W.rc); memset(&W.stop, 0, sizeof W.stop);
+            W.cfg = cfgi; W.cases = L.v; W.ncases = L.n; W.arrived = 0;
+            if (coll_threads_init(&W.w, p, 15000) != COLL_OK) { COLL_CHECK(0); continue; }
+            pthread_barrier_init(&W.bar, NULL, (unsigned)p);
+            COLL_CHECK_EQ(coll_threads_run(&W.w, rank_main, &W), 0);
+            pthread_barrier_destroy(&W.bar);
+            coll_threads_destroy(&W.w);
+            COLL_CHECK_MSG(!W.stop[0] && !W.stop[1], "%s port, scratch %zu, p=%d: stopped early (transport error)",
+                           port_name[cfgs[cfgi].port], cfgs[cfgi].scratch, p);
+            total += (unsigned long)L.n;
+            printf("  %-10s scratch %7zu  p=%2d  %5zu cases  %6.2f s\n", port_name[cfgs[cfgi].port],
+                   cfgs[cfgi].scratch, p, L.n, now_s() - t);
+            fflush(stdout);
+        }
+    for (i = 0; i < MAXP; i++) {
+        free(W.mem[i].a); free(W.mem[i].b);
+        W.mem[i].a = W.mem[i].b = NULL; W.mem[i].acap = W.mem[i].bcap = 0;
+    }
+    free(L.v);
+    COLL_CHECK_MSG(bad_user_ptr == 0, "user op called with the wrong user pointer %lu times", bad_user_ptr);
+
+    for (i = 0; i < NROWS; i++) {
+        if (!row_na[i]) continue;
+        if (!row_ran[i]) na_rows++;
+        printf("  not available: %s/%s%s: %lu of %lu cases%s\n", coll_kind_name(rows[i].kind),
+               coll_algo_name(rows[i].algo), rows[i].group ? " (grouped)" : "", row_na[i],
+               row_na[i] + row_ran[i], row_ran[i] ? "" : " (all)");
+    }
+    printf("  %lu cases, %d rows never available, level %d, %.1f s\n", total, na_rows, level, now_s() - t0);
+    return coll_test_summary("core");
+}
