@@ -19,7 +19,8 @@
        error within the deadline.
    `test_tcp --env` instead runs the collective checks as one rank of a job
    described by MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK (test/tcp_netns.sh
-   starts it on separate network namespaces) and prints "result P F N".
+   starts it on separate network namespaces) and prints "result P F N";
+   `test_tcp --env-loop` all-reduces until the network fails under it.
 */
 #define _POSIX_C_SOURCE 200809L
 #define COLL_IMPLEMENTATION
@@ -642,12 +643,42 @@ static int env_main(void)
     return K.fail != 0;
 }
 
+/* One rank of a job whose network will fail under it (test/tcp_netns.sh):
+   all-reduce until a call fails, then say "loop RC MS" - the code and how
+   long that last call took. */
+static int env_loop_main(void)
+{
+    enum { N = 1 << 16 };
+    static coll_tcp t;
+    static unsigned char scratch[1 << 16];
+    static int32_t buf[N];
+    coll_comm c;
+    coll_port port;
+    long long t0 = 0, start;
+    int rc = coll_tcp_init_env(&t, 20000);
+    if (rc) { printf("init failed: %d\n", rc); return 1; }
+    coll_tcp_set_timeout(&t, 1500);
+    port = coll_tcp_port(&t);
+    coll_init(&c, t.rank, t.nranks, &port, scratch, sizeof scratch);
+    printf("looping\n");
+    fflush(stdout);
+    start = coll_tcp__now_ms();
+    while (rc == COLL_OK && coll_tcp__now_ms() - start < 30000) {
+        t0 = coll_tcp__now_ms();
+        rc = coll_allreduce(&c, buf, buf, N, COLL_INT32, COLL_SUM, COLL_ALGO_RING);
+    }
+    printf("loop %d %lld\n", rc, coll_tcp__now_ms() - t0);
+    coll_tcp_close(&t);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const int worlds[] = { 2, 3, 4, 7 };
     counts total;
     size_t w;
     if (argc > 1 && strcmp(argv[1], "--env") == 0) return env_main();
+    if (argc > 1 && strcmp(argv[1], "--env-loop") == 0) return env_loop_main();
     if (argc > 1) g_only = argv[1];
     signal(SIGPIPE, SIG_IGN);
     printf("TCP port, ranks as processes on 127.0.0.1:\n");
