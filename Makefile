@@ -16,6 +16,9 @@ all: demo-bin
 
 include $(sort $(wildcard mk/*.mk))
 
+# every area's example programs (their fragments add to EXAMPLES_TARGETS)
+examples: $(EXAMPLES_TARGETS)
+
 test:
 	@sh test/run_tests.sh $(TEST_TARGETS)
 

@@ -1044,7 +1044,7 @@ static int coll__rabenseifner_allreduce(const coll__plan *pl, int s, coll__step 
 static int coll__on_group(const coll__plan *pl, coll__schedule f, int s, coll__step *st,
                           int me, int np, int base, int stride)
 {
-    coll__plan q = *pl;
+    coll__plan q; COLL_MEMCPY(&q, pl, sizeof q);
     q.rank = me; q.p = np; q.root = 0;
     if (!f(&q, s, st)) { coll__idle(st); return 0; }
     if (st->to >= 0) st->to = base + st->to * stride;
@@ -1059,7 +1059,8 @@ static int coll__on_group(const coll__plan *pl, coll__schedule f, int s, coll__s
    cost: 2·lg g·(α + nβ) + ring over p/g leaders                            */
 static int coll__hierarchical_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
-    int g = pl->group, r = pl->rank, ng = (pl->p + g - 1) / g, base = r / g * g;
+    int g = pl->group < pl->p ? pl->group : pl->p;      /* one group if larger than p */
+    int r = pl->rank, ng = (pl->p + g - 1) / g, base = r / g * g;
     int size = pl->p - base < g ? pl->p - base : g, Lg = coll__ceil_log2(g), ring = 2 * (ng - 1);
     coll__idle(st);
     if (s < Lg) { coll__on_group(pl, coll__binomial_reduce, s, st, r - base, size, base, 1); return 1; }
@@ -1272,7 +1273,7 @@ static int coll__chain_broadcast(const coll__plan *pl, int s, coll__step *st)
    cost: 2·lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ   (+ the fold)                    */
 static int coll__rsg_reduce(const coll__plan *pl, int s, coll__step *st)
 {
-    coll__plan q = *pl;
+    coll__plan q; COLL_MEMCPY(&q, pl, sizeof q);
     int L = coll__ceil_log2(pl->p2), root = pl->root, out = root < 2 * pl->rem && root % 2 == 0;
     int f = pl->rem > 0, k = s - f, v, vroot, mask;
     if (pl->p == 1 || s >= f + 2 * L + out) return 0;
@@ -1437,7 +1438,7 @@ static int coll__keeps_rank_order(const coll__plan *pl)
    except the in-place rules, which the caller controls). */
 static int coll__unsupported(const coll_comm *c, const coll__plan *pl)
 {
-    if (pl->algo == COLL_ALGO_HIERARCHICAL && (pl->group < 1 || pl->group > pl->p)) return 1;
+    if (pl->algo == COLL_ALGO_HIERARCHICAL && pl->group < 1) return 1;
     if (pl->algo == COLL_ALGO_RECURSIVE_HALVING && !pl->inplace && pl->p > 1) return 1;
     if (pl->algo == COLL_ALGO_BRUCK && c->mem) return 1;      /* rotates on the host */
     if (pl->kind == COLL_REDUCE_SCATTERV && pl->algo == COLL_ALGO_RING && !pl->inplace) {
@@ -1509,7 +1510,7 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
         if (u->kind == pl->kind && bytes >= u->min_bytes && bytes <= u->max_bytes) return u->algo;
     }
     for (i = 0; i < sizeof coll__registry / sizeof coll__registry[0]; i++) {
-        coll__plan q = *pl;
+        coll__plan q; COLL_MEMCPY(&q, pl, sizeof q);
         double cost;
         if (coll__registry[i].kind != pl->kind) continue;
         q.algo = coll__registry[i].algo;
@@ -1552,8 +1553,8 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     const unsigned char *src, *dst;
     if (!c || !a || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
     p = c->nranks; r = c->rank;
-    if ((int)a->kind < 0 || a->kind >= COLL_KIND_COUNT) return COLL_ERR_INVAL;
-    if ((int)a->algo < 0 || a->algo >= COLL_ALGO_COUNT) return COLL_ERR_INVAL;
+    if ((unsigned)a->kind >= (unsigned)COLL_KIND_COUNT) return COLL_ERR_INVAL;
+    if ((unsigned)a->algo >= (unsigned)COLL_ALGO_COUNT) return COLL_ERR_INVAL;
     pl->kind = a->kind; pl->algo = a->algo; pl->rank = r; pl->p = p;
     pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0;
     pl->inplace = 0;
@@ -1564,11 +1565,11 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         *esize_out = 1;
         return COLL_OK;
     }
-    if ((int)a->dtype < 0 || a->dtype >= COLL_DTYPE_COUNT) return COLL_ERR_INVAL;
+    if ((unsigned)a->dtype >= (unsigned)COLL_DTYPE_COUNT) return COLL_ERR_INVAL;
     es = coll__esize(c, a->dtype);
     if (es == 0) return COLL_ERR_INVAL;
     if (coll__reduces(a->kind)) {
-        if ((int)a->op < 0 || a->op >= COLL_OP_COUNT) return COLL_ERR_INVAL;
+        if ((unsigned)a->op >= (unsigned)COLL_OP_COUNT) return COLL_ERR_INVAL;
         if (a->op == COLL_USER_OP) { if (!c->user.fn) return COLL_ERR_INVAL; }
         else if (a->dtype == COLL_USER_TYPE) return COLL_ERR_INVAL;
         else if (a->op >= COLL_BAND && !coll__is_integer(a->dtype)) return COLL_ERR_INVAL;
@@ -1847,7 +1848,7 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     COLL_MEMSET(c, 0, sizeof *c);
     c->rank = rank;
     c->nranks = nranks;
-    c->port = *port;
+    COLL_MEMCPY(&c->port, port, sizeof c->port);
     c->scratch = (unsigned char *)scratch;
     c->segment = scratch_bytes / 2 >= 64 ? (scratch_bytes / 2) & ~(size_t)63 : scratch_bytes / 2;
     c->tune.alpha = 2e-6;      /* shared memory: a few µs per hand-off     */
@@ -1860,7 +1861,7 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
 COLL_API int coll_set_user_op(coll_comm *c, const coll_user_op *op)
 {
     if (!c || c->magic != COLL__MAGIC || !op || !op->fn) return COLL_ERR_INVAL;
-    c->user = *op;
+    COLL_MEMCPY(&c->user, op, sizeof c->user);
     return COLL_OK;
 }
 
@@ -1899,7 +1900,7 @@ COLL_API int coll_set_tuning(coll_comm *c, const coll_tuning *t)
 {
     if (!c || c->magic != COLL__MAGIC || !t) return COLL_ERR_INVAL;
     if (!(t->alpha >= 0) || !(t->beta >= 0) || !(t->gamma >= 0)) return COLL_ERR_INVAL;
-    c->tune = *t;
+    COLL_MEMCPY(&c->tune, t, sizeof c->tune);
     return COLL_OK;
 }
 
@@ -1907,7 +1908,7 @@ COLL_API int coll_add_rule(coll_comm *c, coll_kind kind, size_t min_bytes, size_
                            coll_algo algo)
 {
     coll_rule *u;
-    if (!c || c->magic != COLL__MAGIC || (int)kind < 0 || kind >= COLL_KIND_COUNT) return COLL_ERR_INVAL;
+    if (!c || c->magic != COLL__MAGIC || (unsigned)kind >= (unsigned)COLL_KIND_COUNT) return COLL_ERR_INVAL;
     if (!coll__find(kind, algo) || min_bytes > max_bytes) return COLL_ERR_INVAL;
     if (c->nrules == COLL_MAX_RULES) return COLL_ERR_NOSPC;
     u = &c->rules[c->nrules++];
@@ -1927,7 +1928,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
     int i, rc = COLL_OK, peer;
     double t0, t1, t2;
     if (!c || c->magic != COLL__MAGIC || !now) return COLL_ERR_INVAL;
-    m.t = c->tune;
+    COLL_MEMCPY(&m.t, &c->tune, sizeof m.t);
     s = c->segment & ~(size_t)3;
     buf = c->scratch;
     if (c->nranks > 1 && c->rank < 2) {
@@ -1959,7 +1960,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
         }
     }
     rc = coll_broadcast(c, m.b, sizeof m.b, COLL_UINT8, 0, COLL_ALGO_BINOMIAL);
-    if (rc == COLL_OK) c->tune = m.t;
+    if (rc == COLL_OK) COLL_MEMCPY(&c->tune, &m.t, sizeof c->tune);
     return rc;
 }
 
@@ -1980,9 +1981,9 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
         return COLL_ERR_NOSPC;
     COLL_MEMSET(q, 0, sizeof *q);
     q->c = c;
-    q->a = *a;
+    COLL_MEMCPY(&q->a, a, sizeof q->a);
     q->a.algo = pl.algo;
-    q->pl = pl;
+    COLL_MEMCPY(&q->pl, &pl, sizeof q->pl);
     q->esize = es;
     q->seg = c->segment ? c->segment / es : (size_t)-1;
     p = c->nranks;
@@ -2034,82 +2035,80 @@ COLL_API int coll_run(coll_comm *c, const coll_args *a)
     return coll__progress(&q, 1);
 }
 
-static coll_args coll__args(coll_kind k, const void *src, void *dst, size_t count,
-                            coll_dtype t, coll_op op, int root, coll_algo algo)
+static void coll__args(coll_args *a, coll_kind k, const void *src, void *dst, size_t count,
+                       coll_dtype t, coll_op op, int root, coll_algo algo)
 {
-    coll_args a;
-    COLL_MEMSET(&a, 0, sizeof a);
-    a.kind = k; a.algo = algo; a.src = src; a.dst = dst; a.count = count;
-    a.dtype = t; a.op = op; a.root = root;
-    return a;
+    COLL_MEMSET(a, 0, sizeof *a);
+    a->kind = k; a->algo = algo; a->src = src; a->dst = dst; a->count = count;
+    a->dtype = t; a->op = op; a->root = root;
 }
 
 COLL_API int coll_allreduce(coll_comm *c, const void *src, void *dst, size_t count,
                             coll_dtype dtype, coll_op op, coll_algo algo)
 {
-    coll_args a = coll__args(COLL_ALLREDUCE, src, dst, count, dtype, op, 0, algo);
+    coll_args a; coll__args(&a, COLL_ALLREDUCE, src, dst, count, dtype, op, 0, algo);
     return coll_run(c, &a);
 }
 
 COLL_API int coll_reduce_scatter(coll_comm *c, const void *src, void *dst, size_t count,
                                  coll_dtype dtype, coll_op op, coll_algo algo)
 {
-    coll_args a = coll__args(COLL_REDUCE_SCATTER, src, dst, count, dtype, op, 0, algo);
+    coll_args a; coll__args(&a, COLL_REDUCE_SCATTER, src, dst, count, dtype, op, 0, algo);
     return coll_run(c, &a);
 }
 
 COLL_API int coll_allgather(coll_comm *c, const void *src, void *dst, size_t count,
                             coll_dtype dtype, coll_algo algo)
 {
-    coll_args a = coll__args(COLL_ALLGATHER, src, dst, count, dtype, COLL_SUM, 0, algo);
+    coll_args a; coll__args(&a, COLL_ALLGATHER, src, dst, count, dtype, COLL_SUM, 0, algo);
     return coll_run(c, &a);
 }
 
 COLL_API int coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dtype,
                             int root, coll_algo algo)
 {
-    coll_args a = coll__args(COLL_BROADCAST, buf, buf, count, dtype, COLL_SUM, root, algo);
+    coll_args a; coll__args(&a, COLL_BROADCAST, buf, buf, count, dtype, COLL_SUM, root, algo);
     return coll_run(c, &a);
 }
 
 COLL_API int coll_reduce(coll_comm *c, const void *src, void *dst, size_t count,
                          coll_dtype dtype, coll_op op, int root, coll_algo algo)
 {
-    coll_args a = coll__args(COLL_REDUCE, src, dst, count, dtype, op, root, algo);
+    coll_args a; coll__args(&a, COLL_REDUCE, src, dst, count, dtype, op, root, algo);
     return coll_run(c, &a);
 }
 
 COLL_API int coll_gather(coll_comm *c, const void *src, void *dst, size_t count,
                          coll_dtype dtype, int root, coll_algo algo)
 {
-    coll_args a = coll__args(COLL_GATHER, src, dst, count, dtype, COLL_SUM, root, algo);
+    coll_args a; coll__args(&a, COLL_GATHER, src, dst, count, dtype, COLL_SUM, root, algo);
     return coll_run(c, &a);
 }
 
 COLL_API int coll_scatter(coll_comm *c, const void *src, void *dst, size_t count,
                           coll_dtype dtype, int root, coll_algo algo)
 {
-    coll_args a = coll__args(COLL_SCATTER, src, dst, count, dtype, COLL_SUM, root, algo);
+    coll_args a; coll__args(&a, COLL_SCATTER, src, dst, count, dtype, COLL_SUM, root, algo);
     return coll_run(c, &a);
 }
 
 COLL_API int coll_alltoall(coll_comm *c, const void *src, void *dst, size_t count,
                            coll_dtype dtype, coll_algo algo)
 {
-    coll_args a = coll__args(COLL_ALLTOALL, src, dst, count, dtype, COLL_SUM, 0, algo);
+    coll_args a; coll__args(&a, COLL_ALLTOALL, src, dst, count, dtype, COLL_SUM, 0, algo);
     return coll_run(c, &a);
 }
 
 COLL_API int coll_barrier(coll_comm *c, coll_algo algo)
 {
-    coll_args a = coll__args(COLL_BARRIER, 0, 0, 0, COLL_UINT8, COLL_SUM, 0, algo);
+    coll_args a; coll__args(&a, COLL_BARRIER, 0, 0, 0, COLL_UINT8, COLL_SUM, 0, algo);
     return coll_run(c, &a);
 }
 
 COLL_API int coll_allgatherv(coll_comm *c, const void *src, void *dst, const size_t *counts,
                              coll_dtype dtype, coll_algo algo)
 {
-    coll_args a = coll__args(COLL_ALLGATHERV, src, dst, 0, dtype, COLL_SUM, 0, algo);
+    coll_args a; coll__args(&a, COLL_ALLGATHERV, src, dst, 0, dtype, COLL_SUM, 0, algo);
     a.counts = counts;
     return coll_run(c, &a);
 }
@@ -2117,7 +2116,7 @@ COLL_API int coll_allgatherv(coll_comm *c, const void *src, void *dst, const siz
 COLL_API int coll_reduce_scatterv(coll_comm *c, const void *src, void *dst, const size_t *counts,
                                   coll_dtype dtype, coll_op op, coll_algo algo)
 {
-    coll_args a = coll__args(COLL_REDUCE_SCATTERV, src, dst, 0, dtype, op, 0, algo);
+    coll_args a; coll__args(&a, COLL_REDUCE_SCATTERV, src, dst, 0, dtype, op, 0, algo);
     a.counts = counts;
     return coll_run(c, &a);
 }
@@ -2128,7 +2127,7 @@ COLL_API coll_algo coll_choose(const coll_comm *c, const coll_args *a)
     size_t es = 0;
     coll_args b;
     if (!a) return COLL_ALGO_AUTO;
-    b = *a;
+    COLL_MEMCPY(&b, a, sizeof b);
     b.algo = COLL_ALGO_AUTO;
     if (coll__plan_args(c, &b, &pl, &es) != COLL_OK) return COLL_ALGO_AUTO;
     if (coll__pick(c, &b, &pl, es) != COLL_OK) return COLL_ALGO_AUTO;
@@ -2185,7 +2184,7 @@ COLL_API const char *coll_algo_name(coll_algo a)
         "recursive_halving", "rabenseifner", "hierarchical", "pipelined_tree",
         "pairwise", "bruck", "scatter_allgather", "pipelined_chain",
         "reduce_scatter_gather", "linear", "dissemination" };
-    return (int)a >= 0 && a < COLL_ALGO_COUNT ? names[a] : "?";
+    return (unsigned)a < (unsigned)COLL_ALGO_COUNT ? names[a] : "?";
 }
 
 COLL_API const char *coll_kind_name(coll_kind k)
@@ -2193,7 +2192,7 @@ COLL_API const char *coll_kind_name(coll_kind k)
     static const char *const names[COLL_KIND_COUNT] = {
         "allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
         "gather", "scatter", "alltoall", "barrier", "allgatherv", "reduce_scatterv" };
-    return (int)k >= 0 && k < COLL_KIND_COUNT ? names[k] : "?";
+    return (unsigned)k < (unsigned)COLL_KIND_COUNT ? names[k] : "?";
 }
 
 #endif /* COLL__IMPLEMENTED */

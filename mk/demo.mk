@@ -1,0 +1,25 @@
+# make demo: the main example, ranks as threads, no dependencies.
+POSIX := -D_POSIX_C_SOURCE=200809L
+
+demo-bin: $(B)/demo
+$(B)/demo: examples/demo.c coll.h ports/coll_threads.h test/test_ports.h | $(B)
+	$(CC) -std=c99 $(POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
+demo: $(B)/demo
+	$(B)/demo
+
+$(B)/traffic: test/traffic.c coll.h ports/coll_threads.h test/test_ports.h | $(B)
+	$(CC) -std=c99 $(POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
+traffic: $(B)/traffic
+	@$(B)/traffic
+
+.PHONY: test-traffic test-demo
+test-traffic: $(B)/traffic
+	@$(B)/traffic >$(B)/traffic.tsv; rc=$$?; tail -1 $(B)/traffic.tsv; exit $$rc
+test-demo: $(B)/demo
+	@$(B)/demo >$(B)/demo.log 2>&1 && echo "demo: 1 passed, 0 failed" || { cat $(B)/demo.log; echo "demo: 0 passed, 1 failed"; exit 1; }
+
+EXAMPLES_TARGETS += $(B)/demo
+
+TEST_TARGETS += test-demo test-traffic

@@ -1,0 +1,194 @@
+/* traffic.c - every algorithm over the counting port: the bytes each rank
+   really sent and the rounds it really took, next to the algorithm's
+   documented cost. One TSV row per (collective, algorithm, ranks, bytes);
+   a row whose measurement differs from its formula is marked and makes
+   the program exit non-zero.
+
+   bytes is the size of the whole vector (all-reduce, broadcast, reduce) or
+   of all blocks together (the block-wise collectives). A round is one call
+   of the port (send, recv or sendrecv); messages are not cut, since
+   scratch is large, except for the pipelined algorithms, which run with
+   C = 4 chunks. Counts divide by p, so the formulas are exact. */
+#define COLL_IMPLEMENTATION
+#include "../coll.h"
+#define COLL_THREADS_IMPLEMENTATION
+#include "../ports/coll_threads.h"
+#include "test_ports.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXP 16
+#define MAXN (5040 * 16)
+
+static coll_threads world;
+static coll_counting counters[MAXP];
+static float src[MAXP][MAXN], dst[MAXP][MAXN];
+static unsigned char scratch[MAXP][2 * MAXN * 4];
+static coll_args args;
+static size_t scratch_bytes;
+static int failures;
+
+static int run_rank(int rank, void *arg)
+{
+    coll_comm c;
+    coll_port inner = coll_threads_port(&world, rank), port;
+    coll_args a = args;
+    int rc;
+    (void)arg;
+    coll_counting_init(&counters[rank], &inner);
+    port = coll_counting_port(&counters[rank]);
+    coll_init(&c, rank, world.nranks, &port, scratch[rank], scratch_bytes);
+    a.src = src[rank];
+    a.dst = dst[rank];
+    if (a.algo == COLL_ALGO_RECURSIVE_HALVING)          /* runs in place only */
+        a.dst = src[rank] + (size_t)rank * a.count;
+    if (a.kind == COLL_BARRIER) a.src = a.dst = 0;
+    rc = coll_run(&c, &a);
+    if (rc != COLL_OK) {
+        fprintf(stderr, "%s/%s p=%d: %s\n", coll_kind_name(a.kind), coll_algo_name(a.algo),
+                world.nranks, coll_result_str(rc));
+        return 1;
+    }
+    return 0;
+}
+
+static int lg(int p) { int l = 0; while ((1 << l) < p) l++; return l; }
+static int pow2_below(int p) { int q = 1; while (q * 2 <= p) q *= 2; return q; }
+
+/* The documented cost of the busiest rank: bytes sent and rounds. n is the
+   row's byte count, C the number of pipeline chunks, g the group size. */
+static void formula(coll_kind k, coll_algo a, int p, double n, int C, int g,
+                    double *bytes, double *rounds)
+{
+    int L = lg(p), p2 = pow2_below(p), L2 = lg(p2), rem = p > p2, ng, j;
+    if (g > p) g = p;
+    ng = (p + g - 1) / g;
+    double blk = n / p;
+    *bytes = 0; *rounds = 0;
+    switch (k) {
+    case COLL_ALLREDUCE:
+        switch (a) {
+        case COLL_ALGO_NAIVE: *bytes = (p - 1) * n; *rounds = 2 * (p - 1); break;
+        case COLL_ALGO_RING:  *bytes = 2.0 * (p - 1) / p * n; *rounds = 2 * (p - 1); break;
+        case COLL_ALGO_TREE:  *bytes = L * n; *rounds = 2 * L; break;
+        case COLL_ALGO_RECURSIVE_DOUBLING: *bytes = (L2 + rem) * n; *rounds = L2 + 2 * rem; break;
+        case COLL_ALGO_RABENSEIFNER:
+            *bytes = 2.0 * (p2 - 1) / p2 * n + rem * n; *rounds = 2 * L2 + 2 * rem; break;
+        case COLL_ALGO_HIERARCHICAL:
+            *bytes = lg(g) * n + (ng > 1 ? 2.0 * (ng - 1) / ng * n : 0);
+            *rounds = 2 * lg(g) + 2 * (ng - 1); break;
+        case COLL_ALGO_PIPELINED_TREE:   /* busiest node: parent and two children */
+            if (p == 2) { *bytes = n; *rounds = 2 * C; }
+            else if (p <= 4) { *bytes = 2 * n; *rounds = 4 * C; }
+            else { *bytes = 3 * n; *rounds = 4 * C + 2; }
+            break;
+        default: break;
+        }
+        break;
+    case COLL_REDUCE_SCATTER:
+        if (a == COLL_ALGO_RECURSIVE_HALVING) {
+            *bytes = rem ? n : (double)(p - 1) * blk; *rounds = L2 + 2 * rem;
+        } else { *bytes = (p - 1) * blk; *rounds = p - 1; }
+        break;
+    case COLL_ALLGATHER:
+        if (a == COLL_ALGO_RECURSIVE_DOUBLING) {
+            /* busiest: rank 1 (virtual 0) sends its window [0, 2^k) of virtual
+               regions at each step (regions below rem hold two blocks) and
+               then the whole vector to rank 0 when unfolding */
+            *bytes = (double)(p - 1) * blk; *rounds = L2 + 2 * rem;
+            if (rem) {
+                *bytes = n;
+                for (j = 0; j < L2; j++) *bytes += ((1 << j) + ((1 << j) < p - p2 ? (1 << j) : p - p2)) * blk;
+            }
+        } else if (a == COLL_ALGO_BRUCK) { *bytes = (p - 1) * blk; *rounds = L; }
+        else { *bytes = (p - 1) * blk; *rounds = p - 1; }
+        break;
+    case COLL_BROADCAST:
+        if (a == COLL_ALGO_BINOMIAL) { *bytes = L * n; *rounds = L; }
+        else if (a == COLL_ALGO_SCATTER_ALLGATHER) { *bytes = 2.0 * (p - 1) / p * n; *rounds = L + p - 1; }
+        else { *bytes = n; *rounds = p == 2 ? C : C + 1; }
+        break;
+    case COLL_REDUCE:
+        if (a == COLL_ALGO_BINOMIAL) { *bytes = n; *rounds = L; }
+        else { *bytes = (double)(p2 - 1) / p2 * n + (rem ? n : n / 2); *rounds = 2 * L2 + 2 * rem; }
+        break;
+    case COLL_GATHER:
+        if (a == COLL_ALGO_LINEAR) { *bytes = blk; *rounds = p - 1; }
+        else { *bytes = (p - (1 << (L - 1))) * blk; *rounds = L; }
+        break;
+    case COLL_SCATTER:
+        *bytes = (p - 1) * blk; *rounds = a == COLL_ALGO_LINEAR ? p - 1 : L;
+        break;
+    case COLL_ALLTOALL: *bytes = (p - 1) * blk; *rounds = p - 1; break;
+    case COLL_BARRIER: *bytes = L; *rounds = L; break;
+    default: break;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static const struct { coll_kind k; coll_algo a; } rows[] = {
+        { COLL_ALLREDUCE, COLL_ALGO_NAIVE }, { COLL_ALLREDUCE, COLL_ALGO_RING },
+        { COLL_ALLREDUCE, COLL_ALGO_TREE }, { COLL_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING },
+        { COLL_ALLREDUCE, COLL_ALGO_RABENSEIFNER }, { COLL_ALLREDUCE, COLL_ALGO_HIERARCHICAL },
+        { COLL_ALLREDUCE, COLL_ALGO_PIPELINED_TREE },
+        { COLL_REDUCE_SCATTER, COLL_ALGO_RING }, { COLL_REDUCE_SCATTER, COLL_ALGO_PAIRWISE },
+        { COLL_REDUCE_SCATTER, COLL_ALGO_RECURSIVE_HALVING },
+        { COLL_ALLGATHER, COLL_ALGO_RING }, { COLL_ALLGATHER, COLL_ALGO_RECURSIVE_DOUBLING },
+        { COLL_ALLGATHER, COLL_ALGO_BRUCK },
+        { COLL_BROADCAST, COLL_ALGO_BINOMIAL }, { COLL_BROADCAST, COLL_ALGO_SCATTER_ALLGATHER },
+        { COLL_BROADCAST, COLL_ALGO_PIPELINED_CHAIN },
+        { COLL_REDUCE, COLL_ALGO_BINOMIAL }, { COLL_REDUCE, COLL_ALGO_REDUCE_SCATTER_GATHER },
+        { COLL_GATHER, COLL_ALGO_LINEAR }, { COLL_GATHER, COLL_ALGO_BINOMIAL },
+        { COLL_SCATTER, COLL_ALGO_LINEAR }, { COLL_SCATTER, COLL_ALGO_BINOMIAL },
+        { COLL_ALLTOALL, COLL_ALGO_PAIRWISE }, { COLL_BARRIER, COLL_ALGO_DISSEMINATION } };
+    static const int ps[] = { 2, 3, 4, 6, 7, 8, 16 };
+    static const size_t sizes[] = { 5040 * 4, 5040 * 16 * 4 };   /* bytes: divisible by every p */
+    size_t ri, pi, si;
+    int only_p = argc > 1 ? atoi(argv[1]) : 0, nrows = 0;
+    printf("collective\talgo\tranks\tbytes\tmax_bytes_sent\tmax_rounds\tformula_bytes\tformula_rounds\n");
+    for (ri = 0; ri < sizeof rows / sizeof rows[0]; ri++)
+        for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+            for (si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+                int p = ps[pi], r, C = 1, g = 4, pipelined;
+                size_t n = sizes[si], count = n / 4;
+                uint64_t bytes = 0, rounds = 0;
+                double fb, fr;
+                if (only_p && p != only_p) continue;
+                if (rows[ri].k == COLL_BARRIER) { if (si) continue; n = 0; }
+                pipelined = rows[ri].a == COLL_ALGO_PIPELINED_TREE || rows[ri].a == COLL_ALGO_PIPELINED_CHAIN;
+                memset(&args, 0, sizeof args);
+                args.kind = rows[ri].k; args.algo = rows[ri].a; args.dtype = COLL_FLOAT32;
+                args.op = COLL_SUM; args.root = 0; args.group = g;
+                args.count = rows[ri].k == COLL_ALLREDUCE || rows[ri].k == COLL_BROADCAST ||
+                             rows[ri].k == COLL_REDUCE ? count : count / (size_t)p;
+                /* one segment per message, or four chunks for the pipelines */
+                scratch_bytes = pipelined ? 2 * n / 4 : 2 * n;
+                {   /* chunks as the library cuts them: segment = scratch/2, 64-byte aligned */
+                    size_t chunk = ((scratch_bytes / 2) & ~(size_t)63) / 4;
+                    C = pipelined ? (int)((count + chunk - 1) / chunk) : 1;
+                }
+                for (r = 0; r < p; r++) {
+                    size_t i;
+                    for (i = 0; i < count; i++) src[r][i] = (float)(r + (int)i % 5);
+                }
+                coll_threads_init(&world, p, 0);
+                if (coll_threads_run(&world, run_rank, 0) != 0) failures++;
+                coll_threads_destroy(&world);
+                for (r = 0; r < p; r++) {
+                    if (counters[r].bytes_sent > bytes) bytes = counters[r].bytes_sent;
+                    if (counters[r].rounds > rounds) rounds = counters[r].rounds;
+                }
+                formula(rows[ri].k, rows[ri].a, p, (double)n, C, g, &fb, &fr);
+                if (rows[ri].k == COLL_BARRIER) fb = fr;          /* one byte per round */
+                printf("%s\t%s\t%d\t%zu\t%llu\t%llu\t%.0f\t%.0f%s\n", coll_kind_name(rows[ri].k),
+                       coll_algo_name(rows[ri].a), p, n, (unsigned long long)bytes,
+                       (unsigned long long)rounds, fb, fr,
+                       (double)bytes == fb && (double)rounds == fr ? "" : "\tMISMATCH");
+                if ((double)bytes != fb || (double)rounds != fr) failures++;
+                nrows++;
+            }
+    printf("traffic: %d passed, %d failed\n", nrows - failures, failures);
+    return failures != 0;
+}
