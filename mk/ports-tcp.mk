@@ -30,3 +30,15 @@ test-tcp-netns: $(TCPB)/test_tcp
 	@sh test/tcp_netns.sh $(TCPB)/test_tcp
 
 TEST_TARGETS += test-tcp test-tcp-netns
+
+# ---- layout conversion -------------------------------------------------------
+# coll_layout.part.h is included by the test only while coll.h lacks it.
+$(TCPB)/test_layout: test/test_layout.c coll.h coll_layout.part.h ports/coll_threads.h
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -o $@ $< $(LDLIBS_THREADS)
+
+.PHONY: test-layout
+test-layout: $(TCPB)/test_layout
+	@timeout 120 $(TCPB)/test_layout
+
+TEST_TARGETS += test-layout
