@@ -58,6 +58,16 @@
      COLL_MEMSET(d,v,n)    memset to use           (memset; a loop if freestanding)
      COLL_NO_ERRSTR        drop coll_result_str's message table      (off)
      COLL_ASSERT(x)        internal invariant checks                 (nothing)
+   Trimming for small parts (what is left out answers COLL_ERR_NOSYS):
+     COLL_DTYPES           bitmask of dtypes compiled in, e.g.
+                           (COLL_BIT(COLL_FLOAT32) | COLL_BIT(COLL_INT32))   (all)
+     COLL_OPS              bitmask of ops, e.g. COLL_BIT(COLL_SUM)           (all)
+     COLL_ALGOS            bitmask of algorithms, e.g. COLL_BIT(COLL_ALGO_RING) (all)
+     COLL_NO_COST_MODEL    no floating point in the planner: AUTO takes the
+                           first algorithm compiled in for the collective  (off)
+     COLL_NO_NAMES         coll_algo_name/coll_kind_name return ""         (off)
+   The masks are read only where the kernel table and the algorithm registry
+   are built; the compiler drops every kernel and schedule nobody points to.
 
    ERRORS
      Every function returns COLL_OK (0), COLL_AGAIN (1, only from progress)
@@ -92,6 +102,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define COLL_BIT(x) (1ul << (x))   /* for COLL_DTYPES, COLL_OPS, COLL_ALGOS */
 
 /* ---- results ------------------------------------------------------------ */
 enum {
@@ -406,7 +418,30 @@ static COLL__NO_LIBCALL void coll__set_loop(void *d, int v, size_t n)
 #endif
 #endif
 
+#ifndef COLL_DTYPES
+#define COLL_DTYPES 0xfffffffful
+#endif
+#ifndef COLL_OPS
+#define COLL_OPS 0xfffffffful
+#endif
+#ifndef COLL_ALGOS
+#define COLL_ALGOS 0xfffffffful
+#endif
+#define COLL__ON(mask, x) ((((unsigned long)(mask)) >> (x)) & 1ul)
+
+/* Trimmed builds leave kernels and schedules unreferenced: not a problem. */
+#if defined(__GNUC__)
+#define COLL__UNUSED __attribute__((unused))
+#else
+#define COLL__UNUSED
+#endif
+
 #define COLL__MAGIC 0xC011C0DEu
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"   /* trimmed schedules */
+#endif
 #define COLL__NONE  (-1)
 
 /* ========================================================================== */
@@ -493,7 +528,7 @@ typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
 
 #define COLL__ID(x) (x)
 #define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
-    static void NAME##_3(void *o_, const void *a_, const void *b_, size_t n)     \
+    static COLL__UNUSED void NAME##_3(void *o_, const void *a_, const void *b_, size_t n) \
     {                                                                            \
         T *COLL__RESTRICT o = (T *)o_;                                           \
         const T *COLL__RESTRICT a = (const T *)a_;                               \
@@ -501,7 +536,7 @@ typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
         size_t i;                                                                \
         for (i = 0; i < n; i++) { C x = IN(a[i]), y = IN(b[i]); o[i] = OUT(EXPR); } \
     }                                                                            \
-    static void NAME##_2(void *o_, const void *a_, const void *b_, size_t n)     \
+    static COLL__UNUSED void NAME##_2(void *o_, const void *a_, const void *b_, size_t n) \
     {                                                                            \
         T *COLL__RESTRICT o = (T *)o_;                                           \
         const T *COLL__RESTRICT b = (const T *)b_;                               \
@@ -539,16 +574,24 @@ COLL__FLOAT_KERNELS(bf16, uint16_t, float, coll__b2f, coll__f2b)
 COLL__FLOAT_KERNELS(f32, float, float, COLL__ID, COLL__ID)
 COLL__FLOAT_KERNELS(f64, double, double, COLL__ID, COLL__ID)
 
-#define COLL__INT_ROW(N, F) { coll__##N##_sum_##F, coll__##N##_prod_##F, coll__##N##_min_##F, \
-    coll__##N##_max_##F, coll__##N##_sum_##F, coll__##N##_band_##F, coll__##N##_bor_##F,       \
-    coll__##N##_bxor_##F, 0 }
-#define COLL__FLOAT_ROW(N, F) { coll__##N##_sum_##F, coll__##N##_prod_##F, coll__##N##_min_##F, \
-    coll__##N##_max_##F, coll__##N##_sum_##F, 0, 0, 0, 0 }
+/* Table entry for (dtype T, op O), or 0 if either is trimmed out. */
+#define COLL__K(T, O, FN) (COLL__ON(COLL_DTYPES, T) && COLL__ON(COLL_OPS, O) ? FN : 0)
+#define COLL__INT_ROW(T, N, F) { COLL__K(T, COLL_SUM, coll__##N##_sum_##F),      \
+    COLL__K(T, COLL_PROD, coll__##N##_prod_##F), COLL__K(T, COLL_MIN, coll__##N##_min_##F), \
+    COLL__K(T, COLL_MAX, coll__##N##_max_##F), COLL__K(T, COLL_AVG, coll__##N##_sum_##F),    \
+    COLL__K(T, COLL_BAND, coll__##N##_band_##F), COLL__K(T, COLL_BOR, coll__##N##_bor_##F),  \
+    COLL__K(T, COLL_BXOR, coll__##N##_bxor_##F), 0 }
+#define COLL__FLOAT_ROW(T, N, F) { COLL__K(T, COLL_SUM, coll__##N##_sum_##F),    \
+    COLL__K(T, COLL_PROD, coll__##N##_prod_##F), COLL__K(T, COLL_MIN, coll__##N##_min_##F), \
+    COLL__K(T, COLL_MAX, coll__##N##_max_##F), COLL__K(T, COLL_AVG, coll__##N##_sum_##F),    \
+    0, 0, 0, 0 }
 #define COLL__TABLE(F) {                                                         \
-    COLL__INT_ROW(i8, F), COLL__INT_ROW(u8, F), COLL__INT_ROW(i32, F),           \
-    COLL__INT_ROW(u32, F), COLL__INT_ROW(i64, F), COLL__INT_ROW(u64, F),         \
-    COLL__FLOAT_ROW(f16, F), COLL__FLOAT_ROW(bf16, F), COLL__FLOAT_ROW(f32, F),  \
-    COLL__FLOAT_ROW(f64, F), { 0, 0, 0, 0, 0, 0, 0, 0, 0 } }
+    COLL__INT_ROW(COLL_INT8, i8, F), COLL__INT_ROW(COLL_UINT8, u8, F),           \
+    COLL__INT_ROW(COLL_INT32, i32, F), COLL__INT_ROW(COLL_UINT32, u32, F),       \
+    COLL__INT_ROW(COLL_INT64, i64, F), COLL__INT_ROW(COLL_UINT64, u64, F),       \
+    COLL__FLOAT_ROW(COLL_FLOAT16, f16, F), COLL__FLOAT_ROW(COLL_BFLOAT16, bf16, F), \
+    COLL__FLOAT_ROW(COLL_FLOAT32, f32, F), COLL__FLOAT_ROW(COLL_FLOAT64, f64, F), \
+    { 0, 0, 0, 0, 0, 0, 0, 0, 0 } }
 
 /* [dtype][op]; avg reduces as a sum (the division comes once, at the end). */
 static const coll__kernel coll__kernels3[COLL_DTYPE_COUNT][COLL_OP_COUNT] = COLL__TABLE(3);
@@ -558,19 +601,20 @@ static const coll__kernel coll__kernels2[COLL_DTYPE_COUNT][COLL_OP_COUNT] = COLL
 static void coll__scale_host(void *buf, size_t n, coll_dtype t, size_t d)
 {
     size_t i;
-#define COLL__SCALE(T, W) { T *p = (T *)buf; for (i = 0; i < n; i++) p[i] = (T)((W)p[i] / (W)d); }
+#define COLL__SCALE(E, T, W) case E: if (COLL__ON(COLL_DTYPES, E)) {              \
+        T *p = (T *)buf; for (i = 0; i < n; i++) p[i] = (T)((W)p[i] / (W)d); } break;
     switch (t) {
-    case COLL_INT8:    COLL__SCALE(int8_t, int64_t)   break;
-    case COLL_UINT8:   COLL__SCALE(uint8_t, uint64_t) break;
-    case COLL_INT32:   COLL__SCALE(int32_t, int64_t)  break;
-    case COLL_UINT32:  COLL__SCALE(uint32_t, uint64_t) break;
-    case COLL_INT64:   COLL__SCALE(int64_t, int64_t)  break;
-    case COLL_UINT64:  COLL__SCALE(uint64_t, uint64_t) break;
-    case COLL_FLOAT32: COLL__SCALE(float, float)      break;
-    case COLL_FLOAT64: COLL__SCALE(double, double)    break;
-    case COLL_FLOAT16: { uint16_t *p = (uint16_t *)buf;
+    COLL__SCALE(COLL_INT8, int8_t, int64_t)
+    COLL__SCALE(COLL_UINT8, uint8_t, uint64_t)
+    COLL__SCALE(COLL_INT32, int32_t, int64_t)
+    COLL__SCALE(COLL_UINT32, uint32_t, uint64_t)
+    COLL__SCALE(COLL_INT64, int64_t, int64_t)
+    COLL__SCALE(COLL_UINT64, uint64_t, uint64_t)
+    COLL__SCALE(COLL_FLOAT32, float, float)
+    COLL__SCALE(COLL_FLOAT64, double, double)
+    case COLL_FLOAT16: if (COLL__ON(COLL_DTYPES, COLL_FLOAT16)) { uint16_t *p = (uint16_t *)buf;
         for (i = 0; i < n; i++) p[i] = coll__f2h(coll__h2f(p[i]) / (float)d); } break;
-    case COLL_BFLOAT16: { uint16_t *p = (uint16_t *)buf;
+    case COLL_BFLOAT16: if (COLL__ON(COLL_DTYPES, COLL_BFLOAT16)) { uint16_t *p = (uint16_t *)buf;
         for (i = 0; i < n; i++) p[i] = coll__f2b(coll__b2f(p[i]) / (float)d); } break;
     default: break;
     }
@@ -1383,37 +1427,40 @@ typedef struct coll__entry {
     coll__schedule f;
 } coll__entry;
 
+/* A schedule, or 0 if COLL_ALGOS leaves its algorithm out. */
+#define COLL__S(A, F) (COLL__ON(COLL_ALGOS, A) ? F : 0)
+
 static const coll__entry coll__registry[] = {
-    { COLL_ALLREDUCE,       COLL_ALGO_NAIVE,                 coll__naive_allreduce },
-    { COLL_ALLREDUCE,       COLL_ALGO_RING,                  coll__ring_allreduce },
-    { COLL_ALLREDUCE,       COLL_ALGO_TREE,                  coll__tree_allreduce },
-    { COLL_ALLREDUCE,       COLL_ALGO_RECURSIVE_DOUBLING,    coll__rd_allreduce },
-    { COLL_ALLREDUCE,       COLL_ALGO_RABENSEIFNER,          coll__rabenseifner_allreduce },
-    { COLL_ALLREDUCE,       COLL_ALGO_HIERARCHICAL,          coll__hierarchical_allreduce },
-    { COLL_ALLREDUCE,       COLL_ALGO_PIPELINED_TREE,        coll__pipelined_tree_allreduce },
-    { COLL_REDUCE_SCATTER,  COLL_ALGO_RING,                  coll__ring_reduce_scatter },
-    { COLL_REDUCE_SCATTER,  COLL_ALGO_PAIRWISE,              coll__pairwise_reduce_scatter },
-    { COLL_REDUCE_SCATTER,  COLL_ALGO_RECURSIVE_HALVING,     coll__halving_reduce_scatter },
-    { COLL_REDUCE_SCATTERV, COLL_ALGO_RING,                  coll__ring_reduce_scatter },
-    { COLL_REDUCE_SCATTERV, COLL_ALGO_PAIRWISE,              coll__pairwise_reduce_scatter },
-    { COLL_REDUCE_SCATTERV, COLL_ALGO_RECURSIVE_HALVING,     coll__halving_reduce_scatter },
-    { COLL_ALLGATHER,       COLL_ALGO_RING,                  coll__ring_allgather },
-    { COLL_ALLGATHER,       COLL_ALGO_RECURSIVE_DOUBLING,    coll__rd_allgather },
-    { COLL_ALLGATHER,       COLL_ALGO_BRUCK,                 coll__bruck_allgather },
-    { COLL_ALLGATHERV,      COLL_ALGO_RING,                  coll__ring_allgather },
-    { COLL_ALLGATHERV,      COLL_ALGO_RECURSIVE_DOUBLING,    coll__rd_allgather },
-    { COLL_ALLGATHERV,      COLL_ALGO_BRUCK,                 coll__bruck_allgather },
-    { COLL_BROADCAST,       COLL_ALGO_BINOMIAL,              coll__binomial_broadcast },
-    { COLL_BROADCAST,       COLL_ALGO_SCATTER_ALLGATHER,     coll__scatter_allgather_broadcast },
-    { COLL_BROADCAST,       COLL_ALGO_PIPELINED_CHAIN,       coll__chain_broadcast },
-    { COLL_REDUCE,          COLL_ALGO_BINOMIAL,              coll__binomial_reduce },
-    { COLL_REDUCE,          COLL_ALGO_REDUCE_SCATTER_GATHER, coll__rsg_reduce },
-    { COLL_GATHER,          COLL_ALGO_LINEAR,                coll__linear_gather },
-    { COLL_GATHER,          COLL_ALGO_BINOMIAL,              coll__binomial_gather },
-    { COLL_SCATTER,         COLL_ALGO_LINEAR,                coll__linear_scatter },
-    { COLL_SCATTER,         COLL_ALGO_BINOMIAL,              coll__binomial_scatter },
-    { COLL_ALLTOALL,        COLL_ALGO_PAIRWISE,              coll__pairwise_alltoall },
-    { COLL_BARRIER,         COLL_ALGO_DISSEMINATION,         coll__dissemination_barrier },
+    { COLL_ALLREDUCE,       COLL_ALGO_NAIVE,                 COLL__S(COLL_ALGO_NAIVE, coll__naive_allreduce) },
+    { COLL_ALLREDUCE,       COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_allreduce) },
+    { COLL_ALLREDUCE,       COLL_ALGO_TREE,                  COLL__S(COLL_ALGO_TREE, coll__tree_allreduce) },
+    { COLL_ALLREDUCE,       COLL_ALGO_RECURSIVE_DOUBLING,    COLL__S(COLL_ALGO_RECURSIVE_DOUBLING, coll__rd_allreduce) },
+    { COLL_ALLREDUCE,       COLL_ALGO_RABENSEIFNER,          COLL__S(COLL_ALGO_RABENSEIFNER, coll__rabenseifner_allreduce) },
+    { COLL_ALLREDUCE,       COLL_ALGO_HIERARCHICAL,          COLL__S(COLL_ALGO_HIERARCHICAL, coll__hierarchical_allreduce) },
+    { COLL_ALLREDUCE,       COLL_ALGO_PIPELINED_TREE,        COLL__S(COLL_ALGO_PIPELINED_TREE, coll__pipelined_tree_allreduce) },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_reduce_scatter) },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_reduce_scatter) },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_RECURSIVE_HALVING,     COLL__S(COLL_ALGO_RECURSIVE_HALVING, coll__halving_reduce_scatter) },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_reduce_scatter) },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_reduce_scatter) },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_RECURSIVE_HALVING,     COLL__S(COLL_ALGO_RECURSIVE_HALVING, coll__halving_reduce_scatter) },
+    { COLL_ALLGATHER,       COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_allgather) },
+    { COLL_ALLGATHER,       COLL_ALGO_RECURSIVE_DOUBLING,    COLL__S(COLL_ALGO_RECURSIVE_DOUBLING, coll__rd_allgather) },
+    { COLL_ALLGATHER,       COLL_ALGO_BRUCK,                 COLL__S(COLL_ALGO_BRUCK, coll__bruck_allgather) },
+    { COLL_ALLGATHERV,      COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_allgather) },
+    { COLL_ALLGATHERV,      COLL_ALGO_RECURSIVE_DOUBLING,    COLL__S(COLL_ALGO_RECURSIVE_DOUBLING, coll__rd_allgather) },
+    { COLL_ALLGATHERV,      COLL_ALGO_BRUCK,                 COLL__S(COLL_ALGO_BRUCK, coll__bruck_allgather) },
+    { COLL_BROADCAST,       COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_broadcast) },
+    { COLL_BROADCAST,       COLL_ALGO_SCATTER_ALLGATHER,     COLL__S(COLL_ALGO_SCATTER_ALLGATHER, coll__scatter_allgather_broadcast) },
+    { COLL_BROADCAST,       COLL_ALGO_PIPELINED_CHAIN,       COLL__S(COLL_ALGO_PIPELINED_CHAIN, coll__chain_broadcast) },
+    { COLL_REDUCE,          COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_reduce) },
+    { COLL_REDUCE,          COLL_ALGO_REDUCE_SCATTER_GATHER, COLL__S(COLL_ALGO_REDUCE_SCATTER_GATHER, coll__rsg_reduce) },
+    { COLL_GATHER,          COLL_ALGO_LINEAR,                COLL__S(COLL_ALGO_LINEAR, coll__linear_gather) },
+    { COLL_GATHER,          COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_gather) },
+    { COLL_SCATTER,         COLL_ALGO_LINEAR,                COLL__S(COLL_ALGO_LINEAR, coll__linear_scatter) },
+    { COLL_SCATTER,         COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_scatter) },
+    { COLL_ALLTOALL,        COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_alltoall) },
+    { COLL_BARRIER,         COLL_ALGO_DISSEMINATION,         COLL__S(COLL_ALGO_DISSEMINATION, coll__dissemination_barrier) },
 };
 
 /* The schedule for (collective, algorithm), or NULL if there is none. */
@@ -1455,6 +1502,7 @@ static int coll__unsupported(const coll_comm *c, const coll__plan *pl)
    cheapest algorithm that needs no workspace and works in and out of
    place, so every rank makes the same choice from the same numbers. */
 
+#ifndef COLL_NO_COST_MODEL
 static double coll__cost(const coll__plan *pl, double n, const coll_tuning *t)
 {
     int p = pl->p;
@@ -1490,6 +1538,8 @@ static double coll__cost(const coll__plan *pl, double n, const coll_tuning *t)
     }
 }
 
+#endif
+
 static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
 {
     size_t n = pl->total;
@@ -1503,24 +1553,32 @@ static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
 static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t esize, int ordered_only)
 {
     coll_algo best = COLL_ALGO_AUTO;
-    double best_cost = 0, n = (double)coll__total_bytes(pl, esize);
     size_t bytes = coll__total_bytes(pl, esize), i;
+#ifndef COLL_NO_COST_MODEL
+    double best_cost = 0, n = (double)bytes;
+#endif
+    coll__plan q;
     for (i = 0; i < (size_t)c->nrules; i++) {
         const coll_rule *u = &c->rules[i];
         if (u->kind == pl->kind && bytes >= u->min_bytes && bytes <= u->max_bytes) return u->algo;
     }
     for (i = 0; i < sizeof coll__registry / sizeof coll__registry[0]; i++) {
-        coll__plan q; COLL_MEMCPY(&q, pl, sizeof q);
-        double cost;
-        if (coll__registry[i].kind != pl->kind) continue;
+        if (coll__registry[i].kind != pl->kind || !coll__registry[i].f) continue;
+        COLL_MEMCPY(&q, pl, sizeof q);
         q.algo = coll__registry[i].algo;
         if (q.algo == COLL_ALGO_HIERARCHICAL || q.algo == COLL_ALGO_RECURSIVE_HALVING ||
             q.algo == COLL_ALGO_BRUCK || (q.algo == COLL_ALGO_BINOMIAL &&
             (q.kind == COLL_GATHER || q.kind == COLL_SCATTER))) continue;
         if (q.kind == COLL_REDUCE_SCATTERV && q.algo == COLL_ALGO_RING) continue;
         if (ordered_only && !coll__keeps_rank_order(&q)) continue;
-        cost = coll__cost(&q, n, &c->tune);
-        if (best == COLL_ALGO_AUTO || cost < best_cost) { best = q.algo; best_cost = cost; }
+#ifdef COLL_NO_COST_MODEL
+        return q.algo;                       /* the first one compiled in */
+#else
+        {
+            double cost = coll__cost(&q, n, &c->tune);
+            if (best == COLL_ALGO_AUTO || cost < best_cost) { best = q.algo; best_cost = cost; }
+        }
+#endif
     }
     return best;
 }
@@ -1573,6 +1631,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         if (a->op == COLL_USER_OP) { if (!c->user.fn) return COLL_ERR_INVAL; }
         else if (a->dtype == COLL_USER_TYPE) return COLL_ERR_INVAL;
         else if (a->op >= COLL_BAND && !coll__is_integer(a->dtype)) return COLL_ERR_INVAL;
+        else if (!c->mem && !coll__kernels3[a->dtype][a->op]) return COLL_ERR_NOSYS;  /* trimmed */
     }
     if (a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE ||
         a->kind == COLL_GATHER || a->kind == COLL_SCATTER) {
@@ -1899,7 +1958,9 @@ static void coll__move_down(unsigned char *d, const unsigned char *s, size_t n)
 COLL_API int coll_set_tuning(coll_comm *c, const coll_tuning *t)
 {
     if (!c || c->magic != COLL__MAGIC || !t) return COLL_ERR_INVAL;
+#ifndef COLL_NO_COST_MODEL
     if (!(t->alpha >= 0) || !(t->beta >= 0) || !(t->gamma >= 0)) return COLL_ERR_INVAL;
+#endif
     COLL_MEMCPY(&c->tune, t, sizeof c->tune);
     return COLL_OK;
 }
@@ -1921,6 +1982,10 @@ COLL_API int coll_add_rule(coll_comm *c, coll_kind kind, size_t min_bytes, size_
    Rank 0's figures are then broadcast so every rank decides alike. */
 COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
 {
+#ifdef COLL_NO_COST_MODEL
+    (void)c; (void)now; (void)ctx;
+    return COLL_ERR_NOSYS;
+#else
     enum { REPS = 16 };
     union { coll_tuning t; unsigned char b[sizeof(coll_tuning)]; } m;
     unsigned char one[2] = { 0, 0 }, *buf;
@@ -1962,6 +2027,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
     rc = coll_broadcast(c, m.b, sizeof m.b, COLL_UINT8, 0, COLL_ALGO_BINOMIAL);
     if (rc == COLL_OK) COLL_MEMCPY(&c->tune, &m.t, sizeof c->tune);
     return rc;
+#endif
 }
 
 COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
@@ -2184,7 +2250,12 @@ COLL_API const char *coll_algo_name(coll_algo a)
         "recursive_halving", "rabenseifner", "hierarchical", "pipelined_tree",
         "pairwise", "bruck", "scatter_allgather", "pipelined_chain",
         "reduce_scatter_gather", "linear", "dissemination" };
+#ifdef COLL_NO_NAMES
+    (void)names; (void)a;
+    return "";
+#else
     return (unsigned)a < (unsigned)COLL_ALGO_COUNT ? names[a] : "?";
+#endif
 }
 
 COLL_API const char *coll_kind_name(coll_kind k)
@@ -2192,9 +2263,17 @@ COLL_API const char *coll_kind_name(coll_kind k)
     static const char *const names[COLL_KIND_COUNT] = {
         "allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
         "gather", "scatter", "alltoall", "barrier", "allgatherv", "reduce_scatterv" };
+#ifdef COLL_NO_NAMES
+    (void)names; (void)k;
+    return "";
+#else
     return (unsigned)k < (unsigned)COLL_KIND_COUNT ? names[k] : "?";
+#endif
 }
 
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 #endif /* COLL__IMPLEMENTED */
 #endif /* COLL_IMPLEMENTATION */
 
