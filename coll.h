@@ -1591,7 +1591,7 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
 static int coll__overlap(const void *a, size_t an, const void *b, size_t bn)
 {
     uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    if (an == 0 || bn == 0) return 0;
+    if (an == 0 || bn == 0 || !a || !b) return 0;     /* NULL: not given (planning only) */
     return x < y + bn && y < x + an;
 }
 

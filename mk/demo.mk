@@ -23,3 +23,9 @@ test-demo: $(B)/demo
 EXAMPLES_TARGETS += $(B)/demo
 
 TEST_TARGETS += test-demo test-traffic
+
+# what AUTO chooses, as markdown tables (for the README)
+$(B)/auto_table: tools/auto_table.c coll.h | $(B)
+	$(CC) -std=c99 $(CFLAGS) $(WARN) -o $@ $<
+auto-table: $(B)/auto_table
+	@$(B)/auto_table
