@@ -42,3 +42,36 @@ test-layout: $(TCPB)/test_layout
 	@timeout 120 $(TCPB)/test_layout
 
 TEST_TARGETS += test-layout
+
+# ---- seeds -------------------------------------------------------------------
+$(TCPB)/seed_torch: examples/seed_torch.c $(TCP_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -o $@ $<
+
+$(TCPB)/seed_oneflow: examples/seed_oneflow.c $(TCP_HDRS) coll_layout.part.h
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -o $@ $<
+
+$(TCPB)/seed_muji: examples/seed_muji.c coll.h ports/coll_threads.h
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -o $@ $< $(LDLIBS_THREADS)
+
+.PHONY: seed-torch seed-muji seed-oneflow seed-torch-test seed-muji-test seed-oneflow-test
+seed-torch: $(TCPB)/seed_torch
+	@$(TCPB)/seed_torch
+seed-muji: $(TCPB)/seed_muji
+	@$(TCPB)/seed_muji
+seed-oneflow: $(TCPB)/seed_oneflow
+	@$(TCPB)/seed_oneflow
+
+# The same programs under a time limit: each checks every rank's result and
+# ends with its "N passed, N failed" line and a non-zero status on failure.
+seed-torch-test: $(TCPB)/seed_torch
+	@timeout 60 $(TCPB)/seed_torch
+seed-muji-test: $(TCPB)/seed_muji
+	@timeout 60 $(TCPB)/seed_muji
+seed-oneflow-test: $(TCPB)/seed_oneflow
+	@timeout 60 $(TCPB)/seed_oneflow
+
+TEST_TARGETS += seed-torch-test seed-muji-test seed-oneflow-test
+EXAMPLES_TARGETS += $(TCPB)/seed_torch $(TCPB)/seed_muji $(TCPB)/seed_oneflow
