@@ -265,6 +265,8 @@ typedef struct coll__step {
     size_t soff, slen, roff, rlen, aoff;
     int reduce;                /* rbuf[roff..] = abuf[aoff..] (+) received    */
     int send_first;            /* blocking ports: send before receiving      */
+    size_t srun, sstride;      /* strided spans (0 = contiguous): element i  */
+    size_t rrun, rstride;      /* lies at off + i/run*stride + i%run         */
 } coll__step;
 
 /* A collective in progress (caller-owned, fields private). */
@@ -692,6 +694,7 @@ static void coll__idle(coll__step *st)
     st->soff = st->slen = st->roff = st->rlen = st->aoff = 0;
     st->reduce = 0;
     st->send_first = 1;
+    st->srun = st->sstride = st->rrun = st->rstride = 0;
 }
 
 /* A shift exchange (send to r+d, receive from r-d) forms gcd(p,d) cycles;
@@ -1403,6 +1406,29 @@ static int coll__pairwise_alltoall(const coll__plan *pl, int s, coll__step *st)
     return 1;
 }
 
+/* Bruck: first rotate so that block j is the one for rank r+j; in step k
+   send every block whose index has bit k set to r + 2^k (they move 2^k
+   ranks on and keep their index), receiving the same positions from
+   r - 2^k. After lg steps block j came from rank r-j; swapping blocks j and
+   r-j puts them in rank order. The blocks of a step are strided (runs of
+   2^k every 2^(k+1)), packed through scratch into one message.
+   cost: lg·α + lg·(n/2)β                                                   */
+static int coll__bruck_alltoall(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, d = 1 << s, j, nb = 0;
+    if (s >= coll__ceil_log2(p)) return 0;
+    for (j = 0; j < p; j++) nb += (j & d) != 0;
+    coll__idle(st);
+    st->to = coll__mod(r + d, p);
+    st->from = coll__mod(r - d, p);
+    st->send_first = coll__shift_send_first(r, p, d);
+    st->soff = st->roff = (size_t)d * pl->count;
+    st->slen = st->rlen = (size_t)nb * pl->count;
+    st->srun = st->rrun = (size_t)d * pl->count;
+    st->sstride = st->rstride = 2 * (size_t)d * pl->count;
+    return 1;
+}
+
 /* Dissemination barrier: in step k signal r + 2^k and wait for r - 2^k;
    after ⌈lg p⌉ steps everyone has (transitively) heard from everyone.
    cost: lg·α                                                               */
@@ -1460,6 +1486,7 @@ static const coll__entry coll__registry[] = {
     { COLL_SCATTER,         COLL_ALGO_LINEAR,                COLL__S(COLL_ALGO_LINEAR, coll__linear_scatter) },
     { COLL_SCATTER,         COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_scatter) },
     { COLL_ALLTOALL,        COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_alltoall) },
+    { COLL_ALLTOALL,        COLL_ALGO_BRUCK,                 COLL__S(COLL_ALGO_BRUCK, coll__bruck_alltoall) },
     { COLL_BARRIER,         COLL_ALGO_DISSEMINATION,         COLL__S(COLL_ALGO_DISSEMINATION, coll__dissemination_barrier) },
 };
 
@@ -1524,7 +1551,9 @@ static double coll__cost(const coll__plan *pl, double n, const coll_tuning *t)
         C = pl->count ? (double)((pl->count - 1) / pl->chunk + 1) : 1;
         return (2 * lg + 4 * C) * al + 3 * n * be * (1 + lg / C) + n * ga;
     case COLL_ALGO_PAIRWISE: return (p - 1) * al + f * n * (be + (pl->kind == COLL_ALLTOALL ? 0 : ga));
-    case COLL_ALGO_BRUCK:    return lg * al + f * n * be;
+    case COLL_ALGO_BRUCK:
+        if (pl->kind == COLL_ALLTOALL) return lg * al + lg * n / 2 * be;
+        return lg * al + f * n * be;
     case COLL_ALGO_BINOMIAL:
         if (pl->kind == COLL_REDUCE) return lg * (al + n * be + n * ga);
         return lg * (al + n * be);
@@ -1567,7 +1596,8 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
         COLL_MEMCPY(&q, pl, sizeof q);
         q.algo = coll__registry[i].algo;
         if (q.algo == COLL_ALGO_HIERARCHICAL || q.algo == COLL_ALGO_RECURSIVE_HALVING ||
-            q.algo == COLL_ALGO_BRUCK || (q.algo == COLL_ALGO_BINOMIAL &&
+            (q.algo == COLL_ALGO_BRUCK && (c->mem || (q.kind == COLL_ALLTOALL && !c->segment))) ||
+            (q.algo == COLL_ALGO_BINOMIAL &&
             (q.kind == COLL_GATHER || q.kind == COLL_SCATTER))) continue;
         if (q.kind == COLL_REDUCE_SCATTERV && q.algo == COLL_ALGO_RING) continue;
         if (ordered_only && !coll__keeps_rank_order(&q)) continue;
@@ -1739,11 +1769,39 @@ static unsigned char *coll__scratch_half(const coll_request *q, size_t k)
     return q->c->scratch + (k % 2) * q->seg * q->esize;
 }
 
+/* Strided spans travel packed: segment k of the logical message is copied
+   between its runs in the buffer and a flat scratch half (send: half 0,
+   receive: half 1; one segment in flight). */
+static int coll__pack(coll_request *q, int buf, size_t off, size_t run, size_t stride,
+                      size_t len, size_t k, unsigned char *flat, int into_flat)
+{
+    size_t es = q->esize, first = k * q->seg, n = len - first < q->seg ? len - first : q->seg;
+    unsigned char *base = coll__buf(q, buf);
+    int rc = COLL_OK;
+    while (n && rc == COLL_OK) {
+        size_t in = first % run, take = run - in < n ? run - in : n;
+        unsigned char *at = base + (off + first / run * stride + in) * es;
+        rc = into_flat ? coll__copy(q->c, flat, at, take * es) : coll__copy(q->c, at, flat, take * es);
+        flat += take * es; first += take; n -= take;
+    }
+    return rc;
+}
+
+/* Where segment k of the step's send comes from (packed if strided). */
+static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
+{
+    coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, k, ptr, bytes);
+    if (!q->st.srun) return COLL_OK;
+    *ptr = coll__scratch_half(q, 0);
+    return coll__pack(q, q->st.sbuf, q->st.soff, q->st.srun, q->st.sstride, q->st.slen, k, *ptr, 1);
+}
+
 /* Where segment k of the step's receive lands: its place, or scratch. */
 static void coll__recv_target(const coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
 {
     coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, ptr, bytes);
     if (q->st.reduce) *ptr = coll__scratch_half(q, k);
+    else if (q->st.rrun) *ptr = coll__scratch_half(q, 1);
 }
 
 /* Fold received segment k (now in scratch) into its place. */
@@ -1751,7 +1809,11 @@ static int coll__absorb(coll_request *q, size_t k)
 {
     unsigned char *out, *a;
     size_t bytes;
-    if (!q->st.reduce || k >= q->nrecv) return COLL_OK;   /* sends may outnumber receives */
+    if (k >= q->nrecv) return COLL_OK;                 /* sends may outnumber receives */
+    if (q->st.rrun)
+        return coll__pack(q, q->st.rbuf, q->st.roff, q->st.rrun, q->st.rstride, q->st.rlen, k,
+                          coll__scratch_half(q, 1), 0);
+    if (!q->st.reduce) return COLL_OK;
     coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, &out, &bytes);
     coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, k, &a, &bytes);
     return coll__reduce(q->c, out, a, coll__scratch_half(q, k), bytes / q->esize,
@@ -1765,7 +1827,7 @@ static int coll__exchange_blocking(coll_request *q, size_t k)
     unsigned char *sp = 0, *rp = 0;
     size_t sn = 0, rn = 0;
     int rc, has_s = k < q->nsend, has_r = k < q->nrecv;
-    if (has_s) coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, k, &sp, &sn);
+    if (has_s && (rc = coll__send_source(q, k, &sp, &sn)) != COLL_OK) return rc;
     if (has_r) coll__recv_target(q, k, &rp, &rn);
     if (has_s && has_r && pt->sendrecv)
         rc = pt->sendrecv(pt->ctx, q->st.to, sp, sn, q->st.from, rp, rn);
@@ -1787,18 +1849,19 @@ static int coll__step_pipelined(coll_request *q, int block)
 {
     const coll_port *pt = &q->c->port;
     size_t n = q->nsend > q->nrecv ? q->nsend : q->nrecv;
+    size_t depth = q->st.srun || q->st.rrun ? 1 : 2;   /* packed spans: one staging half each */
     unsigned char *ptr;
     size_t bytes;
     int rc;
     while (q->done < n) {
-        while (q->sposted < q->nsend && q->sposted < q->done + 2) {
-            coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, q->sposted, &ptr, &bytes);
+        while (q->sposted < q->nsend && q->sposted < q->done + depth) {
+            if ((rc = coll__send_source(q, q->sposted, &ptr, &bytes)) != COLL_OK) return rc;
             rc = pt->isend(pt->ctx, q->st.to, ptr, bytes, &q->hs[q->sposted % 2]);
             if (rc == COLL_AGAIN) break;
             if (rc != COLL_OK) return rc;
             q->sposted++;
         }
-        while (q->rposted < q->nrecv && q->rposted < q->done + 2) {
+        while (q->rposted < q->nrecv && q->rposted < q->done + depth) {
             coll__recv_target(q, q->rposted, &ptr, &bytes);
             rc = pt->irecv(pt->ctx, q->st.from, ptr, bytes, &q->hr[q->rposted % 2]);
             if (rc == COLL_AGAIN) break;
@@ -1839,6 +1902,11 @@ static int coll__load_step(coll_request *q)
     return 1;
 }
 
+static void coll__swap(unsigned char *a, unsigned char *b, size_t n)
+{
+    while (n--) { unsigned char t = *a; *a++ = *b; *b++ = t; }
+}
+
 /* Reverse bytes [0, n) in place. */
 static void coll__reverse(unsigned char *b, size_t n)
 {
@@ -1858,6 +1926,14 @@ static int coll__finish(coll_request *q)
     coll__block(pl, pl->rank, &off, &len);
     if (pl->kind == COLL_SCATTER && (pl->algo == COLL_ALGO_BINOMIAL || pl->rank == pl->root))
         return coll__copy(q->c, dst, src + off * es, len * es);
+    if (pl->kind == COLL_ALLTOALL && pl->algo == COLL_ALGO_BRUCK) {
+        int i;                   /* block i came from rank r-i: swap into rank order */
+        for (i = 0; i < pl->p; i++) {
+            int j = coll__mod(pl->rank - i, pl->p);
+            if (i < j) coll__swap(dst + (size_t)i * len * es, dst + (size_t)j * len * es, len * es);
+        }
+        return COLL_OK;
+    }
     if (pl->algo == COLL_ALGO_BRUCK && pl->p > 1) {
         size_t n = pl->total * es, m = n - off * es;
         coll__reverse(dst, m); coll__reverse(dst + m, n - m); coll__reverse(dst, n);
@@ -2045,6 +2121,8 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     if (c->segment && c->segment < es) return COLL_ERR_NOSPC;
     if (coll__reduces(a->kind) && c->nranks > 1 && pl.total > 0 && c->segment < es)
         return COLL_ERR_NOSPC;
+    if (a->kind == COLL_ALLTOALL && pl.algo == COLL_ALGO_BRUCK && c->segment < es)
+        return COLL_ERR_NOSPC;                      /* packs through scratch */
     COLL_MEMSET(q, 0, sizeof *q);
     q->c = c;
     COLL_MEMCPY(&q->a, a, sizeof q->a);
@@ -2080,7 +2158,13 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
             rc = coll__copy(c, dst + off * es, src, len * es);
         break;
     case COLL_ALLTOALL:
-        rc = coll__copy(c, dst + off * es, src + off * es, len * es);
+        if (pl.algo != COLL_ALGO_BRUCK) rc = coll__copy(c, dst + off * es, src + off * es, len * es);
+        else {                       /* Bruck: block j is the one for rank r+j */
+            int j;
+            for (j = 0; j < p && rc == COLL_OK; j++)
+                rc = coll__copy(c, dst + (size_t)j * len * es,
+                                src + (size_t)((c->rank + j) % p) * len * es, len * es);
+        }
         break;
     default: break;
     }

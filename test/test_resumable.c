@@ -323,7 +323,8 @@ int main(void)
         { COLL_REDUCE, COLL_ALGO_AUTO },
         { COLL_GATHER, COLL_ALGO_LINEAR }, { COLL_GATHER, COLL_ALGO_BINOMIAL }, { COLL_GATHER, COLL_ALGO_AUTO },
         { COLL_SCATTER, COLL_ALGO_LINEAR }, { COLL_SCATTER, COLL_ALGO_BINOMIAL }, { COLL_SCATTER, COLL_ALGO_AUTO },
-        { COLL_ALLTOALL, COLL_ALGO_PAIRWISE }, { COLL_ALLTOALL, COLL_ALGO_AUTO } };
+        { COLL_ALLTOALL, COLL_ALGO_PAIRWISE }, { COLL_ALLTOALL, COLL_ALGO_BRUCK },
+        { COLL_ALLTOALL, COLL_ALGO_AUTO } };
     size_t ci, pi, ti, ni;
     int op;
     for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)

@@ -120,7 +120,12 @@ static void formula(coll_kind k, coll_algo a, int p, double n, int C, int g,
     case COLL_SCATTER:
         *bytes = (p - 1) * blk; *rounds = a == COLL_ALGO_LINEAR ? p - 1 : L;
         break;
-    case COLL_ALLTOALL: *bytes = (p - 1) * blk; *rounds = p - 1; break;
+    case COLL_ALLTOALL:
+        if (a == COLL_ALGO_BRUCK) {         /* step k moves the blocks with bit k set */
+            *rounds = L;
+            for (j = 0; j < L; j++) { int b, nb = 0; for (b = 0; b < p; b++) nb += (b >> j) & 1; *bytes += nb * blk; }
+        } else { *bytes = (p - 1) * blk; *rounds = p - 1; }
+        break;
     case COLL_BARRIER: *bytes = L; *rounds = L; break;
     default: break;
     }
@@ -142,7 +147,8 @@ int main(int argc, char **argv)
         { COLL_REDUCE, COLL_ALGO_BINOMIAL }, { COLL_REDUCE, COLL_ALGO_REDUCE_SCATTER_GATHER },
         { COLL_GATHER, COLL_ALGO_LINEAR }, { COLL_GATHER, COLL_ALGO_BINOMIAL },
         { COLL_SCATTER, COLL_ALGO_LINEAR }, { COLL_SCATTER, COLL_ALGO_BINOMIAL },
-        { COLL_ALLTOALL, COLL_ALGO_PAIRWISE }, { COLL_BARRIER, COLL_ALGO_DISSEMINATION } };
+        { COLL_ALLTOALL, COLL_ALGO_PAIRWISE }, { COLL_ALLTOALL, COLL_ALGO_BRUCK },
+        { COLL_BARRIER, COLL_ALGO_DISSEMINATION } };
     static const int ps[] = { 2, 3, 4, 6, 7, 8, 16 };
     static const size_t sizes[] = { 5040 * 4, 5040 * 16 * 4 };   /* bytes: divisible by every p */
     size_t ri, pi, si;
