@@ -32,8 +32,8 @@ test-tcp-netns: $(TCPB)/test_tcp
 TEST_TARGETS += test-tcp test-tcp-netns
 
 # ---- layout conversion -------------------------------------------------------
-# coll_layout.part.h is included by the test only while coll.h lacks it.
-$(TCPB)/test_layout: test/test_layout.c coll.h coll_layout.part.h ports/coll_threads.h
+# is included by the test only while coll.h lacks it.
+$(TCPB)/test_layout: test/test_layout.c coll.h ports/coll_threads.h
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -o $@ $< $(LDLIBS_THREADS)
 
@@ -48,7 +48,7 @@ $(TCPB)/seed_torch: examples/seed_torch.c $(TCP_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -o $@ $<
 
-$(TCPB)/seed_oneflow: examples/seed_oneflow.c $(TCP_HDRS) coll_layout.part.h
+$(TCPB)/seed_oneflow: examples/seed_oneflow.c $(TCP_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -o $@ $<
 

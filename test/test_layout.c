@@ -18,9 +18,6 @@
 #define _POSIX_C_SOURCE 200809L
 #define COLL_IMPLEMENTATION
 #include "coll.h"
-#ifndef COLL_LAYOUT_MAX_DIMS            /* until coll.h carries it itself */
-#include "coll_layout.part.h"
-#endif
 #define COLL_THREADS_IMPLEMENTATION
 #include "ports/coll_threads.h"
 
