@@ -49,6 +49,9 @@
      and two ranks exchanging megabytes never stall on each other's full
      socket buffers. Per peer and direction, only the oldest posted
      transfer moves bytes: messages keep the order they were posted in.
+     isend/irecv take up to COLL_TCP_MAX_REQUESTS - 2 handles (then answer
+     COLL_AGAIN); the last two slots are kept for the blocking calls.
+     t.bytes_sent / t.bytes_received count payload bytes, for traffic checks.
 
    COST: one send()/recv() system call per message when the socket buffer
      has room, plus one poll() per wait that cannot finish at once.
