@@ -118,6 +118,11 @@ COLL_THREADS_API int coll_threads_run(coll_threads *w, int (*fn)(int rank, void 
 #include <string.h>
 #include <time.h>
 
+#if defined(__GNUC__) && defined(COLL_THREADS_STATIC)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"   /* a user may call only some */
+#endif
+
 enum { COLL_THREADS__FREE, COLL_THREADS__POSTED, COLL_THREADS__BUSY, COLL_THREADS__DONE };
 
 #define COLL_THREADS__LOAD(p)     __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -406,5 +411,8 @@ COLL_THREADS_API int coll_threads_run(coll_threads *w, int (*fn)(int rank, void 
     return rc;
 }
 
+#if defined(__GNUC__) && defined(COLL_THREADS_STATIC)
+#pragma GCC diagnostic pop
+#endif
 #endif /* COLL_THREADS_IMPLEMENTED */
 #endif /* COLL_THREADS_IMPLEMENTATION */

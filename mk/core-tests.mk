@@ -1,0 +1,56 @@
+# mk/core-tests.mk - the core test matrix, error handling, compile checks and
+# sanitizers, all over the threads port (ports/coll_threads.h).
+#
+#   make test-core      the matrix (test/test_core.c), -O2; COLL_TEST_LEVEL=2
+#                       for the long version
+#   make test-errors    invalid arguments, lost peers, abort (test_errors.c)
+#   make test-compile   C99/C11/C++11/C++17 with gcc and clang, two static
+#                       copies in one program, C89 declarations
+#   make test-asan      matrix (quick level) + errors under ASan and UBSan
+#   make test-tsan      matrix (quick level) + errors under TSan
+#
+# Outputs under $(B)/core/.
+
+CT       := $(B)/core
+CT_POSIX := -D_POSIX_C_SOURCE=200809L
+CT_DEPS  := coll.h ports/coll_threads.h test/coll_test.h test/test_ports.h
+CT_ASAN  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+CT_TSAN  := -O1 -g -fsanitize=thread
+
+$(CT)/test_core: test/test_core.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
+$(CT)/test_errors: test/test_errors.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
+$(CT)/asan/%: test/%.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CT_ASAN) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
+$(CT)/tsan/%: test/%.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
+.PHONY: test-core test-errors test-compile test-asan test-tsan
+test-core: $(CT)/test_core
+	$<
+
+test-errors: $(CT)/test_errors
+	$<
+
+test-compile:
+	@sh test/compile/run.sh $(CT)/compile
+
+# Sanitized runs take the quick matrix (every row, every p, sampled shapes):
+# the instrumented threads are several times slower.
+test-asan: $(CT)/asan/test_core $(CT)/asan/test_errors
+	COLL_TEST_LEVEL=0 $(CT)/asan/test_core
+	$(CT)/asan/test_errors
+
+test-tsan: $(CT)/tsan/test_core $(CT)/tsan/test_errors
+	TSAN_OPTIONS=halt_on_error=1 COLL_TEST_LEVEL=0 $(CT)/tsan/test_core
+	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_errors
+
+TEST_TARGETS += test-core test-errors test-compile test-asan test-tsan
