@@ -32,7 +32,6 @@ test-tcp-netns: $(TCPB)/test_tcp
 TEST_TARGETS += test-tcp test-tcp-netns
 
 # ---- layout conversion -------------------------------------------------------
-# is included by the test only while coll.h lacks it.
 $(TCPB)/test_layout: test/test_layout.c coll.h ports/coll_threads.h
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -o $@ $< $(LDLIBS_THREADS)
