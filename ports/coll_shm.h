@@ -43,7 +43,13 @@
          cheaper than a system call. A chunk is marked LAST at a message's
          end, so a receive of the wrong size is caught (COLL_ERR_MISMATCH).
      Whether CMA works is probed at join time between every pair; the
-     ranks agree on the answer (ports/README.md has the measurements).
+     ranks agree on the answer. Which road is faster was measured
+     (ports/README.md): on the machines we test on, two pipelined memcpys
+     through the ring beat one process_vm_readv at every size, 2-4x (the
+     kernel pins the peer's pages a few at a time), so CMA is off by
+     default: s->cma_min = SIZE_MAX. Where it pays, lower cma_min on the
+     sending rank (ranks may differ; the receiver follows each slot's kind)
+     or set the environment variable COLL_SHM_CMA_MIN=<bytes>.
 
    PROGRESS AND ORDER
      isend/irecv only record the transfer in a handle; every wait - blocking
@@ -69,7 +75,7 @@
    CONFIGURATION (define before including the implementation)
      COLL_SHM_SLOTS       slots per ordered pair                    (8)
      COLL_SHM_SLOT_BYTES  staging bytes per slot                    (8192)
-     COLL_SHM_CMA_MIN     default of s->cma_min                     (32768)
+     COLL_SHM_CMA_MIN     default of s->cma_min            (SIZE_MAX: off)
      COLL_SHM_HANDLES     outstanding isend/irecv per rank          (16)
      COLL_SHM_MAX_RANKS   largest group                             (256)
      COLL_SHM_SLICE_MS    sleep slice between liveness checks       (20)
@@ -92,8 +98,8 @@
 #ifndef COLL_SHM_SLOT_BYTES
 #define COLL_SHM_SLOT_BYTES 8192
 #endif
-#ifndef COLL_SHM_CMA_MIN
-#define COLL_SHM_CMA_MIN 32768
+#ifndef COLL_SHM_CMA_MIN              /* SIZE_MAX: CMA off (see THE IDEA) */
+#define COLL_SHM_CMA_MIN SIZE_MAX
 #endif
 #ifndef COLL_SHM_HANDLES
 #define COLL_SHM_HANDLES 16
@@ -149,8 +155,9 @@ typedef struct coll_shm {
 /* Forks nranks processes; each runs fn(rank, port, arg) over a fresh
    shared group and exits with 0 if fn returned 0. timeout_ms bounds every
    wait without progress (0 = none). The parent supervises: when a child
-   fails, the group is marked aborted so the others return at once, and
-   children still running 2 x timeout_ms (at least 1 s) later are killed.
+   fails, the group is marked aborted so the others return at once
+   (COLL_ERR_ABORTED), and once the group has failed for any reason,
+   children still running timeout_ms (1 s if 0) later are killed.
    Returns the number of children that failed (0 = all fine), or a negative
    code if the group could not be set up. */
 COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port, void *arg),
@@ -188,6 +195,7 @@ COLL_SHM_API int coll_shm_wait(void *ctx, int handle, int block);
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sched.h>
@@ -482,6 +490,9 @@ static int coll_shm__step_recv(coll_shm *s, coll_shm__xfer *x)
     }
     if (moved)
         coll_shm__ring(s, x->peer);        /* a slot is free / a CMA ack */
+    if (rc == COLL_ERR_MISMATCH)
+        coll_shm_abort(s, rc);   /* the pair is out of step: tell everybody,
+                                    the sender of a CMA message included */
     if (rc || x->done == x->bytes) {
         x->finished = 1;
         x->result = rc;
@@ -548,10 +559,13 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
         } else {
             if (now - s->check_ms >= COLL_SHM_SLICE_MS) {
                 s->check_ms = now;
-                if (coll_shm__peers_dead(s)) {
+                /* A peer may have published its last message and exited
+                   since we looked: what is in the ring still counts. */
+                if (coll_shm__peers_dead(s) && !coll_shm__progress(s)) {
                     rc = COLL_ERR_IO;
                     break;
                 }
+                continue;
             }
             if (s->timeout_ms && now - s->last_ms >= s->timeout_ms) {
                 rc = COLL_ERR_TIMEOUT;
@@ -731,6 +745,11 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
     s->nranks = nranks;
     s->timeout_ms = timeout_ms;
     s->cma_min = COLL_SHM_CMA_MIN;
+    {
+        const char *e = getenv("COLL_SHM_CMA_MIN");
+        if (e && *e)
+            s->cma_min = (size_t)strtoull(e, NULL, 10);
+    }
     s->spin = (ncpu > 0 && nranks <= ncpu) ? 2000 : 0;
     s->posted = 0;
     s->last_ms = s->check_ms = coll_shm__now_ms();
@@ -887,13 +906,15 @@ COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port,
             break;
         }
     }
-    /* Supervise: reap children; at the first failure tell the rest to stop
-       (they are probably waiting on the failed one) and give them a grace
-       period before killing them. Only unreaped children are ever signalled:
-       a reaped pid may already belong to somebody else. */
+    /* Supervise. At the first sign of trouble - a child that failed, or the
+       group marked failed by a child's deadline - tell everybody to stop
+       (they are probably waiting on the culprit) and give them `grace` to
+       return before killing the rest: a rank stuck outside the port would
+       otherwise hold the launcher forever. Only unreaped children are ever
+       signalled: a reaped pid may already belong to somebody else. */
     for (alive = nranks; alive > 0;) {
         int st;
-        pid_t p = waitpid(-1, &st, kill_at ? WNOHANG : 0);
+        pid_t p = waitpid(-1, &st, WNOHANG);
         if (p > 0) {
             for (r = 0; r < nranks; r++)
                 if (pids[r] == p)
@@ -901,24 +922,22 @@ COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port,
             alive--;
             if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
                 failed++;
-                if (!kill_at) {
-                    unsigned grace = 2 * timeout_ms < 1000 ? 1000 : 2 * timeout_ms;
-                    coll_shm_abort(&parent, COLL_ERR_ABORTED);
-                    kill_at = coll_shm__now_ms() + grace;
-                }
+                coll_shm_abort(&parent, COLL_ERR_ABORTED);
             }
             continue;
         }
         if (p < 0 && errno != EINTR)
             break;
+        if (!kill_at && COLL_SHM__LOAD(&coll_shm__grp(&parent)->failed))
+            kill_at = coll_shm__now_ms() + (timeout_ms ? timeout_ms : 1000u);
         if (kill_at && coll_shm__now_ms() >= kill_at) {
             for (r = 0; r < nranks; r++)
                 if (pids[r] > 0)
                     kill(pids[r], SIGKILL);
-            kill_at = UINT64_MAX - 1;     /* once; keep reaping */
+            kill_at = UINT64_MAX;          /* once; keep reaping */
         }
-        if (kill_at) {
-            struct timespec nap = {0, 2000000};
+        {
+            struct timespec nap = {0, 5000000};   /* 5 ms: costs nothing */
             nanosleep(&nap, NULL);
         }
     }
