@@ -5,6 +5,11 @@
 #                           link), plus the plain C / C++ view of the
 #                           headers and the port compiled as C. Needs no
 #                           GPU; part of `make test`.
+#   make test-cuda-port-sim the CUDA port under a simulated CUDA runtime
+#                           (sim_cudart.c: streams run late, in random
+#                           order): coll.h's collectives over the port,
+#                           stream ordering included, on the CPU. Needs
+#                           the CUDA headers only; part of `make test`.
 #   make test-cuda          build and run test/cuda/test_cuda.cu on the GPU
 #   make test-cuda-sanitize the same under compute-sanitizer (memcheck,
 #                           initcheck) on a shorter case list
@@ -29,8 +34,8 @@ CUDA_SANITIZER ?= $(firstword $(shell command -v compute-sanitizer 2>/dev/null) 
 BENCH_CUDA_ARGS ?=
 CB := $(B)/cuda
 
-TEST_TARGETS += test-cuda-compile
-.PHONY: test-cuda-compile test-cuda test-cuda-sanitize bench-cuda
+TEST_TARGETS += test-cuda-compile test-cuda-port-sim
+.PHONY: test-cuda-compile test-cuda-port-sim test-cuda test-cuda-sanitize bench-cuda
 
 # stop the recipe with a loud message if nvcc is missing
 cuda_need_nvcc = if [ -z "$(NVCC)" ]; then \
@@ -65,6 +70,18 @@ test-cuda-compile:
 	 NVCCFLAGS='$(NVCCFLAGS)' CUDA_WARN='$(CUDA_WARN)' CUDA_ARCH='$(CUDA_ARCH)' \
 	 CUDA_HOME='$(CUDA_HOME)' LDLIBS_THREADS='$(LDLIBS_THREADS)' OUT='$(CB)/check' \
 	 sh test/cuda/compile_check.sh
+
+$(CB)/test_port_sim: test/cuda/test_port_sim.c test/cuda/sim_cudart.c coll.h ports/coll_cuda_port.h coll_cuda.h
+	@mkdir -p $(CB)
+	$(CC) -std=c99 $(CFLAGS) $(WARN) -I. -isystem $(CUDA_HOME)/include \
+	    test/cuda/test_port_sim.c test/cuda/sim_cudart.c -o $@ $(LDLIBS_THREADS)
+
+test-cuda-port-sim:
+	@if [ ! -f $(CUDA_HOME)/include/cuda_runtime_api.h ]; then \
+	    if [ "$$CI" = true ]; then echo "cuda: $(CUDA_HOME)/include/cuda_runtime_api.h not found (required under CI)"; \
+	        echo "cuda-port-sim: 0 passed, 1 failed"; exit 1; fi; \
+	    echo "*** cuda: CUDA headers not found in $(CUDA_HOME)/include: test-cuda-port-sim SKIPPED ***"; exit 0; fi; \
+	$(MAKE) --no-print-directory $(CB)/test_port_sim && $(CB)/test_port_sim
 
 test-cuda: $(CB)/test_cuda
 	$(CB)/test_cuda

@@ -41,6 +41,7 @@
 #include <cuda_runtime.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -898,7 +899,7 @@ static int coll_rank(int rank, void *arg)
         if (c->resumable) {
             coll_request q;
             rc = coll_start(&q, &comm, &a);
-            while (rc == COLL_OK && (rc = coll_progress(&q)) == COLL_AGAIN) { }
+            if (rc == COLL_OK) do { rc = coll_progress(&q); if (rc == COLL_AGAIN) sched_yield(); } while (rc == COLL_AGAIN);
         } else {
             rc = coll_run(&comm, &a);
         }
