@@ -62,7 +62,9 @@
      coalesced (consecutive threads, consecutive addresses). float16 and
      bfloat16 packs add and multiply two lanes at a time (__hadd2,
      __hmul2). Pointers must be aligned to their element size, and out
-     must be a or not overlap a and b.
+     must be a or not overlap a and b. The kernel bodies are __host__
+     __device__ functions of (thread, thread count), so the same code also
+     runs thread by thread on the CPU (test/cuda/test_kernels_host.cu).
      Integer sum and prod wrap around (two's complement), as on the host.
      float16/bfloat16 are correctly rounded per operation; the host's
      "through float" arithmetic gives the same bits (float has enough
@@ -216,15 +218,15 @@ template <typename L> struct __align__(16) coll_cuda__pack {
     L e[16 / sizeof(L)];
 };
 
-template <typename P> __device__ static P coll_cuda__load(const P *p)
+template <typename P> __host__ __device__ static P coll_cuda__load(const P *p)
 {
     uint4 r = *(const uint4 *)p;
     P x;
-    memcpy(&x, &r, sizeof x);
+    memcpy((void *)&x, &r, sizeof x);   /* void *: the lanes are plain bits */
     return x;
 }
 
-template <typename P> __device__ static void coll_cuda__store(P *p, const P &x)
+template <typename P> __host__ __device__ static void coll_cuda__store(P *p, const P &x)
 {
     uint4 r;
     memcpy(&r, &x, sizeof r);
@@ -236,25 +238,25 @@ template <typename P> __device__ static void coll_cuda__store(P *p, const P &x)
    operator is already exact IEEE); the 16-bit float types get intrinsics. */
 
 struct coll_cuda__sum {
-    template <typename T> __device__ static T f(T a, T b) {
+    template <typename T> __host__ __device__ static T f(T a, T b) {
         typedef typename coll_cuda__type<T>::wrap U;
         return (T)(U)((U)a + (U)b);
     }
-    __device__ static __half f(__half a, __half b) { return __hadd(a, b); }
-    __device__ static __half2 f(__half2 a, __half2 b) { return __hadd2(a, b); }
-    __device__ static __nv_bfloat16 f(__nv_bfloat16 a, __nv_bfloat16 b) { return __hadd(a, b); }
-    __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) { return __hadd2(a, b); }
+    __host__ __device__ static __half f(__half a, __half b) { return __hadd(a, b); }
+    __host__ __device__ static __half2 f(__half2 a, __half2 b) { return __hadd2(a, b); }
+    __host__ __device__ static __nv_bfloat16 f(__nv_bfloat16 a, __nv_bfloat16 b) { return __hadd(a, b); }
+    __host__ __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) { return __hadd2(a, b); }
 };
 
 struct coll_cuda__prod {
-    template <typename T> __device__ static T f(T a, T b) {
+    template <typename T> __host__ __device__ static T f(T a, T b) {
         typedef typename coll_cuda__type<T>::wrap U;
         return (T)(U)((U)a * (U)b);
     }
-    __device__ static __half f(__half a, __half b) { return __hmul(a, b); }
-    __device__ static __half2 f(__half2 a, __half2 b) { return __hmul2(a, b); }
-    __device__ static __nv_bfloat16 f(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmul(a, b); }
-    __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) { return __hmul2(a, b); }
+    __host__ __device__ static __half f(__half a, __half b) { return __hmul(a, b); }
+    __host__ __device__ static __half2 f(__half2 a, __half2 b) { return __hmul2(a, b); }
+    __host__ __device__ static __nv_bfloat16 f(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmul(a, b); }
+    __host__ __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) { return __hmul2(a, b); }
 };
 
 /* min and max follow the host's rule exactly - min(a, b) = b < a ? b : a,
@@ -262,60 +264,60 @@ struct coll_cuda__prod {
    host (a NaN in b loses, a NaN in a wins; min(+0, -0) = +0). Packed halves
    are compared lane by lane: the packed __hmin2 would treat NaN otherwise. */
 struct coll_cuda__min {
-    template <typename T> __device__ static T f(T a, T b) { return b < a ? b : a; }
-    __device__ static __half f(__half a, __half b) { return __hlt(b, a) ? b : a; }
-    __device__ static __nv_bfloat16 f(__nv_bfloat16 a, __nv_bfloat16 b) { return __hlt(b, a) ? b : a; }
-    __device__ static __half2 f(__half2 a, __half2 b) {
+    template <typename T> __host__ __device__ static T f(T a, T b) { return b < a ? b : a; }
+    __host__ __device__ static __half f(__half a, __half b) { return __hlt(b, a) ? b : a; }
+    __host__ __device__ static __nv_bfloat16 f(__nv_bfloat16 a, __nv_bfloat16 b) { return __hlt(b, a) ? b : a; }
+    __host__ __device__ static __half2 f(__half2 a, __half2 b) {
         return __halves2half2(f(__low2half(a), __low2half(b)), f(__high2half(a), __high2half(b)));
     }
-    __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) {
+    __host__ __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) {
         return __halves2bfloat162(f(__low2bfloat16(a), __low2bfloat16(b)),
                                   f(__high2bfloat16(a), __high2bfloat16(b)));
     }
 };
 
 struct coll_cuda__max {
-    template <typename T> __device__ static T f(T a, T b) { return b > a ? b : a; }
-    __device__ static __half f(__half a, __half b) { return __hgt(b, a) ? b : a; }
-    __device__ static __nv_bfloat16 f(__nv_bfloat16 a, __nv_bfloat16 b) { return __hgt(b, a) ? b : a; }
-    __device__ static __half2 f(__half2 a, __half2 b) {
+    template <typename T> __host__ __device__ static T f(T a, T b) { return b > a ? b : a; }
+    __host__ __device__ static __half f(__half a, __half b) { return __hgt(b, a) ? b : a; }
+    __host__ __device__ static __nv_bfloat16 f(__nv_bfloat16 a, __nv_bfloat16 b) { return __hgt(b, a) ? b : a; }
+    __host__ __device__ static __half2 f(__half2 a, __half2 b) {
         return __halves2half2(f(__low2half(a), __low2half(b)), f(__high2half(a), __high2half(b)));
     }
-    __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) {
+    __host__ __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) {
         return __halves2bfloat162(f(__low2bfloat16(a), __low2bfloat16(b)),
                                   f(__high2bfloat16(a), __high2bfloat16(b)));
     }
 };
 
 /* Bitwise: only ever instantiated for integer types (see the dispatch). */
-struct coll_cuda__band { template <typename T> __device__ static T f(T a, T b) { return (T)(a & b); } };
-struct coll_cuda__bor  { template <typename T> __device__ static T f(T a, T b) { return (T)(a | b); } };
-struct coll_cuda__bxor { template <typename T> __device__ static T f(T a, T b) { return (T)(a ^ b); } };
+struct coll_cuda__band { template <typename T> __host__ __device__ static T f(T a, T b) { return (T)(a & b); } };
+struct coll_cuda__bor  { template <typename T> __host__ __device__ static T f(T a, T b) { return (T)(a | b); } };
+struct coll_cuda__bxor { template <typename T> __host__ __device__ static T f(T a, T b) { return (T)(a ^ b); } };
 
 /* buf[i] / divisor, the way the host does it: integers in integer
    arithmetic (truncating), floats in float (double for double), 16-bit
    floats through float. `d` arrives already converted to each type's
    arithmetic (see coll_cuda__scale_t). */
 struct coll_cuda__div {
-    __device__ static int8_t   f(int8_t x,   long long d) { return (int8_t)((int)x / (int)d); }
-    __device__ static uint8_t  f(uint8_t x,  long long d) { return (uint8_t)((unsigned)x / (unsigned)d); }
-    __device__ static int32_t  f(int32_t x,  long long d) { return x / (int32_t)d; }
-    __device__ static uint32_t f(uint32_t x, long long d) { return x / (uint32_t)d; }
-    __device__ static int64_t  f(int64_t x,  long long d) { return x / (int64_t)d; }
-    __device__ static uint64_t f(uint64_t x, long long d) { return x / (uint64_t)d; }
-    __device__ static float    f(float x,    long long d) { return x / (float)d; }
-    __device__ static double   f(double x,   long long d) { return x / (double)d; }
-    __device__ static __half f(__half x, long long d) {
+    __host__ __device__ static int8_t   f(int8_t x,   long long d) { return (int8_t)((int)x / (int)d); }
+    __host__ __device__ static uint8_t  f(uint8_t x,  long long d) { return (uint8_t)((unsigned)x / (unsigned)d); }
+    __host__ __device__ static int32_t  f(int32_t x,  long long d) { return x / (int32_t)d; }
+    __host__ __device__ static uint32_t f(uint32_t x, long long d) { return x / (uint32_t)d; }
+    __host__ __device__ static int64_t  f(int64_t x,  long long d) { return x / (int64_t)d; }
+    __host__ __device__ static uint64_t f(uint64_t x, long long d) { return x / (uint64_t)d; }
+    __host__ __device__ static float    f(float x,    long long d) { return x / (float)d; }
+    __host__ __device__ static double   f(double x,   long long d) { return x / (double)d; }
+    __host__ __device__ static __half f(__half x, long long d) {
         return __float2half_rn(__half2float(x) / (float)d);
     }
-    __device__ static __half2 f(__half2 x, long long d) {
+    __host__ __device__ static __half2 f(__half2 x, long long d) {
         float2 v = __half22float2(x);
         return __floats2half2_rn(v.x / (float)d, v.y / (float)d);
     }
-    __device__ static __nv_bfloat16 f(__nv_bfloat16 x, long long d) {
+    __host__ __device__ static __nv_bfloat16 f(__nv_bfloat16 x, long long d) {
         return __float2bfloat16_rn(__bfloat162float(x) / (float)d);
     }
-    __device__ static __nv_bfloat162 f(__nv_bfloat162 x, long long d) {
+    __host__ __device__ static __nv_bfloat162 f(__nv_bfloat162 x, long long d) {
         float2 v = __bfloat1622float2(x);
         return __floats2bfloat162_rn(v.x / (float)d, v.y / (float)d);
     }
@@ -329,20 +331,23 @@ struct coll_cuda__div {
        [head + npacks*per, count)     scalar
    head and npacks are 0 when a, b and out disagree modulo 16: the last,
    scalar part is then the whole array. Each element is read and written by
-   one thread only, so out == a is safe (hence no __restrict__). */
+   one thread only, so out == a is safe (hence no __restrict__).
+   The body is a __host__ __device__ function of (thread, thread count), so
+   the very same code can be run thread by thread on the CPU
+   (test/cuda/test_kernels_host.cu); the kernel only supplies the indices. */
 template <typename T, typename Op>
-__global__ void coll_cuda__reduce_kernel(T *out, const T *a, const T *b,
-                                         size_t head, size_t npacks, size_t count)
+__host__ __device__ static void coll_cuda__reduce_range(T *out, const T *a, const T *b,
+                                                        size_t head, size_t npacks, size_t count,
+                                                        size_t tid, size_t stride)
 {
     typedef coll_cuda__pack<typename coll_cuda__type<T>::lane> P;
     const size_t per = sizeof(P) / sizeof(T);
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     const P *pa = (const P *)(a + head), *pb = (const P *)(b + head);
     P *po = (P *)(out + head);
     size_t i;
 
-    if (tid < head) out[tid] = Op::f(a[tid], b[tid]);
+    for (i = tid; i < head; i += stride)       /* < 16 bytes, but any grid */
+        out[i] = Op::f(a[i], b[i]);
     for (i = tid; i < npacks; i += stride) {
         P x = coll_cuda__load(pa + i), y = coll_cuda__load(pb + i), z;
         for (size_t j = 0; j < sizeof(P) / sizeof(x.e[0]); j++)
@@ -355,17 +360,17 @@ __global__ void coll_cuda__reduce_kernel(T *out, const T *a, const T *b,
 
 /* buf[i] = buf[i] / d, with the same head / packs / tail split. */
 template <typename T>
-__global__ void coll_cuda__scale_kernel(T *buf, size_t head, size_t npacks,
-                                        size_t count, long long d)
+__host__ __device__ static void coll_cuda__scale_range(T *buf, size_t head, size_t npacks,
+                                                       size_t count, long long d,
+                                                       size_t tid, size_t stride)
 {
     typedef coll_cuda__pack<typename coll_cuda__type<T>::lane> P;
     const size_t per = sizeof(P) / sizeof(T);
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     P *pb = (P *)(buf + head);
     size_t i;
 
-    if (tid < head) buf[tid] = coll_cuda__div::f(buf[tid], d);
+    for (i = tid; i < head; i += stride)
+        buf[i] = coll_cuda__div::f(buf[i], d);
     for (i = tid; i < npacks; i += stride) {
         P x = coll_cuda__load(pb + i);
         for (size_t j = 0; j < sizeof(P) / sizeof(x.e[0]); j++)
@@ -374,6 +379,24 @@ __global__ void coll_cuda__scale_kernel(T *buf, size_t head, size_t npacks,
     }
     for (i = head + npacks * per + tid; i < count; i += stride)
         buf[i] = coll_cuda__div::f(buf[i], d);
+}
+
+template <typename T, typename Op>
+__global__ void coll_cuda__reduce_kernel(T *out, const T *a, const T *b,
+                                         size_t head, size_t npacks, size_t count)
+{
+    coll_cuda__reduce_range<T, Op>(out, a, b, head, npacks, count,
+                                   (size_t)blockIdx.x * blockDim.x + threadIdx.x,
+                                   (size_t)gridDim.x * blockDim.x);
+}
+
+template <typename T>
+__global__ void coll_cuda__scale_kernel(T *buf, size_t head, size_t npacks,
+                                        size_t count, long long d)
+{
+    coll_cuda__scale_range<T>(buf, head, npacks, count, d,
+                              (size_t)blockIdx.x * blockDim.x + threadIdx.x,
+                              (size_t)gridDim.x * blockDim.x);
 }
 
 /* ---- host side ---------------------------------------------------------- */
@@ -415,15 +438,17 @@ static int coll_cuda__grid(coll_cuda_ctx *ctx, size_t work, unsigned *blocks)
 }
 
 /* Where the pack part starts and how long it is, or (0, 0) for the scalar
-   path. All pointers share addr mod 16, so after `head` elements all three
-   are 16-byte aligned at once. */
-static void coll_cuda__split(size_t elem, uintptr_t addr, int same, size_t count,
-                             size_t *head, size_t *npacks)
+   path: packs only when the pointers share addr mod 16, so that after
+   `head` elements all of them are 16-byte aligned at once. b = NULL: one
+   array (scale). Pointers are aligned to their element (checked before). */
+static void coll_cuda__split(size_t elem, const void *out, const void *a, const void *b,
+                             size_t count, size_t *head, size_t *npacks)
 {
+    uintptr_t uo = (uintptr_t)out, ua = (uintptr_t)a, ub = b ? (uintptr_t)b : ua;
     *head = 0;
     *npacks = 0;
-    if (!same) return;
-    *head = ((16 - addr % 16) % 16) / elem;
+    if (uo % 16 != ua % 16 || ub % 16 != ua % 16) return;
+    *head = ((16 - ua % 16) % 16) / elem;
     if (*head > count) *head = count;
     *npacks = (count - *head) / (16 / elem);
 }
@@ -438,8 +463,7 @@ static int coll_cuda__launch_reduce(coll_cuda_ctx *ctx, void *out, const void *a
     int rc;
 
     if ((uo | ua | ub) % sizeof(T)) return COLL_ERR_INVAL;
-    coll_cuda__split(sizeof(T), ua, ua % 16 == ub % 16 && ua % 16 == uo % 16,
-                     count, &head, &npacks);
+    coll_cuda__split(sizeof(T), out, a, b, count, &head, &npacks);
     tail = count - head - npacks * (16 / sizeof(T));
     work = npacks > tail ? npacks : tail;
     if ((rc = coll_cuda__grid(ctx, work > head ? work : head, &blocks)) != COLL_OK) return rc;
@@ -497,7 +521,7 @@ static int coll_cuda__scale_t(coll_cuda_ctx *ctx, void *buf, size_t count, size_
     int rc;
 
     if (ub % sizeof(T)) return COLL_ERR_INVAL;
-    coll_cuda__split(sizeof(T), ub, 1, count, &head, &npacks);
+    coll_cuda__split(sizeof(T), buf, buf, NULL, count, &head, &npacks);
     tail = count - head - npacks * (16 / sizeof(T));
     work = npacks > tail ? npacks : tail;
     if ((rc = coll_cuda__grid(ctx, work > head ? work : head, &blocks)) != COLL_OK) return rc;

@@ -5,6 +5,10 @@
 #                           link), plus the plain C / C++ view of the
 #                           headers and the port compiled as C. Needs no
 #                           GPU; part of `make test`.
+#   make test-cuda-kernels-host  the reduce/scale kernel bodies, compiled by
+#                           nvcc and run thread by thread on the CPU, every
+#                           dtype/op/alignment; needs nvcc, no GPU; part of
+#                           `make test`.
 #   make test-cuda-port-sim the CUDA port under a simulated CUDA runtime
 #                           (sim_cudart.c: streams run late, in random
 #                           order): coll.h's collectives over the port,
@@ -34,8 +38,9 @@ CUDA_SANITIZER ?= $(firstword $(shell command -v compute-sanitizer 2>/dev/null) 
 BENCH_CUDA_ARGS ?=
 CB := $(B)/cuda
 
-TEST_TARGETS += test-cuda-compile test-cuda-port-sim
-.PHONY: test-cuda-compile test-cuda-port-sim test-cuda test-cuda-sanitize bench-cuda
+TEST_TARGETS += test-cuda-compile test-cuda-kernels-host test-cuda-port-sim
+.PHONY: test-cuda-compile test-cuda-kernels-host test-cuda-port-sim test-cuda \
+        test-cuda-sanitize bench-cuda
 
 # stop the recipe with a loud message if nvcc is missing
 cuda_need_nvcc = if [ -z "$(NVCC)" ]; then \
@@ -50,17 +55,17 @@ $(CB)/coll_impl.o: test/cuda/coll_impl.c coll.h
 $(CB)/coll_cuda_impl.o: test/cuda/coll_cuda_impl.cu $(CUDA_HDRS)
 	@$(cuda_need_nvcc)
 	@mkdir -p $(CB)
-	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -Itest/cuda -c $< -o $@
 
-$(CB)/test_cuda.o: test/cuda/test_cuda.cu $(CUDA_HDRS)
+$(CB)/test_cuda.o: test/cuda/test_cuda.cu test/cuda/cuda_ref.h $(CUDA_HDRS)
 	@$(cuda_need_nvcc)
 	@mkdir -p $(CB)
-	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -Itest/cuda -c $< -o $@
 
 $(CB)/bench_cuda.o: bench/bench_cuda.cu $(CUDA_HDRS)
 	@$(cuda_need_nvcc)
 	@mkdir -p $(CB)
-	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -Itest/cuda -c $< -o $@
 
 $(CB)/test_cuda $(CB)/bench_cuda: $(CB)/%: $(CB)/%.o $(CB)/coll_cuda_impl.o $(CB)/coll_impl.o
 	$(NVCC) $(CUDA_ARCH) -o $@ $^ $(LDLIBS_THREADS)
@@ -70,6 +75,18 @@ test-cuda-compile:
 	 NVCCFLAGS='$(NVCCFLAGS)' CUDA_WARN='$(CUDA_WARN)' CUDA_ARCH='$(CUDA_ARCH)' \
 	 CUDA_HOME='$(CUDA_HOME)' LDLIBS_THREADS='$(LDLIBS_THREADS)' OUT='$(CB)/check' \
 	 sh test/cuda/compile_check.sh
+
+# one architecture is enough here: only the host side of it runs
+$(CB)/test_kernels_host: test/cuda/test_kernels_host.cu test/cuda/cuda_ref.h $(CB)/coll_impl.o $(CUDA_HDRS)
+	@mkdir -p $(CB)
+	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) -arch=sm_90 -I. -Itest/cuda $< $(CB)/coll_impl.o -o $@
+
+test-cuda-kernels-host:
+	@if [ -z "$(NVCC)" ]; then \
+	    if [ "$$CI" = true ]; then echo "cuda: nvcc not found (required under CI)"; \
+	        echo "cuda-kernels-host: 0 passed, 1 failed"; exit 1; fi; \
+	    echo "*** cuda: nvcc not found: test-cuda-kernels-host SKIPPED ***"; exit 0; fi; \
+	$(MAKE) --no-print-directory $(CB)/test_kernels_host && $(CB)/test_kernels_host
 
 $(CB)/test_port_sim: test/cuda/test_port_sim.c test/cuda/sim_cudart.c coll.h ports/coll_cuda_port.h coll_cuda.h
 	@mkdir -p $(CB)

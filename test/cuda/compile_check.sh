@@ -65,7 +65,7 @@ check port-c99 $CC -std=c99 $CFLAGS $WARN -I. -isystem "$CUDA_HOME/include" \
 # 3. Everything through nvcc, warnings as errors, sm_80 + sm_90.
 for u in test/cuda/coll_cuda_impl.cu test/cuda/test_cuda.cu bench/bench_cuda.cu; do
     b=$(basename "$u" .cu)
-    check "nvcc-$b" $NVCC $NVCCFLAGS $CUDA_WARN $CUDA_ARCH -I. -c "$u" -o "$OUT/$b.o"
+    check "nvcc-$b" $NVCC $NVCCFLAGS $CUDA_WARN $CUDA_ARCH -I. -Itest/cuda -c "$u" -o "$OUT/$b.o"
 done
 check link-test_cuda  $NVCC $CUDA_ARCH -o "$OUT/test_cuda" "$OUT/test_cuda.o" \
     "$OUT/coll_cuda_impl.o" "$OUT/coll_impl.o" $LDLIBS_THREADS
