@@ -188,7 +188,11 @@ typedef struct coll_port {
 } coll_port;
 
 /* Local data movement. NULL = host memory (memcpy and the built-in loops);
-   coll_cuda.h supplies device versions. Each returns 0 or a negative code. */
+   coll_cuda.h supplies device versions. Each returns 0 or a negative code.
+   With memops set, a collective returns once its work is enqueued (on a
+   CUDA stream, say): the result is final when the caller has synchronised.
+   COLL_USER_OP and the algorithms that rearrange blocks on the host (Bruck)
+   then answer COLL_ERR_NOSYS. */
 typedef struct coll_memops {
     void *ctx;
     int (*copy)(void *ctx, void *dst, const void *src, size_t bytes);
@@ -1750,7 +1754,10 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     if (es == 0) return COLL_ERR_INVAL;
     if (coll__reduces(a->kind)) {
         if ((unsigned)a->op >= (unsigned)COLL_OP_COUNT) return COLL_ERR_INVAL;
-        if (a->op == COLL_USER_OP) { if (!c->user.fn) return COLL_ERR_INVAL; }
+        if (a->op == COLL_USER_OP) {
+            if (!c->user.fn) return COLL_ERR_INVAL;
+            if (c->mem) return COLL_ERR_NOSYS;   /* the callback cannot read device memory */
+        }
         else if (a->dtype == COLL_USER_TYPE) return COLL_ERR_INVAL;
         else if (a->op >= COLL_BAND && !coll__is_integer(a->dtype)) return COLL_ERR_INVAL;
         else if (!c->mem && !coll__kernels3[a->dtype][a->op]) return COLL_ERR_NOSYS;  /* trimmed */
