@@ -303,6 +303,8 @@ typedef struct coll_xfer {
 /* ---- API ----------------------------------------------------------------- */
 COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port,
                        void *scratch, size_t scratch_bytes);
+COLL_API int coll_rank(const coll_comm *c);           /* this rank, or -1 */
+COLL_API int coll_size(const coll_comm *c);           /* ranks, or -1     */
 COLL_API int coll_set_user_op(coll_comm *c, const coll_user_op *op);
 COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem);
 /* The cost model's constants, and per-size overrides of AUTO. All ranks
@@ -2091,6 +2093,9 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     c->magic = COLL__MAGIC;
     return COLL_OK;
 }
+
+COLL_API int coll_rank(const coll_comm *c) { return c && c->magic == COLL__MAGIC ? c->rank : -1; }
+COLL_API int coll_size(const coll_comm *c) { return c && c->magic == COLL__MAGIC ? c->nranks : -1; }
 
 COLL_API int coll_set_user_op(coll_comm *c, const coll_user_op *op)
 {
