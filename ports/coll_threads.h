@@ -6,7 +6,7 @@
          #include "ports/coll_threads.h"
      (COLL_THREADS_STATIC makes every function static.) Then:
 
-         static coll_threads w;                    caller-owned, ~100 KB
+         static coll_threads w;                    caller-owned, ~80 KB
          coll_threads_init(&w, 4, 0);              4 ranks, default deadline
          coll_threads_run(&w, body, arg);          body(rank, arg) on 4 threads
          ...inside body: coll_port p = coll_threads_port(&w, rank);

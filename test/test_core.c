@@ -1027,7 +1027,7 @@ int main(void)
             if (L.n == 0) continue;
             memset(&W.rc, 0, sizeof W.rc); memset(&W.stop, 0, sizeof W.stop);
             W.cfg = cfgi; W.cases = L.v; W.ncases = L.n; W.arrived = 0;
-            if (coll_threads_init(&W.w, p, 15000) != COLL_OK) { COLL_CHECK(0); continue; }
+            if (coll_threads_init(&W.w, p, 8000) != COLL_OK) { COLL_CHECK(0); continue; }
             pthread_barrier_init(&W.bar, NULL, (unsigned)p);
             COLL_CHECK_EQ(coll_threads_run(&W.w, rank_main, &W), 0);
             pthread_barrier_destroy(&W.bar);
