@@ -197,7 +197,7 @@ static void usage(void)
             "  -c  collectives (default all)    -a  algorithms (default auto)\n"
             "  -s  sizes: quick, std (8 B..64 MiB), full (+256 MiB), or a list with K/M\n"
             "  -A  largest size for algorithms other than AUTO (default 64M)\n"
-            "  -T  milliseconds of timed calls per row (default 50)\n"
+            "  -T  milliseconds of timed calls per row (default 20)\n"
             "  -k  check only: one call per cell, no rows, ends with \"N passed, N failed\"\n");
 }
 
@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 
     cf.algos = "auto";
     cf.algo_max = (size_t)64 << 20;
-    cf.o.target = 0.05; cf.o.lo = 5; cf.o.hi = 1000;
+    cf.o.target = 0.02; cf.o.lo = 3; cf.o.hi = 1000;
     for (i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "-k")) { cf.o.check_only = 1; cf.o.quiet = 1; continue; }
@@ -226,7 +226,6 @@ int main(int argc, char **argv)
         else { usage(); return 2; }
         i++;
     }
-    if (cf.o.target >= 0.2) cf.o.lo = 3;
     if ((cf.nsizes = bench_parse_sizes(sizes_s, cf.sizes, BENCH_MAX_SIZES)) <= 0) { usage(); return 2; }
     if (colls) {
         snprintf(buf, sizeof buf, "%s", colls);

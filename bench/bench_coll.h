@@ -151,6 +151,7 @@ static inline int bench_coll_rows(const bench_ctl *ctl, coll_comm *c, const char
                 size_t count = bench_count(kind, p, sizes[i]);
                 bench_outcome r;
                 if (list[j] != COLL_ALGO_AUTO && sizes[i] > algo_max) continue;
+                if (kind != BK_ALLREDUCE && sizes[i] > BENCH_OTHER_MAX) continue;
                 if (!bench_coll_available(c, kind, list[j], count)) {
                     if (c->rank == 0 && !told++)
                         fprintf(stderr, "bench: %s %s %s p=%d from %zu B: coll.h does not run "

@@ -159,7 +159,7 @@ int main(int argc, char **argv)
     config cf;
     std::vector<int> ranks = {2, 4};
     const char *sizes_s = "std";
-    cf.o = bench_opts{0.05, 5, 1000, 0, 0};
+    cf.o = bench_opts{0.02, 3, 1000, 0, 0};
     for (int i = 0; i < n_algos; i++) cf.algos.push_back(i);
     for (int i = 1; i < argc; i++) {
         std::string f = argv[i];
@@ -192,7 +192,6 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (cf.o.target >= 0.2) cf.o.lo = 3;
     size_t sizes[BENCH_MAX_SIZES];
     int ns = bench_parse_sizes(sizes_s, sizes, BENCH_MAX_SIZES);
     if (ns <= 0) { usage(); return 2; }

@@ -8,9 +8,10 @@
 #   quick  (< 1 min)  all-reduce, ranks 2 and 4, 8 B / 64 KiB / 8 MiB: every
 #                     coll port (AUTO), Open MPI, MPICH, Gloo; memory bandwidth
 #   full   (< 10 min) every collective and size 8 B..64 MiB (x4, with 64 KiB
-#                     and 64 MiB) and 256 MiB for AUTO; coll-threads with
-#                     every algorithm, the other ports with AUTO plus every
-#                     all-reduce algorithm; the peers likewise
+#                     and 64 MiB), and 256 MiB for all-reduce; coll-threads
+#                     with every algorithm (AUTO alone above 64 MiB), the
+#                     other ports with AUTO plus every all-reduce algorithm;
+#                     the peers likewise
 #
 # Each program runs under `timeout`, so a hang costs a bounded time and is
 # reported, and the rest of the table still comes.
@@ -24,9 +25,10 @@ MPICH="mpirun.mpich"
 flags=$out.flags        # the block below runs in a pipeline (a subshell)
 
 case $mode in
-quick) sizes=quick; T=10; colls=allreduce; algos=auto; ranks="2 4"; passes=2; tmo=120 ;;
-full)  sizes=full;  T=40; colls=allreduce,reduce_scatter,allgather,broadcast,reduce,alltoall
-       algos=all; ranks="2 4"; passes=5; tmo=600 ;;
+quick) sizes=quick; T=10; colls=allreduce; ranks="2 4"; passes=2; tmo=120 ;;
+full)  sizes=full;  T=20; colls=allreduce,reduce_scatter,allgather,broadcast,reduce,alltoall
+       others=reduce_scatter,allgather,broadcast,reduce,alltoall
+       ranks="2 4"; passes=5; tmo=600 ;;
 *) echo "usage: bench/run.sh quick|full" >&2; exit 2 ;;
 esac
 ranks_csv=$(echo $ranks | tr ' ' ',')
@@ -35,8 +37,10 @@ say() { echo "bench: $*" >&2; }
 lack() { say "MISSING: $*"; echo missing >>"$flags"; }
 run() {   # run <what> <command...>: a failure is reported, never fatal
     what=$1; shift
+    t0=$(date +%s)
     timeout $tmo "$@"
     rc=$?
+    say "$what: $(( $(date +%s) - t0 )) s"
     if [ $rc -ne 0 ]; then
         [ $rc -eq 124 ] && say "FAILED: $what (timed out after ${tmo}s)" || say "FAILED: $what (exit $rc)"
         echo failed >>"$flags"
@@ -49,6 +53,8 @@ rm -f "$flags"
     printf 'impl\tcollective\talgo\tranks\tbytes\ttime_us\talgbw_GBps\tbusbw_GBps\tcheck\n'
 
     # --- coll over its own ports -------------------------------------------
+    # (full: every algorithm on the threads port; on the others AUTO, and
+    # every algorithm for all-reduce)
     if [ -x $bin/bench_coll ]; then
         if [ $mode = quick ]; then
             run coll-ports $bin/bench_coll -p threads,shm,tcp -n $ranks_csv -c $colls \
@@ -56,10 +62,10 @@ rm -f "$flags"
         else
             run coll-threads $bin/bench_coll -p threads -n $ranks_csv -c $colls -a all \
                 -s $sizes -T $T
-            run coll-shm-tcp $bin/bench_coll -p shm,tcp -n $ranks_csv -c $colls -a auto \
+            run coll-shm-tcp $bin/bench_coll -p shm,tcp -n $ranks_csv -c allreduce -a all \
                 -s $sizes -T $T
-            run coll-shm-tcp-algos $bin/bench_coll -p shm,tcp -n $ranks_csv -c allreduce \
-                -a all -A 64M -s std -T $T
+            run coll-shm-tcp-others $bin/bench_coll -p shm,tcp -n $ranks_csv -c $others \
+                -a auto -s $sizes -T $T
         fi
     else
         lack "$bin/bench_coll not built: no coll-threads/shm/tcp rows"
@@ -69,13 +75,15 @@ rm -f "$flags"
     if [ -x $bin/bench_mpi_ompi ] && command -v mpirun.openmpi >/dev/null; then
         for n in $ranks; do
             if [ $mode = quick ]; then
-                run "ompi p=$n" $OMPI -np $n $bin/bench_mpi_ompi -i ompi -c $colls -s $sizes -T $T
+                run "ompi+coll-mpi p=$n" $OMPI -np $n $bin/bench_mpi_ompi -i ompi -c $colls \
+                    -s $sizes -T $T
             else
-                run "ompi p=$n" $OMPI -np $n $bin/bench_mpi_ompi -i ompi -c $colls -s $sizes \
-                    -T $T -x
-                run "coll-mpi p=$n" $OMPI -np $n $bin/bench_mpi_ompi -m -c $colls -s $sizes -T $T
-                run "coll-mpi algos p=$n" $OMPI -np $n $bin/bench_mpi_ompi -m -c allreduce \
-                    -a all -s std -T $T
+                run "ompi p=$n" $OMPI -np $n $bin/bench_mpi_ompi -i ompi -x -c $colls \
+                    -s $sizes -T $T
+                run "coll-mpi p=$n" $OMPI -np $n $bin/bench_mpi_ompi -m -c allreduce -a all \
+                    -s $sizes -T $T
+                run "coll-mpi others p=$n" $OMPI -np $n $bin/bench_mpi_ompi -m -c $others \
+                    -a auto -s $sizes -T $T
             fi
         done
     else
