@@ -1811,6 +1811,10 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         in_n = out_n = n * (size_t)p; break;
     default: return COLL_ERR_INVAL;
     }
+    /* a buffer must fit in the address space, and two may share bytes only
+       in the in-place layout */
+    if (src && in_n * es > UINTPTR_MAX - (uintptr_t)src) return COLL_ERR_INVAL;
+    if (dst && out_n * es > UINTPTR_MAX - (uintptr_t)dst) return COLL_ERR_INVAL;
     if (!pl->inplace && coll__overlap(src, in_n * es, dst, out_n * es)) return COLL_ERR_INVAL;
     *esize_out = es;
     return COLL_OK;

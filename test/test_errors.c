@@ -163,6 +163,9 @@ static void invalid_arguments(void)
     huge_counts[0] = big / 4; huge_counts[1] = big / 4; huge_counts[2] = 2; huge_counts[3] = 0; /* 2^65 bytes */
     REFUSED(coll_allgatherv(&c, f, g, huge_counts, COLL_FLOAT32, COLL_ALGO_AUTO), COLL_ERR_INVAL);
     REFUSED(coll_reduce_scatterv(&c, f, g, huge_counts, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO), COLL_ERR_INVAL);
+    /* a total that fits size_t but not the address space after the buffer */
+    huge_counts[0] = big / 8; huge_counts[1] = big / 8; huge_counts[2] = 1; huge_counts[3] = 0;
+    REFUSED(coll_allgatherv(&c, f, g, huge_counts, COLL_FLOAT32, COLL_ALGO_AUTO), COLL_ERR_INVAL);
 
     /* src and dst overlapping other than in the documented in-place layout */
     REFUSED(coll_allreduce(&c, f, f + 1, 8, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO), COLL_ERR_INVAL);
