@@ -192,12 +192,13 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: bench_coll [-p threads,shm,tcp] [-n ranks,...] [-c coll,...] [-a auto|all|algo,...]\n"
-            "                  [-s quick|std|full|sizes] [-A max] [-T ms] [-k]\n"
+            "                  [-s quick|std|full|sizes] [-A max] [-T ms] [-N calls] [-k]\n"
             "  -p  ports (default threads)      -n  rank counts (default 2,4)\n"
             "  -c  collectives (default all)    -a  algorithms (default auto)\n"
             "  -s  sizes: quick, std (8 B..64 MiB), full (+256 MiB), or a list with K/M\n"
             "  -A  largest size for algorithms other than AUTO (default 64M)\n"
             "  -T  milliseconds of timed calls per row (default 20)\n"
+            "  -N  exactly this many timed calls per row (for profiling)\n"
             "  -k  check only: one call per cell, no rows, ends with \"N passed, N failed\"\n");
 }
 
@@ -223,6 +224,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-s")) sizes_s = v;
         else if (!strcmp(argv[i], "-A")) cf.algo_max = bench_parse_size(v);
         else if (!strcmp(argv[i], "-T")) cf.o.target = atof(v) / 1e3;
+        else if (!strcmp(argv[i], "-N")) cf.o.lo = cf.o.hi = atoi(v) > 0 ? atoi(v) : 1;
         else { usage(); return 2; }
         i++;
     }

@@ -9,7 +9,8 @@
               the block down to whole float32 elements (at least one), and the
               row reports the bytes actually moved.
      time     per-call time of back-to-back calls on one rank, averaged over
-              the ranks.
+              the ranks; the calls are made in 3 runs and the median run
+              is reported (see bench_cell).
      algbw    bytes / time.
      busbw    algbw x a factor that makes the figure comparable with the
               link's bandwidth whatever the collective and p:
@@ -172,6 +173,20 @@ static inline int bench_iters(double t_call, double target, int lo, int hi)
     return (int)n;
 }
 
+#define BENCH_REPS 3
+
+/* Median of n values (n small; sorts in place). */
+static inline double bench_median(double *v, int n)
+{
+    int i, j;
+    for (i = 1; i < n; i++) {
+        double t = v[i];
+        for (j = i - 1; j >= 0 && v[j] > t; j--) v[j + 1] = v[j];
+        v[j + 1] = t;
+    }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* "8", "64K", "8M", "1G" -> bytes; 0 on a malformed number. */
 static inline size_t bench_parse_size(const char *s)
 {
@@ -275,7 +290,7 @@ typedef struct bench_outcome {
 /* Measures one (collective, size) on this rank; every rank calls it with
    the same arguments. Sequence: a call on a poisoned output, checked on
    every rank (the warm-up, and a first estimate of the cost); for calls
-   under 1 ms two more to estimate better; the timed back-to-back loop; the
+   under 1 ms two more to estimate better; the timed back-to-back runs; the
    output checked again. Rank 0 prints the row.
    src and dst must hold bench_src_elems/bench_dst_elems elements. */
 static inline bench_outcome bench_cell(const bench_ctl *ctl, int rank, int p, const char *impl,
@@ -323,10 +338,22 @@ static inline bench_outcome bench_cell(const bench_ctl *ctl, int rank, int p, co
     est = ctl->max(ctl->ctx, est);
     iters = bench_iters(est, o->target, o->lo, o->hi);
 
-    ctl->barrier(ctl->ctx);
-    t0 = bench_now();
-    for (i = 0; i < iters && !rc; i++) rc = call(cx, kind, src, dst, count);
-    out.t_call = ctl->sum(ctl->ctx, (bench_now() - t0) / iters) / p;
+    /* The timed calls in BENCH_REPS back-to-back runs, each starting at a
+       barrier; the row gets the median run. On a shared machine one run
+       may lose the core for a scheduler tick or several; the median keeps
+       that out of the figure, the mean within a run keeps nccl-tests'
+       meaning. */
+    {
+        double rep[BENCH_REPS];
+        int j, per = iters / BENCH_REPS > 0 ? iters / BENCH_REPS : 1;
+        for (j = 0; j < BENCH_REPS; j++) {
+            ctl->barrier(ctl->ctx);
+            t0 = bench_now();
+            for (i = 0; i < per && !rc; i++) rc = call(cx, kind, src, dst, count);
+            rep[j] = ctl->sum(ctl->ctx, (bench_now() - t0) / per) / p;
+        }
+        out.t_call = bench_median(rep, BENCH_REPS);
+    }
 
     if (!rc) bad += (double)bench_check(kind, p, rank, count, dst);
     err = ctl->max(ctl->ctx, rc ? 1.0 : 0.0);

@@ -3,6 +3,8 @@
 #   make bench         full table (< 10 min) on stdout and in bench/results/latest.tsv
 #   make bench-quick   the short table (< 1 min)
 #   make bench-plot    bus bandwidth against size, PNGs in bench/results/
+#   make bench-goals   the team's goal ratios from bench/results/latest.tsv
+#                      (or the median over BENCH_TABLES="a.tsv b.tsv ...")
 #   make sim           coll's schedules for up to 4096 ranks under an α-β-γ clock
 #   make test-bench    a correctness-only pass of the bench and the simulator
 #
@@ -34,7 +36,8 @@ BENCH_BINS += $(BENCH_B)/bench_gloo
 endif
 
 TEST_TARGETS += test-bench
-.PHONY: bench bench-quick bench-plot bench-bins sim test-bench
+.PHONY: bench bench-quick bench-plot bench-goals bench-bins sim test-bench
+BENCH_TABLES ?= bench/results/latest.tsv
 
 bench-bins: $(BENCH_BINS)
 
@@ -80,6 +83,9 @@ bench-plot:
 	@test -n "$(BENCH_GNUPLOT)" || { echo "bench-plot: gnuplot missing (Debian gnuplot-nox)" >&2; exit 1; }
 	@test -f bench/results/latest.tsv || { echo "bench-plot: run make bench (or bench-quick) first" >&2; exit 1; }
 	@sh bench/plot.sh bench/results/latest.tsv bench/results
+
+bench-goals:
+	@sh bench/goals.sh $(BENCH_TABLES)
 
 # The schedules of every collective at a few rank counts, up to 4096.
 sim: $(BENCH_B)/sim
