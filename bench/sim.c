@@ -37,6 +37,8 @@
                 depth >= ceil(lg p), the lower bound printed as lb_rounds
      time_us    when the last rank finishes, under the clock above
      auto       "*" on the algorithm coll_choose picks for this call
+   The hierarchical algorithm is simulated with groups of the largest
+   divisor of p not above its square root.
    bytes is the size as the bench counts it (bench/bench_common.h). */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
@@ -266,6 +268,17 @@ static int world_init(coll_world *w, int p, const sim_model *override)
     return 0;
 }
 
+/* The group size the hierarchical algorithm is simulated with: the
+   largest divisor of p not above its square root (64 x 64 for 4096), or 0
+   (no grouping) when p is prime. */
+static int hier_group(int p)
+{
+    int g, best = 0;
+    for (g = 2; g * g <= p; g++)
+        if (p % g == 0) best = g;
+    return best;
+}
+
 /* Buffers are never touched, but coll checks that src and dst do not
    overlap: two far-apart addresses that are never dereferenced. */
 static void world_args(coll_world *w, coll_kind kind, coll_algo algo, size_t count)
@@ -279,6 +292,7 @@ static void world_args(coll_world *w, coll_kind kind, coll_algo algo, size_t cou
     w->a.dtype = COLL_FLOAT32;
     w->a.op = COLL_SUM;
     w->a.root = 0;
+    w->a.group = algo == COLL_ALGO_HIERARCHICAL ? hier_group(w->p) : 0;
 }
 
 /* ---- sizes and bounds, as the bench counts them -------------------------- */
