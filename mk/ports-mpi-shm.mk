@@ -1,96 +1,99 @@
 # The MPI and shared-memory-processes ports, their tests, and two seed
 # programs (MindSpore's four primitives under mpirun; the numpy ring
-# simulation). Open MPI runs as root need --allow-run-as-root, and more ranks
-# than cores need --oversubscribe. MPICH busy-polls when oversubscribed, so
-# its runs are kept small.
+# simulation). Open MPI as root needs --allow-run-as-root, and more ranks than
+# cores needs --oversubscribe. MPICH busy-polls when oversubscribed, so its
+# runs are kept small and use the port's yield mode.
 PMS           := $(B)/ports-mpi-shm
 MPICC_OMPI    ?= mpicc.openmpi
 MPIRUN_OMPI   ?= mpirun.openmpi
 MPICC_MPICH   ?= mpicc.mpich
 MPIRUN_MPICH  ?= mpirun.mpich
 OMPI_FLAGS    := --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader
-PMS_HDRS      := coll.h ports/coll_mpi.h
-SHM_HDRS      := coll.h ports/coll_shm.h ports/coll_template.h
+PMS_MPI_HDRS  := coll.h ports/coll_mpi.h
+PMS_SHM_HDRS  := coll.h ports/coll_shm.h ports/coll_template.h
 
-# A missing MPI is a skip outside CI and a failure under CI=true.
-define pms_need
-	@if ! command -v $(1) >/dev/null 2>&1; then \
-	  if [ "$$CI" = true ]; then echo "$(1) not found (CI): failing"; exit 1; fi; \
-	  echo "*** SKIPPED: $(1) not found - install openmpi-bin libopenmpi-dev mpich libmpich-dev ***"; \
-	  exit 0; fi
+# Both MPIs present? Without them a target skips loudly - or fails under CI.
+PMS_HAVE_MPI := $(and $(shell command -v $(MPICC_OMPI)),$(shell command -v $(MPICC_MPICH)))
+define pms_no_mpi
+	@if [ "$$CI" = true ]; then echo "$(MPICC_OMPI) or $(MPICC_MPICH) not found (CI): failing"; exit 1; fi
+	@echo "*** SKIPPED $@: $(MPICC_OMPI) or $(MPICC_MPICH) not found (apt-get install openmpi-bin libopenmpi-dev mpich libmpich-dev) ***"
 endef
 
-$(PMS)/test_shm: test/test_shm.c $(SHM_HDRS) | $(B)
+$(PMS)/test_shm: test/test_shm.c $(PMS_SHM_HDRS) | $(B)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -I. -o $@ $< $(LDLIBS_THREADS)
+	$(CC) $(CFLAGS) $(WARN) -I. -o $@ $<
 
 $(PMS)/seed_ring_sim: examples/seed_ring_sim.c coll.h ports/coll_mailbox.h | $(B)
 	@mkdir -p $(@D)
-	$(CC) -std=c99 $(CFLAGS) $(WARN) -I. -o $@ $<
+	$(CC) -std=c99 $(CFLAGS) $(WARN) -I. -o $@ $< -lm
 
-$(PMS)/test_mpi.ompi: test/test_mpi.c test/test_shm.c $(PMS_HDRS) | $(B)
+$(PMS)/test_mpi.ompi: test/test_mpi.c test/test_shm.c $(PMS_MPI_HDRS) | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_OMPI) $(CFLAGS) $(WARN) -I. -o $@ $<
 
-# the same program with tiny MPI message limits, to exercise the cutting
-# of messages larger than one MPI count
-$(PMS)/test_mpi_split.ompi: test/test_mpi.c test/test_shm.c $(PMS_HDRS) | $(B)
+# the same program with tiny MPI message limits, to exercise the cutting of
+# messages larger than one MPI count (INT_MAX bytes by default)
+$(PMS)/test_mpi_split.ompi: test/test_mpi.c test/test_shm.c $(PMS_MPI_HDRS) | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_OMPI) $(CFLAGS) $(WARN) -DCOLL_MPI_MAX_COUNT=1000 -DCOLL_MPI_BLOCK=96 -I. -o $@ $<
 
-$(PMS)/test_mpi.mpich: test/test_mpi.c test/test_shm.c $(PMS_HDRS) | $(B)
+$(PMS)/test_mpi.mpich: test/test_mpi.c test/test_shm.c $(PMS_MPI_HDRS) | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_MPICH) $(CFLAGS) $(WARN) -I. -o $@ $<
 
-$(PMS)/seed_mindspore.ompi: examples/seed_mindspore.c $(PMS_HDRS) | $(B)
+$(PMS)/seed_mindspore.ompi: examples/seed_mindspore.c $(PMS_MPI_HDRS) | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_OMPI) $(CFLAGS) $(WARN) -I. -o $@ $<
 
-$(PMS)/seed_mindspore.mpich: examples/seed_mindspore.c $(PMS_HDRS) | $(B)
+$(PMS)/seed_mindspore.mpich: examples/seed_mindspore.c $(PMS_MPI_HDRS) | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_MPICH) $(CFLAGS) $(WARN) -I. -o $@ $<
 
 .PHONY: seed-mindspore seed-ring-sim test-mpi test-shm seed-mindspore-test \
         seed-ring-sim-test examples-ports-mpi-shm
 
-# mpirun -np 4 as the seed does; rank 0 prints the four results
-seed-mindspore:
-	$(call pms_need,$(MPICC_OMPI))
-	@if command -v $(MPICC_OMPI) >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory $(PMS)/seed_mindspore.ompi && \
-	  $(MPIRUN_OMPI) $(OMPI_FLAGS) -np 4 $(PMS)/seed_mindspore.ompi; fi
-
 seed-ring-sim: $(PMS)/seed_ring_sim
 	$(PMS)/seed_ring_sim
-
-test-shm: $(PMS)/test_shm
-	$(PMS)/test_shm
-
-test-mpi:
-	$(call pms_need,$(MPICC_OMPI))
-	$(call pms_need,$(MPICC_MPICH))
-	@if command -v $(MPICC_OMPI) >/dev/null 2>&1 && command -v $(MPICC_MPICH) >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory $(PMS)/test_mpi.ompi $(PMS)/test_mpi_split.ompi $(PMS)/test_mpi.mpich && \
-	  $(MPIRUN_OMPI) $(OMPI_FLAGS) -np 4 $(PMS)/test_mpi.ompi openmpi && \
-	  $(MPIRUN_OMPI) $(OMPI_FLAGS) -np 4 $(PMS)/test_mpi_split.ompi openmpi-split quick && \
-	  $(MPIRUN_MPICH) -np 4 $(PMS)/test_mpi.mpich mpich quick; fi
-
-# The seeds as tests: the exact output, and the programs' own checks.
-seed-mindspore-test:
-	$(call pms_need,$(MPICC_OMPI))
-	$(call pms_need,$(MPICC_MPICH))
-	@if command -v $(MPICC_OMPI) >/dev/null 2>&1 && command -v $(MPICC_MPICH) >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory $(PMS)/seed_mindspore.ompi $(PMS)/seed_mindspore.mpich && \
-	  sh test/seed_mindspore_check.sh "$(MPIRUN_OMPI) $(OMPI_FLAGS)" $(PMS)/seed_mindspore.ompi openmpi && \
-	  sh test/seed_mindspore_check.sh "$(MPIRUN_MPICH)" $(PMS)/seed_mindspore.mpich mpich; fi
 
 seed-ring-sim-test: $(PMS)/seed_ring_sim
 	$(PMS)/seed_ring_sim --check
 
+test-shm: $(PMS)/test_shm
+	$(PMS)/test_shm
+
+# rank 0's exact output: numpy's print of the four results
+PMS_MINDSPORE_EXPECT := [[6.]]\n[[0.]\n [1.]\n [2.]\n [3.]]\n[[0.]]\n[[0]]
+# $(1) mpirun and flags, $(2) program, $(3) name: the output, the exit status
+# (every rank's own check) and a "name: N passed, N failed" line
+define pms_seed_run
+	@out=$$($(1) -np 4 $(2)); rc=$$?; exp=$$(printf '$(PMS_MINDSPORE_EXPECT)'); \
+	printf '%s\n' "$$out"; \
+	if [ $$rc -eq 0 ] && [ "$$out" = "$$exp" ]; then echo "mindspore-$(3): 1 passed, 0 failed"; \
+	else echo "mindspore-$(3): output or exit status ($$rc) wrong"; \
+	     echo "mindspore-$(3): 0 passed, 1 failed"; exit 1; fi
+endef
+
+ifneq ($(PMS_HAVE_MPI),)
+# mpirun -np 4 as the seed does (Open MPI, oversubscribed, as root)
+seed-mindspore: $(PMS)/seed_mindspore.ompi
+	$(MPIRUN_OMPI) $(OMPI_FLAGS) -np 4 $<
+
+seed-mindspore-test: $(PMS)/seed_mindspore.ompi $(PMS)/seed_mindspore.mpich
+	$(call pms_seed_run,$(MPIRUN_OMPI) $(OMPI_FLAGS),$(PMS)/seed_mindspore.ompi,openmpi)
+	$(call pms_seed_run,$(MPIRUN_MPICH),$(PMS)/seed_mindspore.mpich,mpich)
+
+test-mpi: $(PMS)/test_mpi.ompi $(PMS)/test_mpi_split.ompi $(PMS)/test_mpi.mpich
+	$(MPIRUN_OMPI) $(OMPI_FLAGS) -np 4 $(PMS)/test_mpi.ompi openmpi
+	$(MPIRUN_OMPI) $(OMPI_FLAGS) -np 4 $(PMS)/test_mpi_split.ompi openmpi-split quick
+	$(MPIRUN_MPICH) -np 4 $(PMS)/test_mpi.mpich mpich quick yield
+
+examples-ports-mpi-shm: $(PMS)/seed_ring_sim $(PMS)/seed_mindspore.ompi
+else
+seed-mindspore seed-mindspore-test test-mpi:
+	$(pms_no_mpi)
 examples-ports-mpi-shm: $(PMS)/seed_ring_sim
-	@if command -v $(MPICC_OMPI) >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory $(PMS)/seed_mindspore.ompi; \
-	else echo "*** $(MPICC_OMPI) not found: seed_mindspore not built ***"; fi
+	@echo "*** MPI not found: seed_mindspore not built ***"
+endif
 
 EXAMPLES_TARGETS += examples-ports-mpi-shm
 TEST_TARGETS += test-shm test-mpi seed-mindspore-test seed-ring-sim-test

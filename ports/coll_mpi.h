@@ -43,8 +43,10 @@
      way (Open MPI yields when idle; MPICH busy-polls, which collapses when
      ranks outnumber cores). Set m->yield = 1 to wait by MPI_Test plus
      sched_yield instead, and m->timeout_ms > 0 to give every blocking wait a
-     deadline (COLL_ERR_TIMEOUT; the communicator is then broken - MPI has
-     no way to take back a posted send).
+     deadline: COLL_ERR_TIMEOUT. An expired receive is cancelled, so nothing
+     lands in its buffer later; an expired send stays posted (MPI cannot
+     take a send back), so after a timeout treat the collective's peers as
+     out of step.
 
    CONFIGURATION (define before including)
      COLL_MPI_HANDLES   requests outstanding at once per rank      (16)
@@ -203,8 +205,19 @@ static int coll_mpi__complete(coll_mpi *m, MPI_Request r[2], const int expect[2]
             rc = MPI_Testall(2, r, &flag, st);
             if (rc != MPI_SUCCESS || flag || !block)
                 break;
-            if (m->timeout_ms > 0 && coll_mpi__now_ms() > deadline)
+            if (m->timeout_ms > 0 && coll_mpi__now_ms() > deadline) {
+                /* Take back a receive, so that a late message cannot land
+                   in a buffer the caller has been given back. (A send
+                   cannot be taken back in MPI: it stays posted.) */
+                if (is_recv) {
+                    for (i = 0; i < 2; i++)
+                        if (r[i] != MPI_REQUEST_NULL) {
+                            MPI_Cancel(&r[i]);
+                            MPI_Wait(&r[i], MPI_STATUS_IGNORE);
+                        }
+                }
                 return COLL_ERR_TIMEOUT;
+            }
             COLL_MPI__YIELD();
         }
     }
