@@ -5,8 +5,9 @@
      In exactly one file:
          #define COLL_SHM_IMPLEMENTATION
          #include "ports/coll_shm.h"
-     The implementation uses POSIX and Linux calls: build it as gnu99/gnu11
-     (gcc's default) or define _GNU_SOURCE before the first #include.
+     The implementation uses POSIX and Linux calls (syscall, MAP_ANONYMOUS):
+     build it as gnu99/gnu11 (gcc's default), or under -std=c99 define
+     _DEFAULT_SOURCE (or _GNU_SOURCE) before the first #include.
 
      Forked ranks (the launcher makes the shared memory, forks, supervises):
          static int body(int rank, coll_port *port, void *arg) { ... return 0; }
