@@ -35,8 +35,11 @@
 
    ERRORS
      An MPI error returns COLL_MPI_ERR (= COLL_ERR_IO); m->last_error keeps
-     the MPI code for MPI_Error_string. A message of the wrong size returns
-     COLL_ERR_MISMATCH. A table full of handles returns COLL_AGAIN.
+     the MPI code for MPI_Error_string. A message shorter than the receive
+     returns COLL_ERR_MISMATCH; a longer one is MPI's truncation error.
+     A table full of handles returns COLL_AGAIN. (MPICH 4.0 raises an error
+     that MPI_Test finds - truncation, in yield mode or from coll_progress -
+     on MPI_COMM_WORLD's handler, which aborts by default.)
 
    WAITING
      By default a blocking call blocks inside MPI, which then waits its own
@@ -189,53 +192,54 @@ static double coll_mpi__now_ms(void)
     return MPI_Wtime() * 1e3;
 }
 
-/* Complete requests r[0..1]; with block = 0 just test once. Checks that
-   receives got exactly what they expected. */
+/* Complete requests r[0..1]; with block = 0 just test once. Each request
+   is completed on its own (MPI_Wait/MPI_Test, not the -all forms): an error
+   of a single request goes to our communicator's handler (return), while
+   MPICH raises an error inside MPI_Testall on MPI_COMM_WORLD's (abort).
+   A receive's size is checked the moment it completes. */
 static int coll_mpi__complete(coll_mpi *m, MPI_Request r[2], const int expect[2],
                               int is_recv, int block)
 {
-    MPI_Status st[2];
-    int flag = 0, rc, i;
-    if (block && !m->yield && m->timeout_ms == 0) {
-        rc = MPI_Waitall(2, r, st);
-        flag = 1;
-    } else {
-        double deadline = coll_mpi__now_ms() + (double)m->timeout_ms;
-        for (;;) {
-            rc = MPI_Testall(2, r, &flag, st);
-            if (rc != MPI_SUCCESS || flag || !block)
-                break;
-            if (m->timeout_ms > 0 && coll_mpi__now_ms() > deadline) {
-                /* Take back a receive, so that a late message cannot land
-                   in a buffer the caller has been given back. (A send
-                   cannot be taken back in MPI: it stays posted.) */
-                if (is_recv) {
-                    for (i = 0; i < 2; i++)
-                        if (r[i] != MPI_REQUEST_NULL) {
-                            MPI_Cancel(&r[i]);
-                            MPI_Wait(&r[i], MPI_STATUS_IGNORE);
-                        }
-                }
-                return COLL_ERR_TIMEOUT;
-            }
-            COLL_MPI__YIELD();
-        }
-    }
-    if (rc != MPI_SUCCESS)
-        return coll_mpi__fail(m, rc);
-    if (!flag)
-        return COLL_AGAIN;
-    if (is_recv) {
+    double deadline = coll_mpi__now_ms() + (double)m->timeout_ms;
+    int plain = block && !m->yield && m->timeout_ms == 0, i;
+    for (;;) {
+        int pending = 0;
         for (i = 0; i < 2; i++) {
-            int got = 0;
-            if (expect[i] == 0)
+            MPI_Status st;
+            int flag = 1, rc, got = 0;
+            if (r[i] == MPI_REQUEST_NULL)
                 continue;
-            MPI_Get_count(&st[i], i == 0 ? m->block : MPI_BYTE, &got);
-            if (got != expect[i])
-                return COLL_ERR_MISMATCH;
+            rc = plain ? MPI_Wait(&r[i], &st) : MPI_Test(&r[i], &flag, &st);
+            if (rc != MPI_SUCCESS)
+                return coll_mpi__fail(m, rc);
+            if (!flag) {
+                pending = 1;
+                continue;
+            }
+            if (is_recv) {
+                MPI_Get_count(&st, i == 0 ? m->block : MPI_BYTE, &got);
+                if (got != expect[i])
+                    return COLL_ERR_MISMATCH;
+            }
         }
+        if (!pending)
+            return 0;
+        if (!block)
+            return COLL_AGAIN;
+        if (m->timeout_ms > 0 && coll_mpi__now_ms() > deadline) {
+            /* Take back a receive, so that a late message cannot land in a
+               buffer the caller has been given back. (A send cannot be
+               taken back in MPI: it stays posted.) */
+            if (is_recv)
+                for (i = 0; i < 2; i++)
+                    if (r[i] != MPI_REQUEST_NULL) {
+                        MPI_Cancel(&r[i]);
+                        MPI_Wait(&r[i], MPI_STATUS_IGNORE);
+                    }
+            return COLL_ERR_TIMEOUT;
+        }
+        COLL_MPI__YIELD();
     }
-    return 0;
 }
 
 COLL_MPI_API int coll_mpi_port_init(coll_mpi *m, MPI_Comm comm, coll_port *port,

@@ -475,6 +475,7 @@ static void ck_suite(ck_world *w)
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -717,6 +718,55 @@ static int fail_body(int rank, coll_port *pt, void *arg)
 /* Independent launch (coll_shm_open) without a supervisor: only liveness
    checks can notice the killed peer. Ranks are forked by hand and nobody
    reaps the victim until the end, so it stays a zombie meanwhile. */
+/* Independent launch that works: ranks forked by hand join by name and run
+   the (quick) collective suite; the name is gone afterwards; a name that
+   already exists is refused rather than joined. */
+static void open_suite(int n)
+{
+    shared_counts *sc = counts_new();
+    pid_t pids[8];
+    char name[64];
+    int r, st, bad = 0, fd;
+    coll_shm s;
+    coll_port port;
+    snprintf(name, sizeof name, "/coll-test-open-%d", (int)getpid());
+    shm_unlink(name);
+    fflush(NULL);
+    for (r = 0; r < n; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0) {
+            suite_arg sa;
+            int rc = coll_shm_open(&s, name, r, n, 5000, &port);
+            if (rc) { fprintf(stderr, "coll_shm_open rank %d: %d\n", r, rc); _exit(3); }
+            sa.sc = sc; sa.quick = 1; sa.strip = 0;
+            rc = suite_body(r, &port, &sa);
+            coll_shm_close(&s);
+            fflush(NULL);
+            _exit(rc);
+        }
+    }
+    for (r = 0; r < n; r++) {
+        waitpid(pids[r], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) bad++;
+    }
+    check(bad == 0 && sc->passed > 0, "coll_shm_open: %d of %d ranks failed", bad, n);
+    g_passed += sc->passed;
+    g_failed += sc->failed;
+    printf("  collectives, %d ranks joined by name: %ld checks passed, %ld failed\n",
+           n, sc->passed, sc->failed);
+    check(shm_unlink(name) != 0 && errno == ENOENT, "coll_shm_open: the name was left behind");
+    /* a stale object of that name: rank 0 refuses it */
+    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    check(fd >= 0, "could not create a stale shm object");
+    if (fd >= 0) {
+        close(fd);
+        check(coll_shm_open(&s, name, 0, 2, 200, &port) == COLL_ERR_IO,
+              "coll_shm_open joined a stale object");
+        shm_unlink(name);
+    }
+    munmap(sc, sizeof *sc);
+}
+
 static void fail_unsupervised(int n, unsigned timeout_ms)
 {
     shared_counts *sc = counts_new();
@@ -1028,6 +1078,7 @@ int main(int argc, char **argv)
         printf("\n");
         munmap(sc, sizeof *sc);
     }
+    open_suite(3);
     fail_unsupervised(3, 3000);
 
     template_suite(3);
