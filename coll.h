@@ -41,6 +41,8 @@
                            With these the executor keeps two segments in
                            flight and coll_progress never blocks. A port must
                            accept at least 4 outstanding handles per rank.
+                           When present they carry every transfer (blocking
+                           collectives too); send/recv are then unused.
 
    MEMORY
      The library never allocates. Large messages are cut into segments of
