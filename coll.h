@@ -340,7 +340,9 @@ COLL_API int coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt
 /* result in dst at root; other ranks' dst is workspace of count elements. */
 COLL_API int coll_reduce(coll_comm *c, const void *src, void *dst, size_t count,
                          coll_dtype dtype, coll_op op, int root, coll_algo algo);
-/* gather: src count -> root's dst nranks*count; scatter: the reverse. */
+/* gather: src count -> root's dst nranks*count; scatter: the reverse.
+   COLL_ALGO_BINOMIAL uses every rank's big buffer (gather: dst, scatter:
+   src, nranks*count) as workspace; linear (and AUTO) need it at root only. */
 COLL_API int coll_gather(coll_comm *c, const void *src, void *dst, size_t count,
                          coll_dtype dtype, int root, coll_algo algo);
 COLL_API int coll_scatter(coll_comm *c, const void *src, void *dst, size_t count,
