@@ -680,15 +680,13 @@ COLL__FLOAT_KERNELS(f64, double, double, COLL__ID, COLL__ID)
 
 /* Table entry for (dtype T, op O), or 0 if either is trimmed out. */
 #define COLL__K(T, O, FN) (COLL__ON(COLL_DTYPES, T) && COLL__ON(COLL_OPS, O) ? FN : 0)
-#define COLL__INT_ROW(T, N, F) { COLL__K(T, COLL_SUM, coll__##N##_sum_##F),      \
+#define COLL__ARITH(T, N, F) COLL__K(T, COLL_SUM, coll__##N##_sum_##F),          \
     COLL__K(T, COLL_PROD, coll__##N##_prod_##F), COLL__K(T, COLL_MIN, coll__##N##_min_##F), \
-    COLL__K(T, COLL_MAX, coll__##N##_max_##F), COLL__K(T, COLL_AVG, coll__##N##_sum_##F),    \
+    COLL__K(T, COLL_MAX, coll__##N##_max_##F), COLL__K(T, COLL_AVG, coll__##N##_sum_##F)
+#define COLL__INT_ROW(T, N, F) { COLL__ARITH(T, N, F),                            \
     COLL__K(T, COLL_BAND, coll__##N##_band_##F), COLL__K(T, COLL_BOR, coll__##N##_bor_##F),  \
     COLL__K(T, COLL_BXOR, coll__##N##_bxor_##F), 0 }
-#define COLL__FLOAT_ROW(T, N, F) { COLL__K(T, COLL_SUM, coll__##N##_sum_##F),    \
-    COLL__K(T, COLL_PROD, coll__##N##_prod_##F), COLL__K(T, COLL_MIN, coll__##N##_min_##F), \
-    COLL__K(T, COLL_MAX, coll__##N##_max_##F), COLL__K(T, COLL_AVG, coll__##N##_sum_##F),    \
-    0, 0, 0, 0 }
+#define COLL__FLOAT_ROW(T, N, F) { COLL__ARITH(T, N, F), 0, 0, 0, 0 }
 #define COLL__TABLE(F) {                                                         \
     COLL__INT_ROW(COLL_INT8, i8, F), COLL__INT_ROW(COLL_UINT8, u8, F),           \
     COLL__INT_ROW(COLL_INT32, i32, F), COLL__INT_ROW(COLL_UINT32, u32, F),       \
