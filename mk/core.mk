@@ -24,3 +24,11 @@ test-valgrind: $(B)/core/test_resumable
 	@command -v valgrind >/dev/null || { echo "valgrind missing"; [ -z "$$CI" ] || exit 1; echo "valgrind: 0 passed, 0 failed"; exit 0; }
 	valgrind -q --error-exitcode=9 --leak-check=no $(B)/core/test_resumable quick
 TEST_TARGETS += test-valgrind
+
+$(B)/core/test_tune: test/test_tune.c coll.h ports/coll_threads.h | $(B)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+.PHONY: test-tune
+test-tune: $(B)/core/test_tune
+	$<
+TEST_TARGETS += test-tune
