@@ -68,6 +68,7 @@
      COLL_NO_COST_MODEL    no floating point in the planner: AUTO takes the
                            first algorithm compiled in for the collective  (off)
      COLL_NO_NAMES         coll_algo_name/coll_kind_name return ""         (off)
+     COLL_NO_LAYOUT        leave out coll_layout_* (tensor layouts)        (off)
    The masks are read only where the kernel table and the algorithm registry
    are built; the compiler drops every kernel and schedule nobody points to.
 
@@ -375,6 +376,7 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
 #ifdef __cplusplus
 }
 #endif
+#ifndef COLL_NO_LAYOUT
 /* ---- layout conversion (the OneFlow seed) ---------------------------------
    Layouts of distributed tensors: split / broadcast / partial-sum
    (OneFlow's SBP), and conversion between them.
@@ -466,6 +468,8 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
 }
 #endif
 #endif /* COLL_LAYOUT_MAX_DIMS */
+
+#endif /* COLL_NO_LAYOUT */
 
 #endif /* COLL_H */
 
@@ -634,21 +638,27 @@ typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
 /* The body runs in blocks of 8 with a fixed inner trip count, in a typed
    function whose restrict parameters let the compiler skip alias checks:
    that is vector code even at -O2 (gcc's cheap vectoriser will not touch a
-   plain loop of unknown length). A scalar tail follows. */
+   plain loop of unknown length). A scalar tail follows. Built for size
+   (-Os) the block is 1 element: the plain, smallest loop. */
+#if defined(__OPTIMIZE_SIZE__)
+#define COLL__VEC 1
+#else
+#define COLL__VEC 8
+#endif
 #define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
     static COLL__UNUSED void NAME##_3t(T *COLL__RESTRICT o, const T *COLL__RESTRICT a, \
                                        const T *COLL__RESTRICT b, size_t n)      \
     {                                                                            \
         size_t i = 0, j;                                                         \
-        for (; i + 8 <= n; i += 8)                                               \
-            for (j = 0; j < 8; j++) { C x = IN(a[i + j]), y = IN(b[i + j]); o[i + j] = OUT(EXPR); } \
+        for (; i + COLL__VEC <= n; i += COLL__VEC)                               \
+            for (j = 0; j < COLL__VEC; j++) { C x = IN(a[i + j]), y = IN(b[i + j]); o[i + j] = OUT(EXPR); } \
         for (; i < n; i++) { C x = IN(a[i]), y = IN(b[i]); o[i] = OUT(EXPR); }   \
     }                                                                            \
     static COLL__UNUSED void NAME##_2t(T *COLL__RESTRICT o, const T *COLL__RESTRICT b, size_t n) \
     {                                                                            \
         size_t i = 0, j;                                                         \
-        for (; i + 8 <= n; i += 8)                                               \
-            for (j = 0; j < 8; j++) { C x = IN(o[i + j]), y = IN(b[i + j]); o[i + j] = OUT(EXPR); } \
+        for (; i + COLL__VEC <= n; i += COLL__VEC)                               \
+            for (j = 0; j < COLL__VEC; j++) { C x = IN(o[i + j]), y = IN(b[i + j]); o[i + j] = OUT(EXPR); } \
         for (; i < n; i++) { C x = IN(o[i]), y = IN(b[i]); o[i] = OUT(EXPR); }   \
     }                                                                            \
     static COLL__UNUSED void NAME##_3(void *o, const void *a, const void *b, size_t n) \
@@ -2477,6 +2487,7 @@ COLL_API const char *coll_kind_name(coll_kind k)
 #endif
 }
 
+#ifndef COLL_NO_LAYOUT
 /* ========================================================================== */
 /* 8. Layout conversion: split / broadcast / partial-sum                      */
 /* ========================================================================== */
@@ -2768,6 +2779,8 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
     return COLL_ERR_INVAL;
 }
 
+
+#endif /* COLL_NO_LAYOUT */
 
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop

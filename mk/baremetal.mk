@@ -49,7 +49,7 @@ BM_LIB_rv64imac      := -march=rv64imac -mabi=lp64
 # The smallest useful build: ring all-reduce of float32 sums. The masks are
 # COLL_BIT(COLL_FLOAT32) = 1<<8, COLL_BIT(COLL_SUM) = 1<<0 and
 # COLL_BIT(COLL_ALGO_RING) = 1<<2, written as numbers for the shell.
-BM_MIN_DEFS ?= -DCOLL_DTYPES=256 -DCOLL_OPS=1 -DCOLL_ALGOS=4 -DCOLL_NO_COST_MODEL -DCOLL_NO_NAMES -DCOLL_NO_ERRSTR
+BM_MIN_DEFS ?= -DCOLL_DTYPES=256 -DCOLL_OPS=1 -DCOLL_ALGOS=4 -DCOLL_NO_COST_MODEL -DCOLL_NO_NAMES -DCOLL_NO_ERRSTR -DCOLL_NO_LAYOUT
 
 # $(call bm_need,tools...): go on if all are installed; otherwise stop this
 # recipe line, as a failure under CI and as a loud skip elsewhere.
