@@ -645,31 +645,22 @@ typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
 #else
 #define COLL__VEC 8
 #endif
+/* out[i] = A[i] (+) b[i], A being `a` or, in place, `o` itself. */
+#define COLL__LOOP(A, C, IN, OUT, EXPR)                                          \
+    size_t i = 0, j;                                                             \
+    for (; i + COLL__VEC <= n; i += COLL__VEC)                                   \
+        for (j = 0; j < COLL__VEC; j++) { C x = IN(A[i + j]), y = IN(b[i + j]); o[i + j] = OUT(EXPR); } \
+    for (; i < n; i++) { C x = IN(A[i]), y = IN(b[i]); o[i] = OUT(EXPR); }
 #define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
     static COLL__UNUSED void NAME##_3t(T *COLL__RESTRICT o, const T *COLL__RESTRICT a, \
                                        const T *COLL__RESTRICT b, size_t n)      \
-    {                                                                            \
-        size_t i = 0, j;                                                         \
-        for (; i + COLL__VEC <= n; i += COLL__VEC)                               \
-            for (j = 0; j < COLL__VEC; j++) { C x = IN(a[i + j]), y = IN(b[i + j]); o[i + j] = OUT(EXPR); } \
-        for (; i < n; i++) { C x = IN(a[i]), y = IN(b[i]); o[i] = OUT(EXPR); }   \
-    }                                                                            \
+    { COLL__LOOP(a, C, IN, OUT, EXPR) }                                          \
     static COLL__UNUSED void NAME##_2t(T *COLL__RESTRICT o, const T *COLL__RESTRICT b, size_t n) \
-    {                                                                            \
-        size_t i = 0, j;                                                         \
-        for (; i + COLL__VEC <= n; i += COLL__VEC)                               \
-            for (j = 0; j < COLL__VEC; j++) { C x = IN(o[i + j]), y = IN(b[i + j]); o[i + j] = OUT(EXPR); } \
-        for (; i < n; i++) { C x = IN(o[i]), y = IN(b[i]); o[i] = OUT(EXPR); }   \
-    }                                                                            \
+    { COLL__LOOP(o, C, IN, OUT, EXPR) }                                          \
     static COLL__UNUSED void NAME##_3(void *o, const void *a, const void *b, size_t n) \
-    {                                                                            \
-        NAME##_3t((T *)o, (const T *)a, (const T *)b, n);                        \
-    }                                                                            \
+    { NAME##_3t((T *)o, (const T *)a, (const T *)b, n); }                        \
     static COLL__UNUSED void NAME##_2(void *o, const void *a, const void *b, size_t n) \
-    {                                                                            \
-        (void)a;                                                                 \
-        NAME##_2t((T *)o, (const T *)b, n);                                      \
-    }
+    { (void)a; NAME##_2t((T *)o, (const T *)b, n); }
 
 #define COLL__MIN(x, y) ((y) < (x) ? (y) : (x))
 #define COLL__MAX(x, y) ((y) > (x) ? (y) : (x))
