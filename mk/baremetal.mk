@@ -115,7 +115,7 @@ size:
 
 # ---- qemu: the portable suite as firmware ----------------------------------------
 
-BM_SUITE_SRC  := test/test_portable.c ports/baremetal/coll_mbox.h coll.h test/coll_test.h $(BM_STAMP)
+BM_SUITE_SRC  := test/test_portable.c ports/baremetal/coll_mbox.h coll.h test/coll_test.h test/test_values.h $(BM_STAMP)
 BM_FW_FLAGS   := -std=c99 -ffreestanding -fno-builtin -nostdlib -Os -g \
                  -fno-tree-loop-distribute-patterns $(WARN) \
                  -I. -Iports/baremetal -include ports/baremetal/bm.h \

@@ -1,11 +1,11 @@
 # The library's own targets: the demo, the traffic table, the resumable test.
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 
-$(B)/core/test_resumable: test/test_resumable.c coll.h ports/coll_mailbox.h | $(B)
+$(B)/core/test_resumable: test/test_resumable.c coll.h ports/coll_mailbox.h test/test_values.h | $(B)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CFLAGS) $(WARN) -o $@ $<
 
-$(B)/core/test_resumable_san: test/test_resumable.c coll.h ports/coll_mailbox.h | $(B)
+$(B)/core/test_resumable_san: test/test_resumable.c coll.h ports/coll_mailbox.h test/test_values.h | $(B)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -o $@ $<
 

@@ -6,6 +6,7 @@
 #include "../coll.h"
 #define COLL_MAILBOX_IMPLEMENTATION
 #include "../ports/coll_mailbox.h"
+#include "test_values.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -23,57 +24,6 @@ static double value(int rank, size_t i, coll_op op)
     return (double)((rank * 7 + (int)i * 3) % 11 + 1);
 }
 
-static uint16_t half_of(double v)     /* small non-negative integers only */
-{
-    int e = 0;
-    if (v == 0) return 0;
-    while (v >= 2.0 * (1 << e)) e++;
-    if (e > 15) return 0x7c00;         /* beyond 65504: inf */
-    return (uint16_t)(((e + 15) << 10) | (int)((v / (1 << e) - 1.0) * 1024.0));
-}
-static double half_val(uint16_t h)
-{
-    int e = (h >> 10) & 31;
-    if (e == 31) return 1e300;
-    if (e == 0) return (h & 1023) / 16777216.0;
-    return (1.0 + (h & 1023) / 1024.0) * (double)(1 << e) / 32768.0;
-}
-
-static void put(coll_dtype t, void *p, size_t i, double v)
-{
-    switch (t) {
-    case COLL_INT8:   ((int8_t *)p)[i] = (int8_t)(int64_t)v; break;
-    case COLL_UINT8:  ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v; break;
-    case COLL_INT32:  ((int32_t *)p)[i] = (int32_t)(int64_t)v; break;
-    case COLL_UINT32: ((uint32_t *)p)[i] = (uint32_t)(uint64_t)v; break;
-    case COLL_INT64:  ((int64_t *)p)[i] = (int64_t)v; break;
-    case COLL_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    case COLL_FLOAT16: ((uint16_t *)p)[i] = half_of(v); break;
-    case COLL_BFLOAT16: { float f = (float)v; uint32_t u; memcpy(&u, &f, 4);
-                          ((uint16_t *)p)[i] = (uint16_t)(u >> 16); } break;
-    case COLL_FLOAT32: ((float *)p)[i] = (float)v; break;
-    case COLL_FLOAT64: ((double *)p)[i] = v; break;
-    default: break;
-    }
-}
-
-static double get(coll_dtype t, const void *p, size_t i)
-{
-    switch (t) {
-    case COLL_INT8:   return ((const int8_t *)p)[i];
-    case COLL_UINT8:  return ((const uint8_t *)p)[i];
-    case COLL_INT32:  return ((const int32_t *)p)[i];
-    case COLL_UINT32: return ((const uint32_t *)p)[i];
-    case COLL_INT64:  return (double)((const int64_t *)p)[i];
-    case COLL_UINT64: return (double)((const uint64_t *)p)[i];
-    case COLL_FLOAT16: return half_val(((const uint16_t *)p)[i]);
-    case COLL_BFLOAT16: { uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16; float f;
-                          memcpy(&f, &u, 4); return f; }
-    case COLL_FLOAT32: return ((const float *)p)[i];
-    case COLL_FLOAT64: return ((const double *)p)[i];
-    default: return 0;
-    }
-}
 
 /* The reference: fold the p contributions of element i in rank order. */
 static double reference(coll_dtype t, coll_op op, int p, size_t i, int block_rank_offset)
@@ -158,25 +108,25 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
         switch (kind) {
         case COLL_ALLREDUCE: case COLL_REDUCE:
             if (inplace) sp[r] = D[r];
-            for (i = 0; i < n; i++) put(t, sp[r], i, value(r, i, op));
+            for (i = 0; i < n; i++) t_put(t, sp[r], i, value(r, i, op));
             break;
         case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
             if (inplace) { sp[r] = D[r]; dp[r] = D[r] + off * es; }
-            for (i = 0; i < total; i++) put(t, sp[r], i, value(r, i, op));
+            for (i = 0; i < total; i++) t_put(t, sp[r], i, value(r, i, op));
             break;
         case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
             if (inplace) sp[r] = D[r] + off * es;
-            for (i = 0; i < len; i++) put(t, sp[r], i, dat(r, i));
+            for (i = 0; i < len; i++) t_put(t, sp[r], i, dat(r, i));
             break;
         case COLL_SCATTER:
             if (inplace) dp[r] = S[r] + off * es;
-            if (r == root) for (b = 0; b < p; b++) for (i = 0; i < n; i++) put(t, sp[r], (size_t)b * n + i, dat(b, i));
+            if (r == root) for (b = 0; b < p; b++) for (i = 0; i < n; i++) t_put(t, sp[r], (size_t)b * n + i, dat(b, i));
             break;
         case COLL_ALLTOALL:
-            for (b = 0; b < p; b++) for (i = 0; i < n; i++) put(t, sp[r], (size_t)b * n + i, dat(r * p + b, i));
+            for (b = 0; b < p; b++) for (i = 0; i < n; i++) t_put(t, sp[r], (size_t)b * n + i, dat(r * p + b, i));
             break;
         case COLL_BROADCAST:
-            if (r == root) for (i = 0; i < n; i++) put(t, dp[r], i, dat(root, i));
+            if (r == root) for (i = 0; i < n; i++) t_put(t, dp[r], i, dat(root, i));
             break;
         default: break;
         }
@@ -229,9 +179,9 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
                 for (b = 0; b < p; b++) { block_of(kind, p, n, b, &bo, &bl); if (i < bo + bl) break; }
                 want = dat(b, i - bo);
             }
-            if (!close_enough(t, get(t, dp[r], i), want)) {
+            if (!close_enough(t, t_get(t, dp[r], i), want)) {
                 good = 0;
-                printf("  rank %d elem %zu: got %g want %g\n", r, i, get(t, dp[r], i), want);
+                printf("  rank %d elem %zu: got %g want %g\n", r, i, t_get(t, dp[r], i), want);
             }
         }
         /* guard bytes: nothing past the buffers the call was given */
