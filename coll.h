@@ -1560,56 +1560,77 @@ static int coll__dissemination_barrier(const coll__plan *pl, int s, coll__step *
 
 /* ---- the registry ------------------------------------------------------- */
 
+/* What an algorithm needs beyond the arguments every collective takes.
+   AUTO picks only algorithms that need none of the caller-dependent ones
+   (so every rank decides alike); a forced one is refused when its need
+   is not met. */
+enum {
+    COLL__IN_PLACE  = 1,   /* the whole src is its workspace: in place only    */
+    COLL__WORKSPACE = 2,   /* every rank's big buffer is workspace             */
+    COLL__GROUP     = 4,   /* needs args.group                                 */
+    COLL__EQUAL_OOP = 8,   /* out of place only when every count is equal      */
+    COLL__HOST      = 16,  /* rearranges blocks on the host: not with memops   */
+    COLL__SCRATCH   = 32   /* packs messages through scratch                   */
+};
+
 typedef struct coll__entry {
     coll_kind kind;
     coll_algo algo;
     coll__schedule f;
+    unsigned needs;
 } coll__entry;
 
 /* A schedule, or 0 if COLL_ALGOS leaves its algorithm out. */
 #define COLL__S(A, F) (COLL__ON(COLL_ALGOS, A) ? F : 0)
 
 static const coll__entry coll__registry[] = {
-    { COLL_ALLREDUCE,       COLL_ALGO_NAIVE,                 COLL__S(COLL_ALGO_NAIVE, coll__naive_allreduce) },
-    { COLL_ALLREDUCE,       COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_allreduce) },
-    { COLL_ALLREDUCE,       COLL_ALGO_TREE,                  COLL__S(COLL_ALGO_TREE, coll__tree_allreduce) },
-    { COLL_ALLREDUCE,       COLL_ALGO_RECURSIVE_DOUBLING,    COLL__S(COLL_ALGO_RECURSIVE_DOUBLING, coll__rd_allreduce) },
-    { COLL_ALLREDUCE,       COLL_ALGO_RABENSEIFNER,          COLL__S(COLL_ALGO_RABENSEIFNER, coll__rabenseifner_allreduce) },
-    { COLL_ALLREDUCE,       COLL_ALGO_HIERARCHICAL,          COLL__S(COLL_ALGO_HIERARCHICAL, coll__hierarchical_allreduce) },
-    { COLL_ALLREDUCE,       COLL_ALGO_PIPELINED_TREE,        COLL__S(COLL_ALGO_PIPELINED_TREE, coll__pipelined_tree_allreduce) },
-    { COLL_REDUCE_SCATTER,  COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_reduce_scatter) },
-    { COLL_REDUCE_SCATTER,  COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_reduce_scatter) },
-    { COLL_REDUCE_SCATTER,  COLL_ALGO_RECURSIVE_HALVING,     COLL__S(COLL_ALGO_RECURSIVE_HALVING, coll__halving_reduce_scatter) },
-    { COLL_REDUCE_SCATTERV, COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_reduce_scatter) },
-    { COLL_REDUCE_SCATTERV, COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_reduce_scatter) },
-    { COLL_REDUCE_SCATTERV, COLL_ALGO_RECURSIVE_HALVING,     COLL__S(COLL_ALGO_RECURSIVE_HALVING, coll__halving_reduce_scatter) },
-    { COLL_ALLGATHER,       COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_allgather) },
-    { COLL_ALLGATHER,       COLL_ALGO_RECURSIVE_DOUBLING,    COLL__S(COLL_ALGO_RECURSIVE_DOUBLING, coll__rd_allgather) },
-    { COLL_ALLGATHER,       COLL_ALGO_BRUCK,                 COLL__S(COLL_ALGO_BRUCK, coll__bruck_allgather) },
-    { COLL_ALLGATHERV,      COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_allgather) },
-    { COLL_ALLGATHERV,      COLL_ALGO_RECURSIVE_DOUBLING,    COLL__S(COLL_ALGO_RECURSIVE_DOUBLING, coll__rd_allgather) },
-    { COLL_ALLGATHERV,      COLL_ALGO_BRUCK,                 COLL__S(COLL_ALGO_BRUCK, coll__bruck_allgather) },
-    { COLL_BROADCAST,       COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_broadcast) },
-    { COLL_BROADCAST,       COLL_ALGO_SCATTER_ALLGATHER,     COLL__S(COLL_ALGO_SCATTER_ALLGATHER, coll__scatter_allgather_broadcast) },
-    { COLL_BROADCAST,       COLL_ALGO_PIPELINED_CHAIN,       COLL__S(COLL_ALGO_PIPELINED_CHAIN, coll__chain_broadcast) },
-    { COLL_REDUCE,          COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_reduce) },
-    { COLL_REDUCE,          COLL_ALGO_REDUCE_SCATTER_GATHER, COLL__S(COLL_ALGO_REDUCE_SCATTER_GATHER, coll__rsg_reduce) },
-    { COLL_GATHER,          COLL_ALGO_LINEAR,                COLL__S(COLL_ALGO_LINEAR, coll__linear_gather) },
-    { COLL_GATHER,          COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_gather) },
-    { COLL_SCATTER,         COLL_ALGO_LINEAR,                COLL__S(COLL_ALGO_LINEAR, coll__linear_scatter) },
-    { COLL_SCATTER,         COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_scatter) },
-    { COLL_ALLTOALL,        COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_alltoall) },
-    { COLL_ALLTOALL,        COLL_ALGO_BRUCK,                 COLL__S(COLL_ALGO_BRUCK, coll__bruck_alltoall) },
-    { COLL_BARRIER,         COLL_ALGO_DISSEMINATION,         COLL__S(COLL_ALGO_DISSEMINATION, coll__dissemination_barrier) },
+    { COLL_ALLREDUCE,       COLL_ALGO_NAIVE,                 COLL__S(COLL_ALGO_NAIVE, coll__naive_allreduce), 0 },
+    { COLL_ALLREDUCE,       COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_allreduce), 0 },
+    { COLL_ALLREDUCE,       COLL_ALGO_TREE,                  COLL__S(COLL_ALGO_TREE, coll__tree_allreduce), 0 },
+    { COLL_ALLREDUCE,       COLL_ALGO_RECURSIVE_DOUBLING,    COLL__S(COLL_ALGO_RECURSIVE_DOUBLING, coll__rd_allreduce), 0 },
+    { COLL_ALLREDUCE,       COLL_ALGO_RABENSEIFNER,          COLL__S(COLL_ALGO_RABENSEIFNER, coll__rabenseifner_allreduce), 0 },
+    { COLL_ALLREDUCE,       COLL_ALGO_HIERARCHICAL,          COLL__S(COLL_ALGO_HIERARCHICAL, coll__hierarchical_allreduce), COLL__GROUP },
+    { COLL_ALLREDUCE,       COLL_ALGO_PIPELINED_TREE,        COLL__S(COLL_ALGO_PIPELINED_TREE, coll__pipelined_tree_allreduce), 0 },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_reduce_scatter), 0 },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_reduce_scatter), 0 },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_RECURSIVE_HALVING,     COLL__S(COLL_ALGO_RECURSIVE_HALVING, coll__halving_reduce_scatter), COLL__IN_PLACE },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_reduce_scatter), COLL__EQUAL_OOP },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_reduce_scatter), 0 },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_RECURSIVE_HALVING,     COLL__S(COLL_ALGO_RECURSIVE_HALVING, coll__halving_reduce_scatter), COLL__IN_PLACE },
+    { COLL_ALLGATHER,       COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_allgather), 0 },
+    { COLL_ALLGATHER,       COLL_ALGO_RECURSIVE_DOUBLING,    COLL__S(COLL_ALGO_RECURSIVE_DOUBLING, coll__rd_allgather), 0 },
+    { COLL_ALLGATHER,       COLL_ALGO_BRUCK,                 COLL__S(COLL_ALGO_BRUCK, coll__bruck_allgather), COLL__HOST },
+    { COLL_ALLGATHERV,      COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_allgather), 0 },
+    { COLL_ALLGATHERV,      COLL_ALGO_RECURSIVE_DOUBLING,    COLL__S(COLL_ALGO_RECURSIVE_DOUBLING, coll__rd_allgather), 0 },
+    { COLL_ALLGATHERV,      COLL_ALGO_BRUCK,                 COLL__S(COLL_ALGO_BRUCK, coll__bruck_allgather), COLL__HOST },
+    { COLL_BROADCAST,       COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_broadcast), 0 },
+    { COLL_BROADCAST,       COLL_ALGO_SCATTER_ALLGATHER,     COLL__S(COLL_ALGO_SCATTER_ALLGATHER, coll__scatter_allgather_broadcast), 0 },
+    { COLL_BROADCAST,       COLL_ALGO_PIPELINED_CHAIN,       COLL__S(COLL_ALGO_PIPELINED_CHAIN, coll__chain_broadcast), 0 },
+    { COLL_REDUCE,          COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_reduce), 0 },
+    { COLL_REDUCE,          COLL_ALGO_REDUCE_SCATTER_GATHER, COLL__S(COLL_ALGO_REDUCE_SCATTER_GATHER, coll__rsg_reduce), 0 },
+    { COLL_GATHER,          COLL_ALGO_LINEAR,                COLL__S(COLL_ALGO_LINEAR, coll__linear_gather), 0 },
+    { COLL_GATHER,          COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_gather), COLL__WORKSPACE },
+    { COLL_SCATTER,         COLL_ALGO_LINEAR,                COLL__S(COLL_ALGO_LINEAR, coll__linear_scatter), 0 },
+    { COLL_SCATTER,         COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_scatter), COLL__WORKSPACE },
+    { COLL_ALLTOALL,        COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_alltoall), 0 },
+    { COLL_ALLTOALL,        COLL_ALGO_BRUCK,                 COLL__S(COLL_ALGO_BRUCK, coll__bruck_alltoall), COLL__HOST | COLL__SCRATCH },
+    { COLL_BARRIER,         COLL_ALGO_DISSEMINATION,         COLL__S(COLL_ALGO_DISSEMINATION, coll__dissemination_barrier), 0 },
 };
+
+/* The registry entry for (collective, algorithm), or NULL. */
+static const coll__entry *coll__entry_of(coll_kind k, coll_algo a)
+{
+    size_t i;
+    for (i = 0; i < sizeof coll__registry / sizeof coll__registry[0]; i++)
+        if (coll__registry[i].kind == k && coll__registry[i].algo == a) return &coll__registry[i];
+    return 0;
+}
 
 /* The schedule for (collective, algorithm), or NULL if there is none. */
 static coll__schedule coll__find(coll_kind k, coll_algo a)
 {
-    size_t i;
-    for (i = 0; i < sizeof coll__registry / sizeof coll__registry[0]; i++)
-        if (coll__registry[i].kind == k && coll__registry[i].algo == a) return coll__registry[i].f;
-    return 0;
+    const coll__entry *e = coll__entry_of(k, a);
+    return e ? e->f : 0;
 }
 
 /* Algorithms that fold operands strictly in rank order (lower ranks on the
@@ -1625,10 +1646,11 @@ static int coll__keeps_rank_order(const coll__plan *pl)
    except the in-place rules, which the caller controls). */
 static int coll__unsupported(const coll_comm *c, const coll__plan *pl)
 {
-    if (pl->algo == COLL_ALGO_HIERARCHICAL && pl->group < 1) return 1;
-    if (pl->algo == COLL_ALGO_RECURSIVE_HALVING && !pl->inplace && pl->p > 1) return 1;
-    if (pl->algo == COLL_ALGO_BRUCK && c->mem) return 1;      /* rotates on the host */
-    if (pl->kind == COLL_REDUCE_SCATTERV && pl->algo == COLL_ALGO_RING && !pl->inplace) {
+    unsigned needs = coll__entry_of(pl->kind, pl->algo)->needs;
+    if ((needs & COLL__GROUP) && pl->group < 1) return 1;
+    if ((needs & COLL__IN_PLACE) && !pl->inplace && pl->p > 1) return 1;
+    if ((needs & COLL__HOST) && c->mem) return 1;
+    if ((needs & COLL__EQUAL_OOP) && !pl->inplace) {
         int i;                  /* the partial sums pass through dst: equal blocks only */
         for (i = 0; i < pl->p; i++) if (pl->counts[i] != pl->counts[0]) return 1;
     }
@@ -1708,11 +1730,9 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
         if (coll__registry[i].kind != pl->kind || !coll__registry[i].f) continue;
         COLL_MEMCPY(&q, pl, sizeof q);
         q.algo = coll__registry[i].algo;
-        if (q.algo == COLL_ALGO_HIERARCHICAL || q.algo == COLL_ALGO_RECURSIVE_HALVING ||
-            (q.algo == COLL_ALGO_BRUCK && (c->mem || (q.kind == COLL_ALLTOALL && !c->segment))) ||
-            (q.algo == COLL_ALGO_BINOMIAL &&
-            (q.kind == COLL_GATHER || q.kind == COLL_SCATTER))) continue;
-        if (q.kind == COLL_REDUCE_SCATTERV && q.algo == COLL_ALGO_RING) continue;
+        if (coll__registry[i].needs & (COLL__IN_PLACE | COLL__WORKSPACE | COLL__GROUP | COLL__EQUAL_OOP)) continue;
+        if ((coll__registry[i].needs & COLL__HOST) && c->mem) continue;
+        if ((coll__registry[i].needs & COLL__SCRATCH) && !c->segment) continue;
         if (ordered_only && !coll__keeps_rank_order(&q)) continue;
 #ifdef COLL_NO_COST_MODEL
         return q.algo;                       /* the first one compiled in */
@@ -2244,7 +2264,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     if (c->segment && c->segment < es) return COLL_ERR_NOSPC;
     if (coll__reduces(a->kind) && c->nranks > 1 && pl.total > 0 && c->segment < es)
         return COLL_ERR_NOSPC;
-    if (a->kind == COLL_ALLTOALL && pl.algo == COLL_ALGO_BRUCK && c->segment < es)
+    if ((coll__entry_of(pl.kind, pl.algo)->needs & COLL__SCRATCH) && c->segment < es)
         return COLL_ERR_NOSPC;                      /* packs through scratch */
     COLL_MEMSET(q, 0, sizeof *q);
     q->c = c;
