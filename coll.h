@@ -283,6 +283,7 @@ typedef struct coll_request {
     size_t esize;              /* bytes per element                          */
     size_t seg;                /* elements per message segment               */
     coll__plan pl;
+    int (*sched)(const coll__plan *, int, coll__step *);   /* pl.algo's      */
     int step;                  /* schedule step being executed               */
     int loaded;                /* 1: `st` holds step `step`                  */
     coll__step st;
@@ -2033,7 +2034,7 @@ static int coll__step_pipelined(coll_request *q, int block)
 
 static int coll__load_step(coll_request *q)
 {
-    if (!coll__find(q->pl.kind, q->pl.algo)(&q->pl, q->step, &q->st)) return 0;
+    if (!q->sched(&q->pl, q->step, &q->st)) return 0;
     q->nsend = q->st.to >= 0 ? coll__nseg(q->st.slen, q->seg) : 0;
     q->nrecv = q->st.from >= 0 ? coll__nseg(q->st.rlen, q->seg) : 0;
     q->sposted = q->rposted = q->done = 0;
@@ -2271,6 +2272,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     COLL_MEMCPY(&q->a, a, sizeof q->a);
     q->a.algo = pl.algo;
     COLL_MEMCPY(&q->pl, &pl, sizeof q->pl);
+    q->sched = coll__find(pl.kind, pl.algo);
     q->esize = es;
     q->seg = c->segment ? c->segment / es : (size_t)-1;
     p = c->nranks;
