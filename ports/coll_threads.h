@@ -12,7 +12,13 @@
          ...inside body: coll_port p = coll_threads_port(&w, rank);
          coll_threads_destroy(&w);
 
-     Under a strict -std=c99 define _POSIX_C_SOURCE=200809L (clock_gettime).
+     POSIX.1-2008 (clock_gettime, pthread_condattr_setclock): a strict
+     -std=c99 or -std=c11 hides it unless a feature-test macro asks for it.
+     When no such macro is set, this header asks for _POSIX_C_SOURCE
+     200809L itself, which takes effect only if no system header has been
+     read yet: so in the implementation file include ports/coll_threads.h
+     first (it includes coll.h), or pass -D_POSIX_C_SOURCE=200809L. Too late
+     on glibc stops the build with an #error that says so.
 
    THE IDEA: a rendezvous mailbox per ordered pair of ranks
      For every pair src -> dst there is a FIFO of posted sends and a FIFO of
@@ -43,6 +49,13 @@
 
    COST: one memcpy, two or three uncontended lock/unlock pairs per message.
 */
+/* Outside the include guard: it matters only before the first system header. */
+#if defined(COLL_THREADS_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(__cplusplus) && \
+    !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && \
+    !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
 #ifndef COLL_THREADS_H
 #define COLL_THREADS_H
 
@@ -125,6 +138,11 @@ COLL_THREADS_API int coll_threads_run(coll_threads *w, int (*fn)(int rank, void 
 #include <sched.h>
 #include <string.h>
 #include <time.h>
+
+/* glibc read its feature macros before POSIX was asked for (see USAGE). */
+#if defined(__GLIBC__) && !defined(__USE_XOPEN2K)
+#error "coll_threads.h needs POSIX.1-2008, which this strict ISO C build hides: include ports/coll_threads.h before any other header in this file, or compile with -D_POSIX_C_SOURCE=200809L"
+#endif
 
 #if defined(__GNUC__) && defined(COLL_THREADS_STATIC)
 #pragma GCC diagnostic push
