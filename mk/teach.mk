@@ -1,0 +1,33 @@
+# mk/teach.mk - seeing the algorithms: a step-by-step trace of any
+# collective, diagrams of every schedule, and the seeds' own programs run
+# beside coll's.
+#
+#   make trace COLL=allreduce ALGO=rabenseifner P=6 N=12 [ROOT= DTYPE= OP= INPLACE= GROUP= SCRATCH=]
+#   make diagrams        build/diagrams/index.html + one SVG per (collective, algorithm, p)
+#   make test-trace      every registered (collective, algorithm) at p = 5, checked
+#   make test-diagrams   the page in headless Chromium: loads, every diagram renders
+#   make test-seeds-py   the torch and numpy seeds' own programs beside coll's
+TEACH_B      := $(B)/teach
+TEACH_CFLAGS := -std=c99 $(CFLAGS) $(WARN) -I.
+TEACH_HDRS   := coll.h tools/sched_sim.h ports/coll_mailbox.h
+
+$(TEACH_B)/trace: tools/trace.c $(TEACH_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TEACH_CFLAGS) -o $@ $< -lm
+
+TRACE_ARGS = $(if $(COLL),coll=$(COLL)) $(if $(ALGO),algo=$(ALGO)) $(if $(P),p=$(P)) \
+             $(if $(N),n=$(N)) $(if $(ROOT),root=$(ROOT)) $(if $(DTYPE),dtype=$(DTYPE)) \
+             $(if $(OP),op=$(OP)) $(if $(INPLACE),inplace=$(INPLACE)) \
+             $(if $(GROUP),group=$(GROUP)) $(if $(SCRATCH),scratch=$(SCRATCH))
+
+.PHONY: trace test-trace
+trace: $(TEACH_B)/trace
+	@$(TEACH_B)/trace $(TRACE_ARGS)
+
+# every (collective, algorithm) at p = 5 (a fold), and the check's own
+# check: a corrupted result must be reported
+test-trace: $(TEACH_B)/trace
+	@$(TEACH_B)/trace --all p=5 --break
+
+TEST_TARGETS += test-trace
+EXAMPLES_TARGETS += $(TEACH_B)/trace

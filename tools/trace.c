@@ -1,0 +1,449 @@
+/* trace.c - watch one collective move, step by step, on every rank.
+
+       make trace COLL=allreduce ALGO=rabenseifner P=6 N=12
+       build/teach/trace coll=reduce algo=binomial p=5 n=4 root=2 dtype=float64 op=avg
+
+   Options (key=value): coll, algo (any registered pair; auto = what the
+   cost model picks), p (1..16), n (the count the API takes: per rank for
+   the block-wise collectives), root, dtype (int32 int64 uint32 uint64
+   float32 float64), op (sum prod min max avg band bor bxor), inplace (0/1),
+   group (hierarchical), scratch (bytes per rank; the pipeline chunk is half
+   of it, rounded down to 64 bytes). The v forms split n unevenly: counts[i]
+   = (n + i) / p.
+
+   It prints every rank's buffers at the start, then for each step who
+   sends which elements to whom and whether the receiver copies or reduces
+   them, and every rank's buffers after the step; then the local moves at
+   the end and the check. The steps come from the schedules alone
+   (tools/sched_sim.h); then the real library runs the same call over the
+   one-thread mailbox port (ports/coll_mailbox.h), and the result must equal
+   both the simulation and a plain loop over the inputs.
+
+       build/teach/trace --all [p=5]    every registered (collective,
+                                        algorithm), in and out of place,
+                                        checked quietly; ends "N passed, N failed"
+*/
+#define COLL_IMPLEMENTATION
+#include "coll.h"
+#define COLL_MAILBOX_IMPLEMENTATION
+#include "ports/coll_mailbox.h"
+#include "tools/sched_sim.h"
+
+#include <stdlib.h>
+
+static int passed, failed, quiet;
+
+static void check(int ok, const char *what)
+{
+    if (ok) passed++;
+    else { failed++; printf("FAIL: %s\n", what); }
+}
+
+/* ---- names --------------------------------------------------------------- */
+static const char *const dtype_names[] = { "int8", "uint8", "int32", "uint32", "int64", "uint64",
+                                           "float16", "bfloat16", "float32", "float64" };
+static const char *const op_names[] = { "sum", "prod", "min", "max", "avg", "band", "bor", "bxor" };
+static const char *const op_signs[] = { "+", "*", "min", "max", "+", "&", "|", "^" };
+
+static int find_kind(const char *s)
+{
+    int k;
+    for (k = 0; k < COLL_KIND_COUNT; k++) if (strcmp(s, coll_kind_name((coll_kind)k)) == 0) return k;
+    return -1;
+}
+static int find_algo(const char *s)
+{
+    int a;
+    for (a = 0; a < COLL_ALGO_COUNT; a++) if (strcmp(s, coll_algo_name((coll_algo)a)) == 0) return a;
+    return -1;
+}
+static int find_name(const char *s, const char *const *names, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+/* ---- printing -------------------------------------------------------------- */
+static void fmt_val(char *out, size_t n, double v)
+{
+    if (v != v) snprintf(out, n, ".");
+    else snprintf(out, n, "%.6g", v);
+}
+
+static int width_of(const sim *s)
+{
+    int r, w = 1;
+    size_t i;
+    char b[40];
+    for (r = 0; r < s->cfg.p; r++)
+        for (i = 0; i < s->rk[r].arena_n; i++) {
+            int l;
+            fmt_val(b, sizeof b, s->rk[r].arena[i]);
+            l = (int)strlen(b);
+            if (l > w) w = l;
+        }
+    return w;
+}
+
+static void print_span(const double *v, size_t n, int w)
+{
+    size_t i;
+    char b[40];
+    printf("[");
+    for (i = 0; i < n; i++) { fmt_val(b, sizeof b, v[i]); printf("%s%*s", i ? " " : "", w, b); }
+    printf("]");
+}
+
+static void print_buffers(const sim *s)
+{
+    int r, w = width_of(s);
+    for (r = 0; r < s->cfg.p; r++) {
+        const sim_rank *k = &s->rk[r];
+        printf("    r%-2d ", r);
+        if (s->cfg.kind == COLL_BARRIER) { printf("(no data)\n"); continue; }
+        if (k->src_off == k->dst_off || s->cfg.inplace || s->cfg.kind == COLL_BROADCAST) {
+            printf("buf ");
+            print_span(k->arena, k->arena_n, w);
+        } else {
+            printf("src ");
+            print_span(k->arena + k->src_off, k->src_n, w);
+            printf("  dst ");
+            print_span(k->arena + k->dst_off, k->dst_n, w);
+        }
+        printf("\n");
+    }
+}
+
+static const char *bufname(int b) { return b == COLL_BUF_SRC ? "src" : "dst"; }
+
+static void print_span_name(int buf, size_t off, size_t len, size_t run, size_t stride)
+{
+    if (run) printf("%s[%lu:+%lu every %lu, %lu in all]", bufname(buf), (unsigned long)off,
+                    (unsigned long)run, (unsigned long)stride, (unsigned long)len);
+    else printf("%s[%lu:%lu]", bufname(buf), (unsigned long)off, (unsigned long)(off + len));
+}
+
+static void print_moves(const sim *s, const sim_msg *ev, int nev)
+{
+    int i;
+    char lab[48];
+    for (i = 0; i < nev; i++) {
+        const sim_msg *x = &ev[i];
+        if (s->cfg.kind == COLL_BARRIER) { printf("    %d -> %d  signal\n", x->from, x->to); continue; }
+        sim_label(s, x->from, x->soff, x->slen, lab, sizeof lab);
+        printf("    %d -> %d  %-6s ", x->from, x->to, lab);
+        print_span_name(x->sbuf, x->soff, x->slen, x->srun, x->sstride);
+        if (x->reduce) {
+            printf("  reduced: r%d ", x->to);
+            print_span_name(x->rbuf, x->roff, x->rlen, 0, 0);
+            printf(" = ");
+            print_span_name(x->abuf, x->aoff, x->rlen, 0, 0);
+            printf(" %s received", op_signs[s->cfg.op]);
+        } else {
+            printf("  copied into r%d ", x->to);
+            print_span_name(x->rbuf, x->roff, x->rlen, x->rrun, x->rstride);
+        }
+        if (x->sent_step != x->recv_step)
+            printf("  (sender's step %d, receiver's step %d)", x->sent_step, x->recv_step);
+        printf("\n");
+    }
+    if (!nev) printf("    (no message arrives)\n");
+}
+
+/* ---- the real library over the mailbox port ------------------------------ */
+static unsigned char mem[SIM_MAX_RANKS][SIM_MAX_ELEMS * 8];
+static unsigned char scratch_mem[SIM_MAX_RANKS][SIM_MAX_SCRATCH];
+
+static void put(unsigned char *at, coll_dtype t, double v)
+{
+    switch (t) {
+    case COLL_INT32:  { int32_t x = (int32_t)v; memcpy(at, &x, 4); } break;
+    case COLL_UINT32: { uint32_t x = (uint32_t)v; memcpy(at, &x, 4); } break;
+    case COLL_INT64:  { int64_t x = (int64_t)v; memcpy(at, &x, 8); } break;
+    case COLL_UINT64: { uint64_t x = (uint64_t)v; memcpy(at, &x, 8); } break;
+    case COLL_FLOAT32:{ float x = (float)v; memcpy(at, &x, 4); } break;
+    default:          { memcpy(at, &v, 8); } break;
+    }
+}
+static double get(const unsigned char *at, coll_dtype t)
+{
+    switch (t) {
+    case COLL_INT32:  { int32_t x; memcpy(&x, at, 4); return (double)x; }
+    case COLL_UINT32: { uint32_t x; memcpy(&x, at, 4); return (double)x; }
+    case COLL_INT64:  { int64_t x; memcpy(&x, at, 8); return (double)x; }
+    case COLL_UINT64: { uint64_t x; memcpy(&x, at, 8); return (double)x; }
+    case COLL_FLOAT32:{ float x; memcpy(&x, at, 4); return (double)x; }
+    default:          { double x; memcpy(&x, at, 8); return x; }
+    }
+}
+
+/* Runs the call on every rank (coll_start, then coll_progress in turns).
+   Returns 0 or the first error. */
+static int run_real(const sim *s)
+{
+    static coll_mailbox box;
+    const sim_cfg *c = &s->cfg;
+    coll_comm comm[SIM_MAX_RANKS];
+    coll_request req[SIM_MAX_RANKS];
+    int r, done[SIM_MAX_RANKS] = {0}, pending = c->p, turns = 0, rc;
+    size_t i, es = coll_dtype_size(c->dtype);
+    coll_mailbox_init(&box, c->p);
+    for (r = 0; r < c->p; r++) {
+        coll_port port = coll_mailbox_port(&box, r);
+        coll_args a = s->args[r];
+        const sim_rank *k = &s->rk[r];
+        coll_init(&comm[r], r, c->p, &port, scratch_mem[r], c->scratch);
+        memset(mem[r], 0x5a, sizeof mem[r]);
+        for (i = 0; i < k->arena_n; i++)
+            if (s->init[r][i] == s->init[r][i]) put(mem[r] + i * es, c->dtype, s->init[r][i]);
+        if (c->kind != COLL_BARRIER) {
+            a.src = mem[r] + k->src_off0 * es;
+            a.dst = mem[r] + k->dst_off * es;
+        }
+        a.algo = c->algo;
+        rc = coll_start(&req[r], &comm[r], &a);
+        if (rc != COLL_OK) return rc;
+    }
+    while (pending > 0 && turns++ < 1000000) {
+        for (r = 0; r < c->p; r++) {
+            if (done[r]) continue;
+            rc = coll_progress(&req[r]);
+            if (rc == COLL_AGAIN) continue;
+            if (rc != COLL_OK) return rc;
+            done[r] = 1;
+            pending--;
+        }
+    }
+    return pending ? COLL_ERR_TIMEOUT : COLL_OK;
+}
+
+static int same(coll_dtype t, double a, double b)
+{
+    if (t == COLL_FLOAT32) return fabs(a - b) <= 1e-6 * (fabs(b) + 1);
+    return a == b;
+}
+
+/* ---- one traced call ------------------------------------------------------- */
+static void trace_one(const sim_cfg *cfg, int break_it)
+{
+    static sim s;
+    static sim_msg ev[SIM_MAX_QUEUED];
+    int nev;
+    char what[400], name[100];
+    const char *fin;
+    int r, rc, st = 0, ok_sim = 1, ok_real = 1;
+    size_t i, es;
+    static double want[SIM_MAX_ELEMS];
+
+    snprintf(name, sizeof name, "%s/%s p=%d n=%lu %s%s", coll_kind_name(cfg->kind),
+             coll_algo_name(cfg->algo), cfg->p, (unsigned long)cfg->n,
+             cfg->inplace ? "in place" : "out of place",
+             cfg->kind == COLL_REDUCE || cfg->kind == COLL_BROADCAST || cfg->kind == COLL_GATHER ||
+             cfg->kind == COLL_SCATTER ? (cfg->root ? " root>0" : "") : "");
+    if (sim_init(&s, cfg) != 0) {
+        snprintf(what, sizeof what, "%s: %s", name, s.err);
+        if (!quiet) printf("%s\n", what);
+        check(0, what);
+        return;
+    }
+    es = coll_dtype_size(cfg->dtype);
+    if (!quiet) {
+        printf("%s, algorithm %s, p = %d, n = %lu, %s, op %s, %s", coll_kind_name(cfg->kind),
+               coll_algo_name(s.cfg.algo), cfg->p, (unsigned long)cfg->n, dtype_names[cfg->dtype],
+               op_names[cfg->op], cfg->inplace ? "in place" : "out of place");
+        if (cfg->kind == COLL_REDUCE || cfg->kind == COLL_BROADCAST || cfg->kind == COLL_GATHER ||
+            cfg->kind == COLL_SCATTER) printf(", root %d", cfg->root);
+        if (s.cfg.algo == COLL_ALGO_HIERARCHICAL) printf(", groups of %d", cfg->group);
+        if (sim_is_v(cfg->kind)) {
+            printf(", counts");
+            for (r = 0; r < cfg->p; r++) printf("%s%lu", r ? "," : " ", (unsigned long)cfg->counts[r]);
+        }
+        printf("\n");
+        if (sim_folds(s.cfg.algo) && s.pl[0].rem > 0) {
+            int rem = s.pl[0].rem, p2 = s.pl[0].p2;
+            printf("p = %d is not a power of two, so the ranks fold onto %d: in the first step\n"
+                   "rank", cfg->p, p2);
+            for (r = 0; r < rem; r++) printf("%s %d", r ? "," : rem > 1 ? "s" : "", 2 * r);
+            printf(" hand%s everything to the odd neighbour and then sit out%s;\n"
+                   "virtual ranks 0..%d = real ranks", rem > 1 ? "" : "s",
+                   s.cfg.kind == COLL_ALLGATHER || s.cfg.kind == COLL_ALLGATHERV ? " (its block)" : "",
+                   p2 - 1);
+            for (r = 0; r < p2; r++) printf(" %d", coll__rrank(&s.pl[0], r));
+            printf(" run the power-of-two algorithm;\nthe last step hands the result back.\n");
+        }
+        printf("start:\n");
+        print_buffers(&s);
+    }
+    sim_start(&s);
+    if (!quiet) {
+        printf("after the local moves before step 0 (own data into place):\n");
+        print_buffers(&s);
+    }
+    while (sim_round(&s, ev, &nev)) {
+        if (!quiet) {
+            const char *ph = sim_phase(&s, st);
+            int pipe = s.cfg.algo == COLL_ALGO_PIPELINED_TREE || s.cfg.algo == COLL_ALGO_PIPELINED_CHAIN;
+            printf("%s %d%s%s%s\n", pipe ? "round" : "step", st, *ph ? " (" : "", ph, *ph ? ")" : "");
+            print_moves(&s, ev, nev);
+            printf("  after %s %d:\n", pipe ? "round" : "step", st);
+            print_buffers(&s);
+        }
+        st++;
+    }
+    snprintf(what, sizeof what, "%s: the schedule runs to its end (no rank waits forever)", name);
+    check(!s.deadlock, what);
+    fin = sim_finish(&s);
+    if (!quiet && *fin) {
+        printf("at the end, %s:\n", fin);
+        print_buffers(&s);
+    }
+    snprintf(what, sizeof what, "%s: coll_describe agrees with every step", name);
+    check(s.describe_mismatch == 0, what);
+    snprintf(what, sizeof what, "%s: every send meets a receive of its size", name);
+    check(s.pair_mismatch == 0, what);
+
+    /* the simulation against the plain loop */
+    for (r = 0; r < cfg->p; r++) {
+        size_t len;
+        if (!sim_expected(&s, r, want, &len)) continue;
+        for (i = 0; i < len; i++)
+            if (!same(cfg->dtype, s.rk[r].arena[s.rk[r].dst_off + i], want[i])) {
+                if (!quiet && ok_sim)
+                    printf("  simulation: rank %d element %lu is %g, the plain loop says %g\n",
+                           r, (unsigned long)i, s.rk[r].arena[s.rk[r].dst_off + i], want[i]);
+                ok_sim = 0;
+            }
+    }
+    snprintf(what, sizeof what, "%s: simulation equals the plain loop", name);
+    check(ok_sim, what);
+
+    /* the library over a real port against both */
+    rc = run_real(&s);
+    snprintf(what, sizeof what, "%s: the library runs it (%s)", name, coll_result_str(rc));
+    check(rc == COLL_OK, what);
+    if (rc == COLL_OK && break_it && cfg->kind != COLL_BARRIER) {   /* the check's own check */
+        int rr = cfg->kind == COLL_REDUCE || cfg->kind == COLL_GATHER ? cfg->root : 0;
+        double v = get(mem[rr] + s.rk[rr].dst_off * es, cfg->dtype);
+        put(mem[rr] + s.rk[rr].dst_off * es, cfg->dtype, v + 1);
+    }
+    for (r = 0; rc == COLL_OK && r < cfg->p; r++) {
+        size_t len;
+        if (!sim_expected(&s, r, want, &len)) continue;
+        for (i = 0; i < len; i++) {
+            double got = get(mem[r] + (s.rk[r].dst_off + i) * es, cfg->dtype);
+            if (!same(cfg->dtype, got, want[i]) ||
+                !same(cfg->dtype, got, s.rk[r].arena[s.rk[r].dst_off + i])) {
+                if (!quiet && ok_real)
+                    printf("  library: rank %d element %lu is %g, simulation %g, plain loop %g\n",
+                           r, (unsigned long)i, got, s.rk[r].arena[s.rk[r].dst_off + i], want[i]);
+                ok_real = 0;
+            }
+        }
+    }
+    snprintf(what, sizeof what, "%s: library equals the simulation and the plain loop", name);
+    if (break_it) {
+        snprintf(what, sizeof what, "%s: a corrupted result is caught", name);
+        check(rc == COLL_OK && !ok_real, what);
+    } else check(rc == COLL_OK && ok_real, what);
+    if (!quiet)
+        printf("check: %d steps; simulation %s the plain loop; library (mailbox port) %s\n", st,
+               ok_sim ? "equals" : "DIFFERS FROM",
+               rc != COLL_OK ? coll_result_str(rc) : ok_real ? "equals both" : "DIFFERS");
+}
+
+/* Every registered (collective, algorithm): out of place where the
+   algorithm allows it, in place where the collective has a layout for it;
+   sums in int32, and avg in float64 and a root > 0 where they apply. */
+static void trace_all(int p, int break_it)
+{
+    size_t e;
+    for (e = 0; e < sizeof coll__registry / sizeof coll__registry[0]; e++) {
+        const coll__entry *en = &coll__registry[e];
+        sim_cfg c;
+        int ip, v;
+        if (!en->f) continue;
+        for (ip = 0; ip < 2; ip++) {
+            if (ip == 0 && (en->needs & COLL__IN_PLACE)) continue;
+            if (ip == 1 && en->kind == COLL_ALLTOALL) continue;         /* no in-place layout */
+            if (ip == 1 && en->kind == COLL_BARRIER) continue;
+            for (v = 0; v < 2; v++) {
+                int i;
+                memset(&c, 0, sizeof c);
+                c.kind = en->kind; c.algo = en->algo; c.p = p; c.inplace = ip;
+                c.n = en->kind == COLL_ALLREDUCE || en->kind == COLL_REDUCE ||
+                      en->kind == COLL_BROADCAST || sim_is_v(en->kind) ? 12 : 3;
+                for (i = 0; i < p; i++) c.counts[i] = (c.n + (size_t)i) / (size_t)p;
+                c.dtype = COLL_INT32; c.op = COLL_SUM; c.group = 2; c.scratch = 4096;
+                if (en->kind == COLL_REDUCE_SCATTERV && en->algo == COLL_ALGO_RING && !ip)
+                    for (i = 0; i < p; i++) c.counts[i] = 3;         /* equal blocks only */
+                if (v == 1) {
+                    if (coll__reduces(en->kind)) { c.dtype = COLL_FLOAT64; c.op = COLL_AVG; }
+                    else if (en->kind == COLL_BROADCAST || en->kind == COLL_REDUCE ||
+                             en->kind == COLL_GATHER || en->kind == COLL_SCATTER) c.root = p / 2;
+                    else continue;
+                    if (en->kind == COLL_REDUCE) c.root = p / 2;
+                    if (en->algo == COLL_ALGO_PIPELINED_TREE || en->algo == COLL_ALGO_PIPELINED_CHAIN)
+                        c.scratch = 128, c.n = 40;                    /* several chunks */
+                }
+                trace_one(&c, break_it);
+                if (break_it) return;
+            }
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    sim_cfg c;
+    int i, all = 0, break_it = 0, bad = 0, p_given = 0;
+    memset(&c, 0, sizeof c);
+    c.kind = COLL_ALLREDUCE; c.algo = COLL_ALGO_RING; c.p = 4; c.n = 8;
+    c.dtype = COLL_INT32; c.op = COLL_SUM; c.group = 2; c.scratch = 4096;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = strchr(a, '=');
+        if (strcmp(a, "--all") == 0) { all = 1; continue; }
+        if (strcmp(a, "--break") == 0) { break_it = 1; continue; }
+        if (!v || !v[1]) { if (v) continue; bad = 1; break; }   /* key= : the default */
+        v++;
+        if (strncmp(a, "coll=", 5) == 0) { int k = find_kind(v); if (k < 0) bad = 1; else c.kind = (coll_kind)k; }
+        else if (strncmp(a, "algo=", 5) == 0) { int k = find_algo(v); if (k < 0) bad = 1; else c.algo = (coll_algo)k; }
+        else if (strncmp(a, "p=", 2) == 0) { c.p = atoi(v); p_given = 1; }
+        else if (strncmp(a, "n=", 2) == 0) c.n = (size_t)atol(v);
+        else if (strncmp(a, "root=", 5) == 0) c.root = atoi(v);
+        else if (strncmp(a, "group=", 6) == 0) c.group = atoi(v);
+        else if (strncmp(a, "inplace=", 8) == 0) c.inplace = atoi(v);
+        else if (strncmp(a, "scratch=", 8) == 0) c.scratch = (size_t)atol(v);
+        else if (strncmp(a, "dtype=", 6) == 0) { int k = find_name(v, dtype_names, 10); if (k < 0) bad = 1; else c.dtype = (coll_dtype)k; }
+        else if (strncmp(a, "op=", 3) == 0) { int k = find_name(v, op_names, 8); if (k < 0) bad = 1; else c.op = (coll_op)k; }
+        else bad = 1;
+        if (bad) { fprintf(stderr, "trace: cannot read %s\n", a); break; }
+    }
+    if (!bad && (c.dtype == COLL_INT8 || c.dtype == COLL_UINT8 || c.dtype == COLL_FLOAT16 ||
+                 c.dtype == COLL_BFLOAT16)) {
+        fprintf(stderr, "trace: dtype %s is not shown (int32 int64 uint32 uint64 float32 float64 are)\n",
+                dtype_names[c.dtype]);
+        bad = 1;
+    }
+    if (!bad && (c.p < 1 || c.p > SIM_MAX_RANKS || c.scratch > SIM_MAX_SCRATCH)) {
+        fprintf(stderr, "trace: p must be 1..%d and scratch at most %d\n", SIM_MAX_RANKS, SIM_MAX_SCRATCH);
+        bad = 1;
+    }
+    if (bad) {
+        fprintf(stderr, "usage: trace [coll=allreduce] [algo=ring] [p=4] [n=8] [root=0] [dtype=int32]\n"
+                        "             [op=sum] [inplace=0] [group=2] [scratch=4096] | --all [p=5]\n");
+        return 2;
+    }
+    if (all) {
+        quiet = 1;
+        trace_all(p_given ? c.p : 5, 0);
+        if (break_it) trace_all(p_given ? c.p : 5, 1);
+        printf("trace: %d passed, %d failed\n", passed, failed);
+        return failed != 0;
+    }
+    for (i = 0; i < c.p; i++) c.counts[i] = (c.n + (size_t)i) / (size_t)c.p;
+    if (c.root < 0 || c.root >= c.p) c.root = 0;
+    trace_one(&c, break_it);
+    if (failed) printf("trace: %d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
