@@ -18,9 +18,17 @@
          coll_shm_open(&s, "/myjob", rank, nranks, 2000, &port);
          ... collectives ...
          coll_shm_close(&s);
-       Rank 0 creates the POSIX shared memory object `name` (it must not
-       exist yet: a stale one left by a crash is refused; shm_unlink it) and
-       removes the name once everybody has joined, so nothing is left behind.
+       Rank 0 creates the POSIX shared memory object `name` (O_EXCL, mode
+       0600) and removes the name once everybody has joined, so nothing is
+       left behind. If the name exists already, rank 0 looks at it first:
+         - owned by another user, or open to group/others -> refused,
+           COLL_SHM_ERR_ACCESS (joiners refuse it the same way);
+         - left by a run whose creator has died (killed during the join)
+           -> removed and made anew; joiners that find such a dead segment
+           wait for the new one instead of joining it;
+         - a live group's, or not a coll segment at all -> COLL_ERR_IO.
+       After a failed open, s->why holds a one-line reason.
+       Two runs must not use one name at the same time.
 
    THE IDEA
      One shared segment holds, per ordered pair of ranks src -> dst, a ring of
@@ -72,6 +80,35 @@
          launcher when a child dies) -> that code, e.g. COLL_ERR_ABORTED;
        - whether the peers it waits on are still alive (a dead or zombie
          process) -> COLL_ERR_IO.
+     Joining is always bounded: timeout_ms, or COLL_SHM_JOIN_MS when
+     timeout_ms is 0 (then only the collectives wait without a deadline).
+
+   SHARED MEMORY IS UNTRUSTED
+     Any member of the group can write any byte of the segment at any time
+     (a bug, a stray pointer, a hostile process of the same user). So no
+     value read from it is used before it is checked, and a bad one is an
+     error that aborts the group, never an access out of bounds or an
+     endless wait:
+       - a slot's kind must be DATA, DATA|LAST or (only if CMA was agreed
+         at join) CMA; a DATA slot's length 1..COLL_SHM_SLOT_BYTES; a
+         counter at most COLL_SHM_SLOTS ahead of ours -> else COLL_ERR_IO;
+       - each field is read once into a local, so it cannot change between
+         the check and the use;
+       - our own ring counters, every peer's pid (for CMA and liveness),
+         the run's nonce and whether CMA was agreed are private copies
+         taken at join, never read back from shared memory;
+       - the `failed` word: 0 is healthy; a code in [-4095, -1] is returned
+         as it is; anything else (positive, or out of range) becomes
+         COLL_ERR_ABORTED - never a positive value a caller would take for
+         success or for COLL_AGAIN.
+     The segment itself is created O_EXCL with mode 0600, and a name that
+     is another user's or open to others is never joined. Each run writes
+     a random nonce (getrandom, else /dev/urandom) and its creator's pid
+     and start time into the header; every rank's record carries the
+     nonce, so a record that is not this run's is caught at join. Not
+     covered: a member that truncates the shared object while others map
+     it (they get SIGBUS) - only processes that opened the name before rank
+     0 removed it, all of the same user, could do that.
 
    CONFIGURATION (define before including the implementation)
      COLL_SHM_SLOTS       slots per ordered pair                    (8)
@@ -80,6 +117,7 @@
      COLL_SHM_HANDLES     outstanding isend/irecv per rank          (16)
      COLL_SHM_MAX_RANKS   largest group                             (256)
      COLL_SHM_SLICE_MS    sleep slice between liveness checks       (20)
+     COLL_SHM_JOIN_MS     join deadline when timeout_ms is 0     (60000)
      COLL_SHM_STATIC      make the functions static                 (off)
 
    LICENCE: MIT, as coll.h.
@@ -111,6 +149,9 @@
 #ifndef COLL_SHM_SLICE_MS
 #define COLL_SHM_SLICE_MS 20
 #endif
+#ifndef COLL_SHM_JOIN_MS             /* joining never waits forever */
+#define COLL_SHM_JOIN_MS 60000
+#endif
 #ifndef COLL_SHM_API
 #ifdef COLL_SHM_STATIC
 #define COLL_SHM_API static
@@ -134,6 +175,11 @@ typedef struct coll_shm__xfer {
     int finished;              /* 1: complete, result holds the outcome     */
 } coll_shm__xfer;
 
+/* The port's own code (errno-style, away from COLL_ERR_*): the name exists
+   but is not safe to join - another user owns it, or group/others may
+   access it. */
+#define COLL_SHM_ERR_ACCESS (-13)
+
 /* The process-private side of one rank. The shared layout is private to
    the implementation. */
 typedef struct coll_shm {
@@ -142,12 +188,21 @@ typedef struct coll_shm {
     int rank, nranks;
     unsigned timeout_ms;       /* no progress for this long: TIMEOUT (0 = none) */
     size_t cma_min;            /* messages this large go by CMA if it works */
-    int cma;                   /* 1: every pair can use process_vm_readv    */
+    int cma;                   /* 1: CMA was agreed at join; 0 turns this
+                                  rank's CMA sends off                      */
     int spin;                  /* polls before sleeping                     */
     uint32_t posted;           /* posting counter                           */
     uint64_t last_ms;          /* last progress (ms, monotonic)             */
     uint64_t check_ms;         /* last liveness check of the peers          */
     uint64_t probe;            /* a word peers read to test CMA             */
+    const char *why;           /* after a failed open: why (else NULL)      */
+    /* Private copies taken at join of what a peer could otherwise change
+       under us in the shared segment (see SHARED MEMORY IS UNTRUSTED). */
+    uint64_t nonce;            /* this run's random id                      */
+    int cma_agreed;            /* every pair passed the CMA probe           */
+    int32_t pid[COLL_SHM_MAX_RANKS];   /* each rank's pid                   */
+    uint32_t head[COLL_SHM_MAX_RANKS]; /* slots we have published to rank r */
+    uint32_t tail[COLL_SHM_MAX_RANKS]; /* slots we have taken from rank r   */
     /* handles 0..COLL_SHM_HANDLES-1 for isend/irecv, two more for the
        blocking calls so they never find the table full */
     coll_shm__xfer x[COLL_SHM_HANDLES + 2];
@@ -155,7 +210,8 @@ typedef struct coll_shm {
 
 /* Forks nranks processes; each runs fn(rank, port, arg) over a fresh
    shared group and exits with 0 if fn returned 0. timeout_ms bounds every
-   wait without progress (0 = none). The parent supervises: when a child
+   wait without progress (0 = none; the join still ends after
+   COLL_SHM_JOIN_MS). The parent supervises: when a child
    fails, the group is marked aborted so the others return at once
    (COLL_ERR_ABORTED), and once the group has failed for any reason,
    children still running timeout_ms (1 s if 0) later are killed.
@@ -165,12 +221,17 @@ COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port,
                                 void *arg, unsigned timeout_ms);
 
 /* Joins (rank 0: creates) the group `name` ("/something") and waits for all
-   nranks to join, at most timeout_ms (0 = forever). 0 or a negative code. */
+   nranks to join, at most timeout_ms (0: COLL_SHM_JOIN_MS; later waits of
+   the collectives then have no deadline). 0 or a negative code:
+   COLL_ERR_TIMEOUT, COLL_SHM_ERR_ACCESS (unsafe object), COLL_ERR_IO (the
+   name is a live group's or not a coll segment), COLL_ERR_MISMATCH
+   (another nranks); s->why says which. */
 COLL_SHM_API int coll_shm_open(coll_shm *s, const char *name, int rank, int nranks,
                                unsigned timeout_ms, coll_port *port);
 COLL_SHM_API void coll_shm_close(coll_shm *s);
 
-/* Marks the group failed with `code`: every rank's pending and later calls
+/* Marks the group failed with `code` (in [-4095, -1]; anything else is
+   recorded as COLL_ERR_ABORTED): every rank's pending and later calls
    return it. */
 COLL_SHM_API void coll_shm_abort(coll_shm *s, int code);
 
@@ -216,16 +277,21 @@ COLL_SHM_API int coll_shm_wait(void *ctx, int handle, int block);
    Everything starts zeroed (fresh mmap / ftruncate), which is a valid
    initial state: all rings empty, no rank joined. */
 
-#define COLL_SHM__MAGIC 0x636f6c6cu          /* "coll" */
+#define COLL_SHM__MAGIC 0x636f6c32u          /* "col2": this layout        */
 #define COLL_SHM__LINE  64
+#define COLL_SHM__STALE 2   /* internal: our segment is a dead run's; retry */
 
 typedef struct coll_shm__group {
-    uint32_t magic;            /* set by the creator when the layout is ready */
+    uint32_t magic;            /* stored last by the creator: header complete */
     uint32_t nranks;
     uint32_t joined;           /* ranks that wrote their record               */
     uint32_t probed;           /* ranks that finished the CMA probe           */
     uint32_t no_cma;           /* 1: some pair cannot use process_vm_readv    */
     int32_t failed;            /* 0, or the code every call now returns       */
+    int32_t creator;           /* pid of the process that made the segment    */
+    uint32_t pad0;
+    uint64_t creator_start;    /* its start time (/proc, ticks; 0: unknown)   */
+    uint64_t nonce;            /* random, one per run                         */
 } coll_shm__group;
 
 typedef struct coll_shm__rankrec {
@@ -234,7 +300,8 @@ typedef struct coll_shm__rankrec {
     int32_t pid;
     uint32_t pad0;
     uint64_t probe_addr;       /* address of a known word, for the CMA probe */
-    unsigned char pad[COLL_SHM__LINE - 24];
+    uint64_t nonce;            /* the run's nonce: this record is this run's */
+    unsigned char pad[COLL_SHM__LINE - 32];
 } coll_shm__rankrec;
 
 enum { COLL_SHM__DATA = 1, COLL_SHM__LAST = 2, COLL_SHM__CMA = 4 };
@@ -259,6 +326,10 @@ typedef struct coll_shm__chan {
 #define COLL_SHM__STORE(p, v)  __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define COLL_SHM__SC_LOAD(p)   __atomic_load_n((p), __ATOMIC_SEQ_CST)
 #define COLL_SHM__SC_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+/* One read of a field a peer may rewrite at any moment: the value checked
+   is the value used (the compiler may not load it a second time). */
+#define COLL_SHM__ONCE32(p)    (*(volatile const uint32_t *)(p))
+#define COLL_SHM__ONCE64(p)    (*(volatile const uint64_t *)(p))
 
 static size_t coll_shm__hdr_bytes(int n)
 {
@@ -283,20 +354,44 @@ static coll_shm__rankrec *coll_shm__rec(const coll_shm *s, int r)
 }
 
 /* The channel src -> dst (the diagonal is never used; keeping it makes the
-   index arithmetic plain). */
+   index arithmetic plain). src and dst are always our own rank and a peer
+   number checked at posting, never values read from the segment. */
 static coll_shm__chan *coll_shm__chan_of(const coll_shm *s, int src, int dst)
 {
     return (coll_shm__chan *)(s->base + coll_shm__hdr_bytes(s->nranks)) +
            (size_t)src * (size_t)s->nranks + (size_t)dst;
 }
 
-/* ---- clocks, futex, liveness ------------------------------------------- */
+/* The `failed` word as a result: 0 healthy, an errno-style negative code
+   as it is, anything else (a positive value would read as success or as
+   COLL_AGAIN, and spin a blocking caller forever) COLL_ERR_ABORTED. */
+static int coll_shm__code(int32_t v)
+{
+    if (v == 0)
+        return 0;
+    return (v < 0 && v >= -4095) ? (int)v : COLL_ERR_ABORTED;
+}
+
+static int coll_shm__failed(const coll_shm *s)
+{
+    return coll_shm__code(COLL_SHM__LOAD(&coll_shm__grp(s)->failed));
+}
+
+/* ---- clocks, futex, randomness, liveness ------------------------------- */
 
 static uint64_t coll_shm__now_ms(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+static void coll_shm__nap_ms(unsigned ms)
+{
+    struct timespec t;
+    t.tv_sec = (time_t)(ms / 1000u);
+    t.tv_nsec = (long)(ms % 1000u) * 1000000L;
+    nanosleep(&t, NULL);
 }
 
 /* Sleep while *word == val, at most ms milliseconds (or a short nap where
@@ -331,14 +426,44 @@ static void coll_shm__ring(coll_shm *s, int r)
     }
 }
 
-/* A peer is gone when its pid no longer exists, or is a zombie nobody has
-   reaped yet (siblings cannot reap each other, so kill(pid, 0) alone would
-   call a dead sibling alive). */
-static int coll_shm__dead(pid_t pid)
+/* A run's nonce: never 0 (0 marks a record nobody has written). Without
+   getrandom or /dev/urandom it falls back to clock and pid bits, which
+   still tell one run from the next. */
+static uint64_t coll_shm__random(void)
 {
-    char path[64], buf[256], *p;
+    uint64_t v = 0;
+    int fd;
+#if defined(SYS_getrandom)
+    if (syscall(SYS_getrandom, &v, sizeof v, 0) == (long)sizeof v && v)
+        return v;
+#endif
+    fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
+            v = 0;
+        close(fd);
+    }
+    if (!v) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        v = ((uint64_t)t.tv_sec << 32) ^ (uint64_t)t.tv_nsec ^
+            ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)&v;
+    }
+    return v ? v : 1;
+}
+
+/* Is pid gone, or a zombie nobody has reaped yet? (siblings cannot reap
+   each other, so kill(pid, 0) alone would call a dead sibling alive).
+   *start, if given, receives the process's start time from /proc (0 when
+   unknown), which tells a reused pid from the original. */
+static int coll_shm__proc_dead(pid_t pid, uint64_t *start)
+{
+    char path[64], buf[512], *p;
     FILE *f;
     size_t n;
+    int i;
+    if (start)
+        *start = 0;
     if (pid <= 0)
         return 0;
     if (kill(pid, 0) != 0 && errno == ESRCH)
@@ -351,14 +476,46 @@ static int coll_shm__dead(pid_t pid)
     fclose(f);
     buf[n] = 0;
     p = strrchr(buf, ')');            /* "pid (comm) S ..." - comm may hold ')' */
-    return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+    if (!p || p[1] != ' ')
+        return 0;
+    if (p[2] == 'Z' || p[2] == 'X')
+        return 1;
+    if (start) {                      /* field 22, the 20th after the ')'  */
+        p += 2;
+        for (i = 0; i < 19 && p; i++) {
+            p = strchr(p, ' ');
+            if (p)
+                p++;
+        }
+        if (p)
+            *start = (uint64_t)strtoull(p, NULL, 10);
+    }
+    return 0;
+}
+
+static int coll_shm__dead(pid_t pid)
+{
+    return coll_shm__proc_dead(pid, NULL);
+}
+
+/* Is the process (pid, start) - a creator named in a header - still
+   running? A pid that now belongs to a process started at another time is
+   somebody else: the creator is gone. */
+static int coll_shm__alive(int32_t pid, uint64_t start)
+{
+    uint64_t now_start;
+    if (pid <= 0)
+        return 0;
+    if (coll_shm__proc_dead((pid_t)pid, &now_start))
+        return 0;
+    return !start || !now_start || start == now_start;
 }
 
 COLL_SHM_API void coll_shm_abort(coll_shm *s, int code)
 {
     int32_t zero = 0;
     int r;
-    if (code >= 0)
+    if (code >= 0 || code < -4095)
         code = COLL_ERR_ABORTED;
     __atomic_compare_exchange_n(&coll_shm__grp(s)->failed, &zero, code, 0,
                                 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -386,17 +543,31 @@ static int coll_shm__blocked(const coll_shm *s, const coll_shm__xfer *x)
     return 0;
 }
 
-/* Advance a send; returns 1 if anything moved. */
+/* The peer broke the ring protocol (a counter out of range, a slot that no
+   correct sender writes): end the transfer and tell everybody. */
+static int coll_shm__broken(coll_shm *s, coll_shm__xfer *x, int rc)
+{
+    x->finished = 1;
+    x->result = rc;
+    coll_shm_abort(s, rc);
+    return 1;
+}
+
+/* Advance a send; returns 1 if anything moved. Our head is the private
+   copy; the receiver's tail is checked to lie within one ring behind it
+   (a correct receiver never passes our head nor falls further back). */
 static int coll_shm__step_send(coll_shm *s, coll_shm__xfer *x)
 {
     coll_shm__chan *c = coll_shm__chan_of(s, s->rank, x->peer);
-    uint32_t head = c->head, tail;
+    uint32_t head = s->head[x->peer], tail;
     int moved = 0;
     if (x->done < x->bytes && !coll_shm__blocked(s, x)) {
         tail = COLL_SHM__LOAD(&c->tail);
+        if ((uint32_t)(head - tail) > COLL_SHM_SLOTS)
+            return coll_shm__broken(s, x, COLL_ERR_IO);
         while (x->done < x->bytes && head - tail < COLL_SHM_SLOTS) {
             coll_shm__slot *sl = &c->slot[head % COLL_SHM_SLOTS];
-            if (s->cma && x->bytes >= s->cma_min) {
+            if (s->cma && s->cma_agreed && x->bytes >= s->cma_min) {
                 sl->kind = COLL_SHM__CMA;
                 sl->bytes = x->bytes;
                 sl->addr = (uint64_t)(uintptr_t)x->buf;
@@ -413,6 +584,7 @@ static int coll_shm__step_send(coll_shm *s, coll_shm__xfer *x)
                 sl->kind = COLL_SHM__DATA | (x->done == x->bytes ? COLL_SHM__LAST : 0);
             }
             head++;
+            s->head[x->peer] = head;
             COLL_SHM__STORE(&c->head, head);
             moved = 1;
         }
@@ -422,19 +594,27 @@ static int coll_shm__step_send(coll_shm *s, coll_shm__xfer *x)
     if (x->done == x->bytes) {
         /* eager chunks are complete once published; a CMA send once the
            receiver has consumed its slot (it has copied our buffer) */
-        if (!x->cma || (int32_t)(COLL_SHM__LOAD(&c->tail) - x->cma_slot) > 0) {
-            x->finished = 1;
-            x->result = 0;
-            moved = 1;
+        if (x->cma) {
+            tail = COLL_SHM__LOAD(&c->tail);
+            if ((uint32_t)(head - tail) > COLL_SHM_SLOTS)
+                return coll_shm__broken(s, x, COLL_ERR_IO);
+            if ((int32_t)(tail - x->cma_slot) <= 0)
+                return moved;
         }
+        x->finished = 1;
+        x->result = 0;
+        moved = 1;
     }
     return moved;
 }
 
-/* Copy `bytes` from the peer's address space with CMA; 0 or COLL_ERR_IO. */
+/* Copy `bytes` from the peer's address space with CMA; 0 or COLL_ERR_IO.
+   pid is always a private copy taken at join. */
 static int coll_shm__cma_read(pid_t pid, void *dst, uint64_t src, size_t bytes)
 {
     size_t done = 0;
+    if (pid <= 0)
+        return COLL_ERR_IO;
     while (done < bytes) {
         struct iovec l, r;
         long n;
@@ -454,49 +634,64 @@ static int coll_shm__cma_read(pid_t pid, void *dst, uint64_t src, size_t bytes)
 }
 
 /* Advance a receive; returns 1 if anything moved, sets x->finished on
-   completion or error. */
+   completion or error. Every slot field is read once and checked before
+   use: a length beyond the slot, an unknown kind, a CMA slot when CMA was
+   not agreed, or a head more than one ring ahead of our tail is
+   COLL_ERR_IO; a well-formed message of the wrong size COLL_ERR_MISMATCH.
+   Either aborts the group. */
 static int coll_shm__step_recv(coll_shm *s, coll_shm__xfer *x)
 {
     coll_shm__chan *c = coll_shm__chan_of(s, x->peer, s->rank);
-    uint32_t tail = c->tail, head;
+    uint32_t tail = s->tail[x->peer], head;
     int moved = 0, rc = 0;
     if (coll_shm__blocked(s, x))
         return 0;
     head = COLL_SHM__LOAD(&c->head);
-    while (x->done < x->bytes && tail != head) {
+    if ((uint32_t)(head - tail) > COLL_SHM_SLOTS)
+        rc = COLL_ERR_IO;
+    while (rc == 0 && x->done < x->bytes && tail != head) {
         coll_shm__slot *sl = &c->slot[tail % COLL_SHM_SLOTS];
-        if (sl->kind == COLL_SHM__CMA) {
-            if (x->done != 0 || sl->bytes != x->bytes)
+        uint32_t kind = COLL_SHM__ONCE32(&sl->kind);
+        uint64_t n = COLL_SHM__ONCE64(&sl->bytes);
+        if (kind == COLL_SHM__CMA) {
+            if (!s->cma_agreed)
+                rc = COLL_ERR_IO;           /* never agreed: a forged slot */
+            else if (x->done != 0 || n != (uint64_t)x->bytes)
                 rc = COLL_ERR_MISMATCH;
             else
-                rc = coll_shm__cma_read((pid_t)coll_shm__rec(s, x->peer)->pid,
-                                        x->buf, sl->addr, x->bytes);
+                rc = coll_shm__cma_read((pid_t)s->pid[x->peer], x->buf,
+                                        COLL_SHM__ONCE64(&sl->addr), x->bytes);
             if (rc == 0)
                 x->done = x->bytes;
-        } else {
-            size_t n = (size_t)sl->bytes;
-            int last = (sl->kind & COLL_SHM__LAST) != 0;
-            if (n > x->bytes - x->done || last != (x->done + n == x->bytes))
+        } else if ((kind & ~(uint32_t)COLL_SHM__LAST) == COLL_SHM__DATA) {
+            int last = (kind & COLL_SHM__LAST) != 0;
+            if (n == 0 || n > COLL_SHM_SLOT_BYTES)
+                rc = COLL_ERR_IO;           /* no sender writes that      */
+            else if (n > (uint64_t)(x->bytes - x->done) ||
+                     last != (x->done + (size_t)n == x->bytes))
                 rc = COLL_ERR_MISMATCH;
             else {
-                memcpy(x->buf + x->done, sl->data, n);
-                x->done += n;
+                memcpy(x->buf + x->done, sl->data, (size_t)n);
+                x->done += (size_t)n;
             }
-        }
+        } else
+            rc = COLL_ERR_IO;
         if (rc)
             break;
         tail++;
+        s->tail[x->peer] = tail;
         COLL_SHM__STORE(&c->tail, tail);
         moved = 1;
     }
     if (moved)
         coll_shm__ring(s, x->peer);        /* a slot is free / a CMA ack */
-    if (rc == COLL_ERR_MISMATCH)
-        coll_shm_abort(s, rc);   /* the pair is out of step: tell everybody,
-                                    the sender of a CMA message included */
-    if (rc || x->done == x->bytes) {
+    if (rc)
+        return coll_shm__broken(s, x, rc);  /* the pair is out of step: tell
+                                               everybody, the sender of a CMA
+                                               message included */
+    if (x->done == x->bytes) {
         x->finished = 1;
-        x->result = rc;
+        x->result = 0;
         moved = 1;
     }
     return moved;
@@ -515,13 +710,13 @@ static int coll_shm__progress(coll_shm *s)
     return moved;
 }
 
-/* Is a peer of some unfinished transfer dead? */
+/* Is a peer of some unfinished transfer dead? (pids: the private copies) */
 static int coll_shm__peers_dead(coll_shm *s)
 {
     int i;
     for (i = 0; i < COLL_SHM_HANDLES + 2; i++) {
         coll_shm__xfer *x = &s->x[i];
-        if (x->used && !x->finished && coll_shm__dead((pid_t)coll_shm__rec(s, x->peer)->pid))
+        if (x->used && !x->finished && coll_shm__dead((pid_t)s->pid[x->peer]))
             return 1;
     }
     return 0;
@@ -551,7 +746,7 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
         uint64_t now;
         if (coll_shm__all_done(s, h, n))
             break;
-        if ((rc = COLL_SHM__LOAD(&g->failed)) != 0)
+        if ((rc = coll_shm__failed(s)) != 0)
             break;
         now = coll_shm__now_ms();
         if (moved) {
@@ -631,7 +826,7 @@ static int coll_shm__post(coll_shm *s, int slot, int is_send, int peer,
 
 static int coll_shm__check(coll_shm *s)
 {
-    return COLL_SHM__LOAD(&coll_shm__grp(s)->failed);
+    return coll_shm__failed(s);
 }
 
 COLL_SHM_API int coll_shm_send(void *ctx, int peer, const void *buf, size_t bytes)
@@ -713,17 +908,66 @@ static void coll_shm__port(coll_shm *s, coll_port *port)
     port->wait = coll_shm_wait;
 }
 
-/* Wait until *word >= want, polling politely; 0 or COLL_ERR_TIMEOUT. */
-static int coll_shm__await(coll_shm *s, uint32_t *word, uint32_t want, unsigned timeout_ms)
+/* Where a joiner's segment came from: the name, and the object it named
+   when we opened it - to notice that the segment has been left behind. */
+typedef struct coll_shm__where {
+    const char *name;
+    dev_t dev;
+    ino_t ino;
+} coll_shm__where;
+
+/* Is the segment we mapped a dead run's? Its creator has died (before the
+   group is complete nobody else can finish it), or the name now refers to
+   another object (the next run's rank 0 has replaced it). */
+static int coll_shm__stale(const coll_shm *s, const coll_shm__where *w)
 {
-    uint64_t t0 = coll_shm__now_ms();
+    coll_shm__group *g = coll_shm__grp(s);
+    int32_t creator = (int32_t)COLL_SHM__ONCE32(&g->creator);
+    struct stat st;
+    int fd, moved = 0;
+    if (creator > 0 && !coll_shm__alive(creator, COLL_SHM__ONCE64(&g->creator_start)))
+        return 1;
+    fd = shm_open(w->name, O_RDONLY, 0);
+    if (fd >= 0) {
+        moved = fstat(fd, &st) == 0 && (st.st_dev != w->dev || st.st_ino != w->ino);
+        close(fd);
+    }
+    return moved;
+}
+
+static int coll_shm__any_dead(const coll_shm *s)
+{
+    int r;
+    for (r = 0; r < s->nranks; r++)
+        if (r != s->rank && coll_shm__dead((pid_t)s->pid[r]))
+            return 1;
+    return 0;
+}
+
+/* Wait until *word >= want, sleeping on our bell. Every slice it also
+   looks at the group's failed word and the deadline, and either (w: a
+   joiner, before the group is complete) whether the segment went stale,
+   or (peers) whether every peer still lives. */
+static int coll_shm__await(coll_shm *s, uint32_t *word, uint32_t want, uint64_t deadline,
+                           const coll_shm__where *w, int peers)
+{
     coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
+    uint64_t next = 0;
+    int rc;
     while (COLL_SHM__SC_LOAD(word) < want) {
         uint32_t bell;
-        if (COLL_SHM__LOAD(&coll_shm__grp(s)->failed))
-            return COLL_SHM__LOAD(&coll_shm__grp(s)->failed);
-        if (timeout_ms && coll_shm__now_ms() - t0 >= timeout_ms)
+        uint64_t now = coll_shm__now_ms();
+        if ((rc = coll_shm__failed(s)) != 0)
+            return rc;
+        if (now >= deadline)
             return COLL_ERR_TIMEOUT;
+        if (now >= next) {
+            next = now + COLL_SHM_SLICE_MS;
+            if (w && coll_shm__stale(s, w))
+                return COLL_SHM__STALE;
+            if (peers && coll_shm__any_dead(s))
+                return COLL_ERR_IO;
+        }
         COLL_SHM__SC_STORE(&me->sleeping, 1u);
         bell = COLL_SHM__SC_LOAD(&me->bell);
         if (COLL_SHM__SC_LOAD(word) < want)
@@ -733,10 +977,14 @@ static int coll_shm__await(coll_shm *s, uint32_t *word, uint32_t want, unsigned 
     return 0;
 }
 
-/* Everything after the segment is mapped: record ourselves, probe CMA
-   towards every peer, agree on the answer. */
+#define COLL_SHM__PROBE 0x70726f6265ull                    /* "probe" */
+
+/* Everything after the segment is mapped: record ourselves (pid, probe
+   address, the run's nonce), wait for the others, take private copies of
+   their pids, probe CMA towards every peer, agree on the answer. The
+   whole join ends by `deadline`. */
 static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms,
-                          coll_port *port)
+                          uint64_t deadline, const coll_shm__where *w, coll_port *port)
 {
     coll_shm__group *g = coll_shm__grp(s);
     coll_shm__rankrec *me;
@@ -754,104 +1002,297 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
     s->spin = (ncpu > 0 && nranks <= ncpu) ? 2000 : 0;
     s->posted = 0;
     s->last_ms = s->check_ms = coll_shm__now_ms();
-    s->probe = 0x70726f6265ull;                               /* "probe" */
+    s->probe = COLL_SHM__PROBE;
+    s->nonce = COLL_SHM__ONCE64(&g->nonce);
+    s->cma = s->cma_agreed = 0;
+    memset(s->pid, 0, sizeof s->pid);
+    memset(s->head, 0, sizeof s->head);
+    memset(s->tail, 0, sizeof s->tail);
     memset(s->x, 0, sizeof s->x);
     me = coll_shm__rec(s, rank);
     me->pid = (int32_t)getpid();
     me->probe_addr = (uint64_t)(uintptr_t)&s->probe;
+    me->nonce = s->nonce;          /* published by the increment below */
     __atomic_fetch_add(&g->joined, 1u, __ATOMIC_SEQ_CST);
     for (r = 0; r < nranks; r++)
         coll_shm__ring(s, r);
-    if ((rc = coll_shm__await(s, &g->joined, (uint32_t)nranks, timeout_ms)) != 0)
+    if ((rc = coll_shm__await(s, &g->joined, (uint32_t)nranks, deadline, w, 0)) != 0)
         return rc;
+    /* A record without this run's nonce was never written by a member of
+       this run (`joined` can be miscounted by anybody): refuse the group. */
+    for (r = 0; r < nranks; r++) {
+        coll_shm__rankrec *p = coll_shm__rec(s, r);
+        int32_t pid = (int32_t)COLL_SHM__ONCE32(&p->pid);
+        if (COLL_SHM__ONCE64(&p->nonce) != s->nonce || pid <= 0) {
+            s->why = "a rank's record in the segment is not of this run";
+            coll_shm_abort(s, COLL_ERR_IO);
+            return COLL_ERR_IO;
+        }
+        s->pid[r] = r == rank ? (int32_t)getpid() : pid;
+    }
     for (r = 0; r < nranks; r++) {
         uint64_t v = 0;
-        coll_shm__rankrec *p = coll_shm__rec(s, r);
         if (r == rank)
             continue;
-        if (coll_shm__cma_read((pid_t)p->pid, &v, p->probe_addr, sizeof v) != 0 ||
-            v != 0x70726f6265ull)
+        if (coll_shm__cma_read((pid_t)s->pid[r], &v,
+                               COLL_SHM__ONCE64(&coll_shm__rec(s, r)->probe_addr), sizeof v) != 0 ||
+            v != COLL_SHM__PROBE)
             COLL_SHM__SC_STORE(&g->no_cma, 1u);
     }
     __atomic_fetch_add(&g->probed, 1u, __ATOMIC_SEQ_CST);
     for (r = 0; r < nranks; r++)
         coll_shm__ring(s, r);
-    if ((rc = coll_shm__await(s, &g->probed, (uint32_t)nranks, timeout_ms)) != 0)
+    if ((rc = coll_shm__await(s, &g->probed, (uint32_t)nranks, deadline, NULL, 1)) != 0)
         return rc;
-    s->cma = !COLL_SHM__SC_LOAD(&g->no_cma);
+    /* read once: from here on only the private answer counts */
+    s->cma_agreed = s->cma = COLL_SHM__SC_LOAD(&g->no_cma) == 0;
     coll_shm__port(s, port);
     return 0;
+}
+
+/* May we join the object fd? Only a regular file of our own user that
+   neither group nor others can reach (ours are made 0600): another
+   user's object, or one others may write, could be read and rewritten
+   behind our back, and a forged slot would then steer our copies. */
+static int coll_shm__safe(coll_shm *s, int fd, struct stat *st)
+{
+    if (fstat(fd, st) != 0) {
+        s->why = "fstat on the shared memory object failed";
+        return COLL_ERR_IO;
+    }
+    if (!S_ISREG(st->st_mode) || st->st_uid != geteuid()) {
+        s->why = "the shared memory object belongs to another user: refused";
+        return COLL_SHM_ERR_ACCESS;
+    }
+    if (st->st_mode & (S_IRWXG | S_IRWXO)) {
+        s->why = "the shared memory object is open to group or others: refused";
+        return COLL_SHM_ERR_ACCESS;
+    }
+    return 0;
+}
+
+static const char coll_shm__not_ours[] =
+    "the name exists and is not a coll segment (remove it with shm_unlink)";
+
+/* Rank 0 found `name` taken. A dead run's segment (its creator is gone)
+   is removed: COLL_SHM__STALE, try again. Anything else is refused. */
+static int coll_shm__inspect(coll_shm *s, const char *name)
+{
+    struct stat st;
+    coll_shm__group h;
+    void *p;
+    int fd = shm_open(name, O_RDONLY, 0), rc;
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return COLL_SHM__STALE;                   /* gone meanwhile */
+        s->why = "the name exists and cannot be opened: refused";
+        return errno == EACCES ? COLL_SHM_ERR_ACCESS : COLL_ERR_IO;
+    }
+    if ((rc = coll_shm__safe(s, fd, &st)) != 0) {
+        close(fd);
+        return rc;
+    }
+    if ((size_t)st.st_size < sizeof h) {
+        close(fd);
+        s->why = coll_shm__not_ours;
+        return COLL_ERR_IO;
+    }
+    p = mmap(NULL, sizeof h, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        s->why = "mmap of the existing object failed";
+        return COLL_ERR_IO;
+    }
+    memcpy(&h, p, sizeof h);
+    munmap(p, sizeof h);
+    /* magic 0 with a creator: killed while writing the header */
+    if (h.creator <= 0 || (h.magic != COLL_SHM__MAGIC && h.magic != 0)) {
+        s->why = coll_shm__not_ours;
+        return COLL_ERR_IO;
+    }
+    if (coll_shm__alive(h.creator, h.creator_start)) {
+        s->why = "the name is in use by a running group";
+        return COLL_ERR_IO;
+    }
+    shm_unlink(name);
+    return COLL_SHM__STALE;
+}
+
+/* Rank 0 drops the name once all have mapped it - if it still names our
+   object (it always should; two runs must not share a name). */
+static void coll_shm__unlink_ours(const coll_shm__where *w)
+{
+    struct stat st;
+    int fd = shm_open(w->name, O_RDONLY, 0);
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino)
+        shm_unlink(w->name);
+    close(fd);
+}
+
+/* The creator's part of the header; `magic` last, it says "complete". */
+static void coll_shm__stamp(coll_shm__group *g, int nranks)
+{
+    uint64_t start;
+    coll_shm__proc_dead(getpid(), &start);
+    g->nranks = (uint32_t)nranks;
+    g->creator = (int32_t)getpid();
+    g->creator_start = start;
+    g->nonce = coll_shm__random();
+    COLL_SHM__SC_STORE(&g->magic, COLL_SHM__MAGIC);
+}
+
+static int coll_shm__map(coll_shm *s, int fd, size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        s->why = "mmap of the segment failed";
+        return COLL_ERR_IO;
+    }
+    s->base = (unsigned char *)p;
+    s->size = size;
+    return 0;
+}
+
+static int coll_shm__open0(coll_shm *s, const char *name, int nranks, unsigned timeout_ms,
+                           uint64_t deadline, coll_port *port)
+{
+    size_t size = coll_shm__bytes(nranks);
+    coll_shm__where w;
+    struct stat st;
+    int fd, rc, tries;
+    for (tries = 0;; tries++) {
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0)
+            break;
+        if (errno != EEXIST) {
+            s->why = "shm_open failed (no /dev/shm, or a bad name)";
+            return COLL_ERR_IO;
+        }
+        if (tries == 3) {
+            s->why = "the name keeps reappearing: another run is using it";
+            return COLL_ERR_IO;
+        }
+        if ((rc = coll_shm__inspect(s, name)) != COLL_SHM__STALE)
+            return rc;
+    }
+    if (fstat(fd, &st) != 0 || ftruncate(fd, (off_t)size) != 0) {
+        close(fd);
+        shm_unlink(name);
+        s->why = "could not size the shared memory object";
+        return COLL_ERR_IO;
+    }
+    if ((rc = coll_shm__map(s, fd, size)) != 0) {
+        shm_unlink(name);
+        return rc;
+    }
+    w.name = name;
+    w.dev = st.st_dev;
+    w.ino = st.st_ino;
+    coll_shm__stamp(coll_shm__grp(s), nranks);
+    rc = coll_shm__join(s, 0, nranks, timeout_ms, deadline, NULL, port);
+    coll_shm__unlink_ours(&w);   /* all mapped it (or gave up): drop the name */
+    return rc;
+}
+
+/* A joiner: wait for rank 0's segment under `name`, join it; a dead run's
+   segment found on the way is left for the next one. */
+static int coll_shm__openk(coll_shm *s, const char *name, int rank, int nranks,
+                           unsigned timeout_ms, uint64_t deadline, coll_port *port)
+{
+    size_t size = coll_shm__bytes(nranks);
+    coll_shm__where w;
+    coll_shm__group *g;
+    struct stat st;
+    int fd, rc;
+    w.name = name;
+    for (;;) {
+        uint64_t next = 0;
+        if (coll_shm__now_ms() >= deadline) {
+            s->why = "timed out waiting for rank 0 to make the segment";
+            return COLL_ERR_TIMEOUT;
+        }
+        fd = shm_open(name, O_RDWR, 0);
+        if (fd < 0) {
+            if (errno == EACCES) {
+                s->why = "the name exists and cannot be opened: refused";
+                return COLL_SHM_ERR_ACCESS;
+            }
+            if (errno != ENOENT) {
+                s->why = "shm_open failed (no /dev/shm, or a bad name)";
+                return COLL_ERR_IO;
+            }
+            coll_shm__nap_ms(1);
+            continue;
+        }
+        if ((rc = coll_shm__safe(s, fd, &st)) != 0) {
+            close(fd);
+            return rc;
+        }
+        if ((size_t)st.st_size != size) {   /* being sized, or not ours yet */
+            close(fd);
+            coll_shm__nap_ms(1);
+            continue;
+        }
+        if ((rc = coll_shm__map(s, fd, size)) != 0)
+            return rc;
+        w.dev = st.st_dev;
+        w.ino = st.st_ino;
+        g = coll_shm__grp(s);
+        rc = 0;
+        while (COLL_SHM__SC_LOAD(&g->magic) != COLL_SHM__MAGIC) {
+            uint64_t now = coll_shm__now_ms();
+            if (now >= deadline) {
+                s->why = "timed out waiting for rank 0 to make the segment";
+                rc = COLL_ERR_TIMEOUT;
+                break;
+            }
+            if (now >= next) {
+                next = now + COLL_SHM_SLICE_MS;
+                if (coll_shm__stale(s, &w)) {
+                    rc = COLL_SHM__STALE;
+                    break;
+                }
+            }
+            coll_shm__nap_ms(1);
+        }
+        if (rc == 0 && COLL_SHM__ONCE32(&g->nranks) != (uint32_t)nranks) {
+            s->why = "the group was made for another number of ranks";
+            rc = COLL_ERR_MISMATCH;
+        }
+        if (rc == 0)
+            rc = coll_shm__join(s, rank, nranks, timeout_ms, deadline, &w, port);
+        if (rc != COLL_SHM__STALE)
+            return rc;
+        coll_shm_close(s);           /* a dead run's: wait for the new one */
+        coll_shm__nap_ms(COLL_SHM_SLICE_MS);
+    }
 }
 
 COLL_SHM_API int coll_shm_open(coll_shm *s, const char *name, int rank, int nranks,
                                unsigned timeout_ms, coll_port *port)
 {
-    size_t size;
-    int fd = -1, rc;
-    uint64_t t0 = coll_shm__now_ms();
-    coll_shm__group *g;
+    uint64_t deadline;
+    int rc;
     if (!s || !name || !port || nranks < 1 || nranks > COLL_SHM_MAX_RANKS ||
         rank < 0 || rank >= nranks)
         return COLL_ERR_INVAL;
-    size = coll_shm__bytes(nranks);
+    deadline = coll_shm__now_ms() + (timeout_ms ? timeout_ms : COLL_SHM_JOIN_MS);
     s->base = NULL;
+    s->size = 0;
     s->nranks = nranks;
-    if (rank == 0) {
-        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-        if (fd < 0)
-            return COLL_ERR_IO;          /* exists already (stale?) or no shm */
-        if (ftruncate(fd, (off_t)size) != 0) {
-            close(fd);
-            shm_unlink(name);
-            return COLL_ERR_IO;
-        }
-    } else {
-        /* wait for rank 0 to create it and to size it */
-        struct timespec nap = {0, 1000000};
-        for (;;) {
-            struct stat st;
-            fd = shm_open(name, O_RDWR, 0600);
-            if (fd >= 0 && fstat(fd, &st) == 0 && (size_t)st.st_size == size)
-                break;
-            if (fd >= 0)
-                close(fd);
-            if (timeout_ms && coll_shm__now_ms() - t0 >= timeout_ms)
-                return COLL_ERR_TIMEOUT;
-            nanosleep(&nap, NULL);
-        }
-    }
-    s->base = (unsigned char *)mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (s->base == (unsigned char *)MAP_FAILED) {
-        s->base = NULL;
-        if (rank == 0)
-            shm_unlink(name);
-        return COLL_ERR_IO;
-    }
-    s->size = size;
-    g = coll_shm__grp(s);
-    if (rank == 0) {
-        g->nranks = (uint32_t)nranks;
-        COLL_SHM__SC_STORE(&g->magic, COLL_SHM__MAGIC);
-    } else {
-        struct timespec nap = {0, 1000000};
-        while (COLL_SHM__SC_LOAD(&g->magic) != COLL_SHM__MAGIC) {
-            if (timeout_ms && coll_shm__now_ms() - t0 >= timeout_ms) {
-                coll_shm_close(s);
-                return COLL_ERR_TIMEOUT;
-            }
-            nanosleep(&nap, NULL);
-        }
-        if (g->nranks != (uint32_t)nranks) {
-            coll_shm_close(s);
-            return COLL_ERR_MISMATCH;
-        }
-    }
-    rc = coll_shm__join(s, rank, nranks, timeout_ms, port);
-    if (rank == 0)
-        shm_unlink(name);          /* all mapped it (or gave up): drop the name */
-    if (rc)
+    s->rank = rank;
+    s->why = NULL;
+    rc = rank == 0 ? coll_shm__open0(s, name, nranks, timeout_ms, deadline, port)
+                   : coll_shm__openk(s, name, rank, nranks, timeout_ms, deadline, port);
+    if (rc) {
+        if (!s->why)
+            s->why = rc == COLL_ERR_TIMEOUT ? "timed out waiting for the other ranks to join"
+                                            : "the group failed while joining";
         coll_shm_close(s);
+    }
     return rc;
 }
 
@@ -883,8 +1324,7 @@ COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port,
         return COLL_ERR_IO;
     parent.size = size;
     parent.nranks = nranks;
-    coll_shm__grp(&parent)->nranks = (uint32_t)nranks;
-    coll_shm__grp(&parent)->magic = COLL_SHM__MAGIC;
+    coll_shm__stamp(coll_shm__grp(&parent), nranks);
     fflush(NULL);               /* or buffered output is written n+1 times  */
     for (r = 0; r < nranks; r++) {
         pids[r] = fork();
@@ -894,7 +1334,8 @@ COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port,
             int rc;
             s.base = parent.base;
             s.size = size;
-            rc = coll_shm__join(&s, r, nranks, timeout_ms, &port);
+            rc = coll_shm__join(&s, r, nranks, timeout_ms, coll_shm__now_ms() +
+                                (timeout_ms ? timeout_ms : COLL_SHM_JOIN_MS), NULL, &port);
             if (rc == 0)
                 rc = fn(r, &port, arg);
             fflush(NULL);
