@@ -1,6 +1,10 @@
 # coll - build, test, demo. Each area keeps its rules in mk/<area>.mk and adds
 # its test targets to TEST_TARGETS; `make test` runs them all and prints one
 # closing line "N passed, N failed".
+#
+# Every target has a line `## name: what it does` above its rule (here or in
+# its mk/ fragment); `make help` lists those lines, and `make test-make`
+# fails on a target without one.
 CC      ?= cc
 CXX     ?= c++
 CFLAGS  ?= -O2 -g
@@ -11,28 +15,38 @@ LDLIBS_THREADS := -lpthread
 
 TEST_TARGETS :=
 
-.PHONY: all demo test traffic examples install clean help
+.PHONY: all demo test traffic examples install uninstall clean help
+## all: the demo program (build/demo), nothing else
 all: demo-bin
 
 include $(sort $(wildcard mk/*.mk))
 
 # every area's example programs (their fragments add to EXAMPLES_TARGETS)
+## examples: build every example program of every area
 examples: $(EXAMPLES_TARGETS)
 
+## test: every suite in TEST_TARGETS, one closing line "N passed, N failed"
 test:
 	@sh test/run_tests.sh $(TEST_TARGETS)
 
 $(B):
 	@mkdir -p $(B)
 
-install:
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/include/coll/ports $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 coll.h coll_cuda.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 ports/*.h $(DESTDIR)$(PREFIX)/include/coll/ports/
-	sed -e 's|@PREFIX@|$(PREFIX)|' coll.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/coll.pc
-
+## clean: remove build/ and half-written bench tables
 clean:
 	rm -rf $(B) bench/results/*.tsv.tmp
 
+## help: this list, one line per target (the `## name: what` lines)
 help:
-	@echo "make demo | test | traffic | examples | install PREFIX=... | clean"
+	@awk '/^## [^ :]+:/ { if (FILENAME != f) { f = FILENAME; printf "%s%s\n", n++ ? "\n" : "", f } \
+	    t = $$2; sub(/:$$/, "", t); d = $$0; sub(/^## [^ :]+: */, "", d); \
+	    printf "  make %-24s %s\n", t, d }' Makefile $(sort $(wildcard mk/*.mk))
+
+# `make -n` (and -t, -q) runs nothing. GNU make still runs a recipe line
+# that names $(MAKE), so that a sub-make can print its own commands; here
+# such lines also launch programs (QEMU, the CUDA tests), so under these
+# flags the shell only reads every line (sh -n) instead. Set last: the
+# $(shell ...) calls of the fragments above have already run.
+ifneq ($(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring t,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS))),)
+.SHELLFLAGS := -nc
+endif

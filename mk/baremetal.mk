@@ -86,12 +86,14 @@ $(BM)/cross/%/linked.o: $(BM)/cross/%/coll.o
 	    "$$($(BM_CC_$*) $(or $(BM_LIB_$*),$(BM_ARCH_$*)) -print-libgcc-file-name)" -o $@
 
 # One target: build, then compare what the object needs with its libgcc.
+## bm-cross-%: one `make cross` target alone, e.g. bm-cross-cortex-m0plus (internal)
 bm-cross-%:
 	@echo "cross $*: $(BM_ARCH_$*)"
 	@$(MAKE) --no-print-directory -s $(BM)/cross/$*/coll.o && \
 	sh tools/cross_check.sh $(BM)/cross/$*/coll.o $(patsubst %gcc,%nm,$(BM_CC_$*)) \
 	    "$$($(BM_CC_$*) $(or $(BM_LIB_$*),$(BM_ARCH_$*)) -print-libgcc-file-name)"
 
+## cross: the library alone, freestanding, for five MCU targets; fails beyond libgcc helpers
 cross:
 	@$(call bm_need,$(ARM_GCC) $(RV_GCC)); \
 	p=0; f=0; \
@@ -103,6 +105,7 @@ cross:
 
 # ---- size: the table for the README --------------------------------------------
 
+## size: .text/.data/.bss and worst-case stack per MCU target (build/baremetal/size.md)
 size:
 	@$(call bm_need,$(ARM_GCC) $(RV_GCC)); \
 	for t in $(BM_TARGETS); do \
@@ -153,6 +156,7 @@ BM_QEMU_IO := -nographic -monitor none -serial none -chardev stdio,id=s0 \
 BM_QEMU_ARM  = timeout $(BM_TIMEOUT) $(QEMU_SYS_ARM) -M mps2-an385 -cpu cortex-m3 $(BM_QEMU_IO) -kernel
 BM_QEMU_RV32 = timeout $(BM_TIMEOUT) $(QEMU_SYS_RV32) -M virt -bios none $(BM_QEMU_IO) -kernel
 
+## qemu: the portable suite as firmware, 4 ranks on one core, Cortex-M3 and RV32 under QEMU
 qemu:
 	@$(call bm_need,$(ARM_GCC) $(RV_GCC) $(QEMU_SYS_ARM) $(QEMU_SYS_RV32)); \
 	$(MAKE) --no-print-directory $(BM)/qemu/mps2-an385.elf $(BM)/qemu/riscv-virt.elf \
@@ -181,6 +185,7 @@ $(BM)/user/ppc/test_portable: $(BM_SUITE_SRC_HOSTED)
 	@mkdir -p $(@D)
 	$(PPC_CC) $(BM_USER_FLAGS) test/test_portable.c -o $@
 
+## qemu-user: the portable suite on 32-bit ARM and big-endian PowerPC Linux under qemu-user
 qemu-user:
 	@$(call bm_need,$(ARMHF_CC) $(PPC_CC) $(QEMU_USER_ARM) $(QEMU_USER_PPC)); \
 	$(MAKE) --no-print-directory $(BM)/user/armhf/test_portable $(BM)/user/ppc/test_portable || exit 1; \
@@ -200,5 +205,6 @@ $(BM)/host/test_portable: $(BM_SUITE_SRC_HOSTED)
 	$(CC) $(CFLAGS) -std=c99 $(WARN) -I. -Iports/baremetal $(BM_HOSTED) test/test_portable.c \
 	    -o $@ $(LDLIBS_THREADS)
 
+## test-portable: the portable suite on this machine
 test-portable: $(BM)/host/test_portable
 	@timeout $(BM_TIMEOUT) $(BM)/host/test_portable

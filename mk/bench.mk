@@ -39,11 +39,14 @@ TEST_TARGETS += test-bench
 .PHONY: bench bench-quick bench-plot bench-goals bench-bins sim test-bench
 BENCH_TABLES ?= bench/results/latest.tsv
 
+## bench-bins: build every benchmark program that this machine can build (internal)
 bench-bins: $(BENCH_BINS)
 
+## bench: full table vs Open MPI, MPICH, Gloo (< 10 min), bench/results/latest.tsv
 bench: bench-bins
 	@sh bench/run.sh full
 
+## bench-quick: the short benchmark table (< 1 min)
 bench-quick: bench-bins
 	@sh bench/run.sh quick
 
@@ -79,21 +82,25 @@ $(BENCH_B)/bench_gloo: bench/bench_gloo.cc bench/bench_common.h bench/bench_shmc
 	@echo "  CXX $@" >&2
 	@$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -Werror $< -o $@ -lgloo $(LDLIBS_THREADS)
 
+## bench-plot: bus bandwidth against size, PNGs in bench/results/ (needs gnuplot)
 bench-plot:
 	@test -n "$(BENCH_GNUPLOT)" || { echo "bench-plot: gnuplot missing (Debian gnuplot-nox)" >&2; exit 1; }
 	@test -f bench/results/latest.tsv || { echo "bench-plot: run make bench (or bench-quick) first" >&2; exit 1; }
 	@sh bench/plot.sh bench/results/latest.tsv bench/results
 
+## bench-goals: the goal ratios from bench/results/latest.tsv (or BENCH_TABLES)
 bench-goals:
 	@sh bench/goals.sh $(BENCH_TABLES)
 
 # The schedules of every collective at a few rank counts, up to 4096.
+## sim: coll's schedules for up to 4096 ranks under an alpha-beta-gamma clock
 sim: $(BENCH_B)/sim
 	@$(BENCH_B)/sim -c allreduce -p 2,4,7,64,4096 -n 8,64M
 	@$(BENCH_B)/sim -c reduce_scatter,allgather,broadcast,reduce -p 64,4096 -n 8,64M
 
 # Seconds: every collective/algorithm/size cell once on the threads port,
 # checked on every rank; the simulator's self-test and a few rank counts.
+## test-bench: every bench cell once, checked, and the simulator self-test
 test-bench: $(BENCH_B)/bench_coll $(BENCH_B)/sim
 	@$(BENCH_B)/bench_coll -k -p threads -n 1,2,3,4,5 -a all -s 4,8,12,1000,65540,300K
 	@$(BENCH_B)/sim -t

@@ -34,21 +34,26 @@ $(CT)/tsan/%: test/%.c $(CT_DEPS)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
 .PHONY: test-core test-errors test-compile test-asan test-tsan
+## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long)
 test-core: $(CT)/test_core
 	$<
 
+## test-errors: invalid arguments, lost peers, abort
 test-errors: $(CT)/test_errors
 	$<
 
+## test-compile: C99/C11/C++11/C++17 with gcc and clang, two static copies, C89 declarations
 test-compile:
 	@sh test/compile/run.sh $(CT)/compile
 
 # Sanitized runs take the quick matrix (every row, every p, sampled shapes):
 # the instrumented threads are several times slower.
+## test-asan: core matrix (quick) and errors under ASan + UBSan
 test-asan: $(CT)/asan/test_core $(CT)/asan/test_errors
 	COLL_TEST_LEVEL=0 $(CT)/asan/test_core
 	$(CT)/asan/test_errors
 
+## test-tsan: core matrix (quick) and errors under TSan
 test-tsan: $(CT)/tsan/test_core $(CT)/tsan/test_errors
 	TSAN_OPTIONS=halt_on_error=1 COLL_TEST_LEVEL=0 $(CT)/tsan/test_core
 	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_errors

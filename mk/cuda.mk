@@ -70,6 +70,7 @@ $(CB)/bench_cuda.o: bench/bench_cuda.cu $(CUDA_HDRS)
 $(CB)/test_cuda $(CB)/bench_cuda: $(CB)/%: $(CB)/%.o $(CB)/coll_cuda_impl.o $(CB)/coll_impl.o
 	$(NVCC) $(CUDA_ARCH) -o $@ $^ $(LDLIBS_THREADS)
 
+## test-cuda-compile: every CUDA file through nvcc, warnings as errors (no GPU needed)
 test-cuda-compile:
 	@NVCC='$(NVCC)' CC='$(CC)' CXX='$(CXX)' CFLAGS='$(CFLAGS)' WARN='$(WARN)' \
 	 NVCCFLAGS='$(NVCCFLAGS)' CUDA_WARN='$(CUDA_WARN)' CUDA_ARCH='$(CUDA_ARCH)' \
@@ -81,6 +82,7 @@ $(CB)/test_kernels_host: test/cuda/test_kernels_host.cu test/cuda/cuda_ref.h $(C
 	@mkdir -p $(CB)
 	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) -arch=sm_90 -I. -Itest/cuda $< $(CB)/coll_impl.o -o $@
 
+## test-cuda-kernels-host: the CUDA reduce/scale kernels run thread by thread on the CPU (nvcc)
 test-cuda-kernels-host:
 	@if [ -z "$(NVCC)" ]; then \
 	    if [ "$$CI" = true ]; then echo "cuda: nvcc not found (required under CI)"; \
@@ -93,6 +95,7 @@ $(CB)/test_port_sim: test/cuda/test_port_sim.c test/cuda/sim_cudart.c coll.h por
 	$(CC) -std=c99 $(CFLAGS) $(WARN) -I. -isystem $(CUDA_HOME)/include \
 	    test/cuda/test_port_sim.c test/cuda/sim_cudart.c -o $@ $(LDLIBS_THREADS)
 
+## test-cuda-port-sim: the CUDA port under a simulated CUDA runtime, on the CPU
 test-cuda-port-sim:
 	@if [ ! -f $(CUDA_HOME)/include/cuda_runtime_api.h ]; then \
 	    if [ "$$CI" = true ]; then echo "cuda: $(CUDA_HOME)/include/cuda_runtime_api.h not found (required under CI)"; \
@@ -100,14 +103,17 @@ test-cuda-port-sim:
 	    echo "*** cuda: CUDA headers not found in $(CUDA_HOME)/include: test-cuda-port-sim SKIPPED ***"; exit 0; fi; \
 	$(MAKE) --no-print-directory $(CB)/test_port_sim && $(CB)/test_port_sim
 
+## test-cuda: the CUDA tests on the GPU (needs a GPU)
 test-cuda: $(CB)/test_cuda
 	$(CB)/test_cuda
 
+## test-cuda-sanitize: the CUDA tests under compute-sanitizer memcheck and initcheck (GPU)
 test-cuda-sanitize: $(CB)/test_cuda
 	@if [ -z "$(CUDA_SANITIZER)" ]; then \
 	    echo "*** cuda: compute-sanitizer not found: sanitizer run NOT DONE ***"; exit 1; fi
 	COLL_TEST_QUICK=1 $(CUDA_SANITIZER) --tool memcheck --error-exitcode 9 $(CB)/test_cuda
 	COLL_TEST_QUICK=1 $(CUDA_SANITIZER) --tool initcheck --error-exitcode 9 $(CB)/test_cuda
 
+## bench-cuda: kernel bandwidth and all-reduce over the CUDA port (GPU; BENCH_CUDA_ARGS)
 bench-cuda: $(CB)/bench_cuda
 	$(CB)/bench_cuda $(BENCH_CUDA_ARGS)

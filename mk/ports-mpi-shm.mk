@@ -52,12 +52,15 @@ $(PMS)/seed_mindspore.mpich: examples/seed_mindspore.c $(PMS_MPI_HDRS) | $(B)
 .PHONY: seed-mindspore seed-ring-sim test-mpi test-shm seed-mindspore-test \
         seed-ring-sim-test examples-ports-mpi-shm
 
+## seed-ring-sim: the numpy ring simulation seed over the mailbox port, with its trace
 seed-ring-sim: $(PMS)/seed_ring_sim
 	$(PMS)/seed_ring_sim
 
+## seed-ring-sim-test: the ring simulation seed, checked
 seed-ring-sim-test: $(PMS)/seed_ring_sim
 	$(PMS)/seed_ring_sim --check
 
+## test-shm: the shared-memory port: forked ranks, collectives, dead peers
 test-shm: $(PMS)/test_shm
 	$(PMS)/test_shm
 
@@ -75,18 +78,22 @@ endef
 
 ifneq ($(PMS_HAVE_MPI),)
 # mpirun -np 4 as the seed does (Open MPI, oversubscribed, as root)
+## seed-mindspore: MindSpore's four primitives under mpirun -np 4 (Open MPI)
 seed-mindspore: $(PMS)/seed_mindspore.ompi
 	$(MPIRUN_OMPI) $(OMPI_FLAGS) -np 4 $<
 
+## seed-mindspore-test: the MindSpore seed under Open MPI and MPICH, output checked
 seed-mindspore-test: $(PMS)/seed_mindspore.ompi $(PMS)/seed_mindspore.mpich
 	$(call pms_seed_run,$(MPIRUN_OMPI) $(OMPI_FLAGS),$(PMS)/seed_mindspore.ompi,openmpi)
 	$(call pms_seed_run,$(MPIRUN_MPICH),$(PMS)/seed_mindspore.mpich,mpich)
 
+## test-mpi: the MPI port under Open MPI (also with tiny message limits) and MPICH
 test-mpi: $(PMS)/test_mpi.ompi $(PMS)/test_mpi_split.ompi $(PMS)/test_mpi.mpich
 	$(MPIRUN_OMPI) $(OMPI_FLAGS) -np 4 $(PMS)/test_mpi.ompi openmpi
 	$(MPIRUN_OMPI) $(OMPI_FLAGS) -np 4 $(PMS)/test_mpi_split.ompi openmpi-split quick
 	$(MPIRUN_MPICH) -np 4 $(PMS)/test_mpi.mpich mpich quick yield
 
+## examples-ports-mpi-shm: build the ring simulation and MindSpore seeds
 examples-ports-mpi-shm: $(PMS)/seed_ring_sim $(PMS)/seed_mindspore.ompi
 else
 seed-mindspore seed-mindspore-test test-mpi:

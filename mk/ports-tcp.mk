@@ -23,9 +23,11 @@ $(TCPB)/test_tcp: test/test_tcp.c $(TCP_HDRS)
 	$(CC) $(TCP_CFLAGS) -o $@ $<
 
 .PHONY: test-tcp test-tcp-netns
+## test-tcp: the TCP port, ranks as processes on 127.0.0.1, killed and stopped peers
 test-tcp: $(TCPB)/test_tcp
 	@timeout 120 $(TCPB)/test_tcp
 
+## test-tcp-netns: the TCP tests across network namespaces (root)
 test-tcp-netns: $(TCPB)/test_tcp
 	@sh test/tcp_netns.sh $(TCPB)/test_tcp
 
@@ -37,6 +39,7 @@ $(TCPB)/test_layout: test/test_layout.c coll.h ports/coll_threads.h
 	$(CC) $(TCP_CFLAGS) -o $@ $< $(LDLIBS_THREADS)
 
 .PHONY: test-layout
+## test-layout: every layout conversion against a one-rank reference
 test-layout: $(TCPB)/test_layout
 	@timeout 120 $(TCPB)/test_layout
 
@@ -56,19 +59,25 @@ $(TCPB)/seed_muji: examples/seed_muji.c coll.h ports/coll_threads.h
 	$(CC) $(TCP_CFLAGS) -o $@ $< $(LDLIBS_THREADS)
 
 .PHONY: seed-torch seed-muji seed-oneflow seed-torch-test seed-muji-test seed-oneflow-test
+## seed-torch: naive and ring all-reduce, 4 processes, torchrun-style env launch
 seed-torch: $(TCPB)/seed_torch
 	@$(TCPB)/seed_torch
+## seed-muji: tree all-reduce on 2..8 ranks, hierarchical 2 x 4
 seed-muji: $(TCPB)/seed_muji
 	@$(TCPB)/seed_muji
+## seed-oneflow: a 4 x 5 tensor split over 2 processes, SBP changes, split x broadcast matmul
 seed-oneflow: $(TCPB)/seed_oneflow
 	@$(TCPB)/seed_oneflow
 
 # The same programs under a time limit: each checks every rank's result and
 # ends with its "N passed, N failed" line and a non-zero status on failure.
+## seed-torch-test: the torch seed with its checks, under a time limit
 seed-torch-test: $(TCPB)/seed_torch
 	@timeout 60 $(TCPB)/seed_torch
+## seed-muji-test: the muji seed with its checks, under a time limit
 seed-muji-test: $(TCPB)/seed_muji
 	@timeout 60 $(TCPB)/seed_muji
+## seed-oneflow-test: the oneflow seed with its checks, under a time limit
 seed-oneflow-test: $(TCPB)/seed_oneflow
 	@timeout 60 $(TCPB)/seed_oneflow
 

@@ -60,7 +60,7 @@
 #define COLL_THREADS_H
 
 #ifndef COLL_H
-#include "coll.h"
+#include "../coll.h"                   /* beside ports/, in the tree and installed */
 #endif
 #include <pthread.h>
 
