@@ -69,14 +69,43 @@
                            first algorithm compiled in for the collective  (off)
      COLL_NO_NAMES         coll_algo_name/coll_kind_name return ""         (off)
      COLL_NO_LAYOUT        leave out coll_layout_* (tensor layouts)        (off)
+     COLL_NO_CHECKS        leave out the call checks and CRCs (see below)  (off)
+     COLL_CRC_SMALL        CRC-32C from a 16-entry table instead of 256    (off)
+     COLL_AGAIN_LIMIT      a blocking call gives up (COLL_ERR_TIMEOUT) after
+                           this many COLL_AGAIN in a row from a port    (2^26)
+     COLL_MAX_RULES        per-size rules a communicator holds (coll_add_rule;
+                           each costs 32 bytes of coll_comm)               (8)
    The masks are read only where the kernel table and the algorithm registry
    are built; the compiler drops every kernel and schedule nobody points to.
 
    ERRORS
      Every function returns COLL_OK (0), COLL_AGAIN (1, only from progress)
-     or a negative code: COLL_ERR_* below, or your port's own code unchanged.
-     Arguments are checked before any byte moves. After a transport error the
-     communicator's peers may be mid-collective: treat it as broken.
+     or a negative code: COLL_ERR_* below, or your port's own code unchanged
+     (a positive code other than COLL_AGAIN from a port counts as
+     COLL_ERR_IO). coll_last_error(c) names what was wrong, in a short
+     static string.
+
+   CALL CHECKS (the first promise: the right answer on every rank, or an
+   error on every rank that can see it)
+     Before a collective moves any payload, its ranks run one dissemination
+     round of 20-byte frames (lg p messages per rank, the pattern fixed by
+     rank and size alone, so it cannot deadlock whatever the arguments):
+     each frame carries a hash of the call's signature - sequence number,
+     collective, algorithm actually run, counts, dtype, op, root, group,
+     segment size, check flags - and whether a rank refused its arguments.
+     Every rank ends the round with the same verdict: ranks that disagree
+     get COLL_ERR_MISMATCH, a refusal gives the refusing rank its own code
+     and every other rank COLL_ERR_PEER, promptly and on every rank.
+     With COLL_CHECK_CRC every payload message is followed by its CRC-32C
+     and a second round after the schedule tells every rank if any message
+     arrived damaged (COLL_ERR_CORRUPT everywhere).
+     An error after payload began to move (a port error, a damaged message)
+     breaks the communicator: every later call returns COLL_ERR_BROKEN until
+     coll_init. Errors found by the call check leave it usable: every rank
+     saw the same frames and no payload moved. coll_set_checks(c, 0) turns
+     the checks off (a refusal is then local, and ranks that disagree may
+     hang or read each other's messages as data); COLL_NO_CHECKS compiles
+     them out.
 
    THREAD SAFETY
      No global state. One communicator must not run two collectives at once;
@@ -113,6 +142,9 @@ enum {
     COLL_OK           = 0,
     COLL_AGAIN        = 1,     /* not finished: call coll_progress again    */
     COLL_ERR_IO       = -5,    /* transport failed                           */
+    COLL_ERR_BROKEN   = -32,   /* an earlier error broke this communicator   */
+    COLL_ERR_CORRUPT  = -71,   /* a message failed its integrity check       */
+    COLL_ERR_PEER     = -121,  /* another rank refused its arguments         */
     COLL_ERR_INVAL    = -22,   /* bad argument; nothing was sent             */
     COLL_ERR_NOSPC    = -28,   /* scratch too small for this call            */
     COLL_ERR_NOSYS    = -38,   /* algorithm not available for this call      */
@@ -188,7 +220,16 @@ typedef struct coll_port {
     int (*isend)(void *ctx, int peer, const void *buf, size_t bytes, int *handle);
     int (*irecv)(void *ctx, int peer, void *buf, size_t bytes, int *handle);
     int (*wait)(void *ctx, int handle, int block);
+    /* optional: tell every peer the group is broken (they fail promptly
+       instead of at their deadline); called after a transport error */
+    void (*abort)(void *ctx, int code);
 } coll_port;
+
+/* What the communicator verifies (coll_set_checks; see CALL CHECKS). */
+enum {
+    COLL_CHECK_CALLS = 1,      /* every rank agrees on the call (default)    */
+    COLL_CHECK_CRC   = 2       /* a CRC-32C on every payload message         */
+};
 
 /* Local data movement. NULL = host memory (memcpy and the built-in loops);
    coll_cuda.h supplies device versions. Each returns 0 or a negative code.
@@ -233,6 +274,10 @@ typedef struct coll_comm {
     coll_tuning tune;
     coll_rule rules[COLL_MAX_RULES];
     int nrules;
+    unsigned checks;           /* COLL_CHECK_* flags                          */
+    uint32_t seq;              /* calls so far (part of the call signature)   */
+    int broken;                /* 0, or the error that broke the communicator */
+    const char *why;           /* what the last error was about (static)      */
     unsigned magic;
 } coll_comm;
 
@@ -270,7 +315,8 @@ typedef struct coll__step {
     int sbuf, rbuf, abuf;      /* send from; receive (or reduce) into; the
                                   reduce's other operand                    */
     size_t soff, slen, roff, rlen, aoff;
-    int reduce;                /* rbuf[roff..] = abuf[aoff..] (+) received    */
+    int reduce;                /* 1: rbuf[roff..] = abuf[aoff..] (+) received;
+                                  2: the same with received on the left     */
     int send_first;            /* blocking ports: send before receiving      */
     size_t srun, sstride;      /* strided spans (0 = contiguous): element i  */
     size_t rrun, rstride;      /* lies at off + i/run*stride + i%run         */
@@ -289,9 +335,17 @@ typedef struct coll_request {
     coll__step st;
     size_t nsend, nrecv;       /* segments of this step                      */
     size_t sposted, rposted, done;
-    int hs[2], hr[2];          /* port handles of segments in flight, -1    */
+    int hs[4], hr[4];          /* port handles of messages in flight, -1    */
     int finished;
     unsigned char token[2];    /* the barrier's one-byte messages            */
+    /* call checks: phase 0 = the agreement round, 1 = the schedule, 2 = the
+       closing round (CRC only); the rounds' running verdict */
+    int phase, nchk, nepi, skip, refused, err;
+    unsigned long spins;       /* COLL_AGAIN in a row (blocking calls)       */
+    uint32_t sig, lo, hi;
+    unsigned flags, bad;       /* F_* bits; lowest refusing rank, its code   */
+    unsigned char fout[20], fin[20];
+    unsigned char crc_out[2][4], crc_in[2][4];
 } coll_request;
 
 /* What one step of a schedule does on one rank (coll_describe). */
@@ -311,6 +365,12 @@ COLL_API int coll_rank(const coll_comm *c);           /* this rank, or -1 */
 COLL_API int coll_size(const coll_comm *c);           /* ranks, or -1     */
 COLL_API int coll_set_user_op(coll_comm *c, const coll_user_op *op);
 COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem);
+/* COLL_CHECK_* flags, the same on every rank (default COLL_CHECK_CALLS). */
+COLL_API int coll_set_checks(coll_comm *c, unsigned flags);
+/* What the last error on c was about: a short static string ("" if none). */
+COLL_API const char *coll_last_error(const coll_comm *c);
+/* CRC-32C (Castagnoli) of n bytes, continuing from crc (start with 0). */
+COLL_API uint32_t coll_crc32c(uint32_t crc, const void *buf, size_t n);
 /* The cost model's constants, and per-size overrides of AUTO. All ranks
    must set the same values. coll_tune measures α and β with ping-pongs
    between ranks 0 and 1 and γ with a local reduce, timed by now(ctx) in
@@ -624,6 +684,94 @@ static uint16_t coll__f2b(float f)
     return (uint16_t)(v.u >> 16);
 }
 
+/* ---- CRC-32C: the integrity check of COLL_CHECK_CRC and of check frames --- */
+/* Castagnoli polynomial, reflected (0x82F63B78), as in iSCSI and ext4: it
+   catches every burst error up to 32 bits. The instruction where the
+   target has one (SSE4.2, ARMv8 CRC), else a table of 256 entries (1 KiB),
+   or of 16 with COLL_CRC_SMALL (64 B, two look-ups per byte). */
+#if defined(__SSE4_2__) && !defined(COLL_CRC_SMALL)
+#include <nmmintrin.h>
+#define COLL__CRC_HW(c, b) ((uint32_t)_mm_crc32_u8((c), (b)))
+#elif defined(__ARM_FEATURE_CRC32) && !defined(COLL_CRC_SMALL)
+#include <arm_acle.h>
+#define COLL__CRC_HW(c, b) __crc32cb((c), (b))
+#elif defined(COLL_CRC_SMALL)
+static const uint32_t coll__crc_tab[16] = {
+    0x00000000u, 0x105ec76fu, 0x20bd8edeu, 0x30e349b1u, 0x417b1dbcu, 0x5125dad3u, 0x61c69362u, 0x7198540du,
+    0x82f63b78u, 0x92a8fc17u, 0xa24bb5a6u, 0xb21572c9u, 0xc38d26c4u, 0xd3d3e1abu, 0xe330a81au, 0xf36e6f75u
+};
+#else
+static const uint32_t coll__crc_tab[256] = {
+    0x00000000u, 0xf26b8303u, 0xe13b70f7u, 0x1350f3f4u, 0xc79a971fu, 0x35f1141cu,
+    0x26a1e7e8u, 0xd4ca64ebu, 0x8ad958cfu, 0x78b2dbccu, 0x6be22838u, 0x9989ab3bu,
+    0x4d43cfd0u, 0xbf284cd3u, 0xac78bf27u, 0x5e133c24u, 0x105ec76fu, 0xe235446cu,
+    0xf165b798u, 0x030e349bu, 0xd7c45070u, 0x25afd373u, 0x36ff2087u, 0xc494a384u,
+    0x9a879fa0u, 0x68ec1ca3u, 0x7bbcef57u, 0x89d76c54u, 0x5d1d08bfu, 0xaf768bbcu,
+    0xbc267848u, 0x4e4dfb4bu, 0x20bd8edeu, 0xd2d60dddu, 0xc186fe29u, 0x33ed7d2au,
+    0xe72719c1u, 0x154c9ac2u, 0x061c6936u, 0xf477ea35u, 0xaa64d611u, 0x580f5512u,
+    0x4b5fa6e6u, 0xb93425e5u, 0x6dfe410eu, 0x9f95c20du, 0x8cc531f9u, 0x7eaeb2fau,
+    0x30e349b1u, 0xc288cab2u, 0xd1d83946u, 0x23b3ba45u, 0xf779deaeu, 0x05125dadu,
+    0x1642ae59u, 0xe4292d5au, 0xba3a117eu, 0x4851927du, 0x5b016189u, 0xa96ae28au,
+    0x7da08661u, 0x8fcb0562u, 0x9c9bf696u, 0x6ef07595u, 0x417b1dbcu, 0xb3109ebfu,
+    0xa0406d4bu, 0x522bee48u, 0x86e18aa3u, 0x748a09a0u, 0x67dafa54u, 0x95b17957u,
+    0xcba24573u, 0x39c9c670u, 0x2a993584u, 0xd8f2b687u, 0x0c38d26cu, 0xfe53516fu,
+    0xed03a29bu, 0x1f682198u, 0x5125dad3u, 0xa34e59d0u, 0xb01eaa24u, 0x42752927u,
+    0x96bf4dccu, 0x64d4cecfu, 0x77843d3bu, 0x85efbe38u, 0xdbfc821cu, 0x2997011fu,
+    0x3ac7f2ebu, 0xc8ac71e8u, 0x1c661503u, 0xee0d9600u, 0xfd5d65f4u, 0x0f36e6f7u,
+    0x61c69362u, 0x93ad1061u, 0x80fde395u, 0x72966096u, 0xa65c047du, 0x5437877eu,
+    0x4767748au, 0xb50cf789u, 0xeb1fcbadu, 0x197448aeu, 0x0a24bb5au, 0xf84f3859u,
+    0x2c855cb2u, 0xdeeedfb1u, 0xcdbe2c45u, 0x3fd5af46u, 0x7198540du, 0x83f3d70eu,
+    0x90a324fau, 0x62c8a7f9u, 0xb602c312u, 0x44694011u, 0x5739b3e5u, 0xa55230e6u,
+    0xfb410cc2u, 0x092a8fc1u, 0x1a7a7c35u, 0xe811ff36u, 0x3cdb9bddu, 0xceb018deu,
+    0xdde0eb2au, 0x2f8b6829u, 0x82f63b78u, 0x709db87bu, 0x63cd4b8fu, 0x91a6c88cu,
+    0x456cac67u, 0xb7072f64u, 0xa457dc90u, 0x563c5f93u, 0x082f63b7u, 0xfa44e0b4u,
+    0xe9141340u, 0x1b7f9043u, 0xcfb5f4a8u, 0x3dde77abu, 0x2e8e845fu, 0xdce5075cu,
+    0x92a8fc17u, 0x60c37f14u, 0x73938ce0u, 0x81f80fe3u, 0x55326b08u, 0xa759e80bu,
+    0xb4091bffu, 0x466298fcu, 0x1871a4d8u, 0xea1a27dbu, 0xf94ad42fu, 0x0b21572cu,
+    0xdfeb33c7u, 0x2d80b0c4u, 0x3ed04330u, 0xccbbc033u, 0xa24bb5a6u, 0x502036a5u,
+    0x4370c551u, 0xb11b4652u, 0x65d122b9u, 0x97baa1bau, 0x84ea524eu, 0x7681d14du,
+    0x2892ed69u, 0xdaf96e6au, 0xc9a99d9eu, 0x3bc21e9du, 0xef087a76u, 0x1d63f975u,
+    0x0e330a81u, 0xfc588982u, 0xb21572c9u, 0x407ef1cau, 0x532e023eu, 0xa145813du,
+    0x758fe5d6u, 0x87e466d5u, 0x94b49521u, 0x66df1622u, 0x38cc2a06u, 0xcaa7a905u,
+    0xd9f75af1u, 0x2b9cd9f2u, 0xff56bd19u, 0x0d3d3e1au, 0x1e6dcdeeu, 0xec064eedu,
+    0xc38d26c4u, 0x31e6a5c7u, 0x22b65633u, 0xd0ddd530u, 0x0417b1dbu, 0xf67c32d8u,
+    0xe52cc12cu, 0x1747422fu, 0x49547e0bu, 0xbb3ffd08u, 0xa86f0efcu, 0x5a048dffu,
+    0x8ecee914u, 0x7ca56a17u, 0x6ff599e3u, 0x9d9e1ae0u, 0xd3d3e1abu, 0x21b862a8u,
+    0x32e8915cu, 0xc083125fu, 0x144976b4u, 0xe622f5b7u, 0xf5720643u, 0x07198540u,
+    0x590ab964u, 0xab613a67u, 0xb831c993u, 0x4a5a4a90u, 0x9e902e7bu, 0x6cfbad78u,
+    0x7fab5e8cu, 0x8dc0dd8fu, 0xe330a81au, 0x115b2b19u, 0x020bd8edu, 0xf0605beeu,
+    0x24aa3f05u, 0xd6c1bc06u, 0xc5914ff2u, 0x37faccf1u, 0x69e9f0d5u, 0x9b8273d6u,
+    0x88d28022u, 0x7ab90321u, 0xae7367cau, 0x5c18e4c9u, 0x4f48173du, 0xbd23943eu,
+    0xf36e6f75u, 0x0105ec76u, 0x12551f82u, 0xe03e9c81u, 0x34f4f86au, 0xc69f7b69u,
+    0xd5cf889du, 0x27a40b9eu, 0x79b737bau, 0x8bdcb4b9u, 0x988c474du, 0x6ae7c44eu,
+    0xbe2da0a5u, 0x4c4623a6u, 0x5f16d052u, 0xad7d5351u
+};
+#endif
+
+COLL_API uint32_t coll_crc32c(uint32_t crc, const void *buf, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)buf;
+    uint32_t c = ~crc;
+#if defined(COLL__CRC_HW)
+#if defined(__SSE4_2__) && defined(__x86_64__)
+    for (; n >= 8; n -= 8, b += 8) {
+        uint64_t w; COLL_MEMCPY(&w, b, 8);
+        c = (uint32_t)_mm_crc32_u64(c, w);
+    }
+#endif
+    while (n--) c = COLL__CRC_HW(c, *b++);
+#elif defined(COLL_CRC_SMALL)
+    while (n--) {
+        c ^= *b++;
+        c = (c >> 4) ^ coll__crc_tab[c & 15];
+        c = (c >> 4) ^ coll__crc_tab[c & 15];
+    }
+#else
+    while (n--) c = (c >> 8) ^ coll__crc_tab[(c ^ *b++) & 255];
+#endif
+    return ~c;
+}
+
 /* ========================================================================== */
 /* 2. Local kernels: out[i] = a[i] (+) b[i]                                   */
 /* ========================================================================== */
@@ -663,8 +811,13 @@ typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
     static COLL__UNUSED void NAME##_2(void *o, const void *a, const void *b, size_t n) \
     { (void)a; NAME##_2t((T *)o, (const T *)b, n); }
 
+/* Float min and max propagate NaN (y != y is true only for NaN).
+   Which operand wins among equals (+0/-0, two NaNs) depends on operand
+   order: every algorithm fixes that order, so every rank gets the same bits. */
 #define COLL__MIN(x, y) ((y) < (x) ? (y) : (x))
 #define COLL__MAX(x, y) ((y) > (x) ? (y) : (x))
+#define COLL__FMIN(x, y) ((y) < (x) || (y) != (y) ? (y) : (x))
+#define COLL__FMAX(x, y) ((y) > (x) || (y) != (y) ? (y) : (x))
 
 #define COLL__INT_KERNELS(N, T, U)                                               \
     COLL__KERNEL(coll__##N##_sum,  T, T, COLL__ID, (T), (U)x + (U)y)             \
@@ -678,8 +831,8 @@ typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
 #define COLL__FLOAT_KERNELS(N, T, C, IN, OUT)                                    \
     COLL__KERNEL(coll__##N##_sum,  T, C, IN, OUT, x + y)                         \
     COLL__KERNEL(coll__##N##_prod, T, C, IN, OUT, x * y)                         \
-    COLL__KERNEL(coll__##N##_min,  T, C, IN, OUT, COLL__MIN(x, y))               \
-    COLL__KERNEL(coll__##N##_max,  T, C, IN, OUT, COLL__MAX(x, y))
+    COLL__KERNEL(coll__##N##_min,  T, C, IN, OUT, COLL__FMIN(x, y))              \
+    COLL__KERNEL(coll__##N##_max,  T, C, IN, OUT, COLL__FMAX(x, y))
 
 COLL__INT_KERNELS(i8,  int8_t,   uint8_t)
 COLL__INT_KERNELS(u8,  uint8_t,  uint8_t)
@@ -1038,8 +1191,9 @@ static int coll__ring_allreduce(const coll__plan *pl, int s, coll__step *st)
    cost: lg·(α + nβ + nγ)                                                    */
 static int coll__binomial_reduce(const coll__plan *pl, int s, coll__step *st)
 {
-    int p = pl->p, v = coll__mod(pl->rank - pl->root, p), mask = 1 << s;
+    int p = pl->p, v = coll__mod(pl->rank - pl->root, p), mask;
     if (s >= coll__ceil_log2(p)) return 0;
+    mask = 1 << s;
     coll__idle(st);
     if (v & (mask - 1)) return 1;                       /* sent earlier */
     if (v & mask) {
@@ -1093,8 +1247,9 @@ static void coll__wrapped(const coll__plan *pl, int v0, int n, int part, size_t 
    cost: lg·α + (p-1)/p·nβ                                                  */
 static int coll__binomial_gather(const coll__plan *pl, int s, coll__step *st)
 {
-    int p = pl->p, v = coll__mod(pl->rank - pl->root, p), l = s / 2, mask = 1 << l, n;
+    int p = pl->p, v = coll__mod(pl->rank - pl->root, p), l = s / 2, mask, n;
     if (l >= coll__ceil_log2(p)) return 0;
+    mask = 1 << l;
     coll__idle(st);
     if (v & (mask - 1)) return 1;
     if (v & mask) {
@@ -1180,7 +1335,7 @@ static int coll__rd_allreduce(const coll__plan *pl, int s, coll__step *st)
     coll__pair(st, pl->rank, coll__rrank(pl, v ^ (1 << k)));
     st->sbuf = st->abuf = ready ? COLL_BUF_DST : COLL_BUF_SRC;
     st->slen = st->rlen = pl->count;
-    st->reduce = 1;
+    st->reduce = (v & (1 << k)) ? 2 : 1;  /* both partners fold lower (+) higher: same bits */
     return 1;
 }
 
@@ -1355,8 +1510,9 @@ static size_t coll__bruck_off(const coll__plan *pl, int j)   /* rotated offset *
 }
 static int coll__bruck_allgather(const coll__plan *pl, int s, coll__step *st)
 {
-    int r = pl->rank, p = pl->p, d = 1 << s, m;
+    int r = pl->rank, p = pl->p, d, m;
     if (s >= coll__ceil_log2(p)) return 0;
+    d = 1 << s;
     m = d < p - d ? d : p - d;
     coll__idle(st);
     st->to = coll__mod(r - d, p);
@@ -1529,8 +1685,9 @@ static int coll__pairwise_alltoall(const coll__plan *pl, int s, coll__step *st)
    cost: lg·α + lg·(n/2)β                                                   */
 static int coll__bruck_alltoall(const coll__plan *pl, int s, coll__step *st)
 {
-    int r = pl->rank, p = pl->p, d = 1 << s, j, nb = 0;
+    int r = pl->rank, p = pl->p, d, j, nb = 0;
     if (s >= coll__ceil_log2(p)) return 0;
+    d = 1 << s;
     for (j = 0; j < p; j++) nb += (j & d) != 0;
     coll__idle(st);
     st->to = coll__mod(r + d, p);
@@ -1548,8 +1705,9 @@ static int coll__bruck_alltoall(const coll__plan *pl, int s, coll__step *st)
    cost: lg·α                                                               */
 static int coll__dissemination_barrier(const coll__plan *pl, int s, coll__step *st)
 {
-    int r = pl->rank, p = pl->p, d = 1 << s;
+    int r = pl->rank, p = pl->p, d;
     if (s >= coll__ceil_log2(p)) return 0;
+    d = 1 << s;
     coll__idle(st);
     st->to = coll__mod(r + d, p);
     st->from = coll__mod(r - d, p);
@@ -1764,19 +1922,25 @@ static size_t coll__esize(const coll_comm *c, coll_dtype t)
     return t == COLL_USER_TYPE ? c->user.elem_size : coll_dtype_size(t);
 }
 
-/* Everything coll_start checks about the arguments, without touching a
-   buffer: kinds, types, ops, roots, sizes, and the legal overlaps of src
-   and dst (equal for the vector collectives, the NCCL-style "my block of
-   the big buffer" for the block-wise ones, none otherwise). */
-static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t *esize_out)
+/* A refusal: the code and a short reason for coll_last_error. */
+#ifdef COLL_NO_ERRSTR
+#define COLL__NO(why_out, code, text) (*(why_out) = "", (code))
+#else
+#define COLL__NO(why_out, code, text) (*(why_out) = (text), (code))
+#endif
+
+/* Everything coll_start checks about the arguments that every rank can
+   check alike, without touching a buffer: kinds, types, ops, roots, sizes. */
+static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t *esize_out,
+                           const char **why)
 {
-    size_t es, n, in_n = 0, out_n = 0, mine = 0, len;
+    size_t es, n;
     int p, r, i;
-    const unsigned char *src, *dst;
-    if (!c || !a || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
+    if (!c || c->magic != COLL__MAGIC) return COLL__NO(why, COLL_ERR_INVAL, "comm: not initialised");
+    if (!a) return COLL__NO(why, COLL_ERR_INVAL, "args: NULL");
     p = c->nranks; r = c->rank;
-    if ((unsigned)a->kind >= (unsigned)COLL_KIND_COUNT) return COLL_ERR_INVAL;
-    if ((unsigned)a->algo >= (unsigned)COLL_ALGO_COUNT) return COLL_ERR_INVAL;
+    if ((unsigned)a->kind >= (unsigned)COLL_KIND_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "kind: not a coll_kind");
+    if ((unsigned)a->algo >= (unsigned)COLL_ALGO_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "algo: not a coll_algo");
     pl->kind = a->kind; pl->algo = a->algo; pl->rank = r; pl->p = p;
     pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0;
     pl->inplace = 0;
@@ -1787,35 +1951,35 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         *esize_out = 1;
         return COLL_OK;
     }
-    if ((unsigned)a->dtype >= (unsigned)COLL_DTYPE_COUNT) return COLL_ERR_INVAL;
+    if ((unsigned)a->dtype >= (unsigned)COLL_DTYPE_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "dtype: not a coll_dtype");
     es = coll__esize(c, a->dtype);
-    if (es == 0) return COLL_ERR_INVAL;
+    if (es == 0) return COLL__NO(why, COLL_ERR_INVAL, "dtype: COLL_USER_TYPE without coll_set_user_op");
     if (coll__reduces(a->kind)) {
-        if ((unsigned)a->op >= (unsigned)COLL_OP_COUNT) return COLL_ERR_INVAL;
+        if ((unsigned)a->op >= (unsigned)COLL_OP_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "op: not a coll_op");
         if (a->op == COLL_USER_OP) {
-            if (!c->user.fn) return COLL_ERR_INVAL;
-            if (c->mem) return COLL_ERR_NOSYS;   /* the callback cannot read device memory */
+            if (!c->user.fn) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without coll_set_user_op");
+            if (c->mem) return COLL__NO(why, COLL_ERR_NOSYS, "op: a user op cannot read device memory");
         }
-        else if (a->dtype == COLL_USER_TYPE) return COLL_ERR_INVAL;
-        else if (a->op >= COLL_BAND && !coll__is_integer(a->dtype)) return COLL_ERR_INVAL;
-        else if (!c->mem && !coll__kernels3[a->dtype][a->op]) return COLL_ERR_NOSYS;  /* trimmed */
+        else if (a->dtype == COLL_USER_TYPE) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_TYPE needs COLL_USER_OP");
+        else if (a->op >= COLL_BAND && !coll__is_integer(a->dtype)) return COLL__NO(why, COLL_ERR_INVAL, "op: bitwise op on a float type");
+        else if (!c->mem && !coll__kernels3[a->dtype][a->op]) return COLL__NO(why, COLL_ERR_NOSYS, "op: dtype or op not compiled in");
     }
     if (a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE ||
         a->kind == COLL_GATHER || a->kind == COLL_SCATTER) {
-        if (a->root < 0 || a->root >= p) return COLL_ERR_INVAL;
+        if (a->root < 0 || a->root >= p) return COLL__NO(why, COLL_ERR_INVAL, "root: not a rank");
     }
     if (a->kind == COLL_ALLGATHERV || a->kind == COLL_REDUCE_SCATTERV) {
-        if (!a->counts) return COLL_ERR_INVAL;
+        if (!a->counts) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
         n = 0;
         for (i = 0; i < p; i++) {
-            if (a->counts[i] > ((size_t)-1) / es - n) return COLL_ERR_INVAL;
+            if (a->counts[i] > ((size_t)-1) / es - n) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
             n += a->counts[i];
         }
         pl->counts = a->counts;
         pl->count = a->counts[r];
         pl->total = n;
     } else {
-        if (a->count > ((size_t)-1) / es / (size_t)p) return COLL_ERR_INVAL;
+        if (a->count > ((size_t)-1) / es / (size_t)p) return COLL__NO(why, COLL_ERR_INVAL, "count: too large");
         n = a->count;
         pl->total = a->kind == COLL_ALLREDUCE || a->kind == COLL_REDUCE ||
                     a->kind == COLL_BROADCAST ? n : n * (size_t)p;
@@ -1823,49 +1987,84 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     /* pipeline chunk: one message segment, or the whole vector uncut */
     pl->chunk = c->segment ? c->segment / es : pl->count;
     if (pl->chunk == 0) pl->chunk = 1;
-    /* element counts of the two buffers, and the legal in-place layout */
-    coll__block(pl, r, &mine, &len);
-    src = (const unsigned char *)a->src; dst = (const unsigned char *)a->dst;
-    switch (a->kind) {
-    case COLL_ALLREDUCE: case COLL_REDUCE:
-        in_n = out_n = n; pl->inplace = src == dst; break;
-    case COLL_BROADCAST:
-        out_n = n; src = dst; pl->inplace = 1; break;
-    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
-        in_n = pl->total; out_n = len;
-        pl->inplace = dst == src + mine * es; break;
-    case COLL_ALLGATHER: case COLL_ALLGATHERV:
-        in_n = len; out_n = pl->total;
-        pl->inplace = src == dst + mine * es; break;
-    case COLL_GATHER:
-        in_n = n; out_n = n * (size_t)p;
-        pl->inplace = src == dst + mine * es; break;
-    case COLL_SCATTER:
-        in_n = n * (size_t)p; out_n = n;
-        pl->inplace = dst == src + mine * es; break;
-    case COLL_ALLTOALL:
-        in_n = out_n = n * (size_t)p; break;
-    default: return COLL_ERR_INVAL;
+    /* the in-place layouts, from addresses (no arithmetic on NULL) */
+    {
+        uintptr_t src = (uintptr_t)a->src, dst = (uintptr_t)a->dst, mine, len;
+        size_t off, l;
+        coll__block(pl, r, &off, &l);
+        mine = (uintptr_t)(off * es); len = (uintptr_t)l;
+        (void)len;
+        switch (a->kind) {
+        case COLL_ALLREDUCE: case COLL_REDUCE: pl->inplace = src == dst; break;
+        case COLL_BROADCAST: pl->inplace = 1; break;
+        case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: case COLL_SCATTER:
+            pl->inplace = src && dst == src + mine; break;
+        case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
+            pl->inplace = dst && src == dst + mine; break;
+        default: pl->inplace = 0; break;
+        }
     }
-    /* a buffer must fit in the address space, and two may share bytes only
-       in the in-place layout */
-    if (src && in_n * es > UINTPTR_MAX - (uintptr_t)src) return COLL_ERR_INVAL;
-    if (dst && out_n * es > UINTPTR_MAX - (uintptr_t)dst) return COLL_ERR_INVAL;
-    if (!pl->inplace && coll__overlap(src, in_n * es, dst, out_n * es)) return COLL_ERR_INVAL;
     *esize_out = es;
     return COLL_OK;
 }
 
+/* Which buffers this rank uses, in elements (0: not touched, may be NULL):
+   linear gather and scatter use only the root's big buffer; broadcast has
+   one buffer; v forms skip an empty own block. */
+static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
+{
+    size_t off, len, n = pl->count, p = (size_t)pl->p;
+    int root = pl->rank == pl->root, big = pl->algo != COLL_ALGO_LINEAR;
+    coll__block(pl, pl->rank, &off, &len);
+    switch (pl->kind) {
+    case COLL_ALLREDUCE: case COLL_REDUCE: *in_n = *out_n = n; break;
+    case COLL_BROADCAST: *in_n = 0; *out_n = n; break;
+    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: *in_n = pl->total; *out_n = len; break;
+    case COLL_ALLGATHER: case COLL_ALLGATHERV: *in_n = len; *out_n = pl->total; break;
+    case COLL_GATHER: *in_n = n; *out_n = root || big ? n * p : 0; break;
+    case COLL_SCATTER: *in_n = root || big ? n * p : 0; *out_n = n; break;
+    case COLL_ALLTOALL: *in_n = *out_n = n * p; break;
+    default: *in_n = *out_n = 0; break;
+    }
+    if (pl->total == 0) *in_n = *out_n = 0;
+}
+
+/* The buffers this rank passed, for the algorithm picked: present where
+   used, inside the address space, and overlapping only in the in-place
+   layout. A refusal here is this rank's alone: the call check tells the
+   others. */
+static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es, const char **why)
+{
+    size_t in_n, out_n;
+    coll__extents(pl, &in_n, &out_n);
+    if (pl->kind == COLL_BARRIER) return COLL_OK;
+    if (pl->kind == COLL_BROADCAST) in_n = 0;
+    if (in_n && !a->src) return COLL__NO(why, COLL_ERR_INVAL, "src: NULL");
+    if (out_n && !a->dst) return COLL__NO(why, COLL_ERR_INVAL, "dst: NULL");
+    if (in_n && in_n * es > UINTPTR_MAX - (uintptr_t)a->src) return COLL__NO(why, COLL_ERR_INVAL, "src: wraps the address space");
+    if (out_n && out_n * es > UINTPTR_MAX - (uintptr_t)a->dst) return COLL__NO(why, COLL_ERR_INVAL, "dst: wraps the address space");
+    if (!pl->inplace && coll__overlap(a->src, in_n * es, a->dst, out_n * es))
+        return COLL__NO(why, COLL_ERR_INVAL, "src and dst overlap outside the in-place layout");
+    return COLL_OK;
+}
+
 /* Resolve AUTO and check the algorithm fits this call. */
-static int coll__pick(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t es)
+static int coll__pick(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t es, const char **why)
 {
     int ordered = a->op == COLL_USER_OP && coll__reduces(a->kind) && !c->user.commutative;
     if (pl->algo == COLL_ALGO_AUTO) {
         pl->algo = a->kind == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose(c, pl, es, ordered);
     }
-    if (pl->algo == COLL_ALGO_AUTO || !coll__find(pl->kind, pl->algo)) return COLL_ERR_NOSYS;
-    if (ordered && !coll__keeps_rank_order(pl)) return COLL_ERR_NOSYS;
-    if (coll__unsupported(c, pl)) return COLL_ERR_NOSYS;
+    if (pl->algo == COLL_ALGO_AUTO || !coll__find(pl->kind, pl->algo))
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: none for this collective (or not compiled in)");
+    if (ordered && !coll__keeps_rank_order(pl))
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: reorders operands of a non-commutative op");
+    if (coll__unsupported(c, pl))
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: cannot serve this call (in place, group, equal counts or memops)");
+    /* pipelines count their steps in an int: bound the chunks */
+    if ((pl->algo == COLL_ALGO_PIPELINED_TREE || pl->algo == COLL_ALGO_PIPELINED_CHAIN) &&
+        pl->count / pl->chunk >= (size_t)(0x7fffffff / 4 - pl->p))
+        return COLL__NO(why, COLL_ERR_NOSPC, "algo: too many pipeline chunks for this scratch");
     return COLL_OK;
 }
 
@@ -1873,9 +2072,25 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
 {
     size_t es = 0;
     coll__plan pl;
-    if (!c || !a || !coll__reduces(a->kind) || c->nranks == 1) return 0;
-    if (coll__plan_args(c, a, &pl, &es) != COLL_OK) return 0;
-    return 2 * es;        /* one element in each of the two segment halves */
+    const char *why;
+    if (!c || !a || c->magic != COLL__MAGIC || c->nranks == 1) return 0;
+    if (coll__plan_args(c, a, &pl, &es, &why) != COLL_OK) return 0;
+    if (coll__reduces(a->kind)) return 2 * es;  /* one element in each of the two halves */
+    if (coll__pick(c, a, &pl, es, &why) == COLL_OK &&
+        (coll__entry_of(pl.kind, pl.algo)->needs & COLL__SCRATCH)) return 2 * es;
+    return 0;
+}
+
+/* Scratch enough for this call (the same answer as coll_scratch_bytes). */
+static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es, const char **why)
+{
+    if (c->segment && c->segment < es)
+        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: a segment is smaller than one element");
+    if (coll__reduces(pl->kind) && c->nranks > 1 && pl->total > 0 && c->segment < es)
+        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: reducing collectives need scratch");
+    if ((coll__entry_of(pl->kind, pl->algo)->needs & COLL__SCRATCH) && c->segment < es)
+        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: this algorithm packs through scratch");
+    return COLL_OK;
 }
 
 /* ========================================================================== */
@@ -1887,7 +2102,142 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
    folded in from there. With a non-blocking port two segments are in
    flight, so the fold of one hides behind the transfer of the next; with
    only blocking send/recv each segment is exchanged in the order the
-   schedule gives (send_first), which keeps rendezvous ports deadlock-free. */
+   schedule gives (send_first), which keeps rendezvous ports deadlock-free.
+
+   Around the schedule run the call checks (see CALL CHECKS at the top):
+   phase 0, the agreement round, before any payload moves; phase 1, the
+   schedule; phase 2, the closing round (COLL_CHECK_CRC only). The rounds
+   are steps like any other, whose messages are the request's 20-byte
+   frames, so the blocking, pipelined and resumable paths all run them. */
+
+#define COLL__BUF_FRAME 2          /* a step buffer: the request's frames    */
+enum {
+    COLL__FRAME = 20,              /* bytes of a check frame                 */
+    COLL__F_REFUSED = 1,           /* some rank refused its arguments        */
+    COLL__F_CORRUPT = 2            /* some rank got a damaged message        */
+};
+#ifndef COLL_AGAIN_LIMIT
+#define COLL_AGAIN_LIMIT (1ul << 26)
+#endif
+
+static void coll__put32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+}
+static uint32_t coll__get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A hash of everything that shapes the message pattern or the meaning of
+   the bytes: ranks that agree on it run the same steps with the same
+   sizes. Byte order fixed, so mixed-endian ranks compare alike. */
+static uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const coll_args *a, size_t es)
+{
+    unsigned char w[48];
+    uint32_t h;
+    int k = pl->kind, rooted = k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER;
+    int i, user = coll__reduces(pl->kind) && a->op == COLL_USER_OP;
+    size_t t = pl->total;
+    coll__put32(w, c->seq);
+    coll__put32(w + 4, (uint32_t)k);
+    coll__put32(w + 8, (uint32_t)pl->algo);
+    coll__put32(w + 12, rooted ? (uint32_t)pl->root : 0u);
+    coll__put32(w + 16, pl->algo == COLL_ALGO_HIERARCHICAL ? (uint32_t)pl->group : 0u);
+    coll__put32(w + 20, (uint32_t)t);
+    coll__put32(w + 24, (uint32_t)((t >> 16) >> 16));
+    coll__put32(w + 28, coll__reduces(pl->kind) ? (uint32_t)a->op : 0u);
+    coll__put32(w + 32, k == COLL_BARRIER ? 0u : (uint32_t)a->dtype);
+    coll__put32(w + 36, (uint32_t)es);
+    coll__put32(w + 40, (uint32_t)c->segment);
+    coll__put32(w + 44, c->checks | (user && c->user.commutative ? 256u : 0u));
+    h = coll_crc32c(0, w, sizeof w);
+    for (i = 0; pl->counts && i < pl->p; i++) {
+        coll__put32(w, (uint32_t)pl->counts[i]);
+        coll__put32(w + 4, (uint32_t)((pl->counts[i] >> 16) >> 16));
+        h = coll_crc32c(h, w, 8);
+    }
+    return h;
+}
+
+/* A frame: 'c', version, flags, phase, lowest and highest signature seen,
+   lowest refusing rank and its code, CRC-32C of the 16 bytes before. */
+static void coll__frame_pack(coll_request *q)
+{
+    unsigned char *f = q->fout;
+    f[0] = 'c'; f[1] = 1; f[2] = (unsigned char)q->flags; f[3] = (unsigned char)q->phase;
+    coll__put32(f + 4, q->lo);
+    coll__put32(f + 8, q->hi);
+    coll__put32(f + 12, q->bad);
+    coll__put32(f + 16, coll_crc32c(0, f, 16));
+}
+
+/* Fold a received frame into the running verdict (min, max, or). */
+static void coll__frame_merge(coll_request *q)
+{
+    const unsigned char *f = q->fin;
+    uint32_t lo = coll__get32(f + 4), hi = coll__get32(f + 8), bad = coll__get32(f + 12);
+    if (f[0] != 'c' || f[1] != 1 || f[3] != q->phase || coll__get32(f + 16) != coll_crc32c(0, f, 16)) {
+        q->flags |= COLL__F_CORRUPT;     /* not a frame of this round: the link is out of step */
+        return;
+    }
+    q->flags |= f[2] & (COLL__F_REFUSED | COLL__F_CORRUPT);
+    if (lo < q->lo) q->lo = lo;
+    if (hi > q->hi) q->hi = hi;
+    if (bad < q->bad) q->bad = bad;
+}
+
+/* Check round k: dissemination, signal r + 2^k and hear from r - 2^k;
+   after lg p rounds every rank has heard, transitively, from every rank. */
+static void coll__check_step(const coll_request *q, int k, coll__step *st)
+{
+    int r = q->pl.rank, p = q->pl.p, d = 1 << k;
+    coll__idle(st);
+    st->to = coll__mod(r + d, p);
+    st->from = coll__mod(r - d, p);
+    st->send_first = coll__shift_send_first(r, p, d);
+    st->sbuf = st->rbuf = COLL__BUF_FRAME;
+    st->slen = st->rlen = 1;
+}
+
+/* An error after payload began to move: the communicator is broken for
+   good, and the port (if it can) tells every peer at once. */
+static int coll__broke(coll_request *q, int rc, const char *why)
+{
+    coll_comm *c = q->c;
+    const coll_port *pt = &c->port;
+    c->broken = rc;
+#ifndef COLL_NO_ERRSTR
+    c->why = why;
+#else
+    (void)why;
+#endif
+    if (pt->abort && rc != COLL_ERR_ABORTED) pt->abort(pt->ctx, rc);
+    return rc;
+}
+
+/* What every rank concludes from the agreement round (the same frames
+   reached all of them, so the same verdict). */
+static int coll__verdict(coll_request *q)
+{
+    coll_comm *c = q->c;
+    if (q->flags & COLL__F_CORRUPT) return coll__broke(q, COLL_ERR_CORRUPT, "a check frame arrived damaged");
+    if (q->refused) return q->refused;
+#ifndef COLL_NO_ERRSTR
+    if (q->flags & COLL__F_REFUSED) c->why = "another rank refused its arguments";
+    else if (q->lo != q->hi) c->why = "ranks disagree on the call (order, collective, algorithm, counts, dtype, op, root, scratch or checks)";
+#endif
+    (void)c;
+    if (q->flags & COLL__F_REFUSED) return COLL_ERR_PEER;
+    if (q->lo != q->hi) return COLL_ERR_MISMATCH;
+    return COLL_OK;
+}
+
+static int coll__crc_on(const coll_request *q)
+{
+    return (q->c->checks & COLL_CHECK_CRC) && q->phase == 1;
+}
 
 static unsigned char *coll__buf(const coll_request *q, int which)
 {
@@ -1931,6 +2281,11 @@ static int coll__pack(coll_request *q, int buf, size_t off, size_t run, size_t s
 /* Where segment k of the step's send comes from (packed if strided). */
 static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
 {
+    if (q->st.sbuf == COLL__BUF_FRAME) {
+        coll__frame_pack(q);
+        *ptr = q->fout; *bytes = COLL__FRAME;
+        return COLL_OK;
+    }
     coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, k, ptr, bytes);
     if (!q->st.srun) return COLL_OK;
     *ptr = coll__scratch_half(q, 0);
@@ -1940,36 +2295,61 @@ static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, siz
 /* Where segment k of the step's receive lands: its place, or scratch. */
 static void coll__recv_target(const coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
 {
+    if (q->st.rbuf == COLL__BUF_FRAME) {
+        *ptr = (unsigned char *)(uintptr_t)q->fin; *bytes = COLL__FRAME;
+        return;
+    }
     coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, ptr, bytes);
     if (q->st.reduce) *ptr = coll__scratch_half(q, k);
     else if (q->st.rrun) *ptr = coll__scratch_half(q, 1);
 }
 
-/* Fold received segment k (now in scratch) into its place. */
+/* Received segment k is through: verify it (COLL_CHECK_CRC), then fold it
+   (now in scratch) into its place. A damaged one is noted, not folded:
+   the closing round tells every rank. */
 static int coll__absorb(coll_request *q, size_t k)
 {
-    unsigned char *out, *a;
+    unsigned char *out, *a, *in;
     size_t bytes;
     if (k >= q->nrecv) return COLL_OK;                 /* sends may outnumber receives */
+    if (q->st.rbuf == COLL__BUF_FRAME) { coll__frame_merge(q); return COLL_OK; }
+    if (coll__crc_on(q)) {
+        coll__recv_target(q, k, &in, &bytes);
+        if (coll__get32(q->crc_in[k % 2]) != coll_crc32c(0, in, bytes)) {
+            q->flags |= COLL__F_CORRUPT;
+            return COLL_OK;
+        }
+    }
+    if (q->flags & COLL__F_CORRUPT) return COLL_OK;
     if (q->st.rrun)
         return coll__pack(q, q->st.rbuf, q->st.roff, q->st.rrun, q->st.rstride, q->st.rlen, k,
                           coll__scratch_half(q, 1), 0);
     if (!q->st.reduce) return COLL_OK;
     coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, &out, &bytes);
     coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, k, &a, &bytes);
-    return coll__reduce(q->c, out, a, coll__scratch_half(q, k), bytes / q->esize,
-                        q->a.dtype, q->a.op);
+    in = coll__scratch_half(q, k);
+    if (q->st.reduce == 2) {              /* received (+) a: fold in scratch, then move */
+        int rc = coll__reduce(q->c, in, in, a, bytes / q->esize, q->a.dtype, q->a.op);
+        return rc != COLL_OK ? rc : coll__copy(q->c, out, in, bytes);
+    }
+    return coll__reduce(q->c, out, a, in, bytes / q->esize, q->a.dtype, q->a.op);
 }
 
-/* Blocking ports: exchange segment k, send and receive in schedule order. */
-static int coll__exchange_blocking(coll_request *q, size_t k)
+/* A port's answer: positive codes other than COLL_AGAIN mean nothing here. */
+static int coll__port_rc(int rc) { return rc > 0 && rc != COLL_AGAIN ? COLL_ERR_IO : rc; }
+
+/* One more COLL_AGAIN in a blocking call: bounded, never spin forever. */
+static int coll__spin(coll_request *q)
+{
+    return ++q->spins > (unsigned long)COLL_AGAIN_LIMIT ? COLL_ERR_TIMEOUT : COLL_OK;
+}
+
+/* Blocking ports: one message each way, in schedule order. */
+static int coll__transfer(coll_request *q, int has_s, const unsigned char *sp, size_t sn,
+                          int has_r, unsigned char *rp, size_t rn)
 {
     const coll_port *pt = &q->c->port;
-    unsigned char *sp = 0, *rp = 0;
-    size_t sn = 0, rn = 0;
-    int rc, has_s = k < q->nsend, has_r = k < q->nrecv;
-    if (has_s && (rc = coll__send_source(q, k, &sp, &sn)) != COLL_OK) return rc;
-    if (has_r) coll__recv_target(q, k, &rp, &rn);
+    int rc;
     if (has_s && has_r && pt->sendrecv)
         rc = pt->sendrecv(pt->ctx, q->st.to, sp, sn, q->st.from, rp, rn);
     else if (has_s && has_r && q->st.send_first) {
@@ -1980,67 +2360,94 @@ static int coll__exchange_blocking(coll_request *q, size_t k)
         if (rc == COLL_OK) rc = pt->send(pt->ctx, q->st.to, sp, sn);
     } else if (has_s) rc = pt->send(pt->ctx, q->st.to, sp, sn);
     else              rc = pt->recv(pt->ctx, q->st.from, rp, rn);
+    return rc > 0 ? COLL_ERR_IO : rc;
+}
+
+/* Blocking ports: exchange segment k (and its CRC), then absorb it. */
+static int coll__exchange_blocking(coll_request *q, size_t k)
+{
+    unsigned char *sp = 0, *rp = 0;
+    size_t sn = 0, rn = 0;
+    int rc, has_s = k < q->nsend, has_r = k < q->nrecv;
+    if (has_s && (rc = coll__send_source(q, k, &sp, &sn)) != COLL_OK) return rc;
+    if (has_r) coll__recv_target(q, k, &rp, &rn);
+    if (has_s && coll__crc_on(q)) coll__put32(q->crc_out[k % 2], coll_crc32c(0, sp, sn));
+    rc = coll__transfer(q, has_s, sp, sn, has_r, rp, rn);
+    if (rc == COLL_OK && coll__crc_on(q)) {
+        rc = coll__transfer(q, has_s, q->crc_out[k % 2], 4, has_r, q->crc_in[k % 2], 4);
+    }
     if (rc != COLL_OK) return rc;
     return coll__absorb(q, k);
 }
 
-/* Non-blocking ports: keep segments [done, done+2) posted, complete them in
-   order. Returns COLL_AGAIN when it would have to wait and may not. */
-static int coll__step_pipelined(coll_request *q, int block)
+/* Wait for one posted message (handle -1: nothing to wait for). */
+static int coll__wait(coll_request *q, int *h, int block)
 {
     const coll_port *pt = &q->c->port;
-    size_t n = q->nsend > q->nrecv ? q->nsend : q->nrecv;
-    size_t depth = q->st.srun || q->st.rrun ? 1 : 2;   /* packed spans: one staging half each */
-    unsigned char *ptr;
-    size_t bytes;
-    int rc;
-    while (q->done < n) {
-        while (q->sposted < q->nsend && q->sposted < q->done + depth) {
-            if ((rc = coll__send_source(q, q->sposted, &ptr, &bytes)) != COLL_OK) return rc;
-            rc = pt->isend(pt->ctx, q->st.to, ptr, bytes, &q->hs[q->sposted % 2]);
-            if (rc == COLL_AGAIN) break;
-            if (rc != COLL_OK) return rc;
-            q->sposted++;
-        }
-        while (q->rposted < q->nrecv && q->rposted < q->done + depth) {
-            coll__recv_target(q, q->rposted, &ptr, &bytes);
-            rc = pt->irecv(pt->ctx, q->st.from, ptr, bytes, &q->hr[q->rposted % 2]);
-            if (rc == COLL_AGAIN) break;
-            if (rc != COLL_OK) return rc;
-            q->rposted++;
-        }
-        /* segment `done` completes when both its halves are through */
-        if ((q->done < q->nsend && q->sposted <= q->done) ||
-            (q->done < q->nrecv && q->rposted <= q->done)) {
-            if (!block) return COLL_AGAIN;
-            continue;                      /* the port said "later": ask again */
-        }
-        if (q->done < q->nrecv && q->hr[q->done % 2] >= 0) {
-            rc = pt->wait(pt->ctx, q->hr[q->done % 2], block);
-            if (rc != COLL_OK) return rc;
-            q->hr[q->done % 2] = -1;
-        }
-        if (q->done < q->nsend && q->hs[q->done % 2] >= 0) {
-            rc = pt->wait(pt->ctx, q->hs[q->done % 2], block);
-            if (rc != COLL_OK) return rc;
-            q->hs[q->done % 2] = -1;
-        }
-        rc = coll__absorb(q, q->done);
-        if (rc != COLL_OK) return rc;
-        q->done++;
+    while (*h >= 0) {
+        int rc = coll__port_rc(pt->wait(pt->ctx, *h, block));
+        if (rc == COLL_OK) { *h = -1; break; }
+        if (rc != COLL_AGAIN) return rc;
+        if (!block) return COLL_AGAIN;
+        if ((rc = coll__spin(q)) != COLL_OK) return rc;
     }
     return COLL_OK;
 }
 
-static int coll__load_step(coll_request *q)
+/* Non-blocking ports: keep segments [done, done+depth) posted, complete
+   them in order. With COLL_CHECK_CRC each segment is two messages, the
+   payload and its CRC (and one segment is in flight, so at most 4 handles
+   are). Returns COLL_AGAIN when it would have to wait and may not. */
+static int coll__step_pipelined(coll_request *q, int block)
 {
-    if (!q->sched(&q->pl, q->step, &q->st)) return 0;
-    q->nsend = q->st.to >= 0 ? coll__nseg(q->st.slen, q->seg) : 0;
-    q->nrecv = q->st.from >= 0 ? coll__nseg(q->st.rlen, q->seg) : 0;
-    q->sposted = q->rposted = q->done = 0;
-    q->hs[0] = q->hs[1] = q->hr[0] = q->hr[1] = -1;
-    q->loaded = 1;
-    return 1;
+    const coll_port *pt = &q->c->port;
+    size_t n = q->nsend > q->nrecv ? q->nsend : q->nrecv, m, k, i;
+    size_t mps = coll__crc_on(q) ? 2 : 1;                 /* messages per segment */
+    size_t depth = q->st.srun || q->st.rrun || mps == 2 ? 1 : 2;
+    unsigned char *ptr;
+    size_t bytes;
+    int rc, h;
+    while (q->done < n) {
+        while (q->sposted < q->nsend * mps && q->sposted < (q->done + depth) * mps) {
+            m = q->sposted; k = m / mps;
+            if (m % mps == 0) {
+                if ((rc = coll__send_source(q, k, &ptr, &bytes)) != COLL_OK) return rc;
+                if (mps == 2) coll__put32(q->crc_out[k % 2], coll_crc32c(0, ptr, bytes));
+            } else { ptr = q->crc_out[k % 2]; bytes = 4; }
+            rc = coll__port_rc(pt->isend(pt->ctx, q->st.to, ptr, bytes, &h));
+            if (rc == COLL_AGAIN) break;
+            if (rc != COLL_OK) return rc;
+            q->hs[m % 4] = h;
+            q->sposted++;
+        }
+        while (q->rposted < q->nrecv * mps && q->rposted < (q->done + depth) * mps) {
+            m = q->rposted; k = m / mps;
+            if (m % mps == 0) coll__recv_target(q, k, &ptr, &bytes);
+            else { ptr = q->crc_in[k % 2]; bytes = 4; }
+            rc = coll__port_rc(pt->irecv(pt->ctx, q->st.from, ptr, bytes, &h));
+            if (rc == COLL_AGAIN) break;
+            if (rc != COLL_OK) return rc;
+            q->hr[m % 4] = h;
+            q->rposted++;
+        }
+        /* segment `done` completes when all its messages are through */
+        if ((q->done < q->nsend && q->sposted < (q->done + 1) * mps) ||
+            (q->done < q->nrecv && q->rposted < (q->done + 1) * mps)) {
+            if (!block) return COLL_AGAIN;
+            if ((rc = coll__spin(q)) != COLL_OK) return rc;
+            continue;                      /* the port said "later": ask again */
+        }
+        for (i = 0; i < mps; i++) {
+            m = q->done * mps + i;
+            if (q->done < q->nrecv && (rc = coll__wait(q, &q->hr[m % 4], block)) != COLL_OK) return rc;
+            if (q->done < q->nsend && (rc = coll__wait(q, &q->hs[m % 4], block)) != COLL_OK) return rc;
+        }
+        rc = coll__absorb(q, q->done);
+        if (rc != COLL_OK) return rc;
+        q->done++;
+        q->spins = 0;
+    }
+    return COLL_OK;
 }
 
 static void coll__swap(unsigned char *a, unsigned char *b, size_t n)
@@ -2055,6 +2462,56 @@ static void coll__reverse(unsigned char *b, size_t n)
     for (i = 0; i < n / 2; i++) { unsigned char t = b[i]; b[i] = b[n - 1 - i]; b[n - 1 - i] = t; }
 }
 
+/* Slide n bytes down to a lower address that may overlap the source. */
+static void coll__move_down(unsigned char *d, const unsigned char *s, size_t n)
+{
+    while (n--) *d++ = *s++;
+}
+
+/* The first local moves, once the ranks agree, so the schedules find every
+   rank's own data where they expect it. */
+static int coll__begin(coll_request *q)
+{
+    coll_comm *c = q->c;
+    const coll__plan *pl = &q->pl;
+    size_t off, len, es = q->esize;
+    unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
+    int rc = COLL_OK, p = pl->p;
+    coll__block(pl, pl->rank, &off, &len);
+    switch (pl->kind) {
+    case COLL_ALLREDUCE: case COLL_REDUCE:
+        if (p == 1 || pl->algo == COLL_ALGO_HIERARCHICAL) {
+            rc = coll__copy(c, dst, src, pl->count * es);
+            q->a.src = dst;                 /* from here on, work in place */
+            q->pl.inplace = 1;
+        }
+        break;
+    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
+        if (p == 1) rc = coll__copy(c, dst, src, len * es);
+        break;
+    case COLL_ALLGATHER: case COLL_ALLGATHERV:
+        if (pl->algo != COLL_ALGO_BRUCK) rc = coll__copy(c, dst + off * es, src, len * es);
+        else if (coll__overlap(dst, len * es, src, len * es)) coll__move_down(dst, src, len * es);
+        else rc = coll__copy(c, dst, src, len * es);
+        break;
+    case COLL_GATHER:
+        if (pl->rank == pl->root || pl->algo == COLL_ALGO_BINOMIAL)
+            rc = coll__copy(c, dst + off * es, src, len * es);
+        break;
+    case COLL_ALLTOALL:
+        if (pl->algo != COLL_ALGO_BRUCK) rc = coll__copy(c, dst + off * es, src + off * es, len * es);
+        else {                       /* Bruck: block j is the one for rank r+j */
+            int j;
+            for (j = 0; j < p && rc == COLL_OK; j++)
+                rc = coll__copy(c, dst + (size_t)j * len * es,
+                                src + (size_t)((pl->rank + j) % p) * len * es, len * es);
+        }
+        break;
+    default: break;
+    }
+    return rc;
+}
+
 /* The last local touches: avg divides the reduced result once; scatter
    takes its block out of the workspace; Bruck rotates the blocks back into
    rank order (three reversals rotate in place). */
@@ -2063,7 +2520,6 @@ static int coll__finish(coll_request *q)
     const coll__plan *pl = &q->pl;
     size_t off, len, es = q->esize;
     unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
-    q->finished = 1;
     coll__block(pl, pl->rank, &off, &len);
     if (pl->kind == COLL_SCATTER && (pl->algo == COLL_ALGO_BINOMIAL || pl->rank == pl->root))
         return coll__copy(q->c, dst, src + off * es, len * es);
@@ -2086,24 +2542,72 @@ static int coll__finish(coll_request *q)
     return coll__scale(q->c, q->a.dst, len, q->a.dtype, (size_t)pl->p);
 }
 
+/* Load the next step: the agreement round, the schedule, the closing
+   round. 1: loaded; 0: all done; < 0: a verdict or a local error. */
+static int coll__load_step(coll_request *q)
+{
+    int rc;
+    for (;;) {
+        if (q->phase != 1 && q->step < (q->phase == 0 ? q->nchk : q->nepi)) {
+            coll__check_step(q, q->step, &q->st);
+            break;
+        }
+        if (q->phase == 0) {
+            if ((rc = coll__verdict(q)) != COLL_OK) return rc;
+            if ((rc = coll__begin(q)) != COLL_OK) return coll__broke(q, rc, "a local copy failed");
+            q->phase = 1; q->step = 0;
+            continue;
+        }
+        if (q->phase == 1 && !q->skip && q->sched(&q->pl, q->step, &q->st)) break;
+        if (q->phase == 1) { q->phase = 2; q->step = 0; continue; }
+        if (q->flags & COLL__F_CORRUPT)
+            return coll__broke(q, COLL_ERR_CORRUPT, "a message failed its CRC (on this rank or another)");
+        return 0;
+    }
+    if (q->phase != 1) q->nsend = q->nrecv = 1;             /* one frame each way */
+    else {
+        q->nsend = q->st.to >= 0 ? coll__nseg(q->st.slen, q->seg) : 0;
+        q->nrecv = q->st.from >= 0 ? coll__nseg(q->st.rlen, q->seg) : 0;
+    }
+    q->sposted = q->rposted = q->done = 0;
+    q->hs[0] = q->hs[1] = q->hs[2] = q->hs[3] = -1;
+    q->hr[0] = q->hr[1] = q->hr[2] = q->hr[3] = -1;
+    q->loaded = 1;
+    return 1;
+}
+
+/* The request's result, kept: later coll_progress calls return it again. */
+static int coll__end(coll_request *q, int rc)
+{
+    q->finished = 1;
+    q->err = rc;
+    return rc;
+}
+
 static int coll__progress(coll_request *q, int block)
 {
     const coll_port *pt = &q->c->port;
     int nonblocking = pt->isend && pt->irecv && pt->wait;
     int rc;
-    if (q->finished) return COLL_OK;
+    if (q->finished) return q->err;
     for (;;) {
-        if (!q->loaded && !coll__load_step(q)) return coll__finish(q);
+        if (!q->loaded) {
+            rc = coll__load_step(q);
+            if (rc == 0) {
+                rc = coll__finish(q);
+                return coll__end(q, rc == COLL_OK ? rc : coll__broke(q, rc, "a local operation failed"));
+            }
+            if (rc < 0) return coll__end(q, rc);
+        }
         if (nonblocking) {
             rc = coll__step_pipelined(q, block);
-            if (rc != COLL_OK) return rc;
         } else {
             size_t n = q->nsend > q->nrecv ? q->nsend : q->nrecv;
-            for (; q->done < n; q->done++) {
+            for (rc = COLL_OK; rc == COLL_OK && q->done < n; q->done++)
                 rc = coll__exchange_blocking(q, q->done);
-                if (rc != COLL_OK) return rc;
-            }
         }
+        if (rc == COLL_AGAIN) return rc;
+        if (rc != COLL_OK) return coll__end(q, coll__broke(q, rc, "the port failed (its code is returned)"));
         q->loaded = 0;
         q->step++;
     }
@@ -2117,8 +2621,10 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
                        void *scratch, size_t scratch_bytes)
 {
     if (!c || !port || !port->send || !port->recv) return COLL_ERR_INVAL;
-    if (nranks < 1 || rank < 0 || rank >= nranks) return COLL_ERR_INVAL;
+    if (nranks < 1 || rank < 0 || rank >= nranks || nranks > 0xffff) return COLL_ERR_INVAL;
     if (!scratch && scratch_bytes) return COLL_ERR_INVAL;
+    /* the kernels read 8-byte elements straight from scratch */
+    if ((uintptr_t)scratch % 8) return COLL_ERR_INVAL;
     if ((port->isend || port->irecv || port->wait) &&
         !(port->isend && port->irecv && port->wait)) return COLL_ERR_INVAL;
     COLL_MEMSET(c, 0, sizeof *c);
@@ -2126,7 +2632,12 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     c->nranks = nranks;
     COLL_MEMCPY(&c->port, port, sizeof c->port);
     c->scratch = (unsigned char *)scratch;
-    c->segment = scratch_bytes / 2 >= 64 ? (scratch_bytes / 2) & ~(size_t)63 : scratch_bytes / 2;
+    /* halves of a multiple of 64 bytes (of 8 when tiny): both stay aligned */
+    c->segment = scratch_bytes / 2 >= 64 ? (scratch_bytes / 2) & ~(size_t)63 : (scratch_bytes / 2) & ~(size_t)7;
+#ifndef COLL_NO_CHECKS
+    c->checks = COLL_CHECK_CALLS;
+#endif
+    c->why = "";
     c->tune.alpha = 2e-6;      /* shared memory: a few µs per hand-off     */
     c->tune.beta = 1e-10;      /* ~10 GB/s copy                            */
     c->tune.gamma = 1e-10;     /* ~10 GB/s reduce                          */
@@ -2152,27 +2663,21 @@ COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem)
     return COLL_OK;
 }
 
-/* Which buffers this rank must pass: linear gather and scatter use only
-   the root's big buffer; every other case reads src and writes dst. */
-static int coll__buffers_ok(const coll__plan *pl, const coll_args *a)
+COLL_API int coll_set_checks(coll_comm *c, unsigned flags)
 {
-    int root = pl->rank == pl->root, big = pl->algo != COLL_ALGO_LINEAR;
-    int need_src = pl->total > 0, need_dst = pl->total > 0;
-    if (pl->kind == COLL_BARRIER) return 1;
-    if (pl->kind == COLL_BROADCAST) need_src = 0;
-    if (pl->kind == COLL_GATHER && !root && !big) need_dst = 0;
-    if (pl->kind == COLL_SCATTER && !root && !big) need_src = 0;
-    if (pl->kind == COLL_ALLGATHERV || pl->kind == COLL_REDUCE_SCATTERV) {
-        if (pl->count == 0 && pl->kind == COLL_ALLGATHERV) need_src = 0;
-        if (pl->count == 0 && pl->kind == COLL_REDUCE_SCATTERV) need_dst = 0;
-    }
-    return !(need_src && !a->src) && !(need_dst && !a->dst);
+    if (!c || c->magic != COLL__MAGIC || (flags & ~(unsigned)(COLL_CHECK_CALLS | COLL_CHECK_CRC)))
+        return COLL_ERR_INVAL;
+#ifdef COLL_NO_CHECKS
+    if (flags) return COLL_ERR_NOSYS;
+#endif
+    c->checks = flags;
+    return COLL_OK;
 }
 
-/* Slide n bytes down to a lower address that may overlap the source. */
-static void coll__move_down(unsigned char *d, const unsigned char *s, size_t n)
+COLL_API const char *coll_last_error(const coll_comm *c)
 {
-    while (n--) *d++ = *s++;
+    if (!c || c->magic != COLL__MAGIC) return "comm: not initialised";
+    return c->why ? c->why : "";
 }
 
 COLL_API int coll_set_tuning(coll_comm *c, const coll_tuning *t)
@@ -2253,67 +2758,55 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
 COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
 {
     coll__plan pl;
-    size_t es = 0, off, len;
-    unsigned char *src, *dst;
-    int rc = COLL_OK, p;
-    if (!q) return COLL_ERR_INVAL;
-    rc = coll__plan_args(c, a, &pl, &es);
-    if (rc != COLL_OK) return rc;
-    rc = coll__pick(c, a, &pl, es);
-    if (rc != COLL_OK) return rc;
-    if (!coll__buffers_ok(&pl, a)) return COLL_ERR_INVAL;
-    if (c->segment && c->segment < es) return COLL_ERR_NOSPC;
-    if (coll__reduces(a->kind) && c->nranks > 1 && pl.total > 0 && c->segment < es)
-        return COLL_ERR_NOSPC;
-    if ((coll__entry_of(pl.kind, pl.algo)->needs & COLL__SCRATCH) && c->segment < es)
-        return COLL_ERR_NOSPC;                      /* packs through scratch */
+    size_t es = 0;
+    const char *why = "";
+    int rc;
+    if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
+    if (!q) { c->why = "request: NULL"; return COLL_ERR_INVAL; }
+    if (c->broken) return COLL_ERR_BROKEN;      /* c->why still says what broke it */
+    rc = coll__plan_args(c, a, &pl, &es, &why);
+    if (rc == COLL_OK) rc = coll__pick(c, a, &pl, es, &why);
+    if (rc == COLL_OK) rc = coll__buffers_ok(&pl, a, es, &why);
+    if (rc == COLL_OK) rc = coll__scratch_ok(c, &pl, es, &why);
     COLL_MEMSET(q, 0, sizeof *q);
     q->c = c;
+    q->pl.rank = c->rank; q->pl.p = c->nranks;
+    q->nchk = (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0;
+    q->bad = 0xffffffffu;
+#ifndef COLL_NO_ERRSTR
+    c->why = why;
+#endif
+    if (rc != COLL_OK) {
+        int verdict;
+        if (!q->nchk) return rc;
+        /* refused here: still take part in the agreement round, so every
+           other rank returns now instead of waiting for this one */
+        q->refused = rc;
+        q->flags = COLL__F_REFUSED;
+        q->bad = (uint32_t)c->rank << 16 | (uint32_t)(-rc & 0xffff);
+        c->seq++;
+        verdict = coll__progress(q, 1);
+        q->c = 0;
+        return verdict;
+    }
     COLL_MEMCPY(&q->a, a, sizeof q->a);
     q->a.algo = pl.algo;
     COLL_MEMCPY(&q->pl, &pl, sizeof q->pl);
     q->sched = coll__find(pl.kind, pl.algo);
     q->esize = es;
     q->seg = c->segment ? c->segment / es : (size_t)-1;
-    p = c->nranks;
+    q->nepi = (c->checks & COLL_CHECK_CRC) ? coll__ceil_log2(c->nranks) : 0;
+    q->skip = a->kind == COLL_BARRIER && q->nchk > 0;   /* the agreement round is a barrier */
+    q->sig = q->lo = q->hi = coll__signature(c, &pl, a, es);
+    c->seq++;
     if (a->kind == COLL_BARRIER) { q->a.src = &q->token[0]; q->a.dst = &q->token[1]; }
     if (a->kind == COLL_BROADCAST) q->a.src = a->dst;
-    src = coll__buf(q, COLL_BUF_SRC); dst = coll__buf(q, COLL_BUF_DST);
-    coll__block(&pl, c->rank, &off, &len);
-    /* Local first moves, so the schedules find every rank's own data where
-       they expect it. */
-    switch (a->kind) {
-    case COLL_ALLREDUCE: case COLL_REDUCE:
-        if (p == 1 || pl.algo == COLL_ALGO_HIERARCHICAL) {
-            rc = coll__copy(c, dst, src, pl.count * es);
-            q->a.src = dst;                 /* from here on, work in place */
-            q->pl.inplace = 1;
-        }
-        break;
-    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
-        if (p == 1) rc = coll__copy(c, dst, src, len * es);
-        break;
-    case COLL_ALLGATHER: case COLL_ALLGATHERV:
-        if (pl.algo != COLL_ALGO_BRUCK) rc = coll__copy(c, dst + off * es, src, len * es);
-        else if (coll__overlap(dst, len * es, src, len * es)) coll__move_down(dst, src, len * es);
-        else rc = coll__copy(c, dst, src, len * es);
-        break;
-    case COLL_GATHER:
-        if (c->rank == pl.root || pl.algo == COLL_ALGO_BINOMIAL)
-            rc = coll__copy(c, dst + off * es, src, len * es);
-        break;
-    case COLL_ALLTOALL:
-        if (pl.algo != COLL_ALGO_BRUCK) rc = coll__copy(c, dst + off * es, src + off * es, len * es);
-        else {                       /* Bruck: block j is the one for rank r+j */
-            int j;
-            for (j = 0; j < p && rc == COLL_OK; j++)
-                rc = coll__copy(c, dst + (size_t)j * len * es,
-                                src + (size_t)((c->rank + j) % p) * len * es, len * es);
-        }
-        break;
-    default: break;
+    if (q->nchk == 0) {                    /* no agreement round: begin at once */
+        q->phase = 1;
+        rc = coll__begin(q);
+        if (rc != COLL_OK) return coll__broke(q, rc, "a local copy failed");
     }
-    return rc;
+    return COLL_OK;
 }
 
 COLL_API int coll_progress(coll_request *q)
@@ -2421,11 +2914,12 @@ COLL_API coll_algo coll_choose(const coll_comm *c, const coll_args *a)
     coll__plan pl;
     size_t es = 0;
     coll_args b;
+    const char *why;
     if (!a) return COLL_ALGO_AUTO;
     COLL_MEMCPY(&b, a, sizeof b);
     b.algo = COLL_ALGO_AUTO;
-    if (coll__plan_args(c, &b, &pl, &es) != COLL_OK) return COLL_ALGO_AUTO;
-    if (coll__pick(c, &b, &pl, es) != COLL_OK) return COLL_ALGO_AUTO;
+    if (coll__plan_args(c, &b, &pl, &es, &why) != COLL_OK) return COLL_ALGO_AUTO;
+    if (coll__pick(c, &b, &pl, es, &why) != COLL_OK) return COLL_ALGO_AUTO;
     return pl.algo;
 }
 
@@ -2434,11 +2928,12 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     coll__plan pl;
     coll__step st;
     size_t es = 0;
+    const char *why;
     int rc;
     if (!x || step < 0) return COLL_ERR_INVAL;
-    rc = coll__plan_args(c, a, &pl, &es);
+    rc = coll__plan_args(c, a, &pl, &es, &why);
     if (rc != COLL_OK) return rc;
-    rc = coll__pick(c, a, &pl, es);
+    rc = coll__pick(c, a, &pl, es, &why);
     if (rc != COLL_OK) return rc;
     if (pl.algo == COLL_ALGO_HIERARCHICAL) pl.inplace = 1;
     if (!coll__find(pl.kind, pl.algo)(&pl, step, &st)) return 0;
@@ -2461,6 +2956,9 @@ COLL_API const char *coll_result_str(int result)
     case COLL_OK:           return "ok";
     case COLL_AGAIN:        return "in progress: call coll_progress again";
     case COLL_ERR_IO:       return "transport failed";
+    case COLL_ERR_BROKEN:   return "communicator broken by an earlier error";
+    case COLL_ERR_CORRUPT:  return "a message failed its integrity check";
+    case COLL_ERR_PEER:     return "another rank refused its arguments";
     case COLL_ERR_INVAL:    return "invalid argument";
     case COLL_ERR_NOSPC:    return "scratch buffer too small";
     case COLL_ERR_NOSYS:    return "algorithm not available for this call";

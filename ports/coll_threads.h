@@ -423,6 +423,13 @@ COLL_THREADS_API void coll_threads_destroy(coll_threads *w)
     w->nranks = 0;
 }
 
+/* The port's abort: a rank whose collective failed wakes every waiter. */
+static void coll_threads__abort_port(void *ctx, int code)
+{
+    (void)code;
+    coll_threads__fail(((coll_threads__rank *)ctx)->w, COLL_ERR_ABORTED);
+}
+
 COLL_THREADS_API coll_port coll_threads_port(coll_threads *w, int rank)
 {
     coll_port p;
@@ -435,6 +442,7 @@ COLL_THREADS_API coll_port coll_threads_port(coll_threads *w, int rank)
     p.isend = coll_threads__isend;
     p.irecv = coll_threads__irecv;
     p.wait = coll_threads__wait;
+    p.abort = coll_threads__abort_port;
     return p;
 }
 

@@ -83,6 +83,13 @@ static void invalid_arguments(void)
     REFUSED(coll_init(&none, 0, P, &port, NULL, 0), COLL_OK);
     REFUSED(coll_init(&tiny, 0, P, &port, scratch, 6), COLL_OK);    /* 3-byte segments */
     memset(&zero, 0, sizeof zero);                                  /* never initialised */
+    /* with the call checks off a refusal is local and moves nothing (with
+       them on it takes part in the agreement round: test_checks.c) */
+    REFUSED(coll_set_checks(&c, 0), COLL_OK);
+    REFUSED(coll_set_checks(&none, 0), COLL_OK);
+    REFUSED(coll_set_checks(&tiny, 0), COLL_OK);
+    REFUSED(coll_set_checks(&c, 1u << 7), COLL_ERR_INVAL);
+    REFUSED(coll_set_checks(&zero, 0), COLL_ERR_INVAL);
 
     /* NULL or uninitialised communicator */
     REFUSED(coll_allreduce(NULL, f, g, 4, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO), COLL_ERR_INVAL);
