@@ -31,3 +31,25 @@ test-trace: $(TEACH_B)/trace
 
 TEST_TARGETS += test-trace
 EXAMPLES_TARGETS += $(TEACH_B)/trace
+
+# ---- diagrams ------------------------------------------------------------------
+$(TEACH_B)/diagrams: tools/diagrams.c $(TEACH_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TEACH_CFLAGS) -o $@ $< -lm
+
+.PHONY: diagrams docs-diagrams test-diagrams
+diagrams: $(TEACH_B)/diagrams
+	@mkdir -p $(B)/diagrams
+	@$(TEACH_B)/diagrams $(B)/diagrams
+	@echo "open $(B)/diagrams/index.html"
+
+# the copy under docs/ that README.md links to
+docs-diagrams: $(TEACH_B)/diagrams
+	@rm -rf docs/diagrams && mkdir -p docs/diagrams
+	@$(TEACH_B)/diagrams docs/diagrams
+
+test-diagrams: diagrams
+	@sh test/teach_diagrams.sh $(B)/diagrams
+
+TEST_TARGETS += test-diagrams
+EXAMPLES_TARGETS += $(TEACH_B)/diagrams

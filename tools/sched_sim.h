@@ -52,7 +52,7 @@ typedef struct sim_rank {
 /* One message, from its sender's step to its receiver's. */
 typedef struct sim_msg {
     int from, to;
-    int sent_round, sent_step, recv_step;
+    int sent_round, recv_round, sent_step, recv_step;
     int sbuf, rbuf, abuf, reduce;
     size_t soff, slen, roff, rlen, aoff, srun, sstride, rrun, rstride;
 } sim_msg;
@@ -402,6 +402,7 @@ static int sim_round(sim *s, sim_msg ev[SIM_MAX_QUEUED], int *n_ev)
         got[r] = 1;
         ev[nev] = s->q[j];
         ev[nev].recv_step = s->cur[r];
+        ev[nev].recv_round = s->round;
         ev[nev].rbuf = st->rbuf; ev[nev].roff = st->roff; ev[nev].rlen = st->rlen;
         ev[nev].rrun = st->rrun; ev[nev].rstride = st->rstride;
         ev[nev].abuf = st->abuf; ev[nev].aoff = st->aoff; ev[nev].reduce = st->reduce;

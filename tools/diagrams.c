@@ -1,0 +1,331 @@
+/* diagrams.c - a picture of every schedule, and one page that shows them all.
+
+       make diagrams            -> build/diagrams/index.html and build/diagrams/svg/
+       build/teach/diagrams DIR
+
+   For every registered (collective, algorithm) at p = 4 and p = 6, the
+   schedule is played on every rank (tools/sched_sim.h, the same pure
+   functions the library runs) and drawn: ranks are horizontal lanes, steps
+   are columns, each message an arrow from its sender's step to its
+   receiver's, labelled with the block it carries; red arrows ending in a
+   circle are reduced into the receiver's data, blue ones copied. The page
+   (no external assets; the SVGs beside it) gives each algorithm's idea and
+   cost, and a chart of the α-β-γ model's predicted all-reduce time against
+   message size, with what AUTO picks at each size. */
+#define COLL_IMPLEMENTATION
+#include "coll.h"
+#include "tools/sched_sim.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+/* ---- what each algorithm does and costs (as in README.md) ----------------- */
+typedef struct algo_text { coll_kind kind; coll_algo algo; const char *idea, *cost; } algo_text;
+static const algo_text texts[] = {
+    { COLL_ALLREDUCE, COLL_ALGO_NAIVE, "Every rank sends its whole vector to rank 0, which adds them up and sends the sum back to each (the torch seed).", "2(p-1)(α+nβ) + (p-1)nγ, all at rank 0" },
+    { COLL_ALLREDUCE, COLL_ALGO_RING, "Reduce-scatter around the ring (each block collects one contribution per hop), then all-gather the finished blocks around it again.", "2(p-1)α + 2(p-1)/p·nβ + (p-1)/p·nγ" },
+    { COLL_ALLREDUCE, COLL_ALGO_TREE, "Binomial tree: pairs reduce level by level down to rank 0, then the result fans back out the same tree.", "2lg·α + lg·n(2β+γ)" },
+    { COLL_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, "In step k swap the whole partial result with the rank 2^k away and reduce: lg p rounds, every rank ends with everything.", "lg·α + n·lg(β+γ)" },
+    { COLL_ALLREDUCE, COLL_ALGO_RABENSEIFNER, "Recursive halving reduce-scatter (each exchange halves the data), then recursive doubling all-gather.", "2lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ" },
+    { COLL_ALLREDUCE, COLL_ALGO_HIERARCHICAL, "Reduce inside each group to its first rank, ring all-reduce among those leaders, broadcast back inside the groups (groups of 2 here).", "2lg g·(α+nβ) + ring over p/g leaders" },
+    { COLL_ALLREDUCE, COLL_ALGO_PIPELINED_TREE, "A binary tree; the vector is cut into chunks that stream up (reduced at each node) and back down, all levels busy at once.", "≈(2lg+4C)α + 3nβ(1+lg/C)" },
+    { COLL_REDUCE_SCATTER, COLL_ALGO_RING, "Block b travels the ring collecting one contribution per hop and ends, complete, at its owner.", "(p-1)α + (p-1)/p·n(β+γ)" },
+    { COLL_REDUCE_SCATTER, COLL_ALGO_PAIRWISE, "In step s every rank sends block r+s straight to its owner and reduces its own block arriving from r-s.", "(p-1)α + (p-1)/p·n(β+γ)" },
+    { COLL_REDUCE_SCATTER, COLL_ALGO_RECURSIVE_HALVING, "Exchange half of the current window with the partner 2^k away, keep and reduce the half that holds your block (in place).", "lg·α + (p-1)/p·n(β+γ)" },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_RING, "The ring reduce-scatter with per-rank block sizes.", "(p-1)α + (p-1)/p·n(β+γ)" },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_PAIRWISE, "Pairwise exchange with per-rank block sizes.", "(p-1)α + (p-1)/p·n(β+γ)" },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_RECURSIVE_HALVING, "Recursive halving with per-rank block sizes (in place).", "lg·α + (p-1)/p·n(β+γ)" },
+    { COLL_ALLGATHER, COLL_ALGO_RING, "Each rank forwards the block it received last step to its right neighbour; p-1 steps.", "(p-1)α + (p-1)/p·nβ" },
+    { COLL_ALLGATHER, COLL_ALGO_RECURSIVE_DOUBLING, "In step k swap everything gathered so far with the rank 2^k away: the blocks held double each step.", "lg·α + (p-1)/p·nβ" },
+    { COLL_ALLGATHER, COLL_ALGO_BRUCK, "Blocks rotated so your own comes first; in step k send the first 2^k blocks to r-2^k and append those of r+2^k; rotate back at the end. Any p, no fold.", "lg·α + (p-1)/p·nβ" },
+    { COLL_ALLGATHERV, COLL_ALGO_RING, "The ring all-gather with per-rank block sizes.", "(p-1)α + (p-1)/p·nβ" },
+    { COLL_ALLGATHERV, COLL_ALGO_RECURSIVE_DOUBLING, "Recursive doubling with per-rank block sizes.", "lg·α + (p-1)/p·nβ" },
+    { COLL_ALLGATHERV, COLL_ALGO_BRUCK, "Bruck with per-rank block sizes.", "lg·α + (p-1)/p·nβ" },
+    { COLL_BROADCAST, COLL_ALGO_BINOMIAL, "Every rank that has the data passes it on, halving the distance each step: the holders double.", "lg(α+nβ)" },
+    { COLL_BROADCAST, COLL_ALGO_SCATTER_ALLGATHER, "Van de Geijn: scatter the blocks down a binomial tree, then ring all-gather them.", "(lg+p-1)α + 2(p-1)/p·nβ" },
+    { COLL_BROADCAST, COLL_ALGO_PIPELINED_CHAIN, "A chain from the root; the vector in chunks, each link forwarding one chunk while receiving the next.", "(p-2+C)(α+nβ/C)" },
+    { COLL_REDUCE, COLL_ALGO_BINOMIAL, "The binomial tree towards the root: a rank sends its partial result up once its subtree is done.", "lg(α+nβ+nγ)" },
+    { COLL_REDUCE, COLL_ALGO_REDUCE_SCATTER_GATHER, "Rabenseifner's reduce: recursive-halving reduce-scatter, then a binomial gather of the reduced pieces to the root.", "2lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ" },
+    { COLL_GATHER, COLL_ALGO_LINEAR, "The root receives each rank's block in turn.", "(p-1)(α+nβ/p)" },
+    { COLL_GATHER, COLL_ALGO_BINOMIAL, "A binomial tree: each rank forwards the blocks of its whole subtree to its parent.", "lg·α + (p-1)/p·nβ" },
+    { COLL_SCATTER, COLL_ALGO_LINEAR, "The root sends each rank its block in turn.", "(p-1)(α+nβ/p)" },
+    { COLL_SCATTER, COLL_ALGO_BINOMIAL, "A binomial tree: each rank passes on the blocks of the subtree below its child.", "lg·α + (p-1)/p·nβ" },
+    { COLL_ALLTOALL, COLL_ALGO_PAIRWISE, "In step s send block r+s to rank r+s and receive from rank r-s.", "(p-1)α + (p-1)/p·nβ" },
+    { COLL_ALLTOALL, COLL_ALGO_BRUCK, "Rotate; in step k every block whose index has bit k set moves 2^k ranks on (strided, packed into one message); unrotate.", "lg·α + lg·(n/2)β" },
+    { COLL_BARRIER, COLL_ALGO_DISSEMINATION, "In step k signal r+2^k and wait for r-2^k: after lg p steps everyone has heard from everyone.", "lg·α" },
+};
+
+static const algo_text *text_of(coll_kind k, coll_algo a)
+{
+    size_t i;
+    for (i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        if (texts[i].kind == k && texts[i].algo == a) return &texts[i];
+    return 0;
+}
+
+static int fail_count;
+
+/* ---- one SVG ----------------------------------------------------------------- */
+#define LANE_H 40
+#define COL_W  132
+#define LEFT   46
+#define TOP    54
+
+static void cfg_for(sim_cfg *c, coll_kind k, coll_algo a, int p)
+{
+    int i;
+    memset(c, 0, sizeof *c);
+    c->kind = k; c->algo = a; c->p = p; c->group = 2; c->scratch = 4096;
+    c->dtype = COLL_INT32; c->op = COLL_SUM;
+    c->n = k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_BROADCAST || sim_is_v(k) ? (size_t)(2 * p) : 2;
+    if (sim_is_v(k)) for (i = 0; i < p; i++) c->counts[i] = 1 + (size_t)(i % 2);
+    if (a == COLL_ALGO_PIPELINED_TREE || a == COLL_ALGO_PIPELINED_CHAIN) { c->n = 48; c->scratch = 128; }
+    if (a == COLL_ALGO_RECURSIVE_HALVING || (k == COLL_REDUCE_SCATTERV && a == COLL_ALGO_RING)) c->inplace = 1;
+}
+
+static int draw(FILE *o, coll_kind k, coll_algo a, int p)
+{
+    static sim s;
+    static sim_msg all[4096];
+    static sim_msg ev[SIM_MAX_QUEUED];
+    int nall = 0, nev, i, rounds = 0, r, W, H;
+    sim_cfg c;
+    char lab[48];
+    cfg_for(&c, k, a, p);
+    if (sim_init(&s, &c) != 0) { fprintf(stderr, "diagrams: %s/%s p=%d: %s\n", coll_kind_name(k), coll_algo_name(a), p, s.err); return -1; }
+    sim_start(&s);
+    while (sim_round(&s, ev, &nev)) {
+        for (i = 0; i < nev && nall < 4096; i++) all[nall++] = ev[i];
+        rounds++;
+    }
+    if (s.deadlock) return -1;
+    sim_finish(&s);
+    for (r = 0; r < p; r++) {     /* a picture of a wrong schedule helps nobody */
+        static double want[SIM_MAX_ELEMS];
+        size_t len, j;
+        if (!sim_expected(&s, r, want, &len)) continue;
+        for (j = 0; j < len; j++)
+            if (s.rk[r].arena[s.rk[r].dst_off + j] != want[j]) {
+                fprintf(stderr, "diagrams: %s/%s p=%d: rank %d ends wrong\n", coll_kind_name(k), coll_algo_name(a), p, r);
+                return -1;
+            }
+    }
+    W = LEFT + rounds * COL_W + 20;
+    H = TOP + p * LANE_H + 16;
+    fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "font-family=\"DejaVu Sans, Arial, sans-serif\" data-diagram=\"%s-%s-p%d\">\n",
+            W, H, W, H, coll_kind_name(k), coll_algo_name(a), p);
+    fprintf(o, "<title>%s, %s, p = %d</title>\n", coll_kind_name(k), coll_algo_name(a), p);
+    fprintf(o, "<defs><marker id=\"ac\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
+               "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#2166ac\"/></marker>"
+               "<marker id=\"ar\" viewBox=\"0 0 10 10\" refX=\"5\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\">"
+               "<circle cx=\"5\" cy=\"5\" r=\"4\" fill=\"#fff\" stroke=\"#b2182b\" stroke-width=\"1.5\"/>"
+               "<path d=\"M5,2.5 V7.5 M2.5,5 H7.5\" stroke=\"#b2182b\" stroke-width=\"1.3\"/></marker></defs>\n");
+    fprintf(o, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H);
+    fprintf(o, "<text x=\"6\" y=\"16\" font-size=\"13\" font-weight=\"bold\">%s / %s, p = %d</text>\n",
+            coll_kind_name(k), coll_algo_name(a), p);
+    for (i = 0; i < rounds; i++) {
+        const char *ph = sim_phase(&s, i);
+        int x = LEFT + i * COL_W;
+        if (i % 2) fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f4f4f4\"/>\n", x, TOP - 16, COL_W, p * LANE_H + 16);
+        fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">step %d</text>\n", x + COL_W / 2, TOP - 28, i);
+        if (*ph) fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"9\" fill=\"#555\" text-anchor=\"middle\">%s</text>\n", x + COL_W / 2, TOP - 18, ph);
+    }
+    for (r = 0; r < p; r++) {
+        int y = TOP + r * LANE_H + LANE_H / 2;
+        fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#999\" stroke-width=\"1\"/>\n", LEFT, y, W - 10, y);
+        fprintf(o, "<text x=\"8\" y=\"%d\" font-size=\"12\">r%d</text>\n", y + 4, r);
+        if ((k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER) && r == c.root)
+            fprintf(o, "<text x=\"24\" y=\"%d\" font-size=\"8\" fill=\"#555\">root</text>\n", y + 4);
+    }
+    for (i = 0; i < nall; i++) {
+        const sim_msg *m = &all[i];
+        int x1 = LEFT + m->sent_round * COL_W + 12, y1 = TOP + m->from * LANE_H + LANE_H / 2;
+        int x2, y2 = TOP + m->to * LANE_H + LANE_H / 2;
+        x2 = LEFT + m->recv_round * COL_W + COL_W - 14;
+        if (k == COLL_BARRIER) snprintf(lab, sizeof lab, "signal");
+        else sim_label(&s, m->from, m->soff, m->slen, lab, sizeof lab);
+        fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.6\" marker-end=\"url(#%s)\"/>\n",
+                x1, y1, x2, y2, m->reduce ? "#b2182b" : "#2166ac", m->reduce ? "ar" : "ac");
+        fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"%s\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">%s%s</text>\n",
+                x1 + (x2 - x1) / 4, y1 + (y2 - y1) / 4 - 3, m->reduce ? "#b2182b" : "#2166ac",
+                m->reduce ? "+" : "", lab);
+    }
+    fprintf(o, "</svg>\n");
+    return 0;
+}
+
+/* ---- the chart: predicted all-reduce time against size --------------------- */
+static double model(coll_algo a, int p, double n, const coll_tuning *t, double seg)
+{
+    double lg = ceil(log2((double)p)), f = (double)(p - 1) / p, al = t->alpha, be = t->beta, ga = t->gamma, C;
+    int p2 = 1;
+    while (p2 * 2 <= p) p2 *= 2;
+    switch (a) {
+    case COLL_ALGO_NAIVE: return 2 * (p - 1) * (al + n * be) + (p - 1) * n * ga;
+    case COLL_ALGO_RING: return 2 * (p - 1) * al + 2 * f * n * be + f * n * ga;
+    case COLL_ALGO_TREE: return 2 * lg * al + lg * n * (2 * be + ga);
+    case COLL_ALGO_RECURSIVE_DOUBLING: return lg * al + n * lg * (be + ga) + (p2 < p ? 2 * (al + n * be) : 0);
+    case COLL_ALGO_RABENSEIFNER: return 2 * lg * al + 2 * f * n * be + f * n * ga + (p2 < p ? 2 * (al + n * be) : 0);
+    case COLL_ALGO_PIPELINED_TREE: C = n > seg ? ceil(n / seg) : 1;
+        return (2 * lg + 4 * C) * al + 3 * n * be * (1 + lg / C) + n * ga;
+    default: return -1;
+    }
+}
+
+static void chart(FILE *o, int p)
+{
+    static const coll_algo algos[] = { COLL_ALGO_NAIVE, COLL_ALGO_RING, COLL_ALGO_TREE, COLL_ALGO_RECURSIVE_DOUBLING,
+                                       COLL_ALGO_RABENSEIFNER, COLL_ALGO_PIPELINED_TREE };
+    static const char *colors[] = { "#7f7f7f", "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#9467bd" };
+    static unsigned char scratch[1 << 17];
+    coll_comm comm;
+    coll_port port;
+    coll_args a;
+    int W = 760, H = 470, L = 70, R = 170, T = 30, B = 90, i, j;
+    double lo = 3, hi = 28.0001, ylo = -7, yhi = 0, seg;      /* log2 bytes, log10 seconds */
+    memset(&port, 0, sizeof port);
+    port.send = sim__nop_send; port.recv = sim__nop_recv;
+    coll_init(&comm, 0, p, &port, scratch, sizeof scratch);
+    seg = (double)comm.segment;
+    fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "font-family=\"DejaVu Sans, Arial, sans-serif\" data-diagram=\"allreduce-model-p%d\">\n", W, H, W, H, p);
+    fprintf(o, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H);
+    fprintf(o, "<text x=\"%d\" y=\"18\" font-size=\"13\" font-weight=\"bold\">all-reduce, p = %d: the α-β-γ model's predicted time "
+               "(α = %.2g s, β = %.2g s/B, γ = %.2g s/B)</text>\n", L, p, comm.tune.alpha, comm.tune.beta, comm.tune.gamma);
+    for (i = (int)lo; i <= (int)hi; i += 2) {
+        double x = L + (i - lo) / (hi - lo) * (W - L - R);
+        const char *u = i >= 30 ? "GiB" : i >= 20 ? "MiB" : i >= 10 ? "KiB" : "B";
+        fprintf(o, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
+                   "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%d %s</text>\n",
+                x, T, x, H - B, x, H - B + 14, 1 << (i % 10), u);
+    }
+    for (i = (int)ylo; i <= (int)yhi; i++) {
+        double y = T + (yhi - i) / (yhi - ylo) * (H - T - B);
+        fprintf(o, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                   "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">1e%d s</text>\n",
+                L, y, W - R, y, L - 4, y + 3, i);
+    }
+    fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">message size (bytes, float32)</text>\n",
+            L + (W - L - R) / 2, H - B + 30);
+    for (j = 0; j < (int)(sizeof algos / sizeof algos[0]); j++) {
+        fprintf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", colors[j]);
+        for (i = 0; i <= 100; i++) {
+            double lb = lo + (hi - lo) * i / 100, n = pow(2, lb), t = model(algos[j], p, n, &comm.tune, seg), y;
+            y = log10(t);
+            if (y < ylo) y = ylo;
+            if (y > yhi) y = yhi;
+            fprintf(o, "%.1f,%.1f ", L + (lb - lo) / (hi - lo) * (W - L - R), T + (yhi - y) / (yhi - ylo) * (H - T - B));
+        }
+        fprintf(o, "\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">%s</text>\n",
+                W - R + 10, T + 14 + 16 * j, colors[j], coll_algo_name(algos[j]));
+    }
+    /* what AUTO picks at each size (coll_choose, the library's own planner) */
+    fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">AUTO</text>\n", L - 4, H - B + 52);
+    memset(&a, 0, sizeof a);
+    a.kind = COLL_ALLREDUCE; a.dtype = COLL_FLOAT32; a.op = COLL_SUM;
+    for (i = 0; i < 100; i++) {
+        double lb = lo + (hi - lo) * (i + 0.5) / 100;
+        coll_algo pick;
+        int c = 0;
+        a.count = (size_t)(pow(2, lb) / 4);
+        if (a.count == 0) a.count = 1;
+        pick = coll_choose(&comm, &a);
+        for (j = 0; j < (int)(sizeof algos / sizeof algos[0]); j++) if (algos[j] == pick) c = j;
+        fprintf(o, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"12\" fill=\"%s\"><title>%s</title></rect>\n",
+                L + (double)i / 100 * (W - L - R), H - B + 42, (double)(W - L - R) / 100 + 0.3, colors[c],
+                coll_algo_name(pick));
+    }
+    fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">the bar: what coll_choose (AUTO) runs at that size, coloured as above</text>\n",
+            L, H - B + 72);
+    fprintf(o, "</svg>\n");
+}
+
+/* ---- the page ------------------------------------------------------------------ */
+static FILE *open_out(const char *dir, const char *name)
+{
+    char path[512];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "w");
+    if (!f) { fprintf(stderr, "diagrams: cannot write %s\n", path); exit(1); }
+    return f;
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "build/diagrams";
+    static const int ps[2] = { 4, 6 };
+    char sub[512], name[160];
+    FILE *page, *f;
+    size_t e;
+    int k, i, nsvg = 0;
+    snprintf(sub, sizeof sub, "%s/svg", dir);
+    if ((mkdir(dir, 0777) && errno != EEXIST) || (mkdir(sub, 0777) && errno != EEXIST)) {
+        fprintf(stderr, "diagrams: cannot make %s\n", sub);
+        return 1;
+    }
+    page = open_out(dir, "index.html");
+    fprintf(page, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                  "<title>coll: every algorithm, step by step</title>\n<style>\n"
+                  "body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1400px;margin:1em auto;padding:0 1em;color:#222}\n"
+                  "h2{border-bottom:1px solid #ccc;margin-top:2em}h3{margin-bottom:.2em}\n"
+                  ".idea{margin:.2em 0}.cost{font-family:DejaVu Sans Mono,monospace;color:#444;margin:.2em 0 .5em}\n"
+                  ".pics{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}.pics img{border:1px solid #ddd;max-width:100%%}\n"
+                  "#status{color:#555;font-size:small}\n</style></head><body>\n");
+    fprintf(page, "<h1>coll: every algorithm, step by step</h1>\n"
+                  "<p>Each picture is drawn from the algorithm's schedule, the pure function the library runs: "
+                  "ranks are lanes, steps are columns, each message an arrow from the sender's step to the receiver's, "
+                  "labelled with the block it carries (<code>b2</code> = block 2, <code>b0-2</code> = blocks 0 to 2, "
+                  "<code>all</code> = the whole vector, <code>[a:b]</code> = elements a to b-1). "
+                  "<span style=\"color:#b2182b\">Red arrows ending in a circled + are reduced into the receiver's data</span>; "
+                  "<span style=\"color:#2166ac\">blue arrows are copied</span>. p = 6 is not a power of two: the algorithms "
+                  "that need one fold it (the first and last steps). Costs: p ranks, n bytes, α per message, β per byte, "
+                  "γ per byte reduced, lg = ⌈log₂ p⌉, C = pipeline chunks. <code>make trace</code> shows the same steps "
+                  "with every rank's buffer.</p>\n<p id=\"status\">(images not checked yet)</p>\n");
+    fprintf(page, "<h2 id=\"model\">All-reduce: predicted time against size</h2>\n"
+                  "<div class=\"pics\"><img src=\"svg/allreduce-model-p8.svg\" alt=\"all-reduce cost model, p = 8\" class=\"diagram\"></div>\n");
+    f = open_out(sub, "allreduce-model-p8.svg");
+    chart(f, 8);
+    fclose(f);
+    nsvg++;
+    for (k = 0; k < COLL_KIND_COUNT; k++) {
+        int first = 1;
+        for (e = 0; e < sizeof coll__registry / sizeof coll__registry[0]; e++) {
+            const coll__entry *en = &coll__registry[e];
+            const algo_text *t;
+            if ((int)en->kind != k || !en->f) continue;
+            if (first) { fprintf(page, "<h2 id=\"%s\">%s</h2>\n", coll_kind_name((coll_kind)k), coll_kind_name((coll_kind)k)); first = 0; }
+            t = text_of(en->kind, en->algo);
+            fprintf(page, "<h3 id=\"%s-%s\">%s</h3>\n<p class=\"idea\">%s</p>\n<p class=\"cost\">cost: %s</p>\n<div class=\"pics\">\n",
+                    coll_kind_name(en->kind), coll_algo_name(en->algo), coll_algo_name(en->algo),
+                    t ? t->idea : "", t ? t->cost : "");
+            if (!t) { fprintf(stderr, "diagrams: no text for %s/%s\n", coll_kind_name(en->kind), coll_algo_name(en->algo)); fail_count++; }
+            for (i = 0; i < 2; i++) {
+                snprintf(name, sizeof name, "%s-%s-p%d.svg", coll_kind_name(en->kind), coll_algo_name(en->algo), ps[i]);
+                f = open_out(sub, name);
+                if (draw(f, en->kind, en->algo, ps[i]) != 0) fail_count++;
+                fclose(f);
+                nsvg++;
+                fprintf(page, "<img src=\"svg/%s\" alt=\"%s %s, p = %d\" class=\"diagram\">\n", name,
+                        coll_kind_name(en->kind), coll_algo_name(en->algo), ps[i]);
+            }
+            fprintf(page, "</div>\n");
+        }
+    }
+    /* the page checks its own pictures once loaded, and says so */
+    fprintf(page, "<script>\nwindow.addEventListener('load', function () {\n"
+                  "  var imgs = document.querySelectorAll('img.diagram'), ok = 0, bad = [];\n"
+                  "  for (var i = 0; i < imgs.length; i++) {\n"
+                  "    if (imgs[i].complete && imgs[i].naturalWidth > 0) ok++; else bad.push(imgs[i].getAttribute('src'));\n"
+                  "  }\n"
+                  "  var s = document.getElementById('status');\n"
+                  "  s.textContent = ok + ' of ' + imgs.length + ' diagrams rendered';\n"
+                  "  s.setAttribute('data-rendered', ok); s.setAttribute('data-total', imgs.length);\n"
+                  "  if (bad.length) console.error('diagrams not rendered: ' + bad.join(' '));\n"
+                  "});\n</script>\n</body></html>\n");
+    fclose(page);
+    printf("diagrams: %d SVGs and index.html in %s\n", nsvg, dir);
+    return fail_count != 0;
+}
