@@ -13,6 +13,7 @@
    its rows are skipped. With -k every cell is one checked call and the
    program ends with "bench: N passed, N failed" (the test-bench target). */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -50,6 +51,7 @@ typedef struct config {
     bench_shm *shm;              /* control plane, shared by all ranks        */
     volatile int *counts;        /* [0] passed, [1] failed (shared, rank 0)    */
     int tcp_port;
+    char tcp_token[33];          /* the job token the tcp ranks share         */
 #ifdef BENCH_HAVE_THREADS
     coll_threads *tw;
 #endif
@@ -112,7 +114,8 @@ static int tcp_rank(int rank, void *arg)
     config *cf = (config *)arg;
     static coll_tcp t;
     coll_port port;
-    int rc = coll_tcp_init(&t, "127.0.0.1", cf->tcp_port, rank, cf->p, BENCH_TIMEOUT_MS);
+    int rc = coll_tcp_init_token(&t, "127.0.0.1", cf->tcp_port, rank, cf->p, BENCH_TIMEOUT_MS,
+                                 cf->tcp_token);
     if (rc) {
         fprintf(stderr, "bench: coll-tcp rank %d: rendezvous failed (%d)\n", rank, rc);
         return 1;
@@ -138,6 +141,17 @@ static int free_tcp_port(void)
         port = ntohs(a.sin_port);
     close(fd);
     return port;
+}
+
+/* A fresh job token (32 hex digits) for each world, as a launcher makes. */
+static int new_tcp_token(char *hex)
+{
+    unsigned char b[16];
+    int i, fd = open("/dev/urandom", O_RDONLY), ok;
+    ok = fd >= 0 && read(fd, b, sizeof b) == (ssize_t)sizeof b;
+    if (fd >= 0) close(fd);
+    for (i = 0; ok && i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    return ok;
 }
 #endif
 
@@ -167,7 +181,8 @@ static int run_world(const char *port, config *cf)
 #ifdef BENCH_HAVE_TCP
         cf->impl = "coll-tcp";
         cf->tcp_port = free_tcp_port();
-        rc = cf->tcp_port > 0 ? bench_fork_ranks(cf->p, tcp_rank, cf) : -1;
+        rc = cf->tcp_port > 0 && new_tcp_token(cf->tcp_token) ?
+             bench_fork_ranks(cf->p, tcp_rank, cf) : -1;
 #endif
     }
     bench_shm_destroy(cf->shm);

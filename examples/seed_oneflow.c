@@ -15,7 +15,8 @@
    computed on one rank with the same loop order (so bit for bit).
 
    Run:  make seed-oneflow        (this program starts the 2 ranks itself)
-   or, as in the seed, one shell per rank:
+   or, as in the seed, one shell per rank, each with the same job token
+   (export COLL_TCP_TOKEN=<one secret for the job> first):
          export MASTER_ADDR=127.0.0.1 MASTER_PORT=17789 WORLD_SIZE=2 RANK=0 LOCAL_RANK=0
          build/tcp/seed_oneflow
          export MASTER_ADDR=127.0.0.1 MASTER_PORT=17789 WORLD_SIZE=2 RANK=1 LOCAL_RANK=1
@@ -28,6 +29,7 @@
 #include "ports/coll_tcp.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +207,25 @@ static void rank_main(void)
     coll_tcp_close(&t);
 }
 
+/* One secret per job, as a launcher hands it out with the other variables:
+   the ranks prove to each other that they know it (ports/coll_tcp.h). */
+static void set_job_token(void)
+{
+    unsigned char b[16];
+    char hex[2 * sizeof b + 1];
+    size_t i;
+    int fd;
+    if (getenv("COLL_TCP_TOKEN")) return;
+    fd = open("/dev/urandom", O_RDONLY);
+    if (fd < 0 || read(fd, b, sizeof b) != (ssize_t)sizeof b) {
+        perror("seed_oneflow: /dev/urandom");
+        exit(1);
+    }
+    close(fd);
+    for (i = 0; i < sizeof b; i++) snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    setenv("COLL_TCP_TOKEN", hex, 1);
+}
+
 /* No WORLD_SIZE in the environment: be the launcher, setting for each
    process what the seed exports by hand. */
 static int launch(void)
@@ -224,6 +245,7 @@ static int launch(void)
     }
     snprintf(port, sizeof port, "%d", ntohs(a.sin_port));
     close(fd);
+    set_job_token();
     printf("export MASTER_ADDR=127.0.0.1 MASTER_PORT=%s WORLD_SIZE=%d RANK=0..%d LOCAL_RANK=0..%d\n",
            port, WORLD, WORLD - 1, WORLD - 1);
     fflush(stdout);

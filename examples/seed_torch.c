@@ -13,10 +13,15 @@
    ring rank about 2(p-1)/p·n - the seed's cost 2(p-1)(t_s + (m/p) t_w).
 
    Run:  make seed-torch          (this program starts the 4 ranks itself)
+         seed_torch N rank        N elements filled with the rank, as the seed
+                                  does (the seed: N = 4); "ramp" (the
+                                  default) fills rank r with r*10 + i
    or start each rank yourself, on one host or several:
+         export COLL_TCP_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
          MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=4 RANK=0 build/tcp/seed_torch &
          MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=4 RANK=1 build/tcp/seed_torch &
          ...
+   (every rank needs the same COLL_TCP_TOKEN; the launcher makes one).
 */
 #define _POSIX_C_SOURCE 200809L
 #define COLL_IMPLEMENTATION
@@ -25,12 +30,16 @@
 #include "ports/coll_tcp.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
-enum { WORLD = 4, N = 10 };
+enum { WORLD = 4, MAXN = 64 };
+static int N = 10, fill_rank;     /* the tensor's length and how it is filled */
+
+static int64_t input(int rank, int i) { return fill_rank ? rank : rank * 10 + i; }
 
 /* One rank: returns the number of failed checks (0, 1 or 2). */
 static int rank_main(void)
@@ -48,15 +57,15 @@ static int rank_main(void)
     port = coll_tcp_port(&t);
     coll_init(&c, t.rank, t.nranks, &port, scratch, sizeof scratch);
     for (a = 0; a < 2; a++) {
-        int64_t tensor[N];
+        int64_t tensor[MAXN];
         unsigned long long sent = t.bytes_sent;
         int ok = 1;
-        for (i = 0; i < N; i++) tensor[i] = t.rank * 10 + i;   /* rank r: r0, r1, r2, ... */
+        for (i = 0; i < N; i++) tensor[i] = input(t.rank, i);   /* rank r: r0, r1, r2, ... */
         rc = coll_allreduce(&c, tensor, tensor, N, COLL_INT64, COLL_SUM, algos[a]);
         sent = t.bytes_sent - sent;
         for (i = 0; i < N; i++) {                             /* the plain-loop reference */
             int64_t want = 0;
-            for (r = 0; r < t.nranks; r++) want += r * 10 + i;
+            for (r = 0; r < t.nranks; r++) want += input(r, i);
             ok &= rc == COLL_OK && tensor[i] == want;
         }
         failed += !ok;
@@ -74,6 +83,25 @@ static int rank_main(void)
     }
     coll_tcp_close(&t);
     return failed;
+}
+
+/* One secret per job, as a launcher hands it out with the other variables:
+   the ranks prove to each other that they know it (ports/coll_tcp.h). */
+static void set_job_token(void)
+{
+    unsigned char b[16];
+    char hex[2 * sizeof b + 1];
+    size_t i;
+    int fd;
+    if (getenv("COLL_TCP_TOKEN")) return;
+    fd = open("/dev/urandom", O_RDONLY);
+    if (fd < 0 || read(fd, b, sizeof b) != (ssize_t)sizeof b) {
+        perror("seed_torch: /dev/urandom");
+        exit(1);
+    }
+    close(fd);
+    for (i = 0; i < sizeof b; i++) snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    setenv("COLL_TCP_TOKEN", hex, 1);
 }
 
 /* No WORLD_SIZE in the environment: be the launcher. Start WORLD processes
@@ -95,8 +123,10 @@ static int launch(void)
     }
     snprintf(port, sizeof port, "%d", ntohs(a.sin_port));
     close(fd);
+    set_job_token();
     printf("MASTER_ADDR=127.0.0.1 MASTER_PORT=%s WORLD_SIZE=%d, tensor of %d int64 "
-           "(not a multiple of %d), all-reduce in place:\n", port, WORLD, N, WORLD);
+           "(%sa multiple of %d), all-reduce in place:\n", port, WORLD, N,
+           N % WORLD ? "not " : "", WORLD);
     fflush(stdout);
     for (r = 0; r < WORLD; r++) {
         pid[r] = fork();
@@ -120,8 +150,11 @@ static int launch(void)
     return failed != 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) N = atoi(argv[1]);
+    if (argc > 2) fill_rank = strcmp(argv[2], "rank") == 0;
+    if (N < 1 || N > MAXN) { fprintf(stderr, "seed_torch: N must be 1..%d\n", MAXN); return 2; }
     if (getenv("WORLD_SIZE")) return rank_main() != 0;
     return launch();
 }

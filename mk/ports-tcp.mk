@@ -3,6 +3,9 @@
 #
 #   make test-tcp         ranks as processes on 127.0.0.1: the port, the
 #                         rendezvous, the collectives, killed and stopped peers
+#   make test-tcp-auth    the rendezvous against intruders, an impostor master,
+#                         idle and malformed connections, other versions/tokens
+#   make test-tcp-san     both of the above under ASan + UBSan
 #   make test-tcp-netns   ranks on separate network namespaces (root; skipped
 #                         loudly elsewhere, a failure under CI=true)
 #   make seed-torch       naive and ring all-reduce, 4 processes, env launch
@@ -22,16 +25,34 @@ $(TCPB)/test_tcp: test/test_tcp.c $(TCP_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -o $@ $<
 
-.PHONY: test-tcp test-tcp-netns
+$(TCPB)/test_tcp_auth: test/test_tcp_auth.c $(TCP_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -o $@ $<
+
+# The same two under AddressSanitizer and UndefinedBehaviorSanitizer.
+TCP_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+$(TCPB)/san/%: test/%.c $(TCP_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -O1 $(TCP_SAN) -o $@ $<
+
+.PHONY: test-tcp test-tcp-auth test-tcp-san test-tcp-netns
 ## test-tcp: the TCP port, ranks as processes on 127.0.0.1, killed and stopped peers
 test-tcp: $(TCPB)/test_tcp
 	@timeout 120 $(TCPB)/test_tcp
+
+## test-tcp-auth: the TCP rendezvous against intruders, an impostor master, idle and malformed connections
+test-tcp-auth: $(TCPB)/test_tcp_auth
+	@timeout 120 $(TCPB)/test_tcp_auth
+
+## test-tcp-san: test-tcp-auth and test-tcp under ASan + UBSan
+test-tcp-san: $(TCPB)/san/test_tcp $(TCPB)/san/test_tcp_auth
+	@timeout 300 $(TCPB)/san/test_tcp_auth && timeout 300 $(TCPB)/san/test_tcp
 
 ## test-tcp-netns: the TCP tests across network namespaces (root)
 test-tcp-netns: $(TCPB)/test_tcp
 	@sh test/tcp_netns.sh $(TCPB)/test_tcp
 
-TEST_TARGETS += test-tcp test-tcp-netns
+TEST_TARGETS += test-tcp test-tcp-auth test-tcp-netns
 
 # ---- layout conversion -------------------------------------------------------
 $(TCPB)/test_layout: test/test_layout.c coll.h ports/coll_threads.h

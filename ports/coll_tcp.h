@@ -9,29 +9,63 @@
          static coll_tcp t;                          caller-owned, ~2 KB
          coll_tcp_init_env(&t, 10000);               MASTER_ADDR, MASTER_PORT,
                                                      WORLD_SIZE, RANK (as torchrun)
+                                                     and COLL_TCP_TOKEN
          coll_port p = coll_tcp_port(&t);
          coll_init(&c, t.rank, t.nranks, &p, scratch, sizeof scratch);
          ...
          coll_tcp_close(&t);
 
      or coll_tcp_init(&t, "10.0.0.1", 29500, rank, world, 10000) with the
-     same facts passed explicitly. LOCAL_RANK, if set, is kept in
-     t.local_rank (the process's index on its own host); it plays no part in
-     the rendezvous. Under a strict -std=c99 define _POSIX_C_SOURCE=200809L
-     (getaddrinfo, clock_gettime) before any include.
+     same facts passed explicitly (the token still from COLL_TCP_TOKEN), or
+     coll_tcp_init_token(..., token) with the token passed too. LOCAL_RANK,
+     if set, is kept in t.local_rank (the process's index on its own host);
+     it plays no part in the rendezvous. Under a strict -std=c99 define
+     _POSIX_C_SOURCE=200809L (getaddrinfo, clock_gettime) before any include.
+
+   THE JOB TOKEN
+     Every rank of a job must know one shared secret, the job token: the
+     environment variable COLL_TCP_TOKEN, or the `token` argument of
+     coll_tcp_init_token. Make it once per job, for example
+         export COLL_TCP_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+     and hand it to every rank the way MASTER_ADDR travels. Each connection
+     of the rendezvous - to the master and between the other ranks - begins
+     with a challenge-response both ways: each side sends a fresh 16-byte
+     nonce and must answer with a keyed MAC (SipHash-2-4 under a key derived
+     from the token) over both nonces and both hellos. So a process without
+     the token cannot join as a rank, cannot pose as the master or as any
+     other rank, and is never sent anyone's data. With no token configured,
+     init refuses (COLL_ERR_INVAL, with a line on stderr saying why) unless
+     COLL_TCP_INSECURE=1 is set: then the same handshake runs under a
+     publicly known key, which checks versions and nothing else. A world of
+     one rank needs no token. The key is wiped from the struct once the
+     mesh is up. What the token does and does not protect against:
+     ports/README.md, "Threat model".
 
    THE RENDEZVOUS (the torch.distributed / OneFlow launch convention)
      Rank 0 listens on MASTER_PORT (bound to MASTER_ADDR when that is one of
      its own addresses, else to every address). Every other rank connects to
      it, opens its own listening socket on the local address that reached
-     the master (port chosen by the kernel) and sends (rank, world, address,
-     port). When all WORLD_SIZE - 1 have registered, rank 0 sends the table
-     of addresses to each of them. Then each rank r connects to every rank
-     0 < j < r and accepts a connection from every rank above it; the
-     registration connection itself becomes the link to rank 0. Result: a
-     full mesh, one TCP connection per pair, TCP_NODELAY, non-blocking.
-     Because each rank advertises the address its own kernel used to reach
-     the master, this works across hosts with no configuration.
+     the master (port chosen by the kernel), and introduces itself (rank,
+     world, address, port) in an authenticated hello. When all WORLD_SIZE - 1
+     have registered, rank 0 sends the table of addresses, with a MAC, to
+     each of them. Then each rank r connects to every rank 0 < j < r and
+     accepts a connection from every rank above it, each link authenticated
+     the same way; the registration connection itself becomes the link to
+     rank 0. Result: a full mesh, one TCP connection per pair, TCP_NODELAY,
+     non-blocking. Because each rank advertises the address its own kernel
+     used to reach the master, this works across hosts with no configuration.
+
+     Listeners serve up to COLL_TCP_MAX_PENDING connections at once with
+     poll(), each with its own short deadline (COLL_TCP_HELLO_MS): a stranger
+     that connects and says nothing, a connection that speaks something else,
+     a peer of another protocol version or one that fails the token check is
+     dropped with one line on stderr (COLL_TCP_LOG) and counted in
+     t.dropped; the rendezvous goes on. Only an authenticated peer can make
+     it fail: one that claims a rank already taken, or disagrees on
+     WORLD_SIZE (COLL_ERR_MISMATCH). The other way round, a rank that reaches
+     something that fails the token check where the master or a peer should
+     be gives COLL_TCP_ERR_AUTH, and one that answers with another protocol
+     version COLL_TCP_ERR_VERSION: an error, never forged data.
 
    DEADLINES AND FAILURES
      timeout_ms bounds the whole rendezvous, and every transfer: a wait that
@@ -52,9 +86,20 @@
      isend/irecv take up to COLL_TCP_MAX_REQUESTS - 2 handles (then answer
      COLL_AGAIN); the last two slots are kept for the blocking calls.
      t.bytes_sent / t.bytes_received count payload bytes, for traffic checks.
+     Payload travels in the clear and unauthenticated: the token guards who
+     joins, not what the bytes say (coll.h's optional CRC check does that).
 
    COST: one send()/recv() system call per message when the socket buffer
-     has room, plus one poll() per wait that cannot finish at once.
+     has room, plus one poll() per wait that cannot finish at once. The
+     handshake adds two round trips per link, once, at init.
+
+   CONFIGURATION (define before the implementation)
+     COLL_TCP_MAX_RANKS          256    ranks in a job
+     COLL_TCP_MAX_REQUESTS       16     posted transfers per rank
+     COLL_TCP_DEFAULT_TIMEOUT_MS 60000  when timeout_ms is 0
+     COLL_TCP_MAX_PENDING        16     unauthenticated connections served at once
+     COLL_TCP_HELLO_MS           500    an accepted connection's time to authenticate
+     COLL_TCP_LOG(t, line)       fputs to stderr   where "dropped ..." lines go
 */
 #ifndef COLL_TCP_H
 #define COLL_TCP_H
@@ -72,6 +117,17 @@
 #ifndef COLL_TCP_DEFAULT_TIMEOUT_MS
 #define COLL_TCP_DEFAULT_TIMEOUT_MS 60000u
 #endif
+#ifndef COLL_TCP_MAX_PENDING           /* handshakes a listener serves at once */
+#define COLL_TCP_MAX_PENDING 16
+#endif
+#ifndef COLL_TCP_HELLO_MS              /* accept -> authenticated, at most    */
+#define COLL_TCP_HELLO_MS 500
+#endif
+
+/* The port's own codes, away from the COLL_ERR_* values. */
+#define COLL_TCP_ERR_AUTH    (-13)     /* the master or a peer failed the token check */
+#define COLL_TCP_ERR_VERSION (-71)     /* the master or a peer speaks another protocol version */
+#define COLL_TCP_VERSION 2             /* of the rendezvous protocol; 1 had no token */
 
 #ifndef COLL_TCP_API
 #ifdef COLL_TCP_STATIC
@@ -102,14 +158,24 @@ typedef struct coll_tcp {
     int fd[COLL_TCP_MAX_RANKS];/* link to each peer; -1 for self             */
     coll_tcp__req req[COLL_TCP_MAX_REQUESTS];
     unsigned long long bytes_sent, bytes_received;   /* payload, this rank  */
+    unsigned dropped;          /* connections dropped during the rendezvous  */
+    int insecure;              /* 1: no token, COLL_TCP_INSECURE=1           */
+    uint64_t key[2];           /* from the token; zero once the mesh is up   */
 } coll_tcp;
 
 /* Join the job: returns COLL_OK when the full mesh is up, or COLL_ERR_INVAL
-   (bad arguments or environment), COLL_ERR_TIMEOUT (someone did not come
-   within timeout_ms), COLL_ERR_MISMATCH (ranks disagree on WORLD_SIZE or two
-   claim one rank), COLL_ERR_IO (socket failure). */
+   (bad arguments or environment, no token), COLL_ERR_TIMEOUT (someone did
+   not come within timeout_ms), COLL_ERR_MISMATCH (authenticated ranks
+   disagree on WORLD_SIZE or two claim one rank), COLL_ERR_IO (socket
+   failure), COLL_TCP_ERR_AUTH (what answered at the master's or a peer's
+   address does not know the token), COLL_TCP_ERR_VERSION (it speaks
+   another protocol version). coll_tcp_init takes the token from
+   COLL_TCP_TOKEN; coll_tcp_init_token from `token` (NULL: from
+   COLL_TCP_TOKEN too; "" is refused). */
 COLL_TCP_API int coll_tcp_init(coll_tcp *t, const char *master_addr, int master_port,
                                int rank, int world, unsigned timeout_ms);
+COLL_TCP_API int coll_tcp_init_token(coll_tcp *t, const char *master_addr, int master_port,
+                                     int rank, int world, unsigned timeout_ms, const char *token);
 COLL_TCP_API int coll_tcp_init_env(coll_tcp *t, unsigned timeout_ms);
 COLL_TCP_API void coll_tcp_set_timeout(coll_tcp *t, unsigned timeout_ms);
 COLL_TCP_API coll_port coll_tcp_port(coll_tcp *t);
@@ -126,6 +192,10 @@ COLL_TCP_API int coll_tcp_isend(void *ctx, int peer, const void *buf, size_t byt
 COLL_TCP_API int coll_tcp_irecv(void *ctx, int peer, void *buf, size_t bytes, int *handle);
 COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block);
 
+/* SipHash-2-4 of `n` bytes under the 128-bit key (k0, k1): the MAC of the
+   handshake, public for the tests' known-answer check. */
+COLL_TCP_API uint64_t coll_tcp_siphash(uint64_t k0, uint64_t k1, const void *msg, size_t n);
+
 #ifdef __cplusplus
 }
 #endif
@@ -134,12 +204,14 @@ COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block);
 #ifdef COLL_TCP_IMPLEMENTATION
 #ifndef COLL_TCP_IMPLEMENTED
 #define COLL_TCP_IMPLEMENTED
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +223,10 @@ COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block);
 #define COLL_TCP__SEND_FLAGS MSG_NOSIGNAL
 #else
 #define COLL_TCP__SEND_FLAGS 0
+#endif
+
+#ifndef COLL_TCP_LOG
+#define COLL_TCP_LOG(t, line) ((void)(t), fputs((line), stderr))
 #endif
 
 /* Slots reserved for the blocking calls, so send/recv/sendrecv never find
@@ -189,7 +265,7 @@ static unsigned long coll_tcp__get32(const unsigned char *p)
 
 /* One rank's listening endpoint: family, port, 16 address bytes (an IPv4
    address uses the first 4). 20 bytes per rank in the table. */
-enum { COLL_TCP__ENTRY = 20, COLL_TCP__REG = 12 + COLL_TCP__ENTRY, COLL_TCP__HELLO = 12 };
+enum { COLL_TCP__ENTRY = 20 };
 
 static void coll_tcp__put_addr(unsigned char *p, const struct sockaddr_storage *a)
 {
@@ -332,67 +408,506 @@ static int coll_tcp__listen(const struct sockaddr_storage *a, socklen_t alen, in
     return fd;
 }
 
-static int coll_tcp__accept(int lfd, long long deadline)
+/* ---- SipHash-2-4: the MAC of the handshake --------------------------------- */
+
+/* Four 64-bit words of state; each 8-byte little-endian word of the message
+   is mixed in with two rounds, the last partial word carries the length,
+   four more rounds finish. Fed byte by byte: the handshake hashes tens of
+   bytes, the table a few KiB, once per job. */
+typedef struct coll_tcp__sip { uint64_t v0, v1, v2, v3, m; size_t n; } coll_tcp__sip;
+
+#define COLL_TCP__ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+
+static void coll_tcp__sip_rounds(coll_tcp__sip *s, int rounds)
+{
+    while (rounds-- > 0) {
+        s->v0 += s->v1; s->v1 = COLL_TCP__ROTL(s->v1, 13); s->v1 ^= s->v0; s->v0 = COLL_TCP__ROTL(s->v0, 32);
+        s->v2 += s->v3; s->v3 = COLL_TCP__ROTL(s->v3, 16); s->v3 ^= s->v2;
+        s->v0 += s->v3; s->v3 = COLL_TCP__ROTL(s->v3, 21); s->v3 ^= s->v0;
+        s->v2 += s->v1; s->v1 = COLL_TCP__ROTL(s->v1, 17); s->v1 ^= s->v2; s->v2 = COLL_TCP__ROTL(s->v2, 32);
+    }
+}
+
+static void coll_tcp__sip_init(coll_tcp__sip *s, uint64_t k0, uint64_t k1)
+{
+    s->v0 = k0 ^ 0x736f6d6570736575ull;  /* "somepseudorandomlygeneratedbytes" */
+    s->v1 = k1 ^ 0x646f72616e646f6dull;
+    s->v2 = k0 ^ 0x6c7967656e657261ull;
+    s->v3 = k1 ^ 0x7465646279746573ull;
+    s->m = 0; s->n = 0;
+}
+
+static void coll_tcp__sip_add(coll_tcp__sip *s, const void *msg, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)msg;
+    while (n--) {
+        s->m |= (uint64_t)*p++ << (8 * (s->n & 7));
+        if ((++s->n & 7) == 0) {
+            s->v3 ^= s->m; coll_tcp__sip_rounds(s, 2); s->v0 ^= s->m;
+            s->m = 0;
+        }
+    }
+}
+
+static uint64_t coll_tcp__sip_end(coll_tcp__sip *s)
+{
+    uint64_t b = s->m | ((uint64_t)(s->n & 0xff) << 56);
+    s->v3 ^= b; coll_tcp__sip_rounds(s, 2); s->v0 ^= b;
+    s->v2 ^= 0xff; coll_tcp__sip_rounds(s, 4);
+    return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
+}
+
+COLL_TCP_API uint64_t coll_tcp_siphash(uint64_t k0, uint64_t k1, const void *msg, size_t n)
+{
+    coll_tcp__sip s;
+    coll_tcp__sip_init(&s, k0, k1);
+    coll_tcp__sip_add(&s, msg, n);
+    return coll_tcp__sip_end(&s);
+}
+
+/* The job key: two SipHashes of the token under a fixed public key, one per
+   half. A token of 16 random bytes or more leaves nothing to guess; a short
+   or guessable one can be found offline from one overheard handshake. */
+static void coll_tcp__derive(coll_tcp *t, const char *token)
+{
+    int half;
+    for (half = 0; half < 2; half++) {
+        coll_tcp__sip s;
+        unsigned char tag = (unsigned char)half;
+        coll_tcp__sip_init(&s, 0x636f6c6c2d746370ull, 0x2d6a6f622d6b6579ull);  /* "coll-tcp-job-key" */
+        coll_tcp__sip_add(&s, &tag, 1);
+        coll_tcp__sip_add(&s, token, strlen(token));
+        t->key[half] = coll_tcp__sip_end(&s);
+    }
+}
+
+/* ---- the handshake ---------------------------------------------------------- *
+
+   Every connection of the rendezvous, the dialling side D to the accepting
+   side A (a worker to the master, rank r to rank j < r):
+
+     D -> A  HELLO  "coll", version, D's rank, world, nonce_D (16), D's address (20)
+     A -> D  REPLY  "coll", version, A's rank, world, nonce_A (16), MAC('A')
+     D -> A  PROOF  MAC('C')
+     A -> D  ACK    MAC('K')  - or MAC('N'): authenticated, but refused
+
+   where MAC(role) is SipHash-2-4 under the job key of role || HELLO || the
+   first 32 bytes of REPLY. Both nonces are fresh, so no answer can be
+   replayed from another connection; the role byte keeps A's answer from
+   serving as D's. D checks A before saying anything that proves D, and A
+   registers D only after checking PROOF. The master's table then comes
+   with MAC of 'T' || that link's MAC('A') || the table. A peer whose first
+   8 bytes carry another version gets our "coll" + version back and is
+   dropped: the dialling side reports it. */
+
+enum {
+    COLL_TCP__HELLO = 32 + COLL_TCP__ENTRY,
+    COLL_TCP__REPLY = 40,
+    COLL_TCP__HEAD = 32,                /* REPLY without its MAC            */
+    COLL_TCP__TAG = 8
+};
+
+static void coll_tcp__put64(unsigned char *p, uint64_t v)
+{
+    coll_tcp__put32(p, (unsigned long)(v >> 32));
+    coll_tcp__put32(p + 4, (unsigned long)(v & 0xffffffffu));
+}
+
+static void coll_tcp__mac(const coll_tcp *t, char role, const unsigned char *hello,
+                          const unsigned char *reply, unsigned char *out)
+{
+    coll_tcp__sip s;
+    unsigned char r = (unsigned char)role;
+    coll_tcp__sip_init(&s, t->key[0], t->key[1]);
+    coll_tcp__sip_add(&s, &r, 1);
+    coll_tcp__sip_add(&s, hello, COLL_TCP__HELLO);
+    coll_tcp__sip_add(&s, reply, COLL_TCP__HEAD);
+    coll_tcp__put64(out, coll_tcp__sip_end(&s));
+}
+
+static void coll_tcp__table_mac(const coll_tcp *t, const unsigned char *tag_a,
+                                const unsigned char *table, unsigned char *out)
+{
+    coll_tcp__sip s;
+    unsigned char r = 'T';
+    coll_tcp__sip_init(&s, t->key[0], t->key[1]);
+    coll_tcp__sip_add(&s, &r, 1);
+    coll_tcp__sip_add(&s, tag_a, COLL_TCP__TAG);
+    coll_tcp__sip_add(&s, table, (size_t)t->nranks * COLL_TCP__ENTRY);
+    coll_tcp__put64(out, coll_tcp__sip_end(&s));
+}
+
+/* Compares two tags without stopping at the first difference. */
+static int coll_tcp__same(const unsigned char *a, const unsigned char *b)
+{
+    unsigned d = 0;
+    int i;
+    for (i = 0; i < COLL_TCP__TAG; i++) d |= (unsigned)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+static int coll_tcp__nonce(unsigned char *p)
+{
+    size_t got = 0;
+#ifdef O_CLOEXEC
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+#else
+    int fd = open("/dev/urandom", O_RDONLY);
+#endif
+    if (fd < 0) return COLL_ERR_IO;
+    while (got < 16) {
+        ssize_t k = read(fd, p + got, 16 - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    close(fd);
+    return got == 16 ? COLL_OK : COLL_ERR_IO;
+}
+
+/* One line for COLL_TCP_LOG: who we are, who the connection came from. */
+static void coll_tcp__log(const coll_tcp *t, int fd, const char *fmt, ...)
+{
+    char line[320], who[80] = "";
+    struct sockaddr_storage a;
+    socklen_t alen = sizeof a;
+    va_list ap;
+    int n;
+    if (fd >= 0 && getpeername(fd, (struct sockaddr *)&a, &alen) == 0) {
+        char host[INET6_ADDRSTRLEN] = "?";
+        unsigned port = 0;
+        if (a.ss_family == AF_INET) {
+            const struct sockaddr_in *s = (const struct sockaddr_in *)&a;
+            inet_ntop(AF_INET, &s->sin_addr, host, sizeof host);
+            port = ntohs(s->sin_port);
+        } else if (a.ss_family == AF_INET6) {
+            const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)&a;
+            inet_ntop(AF_INET6, &s->sin6_addr, host, sizeof host);
+            port = ntohs(s->sin6_port);
+        }
+        snprintf(who, sizeof who, " [%s]:%u", host, port);
+    }
+    n = snprintf(line, sizeof line, "coll_tcp: rank %d:%s ", t->rank, who);
+    if (n < 0 || n >= (int)sizeof line - 2) n = 0;
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    strcat(line, "\n");
+    COLL_TCP_LOG(t, line);
+}
+
+static void coll_tcp__hello(const coll_tcp *t, unsigned char *p, int rank)
+{
+    coll_tcp__put32(p, COLL_TCP__MAGIC);
+    coll_tcp__put32(p + 4, COLL_TCP_VERSION);
+    coll_tcp__put32(p + 8, (unsigned long)rank);
+    coll_tcp__put32(p + 12, (unsigned long)t->nranks);
+}
+
+/* ---- the accepting side: every pending connection at once ------------------ */
+
+typedef struct coll_tcp__shake {
+    int fd;                    /* -1: slot free                              */
+    int stage;                 /* 0: reading HELLO, 1: PROOF, 2: refused     */
+    size_t got;
+    long long until;           /* dropped if not authenticated by then       */
+    unsigned char hello[COLL_TCP__HELLO], reply[COLL_TCP__REPLY], proof[COLL_TCP__TAG];
+} coll_tcp__shake;
+
+static void coll_tcp__drop(coll_tcp *t, coll_tcp__shake *s)
+{
+    close(s->fd);
+    s->fd = -1;
+    t->dropped++;
+}
+
+/* Moves one pending connection on as far as the bytes that arrived allow.
+   Returns 1 when it has become a rank's link, 0 while it waits (or once it
+   was dropped), or a negative code - only for an authenticated peer that
+   contradicts the job, or for a failure of our own. */
+static int coll_tcp__step(coll_tcp *t, coll_tcp__shake *s, int lo, int hi,
+                          unsigned char *table, unsigned char (*tags)[COLL_TCP__TAG])
 {
     for (;;) {
-        int fd = accept(lfd, NULL, NULL), rc;
-        if (fd >= 0) { coll_tcp__tune(fd); return fd; }
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) return COLL_ERR_IO;
-        rc = coll_tcp__poll1(lfd, POLLIN, deadline);
-        if (rc) return rc;
+        unsigned char *dst = s->stage == 1 ? s->proof : s->hello;
+        size_t need = s->stage == 1 ? COLL_TCP__TAG : COLL_TCP__HELLO;
+        unsigned char tag[COLL_TCP__TAG];
+        unsigned long rank, world;
+        ssize_t k = recv(s->fd, dst + s->got, need - s->got, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+        if (s->stage == 2) {                 /* refused: drain until it hangs up */
+            if (k > 0) continue;
+            close(s->fd);
+            s->fd = -1;
+            return 0;
+        }
+        if (k <= 0) {
+            coll_tcp__log(t, s->fd, "dropped a connection that %s during the handshake",
+                          k == 0 ? "closed" : "failed");
+            coll_tcp__drop(t, s);
+            return 0;
+        }
+        s->got += (size_t)k;
+        if (s->stage == 0 && s->got >= 8) {
+            if (coll_tcp__get32(s->hello) != COLL_TCP__MAGIC) {
+                coll_tcp__log(t, s->fd, "dropped a connection that is not a coll rank");
+                coll_tcp__drop(t, s);
+                return 0;
+            }
+            if (coll_tcp__get32(s->hello + 4) != COLL_TCP_VERSION) {
+                /* Tell it ours, so its side can say what is wrong. */
+                coll_tcp__hello(t, s->reply, t->rank);
+                (void)send(s->fd, s->reply, 8, COLL_TCP__SEND_FLAGS);
+                coll_tcp__log(t, s->fd, "refused a peer speaking protocol version %lu "
+                              "(this rank speaks %d)", coll_tcp__get32(s->hello + 4), COLL_TCP_VERSION);
+                /* Hang up only after it has read that: closing with its
+                   hello unread would send a reset that may overtake it. */
+                shutdown(s->fd, SHUT_WR);
+                s->stage = 2; s->got = 0;
+                t->dropped++;
+                continue;
+            }
+        }
+        if (s->got < need) continue;
+        s->got = 0;
+        if (s->stage == 0) {                         /* HELLO in: answer it */
+            int rc;
+            coll_tcp__hello(t, s->reply, t->rank);
+            if (coll_tcp__nonce(s->reply + 16)) return COLL_ERR_IO;
+            coll_tcp__mac(t, 'A', s->hello, s->reply, s->reply + COLL_TCP__HEAD);
+            rc = coll_tcp__write_all(s->fd, s->reply, COLL_TCP__REPLY, s->until);
+            if (rc) {
+                coll_tcp__log(t, s->fd, "dropped a connection that did not take our answer");
+                coll_tcp__drop(t, s);
+                return 0;
+            }
+            s->stage = 1;
+            continue;
+        }
+        coll_tcp__mac(t, 'C', s->hello, s->reply, tag);          /* PROOF in */
+        if (!coll_tcp__same(tag, s->proof)) {
+            coll_tcp__log(t, s->fd, "dropped a peer claiming rank %lu that failed the token "
+                          "check (no COLL_TCP_TOKEN, or another one)", coll_tcp__get32(s->hello + 8));
+            coll_tcp__drop(t, s);
+            return 0;
+        }
+        /* Authenticated: from here on a contradiction is the job's error. */
+        rank = coll_tcp__get32(s->hello + 8);
+        world = coll_tcp__get32(s->hello + 12);
+        if (world != (unsigned long)t->nranks || rank < (unsigned long)lo ||
+            rank >= (unsigned long)hi || t->fd[rank] >= 0) {
+            if (world != (unsigned long)t->nranks)
+                coll_tcp__log(t, s->fd, "rank %lu has WORLD_SIZE %lu, this rank %d", rank, world, t->nranks);
+            else
+                coll_tcp__log(t, s->fd, "an authenticated peer claims rank %lu, %s", rank,
+                              rank < (unsigned long)hi && rank >= (unsigned long)lo ?
+                              "which another peer already holds" : "not expected here");
+            coll_tcp__mac(t, 'N', s->hello, s->reply, tag);
+            (void)coll_tcp__write_all(s->fd, tag, COLL_TCP__TAG, s->until);
+            close(s->fd);
+            s->fd = -1;
+            return COLL_ERR_MISMATCH;
+        }
+        coll_tcp__mac(t, 'K', s->hello, s->reply, tag);
+        if (coll_tcp__write_all(s->fd, tag, COLL_TCP__TAG, s->until)) {
+            coll_tcp__log(t, s->fd, "rank %lu's connection failed before it was told yes", rank);
+            coll_tcp__drop(t, s);
+            return 0;
+        }
+        t->fd[rank] = s->fd;
+        s->fd = -1;
+        if (table) memcpy(table + rank * COLL_TCP__ENTRY, s->hello + 32, COLL_TCP__ENTRY);
+        if (tags) memcpy(tags[rank], s->reply + COLL_TCP__HEAD, COLL_TCP__TAG);
+        return 1;
+    }
+}
+
+/* Accepts ranks lo..hi-1 on the listener `lfd`. Up to COLL_TCP_MAX_PENDING
+   connections are served at once, each with COLL_TCP_HELLO_MS to prove
+   itself, so strangers that stall only ever cost a slot for that long.
+   When every slot is taken, new connections wait in the kernel's backlog. */
+static int coll_tcp__admit(coll_tcp *t, int lfd, int lo, int hi, unsigned char *table,
+                           unsigned char (*tags)[COLL_TCP__TAG], long long deadline)
+{
+    coll_tcp__shake s[COLL_TCP_MAX_PENDING];
+    struct pollfd p[COLL_TCP_MAX_PENDING + 1];
+    int i, rc = COLL_OK, joined = 0;
+    for (i = 0; i < COLL_TCP_MAX_PENDING; i++) s[i].fd = -1;
+    while (rc == COLL_OK && joined < hi - lo) {
+        long long now = coll_tcp__now_ms(), wake = deadline;
+        int n = 0, k, room = 0;
+        if (now >= deadline) { rc = COLL_ERR_TIMEOUT; break; }
+        for (i = 0; i < COLL_TCP_MAX_PENDING; i++) {
+            if (s[i].fd >= 0 && s[i].until <= now && s[i].stage == 2) {
+                close(s[i].fd);
+                s[i].fd = -1;
+            } else if (s[i].fd >= 0 && s[i].until <= now) {
+                coll_tcp__log(t, s[i].fd, "dropped a connection that did not authenticate "
+                              "within %d ms", COLL_TCP_HELLO_MS);
+                coll_tcp__drop(t, &s[i]);
+            }
+            if (s[i].fd < 0) { room = 1; continue; }
+            if (s[i].until < wake) wake = s[i].until;
+            p[n].fd = s[i].fd; p[n].events = POLLIN; p[n].revents = 0; n++;
+        }
+        if (room) { p[n].fd = lfd; p[n].events = POLLIN; p[n].revents = 0; n++; }
+        do k = poll(p, (nfds_t)n, coll_tcp__left(wake));
+        while (k < 0 && errno == EINTR);
+        if (k < 0) { rc = COLL_ERR_IO; break; }
+        now = coll_tcp__now_ms();
+        for (i = 0; room && i < COLL_TCP_MAX_PENDING; i++) {
+            int fd;
+            if (s[i].fd >= 0) continue;
+            fd = accept(lfd, NULL, NULL);
+            if (fd < 0) {
+                if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) { i--; continue; }
+                if (errno != EAGAIN && errno != EWOULDBLOCK) rc = COLL_ERR_IO;
+                break;
+            }
+            coll_tcp__tune(fd);
+            s[i].fd = fd; s[i].stage = 0; s[i].got = 0;
+            s[i].until = now + COLL_TCP_HELLO_MS < deadline ? now + COLL_TCP_HELLO_MS : deadline;
+        }
+        for (i = 0; rc == COLL_OK && i < COLL_TCP_MAX_PENDING; i++) {
+            if (s[i].fd < 0) continue;
+            k = coll_tcp__step(t, &s[i], lo, hi, table, tags);
+            if (k < 0) rc = k; else joined += k;
+        }
+    }
+    for (i = 0; i < COLL_TCP_MAX_PENDING; i++) {
+        if (s[i].fd < 0 || s[i].stage == 2) { if (s[i].fd >= 0) close(s[i].fd); continue; }
+        coll_tcp__log(t, s[i].fd, "dropped a connection still unauthenticated when the "
+                      "rendezvous %s", rc ? "failed" : "was complete");
+        coll_tcp__drop(t, &s[i]);
+    }
+    return rc;
+}
+
+/* ---- the dialling side --------------------------------------------------------- */
+
+/* One handshake on the connected socket `fd`, to `peer`. Returns COLL_OK
+   with the peer's MAC('A') in tag_a, COLL_AGAIN when the link broke before
+   the peer said yes (it dropped us as too slow, say: dial again), or an
+   error. */
+static int coll_tcp__shake_out(coll_tcp *t, int fd, int peer, const unsigned char *entry,
+                               unsigned char *tag_a, long long deadline)
+{
+    unsigned char hello[COLL_TCP__HELLO], reply[COLL_TCP__REPLY], tag[COLL_TCP__TAG], want[COLL_TCP__TAG];
+    const char *who = peer == 0 ? "the master" : "a peer";
+    int rc;
+    coll_tcp__hello(t, hello, t->rank);
+    if (coll_tcp__nonce(hello + 16)) return COLL_ERR_IO;
+    if (entry) memcpy(hello + 32, entry, COLL_TCP__ENTRY);
+    else memset(hello + 32, 0, COLL_TCP__ENTRY);
+    rc = coll_tcp__write_all(fd, hello, sizeof hello, deadline);
+    if (!rc) rc = coll_tcp__read_all(fd, reply, 8, deadline);
+    if (rc) return rc == COLL_ERR_IO ? COLL_AGAIN : rc;
+    if (coll_tcp__get32(reply) != COLL_TCP__MAGIC) {
+        coll_tcp__log(t, fd, "what answered at %s's address (rank %d) is not a coll rank", who, peer);
+        return COLL_TCP_ERR_AUTH;
+    }
+    if (coll_tcp__get32(reply + 4) != COLL_TCP_VERSION) {
+        coll_tcp__log(t, fd, "%s (rank %d) speaks protocol version %lu, this rank speaks %d: "
+                      "refused", who, peer, coll_tcp__get32(reply + 4), COLL_TCP_VERSION);
+        return COLL_TCP_ERR_VERSION;
+    }
+    rc = coll_tcp__read_all(fd, reply + 8, COLL_TCP__REPLY - 8, deadline);
+    if (rc) return rc == COLL_ERR_IO ? COLL_AGAIN : rc;
+    coll_tcp__mac(t, 'A', hello, reply, want);
+    if (!coll_tcp__same(want, reply + COLL_TCP__HEAD)) {
+        coll_tcp__log(t, fd, "what answered at %s's address (rank %d) failed the token check: "
+                      "an impostor, or another COLL_TCP_TOKEN", who, peer);
+        return COLL_TCP_ERR_AUTH;
+    }
+    coll_tcp__mac(t, 'C', hello, reply, tag);
+    rc = coll_tcp__write_all(fd, tag, sizeof tag, deadline);
+    if (rc) return rc == COLL_ERR_IO ? COLL_AGAIN : rc;
+    if (coll_tcp__get32(reply + 12) != (unsigned long)t->nranks) {
+        coll_tcp__log(t, fd, "%s has WORLD_SIZE %lu, this rank %d", who,
+                      coll_tcp__get32(reply + 12), t->nranks);
+        return COLL_ERR_MISMATCH;
+    }
+    if (coll_tcp__get32(reply + 8) != (unsigned long)peer) {
+        coll_tcp__log(t, fd, "rank %lu answered where rank %d should be",
+                      coll_tcp__get32(reply + 8), peer);
+        return COLL_ERR_MISMATCH;
+    }
+    rc = coll_tcp__read_all(fd, tag, sizeof tag, deadline);
+    if (rc) return rc == COLL_ERR_IO ? COLL_AGAIN : rc;
+    coll_tcp__mac(t, 'K', hello, reply, want);
+    if (coll_tcp__same(want, tag)) {
+        memcpy(tag_a, reply + COLL_TCP__HEAD, COLL_TCP__TAG);
+        return COLL_OK;
+    }
+    coll_tcp__mac(t, 'N', hello, reply, want);
+    if (coll_tcp__same(want, tag)) {
+        coll_tcp__log(t, fd, "%s (rank %d) refused this rank: the rank is taken or the "
+                      "world differs", who, peer);
+        return COLL_ERR_MISMATCH;
+    }
+    coll_tcp__log(t, fd, "%s (rank %d) sent a bad acknowledgement", who, peer);
+    return COLL_TCP_ERR_AUTH;
+}
+
+/* Dials `peer` and authenticates both ways, dialling again while the link
+   breaks before the peer said yes. t->fd[peer], if already connected, is
+   used first. The link ends in t->fd[peer] (closed by coll_tcp_close). */
+static int coll_tcp__dial(coll_tcp *t, int peer, const struct sockaddr_storage *a, socklen_t alen,
+                          const unsigned char *entry, unsigned char *tag_a, long long deadline)
+{
+    for (;;) {
+        int rc;
+        if (t->fd[peer] < 0) {
+            int fd = coll_tcp__connect(a, alen, deadline);
+            if (fd < 0) return fd;
+            t->fd[peer] = fd;
+        }
+        rc = coll_tcp__shake_out(t, t->fd[peer], peer, entry, tag_a, deadline);
+        if (rc != COLL_AGAIN) return rc;
+        close(t->fd[peer]);
+        t->fd[peer] = -1;
+        if (coll_tcp__left(deadline) == 0) return COLL_ERR_TIMEOUT;
+        {
+            int ms = coll_tcp__left(deadline) < 20 ? coll_tcp__left(deadline) : 20;
+            struct timespec ts;
+            ts.tv_sec = 0; ts.tv_nsec = (long)ms * 1000000L;
+            nanosleep(&ts, NULL);
+        }
     }
 }
 
 /* ---- the rendezvous -------------------------------------------------------- */
 
-/* Rank 0: collect WORLD_SIZE - 1 registrations on the master socket, then
-   hand every registered rank the full table. The registration connections
-   stay open as rank 0's links. */
+/* Rank 0: admit WORLD_SIZE - 1 authenticated registrations, then hand every
+   registered rank the full table with its link's MAC. The registration
+   connections stay open as rank 0's links. */
 static int coll_tcp__master(coll_tcp *t, int lfd, long long deadline)
 {
-    unsigned char table[COLL_TCP_MAX_RANKS * COLL_TCP__ENTRY];
-    unsigned char reg[COLL_TCP__REG];
-    int joined = 0, r, rc;
+    unsigned char table[COLL_TCP_MAX_RANKS * COLL_TCP__ENTRY + COLL_TCP__TAG];
+    unsigned char tags[COLL_TCP_MAX_RANKS][COLL_TCP__TAG];
+    size_t n = (size_t)t->nranks * COLL_TCP__ENTRY;
+    int r, rc;
     memset(table, 0, sizeof table);
-    while (joined < t->nranks - 1) {
-        int fd = coll_tcp__accept(lfd, deadline);
-        unsigned long rank, world;
-        if (fd < 0) return fd;
-        rc = coll_tcp__read_all(fd, reg, sizeof reg, deadline);
-        if (rc == COLL_ERR_TIMEOUT) { close(fd); return rc; }
-        if (rc || coll_tcp__get32(reg) != COLL_TCP__MAGIC) {
-            close(fd);                      /* a stranger: not one of ours */
-            continue;
-        }
-        rank = coll_tcp__get32(reg + 4);
-        world = coll_tcp__get32(reg + 8);
-        if (world != (unsigned long)t->nranks || rank == 0 || rank >= world ||
-            t->fd[rank] >= 0) {
-            close(fd);
-            return COLL_ERR_MISMATCH;
-        }
-        t->fd[rank] = fd;
-        memcpy(table + rank * COLL_TCP__ENTRY, reg + 12, COLL_TCP__ENTRY);
-        joined++;
+    rc = coll_tcp__admit(t, lfd, 1, t->nranks, table, tags, deadline);
+    for (r = 1; !rc && r < t->nranks; r++) {
+        coll_tcp__table_mac(t, tags[r], table, table + n);
+        rc = coll_tcp__write_all(t->fd[r], table, n + COLL_TCP__TAG, deadline);
     }
-    for (r = 1; r < t->nranks; r++) {
-        rc = coll_tcp__write_all(t->fd[r], table, (size_t)t->nranks * COLL_TCP__ENTRY, deadline);
-        if (rc) return rc;
-    }
-    return COLL_OK;
+    return rc;
 }
 
-/* Rank r > 0: register with the master, learn the table, connect to the
-   ranks between 0 and r, accept the ranks above r. */
+/* Rank r > 0: register with the master, learn the table, dial the ranks
+   between 0 and r, admit the ranks above r. */
 static int coll_tcp__worker(coll_tcp *t, const struct sockaddr_storage *master,
                             socklen_t mlen, long long deadline)
 {
-    unsigned char table[COLL_TCP_MAX_RANKS * COLL_TCP__ENTRY];
-    unsigned char reg[COLL_TCP__REG], hello[COLL_TCP__HELLO];
+    unsigned char table[COLL_TCP_MAX_RANKS * COLL_TCP__ENTRY + COLL_TCP__TAG];
+    unsigned char entry[COLL_TCP__ENTRY], tag_a[COLL_TCP__TAG], want[COLL_TCP__TAG];
+    size_t n = (size_t)t->nranks * COLL_TCP__ENTRY;
     struct sockaddr_storage me;
     socklen_t melen = sizeof me;
-    int lfd = -1, fd, rc, j, accepted;
+    int lfd = -1, fd, rc, j;
 
     fd = coll_tcp__connect(master, mlen, deadline);
     if (fd < 0) return fd;
@@ -404,50 +919,32 @@ static int coll_tcp__worker(coll_tcp *t, const struct sockaddr_storage *master,
     if (me.ss_family == AF_INET) ((struct sockaddr_in *)&me)->sin_port = 0;
     else ((struct sockaddr_in6 *)&me)->sin6_port = 0;
     if (t->rank < t->nranks - 1) {
-        lfd = coll_tcp__listen(&me, melen, t->nranks);
+        lfd = coll_tcp__listen(&me, melen, t->nranks + COLL_TCP_MAX_PENDING);
         if (lfd < 0) return lfd;
         melen = sizeof me;
         if (getsockname(lfd, (struct sockaddr *)&me, &melen) < 0) { close(lfd); return COLL_ERR_IO; }
     }
-    coll_tcp__put32(reg, COLL_TCP__MAGIC);
-    coll_tcp__put32(reg + 4, (unsigned long)t->rank);
-    coll_tcp__put32(reg + 8, (unsigned long)t->nranks);
-    coll_tcp__put_addr(reg + 12, &me);
-    rc = coll_tcp__write_all(fd, reg, sizeof reg, deadline);
-    if (!rc) rc = coll_tcp__read_all(fd, table, (size_t)t->nranks * COLL_TCP__ENTRY, deadline);
-
-    /* Connect down: rank r dials 1..r-1. The listeners all exist already
-       (each was opened before its owner registered), so at worst our
-       connection waits in the peer's backlog until it gets to accept. */
-    coll_tcp__put32(hello, COLL_TCP__MAGIC);
-    coll_tcp__put32(hello + 4, (unsigned long)t->rank);
-    coll_tcp__put32(hello + 8, (unsigned long)t->nranks);
+    coll_tcp__put_addr(entry, &me);
+    rc = coll_tcp__dial(t, 0, master, mlen, entry, tag_a, deadline);
+    if (!rc) rc = coll_tcp__read_all(t->fd[0], table, n + COLL_TCP__TAG, deadline);
+    if (!rc) {
+        coll_tcp__table_mac(t, tag_a, table, want);
+        if (!coll_tcp__same(want, table + n)) {
+            coll_tcp__log(t, t->fd[0], "the master's table failed the token check");
+            rc = COLL_TCP_ERR_AUTH;
+        }
+    }
+    /* Dial down: rank r dials 1..r-1. The listeners all exist already (each
+       was opened before its owner registered), so at worst our connection
+       waits in the peer's backlog until that peer starts admitting. */
     for (j = 1; !rc && j < t->rank; j++) {
         struct sockaddr_storage peer;
         socklen_t plen = coll_tcp__get_addr(table + j * COLL_TCP__ENTRY, &peer);
         if (plen == 0) { rc = COLL_ERR_IO; break; }
-        t->fd[j] = coll_tcp__connect(&peer, plen, deadline);
-        if (t->fd[j] < 0) { rc = t->fd[j]; t->fd[j] = -1; break; }
-        rc = coll_tcp__write_all(t->fd[j], hello, sizeof hello, deadline);
+        rc = coll_tcp__dial(t, j, &peer, plen, NULL, tag_a, deadline);
     }
-    /* Accept up: every rank above us introduces itself with a hello. */
-    for (accepted = 0; !rc && accepted < t->nranks - 1 - t->rank; ) {
-        unsigned long who;
-        fd = coll_tcp__accept(lfd, deadline);
-        if (fd < 0) { rc = fd; break; }
-        rc = coll_tcp__read_all(fd, hello, sizeof hello, deadline);
-        if (rc == COLL_ERR_TIMEOUT) { close(fd); break; }
-        if (rc || coll_tcp__get32(hello) != COLL_TCP__MAGIC) { close(fd); rc = COLL_OK; continue; }
-        who = coll_tcp__get32(hello + 4);
-        if (coll_tcp__get32(hello + 8) != (unsigned long)t->nranks ||
-            who <= (unsigned long)t->rank || who >= (unsigned long)t->nranks || t->fd[who] >= 0) {
-            close(fd);
-            rc = COLL_ERR_MISMATCH;
-            break;
-        }
-        t->fd[who] = fd;
-        accepted++;
-    }
+    /* Admit up: every rank above us dials in and proves itself. */
+    if (!rc && lfd >= 0) rc = coll_tcp__admit(t, lfd, t->rank + 1, t->nranks, NULL, NULL, deadline);
     if (lfd >= 0) close(lfd);
     return rc;
 }
@@ -460,8 +957,36 @@ static void coll_tcp__reset(coll_tcp *t)
     for (i = 0; i < COLL_TCP_MAX_REQUESTS; i++) t->req[i].peer = -1;
 }
 
-COLL_TCP_API int coll_tcp_init(coll_tcp *t, const char *master_addr, int master_port,
-                               int rank, int world, unsigned timeout_ms)
+/* The key from `token`, else COLL_TCP_TOKEN, else - only with
+   COLL_TCP_INSECURE=1 - a publicly known one. */
+static int coll_tcp__key(coll_tcp *t, const char *token)
+{
+    const char *insecure;
+    if (token && !*token) {
+        coll_tcp__log(t, -1, "an empty job token was passed: refused");
+        return COLL_ERR_INVAL;
+    }
+    if (!token) token = getenv("COLL_TCP_TOKEN");
+    if (token && *token) {
+        coll_tcp__derive(t, token);
+        return COLL_OK;
+    }
+    insecure = getenv("COLL_TCP_INSECURE");
+    if (insecure && strcmp(insecure, "1") == 0) {
+        if (t->rank == 0)
+            coll_tcp__log(t, -1, "COLL_TCP_INSECURE=1, no job token: any process that can "
+                          "reach these ports can join the job or pose as a rank");
+        t->insecure = 1;
+        coll_tcp__derive(t, "");
+        return COLL_OK;
+    }
+    coll_tcp__log(t, -1, "no job token: set COLL_TCP_TOKEN to one secret shared by every "
+                  "rank (or COLL_TCP_INSECURE=1 to run without)");
+    return COLL_ERR_INVAL;
+}
+
+COLL_TCP_API int coll_tcp_init_token(coll_tcp *t, const char *master_addr, int master_port,
+                                     int rank, int world, unsigned timeout_ms, const char *token)
 {
     struct addrinfo hints, *res = NULL;
     struct sockaddr_storage master;
@@ -478,13 +1003,18 @@ COLL_TCP_API int coll_tcp_init(coll_tcp *t, const char *master_addr, int master_
     t->rank = rank; t->nranks = world; t->local_rank = rank;
     coll_tcp_set_timeout(t, timeout_ms);
     if (world == 1) return COLL_OK;
+    rc = coll_tcp__key(t, token);
+    if (rc) { t->failed = rc; return rc; }
     deadline = coll_tcp__now_ms() + t->timeout_ms;
 
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     snprintf(port, sizeof port, "%d", master_port);
-    if (getaddrinfo(master_addr, port, &hints, &res) != 0 || !res) return COLL_ERR_INVAL;
+    if (getaddrinfo(master_addr, port, &hints, &res) != 0 || !res) {
+        memset(t->key, 0, sizeof t->key);
+        return COLL_ERR_INVAL;
+    }
     memset(&master, 0, sizeof master);
     memcpy(&master, res->ai_addr, res->ai_addrlen);
     mlen = (socklen_t)res->ai_addrlen;
@@ -494,7 +1024,7 @@ COLL_TCP_API int coll_tcp_init(coll_tcp *t, const char *master_addr, int master_
         /* Listen on MASTER_ADDR itself when it is ours; when it is not (an
            address the others reach us by through NAT, say), on every
            address of its family. */
-        int lfd = coll_tcp__listen(&master, mlen, world);
+        int lfd = coll_tcp__listen(&master, mlen, world + COLL_TCP_MAX_PENDING);
         if (lfd < 0) {
             struct sockaddr_storage any;
             memset(&any, 0, sizeof any);
@@ -503,17 +1033,26 @@ COLL_TCP_API int coll_tcp_init(coll_tcp *t, const char *master_addr, int master_
                 ((struct sockaddr_in *)&any)->sin_port = ((struct sockaddr_in *)&master)->sin_port;
             else
                 ((struct sockaddr_in6 *)&any)->sin6_port = ((struct sockaddr_in6 *)&master)->sin6_port;
-            lfd = coll_tcp__listen(&any, mlen, world);
+            lfd = coll_tcp__listen(&any, mlen, world + COLL_TCP_MAX_PENDING);
         }
-        if (lfd < 0) return lfd;
-        rc = coll_tcp__master(t, lfd, deadline);
-        close(lfd);
+        if (lfd < 0) rc = lfd;
+        else {
+            rc = coll_tcp__master(t, lfd, deadline);
+            close(lfd);
+        }
     } else {
         rc = coll_tcp__worker(t, &master, mlen, deadline);
     }
+    memset(t->key, 0, sizeof t->key);    /* needed no more */
     if (rc) coll_tcp_close(t);
     t->failed = rc;
     return rc;
+}
+
+COLL_TCP_API int coll_tcp_init(coll_tcp *t, const char *master_addr, int master_port,
+                               int rank, int world, unsigned timeout_ms)
+{
+    return coll_tcp_init_token(t, master_addr, master_port, rank, world, timeout_ms, NULL);
 }
 
 /* Reads a whole decimal integer in [lo, hi] from the environment. */
@@ -541,7 +1080,7 @@ COLL_TCP_API int coll_tcp_init_env(coll_tcp *t, unsigned timeout_ms)
         coll_tcp__reset(t);
         return COLL_ERR_INVAL;
     }
-    rc = coll_tcp_init(t, addr, port, rank, world, timeout_ms);
+    rc = coll_tcp_init_token(t, addr, port, rank, world, timeout_ms, NULL);
     if (coll_tcp__env_int("LOCAL_RANK", 0, COLL_TCP_MAX_RANKS - 1, &local)) t->local_rank = local;
     return rc;
 }
@@ -549,6 +1088,13 @@ COLL_TCP_API int coll_tcp_init_env(coll_tcp *t, unsigned timeout_ms)
 COLL_TCP_API void coll_tcp_set_timeout(coll_tcp *t, unsigned timeout_ms)
 {
     t->timeout_ms = timeout_ms ? timeout_ms : COLL_TCP_DEFAULT_TIMEOUT_MS;
+}
+
+/* coll.h calls this after a transport error or a damaged message: every
+   link shut down, so the peers fail at once instead of at their deadline. */
+static void coll_tcp__abort_hook(void *ctx, int code)
+{
+    coll_tcp_abort((coll_tcp *)ctx, code);
 }
 
 COLL_TCP_API coll_port coll_tcp_port(coll_tcp *t)
@@ -562,6 +1108,7 @@ COLL_TCP_API coll_port coll_tcp_port(coll_tcp *t)
     p.isend = coll_tcp_isend;
     p.irecv = coll_tcp_irecv;
     p.wait = coll_tcp_wait;
+    p.abort = coll_tcp__abort_hook;
     return p;
 }
 

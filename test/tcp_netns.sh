@@ -9,7 +9,8 @@
 # no route anywhere else, and every address used is one of theirs: no packet
 # can leave. A job of 6 ranks, two per host (so both links between hosts and
 # links inside one host are used), meets at MASTER_ADDR=10.213.77.1 as a
-# torchrun job would, and runs `TEST_TCP --env` on every rank. A second job
+# torchrun job would (with one COLL_TCP_TOKEN), and runs `TEST_TCP --env` on
+# every rank. A second job
 # puts one rank on each host and takes h2's link down in the middle: the
 # other ranks must report an error within their deadline, as with a real
 # host that drops off the network.
@@ -61,6 +62,9 @@ for h in $hosts; do
       ip -n "$ns" link set eth0 up; } || { echo "tcp-netns: cannot make host $h"; exit 1; }
 done
 out=$(mktemp -d)
+# One job token for every rank, as a launcher would hand it out.
+COLL_TCP_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+export COLL_TCP_TOKEN
 
 # Wait until each host reaches the master's address (the bridge learns in
 # a moment; a failed ping here would only mean the next step fails slowly).

@@ -17,8 +17,10 @@
      - failures: a rank SIGKILLed in the middle of an all-reduce, and a rank
        stopped (SIGSTOP) in the middle of one: every other rank returns an
        error within the deadline.
+   Every world shares one job token (COLL_TCP_TOKEN, made here unless the
+   environment has one); strangers and hostile peers are test_tcp_auth.c's.
    `test_tcp --env` instead runs the collective checks as one rank of a job
-   described by MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK (test/tcp_netns.sh
+   described by MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, COLL_TCP_TOKEN (test/tcp_netns.sh
    starts it on separate network namespaces) and prints "result P F N";
    `test_tcp --env-loop` all-reduces until the network fails under it.
 */
@@ -532,6 +534,9 @@ static void rank_main(scenario s, int rank, int world, int port)
         CHECK(coll_tcp_init_env(&t, 200) == COLL_ERR_INVAL, "missing WORLD_SIZE accepted");
         CHECK(coll_tcp_init(&t, "127.0.0.1", port, 0, 1, 200) == COLL_OK && t.nranks == 1,
               "a world of one needs no network");
+        setenv("WORLD_SIZE", "2", 1); setenv("RANK", "0", 1);
+        unsetenv("COLL_TCP_TOKEN"); unsetenv("COLL_TCP_INSECURE");
+        CHECK(coll_tcp_init_env(&t, 200) == COLL_ERR_INVAL, "no COLL_TCP_TOKEN accepted");
         break;
     case S_LATE:                                      /* the last rank never comes */
         if (rank == world - 1) break;
@@ -672,6 +677,19 @@ static int env_loop_main(void)
     return 0;
 }
 
+/* The job token every rank of these worlds inherits (the hostile cases
+   are in test_tcp_auth.c). */
+static void set_job_token(void)
+{
+    unsigned char b[16];
+    char hex[2 * sizeof b + 1];
+    size_t i;
+    if (getenv("COLL_TCP_TOKEN")) return;
+    if (coll_tcp__nonce(b)) { perror("test_tcp: /dev/urandom"); exit(2); }
+    for (i = 0; i < sizeof b; i++) snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    setenv("COLL_TCP_TOKEN", hex, 1);
+}
+
 int main(int argc, char **argv)
 {
     static const int worlds[] = { 2, 3, 4, 7 };
@@ -681,6 +699,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--env-loop") == 0) return env_loop_main();
     if (argc > 1) g_only = argv[1];
     signal(SIGPIPE, SIG_IGN);
+    set_job_token();
     printf("TCP port, ranks as processes on 127.0.0.1:\n");
     run_world(S_BAD_ENV, 1, "bad environment");
     run_world(S_ENV, 3, "rendezvous from environment");
