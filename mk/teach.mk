@@ -53,3 +53,18 @@ test-diagrams: diagrams
 
 TEST_TARGETS += test-diagrams
 EXAMPLES_TARGETS += $(TEACH_B)/diagrams
+
+# ---- the seeds' own programs beside coll's ------------------------------------
+# Debian's python3-torch and python3-numpy live in /usr/bin/python3.
+TEACH_PY := $(firstword $(wildcard /usr/bin/python3) python3)
+
+.PHONY: test-seeds-py
+test-seeds-py: $(B)/tcp/seed_torch $(B)/ports-mpi-shm/seed_ring_sim
+	@if ! $(TEACH_PY) -c 'import torch, numpy' 2>/dev/null; then \
+	    if [ "$$CI" = true ]; then echo "python3-torch or python3-numpy not found (CI): failing"; \
+	        echo "seeds-py: 0 passed, 1 failed"; exit 1; fi; \
+	    echo "*** SKIPPED $@: python3-torch / python3-numpy not found (apt-get install python3-torch python3-numpy) ***"; \
+	    echo "seeds-py: 0 passed, 0 failed"; exit 0; fi; \
+	timeout 300 $(TEACH_PY) test/teach_seeds.py $(B)/tcp/seed_torch $(B)/ports-mpi-shm/seed_ring_sim
+
+TEST_TARGETS += test-seeds-py
