@@ -21,11 +21,13 @@ TRACE_ARGS = $(if $(COLL),coll=$(COLL)) $(if $(ALGO),algo=$(ALGO)) $(if $(P),p=$
              $(if $(GROUP),group=$(GROUP)) $(if $(SCRATCH),scratch=$(SCRATCH))
 
 .PHONY: trace test-trace
+## trace: any collective step by step on every rank (COLL= ALGO= P= N= ...), checked against a plain loop
 trace: $(TEACH_B)/trace
 	@$(TEACH_B)/trace $(TRACE_ARGS)
 
 # every (collective, algorithm) at p = 5 (a fold), and the check's own
 # check: a corrupted result must be reported
+## test-trace: every registered (collective, algorithm) traced at p = 5 and checked
 test-trace: $(TEACH_B)/trace
 	@$(TEACH_B)/trace --all p=5 --break
 
@@ -38,16 +40,19 @@ $(TEACH_B)/diagrams: tools/diagrams.c $(TEACH_HDRS)
 	$(CC) $(TEACH_CFLAGS) -o $@ $< -lm
 
 .PHONY: diagrams docs-diagrams test-diagrams
+## diagrams: build/diagrams/index.html, one SVG per (collective, algorithm, p)
 diagrams: $(TEACH_B)/diagrams
 	@mkdir -p $(B)/diagrams
 	@$(TEACH_B)/diagrams $(B)/diagrams
 	@echo "open $(B)/diagrams/index.html"
 
 # the copy under docs/ that README.md links to
+## docs-diagrams: the diagrams again under docs/diagrams, the copy README.md links to
 docs-diagrams: $(TEACH_B)/diagrams
 	@rm -rf docs/diagrams && mkdir -p docs/diagrams
 	@$(TEACH_B)/diagrams docs/diagrams
 
+## test-diagrams: the diagrams page in headless Chromium: loads, every diagram renders
 test-diagrams: diagrams
 	@sh test/teach_diagrams.sh $(B)/diagrams
 
@@ -59,6 +64,7 @@ EXAMPLES_TARGETS += $(TEACH_B)/diagrams
 TEACH_PY := $(firstword $(wildcard /usr/bin/python3) python3)
 
 .PHONY: test-seeds-py
+## test-seeds-py: the torch and numpy seeds' own programs beside coll's
 test-seeds-py: $(B)/tcp/seed_torch $(B)/ports-mpi-shm/seed_ring_sim
 	@if ! $(TEACH_PY) -c 'import torch, numpy' 2>/dev/null; then \
 	    if [ "$$CI" = true ]; then echo "python3-torch or python3-numpy not found (CI): failing"; \
