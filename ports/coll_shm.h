@@ -1013,11 +1013,19 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
     me->pid = (int32_t)getpid();
     me->probe_addr = (uint64_t)(uintptr_t)&s->probe;
     me->nonce = s->nonce;          /* published by the increment below */
+    /* A joiner counts itself only into a live run's segment - else the
+       ranks that keep finding a dead run's segment would fill its count -
+       and looks once more when the count is full: a creator that died
+       meanwhile leaves a group nobody can finish. */
+    if (w && coll_shm__stale(s, w))
+        return COLL_SHM__STALE;
     __atomic_fetch_add(&g->joined, 1u, __ATOMIC_SEQ_CST);
     for (r = 0; r < nranks; r++)
         coll_shm__ring(s, r);
     if ((rc = coll_shm__await(s, &g->joined, (uint32_t)nranks, deadline, w, 0)) != 0)
         return rc;
+    if (w && coll_shm__stale(s, w))
+        return COLL_SHM__STALE;
     /* A record without this run's nonce was never written by a member of
        this run (`joined` can be miscounted by anybody): refuse the group. */
     for (r = 0; r < nranks; r++) {

@@ -720,7 +720,8 @@ static int fail_body(int rank, coll_port *pt, void *arg)
    reaps the victim until the end, so it stays a zombie meanwhile. */
 /* Independent launch that works: ranks forked by hand join by name and run
    the (quick) collective suite; the name is gone afterwards; a name that
-   already exists is refused rather than joined. */
+   already exists and is not a coll segment is refused rather than joined
+   (test_shm_rogue.c has the squatted, stale and live-group names). */
 static void open_suite(int n)
 {
     shared_counts *sc = counts_new();
@@ -755,7 +756,7 @@ static void open_suite(int n)
     printf("  collectives, %d ranks joined by name: %ld checks passed, %ld failed\n",
            n, sc->passed, sc->failed);
     check(shm_unlink(name) != 0 && errno == ENOENT, "coll_shm_open: the name was left behind");
-    /* a stale object of that name: rank 0 refuses it */
+    /* an empty object of that name (not a coll segment): rank 0 refuses it */
     fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     check(fd >= 0, "could not create a stale shm object");
     if (fd >= 0) {
