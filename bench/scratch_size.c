@@ -8,9 +8,9 @@
    32 B, 256 B, 4 KiB, 64 KiB and 1 MiB. Scratch fixes the message segment
    (scratch_bytes / 2): every segment is one hand-off through the port, so
    a tiny scratch turns one large message into many small ones and the
-   per-message cost (α) dominates. Each run times enough calls to last about
-   0.2 s and reports the time per call; the table gives the median of the
-   runs and its ratio to the largest scratch. Every call's result is
+   per-message cost (alpha) dominates. Each run times enough calls to last
+   about 0.2 s and reports the time per call; the table gives the median of
+   the runs and its ratio to the largest scratch. Every call's result is
    checked on both ranks. */
 #define COLL_IMPLEMENTATION
 #define COLL_THREADS_IMPLEMENTATION
@@ -75,6 +75,19 @@ static int run(long n)
     return rc;
 }
 
+/* Scratch of `bytes` for every rank, each its own buffer. */
+static int use(size_t bytes)
+{
+    int r;
+    scratch_bytes = bytes;
+    for (r = 0; r < P; r++) {
+        free(scratch[r]);
+        scratch[r] = (unsigned char *)malloc(bytes ? bytes : 1);
+        if (!scratch[r]) return -1;
+    }
+    return 0;
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -84,9 +97,10 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     size_t sizes[MAX_SIZES] = { 32, 256, 4096, 65536, 1048576 };
-    int nsizes = 5, runs = 7, s, r, a;
+    int nsizes = 5, runs = 7, s, r, a, big = 0;
     size_t bytes = 1048576;
-    double med[MAX_SIZES], t[64];
+    double med[MAX_SIZES], t[MAX_SIZES][64];
+    long n[MAX_SIZES];
 
     if (argc > 1) bytes = (size_t)strtoul(argv[1], NULL, 0);
     if (argc > 2) runs = atoi(argv[2]);
@@ -104,30 +118,27 @@ int main(int argc, char **argv)
     printf("all-reduce, float32 sum, %zu bytes, %d ranks (threads), AUTO; median of %d runs\n",
            bytes, P, runs);
     printf("| scratch | segment | time per call | vs largest scratch |\n|---:|---:|---:|---:|\n");
+    for (s = 0; s < nsizes; s++) {                     /* warm up, calibrate */
+        if (use(sizes[s]) != 0 || run(1) != COLL_OK) return 1;
+        n[s] = (long)(0.2 / (elapsed > 1e-7 ? elapsed : 1e-7));
+        if (n[s] < 1) n[s] = 1;
+        if (sizes[s] > sizes[big]) big = s;
+    }
+    /* the sizes take turns within each round, so a change in the machine's
+       load falls on all of them alike and the ratios hold */
+    for (r = 0; r < runs; r++)
+        for (s = 0; s < nsizes; s++) {
+            if (use(sizes[s]) != 0 || run(n[s]) != COLL_OK) return 1;
+            t[s][r] = elapsed / (double)n[s];
+        }
     for (s = 0; s < nsizes; s++) {
-        double one;
-        long n;
-        scratch_bytes = sizes[s];
-        for (r = 0; r < P; r++) {
-            free(scratch[r]);
-            scratch[r] = (unsigned char *)malloc(scratch_bytes ? scratch_bytes : 1);
-            if (!scratch[r]) return 1;
-        }
-        if (run(1) != COLL_OK) return 1;                  /* warm up, calibrate */
-        one = elapsed > 1e-7 ? elapsed : 1e-7;
-        n = (long)(0.2 / one);
-        if (n < 1) n = 1;
-        for (r = 0; r < runs; r++) {
-            if (run(n) != COLL_OK) return 1;
-            t[r] = elapsed / (double)n;
-        }
-        qsort(t, (size_t)runs, sizeof t[0], cmp);
-        med[s] = t[runs / 2];
+        qsort(t[s], (size_t)runs, sizeof t[s][0], cmp);
+        med[s] = t[s][runs / 2];
     }
     for (s = 0; s < nsizes; s++) {
         size_t seg = sizes[s] / 2 >= 64 ? (sizes[s] / 2) & ~(size_t)63 : sizes[s] / 2;
         printf("| %zu B | %zu B | %.1f us | %.1fx |\n", sizes[s], seg, med[s] * 1e6,
-               med[s] / med[nsizes - 1]);
+               med[s] / med[big]);
     }
     for (r = 0; r < P; r++) { free(buf[r]); free(scratch[r]); }
     coll_threads_destroy(&world);

@@ -17,9 +17,9 @@ here=$(pwd)
 case $out in /*) ;; *) out=$here/$out ;; esac
 
 check() {       # check NAME COMMAND...: counts, and shows the log on failure
-    name=$1; shift
-    if "$@" >"$out/$name.log" 2>&1; then p=$((p + 1)); echo "  ok    $name"
-    else f=$((f + 1)); echo "  FAIL  $name"; sed 's/^/        /' "$out/$name.log" | head -30; fi
+    what=$1; shift
+    if "$@" >"$out/$what.log" 2>&1; then p=$((p + 1)); echo "  ok    $what"
+    else f=$((f + 1)); echo "  FAIL  $what"; sed 's/^/        /' "$out/$what.log" | head -30; fi
 }
 
 if ! command -v pkg-config >/dev/null 2>&1; then
@@ -70,14 +70,14 @@ run_case() {
 
     # the Quick start from the installed headers alone: built in a folder
     # with no coll.h, with no -I but pkg-config's
-    mkdir -p "$out/$name"
+    w=$out/use-$name; mkdir -p "$w"
     for src in $blocks; do
         b=$(basename "$src" .c)
         if grep -q '^int main' "$src"; then
-            check "$name-$b-build" sh -c "cd '$out/$name' && $cc $STRICT '$src' -o $b $cflags $libs"
-            check "$name-$b-run" "$out/$name/$b"
+            check "$name-$b-build" sh -c "cd '$w' && $cc $STRICT '$src' -o $b $cflags $libs"
+            check "$name-$b-run" "$w/$b"
         else
-            check "$name-$b-compile" sh -c "cd '$out/$name' && $cc $STRICT -c '$src' -o $b.o $cflags"
+            check "$name-$b-compile" sh -c "cd '$w' && $cc $STRICT -c '$src' -o $b.o $cflags"
         fi
     done
     # every port without outside dependencies, as the first include (the MPI
@@ -85,8 +85,8 @@ run_case() {
     for port in threads:"" mailbox:"" tcp:-D_POSIX_C_SOURCE=200809L \
                 template:-D_POSIX_C_SOURCE=200809L shm:-D_DEFAULT_SOURCE; do
         pn=${port%%:*}; pdef=${port#*:}
-        port_src "$pn" "$out/$name/port_$pn.c"
-        check "$name-port-$pn" sh -c "cd '$out/$name' && $cc $STRICT $pdef -c port_$pn.c \
+        port_src "$pn" "$w/port_$pn.c"
+        check "$name-port-$pn" sh -c "cd '$w' && $cc $STRICT $pdef -c port_$pn.c \
             -o port_$pn.o $(pkg-config --cflags coll-threads coll-shm)"
     done
 

@@ -15,9 +15,9 @@ p=0; f=0
 rm -rf "$out"; mkdir -p "$out"
 
 check() {       # check NAME COMMAND...: counts, and shows the log on failure
-    name=$1; shift
-    if "$@" >"$out/$name.log" 2>&1; then p=$((p + 1)); echo "  ok    $name"
-    else f=$((f + 1)); echo "  FAIL  $name"; sed 's/^/        /' "$out/$name.log" | head -30; fi
+    what=$1; shift
+    if "$@" >"$out/$what.log" 2>&1; then p=$((p + 1)); echo "  ok    $what"
+    else f=$((f + 1)); echo "  FAIL  $what"; sed 's/^/        /' "$out/$what.log" | head -30; fi
 }
 
 compilers=$cc
