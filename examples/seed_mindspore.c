@@ -18,8 +18,11 @@
                                               summed -> [0,4,8,12], rank 0's row
        [[0]]                                Broadcast: rank 0's int32 [[0]]
 
-   Every rank checks its own four results (for any number of ranks), and
-   the program exits non-zero if any rank got a wrong one. */
+   Before each result rank 0 says which primitive it is and shows every
+   rank's input (gathered from the ranks with coll_gather, so they are the
+   inputs the ranks really had); the result lines themselves are exactly
+   the seed's. Every rank checks its own four results (for any number of
+   ranks), and the program exits non-zero if any rank got a wrong one. */
 #define COLL_IMPLEMENTATION
 #include "coll.h"
 #define COLL_MPI_IMPLEMENTATION
@@ -58,6 +61,18 @@ static void print_matrix(const void *data, int rows, int cols, int is_float)
 
 static int wrong;
 
+/* "label: rank 0 [[0.]], rank 1 [[1.]], ..." - one 1x1 input per rank */
+static void print_inputs(const char *label, const void *vals, int p, int is_float)
+{
+    int i;
+    printf("%s:", label);
+    for (i = 0; i < p; i++) {
+        if (is_float) printf("%s rank %d [[%.0f.]]", i ? "," : "", i, ((const float *)vals)[i]);
+        else printf("%s rank %d [[%d]]", i ? "," : "", i, ((const int32_t *)vals)[i]);
+    }
+    printf("\n");
+}
+
 static void expect(int ok, int rank, const char *what)
 {
     if (!ok) {
@@ -73,8 +88,8 @@ int main(int argc, char **argv)
     coll_port port;
     coll_comm c;
     int rank, p, i, rc, all_wrong = 0;
-    float x[1], sum[1], *gathered, *rs_in, rs_out[1];
-    int32_t b[1];
+    float x[1], sum[1], *gathered, *rs_in, rs_out[1], *inputs;
+    int32_t b[1], *b_inputs;
 
     MPI_Init(&argc, &argv);
     rc = coll_mpi_port_init(&m, MPI_COMM_WORLD, &port, &rank, &p);
@@ -85,9 +100,12 @@ int main(int argc, char **argv)
     }
     gathered = (float *)malloc((size_t)p * sizeof(float));
     rs_in = (float *)malloc((size_t)p * sizeof(float));
+    inputs = (float *)malloc((size_t)p * sizeof(float));
+    b_inputs = (int32_t *)malloc((size_t)p * sizeof(int32_t));
 
     /* AllReduce(SUM): input [[rank]], float32 */
     x[0] = (float)rank;
+    coll_gather(&c, x, inputs, 1, COLL_FLOAT32, 0, COLL_ALGO_AUTO);   /* to show them */
     rc = coll_allreduce(&c, x, sum, 1, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
     expect(rc == 0 && sum[0] == (float)(p * (p - 1) / 2), rank, "AllReduce");
 
@@ -106,13 +124,20 @@ int main(int argc, char **argv)
        ranks start from something else here, or a broadcast that moved
        nothing would pass unnoticed */
     b[0] = rank == 0 ? 0 : 100 + rank;
+    coll_gather(&c, b, b_inputs, 1, COLL_INT32, 0, COLL_ALGO_AUTO);
     rc = coll_broadcast(&c, b, 1, COLL_INT32, 0, COLL_ALGO_AUTO);
     expect(rc == 0 && b[0] == 0, rank, "Broadcast");
 
     if (rank == 0) {
+        printf("%d ranks; each primitive's inputs, then rank 0's result as the seed prints it\n", p);
+        print_inputs("AllReduce(SUM), float32 1x1 inputs", inputs, p, 1);
         print_matrix(sum, 1, 1, 1);
+        print_inputs("AllGather (concatenate on dim 0), float32 1x1 inputs", inputs, p, 1);
         print_matrix(gathered, p, 1, 1);
+        printf("ReduceScatter(SUM) (split on dim 0): every rank's input is %dx1 [[0.] .. [%d.]]; "
+               "rank 0 keeps row 0 of the sum\n", p, p - 1);
         print_matrix(rs_out, 1, 1, 1);
+        print_inputs("Broadcast(root 0), int32 1x1 inputs", b_inputs, p, 0);
         print_matrix(b, 1, 1, 0);
         fflush(stdout);
     }
@@ -121,6 +146,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%d wrong results across the ranks\n", all_wrong);
     free(gathered);
     free(rs_in);
+    free(inputs);
+    free(b_inputs);
     coll_mpi_port_free(&m);
     MPI_Finalize();
     return rank == 0 ? all_wrong != 0 : wrong != 0;

@@ -86,6 +86,63 @@ static void print_trace(coll_comm *comm, size_t n)
     printf("  then every host divides its sum by %d (the mean)\n", HOSTS);
 }
 
+/* The hosts move in lockstep, as the seed's hosts do: in turn t a host may
+   post only the transfers of schedule step t-1 or earlier. A thin port in
+   front of the mailbox answers COLL_AGAIN ("not now, nothing happened") to
+   a later one; it knows which step each transfer belongs to from
+   coll_describe. So after turn t every host has done exactly steps 0..t-1. */
+typedef struct gate {
+    coll_port inner;
+    int sends[64], recvs[64];   /* step of the k-th send / receive          */
+    int nsends, nrecvs, posted_s, posted_r;
+    const int *turn;
+} gate;
+
+static int gate_isend(void *ctx, int peer, const void *buf, size_t bytes, int *h)
+{
+    gate *g = (gate *)ctx;
+    int rc;
+    if (g->posted_s < g->nsends && g->sends[g->posted_s] >= *g->turn) return COLL_AGAIN;
+    rc = g->inner.isend(g->inner.ctx, peer, buf, bytes, h);
+    if (rc == COLL_OK) g->posted_s++;
+    return rc;
+}
+static int gate_irecv(void *ctx, int peer, void *buf, size_t bytes, int *h)
+{
+    gate *g = (gate *)ctx;
+    int rc;
+    if (g->posted_r < g->nrecvs && g->recvs[g->posted_r] >= *g->turn) return COLL_AGAIN;
+    rc = g->inner.irecv(g->inner.ctx, peer, buf, bytes, h);
+    if (rc == COLL_OK) g->posted_r++;
+    return rc;
+}
+static int gate_wait(void *ctx, int h, int block)
+{
+    gate *g = (gate *)ctx;
+    return g->inner.wait(g->inner.ctx, h, block);
+}
+static int gate_send(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    gate *g = (gate *)ctx;
+    return g->inner.send(g->inner.ctx, peer, buf, bytes);
+}
+static int gate_recv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    gate *g = (gate *)ctx;
+    return g->inner.recv(g->inner.ctx, peer, buf, bytes);
+}
+
+static void print_hosts(double data[HOSTS][MAXDIMS], size_t n)
+{
+    int r;
+    size_t i;
+    for (r = 0; r < HOSTS; r++) {
+        printf("    host %d [", r);
+        for (i = 0; i < n; i++) printf("%s%.4f", i ? " " : "", data[r][i]);
+        printf("]\n");
+    }
+}
+
 /* Run one all-reduce over the simulated hosts; check and report. */
 static void simulate(double data[HOSTS][MAXDIMS], size_t n, int trace, int show)
 {
@@ -94,20 +151,44 @@ static void simulate(double data[HOSTS][MAXDIMS], size_t n, int trace, int show)
     coll_comm comm[HOSTS];
     coll_request req[HOSTS];
     coll_port port;
+    static gate g[HOSTS];
     double mean[MAXDIMS], orig[HOSTS][MAXDIMS];
-    int r, pending = HOSTS, turns = 0, ok = 1, done[HOSTS] = {0}, same = 1, close = 1;
+    int r, pending = HOSTS, turns = 0, ok = 1, done[HOSTS] = {0}, same = 1, close = 1, nsteps = 0;
     size_t i;
     char what[120];
 
     memcpy(orig, data, sizeof orig);
     coll_mailbox_init(&box, HOSTS);
     for (r = 0; r < HOSTS; r++) {
-        port = coll_mailbox_port(&box, r);
+        coll_args d;
+        coll_xfer x;
+        int step;
+        memset(&g[r], 0, sizeof g[r]);
+        g[r].inner = coll_mailbox_port(&box, r);
+        g[r].turn = &turns;
+        memset(&port, 0, sizeof port);
+        port.ctx = &g[r];
+        port.send = gate_send; port.recv = gate_recv;
+        port.isend = gate_isend; port.irecv = gate_irecv; port.wait = gate_wait;
         coll_init(&comm[r], r, HOSTS, &port, scratch[r], sizeof scratch[r]);
+        /* the seed's hosts trust each other: no call-agreement frames, so
+           every transfer is one of the schedule's and turns are steps */
+        coll_set_checks(&comm[r], 0);
+        memset(&d, 0, sizeof d);       /* which step each transfer belongs to */
+        d.kind = COLL_ALLREDUCE; d.algo = COLL_ALGO_RING; d.count = n;
+        d.dtype = COLL_FLOAT64; d.op = COLL_AVG;
+        for (step = 0; step < 64 && coll_describe(&comm[r], &d, step, &x) == 1; step++) {
+            if (x.send_to >= 0) g[r].sends[g[r].nsends++] = step;
+            if (x.recv_from >= 0) g[r].recvs[g[r].nrecvs++] = step;
+            if (step + 1 > nsteps) nsteps = step + 1;
+        }
     }
     if (trace) print_trace(comm, n);
-    if (trace && show)
-        printf("running it: every turn, each host advances as far as it can\n");
+    if (trace && show) {
+        printf("running it: in turn t every host does step t-1 of the schedule (no more)\n");
+        printf("  at the start:\n");
+        print_hosts(data, n);
+    }
 
     /* the plain-loop answer: np.mean(data, axis=0) */
     for (i = 0; i < n; i++) {
@@ -125,27 +206,34 @@ static void simulate(double data[HOSTS][MAXDIMS], size_t n, int trace, int show)
         a.dtype = COLL_FLOAT64; a.op = COLL_AVG;
         if (coll_start(&req[r], &comm[r], &a) != COLL_OK) ok = 0;
     }
-    while (ok && pending > 0 && turns < 100000) {
-        for (r = 0; r < HOSTS; r++) {
-            int rc;
-            if (done[r]) continue;
-            rc = coll_progress(&req[r]);      /* as far as it can without waiting */
-            if (rc == COLL_AGAIN) continue;
-            if (rc != COLL_OK) { printf("host %d: %s\n", r, coll_result_str(rc)); ok = 0; }
-            done[r] = 1;
-            pending--;
-        }
-        turns++;
-        if (trace && show) {   /* each host's vector: partial sums, then copies */
-            printf("  after turn %d:", turns);
+    while (ok && pending > 0 && turns <= nsteps) {
+        unsigned long long before;
+        turns++;               /* this turn: step turns-1 on every host */
+        do {                   /* every host as far as the gate lets it */
+            before = box.messages;
             for (r = 0; r < HOSTS; r++) {
-                printf("%s host %d [", r ? "\n               " : "", r);
-                for (i = 0; i < n; i++) printf("%s%.4f", i ? " " : "", data[r][i]);
-                printf("]");
+                int rc;
+                if (done[r]) continue;
+                rc = coll_progress(&req[r]);
+                if (rc == COLL_AGAIN) continue;
+                if (rc != COLL_OK) { printf("host %d: %s\n", r, coll_result_str(rc)); ok = 0; }
+                done[r] = 1;
+                pending--;
             }
-            printf("\n");
+        } while (ok && box.messages != before);
+        if (trace && show) {   /* each host's vector: partial sums, then copies */
+            if (turns <= nsteps)
+                printf("  after turn %d (step %d, %s%s):\n", turns, turns - 1,
+                       turns <= HOSTS - 1 ? "accumulate" : "copy",
+                       turns == nsteps ? "; then each host divides by 4" : "");
+            else
+                printf("  at the end (every host divides by %d):\n", HOSTS);
+            print_hosts(data, n);
         }
     }
+    snprintf(what, sizeof what, "%lu values: one turn per schedule step (%d turns, %d steps)",
+             (unsigned long)n, turns, nsteps);
+    check(ok && turns == nsteps, what);
     snprintf(what, sizeof what, "%lu values: every host finished", (unsigned long)n);
     check(ok && pending == 0, what);
 
