@@ -3019,7 +3019,9 @@ COLL_API coll_sbp coll_sbp_partial_sum(void)
 
 COLL_API size_t coll_layout_rows(size_t n, int nranks, int rank, size_t *start)
 {
-    size_t p = (size_t)nranks, r = (size_t)rank, q = n / p, extra = n % p;
+    size_t p, r, q, extra;
+    if (nranks < 1 || rank < 0 || rank >= nranks) { if (start) *start = 0; return 0; }
+    p = (size_t)nranks; r = (size_t)rank; q = n / p; extra = n % p;
     if (start) *start = r * q + (r < extra ? r : extra);
     return q + (r < extra ? 1 : 0);
 }
@@ -3049,7 +3051,7 @@ COLL_API size_t coll_layout_local_shape(int rank, int nranks, int ndim, const si
 {
     size_t extent[COLL_LAYOUT_MAX_DIMS], origin[COLL_LAYOUT_MAX_DIMS], n;
     int d;
-    if (ndim < 1 || ndim > COLL_LAYOUT_MAX_DIMS || nranks < 1 || rank < 0 || rank >= nranks ||
+    if (ndim < 1 || ndim > COLL_LAYOUT_MAX_DIMS || nranks < 1 || rank < 0 || rank >= nranks || !shape ||
         (sbp.kind == COLL_SBP_SPLIT && (sbp.dim < 0 || sbp.dim >= ndim)))
         return 0;
     n = coll__layout_box(rank, nranks, ndim, shape, sbp, extent, origin);
@@ -3130,12 +3132,19 @@ static void coll__layout_needs(int nranks, int ndim, const size_t *shape, coll_s
 
 /* Workspace: [counts][pad to 64][data]. The 64 spare bytes let any
    caller pointer be aligned for the element type's kernels. */
+static int coll__layout_sbp_ok(coll_sbp s, int ndim)
+{
+    return (s.kind == COLL_SBP_BROADCAST || s.kind == COLL_SBP_PARTIAL_SUM ||
+            (s.kind == COLL_SBP_SPLIT && s.dim >= 0 && s.dim < ndim));
+}
+
 COLL_API size_t coll_layout_work_bytes(int nranks, int ndim, const size_t *shape,
                                        coll_dtype dtype, coll_sbp from, coll_sbp to)
 {
     size_t data;
     int counts;
     if (ndim < 1 || ndim > COLL_LAYOUT_MAX_DIMS || nranks < 1 || !shape) return 0;
+    if (!coll__layout_sbp_ok(from, ndim) || !coll__layout_sbp_ok(to, ndim)) return 0;
     coll__layout_needs(nranks, ndim, shape, from, to, &data, &counts);
     if (!data && !counts) return 0;
     return 64 + (counts ? (size_t)nranks * sizeof(size_t) + 64 : 0) + data * coll_dtype_size(dtype);
@@ -3146,11 +3155,6 @@ static unsigned char *coll__layout_align(unsigned char *p)
     return p + ((64 - (size_t)((uintptr_t)p % 64)) % 64);
 }
 
-static int coll__layout_sbp_ok(coll_sbp s, int ndim)
-{
-    return (s.kind == COLL_SBP_BROADCAST || s.kind == COLL_SBP_PARTIAL_SUM ||
-            (s.kind == COLL_SBP_SPLIT && s.dim >= 0 && s.dim < ndim));
-}
 
 /* S(i) -> S(j): rank r sends rank q the part of its slab (rows of i that
    are r's) that lies in q's rows of j; rank q places the part from r at

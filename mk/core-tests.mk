@@ -13,7 +13,7 @@
 
 CT       := $(B)/core
 CT_POSIX := -D_POSIX_C_SOURCE=200809L
-CT_DEPS  := coll.h ports/coll_threads.h test/coll_test.h test/test_ports.h
+CT_DEPS  := coll.h ports/coll_threads.h test/coll_test.h test/test_ports.h test/test_checks.c
 CT_ASAN  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 CT_TSAN  := -O1 -g -fsanitize=thread
 
@@ -25,13 +25,17 @@ $(CT)/test_errors: test/test_errors.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
+$(CT)/test_checks: test/test_checks.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
+
 $(CT)/asan/%: test/%.c $(CT_DEPS)
 	@mkdir -p $(@D)
-	$(CC) -std=c99 $(CT_POSIX) $(CT_ASAN) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+	$(CC) -std=c99 $(CT_POSIX) $(CT_ASAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
 $(CT)/tsan/%: test/%.c $(CT_DEPS)
 	@mkdir -p $(@D)
-	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
 .PHONY: test-core test-errors test-compile test-asan test-tsan
 ## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long)
@@ -42,6 +46,10 @@ test-core: $(CT)/test_core
 test-errors: $(CT)/test_errors
 	$<
 
+## test-checks: ranks that disagree, refusals, NaN agreement, damaged messages, broken communicators
+test-checks: $(CT)/test_checks
+	$<
+
 ## test-compile: C99/C11/C++11/C++17 with gcc and clang, two static copies, C89 declarations
 test-compile:
 	@sh test/compile/run.sh $(CT)/compile
@@ -49,13 +57,15 @@ test-compile:
 # Sanitized runs take the quick matrix (every row, every p, sampled shapes):
 # the instrumented threads are several times slower.
 ## test-asan: core matrix (quick) and errors under ASan + UBSan
-test-asan: $(CT)/asan/test_core $(CT)/asan/test_errors
+test-asan: $(CT)/asan/test_core $(CT)/asan/test_errors $(CT)/asan/test_checks
 	COLL_TEST_LEVEL=0 $(CT)/asan/test_core
 	$(CT)/asan/test_errors
+	$(CT)/asan/test_checks
 
 ## test-tsan: core matrix (quick) and errors under TSan
-test-tsan: $(CT)/tsan/test_core $(CT)/tsan/test_errors
+test-tsan: $(CT)/tsan/test_core $(CT)/tsan/test_errors $(CT)/tsan/test_checks
 	TSAN_OPTIONS=halt_on_error=1 COLL_TEST_LEVEL=0 $(CT)/tsan/test_core
 	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_errors
+	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_checks
 
-TEST_TARGETS += test-core test-errors test-compile test-asan test-tsan
+TEST_TARGETS += test-core test-errors test-checks test-compile test-asan test-tsan
