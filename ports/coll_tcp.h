@@ -124,9 +124,10 @@
 #define COLL_TCP_HELLO_MS 500
 #endif
 
-/* The port's own codes, away from the COLL_ERR_* values. */
-#define COLL_TCP_ERR_AUTH    (-13)     /* the master or a peer failed the token check */
-#define COLL_TCP_ERR_VERSION (-71)     /* the master or a peer speaks another protocol version */
+/* The port's own codes, in a range of its own, clear of the errno-valued
+   COLL_ERR_* codes (coll_result_str does not know them). */
+#define COLL_TCP_ERR_AUTH    (-2001)   /* the master or a peer failed the token check */
+#define COLL_TCP_ERR_VERSION (-2002)   /* the master or a peer speaks another protocol version */
 #define COLL_TCP_VERSION 2             /* of the rendezvous protocol; 1 had no token */
 
 #ifndef COLL_TCP_API

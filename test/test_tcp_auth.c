@@ -24,7 +24,12 @@
        ones are told our version;
      - ranks with different tokens; two authenticated ranks claiming one
        rank (COLL_ERR_MISMATCH); no token at all (COLL_ERR_INVAL), an empty
-       one, and the COLL_TCP_INSECURE=1 opt-in.
+       one, and the COLL_TCP_INSECURE=1 opt-in;
+     - what the token does not cover: a relay between rank 1 and the master
+       that flips a bit or inserts a byte after the handshake. With
+       coll_set_checks(COLL_CHECK_CALLS | COLL_CHECK_CRC) every rank must
+       fail that call (never COLL_OK with wrong data), in the same call,
+       within its deadline.
    Ends with "tcp-auth: N passed, N failed". Every wait is bounded: each
    child has an alarm, each loop a deadline. */
 #define _POSIX_C_SOURCE 200809L
@@ -724,6 +729,164 @@ static void test_token_sources(void)
     CHECK(o0.rc != COLL_OK, "an insecure master accepted a tokened worker: %d", o0.rc);
 }
 
+/* ---- scenario: a relay damages the stream between two ranks ------------ */
+
+/* Rank 1 reaches the master through a relay on loopback that passes the
+   handshake untouched and then flips one bit of, or inserts one byte into,
+   one direction of the stream at a chosen offset. With call checks and
+   CRCs on, every rank must fail the call the damage lands in - never
+   return COLL_OK with wrong data - and within its deadline. */
+typedef struct relay_cfg {
+    int listen_port, to_port, ready_fd;
+    int dir;                   /* 0: rank 1 -> master, 1: master -> rank 1   */
+    long offset;               /* byte of that direction's stream to damage  */
+    int insert;                /* 1: insert a byte there, 0: flip a bit      */
+} relay_cfg;
+
+static outcome relay(int idx, void *arg)
+{
+    const relay_cfg *rc = (const relay_cfg *)arg;
+    struct sockaddr_storage a;
+    long long deadline = coll_tcp__now_ms() + 10000;
+    long pos[2] = { 0, 0 };
+    int fd[2] = { -1, -1 }, open_dir[2] = { 1, 1 }, lfd, d;
+    outcome o;
+    (void)idx;
+    memset(&o, 0, sizeof o);
+    o.rc = 1;                                        /* 1 until the damage is done */
+    loopback(&a, rc->listen_port);
+    lfd = coll_tcp__listen(&a, sizeof(struct sockaddr_in), 4);
+    if (lfd < 0) { o.rc = 2; return o; }
+    if (write(rc->ready_fd, "r", 1) != 1) { o.rc = 4; return o; }
+    while (fd[0] < 0 && coll_tcp__left(deadline) > 0) {
+        if (coll_tcp__poll1(lfd, POLLIN, deadline)) break;
+        fd[0] = accept(lfd, NULL, NULL);
+    }
+    close(lfd);
+    if (fd[0] < 0) { o.rc = 3; return o; }
+    coll_tcp__tune(fd[0]);
+    fd[1] = dial_raw(rc->to_port, deadline);
+    if (fd[1] < 0) { close(fd[0]); o.rc = 3; return o; }
+    /* direction d carries bytes from fd[d] to fd[1 - d] */
+    while ((open_dir[0] || open_dir[1]) && coll_tcp__left(deadline) > 0) {
+        struct pollfd p[2];
+        int m = 0, which[2];
+        for (d = 0; d < 2; d++) if (open_dir[d]) {
+            p[m].fd = fd[d]; p[m].events = POLLIN; p[m].revents = 0; which[m++] = d;
+        }
+        if (poll(p, (nfds_t)m, coll_tcp__left(deadline)) <= 0) break;
+        for (m = m - 1; m >= 0; m--) {
+            unsigned char b[4097];
+            ssize_t k;
+            d = which[m];
+            if (!p[m].revents) continue;
+            k = recv(fd[d], b, 4096, MSG_DONTWAIT);
+            if (k < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+            if (k <= 0) { open_dir[d] = 0; shutdown(fd[1 - d], SHUT_WR); continue; }
+            if (d == rc->dir && rc->offset >= pos[d] && rc->offset < pos[d] + k) {
+                size_t at = (size_t)(rc->offset - pos[d]);
+                if (rc->insert) {
+                    memmove(b + at + 1, b + at, (size_t)k - at);
+                    b[at] = 0x5A;
+                    pos[d] -= 1;                     /* the stream's offsets stay the sender's */
+                    k += 1;
+                } else {
+                    b[at] ^= 0x10;
+                }
+                o.rc = 0;
+            }
+            pos[d] += k;
+            if (coll_tcp__write_all(fd[1 - d], b, (size_t)k, deadline)) {
+                open_dir[d] = 0;
+                shutdown(fd[d], SHUT_RD);
+            }
+        }
+    }
+    o.got = pos[rc->dir];
+    close(fd[0]); close(fd[1]);
+    return o;
+}
+
+typedef struct damaged_job { int port, relay_port, world; } damaged_job;
+
+/* All-reduces up to 4 times with COLL_CHECK_CALLS | COLL_CHECK_CRC. Reports
+   in `got` the index of the first call that failed (-1: none), in `rc` its
+   code, and data_ok = 0 if any call returned COLL_OK with wrong data. */
+static outcome checked_rank(int rank, void *arg)
+{
+    static coll_tcp t;
+    static unsigned char scratch[1 << 16];
+    enum { N = 4099 };
+    static int32_t buf[N];
+    const damaged_job *j = (const damaged_job *)arg;
+    long long t0 = coll_tcp__now_ms();
+    coll_comm c;
+    coll_port port;
+    outcome o;
+    int call, r;
+    size_t i;
+    memset(&o, 0, sizeof o);
+    o.data_ok = 1;
+    o.got = -1;
+    o.rc = coll_tcp_init_token(&t, "127.0.0.1", rank == 1 ? j->relay_port : j->port,
+                               rank, j->world, 3000, TOKEN);
+    if (o.rc) { o.got = -2; return o; }
+    coll_tcp_set_timeout(&t, 1500);
+    port = coll_tcp_port(&t);
+    if (coll_init(&c, rank, j->world, &port, scratch, sizeof scratch) ||
+        coll_set_checks(&c, COLL_CHECK_CALLS | COLL_CHECK_CRC)) { o.rc = -9998; return o; }
+    for (call = 0; call < 4; call++) {
+        int rc;
+        for (i = 0; i < N; i++) buf[i] = (int32_t)input(rank, i + (size_t)call);
+        rc = coll_allreduce(&c, buf, buf, N, COLL_INT32, COLL_SUM, COLL_ALGO_RING);
+        if (rc != COLL_OK) { o.rc = rc; o.got = call; break; }
+        for (i = 0; i < N; i++) {
+            long long want = 0;
+            for (r = 0; r < j->world; r++) want += input(r, i + (size_t)call);
+            if (buf[i] != (int32_t)want) o.data_ok = 0;
+        }
+    }
+    o.ms = coll_tcp__now_ms() - t0;
+    coll_tcp_close(&t);
+    return o;
+}
+
+static void test_damage(int world, int dir, long offset, int insert, int want_call, const char *what)
+{
+    damaged_job j;
+    relay_cfg rc;
+    child rel, ranks[8];
+    outcome orl, o[8];
+    int pfd[2], r, first = -3;
+    j.port = free_port(); j.relay_port = free_port(); j.world = world;
+    if (pipe(pfd) < 0) exit(2);
+    rc.listen_port = j.relay_port; rc.to_port = j.port; rc.ready_fd = pfd[1];
+    rc.dir = dir; rc.offset = offset; rc.insert = insert;
+    rel = spawn(relay, 0, &rc);
+    CHECK(wait_ready(pfd[0], 5000), "%s: the relay did not start", what);
+    for (r = 0; r < world; r++) ranks[r] = spawn(checked_rank, r, &j);
+    for (r = 0; r < world; r++) o[r] = reap(ranks[r]);
+    orl = reap(rel);
+    close(pfd[0]); close(pfd[1]);
+    CHECK(orl.exited && orl.rc == 0, "%s: the relay did not damage byte %ld (it passed %ld, code %d)",
+          what, offset, orl.got, orl.rc);
+    for (r = 0; r < world; r++) {
+        CHECK(o[r].exited, "%s: rank %d did not report", what, r);
+        CHECK(o[r].data_ok, "%s: rank %d got COLL_OK with wrong data", what, r);
+        CHECK(o[r].rc != COLL_OK && o[r].got >= 0, "%s: rank %d never failed (rc %d, call %ld)",
+              what, r, o[r].rc, o[r].got);
+        CHECK(o[r].ms < 6000, "%s: rank %d took %lld ms", what, r, o[r].ms);
+        if (r == 0) first = (int)o[r].got;
+        else CHECK(o[r].got == first, "%s: rank %d failed in call %ld, rank 0 in call %d",
+                   what, r, o[r].got, first);
+    }
+    CHECK(first == want_call, "%s: the ranks failed in call %d, the damage was in call %d",
+          what, first, want_call);
+    printf("    %s: call %d failed with", what, first);
+    for (r = 0; r < world; r++) printf(" %d", o[r].rc);
+    printf("\n");
+}
+
 /* ---- SipHash-2-4 known answers --------------------------------------------- */
 
 static void test_siphash(void)
@@ -763,6 +926,14 @@ int main(int argc, char **argv)
     RUN(test_other_token(), "a rank with another token");
     RUN(test_duplicate_rank(), "two authenticated ranks claim rank 1");
     RUN(test_token_sources(), "no token, empty token, insecure opt-in");
+    /* Handshake bytes: rank 1 -> master 60, master -> rank 1 40 + 8 + the
+       table (20 per rank + 8); the offsets below land past them. */
+    RUN(test_damage(2, 0, 60 + 1000, 0, 0, "bit flip, 2 ranks"), "a relay flips a bit, rank 1 -> master, 2 ranks");
+    RUN(test_damage(2, 1, 96 + 3001, 1, 0, "byte inserted, 2 ranks"), "a relay inserts a byte, master -> rank 1, 2 ranks");
+    /* With 3 ranks the ring sends 0 -> 1 -> 2 -> 0, so payload flows master
+       -> rank 1: about 22 KB per call, and byte 30000 lands in the second. */
+    RUN(test_damage(3, 1, 116 + 30000, 0, 1, "bit flip, 3 ranks"), "a relay flips a bit in call 2, master -> rank 1, 3 ranks");
+    RUN(test_damage(3, 1, 116 + 7, 1, 0, "byte in a check frame, 3 ranks"), "a relay inserts a byte in a check frame, 3 ranks");
     printf("tcp-auth: %ld passed, %ld failed\n", g_pass, g_fail);
     return g_fail != 0;
 }
