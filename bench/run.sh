@@ -6,7 +6,8 @@
 # the run fail instead.
 #
 #   quick  (< 1 min)  all-reduce, ranks 2 and 4, 8 B / 64 KiB / 8 MiB: every
-#                     coll port (AUTO), Open MPI, MPICH, Gloo; memory bandwidth
+#                     coll port (AUTO), Open MPI, MPICH, Gloo, torch.distributed
+#                     (gloo) and the torch seed's programs; memory bandwidth
 #   full   (< 10 min) every collective and size 8 B..64 MiB (x4, with 64 KiB
 #                     and 64 MiB), and 256 MiB for all-reduce; coll-threads
 #                     with every algorithm (AUTO alone above 64 MiB), the
@@ -105,6 +106,14 @@ rm -f "$flags"
         run gloo $bin/bench_gloo -n $ranks_csv -s $sizes -T $T
     else
         lack "Gloo (Debian libgloo-dev): no gloo rows"
+    fi
+
+    # --- torch.distributed (gloo) and the torch seed's naive and ring -------
+    PY=${PY:-/usr/bin/python3}
+    if "$PY" -c 'import torch' 2>/dev/null; then
+        run torch "$PY" bench/bench_torch.py -n $ranks_csv -s $sizes
+    else
+        lack "python3-torch (Debian python3-torch): no torch-gloo or torch-seed rows"
     fi
 
     # --- the memory's own ceiling --------------------------------------------
