@@ -30,11 +30,17 @@
        coll_set_checks(COLL_CHECK_CALLS | COLL_CHECK_CRC) every rank must
        fail that call (never COLL_OK with wrong data), in the same call,
        within its deadline.
-   Ends with "tcp-auth: N passed, N failed". Every wait is bounded: each
-   child has an alarm, each loop a deadline. */
+   Ends with "tcp-auth: N passed, N failed"; TCP_AUTH_VERBOSE=1 also shows
+   the port's log lines. Every wait is bounded: each child has an alarm,
+   each loop a deadline. */
 #define _POSIX_C_SOURCE 200809L
 #define COLL_IMPLEMENTATION
 #include "coll.h"
+
+/* The port's log lines come here: counted, searched for what the test
+   expects to be said, and shown on stderr only with TCP_AUTH_VERBOSE=1. */
+static void test_log(const char *line);
+#define COLL_TCP_LOG(t, line) ((void)(t), test_log(line))
 #define COLL_TCP_IMPLEMENTATION
 #include "ports/coll_tcp.h"
 
@@ -55,6 +61,21 @@ static long g_pass, g_fail;
 
 static const char *const TOKEN = "6b1f0c9e2d7a45b8a3e0f1c2d3b4a596";
 
+enum { SAID_TOKEN = 1, SAID_VERSION = 2, SAID_SILENT = 4, SAID_NOT_COLL = 8, SAID_NO_TOKEN = 16 };
+static unsigned g_logged, g_said;            /* this process's log lines    */
+
+static void test_log(const char *line)
+{
+    const char *v = getenv("TCP_AUTH_VERBOSE");
+    g_logged++;
+    if (strstr(line, "failed the token check")) g_said |= SAID_TOKEN;
+    if (strstr(line, "protocol version 99") || strstr(line, "protocol version 1 ")) g_said |= SAID_VERSION;
+    if (strstr(line, "did not authenticate within")) g_said |= SAID_SILENT;
+    if (strstr(line, "not a coll rank")) g_said |= SAID_NOT_COLL;
+    if (strstr(line, "no job token")) g_said |= SAID_NO_TOKEN;
+    if (v && strcmp(v, "1") == 0) fputs(line, stderr);
+}
+
 /* ---- what a child reports ---------------------------------------------- */
 
 typedef struct outcome {
@@ -65,6 +86,7 @@ typedef struct outcome {
     long got;                  /* bytes an intruder read past the challenge  */
     long dialled;              /* connections to an intruder's own listener  */
     long ended;                /* intruder connections that were hung up on  */
+    unsigned logged, said;     /* its log lines, and SAID_* seen in them     */
     int exited;                /* set by the parent: the child reported      */
 } outcome;
 
@@ -84,7 +106,9 @@ static child spawn(child_fn fn, int idx, void *arg)
         outcome o;
         close(pfd[0]);
         alarm(20);                                   /* a backstop, never expected */
+        g_logged = g_said = 0;
         o = fn(idx, arg);
+        o.logged = g_logged; o.said = g_said;
         if (write(pfd[1], &o, sizeof o) != (ssize_t)sizeof o) _exit(3);
         _exit(0);
     }
@@ -334,6 +358,9 @@ static void test_intruders_first(void)
         CHECK(o[r].data_ok, "intruders first: rank %d all-reduce differs from the reference", r);
     }
     CHECK(om.dropped >= NI, "the master dropped %u connections, %d intruders came", om.dropped, NI);
+    CHECK(om.logged >= om.dropped && (om.said & SAID_TOKEN),
+          "intruders first: the master logged %u lines for %u drops, none about the token",
+          om.logged, om.dropped);
     CHECK(om.ms < 3000, "intruders first: the rendezvous took %lld ms", om.ms);
     for (i = 0; i < NI; i++) {
         CHECK(oi[i].exited && oi[i].rc == 0, "intruder %d: not challenged (%d)", i, oi[i].rc);
@@ -413,6 +440,8 @@ static void test_impostor_master(int version, int want_rc, const char *what)
     for (r = 1; r < WORLD; r++) {
         CHECK(o[r].rc == want_rc, "%s: worker %d returned %d, want %d", what, r, o[r].rc, want_rc);
         CHECK(o[r].ms < 1500, "%s: worker %d took %lld ms to refuse the impostor", what, r, o[r].ms);
+        CHECK(o[r].said & (want_rc == COLL_TCP_ERR_VERSION ? SAID_VERSION : SAID_TOKEN),
+              "%s: worker %d did not say why it refused", what, r);
     }
     CHECK(o[0].exited && o[0].rc != COLL_OK, "%s: the late master returned %d", what, o[0].rc);
     CHECK(oi.exited && oi.rc == 0, "%s: the impostor's own run failed (%d)", what, oi.rc);
@@ -617,6 +646,12 @@ static void test_noise(void)
        was complete are counted; the rest die with the listener. */
     CHECK(o[0].dropped >= COLL_TCP_MAX_PENDING, "noise: the master dropped only %u strangers", o[0].dropped);
     CHECK(o[1].dropped >= 3, "noise: rank 1's listener dropped only %u strangers", o[1].dropped);
+    CHECK(o[0].logged >= o[0].dropped && o[1].logged >= o[1].dropped,
+          "noise: %u and %u lines logged for %u and %u drops", o[0].logged, o[1].logged,
+          o[0].dropped, o[1].dropped);
+    CHECK((o[0].said & (SAID_TOKEN | SAID_VERSION | SAID_SILENT | SAID_NOT_COLL)) ==
+          (SAID_TOKEN | SAID_VERSION | SAID_SILENT | SAID_NOT_COLL),
+          "noise: the master's log lacks a reason (seen: %#x)", o[0].said);
     CHECK(on.exited && on.rc == 0, "noise: %s", on.rc == 1 ? "rank 1's listener not found" :
           on.rc == 2 ? "an old-version peer was not told our version" : "the noise process failed");
     CHECK(on.got == 0, "noise: strangers read %ld bytes they should not have", on.got);
@@ -689,8 +724,10 @@ static void test_token_sources(void)
     unsetenv("COLL_TCP_TOKEN");
     unsetenv("COLL_TCP_INSECURE");
     t0 = coll_tcp__now_ms();
+    g_said = 0;
     rc = coll_tcp_init(&t, "127.0.0.1", free_port(), 0, 2, 5000);
     CHECK(rc == COLL_ERR_INVAL, "no token at all: init returned %d, want INVAL", rc);
+    CHECK(g_said & SAID_NO_TOKEN, "no token at all: nothing said about COLL_TCP_TOKEN");
     CHECK(coll_tcp__now_ms() - t0 < 200, "no token at all: init did not refuse at once");
     CHECK(coll_tcp_send(&t, 1, "x", 1) != COLL_OK, "no token: the port works anyway");
     rc = coll_tcp_init_token(&t, "127.0.0.1", free_port(), 1, 2, 5000, "");
