@@ -2477,6 +2477,7 @@ static int coll__begin(coll_request *q)
     size_t off, len, es = q->esize;
     unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
     int rc = COLL_OK, p = pl->p;
+    if (pl->total == 0) return COLL_OK;           /* nothing to move (buffers may be NULL) */
     coll__block(pl, pl->rank, &off, &len);
     switch (pl->kind) {
     case COLL_ALLREDUCE: case COLL_REDUCE:
@@ -2520,6 +2521,7 @@ static int coll__finish(coll_request *q)
     const coll__plan *pl = &q->pl;
     size_t off, len, es = q->esize;
     unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
+    if (pl->total == 0) return COLL_OK;
     coll__block(pl, pl->rank, &off, &len);
     if (pl->kind == COLL_SCATTER && (pl->algo == COLL_ALGO_BINOMIAL || pl->rank == pl->root))
         return coll__copy(q->c, dst, src + off * es, len * es);

@@ -68,4 +68,14 @@ test-tsan: $(CT)/tsan/test_core $(CT)/tsan/test_errors $(CT)/tsan/test_checks
 	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_errors
 	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_checks
 
-TEST_TARGETS += test-core test-errors test-checks test-compile test-asan test-tsan
+# libFuzzer needs clang (and libclang-rt-14-dev); FUZZ_SECONDS bounds the run.
+FUZZ_SECONDS ?= 60
+$(CT)/fuzz_coll: test/fuzz_coll.c coll.h
+	@mkdir -p $(@D)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN) -o $@ $<
+
+## test-fuzz: libFuzzer with ASan+UBSan over the public API and the bytes a port delivers (FUZZ_SECONDS)
+test-fuzz: $(CT)/fuzz_coll
+	sh test/fuzz.sh $< $(FUZZ_SECONDS)
+
+TEST_TARGETS += test-core test-errors test-checks test-compile test-asan test-tsan test-fuzz
