@@ -536,14 +536,19 @@ static int noisy_open(noisy *c, int port, int kind, int world, long long deadlin
     return 1;
 }
 
-/* Serves every noisy connection until each is hung up on or the deadline:
-   the wrong-token one answers its challenge with another job's MAC. */
-static void noisy_run(noisy *c, int n, long long deadline)
+/* Serves every noisy connection until each is hung up on or the deadline
+   (or, with until_proved, until every wrong-token one has answered its
+   challenge - with another job's MAC). */
+static void noisy_run(noisy *c, int n, long long deadline, int until_proved)
 {
     struct pollfd p[64];
-    int i, open_n = n;
+    int i, open_n = 0;
+    for (i = 0; i < n; i++) open_n += !c[i].ended;
     while (open_n > 0 && coll_tcp__left(deadline) > 0) {
-        int m = 0;
+        int m = 0, waiting = 0;
+        for (i = 0; i < n; i++)
+            waiting += c[i].kind == K_WRONGTOKEN && !c[i].ended && c[i].got < COLL_TCP__REPLY;
+        if (until_proved && !waiting) return;
         for (i = 0; i < n; i++) {
             if (c[i].ended || c[i].fd < 0) continue;
             p[m].fd = c[i].fd; p[m].events = POLLIN; p[m].revents = 0; m++;
@@ -584,9 +589,13 @@ static outcome noise(int idx, void *arg)
     int n = 0, i, wport = 0, tries;
     (void)idx;
     memset(&o, 0, sizeof o);
-    for (i = 0; i < N_IDLE; i++) n += noisy_open(&c[n], nc->port, K_IDLE, nc->world, deadline);
+    /* The talkers first, served until the wrong-token one has answered its
+       challenge; then more idle ones than there are slots (a connect may
+       then wait a while in a full backlog - nobody else is waiting on us). */
     for (i = 0; i < (int)(sizeof kinds / sizeof *kinds); i++)
         n += noisy_open(&c[n], nc->port, kinds[i], nc->world, deadline);
+    noisy_run(c, n, coll_tcp__now_ms() + 3000, 1);
+    for (i = 0; i < N_IDLE; i++) n += noisy_open(&c[n], nc->port, K_IDLE, nc->world, deadline);
     for (tries = 0; !wport && tries < 300; tries++) {
         wport = listener_of(nc->worker);
         if (!wport) sleep_ms(10);
@@ -600,7 +609,7 @@ static outcome noise(int idx, void *arg)
     }
     sleep_ms(50);
     if (write(nc->ready_fd, "r", 1) != 1) o.rc = 4;
-    noisy_run(c, n, deadline);
+    noisy_run(c, n, deadline, 0);
     o.dialled = n;
     for (i = 0; i < n; i++) {
         long allowed = c[i].kind == K_WORLD9 || c[i].kind == K_WRONGTOKEN ? COLL_TCP__REPLY
