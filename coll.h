@@ -345,7 +345,8 @@ typedef struct coll_request {
     uint32_t sig, lo, hi;
     unsigned flags, bad;       /* F_* bits; lowest refusing rank, its code   */
     unsigned char fout[20], fin[20];
-    unsigned char crc_out[2][4], crc_in[2][4];
+    uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
+    unsigned char crc_out[4], crc_in[4];
 } coll_request;
 
 /* What one step of a schedule does on one rank (coll_describe). */
@@ -701,6 +702,21 @@ static const uint32_t coll__crc_tab[16] = {
     0x82f63b78u, 0x92a8fc17u, 0xa24bb5a6u, 0xb21572c9u, 0xc38d26c4u, 0xd3d3e1abu, 0xe330a81au, 0xf36e6f75u
 };
 #else
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1
+/* x86-64 without -msse4.2: use the instruction when this CPU has it */
+#include <nmmintrin.h>
+#define COLL__CRC_DISPATCH 1
+__attribute__((target("sse4.2")))
+static uint32_t coll__crc_sse42(uint32_t c, const unsigned char *b, size_t n)
+{
+    for (; n >= 8; n -= 8, b += 8) {
+        uint64_t w; COLL_MEMCPY(&w, b, 8);
+        c = (uint32_t)_mm_crc32_u64(c, w);
+    }
+    while (n--) c = _mm_crc32_u8(c, *b++);
+    return c;
+}
+#endif
 static const uint32_t coll__crc_tab[256] = {
     0x00000000u, 0xf26b8303u, 0xe13b70f7u, 0x1350f3f4u, 0xc79a971fu, 0x35f1141cu,
     0x26a1e7e8u, 0xd4ca64ebu, 0x8ad958cfu, 0x78b2dbccu, 0x6be22838u, 0x9989ab3bu,
@@ -767,6 +783,9 @@ COLL_API uint32_t coll_crc32c(uint32_t crc, const void *buf, size_t n)
         c = (c >> 4) ^ coll__crc_tab[c & 15];
     }
 #else
+#ifdef COLL__CRC_DISPATCH
+    if (__builtin_cpu_supports("sse4.2")) return ~coll__crc_sse42(c, b, n);
+#endif
     while (n--) c = (c >> 8) ^ coll__crc_tab[(c ^ *b++) & 255];
 #endif
     return ~c;
@@ -2287,9 +2306,22 @@ static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, siz
         return COLL_OK;
     }
     coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, k, ptr, bytes);
-    if (!q->st.srun) return COLL_OK;
-    *ptr = coll__scratch_half(q, 0);
-    return coll__pack(q, q->st.sbuf, q->st.soff, q->st.srun, q->st.sstride, q->st.slen, k, *ptr, 1);
+    if (q->st.srun) {
+        int rc;
+        *ptr = coll__scratch_half(q, 0);
+        rc = coll__pack(q, q->st.sbuf, q->st.soff, q->st.srun, q->st.sstride, q->st.slen, k, *ptr, 1);
+        if (rc != COLL_OK) return rc;
+    }
+    if (coll__crc_on(q)) q->crc_s = coll_crc32c(q->crc_s, *ptr, *bytes);
+    return COLL_OK;
+}
+
+/* COLL_CHECK_CRC: after the last segment of a step, the CRC of all of it
+   travels as one 4-byte message each way (so payload segments still
+   pipeline). A mismatch is noted for the closing round. */
+static void coll__crc_verdict(coll_request *q)
+{
+    if (q->nrecv && coll__get32(q->crc_in) != q->crc_r) q->flags |= COLL__F_CORRUPT;
 }
 
 /* Where segment k of the step's receive lands: its place, or scratch. */
@@ -2304,21 +2336,18 @@ static void coll__recv_target(const coll_request *q, size_t k, unsigned char **p
     else if (q->st.rrun) *ptr = coll__scratch_half(q, 1);
 }
 
-/* Received segment k is through: verify it (COLL_CHECK_CRC), then fold it
-   (now in scratch) into its place. A damaged one is noted, not folded:
-   the closing round tells every rank. */
+/* Received segment k is through: add it to the step's CRC (COLL_CHECK_CRC),
+   then fold it (now in scratch) into its place. Once a damaged message
+   is seen nothing more is folded: the closing round tells every rank. */
 static int coll__absorb(coll_request *q, size_t k)
 {
     unsigned char *out, *a, *in;
     size_t bytes;
     if (k >= q->nrecv) return COLL_OK;                 /* sends may outnumber receives */
     if (q->st.rbuf == COLL__BUF_FRAME) { coll__frame_merge(q); return COLL_OK; }
-    if (coll__crc_on(q)) {
+    if (coll__crc_on(q)) {                  /* checked when the step's CRC arrives */
         coll__recv_target(q, k, &in, &bytes);
-        if (coll__get32(q->crc_in[k % 2]) != coll_crc32c(0, in, bytes)) {
-            q->flags |= COLL__F_CORRUPT;
-            return COLL_OK;
-        }
+        q->crc_r = coll_crc32c(q->crc_r, in, bytes);
     }
     if (q->flags & COLL__F_CORRUPT) return COLL_OK;
     if (q->st.rrun)
@@ -2363,7 +2392,7 @@ static int coll__transfer(coll_request *q, int has_s, const unsigned char *sp, s
     return rc > 0 ? COLL_ERR_IO : rc;
 }
 
-/* Blocking ports: exchange segment k (and its CRC), then absorb it. */
+/* Blocking ports: exchange segment k, absorb it; after the last, the CRCs. */
 static int coll__exchange_blocking(coll_request *q, size_t k)
 {
     unsigned char *sp = 0, *rp = 0;
@@ -2371,13 +2400,14 @@ static int coll__exchange_blocking(coll_request *q, size_t k)
     int rc, has_s = k < q->nsend, has_r = k < q->nrecv;
     if (has_s && (rc = coll__send_source(q, k, &sp, &sn)) != COLL_OK) return rc;
     if (has_r) coll__recv_target(q, k, &rp, &rn);
-    if (has_s && coll__crc_on(q)) coll__put32(q->crc_out[k % 2], coll_crc32c(0, sp, sn));
     rc = coll__transfer(q, has_s, sp, sn, has_r, rp, rn);
-    if (rc == COLL_OK && coll__crc_on(q)) {
-        rc = coll__transfer(q, has_s, q->crc_out[k % 2], 4, has_r, q->crc_in[k % 2], 4);
+    if (rc == COLL_OK) rc = coll__absorb(q, k);
+    if (rc == COLL_OK && coll__crc_on(q) && k + 1 == (q->nsend > q->nrecv ? q->nsend : q->nrecv)) {
+        coll__put32(q->crc_out, q->crc_s);
+        rc = coll__transfer(q, q->nsend > 0, q->crc_out, 4, q->nrecv > 0, q->crc_in, 4);
+        if (rc == COLL_OK) coll__crc_verdict(q);
     }
-    if (rc != COLL_OK) return rc;
-    return coll__absorb(q, k);
+    return rc;
 }
 
 /* Wait for one posted message (handle -1: nothing to wait for). */
@@ -2394,58 +2424,69 @@ static int coll__wait(coll_request *q, int *h, int block)
     return COLL_OK;
 }
 
-/* Non-blocking ports: keep segments [done, done+depth) posted, complete
-   them in order. With COLL_CHECK_CRC each segment is two messages, the
-   payload and its CRC (and one segment is in flight, so at most 4 handles
-   are). Returns COLL_AGAIN when it would have to wait and may not. */
+/* Non-blocking ports: keep segments [done, done+2) posted, complete them
+   in order; then, with COLL_CHECK_CRC, the step's CRCs. Returns COLL_AGAIN
+   when it would have to wait and may not. */
 static int coll__step_pipelined(coll_request *q, int block)
 {
     const coll_port *pt = &q->c->port;
-    size_t n = q->nsend > q->nrecv ? q->nsend : q->nrecv, m, k, i;
-    size_t mps = coll__crc_on(q) ? 2 : 1;                 /* messages per segment */
-    size_t depth = q->st.srun || q->st.rrun || mps == 2 ? 1 : 2;
+    size_t n = q->nsend > q->nrecv ? q->nsend : q->nrecv;
+    size_t depth = q->st.srun || q->st.rrun ? 1 : 2;   /* packed spans: one staging half each */
     unsigned char *ptr;
     size_t bytes;
     int rc, h;
     while (q->done < n) {
-        while (q->sposted < q->nsend * mps && q->sposted < (q->done + depth) * mps) {
-            m = q->sposted; k = m / mps;
-            if (m % mps == 0) {
-                if ((rc = coll__send_source(q, k, &ptr, &bytes)) != COLL_OK) return rc;
-                if (mps == 2) coll__put32(q->crc_out[k % 2], coll_crc32c(0, ptr, bytes));
-            } else { ptr = q->crc_out[k % 2]; bytes = 4; }
+        while (q->sposted < q->nsend && q->sposted < q->done + depth) {
+            if ((rc = coll__send_source(q, q->sposted, &ptr, &bytes)) != COLL_OK) return rc;
             rc = coll__port_rc(pt->isend(pt->ctx, q->st.to, ptr, bytes, &h));
             if (rc == COLL_AGAIN) break;
             if (rc != COLL_OK) return rc;
-            q->hs[m % 4] = h;
+            q->hs[q->sposted % 4] = h;
             q->sposted++;
         }
-        while (q->rposted < q->nrecv * mps && q->rposted < (q->done + depth) * mps) {
-            m = q->rposted; k = m / mps;
-            if (m % mps == 0) coll__recv_target(q, k, &ptr, &bytes);
-            else { ptr = q->crc_in[k % 2]; bytes = 4; }
+        while (q->rposted < q->nrecv && q->rposted < q->done + depth) {
+            coll__recv_target(q, q->rposted, &ptr, &bytes);
             rc = coll__port_rc(pt->irecv(pt->ctx, q->st.from, ptr, bytes, &h));
             if (rc == COLL_AGAIN) break;
             if (rc != COLL_OK) return rc;
-            q->hr[m % 4] = h;
+            q->hr[q->rposted % 4] = h;
             q->rposted++;
         }
-        /* segment `done` completes when all its messages are through */
-        if ((q->done < q->nsend && q->sposted < (q->done + 1) * mps) ||
-            (q->done < q->nrecv && q->rposted < (q->done + 1) * mps)) {
+        /* segment `done` completes when both its halves are through */
+        if ((q->done < q->nsend && q->sposted <= q->done) ||
+            (q->done < q->nrecv && q->rposted <= q->done)) {
             if (!block) return COLL_AGAIN;
             if ((rc = coll__spin(q)) != COLL_OK) return rc;
             continue;                      /* the port said "later": ask again */
         }
-        for (i = 0; i < mps; i++) {
-            m = q->done * mps + i;
-            if (q->done < q->nrecv && (rc = coll__wait(q, &q->hr[m % 4], block)) != COLL_OK) return rc;
-            if (q->done < q->nsend && (rc = coll__wait(q, &q->hs[m % 4], block)) != COLL_OK) return rc;
-        }
-        rc = coll__absorb(q, q->done);
-        if (rc != COLL_OK) return rc;
+        if (q->done < q->nrecv && (rc = coll__wait(q, &q->hr[q->done % 4], block)) != COLL_OK) return rc;
+        if (q->done < q->nsend && (rc = coll__wait(q, &q->hs[q->done % 4], block)) != COLL_OK) return rc;
+        if ((rc = coll__absorb(q, q->done)) != COLL_OK) return rc;
         q->done++;
         q->spins = 0;
+    }
+    while (coll__crc_on(q) && q->done == n) {          /* the step's CRCs, one each way */
+        int *hs = &q->hs[q->nsend % 4], *hr = &q->hr[q->nrecv % 4];
+        if (q->nsend && q->sposted == q->nsend) {
+            coll__put32(q->crc_out, q->crc_s);
+            rc = coll__port_rc(pt->isend(pt->ctx, q->st.to, q->crc_out, 4, &h));
+            if (rc != COLL_OK && rc != COLL_AGAIN) return rc;
+            if (rc == COLL_OK) { *hs = h; q->sposted++; }
+        }
+        if (q->nrecv && q->rposted == q->nrecv) {
+            rc = coll__port_rc(pt->irecv(pt->ctx, q->st.from, q->crc_in, 4, &h));
+            if (rc != COLL_OK && rc != COLL_AGAIN) return rc;
+            if (rc == COLL_OK) { *hr = h; q->rposted++; }
+        }
+        if ((q->nsend && q->sposted == q->nsend) || (q->nrecv && q->rposted == q->nrecv)) {
+            if (!block) return COLL_AGAIN;
+            if ((rc = coll__spin(q)) != COLL_OK) return rc;
+            continue;
+        }
+        if (q->nrecv && (rc = coll__wait(q, hr, block)) != COLL_OK) return rc;
+        if (q->nsend && (rc = coll__wait(q, hs, block)) != COLL_OK) return rc;
+        coll__crc_verdict(q);
+        q->done++;
     }
     return COLL_OK;
 }
@@ -2572,6 +2613,7 @@ static int coll__load_step(coll_request *q)
         q->nrecv = q->st.from >= 0 ? coll__nseg(q->st.rlen, q->seg) : 0;
     }
     q->sposted = q->rposted = q->done = 0;
+    q->crc_s = q->crc_r = 0;
     q->hs[0] = q->hs[1] = q->hs[2] = q->hs[3] = -1;
     q->hr[0] = q->hr[1] = q->hr[2] = q->hr[3] = -1;
     q->loaded = 1;

@@ -52,6 +52,7 @@ typedef struct config {
     volatile int *counts;        /* [0] passed, [1] failed (shared, rank 0)    */
     int tcp_port;
     char tcp_token[33];          /* the job token the tcp ranks share         */
+    int checks;                  /* -C: COLL_CHECK_* flags, -1 = the default  */
 #ifdef BENCH_HAVE_THREADS
     coll_threads *tw;
 #endif
@@ -77,6 +78,7 @@ static int rank_body(int rank, coll_port *port, config *cf)
     scratch = (unsigned char *)malloc(BENCH_COLL_SCRATCH);
     rc = (!src || !dst || !scratch) ? COLL_ERR_NOSPC
                                     : coll_init(&c, rank, cf->p, port, scratch, BENCH_COLL_SCRATCH);
+    if (rc == COLL_OK && cf->checks >= 0) rc = coll_set_checks(&c, (unsigned)cf->checks);
     /* every rank learns whether every rank is ready before anyone sends */
     if (bench_shm_max(&me, rc ? 1.0 : 0.0) > 0) {
         if (rank == 0) fprintf(stderr, "bench: %s p=%d: set-up failed (%d)\n", cf->impl, cf->p, rc);
@@ -207,13 +209,14 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: bench_coll [-p threads,shm,tcp] [-n ranks,...] [-c coll,...] [-a auto|all|algo,...]\n"
-            "                  [-s quick|std|full|sizes] [-A max] [-T ms] [-N calls] [-k]\n"
+            "                  [-s quick|std|full|sizes] [-A max] [-T ms] [-N calls] [-C flags] [-k]\n"
             "  -p  ports (default threads)      -n  rank counts (default 2,4)\n"
             "  -c  collectives (default all)    -a  algorithms (default auto)\n"
             "  -s  sizes: quick, std (8 B..64 MiB), full (+256 MiB), or a list with K/M\n"
             "  -A  largest size for algorithms other than AUTO (default 64M)\n"
             "  -T  milliseconds of timed calls per row (default 20)\n"
             "  -N  exactly this many timed calls per row (for profiling)\n"
+            "  -C  call checks: 0 off, 1 calls (the default), 3 calls + CRC\n"
             "  -k  check only: one call per cell, no rows, ends with \"N passed, N failed\"\n");
 }
 
@@ -226,6 +229,7 @@ int main(int argc, char **argv)
     char buf[256], *tok, *save;
 
     cf.algos = "auto";
+    cf.checks = -1;
     cf.algo_max = (size_t)64 << 20;
     cf.o.target = 0.02; cf.o.lo = 3; cf.o.hi = 1000;
     for (i = 1; i < argc; i++) {
@@ -233,6 +237,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "-k")) { cf.o.check_only = 1; cf.o.quiet = 1; continue; }
         if (!v) { usage(); return 2; }
         if (!strcmp(argv[i], "-p")) ports = v;
+        else if (!strcmp(argv[i], "-C")) cf.checks = atoi(v);
         else if (!strcmp(argv[i], "-n")) { if ((nr = bench_parse_ints(v, ranks, 16)) <= 0) { usage(); return 2; } }
         else if (!strcmp(argv[i], "-c")) colls = v;
         else if (!strcmp(argv[i], "-a")) cf.algos = v;
