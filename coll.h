@@ -43,6 +43,9 @@
                            accept at least 4 outstanding handles per rank.
                            When present they carry every transfer (blocking
                            collectives too); send/recv are then unused.
+       abort               tell every peer the group is broken; called once
+                           after a transport error, so the peers fail now
+                           instead of at their deadline.
 
    MEMORY
      The library never allocates. Large messages are cut into segments of
