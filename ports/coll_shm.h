@@ -897,8 +897,15 @@ COLL_SHM_API int coll_shm_wait(void *ctx, int handle, int block)
 
 /* ---- joining a group ---------------------------------------------------- */
 
+/* coll.h calls it after a transport error: the peers stop at once. */
+static void coll_shm__abort_hook(void *ctx, int code)
+{
+    coll_shm_abort((coll_shm *)ctx, code);
+}
+
 static void coll_shm__port(coll_shm *s, coll_port *port)
 {
+    memset(port, 0, sizeof *port);     /* members this port does not know */
     port->ctx = s;
     port->send = coll_shm_send;
     port->recv = coll_shm_recv;
@@ -906,6 +913,7 @@ static void coll_shm__port(coll_shm *s, coll_port *port)
     port->isend = coll_shm_isend;
     port->irecv = coll_shm_irecv;
     port->wait = coll_shm_wait;
+    port->abort = coll_shm__abort_hook;
 }
 
 /* Where a joiner's segment came from: the name, and the object it named
@@ -957,17 +965,19 @@ static int coll_shm__await(coll_shm *s, uint32_t *word, uint32_t want, uint64_t 
     while (COLL_SHM__SC_LOAD(word) < want) {
         uint32_t bell;
         uint64_t now = coll_shm__now_ms();
-        if ((rc = coll_shm__failed(s)) != 0)
-            return rc;
-        if (now >= deadline)
-            return COLL_ERR_TIMEOUT;
-        if (now >= next) {
+        if ((rc = coll_shm__failed(s)) == 0 && now >= deadline)
+            rc = COLL_ERR_TIMEOUT;
+        if (rc == 0 && now >= next) {
             next = now + COLL_SHM_SLICE_MS;
             if (w && coll_shm__stale(s, w))
-                return COLL_SHM__STALE;
-            if (peers && coll_shm__any_dead(s))
-                return COLL_ERR_IO;
+                rc = COLL_SHM__STALE;
+            else if (peers && coll_shm__any_dead(s))
+                rc = COLL_ERR_IO;
         }
+        /* The count may have completed since we looked, and a fast peer
+           already finished, failed or exited: a full count still counts. */
+        if (rc)
+            return COLL_SHM__SC_LOAD(word) >= want ? 0 : rc;
         COLL_SHM__SC_STORE(&me->sleeping, 1u);
         bell = COLL_SHM__SC_LOAD(&me->bell);
         if (COLL_SHM__SC_LOAD(word) < want)

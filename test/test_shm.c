@@ -468,6 +468,9 @@ static void ck_suite(ck_world *w)
 
 #define COLL_SHM_IMPLEMENTATION
 #include "ports/coll_shm.h"
+
+/* coll_init wants scratch aligned for 8-byte elements */
+#define SHM_ALIGNED __attribute__((aligned(16)))
 #define COLL_TEMPLATE_IMPLEMENTATION
 #include "ports/coll_template.h"
 
@@ -636,7 +639,7 @@ typedef struct suite_arg { shared_counts *sc; int quick, strip; } suite_arg;
 static int suite_body(int rank, coll_port *pt, void *arg)
 {
     suite_arg *sa = (suite_arg *)arg;
-    static unsigned char scratch[64 * 1024], small[200];
+    static unsigned char scratch[64 * 1024] SHM_ALIGNED, small[200] SHM_ALIGNED;
     coll_comm c, cs;
     ck_world w;
     int n = ((coll_shm *)pt->ctx)->nranks;
@@ -679,6 +682,8 @@ static int fwd_irecv(void *ctx, int peer, void *buf, size_t bytes, int *h)
 { dying *d = (dying *)ctx; return d->inner.irecv(d->inner.ctx, peer, buf, bytes, h); }
 static int fwd_wait(void *ctx, int h, int block)
 { dying *d = (dying *)ctx; return d->inner.wait(d->inner.ctx, h, block); }
+static void fwd_abort(void *ctx, int code)
+{ dying *d = (dying *)ctx; if (d->inner.abort) d->inner.abort(d->inner.ctx, code); }
 
 typedef struct fail_arg { shared_counts *sc; int victim; int hang; } fail_arg;
 
@@ -687,7 +692,7 @@ typedef struct fail_arg { shared_counts *sc; int victim; int hang; } fail_arg;
 static int fail_body(int rank, coll_port *pt, void *arg)
 {
     fail_arg *fa = (fail_arg *)arg;
-    static unsigned char scratch[8192];
+    static unsigned char scratch[8192] SHM_ALIGNED;
     static float buf[200000];
     coll_comm c;
     dying d;
@@ -699,7 +704,7 @@ static int fail_body(int rank, coll_port *pt, void *arg)
     if (rank == fa->victim && !fa->hang) {
         wp.ctx = &d; wp.send = dying_send; wp.recv = fwd_recv;
         wp.isend = dying_isend; wp.irecv = fwd_irecv; wp.wait = fwd_wait;
-        wp.sendrecv = 0;
+        wp.sendrecv = 0; wp.abort = fwd_abort;
     }
     coll_init(&c, rank, n, &wp, scratch, sizeof scratch);
     for (i = 0; i < 200000; i++) buf[i] = 1.0f;
@@ -816,8 +821,9 @@ static int template_child(int rank, int n, int fds[][8], shared_counts *sc)
     coll_template t;
     coll_port port;
     coll_comm c, cs;
+    memset(&port, 0, sizeof port);     /* members the template does not set */
     ck_world w;
-    static unsigned char scratch[64 * 1024], small[200];
+    static unsigned char scratch[64 * 1024] SHM_ALIGNED, small[200] SHM_ALIGNED;
     int peers[8], i;
     for (i = 0; i < n; i++) peers[i] = fds[rank][i];
     if (coll_template_init(&t, rank, n, peers, 5000, &port)) return 1;
@@ -905,7 +911,7 @@ static int bench_allreduce_body(int rank, coll_port *pt, void *arg)
 {
     bench_arg *b = (bench_arg *)arg;
     coll_shm *s = (coll_shm *)pt->ctx;
-    static unsigned char scratch[1 << 20];
+    static unsigned char scratch[1 << 20] SHM_ALIGNED;
     size_t n = b->bytes / 4;
     float *buf = (float *)malloc(b->bytes);
     coll_comm c;

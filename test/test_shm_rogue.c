@@ -18,6 +18,9 @@
 #define COLL_SHM_IMPLEMENTATION
 #include "ports/coll_shm.h"
 
+/* coll_init wants scratch aligned for 8-byte elements */
+#define SHM_ALIGNED __attribute__((aligned(16)))
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -225,7 +228,7 @@ static int failed_body(int rank, coll_port *pt, void *arg)
 {
     fail_arg *fa = (fail_arg *)arg;
     coll_shm *s = (coll_shm *)pt->ctx;
-    static unsigned char scratch[8192];
+    static unsigned char scratch[8192] SHM_ALIGNED;
     static float buf[1000];
     coll_port p = *pt;
     coll_comm c;
@@ -554,7 +557,7 @@ static int join_main(join_arg *ja)
     coll_shm s;
     coll_port port;
     coll_comm c;
-    static unsigned char scratch[8192];
+    static unsigned char scratch[8192] SHM_ALIGNED;
     static float buf[1000];
     double t0 = now_ms();
     int rc = coll_shm_open(&s, ja->name, ja->rank, ja->n, ja->timeout, &port), i;
