@@ -23,6 +23,17 @@ $(PMS)/test_shm: test/test_shm.c $(PMS_SHM_HDRS) | $(B)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -I. -o $@ $<
 
+# the shm port against a segment it cannot trust (forged slots, counters,
+# failed word, pids; squatted and stale names), also under ASan and UBSan
+PMS_SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+$(PMS)/test_shm_rogue: test/test_shm_rogue.c coll.h ports/coll_shm.h | $(B)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -I. -o $@ $<
+
+$(PMS)/asan/test_shm_rogue: test/test_shm_rogue.c coll.h ports/coll_shm.h | $(B)
+	@mkdir -p $(@D)
+	$(CC) $(PMS_SAN) $(WARN) -I. -o $@ $<
+
 $(PMS)/seed_ring_sim: examples/seed_ring_sim.c coll.h ports/coll_mailbox.h | $(B)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CFLAGS) $(WARN) -I. -o $@ $< -lm
@@ -61,8 +72,10 @@ seed-ring-sim-test: $(PMS)/seed_ring_sim
 	$(PMS)/seed_ring_sim --check
 
 ## test-shm: the shared-memory port: forked ranks, collectives, dead peers
-test-shm: $(PMS)/test_shm
+test-shm: $(PMS)/test_shm $(PMS)/test_shm_rogue $(PMS)/asan/test_shm_rogue
 	$(PMS)/test_shm
+	$(PMS)/test_shm_rogue
+	$(PMS)/asan/test_shm_rogue
 
 # rank 0's result lines (those starting "[" or " [") exactly: numpy's print of the four results
 PMS_MINDSPORE_EXPECT := [[6.]]\n[[0.]\n [1.]\n [2.]\n [3.]]\n[[0.]]\n[[0]]
