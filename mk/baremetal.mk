@@ -2,10 +2,15 @@
 #
 #   make cross          the library alone, freestanding, for five MCU targets;
 #                       fails if an object needs more than libgcc's helpers
-#   make size           .text/.data/.bss and worst-case stack per target
-#                       (markdown, also in build/baremetal/size.md)
+#   make size           flash and worst-case stack per target for three
+#                       profiles, full, core and minimal (markdown, also in
+#                       build/baremetal/size.md; figures in size.tsv)
+#   make size-check     the Cortex-M4F figures against tools/size_budgets.txt
+#   make size-macros    what each trimming macro saves on Cortex-M4F
 #   make qemu           the portable suite as firmware: 4 ranks on one core
 #                       over a mailbox port, Cortex-M3 and RV32 under QEMU
+#   make qemu-min       the minimal firmware (examples/baremetal/min_allreduce.c)
+#                       under QEMU: Cortex-M3, Cortex-M4F and RV32
 #   make qemu-user      the portable suite on 32-bit ARM and big-endian
 #                       PowerPC Linux, under qemu-user
 #   make test-portable  the portable suite on this machine
@@ -46,10 +51,27 @@ BM_CC_rv64imac       := $(RV_GCC)
 BM_ARCH_rv64imac     := -march=rv64imac_zicsr -mabi=lp64 -mcmodel=medany
 BM_LIB_rv64imac      := -march=rv64imac -mabi=lp64
 
-# The smallest useful build: ring all-reduce of float32 sums. The masks are
-# COLL_BIT(COLL_FLOAT32) = 1<<8, COLL_BIT(COLL_SUM) = 1<<0 and
-# COLL_BIT(COLL_ALGO_RING) = 1<<2, written as numbers for the shell.
-BM_MIN_DEFS ?= -DCOLL_DTYPES=256 -DCOLL_OPS=1 -DCOLL_ALGOS=4 -DCOLL_NO_COST_MODEL -DCOLL_NO_NAMES -DCOLL_NO_ERRSTR -DCOLL_NO_LAYOUT
+# Not in `make cross`, only the firmware: the core QEMU's mps2-an385 has.
+BM_CC_cortex-m3      := $(ARM_GCC)
+BM_ARCH_cortex-m3    := -mcpu=cortex-m3 -mthumb
+
+# The three profiles of `make size` (the masks are written as numbers for
+# the shell: COLL_BIT(x) = 1 << x).
+#  full     every collective, algorithm, dtype and op, layouts, tuning, checks.
+#  core     naive, ring and tree (COLL_BIT 1, 2, 3 = 14); sum, min, max, avg
+#           (COLL_BIT 0, 2, 3, 4 = 29); every dtype; the rest as full. The
+#           collectives themselves have no mask yet, so gather, scatter,
+#           alltoall, barrier and the v-variants stay in.
+#  minimal  ring all-reduce of float32 sums: COLL_DTYPES = COLL_BIT(COLL_FLOAT32)
+#           = 256, COLL_OPS = COLL_BIT(COLL_SUM) = 1, COLL_ALGOS =
+#           COLL_BIT(COLL_ALGO_RING) = 4, and every COLL_NO_* switch. Measured
+#           as linked into examples/baremetal/min_allreduce.c.
+BM_CORE_DEFS ?= -DCOLL_ALGOS=14 -DCOLL_OPS=29
+BM_MIN_DEFS ?= -DCOLL_DTYPES=256 -DCOLL_OPS=1 -DCOLL_ALGOS=4 -DCOLL_NO_COST_MODEL -DCOLL_NO_NAMES -DCOLL_NO_ERRSTR -DCOLL_NO_LAYOUT -DCOLL_NO_CHECKS
+# What a firmware link does to drop everything nobody calls.
+BM_GC := -ffunction-sections -fdata-sections
+# The budgets `make size-check` holds the Cortex-M4F figures to.
+BM_BUDGETS := tools/size_budgets.txt
 
 # $(call bm_need,tools...): go on if all are installed; otherwise stop this
 # recipe line, as a failure under CI and as a loud skip elsewhere.
@@ -57,8 +79,8 @@ bm_need = for t in $(1); do command -v $$t >/dev/null 2>&1 || { \
     if [ "$$CI" = true ]; then echo "baremetal: $$t not found (required under CI)"; exit 1; fi; \
     echo "baremetal: *** $$t not found: SKIPPING $@ ***"; exit 0; }; done
 
-.PHONY: cross size qemu qemu-user test-portable bm-cross-%
-TEST_TARGETS += test-portable cross size qemu qemu-user
+.PHONY: cross size size-check size-macros qemu qemu-min qemu-user test-portable bm-cross-%
+TEST_TARGETS += test-portable cross size qemu qemu-min qemu-user
 
 # A file holding the flags in force: whatever depends on it is rebuilt when
 # they change (make WARN=... must not leave objects built under other flags).
@@ -66,8 +88,8 @@ BM_STAMP := $(BM)/flags.txt
 .PHONY: bm-force
 $(BM_STAMP): bm-force
 	@mkdir -p $(@D)
-	@echo '$(CC) $(CFLAGS) $(WARN) $(BM_MIN_DEFS)' | cmp -s - $@ || \
-	    echo '$(CC) $(CFLAGS) $(WARN) $(BM_MIN_DEFS)' > $@
+	@echo '$(CC) $(CFLAGS) $(WARN) $(BM_MIN_DEFS) $(BM_CORE_DEFS)' | cmp -s - $@ || \
+	    echo '$(CC) $(CFLAGS) $(WARN) $(BM_MIN_DEFS) $(BM_CORE_DEFS)' > $@
 
 # ---- cross: the library alone ------------------------------------------------
 
@@ -76,9 +98,10 @@ $(BM)/cross/%/coll.o: ports/baremetal/coll_lib.c coll.h $(BM_STAMP)
 	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) -fstack-usage -fcallgraph-info=su \
 	    -I. -c $< -o $@
 
-$(BM)/cross/%/min.o: ports/baremetal/coll_lib.c coll.h $(BM_STAMP)
+$(BM)/cross/%/core.o: ports/baremetal/coll_lib.c coll.h $(BM_STAMP)
 	@mkdir -p $(@D)
-	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) $(BM_MIN_DEFS) -I. -c $< -o $@
+	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) $(BM_CORE_DEFS) -fstack-usage -fcallgraph-info=su \
+	    -I. -c $< -o $@
 
 # The object with the libgcc helpers it pulls in: what it costs in flash.
 $(BM)/cross/%/linked.o: $(BM)/cross/%/coll.o
@@ -102,19 +125,6 @@ cross:
 	    else f=$$((f + 1)); echo "cross $$t: FAILED"; fi; \
 	done; \
 	echo "cross: $$p passed, $$f failed"; [ $$f -eq 0 ]
-
-# ---- size: the table for the README --------------------------------------------
-
-## size: .text/.data/.bss and worst-case stack per MCU target (build/baremetal/size.md)
-size:
-	@$(call bm_need,$(ARM_GCC) $(RV_GCC)); \
-	for t in $(BM_TARGETS); do \
-	    $(MAKE) --no-print-directory -s $(BM)/cross/$$t/coll.o $(BM)/cross/$$t/linked.o || exit 1; \
-	    if [ -n "$(BM_MIN_DEFS)" ]; then \
-	        $(MAKE) --no-print-directory -s $(BM)/cross/$$t/min.o || exit 1; fi; \
-	done; \
-	sh tools/size_report.sh $(BM)/size.md $(BM)/cross \
-	    $(foreach t,$(BM_TARGETS),$(t)=$(patsubst %gcc,%size,$(BM_CC_$(t))))
 
 # ---- qemu: the portable suite as firmware ----------------------------------------
 
@@ -169,6 +179,81 @@ qemu:
 	$(BM_QEMU_RV32) $(BM)/qemu/allreduce4-riscv-virt.elf || rc=1; \
 	$(BM_QEMU_RV32) $(BM)/qemu/riscv-virt.elf || rc=1; \
 	exit $$rc
+
+# ---- size: the table for the README --------------------------------------------
+
+# The minimal firmware, for any of the targets above: the library as its
+# own object (what a firmware's coll.c would be), the example, the runtime
+# and the board's start-up, every function in its own section and the
+# unused ones dropped at link time. The .map tells whose bytes remain.
+BM_MIN_SRC := examples/baremetal/min_allreduce.c ports/baremetal/bm_task.c \
+              ports/baremetal/coll_mbox.h $(BM_RT_SRC)
+bm_board = $(if $(filter rv%,$(1)),riscv,arm)
+BM_LD_arm      := ports/baremetal/mps2_an385.ld
+BM_START_arm   := ports/baremetal/start_cortex_m.S
+BM_LDX_arm     :=
+BM_LD_riscv    := ports/baremetal/riscv_virt.ld
+BM_START_riscv := ports/baremetal/start_riscv.S
+BM_LDX_riscv   := -Wl,--no-warn-rwx-segments
+
+.PRECIOUS: $(BM)/min/%/coll.o
+$(BM)/min/%/coll.o: ports/baremetal/coll_lib.c coll.h $(BM_STAMP)
+	@mkdir -p $(@D)
+	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) $(BM_MIN_DEFS) $(BM_GC) -fstack-usage \
+	    -fcallgraph-info=su -I. -c $< -o $@
+
+$(BM)/min/%/min_allreduce.elf: $(BM)/min/%/coll.o $(BM_MIN_SRC) coll.h $(BM_ARM_DEPS) $(BM_RV_DEPS)
+	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FW_FLAGS) $(BM_MIN_DEFS) $(BM_GC) \
+	    -T $(BM_LD_$(call bm_board,$*)) $(BM_LDX_$(call bm_board,$*)) \
+	    -Wl,--gc-sections -Wl,-Map=$(@:.elf=.map) \
+	    $(BM_START_$(call bm_board,$*)) ports/baremetal/bm_runtime.c ports/baremetal/bm_task.c \
+	    examples/baremetal/min_allreduce.c $< \
+	    "$$($(BM_CC_$*) $(or $(BM_LIB_$*),$(BM_ARCH_$*)) -print-libgcc-file-name)" -o $@
+
+## size: flash of the full, core and minimal profiles and worst-case stack per MCU target (build/baremetal/size.md)
+size:
+	@$(call bm_need,$(ARM_GCC) $(RV_GCC)); \
+	for t in $(BM_TARGETS); do \
+	    $(MAKE) --no-print-directory -s $(BM)/cross/$$t/coll.o $(BM)/cross/$$t/linked.o \
+	        $(BM)/cross/$$t/core.o $(BM)/min/$$t/min_allreduce.elf || exit 1; \
+	done; \
+	sh tools/size_report.sh $(BM)/size.md $(BM)/size.tsv $(BM) \
+	    $(foreach t,$(BM_TARGETS),$(t)=$(patsubst %gcc,%size,$(BM_CC_$(t))))
+
+## size-check: Cortex-M4F flash and stack against tools/size_budgets.txt; fails on any budget exceeded
+size-check:
+	@$(call bm_need,$(ARM_GCC) $(RV_GCC)); \
+	$(MAKE) --no-print-directory size > $(BM)/size.log 2>&1 || { cat $(BM)/size.log; exit 1; }; \
+	sh tools/size_check.sh $(BM_BUDGETS) $(BM)/size.tsv
+
+## size-macros: Cortex-M4F .text saved by each trimming macro, alone on the full build and dropped from minimal
+size-macros:
+	@$(call bm_need,$(ARM_GCC)); \
+	sh tools/size_macros.sh $(BM)/macros.md $(BM)/macros "$(MAKE) --no-print-directory -s" \
+	    $(patsubst %gcc,%size,$(ARM_GCC)) "$(BM_MIN_DEFS)"
+
+# ---- qemu-min: the minimal firmware runs ---------------------------------------------
+
+# The same images `make size` measures: Cortex-M4F (the budgeted one) on
+# mps2-an386, whose memory map is the AN385's, and RV32; plus a Cortex-M3
+# build on mps2-an385, the board `make qemu` uses.
+BM_MIN_RUNS := cortex-m3:$(QEMU_SYS_ARM):mps2-an385:cortex-m3 \
+               cortex-m4f:$(QEMU_SYS_ARM):mps2-an386:cortex-m4 \
+               rv32imac:$(QEMU_SYS_RV32):virt:
+
+## qemu-min: the minimal firmware (ring all-reduce, float32 sum) on Cortex-M3, M4F and RV32 under QEMU
+qemu-min:
+	@$(call bm_need,$(ARM_GCC) $(RV_GCC) $(QEMU_SYS_ARM) $(QEMU_SYS_RV32)); \
+	$(MAKE) --no-print-directory $(foreach r,$(BM_MIN_RUNS),$(BM)/min/$(word 1,$(subst :, ,$(r)))/min_allreduce.elf) || exit 1; \
+	p=0; f=0; \
+	for run in $(BM_MIN_RUNS); do \
+	    t=$${run%%:*}; rest=$${run#*:}; q=$${rest%%:*}; rest=$${rest#*:}; m=$${rest%%:*}; cpu=$${rest#*:}; \
+	    echo "--- $$q -M $$m$${cpu:+ -cpu $$cpu} ($$t)"; \
+	    if timeout $(BM_TIMEOUT) $$q -M $$m $${cpu:+-cpu $$cpu} $$([ $$m = virt ] && echo -bios none) \
+	            $(BM_QEMU_IO) -kernel $(BM)/min/$$t/min_allreduce.elf; then p=$$((p + 1)); \
+	    else f=$$((f + 1)); echo "qemu-min $$t: FAILED"; fi; \
+	done; \
+	echo "qemu-min: $$p passed, $$f failed"; [ $$f -eq 0 ]
 
 # ---- qemu-user: 32-bit and big-endian Linux ----------------------------------------
 

@@ -1,53 +1,136 @@
 #!/bin/sh
-# size_report.sh OUT DIR TARGET=SIZE_TOOL...
-#   A markdown report of what coll.h costs on each bare-metal target, from
-#   the objects `make cross` left in DIR/TARGET/:
-#     coll.o, coll.ci   the full library (every dtype, op and algorithm)
-#     linked.o          coll.o with the libgcc helpers it needs
-#     min.o             the smallest useful build, when present
-#   Sizes are the Berkeley ones (.text includes read-only data). Stack is the
-#   worst case of each public function over the call graph (see
-#   tools/stack_depth.awk). Writes OUT and prints it.
+# size_report.sh OUT.md OUT.tsv DIR TARGET=SIZE_TOOL...
+#   What coll.h costs on each bare-metal target, in three profiles (see
+#   mk/baremetal.mk for their macros), from what `make size` left in DIR:
+#     cross/T/coll.o, coll.ci   full: the library alone, every feature
+#     cross/T/linked.o          full, with the libgcc helpers it calls
+#     cross/T/core.o, core.ci   core: the COLL_ALGOS/COLL_OPS masks only
+#     min/T/min_allreduce.elf   minimal: linked into a firmware that calls
+#     min/T/min_allreduce.map     coll_init and coll_allreduce, unused
+#     min/T/coll.o, coll.ci       sections dropped (--gc-sections)
+#   Flash is the Berkeley .text (code and constants). In the minimal image
+#   the library's share is the sections the map attributes to its object
+#   (tools/map_share.awk). Stack is the worst chain of frames below a
+#   function (tools/stack_depth.awk).
+#   Writes the markdown to OUT.md and prints it; OUT.tsv gets every figure
+#   as "target metric bytes flag" for tools/size_check.sh.
 set -eu
-out=$1; dir=$2; shift 2
+out=$1; tsv=$2; dir=$3; shift 3
 here=$(dirname "$0")
 tmp=${TMPDIR:-/tmp}/size_report.$$
 trap 'rm -f "$tmp".*' EXIT
 
+# The blocking collectives: each runs a whole schedule on the caller's stack.
+blocking="coll_allreduce coll_reduce_scatter coll_allgather coll_broadcast coll_reduce
+coll_gather coll_scatter coll_alltoall coll_barrier coll_allgatherv coll_reduce_scatterv
+coll_run"
+
 sizes() {   # tool object -> "text data bss"
     "$1" -B "$2" | awk 'NR == 2 {print $1, $2, $3}'
 }
+stack_of() {   # stack-file function -> "bytes flag", or "- " when absent
+    awk -v f="$2" '$1 == f {print $2, $3; found = 1} END {if (!found) print "-"}' "$1"
+}
+worst_blocking() {   # stack-file -> "bytes flag function"
+    for f in $blocking; do
+        awk -v f="$f" '$1 == f {print $2, ($3 == "" ? "-" : $3), $1}' "$1"
+    done | sort -s -k1,1nr | head -1
+}
 
+: > "$tsv"
+put() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-}" >> "$tsv"; }
 
-# The stack table: one row per public function, one column per target.
 cols=""
 for spec in "$@"; do
-    t=${spec%%=*}
+    t=${spec%%=*}; size=${spec#*=}
     cols="$cols $t"
-    awk -f "$here/stack_depth.awk" "$dir/$t/coll.ci" | sort > "$tmp.st.$t"
+    awk -f "$here/stack_depth.awk" "$dir/cross/$t/coll.ci" | sort > "$tmp.st.$t"
+    awk -f "$here/stack_depth.awk" "$dir/cross/$t/core.ci" | sort > "$tmp.core.$t"
+    awk -f "$here/stack_depth.awk" "$dir/min/$t/coll.ci" | sort > "$tmp.min.$t"
+
+    set -- $(sizes "$size" "$dir/cross/$t/coll.o");   put "$t" full.text "$1"; put "$t" full.data "$2"; put "$t" full.bss "$3"
+    set -- $(sizes "$size" "$dir/cross/$t/linked.o"); put "$t" full+libgcc.text "$1"
+    set -- $(sizes "$size" "$dir/cross/$t/core.o");   put "$t" core.text "$1"; put "$t" core.data "$2"; put "$t" core.bss "$3"
+    awk -v lib="$dir/min/$t/coll.o" -f "$here/map_share.awk" "$dir/min/$t/min_allreduce.map" > "$tmp.map"
+    while read -r o tx da bs; do
+        put "$t" "min.$o.text" "$tx"; put "$t" "min.$o.data" "$da"; put "$t" "min.$o.bss" "$bs"
+    done < "$tmp.map"
+    set -- $(sizes "$size" "$dir/min/$t/min_allreduce.elf")
+    put "$t" min.image.text "$1"; put "$t" min.image.data "$2"; put "$t" min.image.bss "$3"
+
+    set -- $(worst_blocking "$tmp.st.$t")
+    put "$t" stack.blocking "$1" "${2#-}"; put "$t" stack.blocking.worst "$3"
+    set -- $(stack_of "$tmp.st.$t" coll_progress);       put "$t" stack.progress "$1" "${2:-}"
+    set -- $(stack_of "$tmp.st.$t" coll_layout_convert); put "$t" stack.layout_convert "$1" "${2:-}"
+    set -- $(worst_blocking "$tmp.core.$t")
+    put "$t" core.stack.blocking "$1" "${2#-}"
+    set -- $(stack_of "$tmp.min.$t" coll_allreduce);     put "$t" min.stack.allreduce "$1" "${2:-}"
 done
-{
-    echo "| target | build | .text | .data | .bss |"
-    echo "|---|---|---:|---:|---:|"
-    for spec in "$@"; do
-        t=${spec%%=*}; size=${spec#*=}
-        for build in full "full + libgcc" minimal; do
-            case $build in
-                full) obj=$dir/$t/coll.o ;;
-                minimal) obj=$dir/$t/min.o ;;
-                *) obj=$dir/$t/linked.o ;;
-            esac
-            [ -f "$obj" ] || continue
-            echo "| $t | $build | $(sizes "$size" "$obj" | sed 's/ / | /g') |"
-        done
-    done
+
+get() {   # target metric -> value followed by its flag
+    awk -F '\t' -v t="$1" -v m="$2" '$1 == t && $2 == m {print $3 $4}' "$tsv"
+}
+row() {   # label metric: one cell per target
+    printf '| %s |' "$1"
+    for t in $cols; do printf ' %s |' "$(get "$t" "$2")"; done
     echo
-    printf '| function: stack bytes |'
+}
+head_row() {
+    printf '| %s |' "$1"
     for t in $cols; do printf ' %s |' "$t"; done
     echo
     printf '|---|'
     for t in $cols; do printf -- '---:|'; done
     echo
+}
+
+{
+    echo "### Flash (bytes of .text: code and constants)"
+    echo
+    head_row "build"
+    row "full" full.text
+    row "full + libgcc helpers" full+libgcc.text
+    row "core (COLL_ALGOS, COLL_OPS masks)" core.text
+    row "minimal, linked: coll" min.lib.text
+    row "minimal, linked: coll's libgcc helpers" min.libgcc.text
+    row "minimal, linked: whole image" min.image.text
+    echo
+    echo "### Stack (bytes, worst chain of frames)"
+    echo
+    head_row "function"
+    row "blocking collective, full" stack.blocking
+    row "(the deepest one)" stack.blocking.worst
+    row "coll_progress, full" stack.progress
+    row "coll_layout_convert, full" stack.layout_convert
+    row "blocking collective, core" core.stack.blocking
+    row "coll_allreduce, minimal" min.stack.allreduce
+    echo
+    echo "Profiles: *full* is every collective, algorithm, dtype and op, with"
+    echo "layouts, tuning and call checks. *core* is the masks COLL_ALGOS (naive,"
+    echo "ring, tree) and COLL_OPS (sum, min, max, avg) with every dtype; the"
+    echo "collectives cannot be masked yet, so gather, scatter, alltoall, barrier"
+    echo "and the v-variants are still in it. *minimal* is ring all-reduce of"
+    echo "float32 sums with every COLL_NO_* switch, linked into"
+    echo "examples/baremetal/min_allreduce.c (coll_init + coll_allreduce only) with"
+    echo "-ffunction-sections -fdata-sections -Wl,--gc-sections: \"coll\" is the"
+    echo "sections the map file attributes to the library's object, \"whole image\""
+    echo "adds the program, the 4-rank mailbox port, start-up and libgcc."
+    echo "Full and core are the library's object alone (\`size -B\`, -Os"
+    echo "-ffreestanding); \"+ libgcc\" links in the compiler's helpers it calls"
+    echo "(soft float, 64-bit division). The library has no .data or .bss."
+    echo
+    echo "Stack: the deepest chain of frames below each function, from GCC's"
+    echo "-fcallgraph-info=su, taking the deepest reduction kernel at calls"
+    echo "through the kernel table. \"Blocking collective\" is the worst of"
+    echo "coll_allreduce, coll_reduce_scatter, coll_allgather, coll_broadcast,"
+    echo "coll_reduce, coll_gather, coll_scatter, coll_alltoall, coll_barrier, the"
+    echo "v-variants and coll_run. The port's callbacks and a user op run on the"
+    echo "same stack and add their own frames; the compiler's helpers count as 0;"
+    echo "\"+\" marks a lower bound (recursion or a dynamic frame)."
+    echo
+    echo "### Stack of every public function, full build"
+    echo
+    head_row "function"
     first=$(echo $cols | awk '{print $1}')
     for f in $(awk '{print $1}' "$tmp.st.$first"); do
         printf '| %s |' "$f"
@@ -56,14 +139,5 @@ done
         done
         echo
     done
-    echo
-    echo "Sizes: \`size -B\` of the library's object (.text includes constants),"
-    echo "-Os -ffreestanding; \"+ libgcc\": with the compiler's helpers that it calls"
-    echo "(soft float, 64-bit division) linked in. Stack: the deepest chain of frames"
-    echo "below each function, from GCC's -fcallgraph-info=su, taking the deepest"
-    echo "reduction kernel at calls through the kernel table. The port's callbacks"
-    echo "and a user op run on the same stack and add their own frames; the"
-    echo "compiler's helpers count as 0; \"+\" marks a lower bound (recursion or a"
-    echo "dynamic frame)."
 } > "$out"
 cat "$out"

@@ -40,5 +40,13 @@ void bm_exit(int code)
 void   bm_stack_paint(void);
 size_t bm_stack_used(void);
 
+/* Cooperative tasks (bm_task.c): bm_switch saves the running task's
+   registers on its own stack, stores its stack pointer in *save and
+   resumes the task whose stack pointer is `next`. bm_task_stack prepares
+   `bytes` at `stack` so that switching to the pointer it returns starts
+   entry(), which must never return. */
+void  bm_switch(void **save, void *next);
+void *bm_task_stack(void *stack, size_t bytes, void (*entry)(void));
+
 #endif /* __ASSEMBLER__ */
 #endif /* BM_H */

@@ -96,7 +96,7 @@ typedef struct coll_mbox_world {
 
 /* nranks in 1..COLL_MBOX_MAX_RANKS; returns 0 or COLL_ERR_INVAL. */
 int  coll_mbox_init(coll_mbox_world *w, int nranks);
-/* The port for `rank` (send, recv, isend, irecv, wait; no sendrecv). */
+/* The port for `rank` (send, recv, isend, irecv, wait; no sendrecv or abort). */
 void coll_mbox_port(coll_mbox_world *w, int rank, coll_port *port);
 /* Posted transfers not yet waited for, over all ranks: 0 after every
    collective that finished, whatever its result. */
@@ -254,6 +254,7 @@ void coll_mbox_port(coll_mbox_world *w, int rank, coll_port *port)
     port->isend = coll_mbox__isend;
     port->irecv = coll_mbox__irecv;
     port->wait = coll_mbox__wait;
+    port->abort = 0;            /* one address space: nobody to tell */
 }
 
 #endif /* COLL_MBOX_IMPLEMENTED */
