@@ -426,7 +426,11 @@ COLL_API int coll_reduce_scatterv(coll_comm *c, const void *src, void *dst, cons
 
 /* Resumable form: coll_start checks and plans, coll_progress advances and
    returns COLL_AGAIN until done (never blocking if the port has isend/irecv/
-   wait), then COLL_OK or an error. coll_run = start + progress to the end. */
+   wait), then COLL_OK or an error. coll_run = start + progress to the end.
+   With the call checks on (the default, p > 1), an argument this rank
+   refuses is returned by coll_progress once the agreement round has told
+   the other ranks; coll_start refuses at once only what leaves it no
+   communicator or request to run the round with. */
 COLL_API int coll_start(coll_request *r, coll_comm *c, const coll_args *a);
 COLL_API int coll_progress(coll_request *r);
 COLL_API int coll_run(coll_comm *c, const coll_args *a);
@@ -2824,17 +2828,15 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     c->why = why;
 #endif
     if (rc != COLL_OK) {
-        int verdict;
         if (!q->nchk) return rc;
         /* refused here: still take part in the agreement round, so every
-           other rank returns now instead of waiting for this one */
+           other rank returns now instead of waiting for this one; the
+           code comes back from coll_progress (coll_run: at once) */
         q->refused = rc;
         q->flags = COLL__F_REFUSED;
         q->bad = (uint32_t)c->rank << 16 | (uint32_t)(-rc & 0xffff);
         c->seq++;
-        verdict = coll__progress(q, 1);
-        q->c = 0;
-        return verdict;
+        return COLL_OK;
     }
     COLL_MEMCPY(&q->a, a, sizeof q->a);
     q->a.algo = pl.algo;

@@ -40,7 +40,9 @@ static coll_comm comm[P_MAX];
 static coll_request req[P_MAX];
 static coll_args args[P_MAX];
 static t_buf src[P_MAX], dst[P_MAX];
-static unsigned char scratch[P_MAX][1024];
+static union { unsigned char b[1024]; uint64_t align_; } scratch_mem[P_MAX];   /* 8-byte aligned */
+#define scratch(r) scratch_mem[r].b
+static unsigned t_checks = COLL_CHECK_CALLS;   /* the call checks of every t_world */
 static size_t counts[P_MAX];
 
 /* ---- bytes, without libc ------------------------------------------------- */
@@ -134,7 +136,8 @@ static void t_world(int p, size_t scratch_bytes)
     coll_mbox_init(&world, p);
     for (r = 0; r < p; r++) {
         coll_mbox_port(&world, r, &port);
-        coll_init(&comm[r], r, p, &port, scratch_bytes ? scratch[r] : 0, scratch_bytes);
+        coll_init(&comm[r], r, p, &port, scratch_bytes ? scratch(r) : 0, scratch_bytes);
+        coll_set_checks(&comm[r], t_checks);
     }
 }
 
@@ -224,7 +227,7 @@ static void t_reduce(coll_algo algo, int p, size_t n, coll_dtype t, coll_op op, 
 {
     size_t es = coll_dtype_size(t), i, bad = n;
     int r;
-    t_world(p, sizeof scratch[0]);
+    t_world(p, sizeof scratch_mem[0].b);
     for (r = 0; r < p; r++) {
         t_fill(dst[r].b, GUARD_BYTE, sizeof dst[r].b);
         for (i = 0; i < n; i++) t_put(t, src[r].b, i, t_input(r, i, t, op));
@@ -252,7 +255,7 @@ static void t_reduce_scatter(coll_algo algo, int p, size_t n, int vform)
         off[r] = total;
         total += counts[r];
     }
-    t_world(p, sizeof scratch[0]);
+    t_world(p, sizeof scratch_mem[0].b);
     for (r = 0; r < p; r++) {
         t_fill(dst[r].b, GUARD_BYTE, sizeof dst[r].b);
         for (i = 0; i < total; i++) t_put(t, src[r].b, i, t_input(r, i, t, op));
@@ -285,7 +288,7 @@ static void t_allgather(coll_algo algo, int p, size_t n, int vform)
         off[r] = total;
         total += counts[r];
     }
-    t_world(p, sizeof scratch[0]);
+    t_world(p, sizeof scratch_mem[0].b);
     for (r = 0; r < p; r++) {
         t_fill(dst[r].b, GUARD_BYTE, sizeof dst[r].b);
         for (i = 0; i < counts[r]; i++) ((uint32_t *)src[r].b)[i] = t_tag(r, i);
@@ -308,7 +311,7 @@ static void t_broadcast(coll_algo algo, int p, size_t n, int root)
 {
     size_t i;
     int r, good;
-    t_world(p, sizeof scratch[0]);
+    t_world(p, sizeof scratch_mem[0].b);
     for (r = 0; r < p; r++) {
         t_fill(dst[r].b, GUARD_BYTE, sizeof dst[r].b);
         if (r == root)
@@ -330,7 +333,7 @@ static void t_gather_scatter(coll_algo algo, int p, size_t n, int root)
 {
     size_t i;
     int r, q, good = 1;
-    t_world(p, sizeof scratch[0]);
+    t_world(p, sizeof scratch_mem[0].b);
     for (r = 0; r < p; r++) {
         t_fill(dst[r].b, GUARD_BYTE, sizeof dst[r].b);
         for (i = 0; i < n; i++) ((uint32_t *)src[r].b)[i] = t_tag(r, i);
@@ -342,7 +345,7 @@ static void t_gather_scatter(coll_algo algo, int p, size_t n, int root)
         COLL_CHECK_MSG(good && t_untouched(dst[root].b + (size_t)p * n * 4, GUARD),
               "gather/%s p=%d n=%zu root %d: wrong", coll_algo_name(algo), p, n, root);
     }
-    t_world(p, sizeof scratch[0]);
+    t_world(p, sizeof scratch_mem[0].b);
     for (r = 0; r < p; r++) {
         t_fill(dst[r].b, GUARD_BYTE, sizeof dst[r].b);
         if (r == root)
@@ -363,7 +366,7 @@ static void t_alltoall(coll_algo algo, int p, size_t n)
 {
     size_t i;
     int r, q, good;
-    t_world(p, sizeof scratch[0]);
+    t_world(p, sizeof scratch_mem[0].b);
     for (r = 0; r < p; r++) {
         t_fill(dst[r].b, GUARD_BYTE, sizeof dst[r].b);
         /* block q of rank r's src is for rank q: tag it (r -> q) */
@@ -423,7 +426,9 @@ static void t_traffic(coll_algo algo, int p, size_t n)
 {
     unsigned long long total = 0;
     int r;
-    t_allreduce(algo, p, n, COLL_INT32, COLL_SUM, 0, sizeof scratch[0]);
+    t_checks = 0;                      /* count the schedule's own bytes */
+    t_allreduce(algo, p, n, COLL_INT32, COLL_SUM, 0, sizeof scratch_mem[0].b);
+    t_checks = COLL_CHECK_CALLS;
     for (r = 0; r < p; r++) total += world.bytes_sent[r];
     COLL_CHECK_MSG(total == 2ull * (unsigned long long)(p - 1) * n * 4,
           "allreduce/%s p=%d n=%zu: %llu bytes sent in all, want %llu",
@@ -442,7 +447,7 @@ static void t_half_bits(void)
     size_t c;
     int r;
     for (c = 0; c < 2; c++) {
-        t_world(4, sizeof scratch[0]);
+        t_world(4, sizeof scratch_mem[0].b);
         for (r = 0; r < 4; r++) {
             ((uint16_t *)dst[r].b)[0] = cases[c].one;
             ((uint16_t *)dst[r].b)[1] = (uint16_t)(cases[c].one | 0x8000u);   /* -1 */
@@ -490,8 +495,8 @@ static void t_bitwise_identical(coll_algo algo, int p)
 
 /* ---- errors ----------------------------------------------------------------- */
 
-/* Bad arguments come back as COLL_ERR_INVAL from every rank, before a byte
-   moves; a reduction without scratch as COLL_ERR_NOSPC. */
+/* Bad arguments come back as COLL_ERR_INVAL from every rank, before any
+   payload moves; a reduction without scratch as COLL_ERR_NOSPC. */
 static void t_errors(void)
 {
     static const struct { coll_kind k; coll_dtype t; coll_op op; int root; int want; } bad[] = {
@@ -505,11 +510,13 @@ static void t_errors(void)
     int r, rc[P_MAX];
     for (c = 0; c < sizeof bad / sizeof bad[0]; c++) {
         int all = 1;
-        t_world(4, sizeof scratch[0]);
+        t_world(4, sizeof scratch_mem[0].b);
         for (r = 0; r < 4; r++)
             t_args(r, bad[c].k, COLL_ALGO_AUTO, src[r].b, dst[r].b, 8, bad[c].t, bad[c].op, bad[c].root);
         t_run(4, rc);
-        for (r = 0; r < 4; r++) all &= rc[r] == bad[c].want && world.msgs_sent[r] == 0;
+        /* with the call checks every rank learns of the refusal in the
+           agreement round: its lg 4 = 2 frames, and no payload */
+        for (r = 0; r < 4; r++) all &= rc[r] == bad[c].want && world.msgs_sent[r] == 2;
         COLL_CHECK_MSG(all && coll_mbox_pending(&world) == 0,
               "bad argument set %zu: rank 0 says %s, want %s, with nothing sent",
               c, coll_result_str(rc[0]), coll_result_str(bad[c].want));
@@ -537,7 +544,7 @@ static void t_unused_fields(void)
 {
     size_t i;
     int r, good = 1;
-    t_world(4, sizeof scratch[0]);
+    t_world(4, sizeof scratch_mem[0].b);
     for (r = 0; r < 4; r++) {
         counts[r] = 0;                                    /* would mean "no data" */
         for (i = 0; i < 20; i++) ((int32_t *)src[r].b)[i] = (int32_t)(r + (int)i);
@@ -567,18 +574,18 @@ static void t_blocking(void)
 {
     int rc[P_MAX], r, ok;
     size_t i;
-    t_world(1, sizeof scratch[0]);                  /* one rank: no messages */
+    t_world(1, sizeof scratch_mem[0].b);                  /* one rank: no messages */
     for (i = 0; i < 10; i++) ((int32_t *)src[0].b)[i] = (int32_t)i - 3;
     rc[0] = coll_allreduce(&comm[0], src[0].b, dst[0].b, 10, COLL_INT32, COLL_SUM, COLL_ALGO_AUTO);
     COLL_CHECK_MSG(rc[0] == COLL_OK && t_same(src[0].b, dst[0].b, 40), "allreduce on 1 rank: %s",
           coll_result_str(rc[0]));
 
-    t_world(4, sizeof scratch[0]);                  /* nobody else can run */
+    t_world(4, sizeof scratch_mem[0].b);                  /* nobody else can run */
     rc[0] = coll_allreduce(&comm[0], src[0].b, dst[0].b, 10, COLL_INT32, COLL_SUM, COLL_ALGO_RING);
     COLL_CHECK_MSG(rc[0] == COLL_ERR_TIMEOUT, "blocking allreduce alone on one core: %s, want the port's %s",
           coll_result_str(rc[0]), coll_result_str(COLL_ERR_TIMEOUT));
 
-    t_world(4, sizeof scratch[0]);                  /* others run while rank 0 waits */
+    t_world(4, sizeof scratch_mem[0].b);                  /* others run while rank 0 waits */
     world.idle = t_idle;
     world.user = rc;
     idle_calls = 0;
@@ -623,7 +630,7 @@ static int th_body(int rank, void *arg)
     coll_port port = coll_threads_port(&th_world, rank);
     coll_comm *c = &comm[rank];
     int64_t *in = (int64_t *)src[rank].b, *out = (int64_t *)dst[rank].b;
-    coll_init(c, rank, p, &port, scratch[rank], sizeof scratch[rank]);
+    coll_init(c, rank, p, &port, scratch(rank), sizeof scratch_mem[rank].b);
     for (k = 0; k < 4; k++) {                 /* int64 sums, 1000 elements */
         for (i = 0; i < TH_N; i++) in[i] = (int64_t)rank * 1000003 - (int64_t)i;
         th_rc[rank][k] = coll_allreduce(c, in, out, TH_N, COLL_INT64, COLL_SUM, algos[k]);
@@ -688,7 +695,7 @@ int main(void)
         for (d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++)
             for (k = 0; k < sizeof ns / sizeof ns[0]; k++)
                 t_allreduce(reducing[a], 4, ns[k], dtypes[d], COLL_SUM, (int)(k & 1),
-                            k & 2 ? 128 : sizeof scratch[0]);
+                            k & 2 ? 128 : sizeof scratch_mem[0].b);
     for (a = 0; a < 3; a++)
         for (o = COLL_PROD; o <= COLL_BXOR; o++) {
             t_allreduce(reducing[a], 4, 67, COLL_INT32, (coll_op)o, 0, 128);
