@@ -6,7 +6,7 @@
          #include "ports/coll_threads.h"
      (COLL_THREADS_STATIC makes every function static.) Then:
 
-         static coll_threads w;                    caller-owned, ~80 KB
+         static coll_threads w;                    caller-owned, ~350 KB
          coll_threads_init(&w, 4, 0);              4 ranks, default deadline
          coll_threads_run(&w, body, arg);          body(rank, arg) on 4 threads
          ...inside body: coll_port p = coll_threads_port(&w, rank);
@@ -26,9 +26,24 @@
      second (sender or receiver) takes the oldest op of the other FIFO and
      copies straight from the sender's buffer into the receiver's buffer -
      one memcpy per message, no staging, done outside the lock - then marks
-     both ops done and wakes their owners. A send therefore completes only
-     when its receiver has the data: the port is synchronous, the hardest
-     case for a collective's deadlock-freedom.
+     both ops done and wakes their owners. A blocking send therefore
+     completes only when its receiver has the data: `send` is synchronous,
+     the hardest case for a collective's deadlock-freedom.
+
+   EAGER SMALL MESSAGES
+     An isend of at most COLL_THREADS_EAGER bytes that finds no receive
+     waiting copies its data into the op's own inline slot and is finished
+     at once: its wait returns COLL_OK without waiting for the receiver,
+     which later copies out of the slot and hands the slot back. The slot
+     stays out of the pool until then, so eager sends are taken only while
+     at least half the pool is free; past that, sends are rendezvous again
+     and the pool still holds COLL_THREADS_MAX_OPS handles. Cost: a second
+     copy of a few bytes; gain: the sender never sleeps on a small message,
+     which is what a latency-bound collective (and coll.h's call check)
+     sends. A size disagreement on an eager message is reported by the
+     receiver alone (COLL_ERR_MISMATCH; coll.h then aborts the group).
+     Blocking `send` stays synchronous, so it reports a mismatch on both
+     ends.
 
    LOCKS AND WAITING
      The queues of the pairs * -> dst are guarded by rank dst's mutex, which
@@ -38,7 +53,14 @@
      with the CPU's pause instruction (a peer on another core answers in
      well under a microsecond), then a few rounds of sched_yield (a peer on
      the same core gets to run), then sleeps on its condition variable
-     until a deadline. The matcher signals only a rank that says it is
+     until a deadline; the clock is read once, when the sleep begins, never
+     while polling. The polling budget adapts per rank: a wait that ended
+     while polling doubles it (up to COLL_THREADS_PAUSE), one that had to
+     yield halves it (down to COLL_THREADS_PAUSE_MIN). With more ranks than
+     online CPUs the peer cannot run while we poll, so the budget starts
+     and stays at the minimum and waiting goes straight to sched_yield:
+     oversubscribed ranks never busy-wait one another out of the core.
+     The matcher signals only a rank that says it is
      asleep: it publishes DONE, and the sleeper its `sleeping` count, each
      followed by a full fence, so one of them always sees the other. On
      expiry the whole world is marked failed and every sleeper woken, so
@@ -47,7 +69,16 @@
      if a copy into it is already under way, waited for), so no late copy
      ever touches a buffer its owner has been given back.
 
-   COST: one memcpy, two or three uncontended lock/unlock pairs per message.
+   COST: one memcpy (two for an eager message), two or three uncontended
+   lock/unlock pairs per message.
+
+   CONFIGURATION (define before the implementation)
+     COLL_THREADS_MAX_RANKS   64    ranks in a world
+     COLL_THREADS_MAX_OPS     16    outstanding handles per rank
+     COLL_THREADS_EAGER       256   largest eager isend, bytes (0: none)
+     COLL_THREADS_PAUSE       2048  most pause-instruction polls per wait
+     COLL_THREADS_PAUSE_MIN   16    fewest (and all, when oversubscribed)
+     COLL_THREADS_SPIN        64    sched_yield rounds before sleeping
 */
 /* Outside the include guard: it matters only before the first system header. */
 #if defined(COLL_THREADS_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(__cplusplus) && \
@@ -70,9 +101,15 @@
 #ifndef COLL_THREADS_MAX_OPS           /* outstanding handles per rank      */
 #define COLL_THREADS_MAX_OPS 16
 #endif
-#ifndef COLL_THREADS_PAUSE             /* pause-instruction polls first: 0,  */
-#define COLL_THREADS_PAUSE 0           /* since on a shared or oversubscribed */
-#endif                                 /* machine they starve the peer (1.4 us -> 14 us per 8 B all-reduce here); try 512 on dedicated cores */
+#ifndef COLL_THREADS_EAGER             /* isends up to this many bytes are  */
+#define COLL_THREADS_EAGER 256         /* copied into a slot and done at once */
+#endif
+#ifndef COLL_THREADS_PAUSE             /* most pause-instruction polls per   */
+#define COLL_THREADS_PAUSE 2048        /* wait (the budget adapts below it)  */
+#endif
+#ifndef COLL_THREADS_PAUSE_MIN         /* fewest; the only budget when ranks */
+#define COLL_THREADS_PAUSE_MIN 16      /* outnumber the online CPUs          */
+#endif
 #ifndef COLL_THREADS_SPIN              /* sched_yield rounds before sleeping */
 #define COLL_THREADS_SPIN 64
 #endif
@@ -94,9 +131,14 @@ typedef struct coll_threads coll_threads;
 typedef struct coll_threads__op {
     int state;                 /* FREE, POSTED, BUSY, DONE (atomic)       */
     int is_send, peer, result;
+    int eager;                 /* data in inl; the handle finished at post */
+    int owned;                 /* the caller holds the handle (owner only) */
     short next;                /* next op of the same pair queue, -1 end   */
     void *buf;                 /* const for sends                          */
     size_t bytes;
+#if COLL_THREADS_EAGER > 0
+    unsigned char inl[COLL_THREADS_EAGER];   /* an eager send's copy      */
+#endif
 } coll_threads__op;
 
 typedef struct coll_threads__rank {
@@ -105,6 +147,7 @@ typedef struct coll_threads__rank {
     pthread_mutex_t m;         /* guards the queues of pairs * -> rank     */
     pthread_cond_t cv;         /* this rank's thread sleeps here           */
     int sleeping;              /* waiters on cv (atomic): wake only them   */
+    int spin;                  /* pause-poll budget of the next wait (owner) */
     coll_threads__op ops[COLL_THREADS_MAX_OPS];
 } coll_threads__rank;
 
@@ -113,6 +156,8 @@ typedef struct coll_threads__queue { short head, tail; } coll_threads__queue;
 struct coll_threads {
     int nranks;
     unsigned timeout_ms;
+    int spin_max;              /* COLL_THREADS_PAUSE, or the minimum if
+                                  ranks outnumber online CPUs             */
     int failed;                /* 0, or the code every call now returns    */
     coll_threads__rank r[COLL_THREADS_MAX_RANKS];
     /* [src][dst]: sends posted by src, receives posted by dst */
@@ -138,6 +183,7 @@ COLL_THREADS_API int coll_threads_run(coll_threads *w, int (*fn)(int rank, void 
 #include <sched.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* glibc read its feature macros before POSIX was asked for (see USAGE). */
 #if defined(__GLIBC__) && !defined(__USE_XOPEN2K)
@@ -208,7 +254,10 @@ static void coll_threads__fail(coll_threads *w, int code)
 }
 
 /* The matched pair: one copy, then both ops done. The matcher owns `mine`
-   and touches `other` (owned by rank `owner`) only until it releases DONE. */
+   and touches `other` (owned by rank `owner`) only until it releases DONE.
+   An eager send (always `other`: a sender that comes second copies
+   directly) has already been finished for its owner: its slot goes back
+   to the pool (FREE) instead, and nobody needs waking. */
 static void coll_threads__complete(coll_threads *w, coll_threads__op *mine,
                                    coll_threads__op *other, int owner)
 {
@@ -217,33 +266,50 @@ static void coll_threads__complete(coll_threads *w, coll_threads__op *mine,
     int rc = COLL_OK;
     if (s->bytes != d->bytes) rc = COLL_ERR_MISMATCH;
     else if (s->bytes) memcpy(d->buf, s->buf, s->bytes);
-    other->result = rc;
     mine->result = rc;
+    if (other->eager) {
+        COLL_THREADS__STORE(&other->state, COLL_THREADS__FREE);
+        coll_threads__done(mine);
+        return;
+    }
+    other->result = rc;
     coll_threads__done(other);
     coll_threads__done(mine);
     coll_threads__wake_if_asleep(&w->r[owner]);
 }
 
 /* Posts a send (to = peer) or a receive (from = peer); matches at once if
-   the other side is already waiting. */
+   the other side is already waiting. A send with `eager` set and at most
+   COLL_THREADS_EAGER bytes that must queue goes as an eager message (see
+   EAGER SMALL MESSAGES above). */
 static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
-                              void *buf, size_t bytes, int *handle)
+                              void *buf, size_t bytes, int eager, int *handle)
 {
     coll_threads *w = me->w;
     int src = is_send ? me->rank : peer, dst = is_send ? peer : me->rank;
-    int i, failed, owner = is_send ? dst : src;
+    int i, k, nfree = 0, failed, owner = is_send ? dst : src;
     coll_threads__queue *theirs, *mine;
     coll_threads__op *op, *other = NULL;
     coll_threads__rank *q;
 
     if (peer < 0 || peer >= w->nranks || (bytes && !buf)) return COLL_ERR_INVAL;
     if ((failed = COLL_THREADS__LOAD(&w->failed)) != 0) return failed;
-    for (i = 0; i < COLL_THREADS_MAX_OPS; i++)
-        if (COLL_THREADS__LOAD(&me->ops[i].state) == COLL_THREADS__FREE) break;
-    if (i == COLL_THREADS_MAX_OPS) return COLL_AGAIN;
+    for (i = -1, k = 0; k < COLL_THREADS_MAX_OPS; k++)
+        if (!me->ops[k].owned && COLL_THREADS__LOAD(&me->ops[k].state) == COLL_THREADS__FREE) {
+            if (i < 0) i = k;
+            nfree++;
+        }
+    if (i < 0) return COLL_AGAIN;
     op = &me->ops[i];
     op->is_send = is_send; op->peer = peer; op->buf = buf; op->bytes = bytes;
-    op->next = -1; op->result = COLL_OK;
+    op->next = -1; op->result = COLL_OK; op->eager = 0;
+    /* Eager only while half the pool stays free for the caller's handles;
+       the copy is made before the lock, in case the send has to queue. */
+    eager = eager && is_send && bytes <= (size_t)COLL_THREADS_EAGER &&
+            nfree > COLL_THREADS_MAX_OPS / 2;
+#if COLL_THREADS_EAGER > 0
+    if (eager) memcpy(op->inl, buf, bytes);
+#endif
 
     q = &w->r[dst];
     theirs = is_send ? &w->recvq[src][dst] : &w->sendq[src][dst];
@@ -256,6 +322,9 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
         COLL_THREADS__STORE(&other->state, COLL_THREADS__BUSY);
         COLL_THREADS__STORE(&op->state, COLL_THREADS__BUSY);
     } else {                                    /* we are first: queue */
+#if COLL_THREADS_EAGER > 0
+        if (eager) { op->eager = 1; op->buf = op->inl; }
+#endif
         COLL_THREADS__STORE(&op->state, COLL_THREADS__POSTED);
         if (mine->tail >= 0) me->ops[mine->tail].next = (short)i;
         else mine->head = (short)i;
@@ -263,6 +332,7 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
     }
     pthread_mutex_unlock(&q->m);
     if (other) coll_threads__complete(w, op, other, owner);
+    op->owned = 1;
     *handle = i;
     return COLL_OK;
 }
@@ -279,6 +349,11 @@ static int coll_threads__cancel(coll_threads__rank *me, int h, int code)
     coll_threads__rank *q = &w->r[dst];
     int rc;
 
+    /* An eager send is out of the caller's hands already: it was delivered
+       as far as the sender can tell, and its slot returns to the pool when
+       the receiver takes it (or never, if the world is failing). */
+    op->owned = 0;
+    if (op->eager) return COLL_OK;
     pthread_mutex_lock(&q->m);
     if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__POSTED) {
         short prev = -1, j = qu->head;
@@ -308,10 +383,20 @@ static int coll_threads__wait(void *ctx, int h, int block)
 
     if (h < 0 || h >= COLL_THREADS_MAX_OPS) return COLL_ERR_INVAL;
     op = &me->ops[h];
-    if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__FREE) return COLL_ERR_INVAL;
-    for (i = 0; block && i < COLL_THREADS_PAUSE; i++) {
-        if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE) break;
-        coll_threads__pause();
+    if (!op->owned) return COLL_ERR_INVAL;
+    if (op->eager) { op->owned = 0; return COLL_OK; }     /* finished at post */
+    if (block && COLL_THREADS__LOAD(&op->state) != COLL_THREADS__DONE) {
+        /* Poll, with a budget that follows how the last waits ended. */
+        for (i = 0; i < me->spin; i++) {
+            if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE) break;
+            coll_threads__pause();
+        }
+        if (i < me->spin) {
+            if (me->spin < w->spin_max) me->spin = me->spin * 2 > w->spin_max ? w->spin_max : me->spin * 2;
+        } else if (me->spin > COLL_THREADS_PAUSE_MIN) {
+            me->spin /= 2;
+            if (me->spin < COLL_THREADS_PAUSE_MIN) me->spin = COLL_THREADS_PAUSE_MIN;
+        }
     }
     for (i = 0; block && i < COLL_THREADS_SPIN; i++) {
         if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE) break;
@@ -342,24 +427,27 @@ static int coll_threads__wait(void *ctx, int h, int block)
         }
     }
     rc = op->result;
+    op->owned = 0;
     COLL_THREADS__STORE(&op->state, COLL_THREADS__FREE);
     return rc;
 }
 
 static int coll_threads__isend(void *ctx, int peer, const void *buf, size_t bytes, int *h)
 {
-    return coll_threads__post((coll_threads__rank *)ctx, 1, peer, (void *)buf, bytes, h);
+    return coll_threads__post((coll_threads__rank *)ctx, 1, peer, (void *)buf, bytes, 1, h);
 }
 
 static int coll_threads__irecv(void *ctx, int peer, void *buf, size_t bytes, int *h)
 {
-    return coll_threads__post((coll_threads__rank *)ctx, 0, peer, buf, bytes, h);
+    return coll_threads__post((coll_threads__rank *)ctx, 0, peer, buf, bytes, 0, h);
 }
 
-/* Blocking calls post then wait; a full op pool means handles were leaked. */
+/* Blocking calls post then wait; a full op pool means handles were leaked.
+   The blocking send is never eager: it returns once the receiver has the
+   data (and so sees a size mismatch too). */
 static int coll_threads__send(void *ctx, int peer, const void *buf, size_t bytes)
 {
-    int h, rc = coll_threads__isend(ctx, peer, buf, bytes, &h);
+    int h, rc = coll_threads__post((coll_threads__rank *)ctx, 1, peer, (void *)buf, bytes, 0, &h);
     if (rc == COLL_AGAIN) return COLL_ERR_IO;
     return rc ? rc : coll_threads__wait(ctx, h, 1);
 }
@@ -393,15 +481,21 @@ COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned tim
 {
     pthread_condattr_t ca;
     int i, j;
+    long ncpu;
     if (!w || nranks < 1 || nranks > COLL_THREADS_MAX_RANKS) return COLL_ERR_INVAL;
     memset(w, 0, sizeof *w);
     w->nranks = nranks;
     w->timeout_ms = timeout_ms ? timeout_ms : 10000;
+    /* Polling pays only while every rank can have a CPU of its own. */
+    ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    w->spin_max = ncpu > 0 && nranks > ncpu ? COLL_THREADS_PAUSE_MIN : COLL_THREADS_PAUSE;
+    if (w->spin_max < COLL_THREADS_PAUSE_MIN) w->spin_max = COLL_THREADS_PAUSE_MIN;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     for (i = 0; i < nranks; i++) {
         w->r[i].w = w;
         w->r[i].rank = i;
+        w->r[i].spin = w->spin_max;
         pthread_mutex_init(&w->r[i].m, NULL);
         pthread_cond_init(&w->r[i].cv, &ca);
         for (j = 0; j < nranks; j++) {
