@@ -1,0 +1,64 @@
+#!/bin/sh
+# size_macros.sh OUT.md WORK "MAKE" SIZE_TOOL "MIN_DEFS"
+#   What each trimming macro of coll.h is worth on Cortex-M4F, two ways:
+#     on full     the library's object with only that macro set, against
+#                 the object with none (what the switch saves on its own)
+#     in minimal  the library's share of the linked minimal firmware with
+#                 that one macro taken out of MIN_DEFS (what leaving it out
+#                 of the minimal profile would cost)
+#   Each variant is built by `make` itself in WORK/<variant> (the same rules
+#   as `make size`, with BM_CORE_DEFS or BM_MIN_DEFS overridden). Writes the
+#   markdown table to OUT.md and prints it.
+set -eu
+out=$1; work=$2; make=$3; size=$4; min_defs=$5
+here=$(dirname "$0")
+t=cortex-m4f
+
+full_text() {   # variant defs -> .text of the object
+    $make B="$work/f-$1" BM_CORE_DEFS="$2" "$work/f-$1/baremetal/cross/$t/core.o" >/dev/null
+    "$size" -B "$work/f-$1/baremetal/cross/$t/core.o" | awk 'NR == 2 {print $1}'
+}
+min_text() {    # variant defs -> the library's .text in the linked image
+    d=$work/m-$1/baremetal/min/$t
+    $make B="$work/m-$1" BM_MIN_DEFS="$2" "$d/min_allreduce.elf" >/dev/null
+    awk -v lib="$d/coll.o" -f "$here/map_share.awk" "$d/min_allreduce.map" | awk '$1 == "lib" {print $2}'
+}
+without() {     # defs name -> defs without -Dname or -Dname=...
+    echo "$1" | tr ' ' '\n' | grep -v -e "^-D$2\$" -e "^-D$2=" | tr '\n' ' '
+}
+
+base=$(full_text none "")
+minbase=$(min_text none "$min_defs")
+{
+    echo "| macro | on full: .text | saves | in minimal: coll's .text without it | costs |"
+    echo "|---|---:|---:|---:|---:|"
+    echo "| (none / all of minimal) | $base | | $minbase | |"
+    for spec in COLL_NO_CHECKS COLL_CRC_SMALL COLL_NO_LAYOUT COLL_NO_COST_MODEL COLL_NO_NAMES \
+                COLL_NO_ERRSTR COLL_DTYPES=256 COLL_OPS=1 COLL_OPS=29 COLL_ALGOS=4 COLL_ALGOS=14 \
+                "COLL_ALGOS=14 COLL_OPS=29"; do
+        name=$(echo "$spec" | tr ' =' '_-')
+        defs=$(for d in $spec; do printf -- '-D%s ' "$d"; done)
+        ft=$(full_text "$name" "$defs")
+        # in minimal: only the macros minimal sets can be taken out of it
+        mt=""; cost=""
+        if [ "$(echo "$spec" | wc -w)" -eq 1 ]; then
+            m=${spec%%=*}
+            case " $min_defs " in
+                *" -D$spec "*|*" -D$m "*)
+                    mt=$(min_text "$name" "$(without "$min_defs" "$m")")
+                    cost="+$((mt - minbase))" ;;
+            esac
+        fi
+        label=$(echo "$spec" | sed 's/COLL_ALGOS=14/COLL_ALGOS=naive|ring|tree/; s/COLL_ALGOS=4/COLL_ALGOS=ring/;
+            s/COLL_OPS=29/COLL_OPS=sum|min|max|avg/; s/COLL_OPS=1/COLL_OPS=sum/; s/COLL_DTYPES=256/COLL_DTYPES=float32/;
+            s/ / + /g')
+        echo "| \`$label\` | $ft | $((base - ft)) | $mt | $cost |"
+    done
+    echo
+    echo "Cortex-M4F, -Os. \"On full\": the library's object with that macro alone;"
+    echo "\"saves\" against the object with none. \"In minimal\": the library's share"
+    echo "of the linked minimal firmware (examples/baremetal/min_allreduce.c) with that"
+    echo "one macro taken out of the minimal profile (a mask taken out means all"
+    echo "dtypes, ops or algorithms); \"costs\" against the whole profile ($minbase)."
+} > "$out"
+cat "$out"
