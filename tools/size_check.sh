@@ -17,15 +17,15 @@ awk -v budgets="$budgets" '
     }
     /^[ \t]*(#|$)/ { next }
     {
-        t = $1; m = $2; lim = $3 + 0
-        if (!((t, m) in v) || v[t, m] == "-") {
+        t = $1; m = $2; lim = $3 + 0; k = t SUBSEP m
+        if (!(k in v) || v[k] == "-") {
             printf "| %-10s | %-20s | %8s | %6d | %14s | FAIL |\n", t, m, "missing", lim, ""
             f++; next
         }
-        got = v[t, m] + 0; d = got - lim
-        bad = d > 0 || fl[t, m] == "+"
-        printf "| %-10s | %-20s | %7d%1s | %6d | %14s | %s |\n", t, m, got, fl[t, m], lim,
-               d > 0 ? sprintf("%d over", d) : sprintf("%d under", -d), bad ? "FAIL" : "ok  "
+        got = v[k] + 0; d = got - lim
+        bad = d > 0 || fl[k] == "+"
+        printf "| %-10s | %-20s | %7d%1s | %6d | %14s | %s |\n", t, m, got, fl[k], lim,
+               (d > 0 ? sprintf("%d over", d) : sprintf("%d under", -d)), (bad ? "FAIL" : "ok  ")
         if (bad) f++; else p++
     }
     END {
