@@ -49,10 +49,16 @@ minbase=$(min_text none "$min_defs")
                     cost="+$((mt - minbase))" ;;
             esac
         fi
-        label=$(echo "$spec" | sed 's/COLL_ALGOS=14/COLL_ALGOS=naive|ring|tree/; s/COLL_ALGOS=4/COLL_ALGOS=ring/;
-            s/COLL_OPS=29/COLL_OPS=sum|min|max|avg/; s/COLL_OPS=1/COLL_OPS=sum/; s/COLL_DTYPES=256/COLL_DTYPES=float32/;
-            s/ / + /g')
-        echo "| \`$label\` | $ft | $((base - ft)) | $mt | $cost |"
+        # names for the table (no "|": it would split a markdown cell)
+        label=$(for d in $spec; do case $d in
+                COLL_ALGOS=14) printf '%s' '`COLL_ALGOS` naive, ring, tree' ;;
+                COLL_ALGOS=4) printf '%s' '`COLL_ALGOS` ring' ;;
+                COLL_OPS=29) printf '%s' '`COLL_OPS` sum, min, max, avg' ;;
+                COLL_OPS=1) printf '%s' '`COLL_OPS` sum' ;;
+                COLL_DTYPES=256) printf '%s' '`COLL_DTYPES` float32' ;;
+                *) printf '`%s`' "$d" ;;
+            esac; printf ' + '; done | sed 's/ + $//')
+        echo "| $label | $ft | $((base - ft)) | $mt | $cost |"
     done
     echo
     echo "Cortex-M4F, -Os. \"On full\": the library's object with that macro alone;"

@@ -92,7 +92,7 @@ head_row() {
     row "full + libgcc helpers" full+libgcc.text
     row "core (COLL_ALGOS, COLL_OPS masks)" core.text
     row "minimal, linked: coll" min.lib.text
-    row "minimal, linked: coll's libgcc helpers" min.libgcc.text
+    row "minimal, linked: libgcc helpers" min.libgcc.text
     row "minimal, linked: whole image" min.image.text
     echo
     echo "### Stack (bytes, worst chain of frames)"
