@@ -74,6 +74,9 @@
      COLL_NO_LAYOUT        leave out coll_layout_* (tensor layouts)        (off)
      COLL_NO_CHECKS        leave out the call checks and CRCs (see below)  (off)
      COLL_CRC_SMALL        CRC-32C from a 16-entry table instead of 256    (off)
+     COLL_EAGER_BYTES      small calls ride in the call check's frames up to
+                           this many bytes over all ranks; the same on every
+                           rank (0: frames of 20 bytes, no eager calls)    (64)
      COLL_AGAIN_LIMIT      a blocking call gives up (COLL_ERR_TIMEOUT) after
                            this many COLL_AGAIN in a row from a port    (2^26)
      COLL_MAX_RULES        per-size rules a communicator holds (coll_add_rule;
@@ -99,6 +102,15 @@
      Every rank ends the round with the same verdict: ranks that disagree
      get COLL_ERR_MISMATCH, a refusal gives the refusing rank its own code
      and every other rank COLL_ERR_PEER, promptly and on every rank.
+     Small calls cost no extra round: when p x (one rank's contribution)
+     fits COLL_EAGER_BYTES and the algorithm is AUTO, the contributions
+     travel inside the frames themselves (each round forwards what a rank
+     has gathered, as Bruck's all-gather does) and every rank computes its
+     result locally, in rank order, once the verdict is in: lg p rounds in
+     all, and nothing lands in a user buffer before the ranks agree. A frame
+     of round k carries min(2^k, p - 2^k) blocks of COLL_EAGER_BYTES / p
+     bytes (rounded down to 8), whether or not the call is small, so its
+     size depends on p alone.
      With COLL_CHECK_CRC every payload message is followed by its CRC-32C
      and a second round after the schedule tells every rank if any message
      arrived damaged (COLL_ERR_CORRUPT everywhere).
@@ -325,6 +337,11 @@ typedef struct coll__step {
     size_t rrun, rstride;      /* lies at off + i/run*stride + i%run         */
 } coll__step;
 
+/* Small calls ride inside the call check's frames (see CALL CHECKS). */
+#ifndef COLL_EAGER_BYTES
+#define COLL_EAGER_BYTES 64
+#endif
+
 /* A collective in progress (caller-owned, fields private). */
 typedef struct coll_request {
     coll_comm *c;
@@ -347,7 +364,9 @@ typedef struct coll_request {
     unsigned long spins;       /* COLL_AGAIN in a row (blocking calls)       */
     uint32_t sig, lo, hi;
     unsigned flags, bad;       /* F_* bits; lowest refusing rank, its code   */
-    unsigned char fout[20], fin[20];
+    int eager;                 /* 1: the call rides in the agreement round   */
+    size_t cap;                /* bytes per rank's block in a frame          */
+    unsigned char fout[20 + COLL_EAGER_BYTES], fin[20 + COLL_EAGER_BYTES / 2];
     uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
     unsigned char crc_out[4], crc_in[4];
 } coll_request;
@@ -2188,23 +2207,39 @@ static uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const 
 }
 
 /* A frame: 'c', version, flags, phase, lowest and highest signature seen,
-   lowest refusing rank and its code, CRC-32C of the 16 bytes before. */
+   lowest refusing rank and its code, CRC-32C of everything else (header
+   and blocks), then the blocks of an eager call (zeros otherwise). */
+static size_t coll__frame_bytes(const coll_request *q, int k)
+{
+    int d = 1 << k, m = d < q->pl.p - d ? d : q->pl.p - d;
+    return COLL__FRAME + (size_t)m * q->cap;
+}
+
+static uint32_t coll__frame_crc(const unsigned char *f, size_t bytes)
+{
+    return coll_crc32c(coll_crc32c(0, f, 16), f + COLL__FRAME, bytes - COLL__FRAME);
+}
+
 static void coll__frame_pack(coll_request *q)
 {
     unsigned char *f = q->fout;
-    f[0] = 'c'; f[1] = 1; f[2] = (unsigned char)q->flags; f[3] = (unsigned char)q->phase;
+    f[0] = 'c'; f[1] = (unsigned char)(1 + 2 * (COLL_EAGER_BYTES / 8 % 128));  /* version */
+    f[2] = (unsigned char)q->flags; f[3] = (unsigned char)q->phase;
     coll__put32(f + 4, q->lo);
     coll__put32(f + 8, q->hi);
     coll__put32(f + 12, q->bad);
-    coll__put32(f + 16, coll_crc32c(0, f, 16));
+    coll__put32(f + 16, coll__frame_crc(f, coll__frame_bytes(q, q->step)));
 }
 
-/* Fold a received frame into the running verdict (min, max, or). */
+/* Fold a received frame into the running verdict (min, max, or); an eager
+   call also keeps the sender's blocks: they are the ranks r-2^k, r-2^k-1,
+   ..., so they follow the 2^k this rank holds already. */
 static void coll__frame_merge(coll_request *q)
 {
     const unsigned char *f = q->fin;
+    size_t bytes = coll__frame_bytes(q, q->step);
     uint32_t lo = coll__get32(f + 4), hi = coll__get32(f + 8), bad = coll__get32(f + 12);
-    if (f[0] != 'c' || f[1] != 1 || f[3] != q->phase || coll__get32(f + 16) != coll_crc32c(0, f, 16)) {
+    if (f[0] != 'c' || f[1] != q->fout[1] || f[3] != q->phase || coll__get32(f + 16) != coll__frame_crc(f, bytes)) {
         q->flags |= COLL__F_CORRUPT;     /* not a frame of this round: the link is out of step */
         return;
     }
@@ -2212,6 +2247,9 @@ static void coll__frame_merge(coll_request *q)
     if (lo < q->lo) q->lo = lo;
     if (hi > q->hi) q->hi = hi;
     if (bad < q->bad) q->bad = bad;
+    if (q->eager && q->phase == 0)
+        COLL_MEMCPY(q->fout + COLL__FRAME + ((size_t)1 << q->step) * q->cap, f + COLL__FRAME,
+                    bytes - COLL__FRAME);
 }
 
 /* Check round k: dissemination, signal r + 2^k and hear from r - 2^k;
@@ -2309,7 +2347,7 @@ static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, siz
 {
     if (q->st.sbuf == COLL__BUF_FRAME) {
         coll__frame_pack(q);
-        *ptr = q->fout; *bytes = COLL__FRAME;
+        *ptr = q->fout; *bytes = coll__frame_bytes(q, q->step);
         return COLL_OK;
     }
     coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, k, ptr, bytes);
@@ -2335,7 +2373,7 @@ static void coll__crc_verdict(coll_request *q)
 static void coll__recv_target(const coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
 {
     if (q->st.rbuf == COLL__BUF_FRAME) {
-        *ptr = (unsigned char *)(uintptr_t)q->fin; *bytes = COLL__FRAME;
+        *ptr = (unsigned char *)(uintptr_t)q->fin; *bytes = coll__frame_bytes(q, q->step);
         return;
     }
     coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, ptr, bytes);
@@ -2516,6 +2554,68 @@ static void coll__move_down(unsigned char *d, const unsigned char *s, size_t n)
     while (n--) *d++ = *s++;
 }
 
+/* An eager call's result, computed on every rank from the blocks the
+   agreement round gathered (block j holds rank r - j's contribution),
+   reducing strictly in rank order so every rank gets the same bits. */
+static int coll__eager_finish(coll_request *q)
+{
+    const coll__plan *pl = &q->pl;
+    coll_comm *c = q->c;
+    size_t bn = pl->count * q->esize, mine = (size_t)pl->rank * bn;
+    unsigned char *dst = (unsigned char *)q->a.dst;
+    int i, p = pl->p, r = pl->rank, rc = COLL_OK;
+#define COLL__BLK(i) (q->fout + COLL__FRAME + (size_t)coll__mod(r - (i), p) * q->cap)
+    switch (pl->kind) {
+    case COLL_REDUCE:
+        if (r != pl->root) return COLL_OK;
+        /* fall through */
+    case COLL_ALLREDUCE: case COLL_REDUCE_SCATTER: {
+        size_t at = pl->kind == COLL_REDUCE_SCATTER ? mine : 0;
+        COLL_MEMCPY(dst, COLL__BLK(0) + at, bn);
+        for (i = 1; i < p && rc == COLL_OK; i++)
+            rc = coll__reduce(c, dst, dst, COLL__BLK(i) + at, pl->count, q->a.dtype, q->a.op);
+        if (rc == COLL_OK && q->a.op == COLL_AVG) rc = coll__scale(c, dst, pl->count, q->a.dtype, (size_t)p);
+        return rc;
+    }
+    case COLL_BROADCAST:
+        if (r != pl->root) COLL_MEMCPY(dst, COLL__BLK(pl->root), bn);
+        return COLL_OK;
+    case COLL_GATHER:
+        if (r != pl->root) return COLL_OK;
+        /* fall through */
+    case COLL_ALLGATHER:
+        for (i = 0; i < p; i++) COLL_MEMCPY(dst + (size_t)i * bn, COLL__BLK(i), bn);
+        return COLL_OK;
+    case COLL_SCATTER:
+        COLL_MEMCPY(dst, COLL__BLK(pl->root) + mine, bn);
+        return COLL_OK;
+    case COLL_ALLTOALL:
+        for (i = 0; i < p; i++) COLL_MEMCPY(dst + (size_t)i * bn, COLL__BLK(i) + mine, bn);
+        return COLL_OK;
+    default: return COLL_ERR_INVAL;
+    }
+#undef COLL__BLK
+}
+
+/* Eager or not (the same on every rank that agrees on the call), and this
+   rank's contribution into block 0 of its outgoing frame. */
+static void coll__eager_start(coll_request *q, const coll_args *a)
+{
+    const coll__plan *pl = &q->pl;
+    size_t bn = pl->count * q->esize, b = bn;
+    const void *from = a->src;
+    switch (pl->kind) {
+    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_ALLGATHER: case COLL_GATHER: break;
+    case COLL_BROADCAST: from = pl->rank == pl->root ? a->dst : 0; break;
+    case COLL_SCATTER: from = pl->rank == pl->root ? a->src : 0; b = bn * (size_t)pl->p; break;
+    case COLL_REDUCE_SCATTER: case COLL_ALLTOALL: b = bn * (size_t)pl->p; break;
+    default: return;
+    }
+    if (!q->nchk || a->algo != COLL_ALGO_AUTO || q->c->mem || bn == 0 || b > q->cap) return;
+    q->eager = 1;
+    if (from) COLL_MEMCPY(q->fout + COLL__FRAME, from, b);
+}
+
 /* The first local moves, once the ranks agree, so the schedules find every
    rank's own data where they expect it. */
 static int coll__begin(coll_request *q)
@@ -2604,6 +2704,11 @@ static int coll__load_step(coll_request *q)
         }
         if (q->phase == 0) {
             if ((rc = coll__verdict(q)) != COLL_OK) return rc;
+            if (q->eager) {                /* the round carried the call: finish here */
+                if ((rc = coll__eager_finish(q)) != COLL_OK) return coll__broke(q, rc, "a local operation failed");
+                q->phase = 2; q->step = 0;
+                continue;
+            }
             if ((rc = coll__begin(q)) != COLL_OK) return coll__broke(q, rc, "a local copy failed");
             q->phase = 1; q->step = 0;
             continue;
@@ -2645,7 +2750,7 @@ static int coll__progress(coll_request *q, int block)
         if (!q->loaded) {
             rc = coll__load_step(q);
             if (rc == 0) {
-                rc = coll__finish(q);
+                rc = q->eager ? COLL_OK : coll__finish(q);
                 return coll__end(q, rc == COLL_OK ? rc : coll__broke(q, rc, "a local operation failed"));
             }
             if (rc < 0) return coll__end(q, rc);
@@ -2823,6 +2928,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     q->c = c;
     q->pl.rank = c->rank; q->pl.p = c->nranks;
     q->nchk = (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0;
+    q->cap = (size_t)(COLL_EAGER_BYTES / c->nranks) & ~(size_t)7;   /* frame sizes: p alone */
     q->bad = 0xffffffffu;
 #ifndef COLL_NO_ERRSTR
     c->why = why;
@@ -2846,7 +2952,8 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     q->seg = c->segment ? c->segment / es : (size_t)-1;
     q->nepi = (c->checks & COLL_CHECK_CRC) ? coll__ceil_log2(c->nranks) : 0;
     q->skip = a->kind == COLL_BARRIER && q->nchk > 0;   /* the agreement round is a barrier */
-    q->sig = q->lo = q->hi = coll__signature(c, &pl, a, es);
+    coll__eager_start(q, a);
+    q->sig = q->lo = q->hi = coll__signature(c, &pl, a, es) ^ (uint32_t)q->eager;
     c->seq++;
     if (a->kind == COLL_BARRIER) { q->a.src = &q->token[0]; q->a.dst = &q->token[1]; }
     if (a->kind == COLL_BROADCAST) q->a.src = a->dst;

@@ -96,9 +96,10 @@ static void fill(int r)
 /* ---- 1. disagreeing ranks --------------------------------------------------- */
 static const char *const variant_name[] = {
     "op", "dtype", "count", "root", "algorithm", "scratch size", "collective",
-    "call order", "check flags", "group"
+    "call order", "check flags", "group", "small count", "small vs large count",
+    "small root", "small AUTO vs forced"
 };
-enum { NVARIANTS = 10 };
+enum { NVARIANTS = 14 };
 
 static int disagree_body(world *W, int r, coll_comm *c)
 {
@@ -125,6 +126,11 @@ static int disagree_body(world *W, int r, coll_comm *c)
     case 8:
         if (odd) coll_set_checks(c, COLL_CHECK_CALLS | COLL_CHECK_CRC);
         return coll_allreduce(c, fsrc[r], fdst[r], N, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+    case 10: return coll_allreduce(c, fsrc[r], fdst[r], odd ? 3 : 2, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+    case 11: return coll_allreduce(c, fsrc[r], fdst[r], odd ? N : 2, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+    case 12: return coll_broadcast(c, fdst[r], 2, COLL_FLOAT32, odd ? 2 : 1, COLL_ALGO_AUTO);
+    case 13: return coll_allreduce(c, fsrc[r], fdst[r], 2, COLL_FLOAT32, COLL_SUM,
+                                   odd ? COLL_ALGO_RING : COLL_ALGO_AUTO);
     case 9: {
         coll_args a;
         memset(&a, 0, sizeof a);
@@ -236,6 +242,7 @@ static const coll_op nan_ops[] = { COLL_MIN, COLL_MAX, COLL_SUM };
 #define NE 37
 static float nan_out[8][NE];
 static double nan_out64[8][NE];
+static float nan_small[8][4];
 
 /* element i of rank r: NaNs with rank-dependent payloads, +0 and -0 */
 static float nan_in(int r, int i)
@@ -266,6 +273,10 @@ static int nan_body(world *W, int r, coll_comm *c)
     rc = coll_run(c, &a);
     if (rc != COLL_OK) return rc;
     a.src = in64; a.dst = nan_out64[r]; a.dtype = COLL_FLOAT64;
+    rc = coll_run(c, &a);
+    if (rc != COLL_OK) return rc;
+    /* a small call (AUTO: it rides in the check round) */
+    a.count = 4; a.src = in; a.dst = nan_small[r]; a.dtype = COLL_FLOAT32;
     return coll_run(c, &a);
 }
 
@@ -289,11 +300,14 @@ static void nan_agreement(void)
                                "nan %s op %d: rank %d's float bits differ from rank 0's", coll_algo_name(algo), (int)op, r);
                 COLL_CHECK_MSG(memcmp(nan_out64[r], nan_out64[0], sizeof nan_out64[0]) == 0,
                                "nan %s op %d: rank %d's double bits differ from rank 0's", coll_algo_name(algo), (int)op, r);
+                COLL_CHECK_MSG(memcmp(nan_small[r], nan_small[0], sizeof nan_small[0]) == 0,
+                               "nan %s op %d (4 elements): rank %d's bits differ from rank 0's", coll_algo_name(algo), (int)op, r);
             }
             for (i = 0; i < NE; i++) {
                 int any_nan = 0;
                 for (r = 0; r < P; r++) any_nan |= isnan(nan_in(r, i)) != 0;
-                COLL_CHECK_MSG((isnan(nan_out[0][i]) != 0) == any_nan && (isnan(nan_out64[0][i]) != 0) == any_nan,
+                COLL_CHECK_MSG((isnan(nan_out[0][i]) != 0) == any_nan && (isnan(nan_out64[0][i]) != 0) == any_nan &&
+                               (i >= 4 || (isnan(nan_small[0][i]) != 0) == any_nan),
                                "nan %s op %d: element %d NaN-ness %d, inputs %d", coll_algo_name(algo),
                                (int)op, i, !!isnan(nan_out[0][i]), any_nan);
             }
@@ -314,7 +328,8 @@ static damage dmg[P];
 static int damage_send(void *ctx, int peer, const void *buf, size_t bytes)
 {
     damage *d = (damage *)ctx;
-    int frame = bytes == 20;              /* a check frame (mode 2 damages those) */
+    const unsigned char *b = (const unsigned char *)buf;
+    int frame = b[0] == 'c' && b[3] <= 2 && bytes < 64;   /* a check frame (mode 2 damages those) */
     if (d->rank == 1 && bytes >= 16 && bytes <= sizeof d->buf && frame == (d->mode == 2) &&
         d->sent++ == d->at) {
         memcpy(d->buf, buf, bytes);
@@ -337,7 +352,7 @@ static void damage_abort(void *ctx, int code)
     if (d->inner.abort) d->inner.abort(d->inner.ctx, code);
 }
 
-typedef struct damage_world { coll_threads w; int mode, at, crc, rc[P], wrong[P]; } damage_world;
+typedef struct damage_world { coll_threads w; int mode, at, crc, small, rc[P], wrong[P]; } damage_world;
 
 static int damage_rank(int r, void *arg)
 {
@@ -354,9 +369,11 @@ static int damage_rank(int r, void *arg)
     coll_init(&c, r, P, &port, scr[r], sizeof scr[r]);
     coll_set_checks(&c, COLL_CHECK_CALLS | (D->crc ? COLL_CHECK_CRC : 0));
     for (i = 0; i < N; i++) in[i] = (float)(i + r);
-    D->rc[r] = coll_allreduce(&c, in, out, N, COLL_FLOAT32, COLL_SUM, COLL_ALGO_RING);
+    for (i = 0; i < N; i++) out[i] = -1;
+    D->rc[r] = coll_allreduce(&c, in, out, D->small ? 2 : N, COLL_FLOAT32, COLL_SUM,
+                              D->small ? COLL_ALGO_AUTO : COLL_ALGO_RING);
     D->wrong[r] = 0;
-    for (i = 0; i < N; i++) D->wrong[r] += out[i] != (float)(4 * i + 6);
+    for (i = 0; i < (D->small ? 2 : N); i++) D->wrong[r] += out[i] != (float)(4 * i + 6);
     return 0;
 }
 
@@ -364,13 +381,14 @@ static int damage_rank(int r, void *arg)
 static void damaged_messages(void)
 {
     int mode, at, r;
-    static const char *const mode_name[] = { "bit flip", "shifted stream", "frame bit flip" };
-    for (mode = 0; mode < 3; mode++)
+    static const char *const mode_name[] = { "bit flip", "shifted stream", "frame bit flip",
+                                             "small call's frame bit flip" };
+    for (mode = 0; mode < 4; mode++)
         for (at = 0; at < 3; at++) {
             damage_world D;
             int silent = 0, errors = 0;
             memset(&D, 0, sizeof D);
-            D.mode = mode; D.at = at; D.crc = 1;
+            D.mode = mode == 3 ? 2 : mode; D.at = at; D.crc = 1; D.small = mode == 3;
             coll_threads_init(&D.w, P, 10000);
             coll_threads_run(&D.w, damage_rank, &D);
             coll_threads_destroy(&D.w);
