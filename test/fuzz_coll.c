@@ -81,7 +81,7 @@ static void user_fn(void *out, const void *a, const void *b, size_t n, void *u)
     const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
     size_t i;
     (void)u;
-    for (i = 0; i < n * 3; i++) o[i] = (unsigned char)(x[i] ^ y[i]);
+    for (i = 0; i < n; i++) o[i] = (unsigned char)(x[i] ^ y[i]);   /* n bytes: every element is at least one */
 }
 
 static double scratch[1024];
