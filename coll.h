@@ -73,7 +73,8 @@
      COLL_NO_NAMES         coll_algo_name/coll_kind_name return ""         (off)
      COLL_NO_LAYOUT        leave out coll_layout_* (tensor layouts)        (off)
      COLL_NO_CHECKS        leave out the call checks and CRCs (see below)  (off)
-     COLL_CRC_SMALL        CRC-32C from a 16-entry table instead of 256    (off)
+     COLL_CRC_SMALL        CRC-32C from a 16-entry table instead of 256
+                           (on under -Os unless COLL_CRC_TABLE)            (off)
      COLL_EAGER_BYTES      small calls ride in the call check's frames up to
                            this many bytes over all ranks; the same on every
                            rank (0: frames of 20 bytes, no eager calls)    (64)
@@ -716,6 +717,9 @@ static uint16_t coll__f2b(float f)
    catches every burst error up to 32 bits. The instruction where the
    target has one (SSE4.2, ARMv8 CRC), else a table of 256 entries (1 KiB),
    or of 16 with COLL_CRC_SMALL (64 B, two look-ups per byte). */
+#if defined(__OPTIMIZE_SIZE__) && !defined(COLL_CRC_SMALL) && !defined(COLL_CRC_TABLE)
+#define COLL_CRC_SMALL             /* built for size: the 64-byte table */
+#endif
 #if defined(__SSE4_2__) && !defined(COLL_CRC_SMALL)
 #include <nmmintrin.h>
 #define COLL__CRC_HW(c, b) ((uint32_t)_mm_crc32_u8((c), (b)))
@@ -833,18 +837,23 @@ typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
    function whose restrict parameters let the compiler skip alias checks:
    that is vector code even at -O2 (gcc's cheap vectoriser will not touch a
    plain loop of unknown length). A scalar tail follows. Built for size
-   (-Os) the block is 1 element: the plain, smallest loop. */
-#if defined(__OPTIMIZE_SIZE__)
-#define COLL__VEC 1
-#else
+   (-Os) there is one plain loop per (dtype, op), no restrict (out may
+   equal a), and one table: half the code. */
 #define COLL__VEC 8
-#endif
 /* out[i] = A[i] (+) b[i], A being `a` or, in place, `o` itself. */
 #define COLL__LOOP(A, C, IN, OUT, EXPR)                                          \
     size_t i = 0, j;                                                             \
     for (; i + COLL__VEC <= n; i += COLL__VEC)                                   \
         for (j = 0; j < COLL__VEC; j++) { C x = IN(A[i + j]), y = IN(b[i + j]); o[i + j] = OUT(EXPR); } \
     for (; i < n; i++) { C x = IN(A[i]), y = IN(b[i]); o[i] = OUT(EXPR); }
+#if defined(__OPTIMIZE_SIZE__)
+#define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
+    static COLL__UNUSED void NAME##_3(void *vo, const void *va, const void *vb, size_t n) \
+    {                                                                            \
+        T *o = (T *)vo; const T *a = (const T *)va, *b = (const T *)vb; size_t i; \
+        for (i = 0; i < n; i++) { C x = IN(a[i]), y = IN(b[i]); o[i] = OUT(EXPR); } \
+    }
+#else
 #define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
     static COLL__UNUSED void NAME##_3t(T *COLL__RESTRICT o, const T *COLL__RESTRICT a, \
                                        const T *COLL__RESTRICT b, size_t n)      \
@@ -855,6 +864,7 @@ typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
     { NAME##_3t((T *)o, (const T *)a, (const T *)b, n); }                        \
     static COLL__UNUSED void NAME##_2(void *o, const void *a, const void *b, size_t n) \
     { (void)a; NAME##_2t((T *)o, (const T *)b, n); }
+#endif
 
 /* Float min and max propagate NaN (y != y is true only for NaN).
    Which operand wins among equals (+0/-0, two NaNs) depends on operand
@@ -909,7 +919,9 @@ COLL__FLOAT_KERNELS(f64, double, double, COLL__ID, COLL__ID)
 
 /* [dtype][op]; avg reduces as a sum (the division comes once, at the end). */
 static const coll__kernel coll__kernels3[COLL_DTYPE_COUNT][COLL_OP_COUNT] = COLL__TABLE(3);
+#if !defined(__OPTIMIZE_SIZE__)
 static const coll__kernel coll__kernels2[COLL_DTYPE_COUNT][COLL_OP_COUNT] = COLL__TABLE(2);
+#endif
 
 /* avg's one division: buf[i] /= d, in the element type (integers truncate). */
 static void coll__scale_host(void *buf, size_t n, coll_dtype t, size_t d)
@@ -953,7 +965,11 @@ static int coll__reduce(const coll_comm *c, void *out, const void *a, const void
         return COLL_OK;
     }
     if (c->mem) return c->mem->reduce(c->mem->ctx, out, a, b, n, t, op);
+#if defined(__OPTIMIZE_SIZE__)
+    coll__kernels3[t][op](out, a, b, n);
+#else
     (out == a ? coll__kernels2 : coll__kernels3)[t][op](out, a, b, n);
+#endif
     return COLL_OK;
 }
 
@@ -2156,6 +2172,11 @@ static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es,
    frames, so the blocking, pipelined and resumable paths all run them. */
 
 #define COLL__BUF_FRAME 2          /* a step buffer: the request's frames    */
+#ifdef COLL_NO_CHECKS
+#define COLL__CHECKS 0             /* every check branch below folds away    */
+#else
+#define COLL__CHECKS 1
+#endif
 enum {
     COLL__FRAME = 20,              /* bytes of a check frame                 */
     COLL__F_REFUSED = 1,           /* some rank refused its arguments        */
@@ -2300,7 +2321,7 @@ static int coll__verdict(coll_request *q)
 
 static int coll__crc_on(const coll_request *q)
 {
-    return (q->c->checks & COLL_CHECK_CRC) && q->phase == 1;
+    return COLL__CHECKS && (q->c->checks & COLL_CHECK_CRC) && q->phase == 1;
 }
 
 static unsigned char *coll__buf(const coll_request *q, int which)
@@ -2345,7 +2366,7 @@ static int coll__pack(coll_request *q, int buf, size_t off, size_t run, size_t s
 /* Where segment k of the step's send comes from (packed if strided). */
 static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
 {
-    if (q->st.sbuf == COLL__BUF_FRAME) {
+    if (COLL__CHECKS && q->st.sbuf == COLL__BUF_FRAME) {
         coll__frame_pack(q);
         *ptr = q->fout; *bytes = coll__frame_bytes(q, q->step);
         return COLL_OK;
@@ -2372,7 +2393,7 @@ static void coll__crc_verdict(coll_request *q)
 /* Where segment k of the step's receive lands: its place, or scratch. */
 static void coll__recv_target(const coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
 {
-    if (q->st.rbuf == COLL__BUF_FRAME) {
+    if (COLL__CHECKS && q->st.rbuf == COLL__BUF_FRAME) {
         *ptr = (unsigned char *)(uintptr_t)q->fin; *bytes = coll__frame_bytes(q, q->step);
         return;
     }
@@ -2389,7 +2410,7 @@ static int coll__absorb(coll_request *q, size_t k)
     unsigned char *out, *a, *in;
     size_t bytes;
     if (k >= q->nrecv) return COLL_OK;                 /* sends may outnumber receives */
-    if (q->st.rbuf == COLL__BUF_FRAME) { coll__frame_merge(q); return COLL_OK; }
+    if (COLL__CHECKS && q->st.rbuf == COLL__BUF_FRAME) { coll__frame_merge(q); return COLL_OK; }
     if (coll__crc_on(q)) {                  /* checked when the step's CRC arrives */
         coll__recv_target(q, k, &in, &bytes);
         q->crc_r = coll_crc32c(q->crc_r, in, bytes);
@@ -2698,11 +2719,11 @@ static int coll__load_step(coll_request *q)
 {
     int rc;
     for (;;) {
-        if (q->phase != 1 && q->step < (q->phase == 0 ? q->nchk : q->nepi)) {
+        if (COLL__CHECKS && q->phase != 1 && q->step < (q->phase == 0 ? q->nchk : q->nepi)) {
             coll__check_step(q, q->step, &q->st);
             break;
         }
-        if (q->phase == 0) {
+        if (COLL__CHECKS && q->phase == 0) {
             if ((rc = coll__verdict(q)) != COLL_OK) return rc;
             if (q->eager) {                /* the round carried the call: finish here */
                 if ((rc = coll__eager_finish(q)) != COLL_OK) return coll__broke(q, rc, "a local operation failed");
@@ -2715,7 +2736,7 @@ static int coll__load_step(coll_request *q)
         }
         if (q->phase == 1 && !q->skip && q->sched(&q->pl, q->step, &q->st)) break;
         if (q->phase == 1) { q->phase = 2; q->step = 0; continue; }
-        if (q->flags & COLL__F_CORRUPT)
+        if (COLL__CHECKS && (q->flags & COLL__F_CORRUPT))
             return coll__broke(q, COLL_ERR_CORRUPT, "a message failed its CRC (on this rank or another)");
         return 0;
     }
@@ -2750,7 +2771,7 @@ static int coll__progress(coll_request *q, int block)
         if (!q->loaded) {
             rc = coll__load_step(q);
             if (rc == 0) {
-                rc = q->eager ? COLL_OK : coll__finish(q);
+                rc = COLL__CHECKS && q->eager ? COLL_OK : coll__finish(q);
                 return coll__end(q, rc == COLL_OK ? rc : coll__broke(q, rc, "a local operation failed"));
             }
             if (rc < 0) return coll__end(q, rc);
@@ -2927,14 +2948,14 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     COLL_MEMSET(q, 0, sizeof *q);
     q->c = c;
     q->pl.rank = c->rank; q->pl.p = c->nranks;
-    q->nchk = (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0;
+    q->nchk = COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0;
     q->cap = (size_t)(COLL_EAGER_BYTES / c->nranks) & ~(size_t)7;   /* frame sizes: p alone */
     q->bad = 0xffffffffu;
 #ifndef COLL_NO_ERRSTR
     c->why = why;
 #endif
     if (rc != COLL_OK) {
-        if (!q->nchk) return rc;
+        if (!COLL__CHECKS || !q->nchk) return rc;
         /* refused here: still take part in the agreement round, so every
            other rank returns now instead of waiting for this one; the
            code comes back from coll_progress (coll_run: at once) */
@@ -2950,14 +2971,16 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     q->sched = coll__find(pl.kind, pl.algo);
     q->esize = es;
     q->seg = c->segment ? c->segment / es : (size_t)-1;
-    q->nepi = (c->checks & COLL_CHECK_CRC) ? coll__ceil_log2(c->nranks) : 0;
+    q->nepi = COLL__CHECKS && (c->checks & COLL_CHECK_CRC) ? coll__ceil_log2(c->nranks) : 0;
     q->skip = a->kind == COLL_BARRIER && q->nchk > 0;   /* the agreement round is a barrier */
-    coll__eager_start(q, a);
-    q->sig = q->lo = q->hi = coll__signature(c, &pl, a, es) ^ (uint32_t)q->eager;
+    if (COLL__CHECKS && q->nchk) {
+        coll__eager_start(q, a);
+        q->sig = q->lo = q->hi = coll__signature(c, &pl, a, es) ^ (uint32_t)q->eager;
+    }
     c->seq++;
     if (a->kind == COLL_BARRIER) { q->a.src = &q->token[0]; q->a.dst = &q->token[1]; }
     if (a->kind == COLL_BROADCAST) q->a.src = a->dst;
-    if (q->nchk == 0) {                    /* no agreement round: begin at once */
+    if (!COLL__CHECKS || q->nchk == 0) {   /* no agreement round: begin at once */
         q->phase = 1;
         rc = coll__begin(q);
         if (rc != COLL_OK) return coll__broke(q, rc, "a local copy failed");
