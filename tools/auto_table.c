@@ -4,6 +4,7 @@
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
 #include <stdio.h>
+#include <string.h>
 
 static int never(void *c, int p, const void *b, size_t n) { (void)c; (void)p; (void)b; (void)n; return COLL_ERR_IO; }
 static int never_r(void *c, int p, void *b, size_t n) { (void)c; (void)p; (void)b; (void)n; return COLL_ERR_IO; }
@@ -15,8 +16,10 @@ int main(void)
     static const int ps[] = { 2, 3, 4, 8, 16, 64, 256, 4096 };
     static const size_t sizes[] = { 8, 1024, 65536, 1u << 20, 16u << 20, 256u << 20 };
     static unsigned char scratch[1 << 17];
-    coll_port port = { 0, never, never_r, 0, 0, 0, 0 };
+    coll_port port;
     size_t k, si, pi;
+    memset(&port, 0, sizeof port);
+    port.send = never; port.recv = never_r;
     for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         printf("\n%s (bytes = whole vector)\n\n| bytes |", coll_kind_name(kinds[k]));
         for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) printf(" p=%d |", ps[pi]);
