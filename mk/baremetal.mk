@@ -128,7 +128,7 @@ cross:
 
 # ---- qemu: the portable suite as firmware ----------------------------------------
 
-BM_SUITE_SRC  := test/test_portable.c ports/baremetal/coll_mbox.h coll.h test/coll_test.h test/test_values.h $(BM_STAMP)
+BM_SUITE_SRC  := test/test_portable.c ports/coll_mailbox.h coll.h test/coll_test.h test/test_values.h $(BM_STAMP)
 BM_FW_FLAGS   := -std=c99 -ffreestanding -fno-builtin -nostdlib -Os -g \
                  -fno-tree-loop-distribute-patterns $(WARN) \
                  -I. -Iports/baremetal -include ports/baremetal/bm.h \
@@ -143,7 +143,7 @@ BM_RV_FW = $(RV_GCC) $(BM_ARCH_rv32imac) $(BM_FW_FLAGS) -T ports/baremetal/riscv
     "$$($(RV_GCC) $(BM_LIB_rv32imac) -print-libgcc-file-name)" -o $@
 BM_ARM_DEPS := $(BM_RT_SRC) ports/baremetal/start_cortex_m.S ports/baremetal/mps2_an385.ld
 BM_RV_DEPS  := $(BM_RT_SRC) ports/baremetal/start_riscv.S ports/baremetal/riscv_virt.ld
-BM_EXAMPLE  := examples/baremetal/allreduce4.c ports/baremetal/coll_mbox.h coll.h $(BM_STAMP)
+BM_EXAMPLE  := examples/baremetal/allreduce4.c ports/coll_mailbox.h coll.h $(BM_STAMP)
 
 $(BM)/qemu/mps2-an385.elf: $(BM_SUITE_SRC) $(BM_ARM_DEPS)
 	@mkdir -p $(@D)
@@ -187,7 +187,7 @@ qemu:
 # and the board's start-up, every function in its own section and the
 # unused ones dropped at link time. The .map tells whose bytes remain.
 BM_MIN_SRC := examples/baremetal/min_allreduce.c ports/baremetal/bm_task.c \
-              ports/baremetal/coll_mbox.h $(BM_RT_SRC)
+              ports/coll_mailbox.h $(BM_RT_SRC)
 bm_board = $(if $(filter rv%,$(1)),riscv,arm)
 BM_LD_arm      := ports/baremetal/mps2_an385.ld
 BM_START_arm   := ports/baremetal/start_cortex_m.S

@@ -1,29 +1,69 @@
-/* coll_mailbox.h - a coll port between ranks that share one memory and one
-                    thread: cooperative, non-blocking, no OS, no heap.
+/* coll_mailbox.h - a coll port over mailboxes in plain memory: every rank in
+                    one address space, driven cooperatively from one loop.
+                    No OS, no threads, no heap, no libc.
 
-   For event loops, bare metal (several "ranks" on one core, or cores that
-   share RAM) and single-process simulations. Ranks are advanced in turn
-   with coll_progress; a transfer is a match between a posted send and a
-   posted receive, and whichever is posted second copies the bytes (one copy).
+   For event loops, bare metal (several ranks as state machines on one
+   core, or cores that share RAM) and single-process simulations. Each
+   rank owns a coll_request, and a main loop calls coll_progress on each in
+   turn; the whole transport is one caller-owned struct.
 
-       #define COLL_MAILBOX_IMPLEMENTATION
+   USAGE
+       #define COLL_MAILBOX_IMPLEMENTATION      (in one file)
        #include "ports/coll_mailbox.h"
 
-       static coll_mailbox box;                    // shared by all ranks
+       static coll_mailbox box;                 (statics: it is a few KiB)
        coll_mailbox_init(&box, 4);
-       coll_port port = coll_mailbox_port(&box, rank);
+       for (r = 0; r < 4; r++) {
+           coll_port port = coll_mailbox_port(&box, r);
+           coll_init(&comm[r], r, 4, &port, scratch[r], sizeof scratch[r]);
+       }
+       ... coll_start(&req[r], &comm[r], &args[r]) for every r, then
+       call coll_progress(&req[r]) round robin until none says COLL_AGAIN.
 
-   The blocking send/recv succeed only when the peer has already posted the
-   other half; otherwise they return COLL_ERR_NOSYS, since waiting in the
-   only thread would wait forever. Drive collectives with coll_start and
-   coll_progress, which use isend/irecv/wait and never block.
+   HOW IT WORKS
+     Each rank has COLL_MAILBOX_OPS slots. isend and irecv fill one and hand
+     its index back as the handle. A posted send to rank d and a posted
+     receive at d from us pair up when they carry the same sequence number:
+     the n-th send from s to d meets the n-th receive at d from s, which is
+     exactly the port contract's "messages between one pair arrive in
+     order". Whoever posts second finds the pair, copies the bytes straight
+     from the sender's buffer to the receiver's (one copy) and marks both
+     slots done. So a send completes only once its receiver has the data:
+     the port is strictly synchronous, the hardest case for deadlock
+     freedom.
 
-   COLL_MAILBOX_MAX_RANKS (16) and COLL_MAILBOX_OPS (8 per rank) size the
-   struct: about MAX_RANKS^2 * 24 + MAX_RANKS * OPS * 40 bytes.
+     wait(h, 0) answers COLL_AGAIN while the partner is not posted yet.
+     wait(h, 1) and the blocking send/recv cannot wait on one core: nothing
+     else runs until they return. They call the mailbox's `idle` hook
+     (which may run other ranks - ports/baremetal/bm_task.c switches to the
+     next rank's stack - or, on a second core, just spin) and give up with
+     COLL_ERR_TIMEOUT after `spin_limit` fruitless tries; with no hook they
+     give up at once. A collective driven by coll_progress never needs them.
+
+     abort (called by coll.h after a transport error on any rank) marks the
+     mailbox failed: every later post or wait of every rank answers
+     COLL_ERR_ABORTED, so the other ranks stop at once instead of polling
+     for a partner that will never come. coll_mailbox_init clears it.
+
+     Two cores sharing this memory would need each match made under a lock
+     (or a hardware semaphore) and the `done` flags published with a
+     barrier; one core needs neither.
+
+   CONFIGURATION
+     COLL_MAILBOX_MAX_RANKS   ranks in one mailbox                      (16)
+     COLL_MAILBOX_OPS         outstanding transfers per rank             (8)
+     COLL_MAILBOX_STATIC      every function static                    (off)
+   The struct is about MAX_RANKS * (OPS * 40 + MAX_RANKS * 8 + 32) bytes:
+   11 KiB with the defaults, 3 KiB at 8 ranks.
+
+   LICENCE: MIT, as coll.h.
 */
 #ifndef COLL_MAILBOX_H
 #define COLL_MAILBOX_H
+
+#ifndef COLL_H
 #include "../coll.h"
+#endif
 
 #ifndef COLL_MAILBOX_MAX_RANKS
 #define COLL_MAILBOX_MAX_RANKS 16
@@ -31,7 +71,6 @@
 #ifndef COLL_MAILBOX_OPS
 #define COLL_MAILBOX_OPS 8
 #endif
-#define COLL_MAILBOX_QUEUE 8   /* unmatched posts per ordered pair */
 
 #ifndef COLL_MAILBOX_API
 #ifdef COLL_MAILBOX_STATIC
@@ -45,165 +84,221 @@
 extern "C" {
 #endif
 
+enum { COLL_MAILBOX__FREE, COLL_MAILBOX__SEND, COLL_MAILBOX__RECV };
+
 typedef struct coll_mailbox_op {
-    const void *sbuf;          /* send: the data                            */
-    void *rbuf;                /* recv: where it goes                       */
+    unsigned char kind;        /* COLL_MAILBOX__FREE, __SEND or __RECV        */
+    unsigned char done;        /* paired and copied (or failed)               */
+    short peer;                /* the other end                               */
+    int result;                /* 0 or the error the pairing found            */
+    unsigned seq;              /* n-th message on this (sender, receiver)     */
+    const void *sbuf;          /* send: the data                              */
+    void *rbuf;                /* recv: where it goes                         */
     size_t bytes;
-    int busy, done, err;
 } coll_mailbox_op;
 
-typedef struct coll_mailbox_queue {   /* posts from `src` to `dst` not yet matched */
-    unsigned char op[COLL_MAILBOX_QUEUE];
-    unsigned char head, len;
-    unsigned char sends;              /* 1: the queue holds sends, 0: receives */
-} coll_mailbox_queue;
-
-typedef struct coll_mailbox_rank {
+struct coll_mailbox;
+typedef struct coll_mailbox_end {  /* the ctx a rank's port carries */
     struct coll_mailbox *box;
     int rank;
-} coll_mailbox_rank;
+} coll_mailbox_end;
 
 typedef struct coll_mailbox {
     int nranks;
-    coll_mailbox_rank ranks[COLL_MAILBOX_MAX_RANKS];
-    coll_mailbox_op ops[COLL_MAILBOX_MAX_RANKS][COLL_MAILBOX_OPS];
-    coll_mailbox_queue q[COLL_MAILBOX_MAX_RANKS][COLL_MAILBOX_MAX_RANKS]; /* [src][dst] */
-    unsigned long long messages, bytes;   /* totals, for teaching traces */
+    int failed;                /* 0, or the code abort was called with        */
+    coll_mailbox_op op[COLL_MAILBOX_MAX_RANKS][COLL_MAILBOX_OPS];
+    unsigned sends[COLL_MAILBOX_MAX_RANKS][COLL_MAILBOX_MAX_RANKS]; /* [from][to] posted */
+    unsigned recvs[COLL_MAILBOX_MAX_RANKS][COLL_MAILBOX_MAX_RANKS]; /* [at][from] posted */
+    coll_mailbox_end end[COLL_MAILBOX_MAX_RANKS];
+    /* Traffic, counted when a pair completes: what a cost model predicts.
+       Per sending rank, and in total. */
+    unsigned long long bytes_sent[COLL_MAILBOX_MAX_RANKS];
+    unsigned long msgs_sent[COLL_MAILBOX_MAX_RANKS];
+    unsigned long long messages, bytes;
+    /* Blocking calls only (see above). */
+    void (*idle)(void *user);
+    void *user;
+    unsigned long spin_limit;  /* idle calls before a blocking call gives up  */
 } coll_mailbox;
 
+/* nranks in 1..COLL_MAILBOX_MAX_RANKS; 0 or COLL_ERR_INVAL. Clears
+   everything, counts and hook included (spin_limit: 10^6). */
 COLL_MAILBOX_API int coll_mailbox_init(coll_mailbox *box, int nranks);
+/* The port of `rank`: send, recv, isend, irecv, wait and abort; no
+   sendrecv. A rank outside the mailbox gets a port without send/recv,
+   which coll_init refuses. */
 COLL_MAILBOX_API coll_port coll_mailbox_port(coll_mailbox *box, int rank);
+/* Posted transfers not yet waited for, over all ranks: 0 after every
+   collective that finished, whatever its result. */
+COLL_MAILBOX_API int coll_mailbox_pending(const coll_mailbox *box);
+COLL_MAILBOX_API void coll_mailbox_reset_counts(coll_mailbox *box);
 
 #ifdef __cplusplus
 }
 #endif
 #endif /* COLL_MAILBOX_H */
 
-#ifdef COLL_MAILBOX_IMPLEMENTATION
-#ifndef COLL_MAILBOX__IMPLEMENTED
+#if defined(COLL_MAILBOX_IMPLEMENTATION) && !defined(COLL_MAILBOX__IMPLEMENTED)
 #define COLL_MAILBOX__IMPLEMENTED
-
-static void coll_mailbox__copy(void *d, const void *s, size_t n)
-{
-    unsigned char *dp = (unsigned char *)d;
-    const unsigned char *sp = (const unsigned char *)s;
-    while (n--) *dp++ = *sp++;
-}
 
 COLL_MAILBOX_API int coll_mailbox_init(coll_mailbox *box, int nranks)
 {
-    int i, j;
+    unsigned char *p = (unsigned char *)box;
+    size_t i;
+    int r;
     if (!box || nranks < 1 || nranks > COLL_MAILBOX_MAX_RANKS) return COLL_ERR_INVAL;
+    for (i = 0; i < sizeof *box; i++) p[i] = 0;   /* no memset when freestanding */
     box->nranks = nranks;
+    for (r = 0; r < nranks; r++) { box->end[r].box = box; box->end[r].rank = r; }
+    box->spin_limit = 1000000ul;
+    return COLL_OK;
+}
+
+COLL_MAILBOX_API int coll_mailbox_pending(const coll_mailbox *box)
+{
+    int r, h, n = 0;
+    for (r = 0; r < box->nranks; r++)
+        for (h = 0; h < COLL_MAILBOX_OPS; h++)
+            n += box->op[r][h].kind != COLL_MAILBOX__FREE;
+    return n;
+}
+
+COLL_MAILBOX_API void coll_mailbox_reset_counts(coll_mailbox *box)
+{
+    int r;
+    for (r = 0; r < COLL_MAILBOX_MAX_RANKS; r++) { box->bytes_sent[r] = 0; box->msgs_sent[r] = 0; }
     box->messages = box->bytes = 0;
-    for (i = 0; i < COLL_MAILBOX_MAX_RANKS; i++) {
-        box->ranks[i].box = box;
-        box->ranks[i].rank = i;
-        for (j = 0; j < COLL_MAILBOX_OPS; j++) box->ops[i][j].busy = 0;
-        for (j = 0; j < COLL_MAILBOX_MAX_RANKS; j++) box->q[i][j].len = 0;
+}
+
+/* Pair op `s` of rank `me` with its partner if that one is posted; both
+   are marked done whichever way the pairing turns out. */
+static void coll_mailbox__match(coll_mailbox *box, int me, coll_mailbox_op *s)
+{
+    int want = s->kind == COLL_MAILBOX__SEND ? COLL_MAILBOX__RECV : COLL_MAILBOX__SEND;
+    coll_mailbox_op *t = box->op[s->peer];
+    int h;
+    for (h = 0; h < COLL_MAILBOX_OPS; h++) {
+        coll_mailbox_op *o = &t[h];
+        if (o->kind == want && !o->done && o->peer == me && o->seq == s->seq) {
+            const coll_mailbox_op *snd = s->kind == COLL_MAILBOX__SEND ? s : o;
+            coll_mailbox_op *rcv = s->kind == COLL_MAILBOX__SEND ? o : s;
+            int from = s->kind == COLL_MAILBOX__SEND ? me : s->peer;
+            if (snd->bytes != rcv->bytes) {
+                /* The contract says this never happens; say so if it does. */
+                s->result = o->result = COLL_ERR_MISMATCH;
+            } else {
+                const unsigned char *src = (const unsigned char *)snd->sbuf;
+                unsigned char *dst = (unsigned char *)rcv->rbuf;
+                size_t i;
+                for (i = 0; i < snd->bytes; i++) dst[i] = src[i];
+                box->bytes_sent[from] += snd->bytes;
+                box->msgs_sent[from]++;
+                box->bytes += snd->bytes;
+                box->messages++;
+            }
+            s->done = o->done = 1;
+            return;
+        }
     }
+}
+
+static int coll_mailbox__post(coll_mailbox_end *e, int kind, int peer, const void *sbuf,
+                              void *rbuf, size_t bytes, int *handle)
+{
+    coll_mailbox *box = e->box;
+    coll_mailbox_op *s;
+    int h;
+    if (box->failed) return COLL_ERR_ABORTED;
+    if (peer < 0 || peer >= box->nranks || peer == e->rank || bytes == 0) return COLL_ERR_INVAL;
+    for (h = 0; h < COLL_MAILBOX_OPS; h++)
+        if (box->op[e->rank][h].kind == COLL_MAILBOX__FREE) break;
+    if (h == COLL_MAILBOX_OPS) return COLL_AGAIN;   /* "cannot post now" */
+    s = &box->op[e->rank][h];
+    s->kind = (unsigned char)kind;
+    s->done = 0;
+    s->peer = (short)peer;
+    s->result = 0;
+    s->sbuf = sbuf;
+    s->rbuf = rbuf;
+    s->bytes = bytes;
+    s->seq = kind == COLL_MAILBOX__SEND ? box->sends[e->rank][peer]++
+                                        : box->recvs[e->rank][peer]++;
+    coll_mailbox__match(box, e->rank, s);    /* the partner may be waiting already */
+    *handle = h;
     return COLL_OK;
 }
 
-/* Post one half of a transfer between src and dst. If the other half is
-   already waiting in the pair's queue, this post completes both. */
-static int coll_mailbox__post(coll_mailbox_rank *me, int peer, int sending,
-                              const void *sbuf, void *rbuf, size_t bytes, int *handle)
+static int coll_mailbox__isend(void *ctx, int peer, const void *buf, size_t bytes, int *handle)
 {
-    coll_mailbox *box = me->box;
-    int src = sending ? me->rank : peer, dst = sending ? peer : me->rank, slot, mine;
-    coll_mailbox_queue *q;
-    coll_mailbox_op *op;
-    if (peer < 0 || peer >= box->nranks) return COLL_ERR_INVAL;
-    for (slot = 0; slot < COLL_MAILBOX_OPS && box->ops[me->rank][slot].busy; slot++) {}
-    if (slot == COLL_MAILBOX_OPS) return COLL_AGAIN;          /* all handles out */
-    q = &box->q[src][dst];
-    op = &box->ops[me->rank][slot];
-    op->sbuf = sbuf; op->rbuf = rbuf; op->bytes = bytes;
-    op->busy = 1; op->done = 0; op->err = COLL_OK;
-    *handle = slot;
-    if (q->len > 0 && q->sends != sending) {                  /* match the oldest */
-        int other_rank = sending ? dst : src;
-        coll_mailbox_op *other = &box->ops[other_rank][q->op[q->head]];
-        coll_mailbox_op *s = sending ? op : other, *r = sending ? other : op;
-        q->head = (unsigned char)((q->head + 1) % COLL_MAILBOX_QUEUE);
-        q->len--;
-        if (s->bytes != r->bytes) s->err = r->err = COLL_ERR_MISMATCH;
-        else coll_mailbox__copy(r->rbuf, s->sbuf, s->bytes);
-        s->done = r->done = 1;
-        box->messages++;
-        box->bytes += s->bytes;
-        return COLL_OK;
+    return coll_mailbox__post((coll_mailbox_end *)ctx, COLL_MAILBOX__SEND, peer, buf, 0, bytes, handle);
+}
+
+static int coll_mailbox__irecv(void *ctx, int peer, void *buf, size_t bytes, int *handle)
+{
+    return coll_mailbox__post((coll_mailbox_end *)ctx, COLL_MAILBOX__RECV, peer, 0, buf, bytes, handle);
+}
+
+static int coll_mailbox__wait(void *ctx, int handle, int block)
+{
+    coll_mailbox_end *e = (coll_mailbox_end *)ctx;
+    coll_mailbox *box = e->box;
+    coll_mailbox_op *s;
+    unsigned long spins = 0;
+    int result;
+    if (handle < 0 || handle >= COLL_MAILBOX_OPS) return COLL_ERR_INVAL;
+    s = &box->op[e->rank][handle];
+    if (s->kind == COLL_MAILBOX__FREE) return COLL_ERR_INVAL;
+    while (!s->done && !box->failed) {
+        if (!block) return COLL_AGAIN;
+        /* Blocking on one core: only the idle hook can make progress. */
+        if (!box->idle || ++spins > box->spin_limit) return COLL_ERR_TIMEOUT;
+        box->idle(box->user);
     }
-    if (q->len == COLL_MAILBOX_QUEUE) { op->busy = 0; return COLL_AGAIN; }
-    mine = (q->head + q->len) % COLL_MAILBOX_QUEUE;
-    q->op[mine] = (unsigned char)slot;
-    q->sends = (unsigned char)sending;
-    q->len++;
-    return COLL_OK;
+    /* A transfer that completed before the abort keeps its result; one
+       still waiting is answered COLL_ERR_ABORTED and its slot freed (no
+       partner will read or write its buffer: the group is over). */
+    result = s->done ? s->result : COLL_ERR_ABORTED;
+    s->kind = COLL_MAILBOX__FREE;
+    return result;
 }
 
-static int coll_mailbox__isend(void *ctx, int peer, const void *buf, size_t bytes, int *h)
-{
-    return coll_mailbox__post((coll_mailbox_rank *)ctx, peer, 1, buf, 0, bytes, h);
-}
-
-static int coll_mailbox__irecv(void *ctx, int peer, void *buf, size_t bytes, int *h)
-{
-    return coll_mailbox__post((coll_mailbox_rank *)ctx, peer, 0, 0, buf, bytes, h);
-}
-
-static int coll_mailbox__wait(void *ctx, int h, int block)
-{
-    coll_mailbox_rank *me = (coll_mailbox_rank *)ctx;
-    coll_mailbox_op *op;
-    if (h < 0 || h >= COLL_MAILBOX_OPS) return COLL_ERR_INVAL;
-    op = &me->box->ops[me->rank][h];
-    if (!op->busy) return COLL_ERR_INVAL;
-    if (!op->done) return block ? COLL_ERR_NOSYS : COLL_AGAIN;
-    op->busy = 0;
-    return op->err;
-}
-
-/* Blocking forms: fine when the other half is already posted. */
-static int coll_mailbox__blocking(void *ctx, int peer, int sending, const void *sbuf,
-                                  void *rbuf, size_t bytes)
-{
-    coll_mailbox_rank *me = (coll_mailbox_rank *)ctx;
-    int h, rc = coll_mailbox__post(me, peer, sending, sbuf, rbuf, bytes, &h);
-    if (rc == COLL_AGAIN) return COLL_ERR_NOSYS;
-    if (rc != COLL_OK) return rc;
-    if (!me->box->ops[me->rank][h].done) {       /* withdraw: it went last in its queue */
-        coll_mailbox_queue *q = sending ? &me->box->q[me->rank][peer] : &me->box->q[peer][me->rank];
-        q->len--;
-        me->box->ops[me->rank][h].busy = 0;
-        return COLL_ERR_NOSYS;
-    }
-    return coll_mailbox__wait(ctx, h, 1);
-}
-
+/* Blocking forms: post, then wait. If the wait gives up, the op stays
+   posted (its buffer may still be read), so the mailbox is broken after a
+   COLL_ERR_TIMEOUT, as the contract allows after any transport error. */
 static int coll_mailbox__send(void *ctx, int peer, const void *buf, size_t bytes)
 {
-    return coll_mailbox__blocking(ctx, peer, 1, buf, 0, bytes);
+    int h, rc = coll_mailbox__isend(ctx, peer, buf, bytes, &h);
+    if (rc == COLL_AGAIN) rc = COLL_ERR_TIMEOUT;   /* every slot busy */
+    return rc ? rc : coll_mailbox__wait(ctx, h, 1);
 }
 
 static int coll_mailbox__recv(void *ctx, int peer, void *buf, size_t bytes)
 {
-    return coll_mailbox__blocking(ctx, peer, 0, 0, buf, bytes);
+    int h, rc = coll_mailbox__irecv(ctx, peer, buf, bytes, &h);
+    if (rc == COLL_AGAIN) rc = COLL_ERR_TIMEOUT;
+    return rc ? rc : coll_mailbox__wait(ctx, h, 1);
+}
+
+/* One address space: telling every peer is one store. */
+static void coll_mailbox__abort(void *ctx, int code)
+{
+    coll_mailbox_end *e = (coll_mailbox_end *)ctx;
+    if (!e->box->failed) e->box->failed = code < 0 ? code : COLL_ERR_ABORTED;
 }
 
 COLL_MAILBOX_API coll_port coll_mailbox_port(coll_mailbox *box, int rank)
 {
     coll_port p;
-    p.ctx = &box->ranks[rank];
-    p.send = coll_mailbox__send;
-    p.recv = coll_mailbox__recv;
-    p.sendrecv = 0;
+    int ok = box && rank >= 0 && rank < box->nranks;
+    p.ctx = ok ? &box->end[rank] : 0;
+    p.send = ok ? coll_mailbox__send : 0;
+    p.recv = ok ? coll_mailbox__recv : 0;
+    p.sendrecv = 0;             /* one thread: nothing to overlap */
     p.isend = coll_mailbox__isend;
     p.irecv = coll_mailbox__irecv;
     p.wait = coll_mailbox__wait;
+    p.abort = coll_mailbox__abort;
     return p;
 }
 
-#endif /* COLL_MAILBOX__IMPLEMENTED */
 #endif /* COLL_MAILBOX_IMPLEMENTATION */

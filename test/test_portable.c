@@ -4,7 +4,7 @@
 
    Everywhere the same shape: P ranks live in one program on one core, each
    a coll_request, advanced round robin with coll_progress over the mailbox
-   port (ports/baremetal/coll_mbox.h). No threads, no heap, no libc beyond
+   port (ports/coll_mailbox.h). No threads, no heap, no libc beyond
    what the harness prints with; every buffer is static.
 
    Each check compares against a plain loop over the ranks' inputs, on every
@@ -14,8 +14,8 @@
    except for avg's division. */
 #define COLL_IMPLEMENTATION
 #include "coll.h"
-#define COLL_MBOX_IMPLEMENTATION
-#include "coll_mbox.h"
+#define COLL_MAILBOX_IMPLEMENTATION
+#include "ports/coll_mailbox.h"
 #define COLL_TEST_SINGLE_THREAD         /* checks run on the main thread only */
 #include "test/coll_test.h"
 #include "test/test_values.h"
@@ -35,7 +35,7 @@
 /* 8-byte aligned, so any dtype may live at the start. */
 typedef union { unsigned char b[BUF_BYTES]; uint64_t align_; double d_; } t_buf;
 
-static coll_mbox_world world;
+static coll_mailbox world;
 static coll_comm comm[P_MAX];
 static coll_request req[P_MAX];
 static coll_args args[P_MAX];
@@ -66,66 +66,7 @@ static int t_untouched(const void *p, size_t n)
     return 1;
 }
 
-/* ---- values of every dtype, through double: test/test_values.h ----------- */
-
-static int t_is_float(coll_dtype t)
-{
-    return t == COLL_FLOAT16 || t == COLL_BFLOAT16 || t == COLL_FLOAT32 || t == COLL_FLOAT64;
-}
-
-static int t_is_unsigned(coll_dtype t)
-{
-    return t == COLL_UINT8 || t == COLL_UINT32 || t == COLL_UINT64;
-}
-
-/* Rank r's element i: small, mixed signs where the type has them, and
-   products that stay in int8's range for up to 5 ranks. */
-static double t_input(int r, size_t i, coll_dtype t, coll_op op)
-{
-    int v;
-    if (op == COLL_PROD) return (double)(1 + (r + (int)i) % 2);        /* 1, 2 */
-    v = (int)((r * 7u + i * 3u + 1u) % 13u);                           /* 0..12 */
-    if (!t_is_unsigned(t) && op != COLL_BAND && op != COLL_BOR && op != COLL_BXOR)
-        v -= 6;                                                        /* -6..6 */
-    return (double)v;
-}
-
-/* The reference: element i folded over ranks 0..p-1 in a plain loop. */
-static double t_reduce_ref(coll_dtype t, coll_op op, int p, size_t i)
-{
-    double acc = t_input(0, i, t, op);
-    int r;
-    for (r = 1; r < p; r++) {
-        double v = t_input(r, i, t, op);
-        switch (op) {
-        case COLL_SUM: case COLL_AVG: acc += v; break;
-        case COLL_PROD: acc *= v; break;
-        case COLL_MIN: if (v < acc) acc = v; break;
-        case COLL_MAX: if (v > acc) acc = v; break;
-        case COLL_BAND: acc = (double)((long)acc & (long)v); break;
-        case COLL_BOR:  acc = (double)((long)acc | (long)v); break;
-        case COLL_BXOR: acc = (double)((long)acc ^ (long)v); break;
-        default: break;
-        }
-    }
-    if (op == COLL_AVG) {
-        if (t_is_float(t)) acc /= p;
-        else acc = (double)((long)acc / p);            /* C's truncation */
-    }
-    return acc;
-}
-
-/* Exact, except avg of floats: one division, rounded once in the dtype. */
-static int t_close(coll_dtype t, coll_op op, double got, double want)
-{
-    double d = got - want, tol = 0;
-    if (op == COLL_AVG && t_is_float(t)) {
-        double mag = want < 0 ? -want : want;
-        tol = t == COLL_FLOAT16 ? mag / 1024 : t == COLL_BFLOAT16 ? mag / 128
-            : t == COLL_FLOAT32 ? mag / 8388608.0 : mag / 4.5e15;
-    }
-    return d <= tol && d >= -tol;
-}
+/* ---- values of every dtype, and the reference: test/test_values.h ------- */
 
 /* ---- driving P ranks ------------------------------------------------------ */
 
@@ -133,9 +74,9 @@ static void t_world(int p, size_t scratch_bytes)
 {
     int r;
     coll_port port;
-    coll_mbox_init(&world, p);
+    coll_mailbox_init(&world, p);
     for (r = 0; r < p; r++) {
-        coll_mbox_port(&world, r, &port);
+        port = coll_mailbox_port(&world, r);
         coll_init(&comm[r], r, p, &port, scratch_bytes ? scratch(r) : 0, scratch_bytes);
         coll_set_checks(&comm[r], t_checks);
     }
@@ -175,7 +116,7 @@ static int t_all_ok(int p, const char *what)
     if (nosys == p) { coll_test_unavailable(); return 0; }
     COLL_CHECK_MSG(!stuck && ok, "%s: %d ranks %s (rank 0: %s)", what, p,
           stuck ? "stopped making progress" : "failed", coll_result_str(rc[0]));
-    COLL_CHECK_MSG(coll_mbox_pending(&world) == 0, "%s: transfers left posted", what);
+    COLL_CHECK_MSG(coll_mailbox_pending(&world) == 0, "%s: transfers left posted", what);
     return !stuck && ok;
 }
 
@@ -517,7 +458,7 @@ static void t_errors(void)
         /* with the call checks every rank learns of the refusal in the
            agreement round: its lg 4 = 2 frames, and no payload */
         for (r = 0; r < 4; r++) all &= rc[r] == bad[c].want && world.msgs_sent[r] == 2;
-        COLL_CHECK_MSG(all && coll_mbox_pending(&world) == 0,
+        COLL_CHECK_MSG(all && coll_mailbox_pending(&world) == 0,
               "bad argument set %zu: rank 0 says %s, want %s, with nothing sent",
               c, coll_result_str(rc[0]), coll_result_str(bad[c].want));
     }

@@ -8,14 +8,15 @@
    differs from the sum computed by a plain loop. */
 #define COLL_IMPLEMENTATION
 #include "coll.h"
-#define COLL_MBOX_IMPLEMENTATION
-#include "coll_mbox.h"
+#define COLL_MAILBOX_MAX_RANKS 4         /* size the mailbox for this program */
+#define COLL_MAILBOX_IMPLEMENTATION
+#include "ports/coll_mailbox.h"
 #include "bm.h"
 
 #define RANKS 4
 #define N 10
 
-static coll_mbox_world world;          /* the whole transport: plain memory */
+static coll_mailbox world;          /* the whole transport: plain memory */
 static coll_comm comm[RANKS];
 static coll_request req[RANKS];
 static float data[RANKS][N];           /* each rank's vector, reduced in place */
@@ -30,10 +31,10 @@ int main(void)
         coll_args args;
         int rc[RANKS], busy, spins = 0;
 
-        coll_mbox_init(&world, RANKS);
+        coll_mailbox_init(&world, RANKS);
         for (r = 0; r < RANKS; r++) {
             coll_port port;
-            coll_mbox_port(&world, r, &port);
+            port = coll_mailbox_port(&world, r);
             coll_init(&comm[r], r, RANKS, &port, scratch[r], sizeof scratch[r]);
             for (i = 0; i < N; i++) data[r][i] = (float)(r + 1) * 0.5f + (float)i;
         }

@@ -17,8 +17,9 @@
    stacks then tell how deep a blocking all-reduce really went, port and
    switch included. */
 #include "coll.h"
-#define COLL_MBOX_IMPLEMENTATION
-#include "coll_mbox.h"
+#define COLL_MAILBOX_MAX_RANKS 4         /* size the mailbox for this program */
+#define COLL_MAILBOX_IMPLEMENTATION
+#include "ports/coll_mailbox.h"
 #include "bm.h"
 
 #define RANKS 4
@@ -26,7 +27,7 @@
 #define TASK_STACK 2048
 #define PAINT 0xa5u
 
-static coll_mbox_world world;
+static coll_mailbox world;
 static coll_comm comm[RANKS];
 static float data[RANKS][N];
 static uint64_t scratch[RANKS][16];            /* 128 bytes, 8-aligned */
@@ -53,7 +54,7 @@ static void run_rank(int r)
 {
     coll_port port = { 0 };
     int i;
-    coll_mbox_port(&world, r, &port);
+    port = coll_mailbox_port(&world, r);
     for (i = 0; i < N; i++) data[r][i] = (float)(r + 1) * 0.5f + (float)i;
     result[r] = coll_init(&comm[r], r, RANKS, &port, scratch[r], sizeof scratch[r]);
     if (result[r] == COLL_OK)
@@ -98,7 +99,7 @@ int main(void)
     unsigned long deepest = 0;
     int r, i, bad = 0;
 
-    coll_mbox_init(&world, RANKS);
+    coll_mailbox_init(&world, RANKS);
     world.idle = next_rank;
     for (r = 1; r < RANKS; r++) {
         unsigned char *s = (unsigned char *)stacks[r - 1];
