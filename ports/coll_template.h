@@ -144,6 +144,13 @@ int coll_template_init(coll_template *t, int rank, int nranks, const int *fds,
     port->isend = 0;
     port->irecv = 0;
     port->wait = 0;
+    /* abort: NULL here. coll.h calls it once after a transport error so
+       the other ranks fail now instead of at their deadline. Provide one
+       when your transport can tell every peer at once - a shared "failed"
+       word, a broadcast frame, closing every link (a closed socket or pipe
+       makes the peer's read fail at once: close(t->fd[i]) for every peer
+       would do here). Without it the peers still stop, at their deadline. */
+    port->abort = 0;
     return 0;
 }
 
