@@ -635,6 +635,13 @@ static COLL__NO_LIBCALL void coll__set_loop(void *d, int v, size_t n)
 
 #define COLL__MAGIC 0xC011C0DEu
 
+/* A refusal: the code and a short reason for coll_last_error. */
+#ifdef COLL_NO_ERRSTR
+#define COLL__NO(why_out, code, text) (*(why_out) = "", (code))
+#else
+#define COLL__NO(why_out, code, text) (*(why_out) = (text), (code))
+#endif
+
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"   /* trimmed schedules */
@@ -1778,64 +1785,138 @@ static int coll__dissemination_barrier(const coll__plan *pl, int s, coll__step *
     return 1;
 }
 
-/* ---- the registry ------------------------------------------------------- */
+/* ---- the registry: the one home of every algorithm -------------------------
+
+   One row per (collective, algorithm) gives everything the library knows
+   about it: its schedule, its cost formula (the one in the schedule's
+   comment), what it needs, and the local moves before and after its
+   messages. AUTO, forced algorithms, coll_start, coll_describe and
+   coll_scratch_bytes all read the row through one check (coll__fits).
+   Adding an algorithm = its schedule, its cost, one row (and its name in
+   COLL_ALGO_LIST if the name is new). */
 
 /* What an algorithm needs beyond the arguments every collective takes.
-   AUTO picks only algorithms that need none of the caller-dependent ones
-   (so every rank decides alike); a forced one is refused when its need
-   is not met. */
+   AUTO picks only algorithms whose needs every rank meets alike (none of
+   the CALLER ones); a forced one is refused when a need is not met. */
 enum {
     COLL__IN_PLACE  = 1,   /* the whole src is its workspace: in place only    */
     COLL__WORKSPACE = 2,   /* every rank's big buffer is workspace             */
     COLL__GROUP     = 4,   /* needs args.group                                 */
     COLL__EQUAL_OOP = 8,   /* out of place only when every count is equal      */
     COLL__HOST      = 16,  /* rearranges blocks on the host: not with memops   */
-    COLL__SCRATCH   = 32   /* packs messages through scratch                   */
+    COLL__SCRATCH   = 32,  /* packs messages through scratch                   */
+    COLL__ORDERED   = 64,  /* folds operands in rank order (non-commutative ok) */
+    COLL__ORDERED0  = 128, /* ... when the root is rank 0                      */
+    COLL__ROOT_ONLY = 256, /* only the root uses the big buffer                */
+    COLL__PIPELINE  = 512, /* counts its steps in chunks: bound them           */
+    COLL__CALLER    = COLL__IN_PLACE | COLL__WORKSPACE | COLL__GROUP | COLL__EQUAL_OOP
 };
+
+/* The local moves around an algorithm's messages (rows' begin and finish). */
+typedef int (*coll__hook)(coll_request *q);
+static int coll__own_block(coll_request *q);
+static int coll__own_block_a2a(coll_request *q);
+static int coll__bruck_begin(coll_request *q);
+static int coll__bruck_a2a_begin(coll_request *q);
+static int coll__work_in_place(coll_request *q);
+static int coll__take_block(coll_request *q);
+static int coll__bruck_finish(coll_request *q);
+static int coll__bruck_a2a_finish(coll_request *q);
+
+#ifndef COLL_NO_COST_MODEL
+typedef double (*coll__costfn)(const coll__plan *pl, double n, const coll_tuning *t);
+#define COLL__COST(F) F
+#else
+typedef void *coll__costfn;
+#define COLL__COST(F) 0
+#endif
 
 typedef struct coll__entry {
     coll_kind kind;
     coll_algo algo;
-    coll__schedule f;
+    coll__schedule f;            /* 0 if COLL_ALGOS leaves the algorithm out */
+    coll__costfn cost;
     unsigned needs;
+    coll__hook begin, finish;    /* 0: nothing to do                          */
 } coll__entry;
 
 /* A schedule, or 0 if COLL_ALGOS leaves its algorithm out. */
-#define COLL__S(A, F) (COLL__ON(COLL_ALGOS, A) ? F : 0)
+#define COLL__S(A, F) (COLL__ON(COLL_ALGOS, COLL_ALGO_##A) ? F : 0)
+
+/* ---- the cost model behind COLL_ALGO_AUTO (α-β-γ; see each schedule) ---- */
+#ifndef COLL_NO_COST_MODEL
+#define COLL__C(NAME, EXPR)                                                      \
+    static double NAME(const coll__plan *pl, double n, const coll_tuning *t)     \
+    {                                                                            \
+        int p = pl->p;                                                           \
+        double lg = (double)coll__ceil_log2(p), f = (double)(p - 1) / (double)p; \
+        double fold = pl->rem ? 2 * (t->alpha + n * t->beta) : 0;               \
+        double al = t->alpha, be = t->beta, ga = t->gamma;                       \
+        double C = pl->count ? (double)((pl->count - 1) / pl->chunk + 1) : 1;    \
+        (void)lg; (void)f; (void)fold; (void)al; (void)be; (void)ga; (void)C;    \
+        return EXPR;                                                             \
+    }
+COLL__C(coll__cost_naive,        2 * (p - 1) * (al + n * be) + (p - 1) * n * ga)
+COLL__C(coll__cost_ring_ar,      2 * (p - 1) * al + 2 * f * n * be + f * n * ga)
+COLL__C(coll__cost_ring_rs,      (p - 1) * al + f * n * (be + ga))
+COLL__C(coll__cost_ring_ag,      (p - 1) * al + f * n * be)
+COLL__C(coll__cost_tree,         2 * lg * al + lg * n * (2 * be + ga))
+COLL__C(coll__cost_rd_ar,        lg * al + n * lg * (be + ga) + fold)
+COLL__C(coll__cost_rd_ag,        lg * al + f * n * be + fold)
+COLL__C(coll__cost_rabenseifner, 2 * lg * al + 2 * f * n * be + f * n * ga + fold)
+COLL__C(coll__cost_pipe_tree,    (2 * lg + 4 * C) * al + 3 * n * be * (1 + lg / C) + n * ga)
+COLL__C(coll__cost_pairwise_rs,  (p - 1) * al + f * n * (be + ga))
+COLL__C(coll__cost_pairwise_a2a, (p - 1) * al + f * n * be)
+COLL__C(coll__cost_bruck_a2a,    lg * al + lg * n / 2 * be)
+COLL__C(coll__cost_bruck_ag,     lg * al + f * n * be)
+COLL__C(coll__cost_binomial_red, lg * (al + n * be + n * ga))
+COLL__C(coll__cost_binomial,     lg * (al + n * be))
+COLL__C(coll__cost_sag,          (lg + p - 1) * al + 2 * f * n * be)
+COLL__C(coll__cost_chain,        (p - 2 + C) * (al + n * be / C))
+COLL__C(coll__cost_linear,       (p - 1) * (al + n * be / p))
+COLL__C(coll__cost_dissem,       lg * al)
+COLL__C(coll__cost_never,        1e300)
+#undef COLL__C
+#endif
+
+#define COLL__ROW(K, A, F, COST, NEEDS, BEGIN, FINISH)                          \
+    { COLL_##K, COLL_ALGO_##A, COLL__S(A, F), COLL__COST(COST), NEEDS, BEGIN, FINISH }
 
 static const coll__entry coll__registry[] = {
-    { COLL_ALLREDUCE,       COLL_ALGO_NAIVE,                 COLL__S(COLL_ALGO_NAIVE, coll__naive_allreduce), 0 },
-    { COLL_ALLREDUCE,       COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_allreduce), 0 },
-    { COLL_ALLREDUCE,       COLL_ALGO_TREE,                  COLL__S(COLL_ALGO_TREE, coll__tree_allreduce), 0 },
-    { COLL_ALLREDUCE,       COLL_ALGO_RECURSIVE_DOUBLING,    COLL__S(COLL_ALGO_RECURSIVE_DOUBLING, coll__rd_allreduce), 0 },
-    { COLL_ALLREDUCE,       COLL_ALGO_RABENSEIFNER,          COLL__S(COLL_ALGO_RABENSEIFNER, coll__rabenseifner_allreduce), 0 },
-    { COLL_ALLREDUCE,       COLL_ALGO_HIERARCHICAL,          COLL__S(COLL_ALGO_HIERARCHICAL, coll__hierarchical_allreduce), COLL__GROUP },
-    { COLL_ALLREDUCE,       COLL_ALGO_PIPELINED_TREE,        COLL__S(COLL_ALGO_PIPELINED_TREE, coll__pipelined_tree_allreduce), 0 },
-    { COLL_REDUCE_SCATTER,  COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_reduce_scatter), 0 },
-    { COLL_REDUCE_SCATTER,  COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_reduce_scatter), 0 },
-    { COLL_REDUCE_SCATTER,  COLL_ALGO_RECURSIVE_HALVING,     COLL__S(COLL_ALGO_RECURSIVE_HALVING, coll__halving_reduce_scatter), COLL__IN_PLACE },
-    { COLL_REDUCE_SCATTERV, COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_reduce_scatter), COLL__EQUAL_OOP },
-    { COLL_REDUCE_SCATTERV, COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_reduce_scatter), 0 },
-    { COLL_REDUCE_SCATTERV, COLL_ALGO_RECURSIVE_HALVING,     COLL__S(COLL_ALGO_RECURSIVE_HALVING, coll__halving_reduce_scatter), COLL__IN_PLACE },
-    { COLL_ALLGATHER,       COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_allgather), 0 },
-    { COLL_ALLGATHER,       COLL_ALGO_RECURSIVE_DOUBLING,    COLL__S(COLL_ALGO_RECURSIVE_DOUBLING, coll__rd_allgather), 0 },
-    { COLL_ALLGATHER,       COLL_ALGO_BRUCK,                 COLL__S(COLL_ALGO_BRUCK, coll__bruck_allgather), COLL__HOST },
-    { COLL_ALLGATHERV,      COLL_ALGO_RING,                  COLL__S(COLL_ALGO_RING, coll__ring_allgather), 0 },
-    { COLL_ALLGATHERV,      COLL_ALGO_RECURSIVE_DOUBLING,    COLL__S(COLL_ALGO_RECURSIVE_DOUBLING, coll__rd_allgather), 0 },
-    { COLL_ALLGATHERV,      COLL_ALGO_BRUCK,                 COLL__S(COLL_ALGO_BRUCK, coll__bruck_allgather), COLL__HOST },
-    { COLL_BROADCAST,       COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_broadcast), 0 },
-    { COLL_BROADCAST,       COLL_ALGO_SCATTER_ALLGATHER,     COLL__S(COLL_ALGO_SCATTER_ALLGATHER, coll__scatter_allgather_broadcast), 0 },
-    { COLL_BROADCAST,       COLL_ALGO_PIPELINED_CHAIN,       COLL__S(COLL_ALGO_PIPELINED_CHAIN, coll__chain_broadcast), 0 },
-    { COLL_REDUCE,          COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_reduce), 0 },
-    { COLL_REDUCE,          COLL_ALGO_REDUCE_SCATTER_GATHER, COLL__S(COLL_ALGO_REDUCE_SCATTER_GATHER, coll__rsg_reduce), 0 },
-    { COLL_GATHER,          COLL_ALGO_LINEAR,                COLL__S(COLL_ALGO_LINEAR, coll__linear_gather), 0 },
-    { COLL_GATHER,          COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_gather), COLL__WORKSPACE },
-    { COLL_SCATTER,         COLL_ALGO_LINEAR,                COLL__S(COLL_ALGO_LINEAR, coll__linear_scatter), 0 },
-    { COLL_SCATTER,         COLL_ALGO_BINOMIAL,              COLL__S(COLL_ALGO_BINOMIAL, coll__binomial_scatter), COLL__WORKSPACE },
-    { COLL_ALLTOALL,        COLL_ALGO_PAIRWISE,              COLL__S(COLL_ALGO_PAIRWISE, coll__pairwise_alltoall), 0 },
-    { COLL_ALLTOALL,        COLL_ALGO_BRUCK,                 COLL__S(COLL_ALGO_BRUCK, coll__bruck_alltoall), COLL__HOST | COLL__SCRATCH },
-    { COLL_BARRIER,         COLL_ALGO_DISSEMINATION,         COLL__S(COLL_ALGO_DISSEMINATION, coll__dissemination_barrier), 0 },
+    /*        collective       algorithm              schedule                            cost                     needs                          begin                  finish */
+    COLL__ROW(ALLREDUCE,       NAIVE,                 coll__naive_allreduce,              coll__cost_naive,        COLL__ORDERED,                 0,                     0),
+    COLL__ROW(ALLREDUCE,       RING,                  coll__ring_allreduce,               coll__cost_ring_ar,      0,                             0,                     0),
+    COLL__ROW(ALLREDUCE,       TREE,                  coll__tree_allreduce,               coll__cost_tree,         COLL__ORDERED,                 0,                     0),
+    COLL__ROW(ALLREDUCE,       RECURSIVE_DOUBLING,    coll__rd_allreduce,                 coll__cost_rd_ar,        0,                             0,                     0),
+    COLL__ROW(ALLREDUCE,       RABENSEIFNER,          coll__rabenseifner_allreduce,       coll__cost_rabenseifner, 0,                             0,                     0),
+    COLL__ROW(ALLREDUCE,       HIERARCHICAL,          coll__hierarchical_allreduce,       coll__cost_never,        COLL__GROUP,                   coll__work_in_place,   0),
+    COLL__ROW(ALLREDUCE,       PIPELINED_TREE,        coll__pipelined_tree_allreduce,     coll__cost_pipe_tree,    COLL__PIPELINE,                0,                     0),
+    COLL__ROW(REDUCE_SCATTER,  RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      0,                             0,                     0),
+    COLL__ROW(REDUCE_SCATTER,  PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0),
+    COLL__ROW(REDUCE_SCATTER,  RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0),
+    COLL__ROW(REDUCE_SCATTERV, RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      COLL__EQUAL_OOP,               0,                     0),
+    COLL__ROW(REDUCE_SCATTERV, PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0),
+    COLL__ROW(REDUCE_SCATTERV, RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0),
+    COLL__ROW(ALLGATHER,       RING,                  coll__ring_allgather,               coll__cost_ring_ag,      0,                             coll__own_block,       0),
+    COLL__ROW(ALLGATHER,       RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0),
+    COLL__ROW(ALLGATHER,       BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish),
+    COLL__ROW(ALLGATHERV,      RING,                  coll__ring_allgather,               coll__cost_ring_ag,      0,                             coll__own_block,       0),
+    COLL__ROW(ALLGATHERV,      RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0),
+    COLL__ROW(ALLGATHERV,      BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish),
+    COLL__ROW(BROADCAST,       BINOMIAL,              coll__binomial_broadcast,           coll__cost_binomial,     0,                             0,                     0),
+    COLL__ROW(BROADCAST,       SCATTER_ALLGATHER,     coll__scatter_allgather_broadcast,  coll__cost_sag,          0,                             0,                     0),
+    COLL__ROW(BROADCAST,       PIPELINED_CHAIN,       coll__chain_broadcast,              coll__cost_chain,        COLL__PIPELINE,                0,                     0),
+    COLL__ROW(REDUCE,          BINOMIAL,              coll__binomial_reduce,              coll__cost_binomial_red, COLL__ORDERED0,                0,                     0),
+    COLL__ROW(REDUCE,          REDUCE_SCATTER_GATHER, coll__rsg_reduce,                   coll__cost_rabenseifner, 0,                             0,                     0),
+    COLL__ROW(GATHER,          LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY,               coll__own_block,       0),
+    COLL__ROW(GATHER,          BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0),
+    COLL__ROW(SCATTER,         LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block),
+    COLL__ROW(SCATTER,         BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block),
+    COLL__ROW(ALLTOALL,        PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, 0,                             coll__own_block_a2a,   0),
+    COLL__ROW(ALLTOALL,        BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH,    coll__bruck_a2a_begin, coll__bruck_a2a_finish),
+    COLL__ROW(BARRIER,         DISSEMINATION,         coll__dissemination_barrier,        coll__cost_dissem,       0,                             0,                     0),
 };
+#undef COLL__ROW
 
 /* The registry entry for (collective, algorithm), or NULL. */
 static const coll__entry *coll__entry_of(coll_kind k, coll_algo a)
@@ -1853,76 +1934,51 @@ static coll__schedule coll__find(coll_kind k, coll_algo a)
     return e ? e->f : 0;
 }
 
-/* Algorithms that fold operands strictly in rank order (lower ranks on the
-   left), so a non-commutative user op gives the textbook answer. */
-static int coll__keeps_rank_order(const coll__plan *pl)
+/* Does the row serve this call? COLL_OK, or NOSYS / NOSPC and the reason.
+   The one check behind AUTO, forced algorithms, coll_start, coll_describe
+   and coll_scratch_bytes (the scratch a call needs is coll__scratch_ok's).
+   `ordered`: the op is a non-commutative user op. */
+static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entry *e, int ordered,
+                      const char **why)
 {
-    if (pl->algo == COLL_ALGO_NAIVE || pl->algo == COLL_ALGO_TREE) return 1;
-    if (pl->algo == COLL_ALGO_BINOMIAL && pl->kind == COLL_REDUCE) return pl->root == 0;
-    return 0;
-}
-
-/* Calls an algorithm cannot serve, whatever the cost (same on every rank
-   except the in-place rules, which the caller controls). */
-static int coll__unsupported(const coll_comm *c, const coll__plan *pl)
-{
-    unsigned needs = coll__entry_of(pl->kind, pl->algo)->needs;
-    if ((needs & COLL__GROUP) && pl->group < 1) return 1;
-    if ((needs & COLL__IN_PLACE) && !pl->inplace && pl->p > 1) return 1;
-    if ((needs & COLL__HOST) && c->mem) return 1;
+    unsigned needs;
+    if (!e || !e->f) return COLL__NO(why, COLL_ERR_NOSYS, "algo: none for this collective (or not compiled in)");
+    needs = e->needs;
+    if (ordered && !((needs & COLL__ORDERED) || ((needs & COLL__ORDERED0) && pl->root == 0)))
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: reorders operands of a non-commutative op");
+    if ((needs & COLL__GROUP) && pl->group < 1)
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: hierarchical needs args.group");
+    if ((needs & COLL__IN_PLACE) && !pl->inplace && pl->p > 1)
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: runs in place only");
+    if ((needs & COLL__HOST) && c->mem)
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: rearranges blocks on the host (not with memops)");
     if ((needs & COLL__EQUAL_OOP) && !pl->inplace) {
         int i;                  /* the partial sums pass through dst: equal blocks only */
-        for (i = 0; i < pl->p; i++) if (pl->counts[i] != pl->counts[0]) return 1;
+        for (i = 0; i < pl->p; i++)
+            if (pl->counts[i] != pl->counts[0])
+                return COLL__NO(why, COLL_ERR_NOSYS, "algo: out of place needs equal counts");
     }
-    return 0;
+    /* pipelines count their steps in an int: bound the chunks */
+    if ((needs & COLL__PIPELINE) && pl->count / pl->chunk >= (size_t)(0x7fffffff / 4 - pl->p))
+        return COLL__NO(why, COLL_ERR_NOSPC, "algo: too many pipeline chunks for this scratch");
+    return COLL_OK;
 }
 
-/* ========================================================================== */
-/* 4. Planner: the α-β-γ cost model behind COLL_ALGO_AUTO                     */
-/* ========================================================================== */
-/* Each formula is the one in the comment of its schedule. AUTO takes the
-   cheapest algorithm that needs no workspace and works in and out of
-   place, so every rank makes the same choice from the same numbers. */
-
-#ifndef COLL_NO_COST_MODEL
-static double coll__cost(const coll__plan *pl, double n, const coll_tuning *t)
+/* Scratch enough for this call (the same answer as coll_scratch_bytes). */
+static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es, const char **why)
 {
-    int p = pl->p;
-    double lg = (double)coll__ceil_log2(p), f = (double)(p - 1) / (double)p;
-    double fold = pl->rem ? 2 * (t->alpha + n * t->beta) : 0;
-    double al = t->alpha, be = t->beta, ga = t->gamma, C;
-    switch (pl->algo) {
-    case COLL_ALGO_NAIVE:  return 2 * (p - 1) * (al + n * be) + (p - 1) * n * ga;
-    case COLL_ALGO_RING:
-        if (pl->kind == COLL_ALLREDUCE) return 2 * (p - 1) * al + 2 * f * n * be + f * n * ga;
-        return (p - 1) * al + f * n * (be + (coll__reduces(pl->kind) ? ga : 0));
-    case COLL_ALGO_TREE:   return 2 * lg * al + lg * n * (2 * be + ga);
-    case COLL_ALGO_RECURSIVE_DOUBLING:
-        if (pl->kind == COLL_ALLREDUCE) return lg * al + n * lg * (be + ga) + fold;
-        return lg * al + f * n * be + fold;
-    case COLL_ALGO_RABENSEIFNER: case COLL_ALGO_REDUCE_SCATTER_GATHER:
-        return 2 * lg * al + 2 * f * n * be + f * n * ga + fold;
-    case COLL_ALGO_PIPELINED_TREE:
-        C = pl->count ? (double)((pl->count - 1) / pl->chunk + 1) : 1;
-        return (2 * lg + 4 * C) * al + 3 * n * be * (1 + lg / C) + n * ga;
-    case COLL_ALGO_PAIRWISE: return (p - 1) * al + f * n * (be + (pl->kind == COLL_ALLTOALL ? 0 : ga));
-    case COLL_ALGO_BRUCK:
-        if (pl->kind == COLL_ALLTOALL) return lg * al + lg * n / 2 * be;
-        return lg * al + f * n * be;
-    case COLL_ALGO_BINOMIAL:
-        if (pl->kind == COLL_REDUCE) return lg * (al + n * be + n * ga);
-        return lg * (al + n * be);
-    case COLL_ALGO_SCATTER_ALLGATHER: return (lg + p - 1) * al + 2 * f * n * be;
-    case COLL_ALGO_PIPELINED_CHAIN:
-        C = pl->count ? (double)((pl->count - 1) / pl->chunk + 1) : 1;
-        return (p - 2 + C) * (al + n * be / C);
-    case COLL_ALGO_LINEAR: return (p - 1) * (al + n * be / p);
-    case COLL_ALGO_DISSEMINATION: return lg * al;
-    default: return 1e300;
-    }
+    if (c->segment && c->segment < es)
+        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: a segment is smaller than one element");
+    if (coll__reduces(pl->kind) && c->nranks > 1 && pl->total > 0 && c->segment < es)
+        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: reducing collectives need scratch");
+    if ((coll__entry_of(pl->kind, pl->algo)->needs & COLL__SCRATCH) && c->segment < es)
+        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: this algorithm packs through scratch");
+    return COLL_OK;
 }
 
-#endif
+/* ========================================================================== */
+/* 4. Planner: AUTO                                                           */
+/* ========================================================================== */
 
 static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
 {
@@ -1931,35 +1987,36 @@ static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
     return n * esize;
 }
 
-/* AUTO: the cheapest algorithm that needs no workspace, no group size and
-   no in-place layout (so every rank picks the same one), honouring the
-   caller's per-size rules first. */
-static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t esize, int ordered_only)
+/* AUTO: the caller's per-size rule if one matches; else the cheapest row
+   that fits and needs nothing only some ranks could give (so every rank
+   picks the same one); without the cost model, the first such row. */
+static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t esize, int ordered)
 {
     coll_algo best = COLL_ALGO_AUTO;
     size_t bytes = coll__total_bytes(pl, esize), i;
 #ifndef COLL_NO_COST_MODEL
     double best_cost = 0, n = (double)bytes;
 #endif
-    coll__plan q;
+    const char *why;
     for (i = 0; i < (size_t)c->nrules; i++) {
         const coll_rule *u = &c->rules[i];
         if (u->kind == pl->kind && bytes >= u->min_bytes && bytes <= u->max_bytes) return u->algo;
     }
     for (i = 0; i < sizeof coll__registry / sizeof coll__registry[0]; i++) {
-        if (coll__registry[i].kind != pl->kind || !coll__registry[i].f) continue;
-        COLL_MEMCPY(&q, pl, sizeof q);
-        q.algo = coll__registry[i].algo;
-        if (coll__registry[i].needs & (COLL__IN_PLACE | COLL__WORKSPACE | COLL__GROUP | COLL__EQUAL_OOP)) continue;
-        if ((coll__registry[i].needs & COLL__HOST) && c->mem) continue;
-        if ((coll__registry[i].needs & COLL__SCRATCH) && !c->segment) continue;
-        if (ordered_only && !coll__keeps_rank_order(&q)) continue;
+        const coll__entry *e = &coll__registry[i];
+        if (e->kind != pl->kind || (e->needs & COLL__CALLER)) continue;
+        if (coll__fits(c, pl, e, ordered, &why) != COLL_OK) continue;
+        if ((e->needs & COLL__SCRATCH) && c->segment < esize) continue;
 #ifdef COLL_NO_COST_MODEL
-        return q.algo;                       /* the first one compiled in */
+        return e->algo;
 #else
         {
-            double cost = coll__cost(&q, n, &c->tune);
-            if (best == COLL_ALGO_AUTO || cost < best_cost) { best = q.algo; best_cost = cost; }
+            coll__plan q;
+            double cost;
+            COLL_MEMCPY(&q, pl, sizeof q);
+            q.algo = e->algo;
+            cost = e->cost(&q, n, &c->tune);
+            if (best == COLL_ALGO_AUTO || cost < best_cost) { best = e->algo; best_cost = cost; }
         }
 #endif
     }
@@ -1983,12 +2040,6 @@ static size_t coll__esize(const coll_comm *c, coll_dtype t)
     return t == COLL_USER_TYPE ? c->user.elem_size : coll_dtype_size(t);
 }
 
-/* A refusal: the code and a short reason for coll_last_error. */
-#ifdef COLL_NO_ERRSTR
-#define COLL__NO(why_out, code, text) (*(why_out) = "", (code))
-#else
-#define COLL__NO(why_out, code, text) (*(why_out) = (text), (code))
-#endif
 
 /* Everything coll_start checks about the arguments that every rank can
    check alike, without touching a buffer: kinds, types, ops, roots, sizes. */
@@ -2075,7 +2126,8 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
 static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
 {
     size_t off, len, n = pl->count, p = (size_t)pl->p;
-    int root = pl->rank == pl->root, big = pl->algo != COLL_ALGO_LINEAR;
+    const coll__entry *e = coll__entry_of(pl->kind, pl->algo);
+    int root = pl->rank == pl->root, big = !e || !(e->needs & COLL__ROOT_ONLY);
     coll__block(pl, pl->rank, &off, &len);
     switch (pl->kind) {
     case COLL_ALLREDUCE: case COLL_REDUCE: *in_n = *out_n = n; break;
@@ -2113,20 +2165,9 @@ static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es,
 static int coll__pick(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t es, const char **why)
 {
     int ordered = a->op == COLL_USER_OP && coll__reduces(a->kind) && !c->user.commutative;
-    if (pl->algo == COLL_ALGO_AUTO) {
+    if (pl->algo == COLL_ALGO_AUTO)
         pl->algo = a->kind == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose(c, pl, es, ordered);
-    }
-    if (pl->algo == COLL_ALGO_AUTO || !coll__find(pl->kind, pl->algo))
-        return COLL__NO(why, COLL_ERR_NOSYS, "algo: none for this collective (or not compiled in)");
-    if (ordered && !coll__keeps_rank_order(pl))
-        return COLL__NO(why, COLL_ERR_NOSYS, "algo: reorders operands of a non-commutative op");
-    if (coll__unsupported(c, pl))
-        return COLL__NO(why, COLL_ERR_NOSYS, "algo: cannot serve this call (in place, group, equal counts or memops)");
-    /* pipelines count their steps in an int: bound the chunks */
-    if ((pl->algo == COLL_ALGO_PIPELINED_TREE || pl->algo == COLL_ALGO_PIPELINED_CHAIN) &&
-        pl->count / pl->chunk >= (size_t)(0x7fffffff / 4 - pl->p))
-        return COLL__NO(why, COLL_ERR_NOSPC, "algo: too many pipeline chunks for this scratch");
-    return COLL_OK;
+    return coll__fits(c, pl, coll__entry_of(pl->kind, pl->algo), ordered, why);
 }
 
 COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
@@ -2140,18 +2181,6 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
     if (coll__pick(c, a, &pl, es, &why) == COLL_OK &&
         (coll__entry_of(pl.kind, pl.algo)->needs & COLL__SCRATCH)) return 2 * es;
     return 0;
-}
-
-/* Scratch enough for this call (the same answer as coll_scratch_bytes). */
-static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es, const char **why)
-{
-    if (c->segment && c->segment < es)
-        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: a segment is smaller than one element");
-    if (coll__reduces(pl->kind) && c->nranks > 1 && pl->total > 0 && c->segment < es)
-        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: reducing collectives need scratch");
-    if ((coll__entry_of(pl->kind, pl->algo)->needs & COLL__SCRATCH) && c->segment < es)
-        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: this algorithm packs through scratch");
-    return COLL_OK;
 }
 
 /* ========================================================================== */
@@ -2210,7 +2239,7 @@ static uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const 
     coll__put32(w + 4, (uint32_t)k);
     coll__put32(w + 8, (uint32_t)pl->algo);
     coll__put32(w + 12, rooted ? (uint32_t)pl->root : 0u);
-    coll__put32(w + 16, pl->algo == COLL_ALGO_HIERARCHICAL ? (uint32_t)pl->group : 0u);
+    coll__put32(w + 16, coll__entry_of(pl->kind, pl->algo)->needs & COLL__GROUP ? (uint32_t)pl->group : 0u);
     coll__put32(w + 20, (uint32_t)t);
     coll__put32(w + 24, (uint32_t)((t >> 16) >> 16));
     coll__put32(w + 28, coll__reduces(pl->kind) ? (uint32_t)a->op : 0u);
@@ -2637,78 +2666,125 @@ static void coll__eager_start(coll_request *q, const coll_args *a)
     if (from) COLL_MEMCPY(q->fout + COLL__FRAME, from, b);
 }
 
-/* The first local moves, once the ranks agree, so the schedules find every
-   rank's own data where they expect it. */
-static int coll__begin(coll_request *q)
+/* ---- local moves around the messages (the registry's begin and finish) --- */
+
+/* Work in place: dst takes src, and the schedule runs on dst alone
+   (hierarchical; any reducing collective on one rank). */
+static int coll__work_in_place(coll_request *q)
 {
-    coll_comm *c = q->c;
-    const coll__plan *pl = &q->pl;
-    size_t off, len, es = q->esize;
-    unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
-    int rc = COLL_OK, p = pl->p;
-    if (pl->total == 0) return COLL_OK;           /* nothing to move (buffers may be NULL) */
-    coll__block(pl, pl->rank, &off, &len);
-    switch (pl->kind) {
-    case COLL_ALLREDUCE: case COLL_REDUCE:
-        if (p == 1 || pl->algo == COLL_ALGO_HIERARCHICAL) {
-            rc = coll__copy(c, dst, src, pl->count * es);
-            q->a.src = dst;                 /* from here on, work in place */
-            q->pl.inplace = 1;
-        }
-        break;
-    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
-        if (p == 1) rc = coll__copy(c, dst, src, len * es);
-        break;
-    case COLL_ALLGATHER: case COLL_ALLGATHERV:
-        if (pl->algo != COLL_ALGO_BRUCK) rc = coll__copy(c, dst + off * es, src, len * es);
-        else if (coll__overlap(dst, len * es, src, len * es)) coll__move_down(dst, src, len * es);
-        else rc = coll__copy(c, dst, src, len * es);
-        break;
-    case COLL_GATHER:
-        if (pl->rank == pl->root || pl->algo == COLL_ALGO_BINOMIAL)
-            rc = coll__copy(c, dst + off * es, src, len * es);
-        break;
-    case COLL_ALLTOALL:
-        if (pl->algo != COLL_ALGO_BRUCK) rc = coll__copy(c, dst + off * es, src + off * es, len * es);
-        else {                       /* Bruck: block j is the one for rank r+j */
-            int j;
-            for (j = 0; j < p && rc == COLL_OK; j++)
-                rc = coll__copy(c, dst + (size_t)j * len * es,
-                                src + (size_t)((pl->rank + j) % p) * len * es, len * es);
-        }
-        break;
-    default: break;
-    }
+    int rc = coll__copy(q->c, q->a.dst, q->a.src, q->pl.count * q->esize);
+    q->a.src = q->a.dst;
+    q->pl.inplace = 1;
     return rc;
 }
 
-/* The last local touches: avg divides the reduced result once; scatter
-   takes its block out of the workspace; Bruck rotates the blocks back into
-   rank order (three reversals rotate in place). */
+/* This rank's block to its own place in dst, if this rank uses dst
+   (all-gather, gather). */
+static int coll__own_block(coll_request *q)
+{
+    size_t off, len, in_n, out_n, es = q->esize;
+    coll__extents(&q->pl, &in_n, &out_n);
+    if (!out_n) return COLL_OK;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    return coll__copy(q->c, coll__buf(q, COLL_BUF_DST) + off * es, coll__buf(q, COLL_BUF_SRC), len * es);
+}
+
+/* All-to-all: the block a rank sends itself. */
+static int coll__own_block_a2a(coll_request *q)
+{
+    size_t off, len, es = q->esize;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    return coll__copy(q->c, coll__buf(q, COLL_BUF_DST) + off * es, coll__buf(q, COLL_BUF_SRC) + off * es, len * es);
+}
+
+/* Scatter: this rank's block out of the big buffer, if this rank has it. */
+static int coll__take_block(coll_request *q)
+{
+    size_t off, len, in_n, out_n, es = q->esize;
+    coll__extents(&q->pl, &in_n, &out_n);
+    if (!in_n) return COLL_OK;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    return coll__copy(q->c, coll__buf(q, COLL_BUF_DST), coll__buf(q, COLL_BUF_SRC) + off * es, len * es);
+}
+
+/* Bruck all-gather works on dst rotated so that this rank's block is first;
+   at the end three reversals rotate it back in place. */
+static int coll__bruck_begin(coll_request *q)
+{
+    size_t off, len, es = q->esize;
+    unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    if (coll__overlap(dst, len * es, src, len * es)) { coll__move_down(dst, src, len * es); return COLL_OK; }
+    return coll__copy(q->c, dst, src, len * es);
+}
+
+static int coll__bruck_finish(coll_request *q)
+{
+    size_t off, len, es = q->esize, n = q->pl.total * es, m;
+    unsigned char *dst = coll__buf(q, COLL_BUF_DST);
+    if (q->pl.p == 1) return COLL_OK;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    m = n - off * es;
+    coll__reverse(dst, m); coll__reverse(dst + m, n - m); coll__reverse(dst, n);
+    return COLL_OK;
+}
+
+/* Bruck all-to-all: block j of dst starts as the block for rank r+j; at the
+   end block i holds the one from rank r-i, swapped into rank order. */
+static int coll__bruck_a2a_begin(coll_request *q)
+{
+    size_t off, len, es = q->esize;
+    unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
+    int j, p = q->pl.p, rc = COLL_OK;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    for (j = 0; j < p && rc == COLL_OK; j++)
+        rc = coll__copy(q->c, dst + (size_t)j * len * es, src + (size_t)((q->pl.rank + j) % p) * len * es, len * es);
+    return rc;
+}
+
+static int coll__bruck_a2a_finish(coll_request *q)
+{
+    size_t off, len, es = q->esize;
+    unsigned char *dst = coll__buf(q, COLL_BUF_DST);
+    int i, p = q->pl.p;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    for (i = 0; i < p; i++) {
+        int j = coll__mod(q->pl.rank - i, p);
+        if (i < j) coll__swap(dst + (size_t)i * len * es, dst + (size_t)j * len * es, len * es);
+    }
+    return COLL_OK;
+}
+
+/* The first local moves, once the ranks agree, so the schedules find every
+   rank's own data where they expect it: the row's begin hook (a reducing
+   collective on one rank just copies). */
+static int coll__begin(coll_request *q)
+{
+    const coll__plan *pl = &q->pl;
+    const coll__entry *e = coll__entry_of(pl->kind, pl->algo);
+    size_t off, len;
+    if (pl->total == 0) return COLL_OK;           /* nothing to move (buffers may be NULL) */
+    if (pl->p == 1 && (pl->kind == COLL_REDUCE_SCATTER || pl->kind == COLL_REDUCE_SCATTERV)) {
+        coll__block(pl, 0, &off, &len);
+        return coll__copy(q->c, q->a.dst, q->a.src, len * q->esize);
+    }
+    if (pl->p == 1 && coll__reduces(pl->kind)) return coll__work_in_place(q);
+    return e->begin ? e->begin(q) : COLL_OK;
+}
+
+/* The last local touches: the row's finish hook, and avg's one division
+   of the reduced result. */
 static int coll__finish(coll_request *q)
 {
     const coll__plan *pl = &q->pl;
-    size_t off, len, es = q->esize;
-    unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
+    const coll__entry *e = coll__entry_of(pl->kind, pl->algo);
+    size_t off, len;
+    int rc;
     if (pl->total == 0) return COLL_OK;
-    coll__block(pl, pl->rank, &off, &len);
-    if (pl->kind == COLL_SCATTER && (pl->algo == COLL_ALGO_BINOMIAL || pl->rank == pl->root))
-        return coll__copy(q->c, dst, src + off * es, len * es);
-    if (pl->kind == COLL_ALLTOALL && pl->algo == COLL_ALGO_BRUCK) {
-        int i;                   /* block i came from rank r-i: swap into rank order */
-        for (i = 0; i < pl->p; i++) {
-            int j = coll__mod(pl->rank - i, pl->p);
-            if (i < j) coll__swap(dst + (size_t)i * len * es, dst + (size_t)j * len * es, len * es);
-        }
-        return COLL_OK;
-    }
-    if (pl->algo == COLL_ALGO_BRUCK && pl->p > 1) {
-        size_t n = pl->total * es, m = n - off * es;
-        coll__reverse(dst, m); coll__reverse(dst + m, n - m); coll__reverse(dst, n);
-        return COLL_OK;
-    }
+    if (e->finish && (rc = e->finish(q)) != COLL_OK) return rc;
     if (!coll__reduces(pl->kind) || q->a.op != COLL_AVG) return COLL_OK;
     if (pl->kind == COLL_REDUCE && pl->rank != pl->root) return COLL_OK;
+    coll__block(pl, pl->rank, &off, &len);
     if (pl->kind == COLL_ALLREDUCE || pl->kind == COLL_REDUCE) len = pl->count;
     return coll__scale(q->c, q->a.dst, len, q->a.dtype, (size_t)pl->p);
 }
@@ -3114,7 +3190,7 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     if (rc != COLL_OK) return rc;
     rc = coll__pick(c, a, &pl, es, &why);
     if (rc != COLL_OK) return rc;
-    if (pl.algo == COLL_ALGO_HIERARCHICAL) pl.inplace = 1;
+    if (coll__entry_of(pl.kind, pl.algo)->begin == coll__work_in_place) pl.inplace = 1;
     if (!coll__find(pl.kind, pl.algo)(&pl, step, &st)) return 0;
     x->send_to = st.to;   x->send_buf = st.sbuf;
     x->recv_from = st.from; x->recv_buf = st.rbuf;
