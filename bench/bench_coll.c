@@ -53,6 +53,7 @@ typedef struct config {
     int tcp_port;
     char tcp_token[33];          /* the job token the tcp ranks share         */
     int checks;                  /* -C: COLL_CHECK_* flags, -1 = the default  */
+    char impl_buf[32];           /* impl with the checks' suffix (-c0, -crc)  */
 #ifdef BENCH_HAVE_THREADS
     coll_threads *tw;
 #endif
@@ -157,6 +158,17 @@ static int new_tcp_token(char *hex)
 }
 #endif
 
+/* The row's impl: the port's name, with "-c0" when the call checks are off
+   (-C 0) and "-crc" when CRCs are on too (-C 3), so that one table can
+   hold the same rows with the checks in each state. The default (-C 1 or
+   no -C) has no suffix. */
+static const char *bench_impl_name(config *cf, const char *port)
+{
+    const char *sfx = cf->checks == 0 ? "-c0" : cf->checks > 1 ? "-crc" : "";
+    snprintf(cf->impl_buf, sizeof cf->impl_buf, "%s%s", port, sfx);
+    return cf->impl_buf;
+}
+
 /* Runs one port at one rank count; returns 0 if every rank came back. */
 static int run_world(const char *port, config *cf)
 {
@@ -166,7 +178,7 @@ static int run_world(const char *port, config *cf)
     if (strcmp(port, "threads") == 0) {
 #ifdef BENCH_HAVE_THREADS
         static coll_threads w;
-        cf->impl = "coll-threads";
+        cf->impl = bench_impl_name(cf, "coll-threads");
         if ((rc = coll_threads_init(&w, cf->p, BENCH_TIMEOUT_MS)) == 0) {
             cf->tw = &w;
             rc = coll_threads_run(&w, threads_rank, cf);
@@ -175,13 +187,13 @@ static int run_world(const char *port, config *cf)
 #endif
     } else if (strcmp(port, "shm") == 0) {
 #ifdef BENCH_HAVE_SHM
-        cf->impl = "coll-shm";
+        cf->impl = bench_impl_name(cf, "coll-shm");
         fflush(stdout);
         rc = coll_shm_spawn(cf->p, shm_rank, cf, BENCH_TIMEOUT_MS);
 #endif
     } else if (strcmp(port, "tcp") == 0) {
 #ifdef BENCH_HAVE_TCP
-        cf->impl = "coll-tcp";
+        cf->impl = bench_impl_name(cf, "coll-tcp");
         cf->tcp_port = free_tcp_port();
         rc = cf->tcp_port > 0 && new_tcp_token(cf->tcp_token) ?
              bench_fork_ranks(cf->p, tcp_rank, cf) : -1;
@@ -216,7 +228,8 @@ static void usage(void)
             "  -A  largest size for algorithms other than AUTO (default 64M)\n"
             "  -T  milliseconds of timed calls per row (default 20)\n"
             "  -N  exactly this many timed calls per row (for profiling)\n"
-            "  -C  call checks: 0 off, 1 calls (the default), 3 calls + CRC\n"
+            "  -C  call checks: 0 off, 1 calls (the default), 3 calls + CRC;\n"
+            "      rows of -C 0 say impl coll-<port>-c0, of -C 3 coll-<port>-crc\n"
             "  -k  check only: one call per cell, no rows, ends with \"N passed, N failed\"\n");
 }
 

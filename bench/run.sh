@@ -6,12 +6,16 @@
 # the run fail instead.
 #
 #   quick  (< 1 min)  all-reduce, ranks 2 and 4, 8 B / 64 KiB / 8 MiB: every
-#                     coll port (AUTO), Open MPI, MPICH, Gloo, torch.distributed
-#                     (gloo) and the torch seed's programs; memory bandwidth
+#                     coll port (AUTO), with the call checks on (the default)
+#                     and off (-C 0: rows coll-<port>-c0), Open MPI, MPICH,
+#                     Gloo, torch.distributed (gloo) and the torch seed's
+#                     programs; memory bandwidth; coll.h's cost per call over
+#                     the null port
 #   full   (< 10 min) every collective and size 8 B..64 MiB (x4, with 64 KiB
 #                     and 64 MiB), and 256 MiB for all-reduce; coll-threads
 #                     with every algorithm (AUTO alone above 64 MiB), the
 #                     other ports with AUTO plus every all-reduce algorithm;
+#                     all-reduce with AUTO again with the checks off (-C 0);
 #                     the peers likewise
 #
 # Each program runs under `timeout`, so a hang costs a bounded time and is
@@ -68,6 +72,9 @@ rm -f "$flags"
             run coll-shm-tcp-others $bin/bench_coll -p shm,tcp -n $ranks_csv -c $others \
                 -a auto -s $sizes -T $T
         fi
+        # the same AUTO all-reduce with the call checks off, for the goals' second column
+        run coll-ports-checks-off $bin/bench_coll -p threads,shm,tcp -n $ranks_csv -c allreduce \
+            -a auto -s $sizes -T $T -C 0
     else
         lack "$bin/bench_coll not built: no coll-threads/shm/tcp rows"
     fi
@@ -114,6 +121,13 @@ rm -f "$flags"
         run torch "$PY" bench/bench_torch.py -n $ranks_csv -s $sizes
     else
         lack "python3-torch (Debian python3-torch): no torch-gloo or torch-seed rows"
+    fi
+
+    # --- coll.h's own cost per call: the null port ---------------------------
+    if [ -x $bin/nullport ]; then
+        run nullport $bin/nullport -N $([ $mode = quick ] && echo 200000 || echo 1000000)
+    else
+        lack "$bin/nullport not built: no coll-null rows"
     fi
 
     # --- the memory's own ceiling --------------------------------------------

@@ -5,6 +5,9 @@
 #   make bench-plot    bus bandwidth against size, PNGs in bench/results/
 #   make bench-goals   the team's goal ratios from bench/results/latest.tsv
 #                      (or the median over BENCH_TABLES="a.tsv b.tsv ...")
+#   make bench-auto    AUTO against the fastest forced algorithm, every row
+#   make bench-checks  the call checks' cost: off / on / on+CRC (~2 min)
+#   make bench-null    coll.h's own ns per call over a port that does nothing
 #   make sim           coll's schedules for up to 4096 ranks under an α-β-γ clock
 #   make test-bench    a correctness-only pass of the bench and the simulator
 #
@@ -24,7 +27,7 @@ BENCH_MPICC_MPICH := $(shell command -v mpicc.mpich 2>/dev/null)
 BENCH_GLOO        := $(wildcard /usr/include/gloo/allreduce_ring.h)
 BENCH_GNUPLOT     := $(shell command -v gnuplot 2>/dev/null)
 
-BENCH_BINS := $(BENCH_B)/bench_coll $(BENCH_B)/membw $(BENCH_B)/sim
+BENCH_BINS := $(BENCH_B)/bench_coll $(BENCH_B)/membw $(BENCH_B)/sim $(BENCH_B)/nullport
 ifneq ($(BENCH_MPICC_OMPI),)
 BENCH_BINS += $(BENCH_B)/bench_mpi_ompi
 endif
@@ -36,7 +39,7 @@ BENCH_BINS += $(BENCH_B)/bench_gloo
 endif
 
 TEST_TARGETS += test-bench
-.PHONY: bench bench-quick bench-plot bench-goals bench-bins sim test-bench
+.PHONY: bench bench-quick bench-plot bench-goals bench-auto bench-checks bench-null bench-bins sim test-bench
 BENCH_TABLES ?= bench/results/latest.tsv
 
 ## bench-bins: build every benchmark program that this machine can build (internal)
@@ -59,6 +62,11 @@ $(BENCH_B)/membw: bench/membw.c bench/bench_common.h
 	@mkdir -p $(@D)
 	@echo "  CC  $@" >&2
 	@$(CC) $(BENCH_CFLAGS) $< -o $@ $(LDLIBS_THREADS)
+
+$(BENCH_B)/nullport: bench/nullport.c bench/bench_common.h coll.h
+	@mkdir -p $(@D)
+	@echo "  CC  $@" >&2
+	@$(CC) $(BENCH_CFLAGS) $< -o $@
 
 $(BENCH_B)/sim: bench/sim.c coll.h
 	@mkdir -p $(@D)
@@ -88,9 +96,21 @@ bench-plot:
 	@test -f bench/results/latest.tsv || { echo "bench-plot: run make bench (or bench-quick) first" >&2; exit 1; }
 	@sh bench/plot.sh bench/results/latest.tsv bench/results
 
-## bench-goals: the goal ratios from bench/results/latest.tsv (or BENCH_TABLES)
+## bench-goals: the goal ratios from bench/results/latest.tsv (or BENCH_TABLES), checks on and off
 bench-goals:
 	@sh bench/goals.sh $(BENCH_TABLES)
+
+## bench-auto: AUTO's time against the fastest forced algorithm for every row of the table
+bench-auto:
+	@sh bench/auto.sh $(BENCH_TABLES)
+
+## bench-checks: call checks off / on / on+CRC, threads and shm ports, 8 B to 8 MiB (markdown)
+bench-checks: $(BENCH_B)/bench_coll
+	@sh bench/checks.sh
+
+## bench-null: coll.h's own ns per 8 B all-reduce over a port that does nothing
+bench-null: $(BENCH_B)/nullport
+	@$(BENCH_B)/nullport
 
 # The schedules of every collective at a few rank counts, up to 4096.
 ## sim: coll's schedules for up to 4096 ranks under an alpha-beta-gamma clock

@@ -1,0 +1,55 @@
+#!/bin/sh
+# bench/checks.sh - what coll.h's call checks cost: AUTO all-reduce on the
+# threads and shm ports, 2 and 4 ranks, 8 B / 64 KiB / 8 MiB, with the
+# checks off (-C 0), on (the default, -C 1) and on with CRC-32C (-C 3).
+# The three settings take turns, three rounds, and each cell is the median
+# of the three rounds (each round's row is itself the median of three
+# timed runs). Prints a markdown table: time at 8 B, busbw above, and the
+# cost of the checks against "off".
+B=${B:-build}
+bin=$B/bench/bench_coll
+[ -x $bin ] || { echo "checks.sh: $bin not built (make bench-bins)" >&2; exit 1; }
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+for round in 1 2 3; do
+    for C in 0 1 3; do
+        $bin -p threads,shm -n 2,4 -c allreduce -s 8,64K,8M -T 20 -C $C >>"$tmp" || exit 1
+    done
+done
+awk -F'\t' '
+{
+    impl = $1; mode = "on"
+    if (impl ~ /-c0$/) { mode = "off"; sub(/-c0$/, "", impl) }
+    else if (impl ~ /-crc$/) { mode = "crc"; sub(/-crc$/, "", impl) }
+    k = impl SUBSEP $4 SUBSEP $5 SUBSEP mode
+    n[k]++; v[k, n[k]] = $6 + 0
+    if ($9 != "ok") bad = 1
+    rows[impl SUBSEP $4 SUBSEP $5] = 1
+}
+function med(k,    i, j, m, t, a) {
+    m = n[k]; if (!m) return -1
+    for (i = 1; i <= m; i++) a[i] = v[k, i]
+    for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return a[int((m + 1) / 2)]
+}
+function cell(t, p, b) {
+    if (t < 0) return "-"
+    if (b <= 8) return sprintf("%.2f µs", t)
+    return sprintf("%.2f GB/s", b / (t * 1e3) * 2 * (p - 1) / p)
+}
+END {
+    print "| port | ranks | bytes | checks off (-C 0) | on (default) | on + CRC (-C 3) | on / off | CRC / off |"
+    print "|---|---|---|---|---|---|---|---|"
+    split("coll-threads coll-shm", im, " "); split("8 65536 8388608", bs, " ")
+    for (i = 1; i <= 2; i++) for (p = 2; p <= 4; p += 2) for (j = 1; j <= 3; j++) {
+        b = bs[j]; k = im[i] SUBSEP p SUBSEP b
+        if (!(k in rows)) continue
+        o = med(k SUBSEP "off"); c = med(k SUBSEP "on"); r = med(k SUBSEP "crc")
+        printf "| %s | %d | %s | %s | %s | %s | %s | %s |\n", im[i], p,
+            b == 8 ? "8 B" : b == 65536 ? "64 KiB" : "8 MiB", cell(o, p, b), cell(c, p, b), cell(r, p, b),
+            (o > 0 && c > 0) ? sprintf("%.2f", c / o) : "-", (o > 0 && r > 0) ? sprintf("%.2f", r / o) : "-"
+    }
+    print ""
+    print "(ratios are of times: above 1 the checks cost that much)"
+    if (bad) print "WARNING: a row failed its check"
+}' "$tmp"
