@@ -170,9 +170,25 @@ enum {
 };
 
 /* ---- element types and reduction operators ------------------------------ */
+/* The element types, each described once: this list makes the enum, the
+   sizes, the kernels, the kernel table and avg's division. Columns: name,
+   short name, storage type, compute type, load and store (the halves go
+   through float), the type integer sums and products wrap through, the
+   type avg divides in, class (INT ones have the bitwise ops too). */
+#define COLL_DTYPE_LIST(X)                                                                     \
+    X(INT8,     i8,   int8_t,   int8_t,   COLL__ID,  COLL__ID,  uint8_t,  int64_t,  INT)       \
+    X(UINT8,    u8,   uint8_t,  uint8_t,  COLL__ID,  COLL__ID,  uint8_t,  uint64_t, INT)       \
+    X(INT32,    i32,  int32_t,  int32_t,  COLL__ID,  COLL__ID,  uint32_t, int64_t,  INT)       \
+    X(UINT32,   u32,  uint32_t, uint32_t, COLL__ID,  COLL__ID,  uint32_t, uint64_t, INT)       \
+    X(INT64,    i64,  int64_t,  int64_t,  COLL__ID,  COLL__ID,  uint64_t, int64_t,  INT)       \
+    X(UINT64,   u64,  uint64_t, uint64_t, COLL__ID,  COLL__ID,  uint64_t, uint64_t, INT)       \
+    X(FLOAT16,  f16,  uint16_t, float,    coll__h2f, coll__f2h, float,    float,    FLOAT)     \
+    X(BFLOAT16, bf16, uint16_t, float,    coll__b2f, coll__f2b, float,    float,    FLOAT)     \
+    X(FLOAT32,  f32,  float,    float,    COLL__ID,  COLL__ID,  float,    float,    FLOAT)     \
+    X(FLOAT64,  f64,  double,   double,   COLL__ID,  COLL__ID,  double,   double,   FLOAT)
+#define COLL__DTYPE_ENUM(E, N, T, C, IN, OUT, U, W, CL) COLL_##E,
 typedef enum coll_dtype {
-    COLL_INT8, COLL_UINT8, COLL_INT32, COLL_UINT32, COLL_INT64, COLL_UINT64,
-    COLL_FLOAT16, COLL_BFLOAT16, COLL_FLOAT32, COLL_FLOAT64,
+    COLL_DTYPE_LIST(COLL__DTYPE_ENUM)
     COLL_USER_TYPE,            /* elements of coll_user_op.elem_size bytes   */
     COLL_DTYPE_COUNT
 } coll_dtype;
@@ -197,33 +213,38 @@ typedef struct coll_user_op {
 } coll_user_op;
 
 /* ---- collectives and algorithms ----------------------------------------- */
-typedef enum coll_kind {
-    COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_BROADCAST,
-    COLL_REDUCE, COLL_GATHER, COLL_SCATTER, COLL_ALLTOALL, COLL_BARRIER,
-    COLL_ALLGATHERV, COLL_REDUCE_SCATTERV,
-    COLL_KIND_COUNT
-} coll_kind;
+/* The collectives and the algorithms, each named once: these lists make
+   the enums and the names (coll_kind_name, coll_algo_name). */
+#define COLL_KIND_LIST(X)                                                        \
+    X(ALLREDUCE, "allreduce") X(REDUCE_SCATTER, "reduce_scatter")                \
+    X(ALLGATHER, "allgather") X(BROADCAST, "broadcast") X(REDUCE, "reduce")      \
+    X(GATHER, "gather") X(SCATTER, "scatter") X(ALLTOALL, "alltoall")            \
+    X(BARRIER, "barrier") X(ALLGATHERV, "allgatherv")                            \
+    X(REDUCE_SCATTERV, "reduce_scatterv")
+#define COLL_ALGO_LIST(X)                                                        \
+    X(AUTO, "auto")                 /* chosen by the cost model               */ \
+    X(NAIVE, "naive")               /* flat: everything through one root      */ \
+    X(RING, "ring")                                                              \
+    X(TREE, "tree")                 /* binomial reduce + binomial broadcast   */ \
+    X(BINOMIAL, "binomial")                                                      \
+    X(RECURSIVE_DOUBLING, "recursive_doubling")                                  \
+    X(RECURSIVE_HALVING, "recursive_halving")                                    \
+    X(RABENSEIFNER, "rabenseifner")                                              \
+    X(HIERARCHICAL, "hierarchical")                                              \
+    X(PIPELINED_TREE, "pipelined_tree")                                          \
+    X(PAIRWISE, "pairwise")                                                      \
+    X(BRUCK, "bruck")                                                            \
+    X(SCATTER_ALLGATHER, "scatter_allgather")                                    \
+    X(PIPELINED_CHAIN, "pipelined_chain")                                        \
+    X(REDUCE_SCATTER_GATHER, "reduce_scatter_gather")                            \
+    X(LINEAR, "linear")                                                          \
+    X(DISSEMINATION, "dissemination")
 
-typedef enum coll_algo {
-    COLL_ALGO_AUTO,                /* chosen by the cost model               */
-    COLL_ALGO_NAIVE,               /* flat: everything through one root      */
-    COLL_ALGO_RING,
-    COLL_ALGO_TREE,                /* binomial reduce + binomial broadcast   */
-    COLL_ALGO_BINOMIAL,
-    COLL_ALGO_RECURSIVE_DOUBLING,
-    COLL_ALGO_RECURSIVE_HALVING,
-    COLL_ALGO_RABENSEIFNER,
-    COLL_ALGO_HIERARCHICAL,
-    COLL_ALGO_PIPELINED_TREE,
-    COLL_ALGO_PAIRWISE,
-    COLL_ALGO_BRUCK,
-    COLL_ALGO_SCATTER_ALLGATHER,
-    COLL_ALGO_PIPELINED_CHAIN,
-    COLL_ALGO_REDUCE_SCATTER_GATHER,
-    COLL_ALGO_LINEAR,
-    COLL_ALGO_DISSEMINATION,
-    COLL_ALGO_COUNT
-} coll_algo;
+#define COLL__KIND_ENUM(N, S) COLL_##N,
+#define COLL__ALGO_ENUM(N, S) COLL_ALGO_##N,
+#define COLL__LIST_NAME(N, S) S,
+typedef enum coll_kind { COLL_KIND_LIST(COLL__KIND_ENUM) COLL_KIND_COUNT } coll_kind;
+typedef enum coll_algo { COLL_ALGO_LIST(COLL__ALGO_ENUM) COLL_ALGO_COUNT } coll_algo;
 
 /* ---- the port ------------------------------------------------------------ */
 typedef struct coll_port {
@@ -652,21 +673,24 @@ static COLL__NO_LIBCALL void coll__set_loop(void *d, int v, size_t n)
 /* 1. Types: sizes, half-precision conversion                                 */
 /* ========================================================================== */
 
+#define COLL__DTYPE_SIZE(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E: return sizeof(T);
+#define COLL__DTYPE_CLASS(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E: return COLL__IS_##CL;
+#define COLL__IS_INT 1
+#define COLL__IS_FLOAT 0
 COLL_API size_t coll_dtype_size(coll_dtype dtype)
 {
     switch (dtype) {
-    case COLL_INT8: case COLL_UINT8: return 1;
-    case COLL_FLOAT16: case COLL_BFLOAT16: return 2;
-    case COLL_INT32: case COLL_UINT32: case COLL_FLOAT32: return 4;
-    case COLL_INT64: case COLL_UINT64: case COLL_FLOAT64: return 8;
+    COLL_DTYPE_LIST(COLL__DTYPE_SIZE)
     default: return 0;
     }
 }
 
 static int coll__is_integer(coll_dtype t)
 {
-    return t == COLL_INT8 || t == COLL_UINT8 || t == COLL_INT32 ||
-           t == COLL_UINT32 || t == COLL_INT64 || t == COLL_UINT64;
+    switch (t) {
+    COLL_DTYPE_LIST(COLL__DTYPE_CLASS)
+    default: return 0;
+    }
 }
 
 typedef union { float f; uint32_t u; } coll__f32;
@@ -896,16 +920,10 @@ typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
     COLL__KERNEL(coll__##N##_min,  T, C, IN, OUT, COLL__FMIN(x, y))              \
     COLL__KERNEL(coll__##N##_max,  T, C, IN, OUT, COLL__FMAX(x, y))
 
-COLL__INT_KERNELS(i8,  int8_t,   uint8_t)
-COLL__INT_KERNELS(u8,  uint8_t,  uint8_t)
-COLL__INT_KERNELS(i32, int32_t,  uint32_t)
-COLL__INT_KERNELS(u32, uint32_t, uint32_t)
-COLL__INT_KERNELS(i64, int64_t,  uint64_t)
-COLL__INT_KERNELS(u64, uint64_t, uint64_t)
-COLL__FLOAT_KERNELS(f16, uint16_t, float, coll__h2f, coll__f2h)
-COLL__FLOAT_KERNELS(bf16, uint16_t, float, coll__b2f, coll__f2b)
-COLL__FLOAT_KERNELS(f32, float, float, COLL__ID, COLL__ID)
-COLL__FLOAT_KERNELS(f64, double, double, COLL__ID, COLL__ID)
+#define COLL__KERNELS_INT(N, T, C, IN, OUT, U) COLL__INT_KERNELS(N, T, U)
+#define COLL__KERNELS_FLOAT(N, T, C, IN, OUT, U) COLL__FLOAT_KERNELS(N, T, C, IN, OUT)
+#define COLL__DTYPE_KERNELS(E, N, T, C, IN, OUT, U, W, CL) COLL__KERNELS_##CL(N, T, C, IN, OUT, U)
+COLL_DTYPE_LIST(COLL__DTYPE_KERNELS)
 
 /* Table entry for (dtype T, op O), or 0 if either is trimmed out. */
 #define COLL__K(T, O, FN) (COLL__ON(COLL_DTYPES, T) && COLL__ON(COLL_OPS, O) ? FN : 0)
@@ -916,42 +934,31 @@ COLL__FLOAT_KERNELS(f64, double, double, COLL__ID, COLL__ID)
     COLL__K(T, COLL_BAND, coll__##N##_band_##F), COLL__K(T, COLL_BOR, coll__##N##_bor_##F),  \
     COLL__K(T, COLL_BXOR, coll__##N##_bxor_##F), 0 }
 #define COLL__FLOAT_ROW(T, N, F) { COLL__ARITH(T, N, F), 0, 0, 0, 0 }
-#define COLL__TABLE(F) {                                                         \
-    COLL__INT_ROW(COLL_INT8, i8, F), COLL__INT_ROW(COLL_UINT8, u8, F),           \
-    COLL__INT_ROW(COLL_INT32, i32, F), COLL__INT_ROW(COLL_UINT32, u32, F),       \
-    COLL__INT_ROW(COLL_INT64, i64, F), COLL__INT_ROW(COLL_UINT64, u64, F),       \
-    COLL__FLOAT_ROW(COLL_FLOAT16, f16, F), COLL__FLOAT_ROW(COLL_BFLOAT16, bf16, F), \
-    COLL__FLOAT_ROW(COLL_FLOAT32, f32, F), COLL__FLOAT_ROW(COLL_FLOAT64, f64, F), \
-    { 0, 0, 0, 0, 0, 0, 0, 0, 0 } }
+#define COLL__ROW3(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_ROW(COLL_##E, N, 3),
+#define COLL__ROW2(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_ROW(COLL_##E, N, 2),
 
 /* [dtype][op]; avg reduces as a sum (the division comes once, at the end). */
-static const coll__kernel coll__kernels3[COLL_DTYPE_COUNT][COLL_OP_COUNT] = COLL__TABLE(3);
+static const coll__kernel coll__kernels3[COLL_DTYPE_COUNT][COLL_OP_COUNT] = {
+    COLL_DTYPE_LIST(COLL__ROW3) { 0, 0, 0, 0, 0, 0, 0, 0, 0 } };
 #if !defined(__OPTIMIZE_SIZE__)
-static const coll__kernel coll__kernels2[COLL_DTYPE_COUNT][COLL_OP_COUNT] = COLL__TABLE(2);
+static const coll__kernel coll__kernels2[COLL_DTYPE_COUNT][COLL_OP_COUNT] = {
+    COLL_DTYPE_LIST(COLL__ROW2) { 0, 0, 0, 0, 0, 0, 0, 0, 0 } };
 #endif
 
 /* avg's one division: buf[i] /= d, in the element type (integers truncate). */
 static void coll__scale_host(void *buf, size_t n, coll_dtype t, size_t d)
 {
     size_t i;
-#define COLL__SCALE(E, T, W) case E: if (COLL__ON(COLL_DTYPES, E)) {              \
-        T *p = (T *)buf; for (i = 0; i < n; i++) p[i] = (T)((W)p[i] / (W)d); } break;
+#define COLL__DTYPE_SCALE(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E:          \
+    if (COLL__ON(COLL_DTYPES, COLL_##E)) {                                       \
+        T *p = (T *)buf;                                                         \
+        for (i = 0; i < n; i++) p[i] = (T)OUT((C)((W)IN(p[i]) / (W)d));          \
+    } break;
     switch (t) {
-    COLL__SCALE(COLL_INT8, int8_t, int64_t)
-    COLL__SCALE(COLL_UINT8, uint8_t, uint64_t)
-    COLL__SCALE(COLL_INT32, int32_t, int64_t)
-    COLL__SCALE(COLL_UINT32, uint32_t, uint64_t)
-    COLL__SCALE(COLL_INT64, int64_t, int64_t)
-    COLL__SCALE(COLL_UINT64, uint64_t, uint64_t)
-    COLL__SCALE(COLL_FLOAT32, float, float)
-    COLL__SCALE(COLL_FLOAT64, double, double)
-    case COLL_FLOAT16: if (COLL__ON(COLL_DTYPES, COLL_FLOAT16)) { uint16_t *p = (uint16_t *)buf;
-        for (i = 0; i < n; i++) p[i] = coll__f2h(coll__h2f(p[i]) / (float)d); } break;
-    case COLL_BFLOAT16: if (COLL__ON(COLL_DTYPES, COLL_BFLOAT16)) { uint16_t *p = (uint16_t *)buf;
-        for (i = 0; i < n; i++) p[i] = coll__f2b(coll__b2f(p[i]) / (float)d); } break;
+    COLL_DTYPE_LIST(COLL__DTYPE_SCALE)
     default: break;
     }
-#undef COLL__SCALE
+#undef COLL__DTYPE_SCALE
 }
 
 /* The three local operations the executor needs, host or caller-supplied. */
@@ -3227,11 +3234,7 @@ COLL_API const char *coll_result_str(int result)
 
 COLL_API const char *coll_algo_name(coll_algo a)
 {
-    static const char *const names[COLL_ALGO_COUNT] = {
-        "auto", "naive", "ring", "tree", "binomial", "recursive_doubling",
-        "recursive_halving", "rabenseifner", "hierarchical", "pipelined_tree",
-        "pairwise", "bruck", "scatter_allgather", "pipelined_chain",
-        "reduce_scatter_gather", "linear", "dissemination" };
+    static const char *const names[COLL_ALGO_COUNT] = { COLL_ALGO_LIST(COLL__LIST_NAME) };
 #ifdef COLL_NO_NAMES
     (void)names; (void)a;
     return "";
@@ -3242,9 +3245,7 @@ COLL_API const char *coll_algo_name(coll_algo a)
 
 COLL_API const char *coll_kind_name(coll_kind k)
 {
-    static const char *const names[COLL_KIND_COUNT] = {
-        "allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
-        "gather", "scatter", "alltoall", "barrier", "allgatherv", "reduce_scatterv" };
+    static const char *const names[COLL_KIND_COUNT] = { COLL_KIND_LIST(COLL__LIST_NAME) };
 #ifdef COLL_NO_NAMES
     (void)names; (void)k;
     return "";
