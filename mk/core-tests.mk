@@ -1,15 +1,21 @@
-# mk/core-tests.mk - the core test matrix, error handling, compile checks and
-# sanitizers, all over the threads port (ports/coll_threads.h).
+# mk/core-tests.mk - the core test matrix, error handling, tuning, traffic
+# against the cost formulas, compile checks and sanitizers, all over the
+# threads port (ports/coll_threads.h).
 #
 #   make test-core      the matrix (test/test_core.c), -O2; COLL_TEST_LEVEL=2
 #                       for the long version
 #   make test-errors    invalid arguments, lost peers, abort (test_errors.c)
+#   make test-checks    the call checks: disagreements, refusals, damage
+#   make test-tune      coll_tune, coll_set_tuning and coll_add_rule
+#   make traffic        measured bytes and rounds of every algorithm against
+#                       its formula, TSV (make test-traffic: as a test)
 #   make test-compile   C99/C11/C++11/C++17 with gcc and clang, two static
 #                       copies in one program, C89 declarations
 #   make test-asan      matrix (quick level) + errors under ASan and UBSan
 #   make test-tsan      matrix (quick level) + errors under TSan
+#   make test-fuzz      libFuzzer over the public API (FUZZ_SECONDS)
 #
-# Outputs under $(B)/core/.
+# Outputs under $(B)/core/ (traffic: $(B)/).
 
 CT       := $(B)/core
 CT_POSIX := -D_POSIX_C_SOURCE=200809L
@@ -79,3 +85,26 @@ test-fuzz: $(CT)/fuzz_coll
 	sh test/fuzz.sh $< $(FUZZ_SECONDS)
 
 TEST_TARGETS += test-core test-errors test-checks test-compile test-asan test-tsan test-fuzz
+
+$(CT)/test_tune: test/test_tune.c coll.h ports/coll_threads.h
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+.PHONY: test-tune
+## test-tune: coll_tune, coll_set_tuning and coll_add_rule
+test-tune: $(CT)/test_tune
+	$<
+TEST_TARGETS += test-tune
+
+$(B)/traffic: test/traffic.c coll.h ports/coll_threads.h test/test_ports.h | $(B)
+	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
+.PHONY: traffic test-traffic
+## traffic: measured bytes and rounds of every algorithm against its formula, TSV
+traffic: $(B)/traffic
+	@$(B)/traffic
+
+## test-traffic: the traffic table as a test (its closing line)
+test-traffic: $(B)/traffic
+	@$(B)/traffic >$(B)/traffic.tsv; rc=$$?; tail -1 $(B)/traffic.tsv; exit $$rc
+
+TEST_TARGETS += test-traffic

@@ -1,4 +1,14 @@
-# The library's own targets: the demo, the traffic table, the resumable test.
+# mk/core.mk - the library with no transport of its own: the resumable
+# requests driven round robin in one thread (over ports/coll_mailbox.h, plain
+# memory), and what AUTO chooses.
+#
+#   make test-resumable      every collective and algorithm as resumable
+#                            requests, round robin in one thread
+#   make test-resumable-san  the same under ASan + UBSan
+#   make test-valgrind       valgrind memcheck on a sample of it
+#   make auto-table          AUTO's choices as markdown tables (README)
+#
+# Outputs under $(B)/core/ (auto_table: $(B)/).
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 
 $(B)/core/test_resumable: test/test_resumable.c coll.h ports/coll_mailbox.h test/test_values.h | $(B)
@@ -28,11 +38,9 @@ test-valgrind: $(B)/core/test_resumable
 	valgrind -q --error-exitcode=9 --leak-check=no $(B)/core/test_resumable quick
 TEST_TARGETS += test-valgrind
 
-$(B)/core/test_tune: test/test_tune.c coll.h ports/coll_threads.h | $(B)
-	@mkdir -p $(@D)
-	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
-.PHONY: test-tune
-## test-tune: coll_tune, coll_set_tuning and coll_add_rule
-test-tune: $(B)/core/test_tune
-	$<
-TEST_TARGETS += test-tune
+# what AUTO chooses, as markdown tables (for the README)
+$(B)/auto_table: tools/auto_table.c coll.h | $(B)
+	$(CC) -std=c99 $(CFLAGS) $(WARN) -o $@ $<
+## auto-table: AUTO's choices by size and rank count, markdown
+auto-table: $(B)/auto_table
+	@$(B)/auto_table

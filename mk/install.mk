@@ -13,7 +13,6 @@
 #                       first include of a strict C99 file
 #   make test-make      every target has its `## name:` line; `make -n` of
 #                       every target prints its commands and runs none
-#   make bench-scratch  all-reduce time against scratch size (README table)
 #
 # The installed layout keeps the tree's own, under one folder:
 #     $(INCLUDEDIR)/coll/coll.h, coll_cuda.h      INCLUDEDIR = $(PREFIX)/include
@@ -40,7 +39,7 @@ INST_PC_INCDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
 # the version on coll.h's first line: "/* coll.h - v0.1.0 - ..."
 COLL_VERSION := $(or $(shell sed -n '1s/^.* - v\([0-9][0-9.]*\) - .*/\1/p' coll.h),0)
 
-.PHONY: install uninstall test-install test-readme test-make bench-scratch
+.PHONY: install uninstall test-install test-readme test-make
 TEST_TARGETS += test-install test-readme test-make
 
 ## install: headers to PREFIX/include/coll, coll*.pc to PREFIX/share/pkgconfig (PREFIX=/usr/local, DESTDIR)
@@ -75,14 +74,3 @@ test-readme:
 ## test-make: every target has a `## name:` line; `make -n` of each prints and runs nothing
 test-make:
 	@sh test/make_checks.sh '$(IB)/make'
-
-# bytes, runs, then the scratch sizes
-BENCH_SCRATCH_ARGS ?= 1048576 7 32 256 4096 16384 65536 262144 1048576
-
-$(B)/bench/scratch_size: bench/scratch_size.c coll.h ports/coll_threads.h
-	@mkdir -p $(@D)
-	$(CC) -std=c99 $(CFLAGS) $(WARN) $< -o $@ $(LDLIBS_THREADS)
-
-## bench-scratch: 1 MiB all-reduce time against scratch size, 2 thread ranks (BENCH_SCRATCH_ARGS)
-bench-scratch: $(B)/bench/scratch_size
-	@$(B)/bench/scratch_size $(BENCH_SCRATCH_ARGS)

@@ -1,5 +1,4 @@
-# mk/ports-tcp.mk - the TCP port, its tests, three seed programs and the
-# layout conversion (split / broadcast / partial-sum tensors).
+# mk/ports-tcp.mk - the TCP port, its tests and three seed programs.
 #
 #   make test-tcp         ranks as processes on 127.0.0.1: the port, the
 #                         rendezvous, the collectives, killed and stopped peers
@@ -12,7 +11,6 @@
 #   make seed-muji        tree all-reduce on 2..8 ranks, hierarchical 2 x 4
 #   make seed-oneflow     a 4 x 5 tensor split over 2 processes, SBP changes,
 #                         split(0) x broadcast matmul
-#   make test-layout      every layout conversion against a one-rank reference
 #
 # The seed-*-test targets are the seeds with their checks and without the
 # printing; they are what `make test` runs.
@@ -53,18 +51,6 @@ test-tcp-netns: $(TCPB)/test_tcp
 	@sh test/tcp_netns.sh $(TCPB)/test_tcp
 
 TEST_TARGETS += test-tcp test-tcp-auth test-tcp-netns
-
-# ---- layout conversion -------------------------------------------------------
-$(TCPB)/test_layout: test/test_layout.c coll.h ports/coll_threads.h
-	@mkdir -p $(@D)
-	$(CC) $(TCP_CFLAGS) -o $@ $< $(LDLIBS_THREADS)
-
-.PHONY: test-layout
-## test-layout: every layout conversion against a one-rank reference
-test-layout: $(TCPB)/test_layout
-	@timeout 120 $(TCPB)/test_layout
-
-TEST_TARGETS += test-layout
 
 # ---- seeds -------------------------------------------------------------------
 $(TCPB)/seed_torch: examples/seed_torch.c $(TCP_HDRS)

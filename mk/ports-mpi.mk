@@ -1,16 +1,23 @@
-# The MPI and shared-memory-processes ports, their tests, and two seed
-# programs (MindSpore's four primitives under mpirun; the numpy ring
-# simulation). Open MPI as root needs --allow-run-as-root, and more ranks than
-# cores needs --oversubscribe. MPICH busy-polls when oversubscribed, so its
-# runs are kept small and use the port's yield mode.
+# mk/ports-mpi.mk - the MPI port (ports/coll_mpi.h), its test and the
+# MindSpore seed (its four primitives under mpirun).
+#
+#   make test-mpi              the port under Open MPI (also with tiny
+#                              message limits) and MPICH
+#   make seed-mindspore        the seed under mpirun -np 4 (Open MPI)
+#   make seed-mindspore-test   the seed under both MPIs, output checked
+#
+# Open MPI as root needs --allow-run-as-root, and more ranks than cores
+# needs --oversubscribe. MPICH busy-polls when oversubscribed, so its runs
+# are kept small and use the port's yield mode. Outputs under
+# $(B)/ports-mpi-shm/ (shared with mk/ports-shm.mk and the ring simulation
+# seed of mk/ports-threads.mk).
 PMS           := $(B)/ports-mpi-shm
 MPICC_OMPI    ?= mpicc.openmpi
 MPIRUN_OMPI   ?= mpirun.openmpi
 MPICC_MPICH   ?= mpicc.mpich
 MPIRUN_MPICH  ?= mpirun.mpich
 OMPI_FLAGS    := --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader
-PMS_MPI_HDRS  := coll.h ports/coll_mpi.h
-PMS_SHM_HDRS  := coll.h ports/coll_shm.h ports/coll_template.h
+PMS_MPI_HDRS  := coll.h ports/coll_mpi.h test/check_port.h test/coll_test.h test/test_values.h
 
 # Both MPIs present? Without them a target skips loudly - or fails under CI.
 PMS_HAVE_MPI := $(and $(shell command -v $(MPICC_OMPI)),$(shell command -v $(MPICC_MPICH)))
@@ -19,63 +26,29 @@ define pms_no_mpi
 	@echo "*** SKIPPED $@: $(MPICC_OMPI) or $(MPICC_MPICH) not found (apt-get install openmpi-bin libopenmpi-dev mpich libmpich-dev) ***"
 endef
 
-$(PMS)/test_shm: test/test_shm.c $(PMS_SHM_HDRS) | $(B)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -I. -o $@ $<
-
-# the shm port against a segment it cannot trust (forged slots, counters,
-# failed word, pids; squatted and stale names), also under ASan and UBSan
-PMS_SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-$(PMS)/test_shm_rogue: test/test_shm_rogue.c coll.h ports/coll_shm.h | $(B)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -I. -o $@ $<
-
-$(PMS)/asan/test_shm_rogue: test/test_shm_rogue.c coll.h ports/coll_shm.h | $(B)
-	@mkdir -p $(@D)
-	$(CC) $(PMS_SAN) $(WARN) -I. -o $@ $<
-
-$(PMS)/seed_ring_sim: examples/seed_ring_sim.c coll.h ports/coll_mailbox.h | $(B)
-	@mkdir -p $(@D)
-	$(CC) -std=c99 $(CFLAGS) $(WARN) -I. -o $@ $< -lm
-
-$(PMS)/test_mpi.ompi: test/test_mpi.c test/test_shm.c $(PMS_MPI_HDRS) | $(B)
+$(PMS)/test_mpi.ompi: test/test_mpi.c $(PMS_MPI_HDRS) | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_OMPI) $(CFLAGS) $(WARN) -I. -o $@ $<
 
 # the same program with tiny MPI message limits, to exercise the cutting of
 # messages larger than one MPI count (INT_MAX bytes by default)
-$(PMS)/test_mpi_split.ompi: test/test_mpi.c test/test_shm.c $(PMS_MPI_HDRS) | $(B)
+$(PMS)/test_mpi_split.ompi: test/test_mpi.c $(PMS_MPI_HDRS) | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_OMPI) $(CFLAGS) $(WARN) -DCOLL_MPI_MAX_COUNT=1000 -DCOLL_MPI_BLOCK=96 -I. -o $@ $<
 
-$(PMS)/test_mpi.mpich: test/test_mpi.c test/test_shm.c $(PMS_MPI_HDRS) | $(B)
+$(PMS)/test_mpi.mpich: test/test_mpi.c $(PMS_MPI_HDRS) | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_MPICH) $(CFLAGS) $(WARN) -I. -o $@ $<
 
-$(PMS)/seed_mindspore.ompi: examples/seed_mindspore.c $(PMS_MPI_HDRS) | $(B)
+$(PMS)/seed_mindspore.ompi: examples/seed_mindspore.c coll.h ports/coll_mpi.h | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_OMPI) $(CFLAGS) $(WARN) -I. -o $@ $<
 
-$(PMS)/seed_mindspore.mpich: examples/seed_mindspore.c $(PMS_MPI_HDRS) | $(B)
+$(PMS)/seed_mindspore.mpich: examples/seed_mindspore.c coll.h ports/coll_mpi.h | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_MPICH) $(CFLAGS) $(WARN) -I. -o $@ $<
 
-.PHONY: seed-mindspore seed-ring-sim test-mpi test-shm seed-mindspore-test \
-        seed-ring-sim-test examples-ports-mpi-shm
-
-## seed-ring-sim: the numpy ring simulation seed over the mailbox port, with its trace
-seed-ring-sim: $(PMS)/seed_ring_sim
-	$(PMS)/seed_ring_sim
-
-## seed-ring-sim-test: the ring simulation seed, checked
-seed-ring-sim-test: $(PMS)/seed_ring_sim
-	$(PMS)/seed_ring_sim --check
-
-## test-shm: the shared-memory port: forked ranks, collectives, dead peers
-test-shm: $(PMS)/test_shm $(PMS)/test_shm_rogue $(PMS)/asan/test_shm_rogue
-	$(PMS)/test_shm
-	$(PMS)/test_shm_rogue
-	$(PMS)/asan/test_shm_rogue
+.PHONY: seed-mindspore test-mpi seed-mindspore-test examples-ports-mpi-shm
 
 # rank 0's result lines (those starting "[" or " [") exactly: numpy's print of the four results
 PMS_MINDSPORE_EXPECT := [[6.]]\n[[0.]\n [1.]\n [2.]\n [3.]]\n[[0.]]\n[[0]]
@@ -116,4 +89,4 @@ examples-ports-mpi-shm: $(PMS)/seed_ring_sim
 endif
 
 EXAMPLES_TARGETS += examples-ports-mpi-shm
-TEST_TARGETS += test-shm test-mpi seed-mindspore-test seed-ring-sim-test
+TEST_TARGETS += test-mpi seed-mindspore-test
