@@ -18,8 +18,9 @@
 TCPB       := $(B)/tcp
 TCP_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -I.
 TCP_HDRS   := coll.h ports/coll_tcp.h
+TCP_CHECK  := test/check_port.h test/coll_test.h test/test_values.h
 
-$(TCPB)/test_tcp: test/test_tcp.c $(TCP_HDRS)
+$(TCPB)/test_tcp: test/test_tcp.c $(TCP_HDRS) $(TCP_CHECK)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -o $@ $<
 
@@ -29,7 +30,7 @@ $(TCPB)/test_tcp_auth: test/test_tcp_auth.c $(TCP_HDRS)
 
 # The same two under AddressSanitizer and UndefinedBehaviorSanitizer.
 TCP_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-$(TCPB)/san/%: test/%.c $(TCP_HDRS)
+$(TCPB)/san/%: test/%.c $(TCP_HDRS) $(TCP_CHECK)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -O1 $(TCP_SAN) -o $@ $<
 

@@ -682,20 +682,25 @@ static int coll_port_check__body(int rank, coll_port *port, void *arg)
 /* ---- the whole run ------------------------------------------------------------ */
 
 /* Runs every case on every rank; adds the counts to coll_test.h's (this
-   process's share, for one rank of a job). Returns the failures. */
+   process's share, for one rank of a job; with several processes on one
+   shared tally, read the tally instead) and returns the failures. A tally
+   of the caller's is not zeroed: zero it before the first run. */
 static COLL_PORT_CHECK__UNUSED unsigned long coll_port_check_run(coll_port_check *ck)
 {
-    unsigned long failed;
+    coll_port_check_tally before;
+    unsigned long failed, passed;
     size_t i;
     int rc;
     if (!ck->name) ck->name = "port";
-    if (!ck->tally) ck->tally = &ck->own;
     if (ck->prompt_s <= 0) ck->prompt_s = 1.0;
     {
         unsigned char *z = (unsigned char *)ck->rk;
         for (i = 0; i < sizeof ck->rk; i++) z[i] = 0;
     }
-    ck->tally->passed = ck->tally->failed = ck->tally->unavailable = 0;
+    if (!ck->tally) ck->tally = &ck->own;
+    if (ck->tally == &ck->own)             /* a tally of the caller's is the caller's */
+        ck->own.passed = ck->own.failed = ck->own.unavailable = 0;
+    before = *ck->tally;
     if (ck->nranks < 1 || !ck->launch || !ck->arena ||
         (!ck->private_arena && ck->nranks > COLL_PORT_CHECK_MAX_RANKS)) {
         COLL_TEST_PRINTF("FAIL %s: nranks, launch or arena missing (or nranks > %d)\n",
@@ -704,18 +709,19 @@ static COLL_PORT_CHECK__UNUSED unsigned long coll_port_check_run(coll_port_check
         return 1;
     }
     rc = ck->launch(ck->launch_user, ck->nranks, coll_port_check__body, ck);
-    failed = ck->tally->failed;
+    passed = ck->tally->passed - before.passed;
+    failed = ck->tally->failed - before.failed;
     if (rc != 0 && failed == 0) {          /* a rank that died without a word */
         if (!ck->quiet) COLL_TEST_PRINTF("FAIL %s: the launcher says %d ranks failed\n", ck->name, rc);
         failed = 1;
     }
-    if (ck->tally->passed == 0 && failed == 0) {
+    if (passed == 0 && failed == 0) {
         COLL_TEST_PRINTF("FAIL %s: nothing was checked\n", ck->name);
         failed = 1;
     }
-    coll_test_passed += ck->tally->passed;
+    coll_test_passed += passed;
     coll_test_failed += failed;
-    coll_test_na += ck->tally->unavailable;
+    coll_test_na += ck->tally->unavailable - before.unavailable;
     return failed;
 }
 

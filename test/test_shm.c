@@ -3,14 +3,11 @@
    failure handling (a killed rank, a hung rank), and the template port
    (ports/coll_template.h) over socketpairs.
 
-   The first part of this file - up to COLL_CHECK_CORE_ONLY - is the
-   collective checker that test_mpi.c reuses by including this file: it runs
-   every collective over whatever port the caller's communicator has, on
-   inputs whose exact answer a plain loop computes, and compares every
-   element on every rank, plus guard bytes around every output. */
-#ifndef COLL_CHECK_CORE
-#define COLL_CHECK_CORE
-
+   The collectives are the port checker's (test/check_port.h): every
+   collective and algorithm coll.h offers, on inputs whose exact answer a
+   plain loop computes, compared on every rank, guard bytes around every
+   output, and the error cases. Each forked rank runs the checker's body;
+   the counts come back through shared memory. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -23,448 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- exact element values ---------------------------------------------------
-   Inputs are small integers (|x| <= 8, products of {-1, 1, 2}), so every
-   sum, product, min and max is exact in every dtype (float16 included) and
-   the order in which an algorithm folds them cannot matter: the reference
-   is exact, the comparison bitwise. avg adds one rounded division, which
-   the reference does in the same dtype. */
-
-static uint16_t ck_f2h(float f)      /* float -> IEEE half, nearest even (normal range) */
-{
-    union { float f; uint32_t u; } v;
-    uint32_t sign, e, m, r;
-    v.f = f;
-    sign = (v.u >> 16) & 0x8000u;
-    if ((v.u & 0x7fffffffu) == 0)
-        return (uint16_t)sign;
-    e = ((v.u >> 23) & 0xffu) - 127u + 15u;      /* |f| in [2^-14, 65504] only */
-    m = v.u & 0x7fffffu;
-    r = m >> 13;
-    if ((m & 0x1fffu) > 0x1000u || ((m & 0x1fffu) == 0x1000u && (r & 1u)))
-        r++;                                      /* may carry into the exponent */
-    return (uint16_t)(sign | ((e << 10) + r));
-}
-
-static float ck_h2f(uint16_t h)      /* normal halves and zero only */
-{
-    union { float f; uint32_t u; } v;
-    uint32_t e = (h >> 10) & 0x1fu;
-    v.u = ((uint32_t)(h & 0x8000u) << 16) |
-          (e ? ((e - 15u + 127u) << 23) | ((uint32_t)(h & 0x3ffu) << 13) : 0u);
-    return v.f;
-}
-
-static uint16_t ck_f2b(float f)      /* float -> bfloat16, nearest even */
-{
-    union { float f; uint32_t u; } v;
-    v.f = f;
-    v.u += 0x7fffu + ((v.u >> 16) & 1u);
-    return (uint16_t)(v.u >> 16);
-}
-
-static float ck_b2f(uint16_t b)
-{
-    union { float f; uint32_t u; } v;
-    v.u = (uint32_t)b << 16;
-    return v.f;
-}
-
-static int ck_is_float(coll_dtype t)
-{
-    return t == COLL_FLOAT16 || t == COLL_BFLOAT16 || t == COLL_FLOAT32 || t == COLL_FLOAT64;
-}
-
-static int ck_is_unsigned(coll_dtype t)
-{
-    return t == COLL_UINT8 || t == COLL_UINT32 || t == COLL_UINT64;
-}
-
-/* Store v (an integer, or for floats any double) as element i of buf. */
-static void ck_set(void *buf, coll_dtype t, size_t i, double v, long long iv)
-{
-    switch (t) {
-    case COLL_INT8:     ((int8_t *)buf)[i] = (int8_t)(uint8_t)(unsigned long long)iv; break;
-    case COLL_UINT8:    ((uint8_t *)buf)[i] = (uint8_t)(unsigned long long)iv; break;
-    case COLL_INT32:    ((int32_t *)buf)[i] = (int32_t)(uint32_t)(unsigned long long)iv; break;
-    case COLL_UINT32:   ((uint32_t *)buf)[i] = (uint32_t)(unsigned long long)iv; break;
-    case COLL_INT64:    ((int64_t *)buf)[i] = (int64_t)iv; break;
-    case COLL_UINT64:   ((uint64_t *)buf)[i] = (uint64_t)iv; break;
-    case COLL_FLOAT16:  ((uint16_t *)buf)[i] = ck_f2h((float)v); break;
-    case COLL_BFLOAT16: ((uint16_t *)buf)[i] = ck_f2b((float)v); break;
-    case COLL_FLOAT32:  ((float *)buf)[i] = (float)v; break;
-    case COLL_FLOAT64:  ((double *)buf)[i] = v; break;
-    default: break;
-    }
-}
-
-/* Element i of buf as a double (floats) or a long long (integers). */
-static double ck_getf(const void *buf, coll_dtype t, size_t i)
-{
-    switch (t) {
-    case COLL_FLOAT16:  return ck_h2f(((const uint16_t *)buf)[i]);
-    case COLL_BFLOAT16: return ck_b2f(((const uint16_t *)buf)[i]);
-    case COLL_FLOAT32:  return ((const float *)buf)[i];
-    case COLL_FLOAT64:  return ((const double *)buf)[i];
-    default:            return 0;
-    }
-}
-
-static long long ck_geti(const void *buf, coll_dtype t, size_t i)
-{
-    switch (t) {
-    case COLL_INT8:   return ((const int8_t *)buf)[i];
-    case COLL_UINT8:  return ((const uint8_t *)buf)[i];
-    case COLL_INT32:  return ((const int32_t *)buf)[i];
-    case COLL_UINT32: return ((const uint32_t *)buf)[i];
-    case COLL_INT64:  return ((const int64_t *)buf)[i];
-    case COLL_UINT64: return (long long)((const uint64_t *)buf)[i];
-    default:          return 0;
-    }
-}
-
-/* The input of rank r at position i for operator op: a small integer. */
-static long long ck_gen(int r, size_t i, coll_dtype t, coll_op op)
-{
-    long long k = (long long)(((size_t)r * 7u + i * 3u + 1u) % 9u);
-    if (op == COLL_PROD) {
-        k = (long long)(((size_t)r + i) % 3u);
-        return k == 0 ? (ck_is_unsigned(t) ? 1 : -1) : k;         /* -1, 1, 2 */
-    }
-    if (op == COLL_BAND || op == COLL_BOR || op == COLL_BXOR)
-        return (long long)(((size_t)r * 37u + i * 11u + 5u) % 256u);
-    return ck_is_unsigned(t) ? k : k - 4;                          /* -4..4 */
-}
-
-/* buf[j] = input of rank r at position off + j, for j < n. */
-static void ck_fill(void *buf, coll_dtype t, coll_op op, int r, size_t off, size_t n)
-{
-    size_t j;
-    for (j = 0; j < n; j++) {
-        long long v = ck_gen(r, off + j, t, op);
-        ck_set(buf, t, j, (double)v, v);
-    }
-}
-
-/* The exact reduction over ranks 0..p-1 of position i, stored as element j
-   of out. Integers fold in unsigned 64-bit arithmetic, which wraps exactly
-   like the element type once truncated; each input is first rounded to the
-   element type, as the ranks hold it. */
-static void ck_reduce_ref(void *out, size_t j, coll_dtype t, coll_op op, int p, size_t i)
-{
-    unsigned char one[8];
-    int r;
-    if (ck_is_float(t)) {
-        double acc = 0;
-        for (r = 0; r < p; r++) {
-            double x;
-            long long v = ck_gen(r, i, t, op);
-            ck_set(one, t, 0, (double)v, v);
-            x = ck_getf(one, t, 0);
-            if (r == 0) acc = x;
-            else if (op == COLL_SUM || op == COLL_AVG) acc += x;
-            else if (op == COLL_PROD) acc *= x;
-            else if (op == COLL_MIN) acc = x < acc ? x : acc;
-            else if (op == COLL_MAX) acc = x > acc ? x : acc;
-        }
-        if (op == COLL_AVG) {     /* the sum is exact; one division in the dtype */
-            if (t == COLL_FLOAT64) acc = acc / (double)p;
-            else if (t == COLL_FLOAT32) acc = (float)acc / (float)p;
-            else if (t == COLL_FLOAT16) acc = ck_h2f(ck_f2h((float)acc / (float)p));
-            else acc = ck_b2f(ck_f2b((float)acc / (float)p));
-        }
-        ck_set(out, t, j, acc, 0);
-    } else {
-        unsigned long long acc = 0;
-        long long sacc = 0;
-        for (r = 0; r < p; r++) {
-            long long v = ck_gen(r, i, t, op), x;
-            ck_set(one, t, 0, 0, v);
-            x = ck_geti(one, t, 0);
-            if (r == 0) { acc = (unsigned long long)x; sacc = x; continue; }
-            switch (op) {
-            case COLL_SUM: case COLL_AVG: acc += (unsigned long long)x; break;
-            case COLL_PROD: acc *= (unsigned long long)x; break;
-            case COLL_MIN:
-                if (ck_is_unsigned(t) ? (unsigned long long)x < (unsigned long long)sacc : x < sacc)
-                    sacc = x;
-                acc = (unsigned long long)sacc; break;
-            case COLL_MAX:
-                if (ck_is_unsigned(t) ? (unsigned long long)x > (unsigned long long)sacc : x > sacc)
-                    sacc = x;
-                acc = (unsigned long long)sacc; break;
-            case COLL_BAND: acc &= (unsigned long long)x; break;
-            case COLL_BOR:  acc |= (unsigned long long)x; break;
-            case COLL_BXOR: acc ^= (unsigned long long)x; break;
-            default: break;
-            }
-        }
-        if (op == COLL_AVG) {     /* wrapped sum in the type, then truncating division */
-            ck_set(out, t, j, 0, (long long)acc);
-            if (ck_is_unsigned(t))
-                acc = (unsigned long long)ck_geti(out, t, j) / (unsigned long long)p;
-            else
-                acc = (unsigned long long)(ck_geti(out, t, j) / p);
-        }
-        ck_set(out, t, j, 0, (long long)acc);
-    }
-}
-
-/* ---- the checker -------------------------------------------------------- */
-
-#define CK_GUARD 64          /* guard bytes on both sides of every output  */
-#define CK_GUARD_BYTE 0xA5
-
-typedef struct ck_world {
-    coll_comm *c;            /* scratch of a few segments                  */
-    coll_comm *c_small;      /* tiny scratch: many small segments          */
-    int rank, p;
-    int quick;               /* fewer dtypes and sizes (slow transports)    */
-    size_t big;              /* elements of the largest count               */
-    long passed, failed, unavailable;
-    int broken;              /* a collective failed: the transport may be
-                                out of step, so the suite stops there      */
-    /* optional: a second opinion on allreduce (MPI_Allreduce); returns 0 and
-       fills dst if it can do this dtype/op, nonzero otherwise */
-    int (*other_allreduce)(void *ctx, const void *src, void *dst, size_t count,
-                           coll_dtype t, coll_op op);
-    void *other_ctx;
-    const char *name;        /* prefix of failure messages                 */
-} ck_world;
-
-static void ck_fail(ck_world *w, const char *fmt, ...)
-{
-    va_list ap;
-    w->failed++;
-    if (w->failed > 20)
-        return;              /* the first failures tell the story          */
-    fprintf(stderr, "FAIL %s rank %d/%d: ", w->name, w->rank, w->p);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-static void ck_ok(ck_world *w, int ok, const char *what)
-{
-    if (ok) w->passed++;
-    else ck_fail(w, "%s", what);
-}
-
-/* An output buffer of `bytes` with guards: returns the usable start. */
-static unsigned char *ck_alloc(size_t bytes)
-{
-    unsigned char *b = (unsigned char *)malloc(bytes + 2 * CK_GUARD + 8);
-    if (!b) { fprintf(stderr, "out of memory\n"); exit(2); }
-    memset(b, CK_GUARD_BYTE, bytes + 2 * CK_GUARD + 8);
-    return b + CK_GUARD;
-}
-
-static int ck_guards_ok(const unsigned char *p, size_t bytes)
-{
-    size_t i;
-    for (i = 0; i < CK_GUARD; i++)
-        if (p[-1 - (long)i] != CK_GUARD_BYTE || p[bytes + i] != CK_GUARD_BYTE)
-            return 0;
-    return 1;
-}
-
-static void ck_free(unsigned char *p) { if (p) free(p - CK_GUARD); }
-
-typedef struct ck_case {
-    coll_kind kind;
-    coll_algo algo;
-    coll_dtype t;
-    coll_op op;
-    size_t count;
-    int root, inplace, small;
-} ck_case;
-
-static const char *ck_dtype_name(coll_dtype t)
-{
-    static const char *const n[] = { "int8", "uint8", "int32", "uint32", "int64",
-        "uint64", "float16", "bfloat16", "float32", "float64" };
-    return (int)t >= 0 && t < COLL_USER_TYPE ? n[t] : "?";
-}
-
-static const char *ck_op_name(coll_op op)
-{
-    static const char *const n[] = { "sum", "prod", "min", "max", "avg", "band", "bor", "bxor" };
-    return (int)op >= 0 && op < COLL_USER_OP ? n[op] : "?";
-}
-
-/* Run one collective on this rank and check this rank's result. */
-static void ck_run(ck_world *w, const ck_case *k)
-{
-    int r = w->rank, p = w->p, rc;
-    size_t es = coll_dtype_size(k->t), n = k->count, in_n, out_n, i, bad = 0, first = 0;
-    unsigned char *src = 0, *dst, *ref;
-    coll_args a;
-    char what[200];
-    snprintf(what, sizeof what, "%s/%s %s %s count %lu root %d%s%s",
-             coll_kind_name(k->kind), coll_algo_name(k->algo), ck_dtype_name(k->t),
-             ck_op_name(k->op), (unsigned long)n, k->root, k->inplace ? " in-place" : "",
-             k->small ? " small-segments" : "");
-    switch (k->kind) {
-    case COLL_REDUCE_SCATTER: in_n = n * (size_t)p; out_n = n; break;
-    case COLL_ALLGATHER:      in_n = n; out_n = n * (size_t)p; break;
-    default:                  in_n = out_n = n; break;
-    }
-    dst = ck_alloc(out_n * es);
-    ref = ck_alloc(out_n * es);
-    /* inputs, and where an in-place call keeps them */
-    if (k->kind == COLL_BROADCAST) {
-        ck_fill(dst, k->t, k->op, r == k->root ? k->root : p + r, 0, n);
-    } else if (!k->inplace) {
-        src = ck_alloc(in_n * es);
-        ck_fill(src, k->t, k->op, r, 0, in_n);
-    } else if (k->kind == COLL_REDUCE_SCATTER) {
-        /* in place: dst is block `rank` of the full input */
-        ck_free(dst);
-        src = ck_alloc(in_n * es);
-        ck_fill(src, k->t, k->op, r, 0, in_n);
-        dst = src + (size_t)r * n * es;
-    } else if (k->kind == COLL_ALLGATHER) {
-        ck_fill(dst + (size_t)r * n * es, k->t, k->op, r, 0, n);
-        src = dst + (size_t)r * n * es;
-    } else {
-        ck_fill(dst, k->t, k->op, r, 0, n);
-        src = dst;
-    }
-    /* the expected output on this rank */
-    for (i = 0; i < out_n; i++) {
-        switch (k->kind) {
-        case COLL_ALLREDUCE: case COLL_REDUCE:
-            ck_reduce_ref(ref, i, k->t, k->op, p, i); break;
-        case COLL_REDUCE_SCATTER:
-            ck_reduce_ref(ref, i, k->t, k->op, p, (size_t)r * n + i); break;
-        case COLL_ALLGATHER: {
-            long long v = ck_gen((int)(i / n), i % n, k->t, k->op);
-            ck_set(ref, k->t, i, (double)v, v); } break;
-        case COLL_BROADCAST: {
-            long long v = ck_gen(k->root, i, k->t, k->op);
-            ck_set(ref, k->t, i, (double)v, v); } break;
-        default: break;
-        }
-    }
-    memset(&a, 0, sizeof a);
-    a.kind = k->kind; a.algo = k->algo; a.src = src; a.dst = dst; a.count = n;
-    a.dtype = k->t; a.op = k->op; a.root = k->root;
-    rc = coll_run(k->small ? w->c_small : w->c, &a);
-    if (rc == COLL_ERR_NOSYS) {
-        w->unavailable++;          /* decided by the arguments: same on every rank */
-    } else if (rc != COLL_OK) {
-        ck_fail(w, "%s: returned %d (%s); stopping this suite", what, rc, coll_result_str(rc));
-        w->broken = 1;
-    } else {
-        int check = !(k->kind == COLL_REDUCE && r != k->root);  /* elsewhere: workspace */
-        if (check) {
-            for (i = 0; i < out_n * es; i++)
-                if (dst[i] != ref[i]) { if (!bad++) first = i / es; }
-            if (bad) ck_fail(w, "%s: %lu wrong bytes, first at element %lu", what,
-                             (unsigned long)bad, (unsigned long)first);
-            else w->passed++;
-        }
-        /* nothing written outside the output (in-place reduce_scatter and
-           allgather write inside the whole buffer, which has the guards) */
-        if (k->inplace && k->kind == COLL_REDUCE_SCATTER)
-            ck_ok(w, ck_guards_ok(src, in_n * es), what);
-        else
-            ck_ok(w, ck_guards_ok(dst, out_n * es), what);
-        /* out of place: the input is untouched */
-        if (src && !k->inplace) {
-            unsigned char *again = ck_alloc(in_n * es);
-            ck_fill(again, k->t, k->op, r, 0, in_n);
-            ck_ok(w, memcmp(again, src, in_n * es) == 0, what);
-            ck_free(again);
-        }
-        /* a second opinion from the transport's own collective */
-        if (k->kind == COLL_ALLREDUCE && w->other_allreduce) {
-            unsigned char *o = ck_alloc(n * es), *in = ck_alloc(n * es);
-            ck_fill(in, k->t, k->op, r, 0, n);
-            if (w->other_allreduce(w->other_ctx, in, o, n, k->t, k->op) == 0)
-                ck_ok(w, memcmp(o, dst, n * es) == 0, "agrees with the transport's allreduce");
-            ck_free(o);
-            ck_free(in);
-        }
-    }
-    if (k->inplace && k->kind == COLL_REDUCE_SCATTER) ck_free(src);
-    else { ck_free(dst); if (src && !k->inplace) ck_free(src); }
-    ck_free(ref);
-}
-
-static int ck_valid(coll_dtype t, coll_op op)
-{
-    if (op >= COLL_BAND && op <= COLL_BXOR) return !ck_is_float(t);
-    return 1;
-}
-
-/* Everything, for one rank. All ranks run the same sequence of cases. */
-static void ck_suite(ck_world *w)
-{
-    static const struct { coll_kind kind; coll_algo algo; } ka[] = {
-        { COLL_ALLREDUCE, COLL_ALGO_AUTO }, { COLL_ALLREDUCE, COLL_ALGO_RING },
-        { COLL_ALLREDUCE, COLL_ALGO_TREE }, { COLL_ALLREDUCE, COLL_ALGO_NAIVE },
-        { COLL_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING }, { COLL_ALLREDUCE, COLL_ALGO_RABENSEIFNER },
-        { COLL_REDUCE_SCATTER, COLL_ALGO_AUTO }, { COLL_REDUCE_SCATTER, COLL_ALGO_RING },
-        { COLL_REDUCE_SCATTER, COLL_ALGO_RECURSIVE_HALVING }, { COLL_REDUCE_SCATTER, COLL_ALGO_PAIRWISE },
-        { COLL_ALLGATHER, COLL_ALGO_AUTO }, { COLL_ALLGATHER, COLL_ALGO_RING },
-        { COLL_ALLGATHER, COLL_ALGO_RECURSIVE_DOUBLING }, { COLL_ALLGATHER, COLL_ALGO_BRUCK },
-        { COLL_BROADCAST, COLL_ALGO_AUTO }, { COLL_BROADCAST, COLL_ALGO_BINOMIAL },
-        { COLL_BROADCAST, COLL_ALGO_SCATTER_ALLGATHER }, { COLL_BROADCAST, COLL_ALGO_PIPELINED_CHAIN },
-        { COLL_REDUCE, COLL_ALGO_AUTO }, { COLL_REDUCE, COLL_ALGO_BINOMIAL },
-        { COLL_REDUCE, COLL_ALGO_REDUCE_SCATTER_GATHER },
-    };
-    static const coll_dtype quick_t[] = { COLL_INT32, COLL_FLOAT32, COLL_FLOAT16, COLL_UINT8 };
-    size_t counts[6];
-    int nk = (int)(sizeof ka / sizeof ka[0]), i, t, op, c, serial = 0;
-    counts[0] = 0; counts[1] = 1; counts[2] = 3;
-    counts[3] = (size_t)w->p * 250u + 3u;                 /* ragged */
-    counts[4] = w->big; counts[5] = 7;
-    for (i = 0; i < nk && !w->broken; i++) {
-        ck_case k;
-        int reduces = ka[i].kind == COLL_ALLREDUCE || ka[i].kind == COLL_REDUCE ||
-                      ka[i].kind == COLL_REDUCE_SCATTER;
-        memset(&k, 0, sizeof k);
-        k.kind = ka[i].kind;
-        k.algo = ka[i].algo;
-        /* every dtype with every operator at a count that does not divide */
-        for (t = 0; t < COLL_USER_TYPE; t++) {
-            if (w->quick) {
-                int j, keep = 0;
-                for (j = 0; j < 4; j++) keep |= quick_t[j] == (coll_dtype)t;
-                if (!keep) continue;
-            }
-            for (op = 0; op < (reduces ? (int)COLL_USER_OP : 1); op++) {
-                if (!ck_valid((coll_dtype)t, (coll_op)op)) continue;
-                k.t = (coll_dtype)t; k.op = (coll_op)op;
-                k.count = 13; k.root = serial++ % w->p; k.inplace = 0; k.small = 0;
-                if (!w->broken) ck_run(w, &k);
-            }
-        }
-        /* sizes, in place and out of place, big and small segments */
-        for (c = 0; c < 6; c++) {
-            if (w->quick && (c == 2 || c == 5)) continue;
-            k.t = c % 2 ? COLL_FLOAT64 : COLL_INT32;
-            k.op = reduces ? (c % 3 == 1 ? COLL_MAX : COLL_SUM) : COLL_SUM;
-            k.count = counts[c];
-            k.root = serial++ % w->p;
-            for (k.inplace = 0; k.inplace < 2 && !w->broken; k.inplace++) {
-                k.small = 0;
-                ck_run(w, &k);
-                if (counts[c] <= counts[3] && !(w->quick && k.inplace) && !w->broken) {
-                    k.small = 1;
-                    ck_run(w, &k);
-                }
-            }
-        }
-    }
-}
-
-#endif /* COLL_CHECK_CORE */
-
-/* ========================================================================= */
-#ifndef COLL_CHECK_CORE_ONLY
+#include "test/check_port.h"
 
 #define COLL_SHM_IMPLEMENTATION
 #include "ports/coll_shm.h"
@@ -630,34 +186,87 @@ static int port_body(int rank, coll_port *pt, void *arg)
     return bad != 0;
 }
 
-/* ---- 2. every collective -------------------------------------------------- */
+/* ---- 2. every collective: the port checker over forked ranks -------------- */
 
 /* strip: 0 the whole port; 1 without isend/irecv/wait (the executor then
    exchanges with sendrecv); 2 send and recv only. */
-typedef struct suite_arg { shared_counts *sc; int quick, strip; } suite_arg;
+typedef struct suite_arg {
+    shared_counts *sc;
+    int quick, strip;
+    coll_port_check_body body;     /* the checker's, for the launcher        */
+    void *arg;
+    int failed;                    /* what coll_shm_spawn said               */
+} suite_arg;
 
-static int suite_body(int rank, coll_port *pt, void *arg)
+/* The checker's arena: every forked rank has its own copy. */
+static unsigned char *g_arena;
+#define ARENA_BYTES (24u << 20)
+
+static int suite_rank(int rank, coll_port *pt, void *arg)
 {
     suite_arg *sa = (suite_arg *)arg;
-    static unsigned char scratch[64 * 1024] SHM_ALIGNED, small[200] SHM_ALIGNED;
-    coll_comm c, cs;
-    ck_world w;
-    int n = ((coll_shm *)pt->ctx)->nranks;
     coll_port p = *pt;
-    memset(&w, 0, sizeof w);
     ((coll_shm *)pt->ctx)->cma_min = g_cma_min;
     if (sa->strip >= 1) { p.isend = 0; p.irecv = 0; p.wait = 0; }
     if (sa->strip >= 2) p.sendrecv = 0;
-    if (coll_init(&c, rank, n, &p, scratch, sizeof scratch) ||
-        coll_init(&cs, rank, n, &p, small, sizeof small))
-        return 1;
-    w.c = &c; w.c_small = &cs; w.rank = rank; w.p = n; w.quick = sa->quick;
-    w.big = 70001; w.name = "shm";
-    ck_suite(&w);
-    __atomic_fetch_add(&sa->sc->passed, w.passed, __ATOMIC_SEQ_CST);
-    __atomic_fetch_add(&sa->sc->failed, w.failed, __ATOMIC_SEQ_CST);
-    if (rank == 0) sa->sc->unavailable = w.unavailable;
-    return w.failed != 0;
+    return sa->body(rank, &p, sa->arg);
+}
+
+static int suite_launch(void *user, int nranks, coll_port_check_body body, void *arg)
+{
+    suite_arg *sa = (suite_arg *)user;
+    sa->body = body;
+    sa->arg = arg;
+    sa->failed = coll_shm_spawn(nranks, suite_rank, sa, 5000);
+    return sa->failed;
+}
+
+/* One rank that was started by someone else (forked by hand): the launcher
+   runs the body for that rank alone. */
+typedef struct own_rank { int rank; coll_port port; } own_rank;
+static int own_launch(void *user, int nranks, coll_port_check_body body, void *arg)
+{
+    own_rank *o = (own_rank *)user;
+    (void)nranks;
+    return body(o->rank, &o->port, arg) != 0;
+}
+
+static double now_s(void) { return now_ms() / 1e3; }
+
+/* The checker's settings for n ranks; counts into sc (shared memory). */
+static void suite_setup(coll_port_check *ck, const char *name, int n, int quick, shared_counts *sc)
+{
+    if (!g_arena) {
+        g_arena = (unsigned char *)malloc(ARENA_BYTES);
+        if (!g_arena) { fprintf(stderr, "out of memory\n"); exit(2); }
+    }
+    memset(ck, 0, sizeof *ck);
+    ck->name = name; ck->nranks = n;
+    ck->arena = g_arena; ck->arena_bytes = ARENA_BYTES; ck->private_arena = 1;
+    ck->full = !quick; ck->big = 70001; ck->now = now_s;
+    ck->tally = (coll_port_check_tally *)(void *)&sc->passed;   /* the same layout */
+}
+
+/* Every collective over coll_shm_spawn's ranks; the ranks that failed. */
+static int suite_run(int n, suite_arg *sa, const char *name)
+{
+    static coll_port_check ck;
+    suite_setup(&ck, name, n, sa->quick, sa->sc);
+    ck.launch = suite_launch; ck.launch_user = sa;
+    sa->failed = 0;
+    coll_port_check_run(&ck);
+    return sa->failed;
+}
+
+/* A rank's share of the suite, for ranks forked by hand. */
+static int suite_own(int rank, int n, coll_port *port, shared_counts *sc, const char *name)
+{
+    static coll_port_check ck;
+    own_rank o;
+    o.rank = rank; o.port = *port;
+    suite_setup(&ck, name, n, 1, sc);
+    ck.launch = own_launch; ck.launch_user = &o;
+    return coll_port_check_run(&ck) != 0;
 }
 
 /* ---- 3. failures: a rank killed mid-collective, a rank that hangs ---------- */
@@ -741,11 +350,9 @@ static void open_suite(int n)
     for (r = 0; r < n; r++) {
         pids[r] = fork();
         if (pids[r] == 0) {
-            suite_arg sa;
             int rc = coll_shm_open(&s, name, r, n, 5000, &port);
             if (rc) { fprintf(stderr, "coll_shm_open rank %d: %d\n", r, rc); _exit(3); }
-            sa.sc = sc; sa.quick = 1; sa.strip = 0;
-            rc = suite_body(r, &port, &sa);
+            rc = suite_own(r, n, &port, sc, "shm joined by name");
             coll_shm_close(&s);
             fflush(NULL);
             _exit(rc);
@@ -820,22 +427,11 @@ static int template_child(int rank, int n, int fds[][8], shared_counts *sc)
 {
     coll_template t;
     coll_port port;
-    coll_comm c, cs;
-    memset(&port, 0, sizeof port);     /* members the template does not set */
-    ck_world w;
-    static unsigned char scratch[64 * 1024] SHM_ALIGNED, small[200] SHM_ALIGNED;
     int peers[8], i;
+    memset(&port, 0, sizeof port);
     for (i = 0; i < n; i++) peers[i] = fds[rank][i];
     if (coll_template_init(&t, rank, n, peers, 5000, &port)) return 1;
-    coll_init(&c, rank, n, &port, scratch, sizeof scratch);
-    coll_init(&cs, rank, n, &port, small, sizeof small);
-    memset(&w, 0, sizeof w);
-    w.c = &c; w.c_small = &cs; w.rank = rank; w.p = n; w.quick = 1; w.big = 70001;
-    w.name = "template";
-    ck_suite(&w);
-    __atomic_fetch_add(&sc->passed, w.passed, __ATOMIC_SEQ_CST);
-    __atomic_fetch_add(&sc->failed, w.failed, __ATOMIC_SEQ_CST);
-    return w.failed ? 1 : 0;
+    return suite_own(rank, n, &port, sc, "template");
 }
 
 static void template_suite(int n)
@@ -997,7 +593,7 @@ int main(int argc, char **argv)
         int failed;
         sa.sc = sc; sa.quick = 0; sa.strip = 0;
         if (argc > 3) g_cma_min = (size_t)strtoull(argv[3], NULL, 10);
-        failed = coll_shm_spawn(atoi(argv[2]), suite_body, &sa, 5000);
+        failed = suite_run(atoi(argv[2]), &sa, "shm");
         printf("shm suite: %ld passed, %ld failed\n", sc->passed, sc->failed + (failed != 0));
         return failed != 0 || sc->failed != 0;
     }
@@ -1024,7 +620,7 @@ int main(int argc, char **argv)
         g_cma_min = i < 4 ? SIZE_MAX : 1;
         memset(sc, 0, sizeof *sc);
         sa.sc = sc; sa.quick = quick || n == 7 || i == 4; sa.strip = 0;
-        failed = coll_shm_spawn(n, suite_body, &sa, 5000);
+        failed = suite_run(n, &sa, "shm");
         check(failed == 0, "collective suite at %d ranks: %d ranks failed", n, failed);
         g_passed += sc->passed;
         g_failed += sc->failed;
@@ -1042,7 +638,7 @@ int main(int argc, char **argv)
         suite_arg sa;
         int failed;
         sa.sc = sc; sa.quick = 1; sa.strip = i;
-        failed = coll_shm_spawn(3, suite_body, &sa, 5000);
+        failed = suite_run(3, &sa, i == 1 ? "shm (no isend/irecv/wait)" : "shm (send/recv only)");
         check(failed == 0, "collective suite, %s: %d ranks failed",
               i == 1 ? "blocking + sendrecv" : "send/recv only", failed);
         g_passed += sc->passed;
@@ -1093,4 +689,3 @@ int main(int argc, char **argv)
     printf("shm: %ld passed, %ld failed\n", g_passed, g_failed);
     return g_failed != 0;
 }
-#endif /* COLL_CHECK_CORE_ONLY */

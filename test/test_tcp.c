@@ -11,6 +11,9 @@
      - the rendezvous: by environment variables, a rank that never comes
        (COLL_ERR_TIMEOUT), ranks that disagree on WORLD_SIZE, a bad
        environment (COLL_ERR_INVAL);
+     - the port checker (test/check_port.h), a short run at 3 ranks: every
+       collective and algorithm, ragged counts, in and out of place,
+       guards, the error cases;
      - the collectives over it: allreduce, reduce_scatter, allgather,
        broadcast, reduce with several algorithms, dtypes, ops, ragged counts,
        in-place and out-of-place, guard bytes after every output;
@@ -37,6 +40,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
+
+#include "test/check_port.h"
 
 /* ---- counting ------------------------------------------------------------ */
 
@@ -426,6 +432,48 @@ static void collectives(coll_tcp *t, size_t scratch_bytes)
     free(scratch);
 }
 
+/* ---- the port checker: this process is one rank ------------------------------ */
+
+typedef struct tcp_rank { int rank; coll_port port; } tcp_rank;
+
+static int tcp_launch(void *user, int nranks, coll_port_check_body body, void *arg)
+{
+    tcp_rank *me = (tcp_rank *)user;
+    (void)nranks;
+    return body(me->rank, &me->port, arg) != 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The quick sweep with a largest count of 1003: a short run. Its counts
+   join this rank's. */
+static void port_checker(coll_tcp *t)
+{
+    static coll_port_check ck;
+    tcp_rank me;
+    size_t bytes = coll_port_check_arena_bytes(t->nranks, 1003) / (size_t)t->nranks;
+    void *arena = malloc(bytes);
+    me.rank = t->rank;
+    me.port = coll_tcp_port(t);
+    memset(&ck, 0, sizeof ck);
+    ck.name = "tcp checker"; ck.nranks = t->nranks;
+    ck.launch = tcp_launch; ck.launch_user = &me;
+    ck.arena = arena; ck.arena_bytes = bytes; ck.private_arena = 1;
+    ck.big = 1003; ck.now = now_s;
+    CHECK(arena != NULL, "no memory for the checker");
+    if (arena) coll_port_check_run(&ck);
+    K.pass += (long)coll_test_passed;
+    K.fail += (long)coll_test_failed;
+    K.nosys += (long)coll_test_na;
+    coll_test_passed = coll_test_failed = coll_test_na = 0;
+    free(arena);
+}
+
 /* ---- failures ------------------------------------------------------------- */
 
 /* A port that passes everything to TCP but, on the rank chosen to fail,
@@ -484,7 +532,7 @@ static void fail_mid_allreduce(coll_tcp *t, int victim, int sig)
 /* ---- worlds of processes -------------------------------------------------- */
 
 typedef enum scenario {
-    S_PORT, S_COLL, S_KILL, S_STOP, S_ENV, S_LATE, S_WORLD_MISMATCH, S_BAD_ENV
+    S_PORT, S_COLL, S_CHECK, S_KILL, S_STOP, S_ENV, S_LATE, S_WORLD_MISMATCH, S_BAD_ENV
 } scenario;
 
 static int free_port(void)
@@ -564,6 +612,8 @@ static void rank_main(scenario s, int rank, int world, int port)
             port_pingpong(&t);
             port_ring_exchange(&t);
             port_nonblocking(&t);
+        } else if (s == S_CHECK) {
+            port_checker(&t);
         } else if (s == S_COLL) {
             collectives(&t, 1u << 20);               /* few segments */
             collectives(&t, 4096);                   /* many segments */
@@ -709,6 +759,7 @@ int main(int argc, char **argv)
         run_world(S_PORT, worlds[w], "port: ping-pong, sendrecv, isend");
     for (w = 0; w < sizeof worlds / sizeof *worlds; w++)
         run_world(S_COLL, worlds[w], "collectives");
+    run_world(S_CHECK, 3, "the port checker (short)");
     run_world(S_KILL, 4, "a rank SIGKILLed mid-allreduce");
     run_world(S_STOP, 4, "a rank stopped mid-allreduce");
     total = K;
