@@ -24,7 +24,7 @@
 */
 #define _POSIX_C_SOURCE 200809L
 #define COLL_IMPLEMENTATION
-#include "coll.h"
+#include "coll_layout.h"
 #define COLL_TCP_IMPLEMENTATION
 #include "ports/coll_tcp.h"
 

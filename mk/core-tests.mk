@@ -19,7 +19,7 @@
 
 CT       := $(B)/core
 CT_POSIX := -D_POSIX_C_SOURCE=200809L
-CT_DEPS  := coll.h ports/coll_threads.h test/coll_test.h test/test_ports.h test/test_checks.c
+CT_DEPS  := coll.h coll_layout.h ports/coll_threads.h test/coll_test.h test/test_ports.h test/test_checks.c
 CT_ASAN  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 CT_TSAN  := -O1 -g -fsanitize=thread
 

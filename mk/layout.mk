@@ -7,7 +7,7 @@
 LAYOUT_B      := $(B)/tcp
 LAYOUT_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -I.
 
-$(LAYOUT_B)/test_layout: test/test_layout.c coll.h ports/coll_threads.h
+$(LAYOUT_B)/test_layout: test/test_layout.c coll.h coll_layout.h ports/coll_threads.h
 	@mkdir -p $(@D)
 	$(CC) $(LAYOUT_CFLAGS) -o $@ $< $(LDLIBS_THREADS)
 

@@ -23,7 +23,7 @@
       describe with huge counts and steps, misaligned scratch. */
 #define COLL_AGAIN_LIMIT 100000ul
 #define COLL_IMPLEMENTATION
-#include "../coll.h"
+#include "../coll_layout.h"
 #define COLL_THREADS_IMPLEMENTATION
 #include "../ports/coll_threads.h"
 #include "test_ports.h"

@@ -17,7 +17,7 @@
    offer yet) is counted apart and never as a pass. */
 #define _POSIX_C_SOURCE 200809L
 #define COLL_IMPLEMENTATION
-#include "coll.h"
+#include "coll_layout.h"
 #define COLL_THREADS_IMPLEMENTATION
 #include "ports/coll_threads.h"
 

@@ -3,3 +3,6 @@
    the object asks for nothing but the compiler's own arithmetic helpers. */
 #define COLL_IMPLEMENTATION
 #include "coll.h"
+#ifndef COLL_NO_LAYOUT                  /* the full build has the layouts too */
+#include "coll_layout.h"
+#endif

@@ -1,8 +1,9 @@
-/* Both headers with their implementations in one file, built as C99, C11
+/* The headers (coll.h, coll_layout.h, the threads port) with their implementations in one file, built as C99, C11
    and C++ by gcc and clang with every warning an error; then run: 3 ranks
    all-reduce over the threads port, so the build is also known to work. */
 #define COLL_IMPLEMENTATION
 #include "../../coll.h"
+#include "../../coll_layout.h"
 #define COLL_THREADS_IMPLEMENTATION
 #include "../../ports/coll_threads.h"
 #include <stdio.h>
@@ -13,7 +14,7 @@ static int rank_body(int rank, void *arg)
 {
     coll_port port = coll_threads_port(&world, rank);
     coll_comm c;
-    unsigned char scratch[256];
+    double scratch[32];          /* 256 bytes, aligned for any element */
     int32_t v[10];
     int i, rc;
     (void)arg;

@@ -6,6 +6,7 @@
 #   C99, C11 (gcc, clang)       full.c: both implementations in one file
 #   C++11, C++17 (g++, clang++) full.c compiled as C++
 #   two static copies           static_tu.c twice + static_main.c, C and C++
+#   COLL_LAYOUT_MAX_DIMS        layout_dims.c: the setting works (gcc, clang)
 #   C89                         declarations only (decl_c89.c), linked with
 #                               lib.c built as C99: the implementation
 #                               itself needs C99 (restrict, long long,
@@ -47,6 +48,7 @@ for cc in gcc clang; do
     check "$cc-static-twice" "$cc -std=c99 $POSIX -O2 $W -DTU_NAME=static_a -c $src/static_tu.c -o $out/sa-$cc.o && \
         $cc -std=c99 $POSIX -O2 $W -DTU_NAME=static_b -c $src/static_tu.c -o $out/sb-$cc.o && \
         $cc -std=c99 -O2 $W $src/static_main.c $out/sa-$cc.o $out/sb-$cc.o -o $out/static-$cc $LIBS && $out/static-$cc"
+    check "$cc-layout-max-dims" "$cc -std=c99 -O2 $W $src/layout_dims.c -o $out/dims-$cc && $out/dims-$cc"
     check "$cc-c89-declarations" "$cc -std=c89 -O2 $W -c $src/decl_c89.c -o $out/decl89-$cc.o && \
         $cc -std=c99 $POSIX -O2 $W -c $src/lib.c -o $out/lib-$cc.o && \
         $cc $out/decl89-$cc.o $out/lib-$cc.o -o $out/decl89-$cc $LIBS && $out/decl89-$cc"

@@ -1,0 +1,423 @@
+/* coll_layout.h - tensor layouts over coll.h (the OneFlow seed)
+                    C99, no heap; include after or instead of coll.h
+
+   USAGE
+     Where coll.h's implementation is compiled (COLL_IMPLEMENTATION defined),
+     include this header too and the layout code comes with it:
+         #define COLL_IMPLEMENTATION
+         #include "coll_layout.h"          (includes coll.h)
+     Everywhere else include "coll_layout.h" alone.
+
+   CONFIGURATION (define before the first include)
+     COLL_LAYOUT_MAX_DIMS  most dimensions a tensor may have              (8)
+
+   WHAT IT DOES
+     Layouts of distributed tensors: split / broadcast / partial-sum
+   (OneFlow's SBP), and conversion between them.
+
+   Built only on the public calls (coll_allgather(v), coll_reduce_scatter(v),
+   coll_allreduce, coll_alltoall) plus COLL_MEMCPY / COLL_MEMSET for local
+   copies (coll.h defines both; see its CONFIGURATION). No heap: the caller
+   passes any workspace, whose size coll_layout_work_bytes() tells. Tensors
+   live in host memory (the copies here do not go through coll_memops).
+
+   THE IDEA
+     A global tensor of shape shape[0..ndim-1], row-major, is held by the
+     ranks of a communicator in one of three ways:
+       split(d)     rank r holds a slab of rows along dimension d - the rows
+                    numpy.array_split would give it: with n = shape[d] and p
+                    ranks, the first n % p ranks hold n/p + 1 rows, the rest
+                    n/p; its local tensor has the global shape with shape[d]
+                    replaced by its row count, row-major;
+       broadcast    every rank holds the whole tensor;
+       partial_sum  every rank holds a tensor of the global shape; the
+                    global tensor is their element-wise sum.
+     Converting is a collective or a local copy:
+       S(d) -> B       all-gather (v when uneven)        (p-1)/p·n bytes out
+       P -> B          all-reduce                         2(p-1)/p·n
+       P -> S(d)       reduce-scatter (v when uneven)     (p-1)/p·n
+       S(i) -> S(j)    all-to-all                         (p-1)/p²·n
+       B -> S(d)       keep my slab, no traffic
+       B -> P          rank 0 keeps the tensor, the others hold zeros
+       S(d) -> P       my slab in place, zeros elsewhere, no traffic
+       X -> X          a copy
+     For d = 0 (or when every dimension before d has extent 1) a rank's slab
+     is one contiguous range of the global tensor and the collective works
+     on the buffers directly. Otherwise the slab is a strided box: it is
+     packed into (or unpacked from) the workspace with one box copy per rank
+     around the collective. All-to-all needs equal blocks: with uneven
+     splits every block is padded to the largest one.
+
+   USAGE
+     size_t shape[2] = { 4, 5 }, mine[2];
+     size_t n = coll_layout_local_shape(rank, p, 2, shape, coll_sbp_split(0), mine);
+     size_t wb = coll_layout_work_bytes(p, 2, shape, COLL_FLOAT32,
+                                        coll_sbp_split(0), coll_sbp_broadcast());
+     coll_layout_convert(&c, 2, shape, COLL_FLOAT32, x, coll_sbp_split(0),
+                         full, coll_sbp_broadcast(), work, wb);
+   Every rank passes the same shape, dtype, layouts and work size; src and
+   dst must not overlap.
+*/
+#ifndef COLL_LAYOUT_H
+#define COLL_LAYOUT_H
+
+#include "coll.h"
+
+#ifndef COLL_LAYOUT_MAX_DIMS
+#define COLL_LAYOUT_MAX_DIMS 8
+#endif
+
+
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum coll_sbp_kind {
+    COLL_SBP_SPLIT, COLL_SBP_BROADCAST, COLL_SBP_PARTIAL_SUM
+} coll_sbp_kind;
+
+typedef struct coll_sbp {
+    coll_sbp_kind kind;
+    int dim;                   /* the split dimension (COLL_SBP_SPLIT only)  */
+} coll_sbp;
+
+COLL_API coll_sbp coll_sbp_split(int dim);
+COLL_API coll_sbp coll_sbp_broadcast(void);
+COLL_API coll_sbp coll_sbp_partial_sum(void);
+
+/* Rows of n that rank `rank` of `nranks` holds under a split (numpy's
+   array_split); *start (may be NULL) receives the first of them. */
+COLL_API size_t coll_layout_rows(size_t n, int nranks, int rank, size_t *start);
+/* The local tensor of `rank`: its shape into local[0..ndim-1] (may be NULL);
+   returns its element count. */
+COLL_API size_t coll_layout_local_shape(int rank, int nranks, int ndim, const size_t *shape,
+                                        coll_sbp sbp, size_t *local);
+/* Workspace coll_layout_convert needs for this conversion (0 if none). */
+COLL_API size_t coll_layout_work_bytes(int nranks, int ndim, const size_t *shape,
+                                       coll_dtype dtype, coll_sbp from, coll_sbp to);
+/* src: this rank's local tensor in layout `from`; dst: its local tensor in
+   layout `to`. COLL_ERR_INVAL for bad arguments (ndim outside 1..8, a split
+   dimension out of range, COLL_USER_TYPE, overlapping buffers), NOSPC for a
+   short workspace, else what the collective returned. */
+COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, coll_dtype dtype,
+                                 const void *src, coll_sbp from, void *dst, coll_sbp to,
+                                 void *work, size_t work_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+
+#endif /* COLL_LAYOUT_H */
+
+/* ========================================================================== */
+/*                              IMPLEMENTATION                                */
+/* ========================================================================== */
+#if defined(COLL_IMPLEMENTATION) && !defined(COLL__LAYOUT_IMPLEMENTED)
+#define COLL__LAYOUT_IMPLEMENTED
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+/* ========================================================================== */
+/* 8. Layout conversion: split / broadcast / partial-sum                      */
+/* ========================================================================== */
+
+COLL_API coll_sbp coll_sbp_split(int dim)
+{
+    coll_sbp s; s.kind = COLL_SBP_SPLIT; s.dim = dim; return s;
+}
+COLL_API coll_sbp coll_sbp_broadcast(void)
+{
+    coll_sbp s; s.kind = COLL_SBP_BROADCAST; s.dim = 0; return s;
+}
+COLL_API coll_sbp coll_sbp_partial_sum(void)
+{
+    coll_sbp s; s.kind = COLL_SBP_PARTIAL_SUM; s.dim = 0; return s;
+}
+
+COLL_API size_t coll_layout_rows(size_t n, int nranks, int rank, size_t *start)
+{
+    size_t p, r, q, extra;
+    if (nranks < 1 || rank < 0 || rank >= nranks) { if (start) *start = 0; return 0; }
+    p = (size_t)nranks; r = (size_t)rank; q = n / p; extra = n % p;
+    if (start) *start = r * q + (r < extra ? r : extra);
+    return q + (r < extra ? 1 : 0);
+}
+
+static size_t coll__layout_count(int ndim, const size_t *shape)
+{
+    size_t n = 1;
+    int d;
+    for (d = 0; d < ndim; d++) n *= shape[d];
+    return n;
+}
+
+/* The box rank `rank` holds under `sbp`: its extent (local shape) and its
+   origin in the global tensor. Broadcast and partial sum hold everything. */
+static size_t coll__layout_box(int rank, int nranks, int ndim, const size_t *shape,
+                               coll_sbp sbp, size_t *extent, size_t *origin)
+{
+    int d;
+    for (d = 0; d < ndim; d++) { extent[d] = shape[d]; origin[d] = 0; }
+    if (sbp.kind == COLL_SBP_SPLIT)
+        extent[sbp.dim] = coll_layout_rows(shape[sbp.dim], nranks, rank, &origin[sbp.dim]);
+    return coll__layout_count(ndim, extent);
+}
+
+COLL_API size_t coll_layout_local_shape(int rank, int nranks, int ndim, const size_t *shape,
+                                        coll_sbp sbp, size_t *local)
+{
+    size_t extent[COLL_LAYOUT_MAX_DIMS], origin[COLL_LAYOUT_MAX_DIMS], n;
+    int d;
+    if (ndim < 1 || ndim > COLL_LAYOUT_MAX_DIMS || nranks < 1 || rank < 0 || rank >= nranks || !shape ||
+        (sbp.kind == COLL_SBP_SPLIT && (sbp.dim < 0 || sbp.dim >= ndim)))
+        return 0;
+    n = coll__layout_box(rank, nranks, ndim, shape, sbp, extent, origin);
+    if (local) for (d = 0; d < ndim; d++) local[d] = extent[d];
+    return n;
+}
+
+/* Copies a box of extent `box` from position `so` of the row-major array
+   `src` (shape `ss`) to position `dor` of the array `dst` (shape `ds`).
+   The copy runs in contiguous runs: the innermost dimension, widened over
+   every further dimension that the box covers whole in both arrays (a
+   whole slab of rows is one run). An odometer walks the dimensions left. */
+static void coll__layout_box_copy(unsigned char *dst, const size_t *ds, const size_t *dor,
+                                  const unsigned char *src, const size_t *ss, const size_t *so,
+                                  const size_t *box, int ndim, size_t esize)
+{
+    size_t dstride[COLL_LAYOUT_MAX_DIMS], sstride[COLL_LAYOUT_MAX_DIMS];
+    size_t idx[COLL_LAYOUT_MAX_DIMS], run;
+    int d, k;
+    if (coll__layout_count(ndim, box) == 0) return;
+    dstride[ndim - 1] = sstride[ndim - 1] = esize;
+    for (d = ndim - 1; d > 0; d--) {
+        dstride[d - 1] = dstride[d] * ds[d];
+        sstride[d - 1] = sstride[d] * ss[d];
+    }
+    /* dims k..ndim-1 form one run */
+    for (k = ndim - 1; k > 0 && box[k] == ds[k] && box[k] == ss[k]; k--) continue;
+    run = box[k] * dstride[k];
+    for (d = 0; d < k; d++) idx[d] = 0;
+    for (;;) {
+        size_t doff = dor[k] * dstride[k], soff = so[k] * sstride[k];
+        for (d = 0; d < k; d++) {
+            doff += (dor[d] + idx[d]) * dstride[d];
+            soff += (so[d] + idx[d]) * sstride[d];
+        }
+        COLL_MEMCPY(dst + doff, src + soff, run);
+        for (d = k - 1; d >= 0 && ++idx[d] == box[d]; d--) idx[d] = 0;
+        if (d < 0) break;
+    }
+}
+
+/* Is a split(d) slab one contiguous range of the global tensor? Yes when
+   every dimension before d has extent 1. */
+static int coll__layout_contiguous(const size_t *shape, int dim)
+{
+    int d;
+    for (d = 0; d < dim; d++) if (shape[d] != 1) return 0;
+    return 1;
+}
+
+/* Elements of the largest block an all-to-all from split(i) to split(j)
+   sends: the largest slab along i crossed with the largest along j. */
+static size_t coll__layout_a2a_block(int nranks, int ndim, const size_t *shape, int i, int j)
+{
+    size_t ext[COLL_LAYOUT_MAX_DIMS];
+    int d;
+    for (d = 0; d < ndim; d++) ext[d] = shape[d];
+    ext[i] = coll_layout_rows(shape[i], nranks, 0, NULL);   /* rank 0's is largest */
+    ext[j] = coll_layout_rows(shape[j], nranks, 0, NULL);
+    return coll__layout_count(ndim, ext);
+}
+
+/* What a conversion needs: `data` elements of staging, and whether the
+   per-rank counts of a "v" collective (nranks size_t) are needed. */
+static void coll__layout_needs(int nranks, int ndim, const size_t *shape, coll_sbp from,
+                               coll_sbp to, size_t *data, int *counts)
+{
+    *data = 0; *counts = 0;
+    if (from.kind == COLL_SBP_SPLIT && to.kind == COLL_SBP_SPLIT && from.dim != to.dim) {
+        *data = 2 * (size_t)nranks * coll__layout_a2a_block(nranks, ndim, shape, from.dim, to.dim);
+    } else if ((from.kind == COLL_SBP_SPLIT && to.kind == COLL_SBP_BROADCAST) ||
+               (from.kind == COLL_SBP_PARTIAL_SUM && to.kind == COLL_SBP_SPLIT)) {
+        int dim = from.kind == COLL_SBP_SPLIT ? from.dim : to.dim;
+        *counts = shape[dim] % (size_t)nranks != 0;
+        if (!coll__layout_contiguous(shape, dim)) *data = coll__layout_count(ndim, shape);
+    }
+}
+
+/* Workspace: [counts][pad to 64][data]. The 64 spare bytes let any
+   caller pointer be aligned for the element type's kernels. */
+static int coll__layout_sbp_ok(coll_sbp s, int ndim)
+{
+    return (s.kind == COLL_SBP_BROADCAST || s.kind == COLL_SBP_PARTIAL_SUM ||
+            (s.kind == COLL_SBP_SPLIT && s.dim >= 0 && s.dim < ndim));
+}
+
+COLL_API size_t coll_layout_work_bytes(int nranks, int ndim, const size_t *shape,
+                                       coll_dtype dtype, coll_sbp from, coll_sbp to)
+{
+    size_t data;
+    int counts;
+    if (ndim < 1 || ndim > COLL_LAYOUT_MAX_DIMS || nranks < 1 || !shape) return 0;
+    if (!coll__layout_sbp_ok(from, ndim) || !coll__layout_sbp_ok(to, ndim)) return 0;
+    coll__layout_needs(nranks, ndim, shape, from, to, &data, &counts);
+    if (!data && !counts) return 0;
+    return 64 + (counts ? (size_t)nranks * sizeof(size_t) + 64 : 0) + data * coll_dtype_size(dtype);
+}
+
+static unsigned char *coll__layout_align(unsigned char *p)
+{
+    return p + ((64 - (size_t)((uintptr_t)p % 64)) % 64);
+}
+
+
+/* S(i) -> S(j): rank r sends rank q the part of its slab (rows of i that
+   are r's) that lies in q's rows of j; rank q places the part from r at
+   r's rows of i. Blocks are padded to the largest so one all-to-all with
+   equal counts carries them. */
+static int coll__layout_split_to_split(coll_comm *c, int ndim, const size_t *shape,
+                                       size_t es, coll_dtype dtype, const unsigned char *src,
+                                       int i, unsigned char *dst, int j, unsigned char *w)
+{
+    size_t mine[COLL_LAYOUT_MAX_DIMS], out[COLL_LAYOUT_MAX_DIMS], zero[COLL_LAYOUT_MAX_DIMS];
+    size_t box[COLL_LAYOUT_MAX_DIMS], at[COLL_LAYOUT_MAX_DIMS];
+    size_t block = coll__layout_a2a_block(c->nranks, ndim, shape, i, j), start;
+    unsigned char *sendw = w, *recvw = w + (size_t)c->nranks * block * es;
+    int d, r, rc;
+    coll_layout_local_shape(c->rank, c->nranks, ndim, shape, coll_sbp_split(i), mine);
+    coll_layout_local_shape(c->rank, c->nranks, ndim, shape, coll_sbp_split(j), out);
+    for (d = 0; d < ndim; d++) zero[d] = 0;
+    if (block == 0) return COLL_OK;
+    if (shape[i] % (size_t)c->nranks || shape[j] % (size_t)c->nranks)
+        COLL_MEMSET(sendw, 0, (size_t)c->nranks * block * es);   /* no stray bytes in padding */
+    for (r = 0; r < c->nranks; r++) {              /* pack: my slab cut along j */
+        for (d = 0; d < ndim; d++) { box[d] = mine[d]; at[d] = 0; }
+        box[j] = coll_layout_rows(shape[j], c->nranks, r, &at[j]);
+        coll__layout_box_copy(sendw + (size_t)r * block * es, box, zero, src, mine, at, box, ndim, es);
+    }
+    rc = coll_alltoall(c, sendw, recvw, block, dtype, COLL_ALGO_AUTO);
+    if (rc) return rc;
+    for (r = 0; r < c->nranks; r++) {              /* unpack: r's rows of i */
+        for (d = 0; d < ndim; d++) { box[d] = out[d]; at[d] = 0; }
+        box[i] = coll_layout_rows(shape[i], c->nranks, r, &start);
+        at[i] = start;
+        coll__layout_box_copy(dst, out, at, recvw + (size_t)r * block * es, box, zero, box, ndim, es);
+    }
+    return COLL_OK;
+}
+
+COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, coll_dtype dtype,
+                                 const void *src, coll_sbp from, void *dst, coll_sbp to,
+                                 void *work, size_t work_bytes)
+{
+    size_t extent[COLL_LAYOUT_MAX_DIMS], origin[COLL_LAYOUT_MAX_DIMS], zero[COLL_LAYOUT_MAX_DIMS];
+    size_t es = coll_dtype_size(dtype), total, nsrc, ndst, data, *counts = NULL;
+    const unsigned char *s = (const unsigned char *)src;
+    unsigned char *o = (unsigned char *)dst, *w = NULL;
+    int p, me, d, r, need_counts, dim;
+
+    if (!c || ndim < 1 || ndim > COLL_LAYOUT_MAX_DIMS || !shape || es == 0 ||
+        !coll__layout_sbp_ok(from, ndim) || !coll__layout_sbp_ok(to, ndim))
+        return COLL_ERR_INVAL;
+    p = c->nranks; me = c->rank;
+    total = coll__layout_count(ndim, shape);
+    nsrc = coll_layout_local_shape(me, p, ndim, shape, from, NULL) * es;
+    ndst = coll_layout_local_shape(me, p, ndim, shape, to, extent) * es;
+    if ((nsrc && !s) || (ndst && !o) || (nsrc && ndst && s < o + ndst && o < s + nsrc))
+        return COLL_ERR_INVAL;
+    if (total == 0) return COLL_OK;
+    coll__layout_needs(p, ndim, shape, from, to, &data, &need_counts);
+    if (work_bytes < coll_layout_work_bytes(p, ndim, shape, dtype, from, to) ||
+        ((data || need_counts) && !work))
+        return COLL_ERR_NOSPC;
+    if (data || need_counts) {
+        w = coll__layout_align((unsigned char *)work);
+        if (need_counts) {
+            counts = (size_t *)(void *)w;
+            w = coll__layout_align(w + (size_t)p * sizeof(size_t));
+        }
+    }
+    for (d = 0; d < ndim; d++) zero[d] = 0;
+
+    /* the same layout: a copy */
+    if (from.kind == to.kind && (from.kind != COLL_SBP_SPLIT || from.dim == to.dim)) {
+        if (ndst) COLL_MEMCPY(o, s, ndst);
+        return COLL_OK;
+    }
+    switch (from.kind) {
+    case COLL_SBP_BROADCAST:
+        if (to.kind == COLL_SBP_PARTIAL_SUM) {         /* rank 0 holds it all */
+            if (me == 0) COLL_MEMCPY(o, s, ndst);
+            else COLL_MEMSET(o, 0, ndst);
+            return COLL_OK;
+        }
+        /* B -> S(d): keep my slab */
+        coll__layout_box(me, p, ndim, shape, to, extent, origin);
+        coll__layout_box_copy(o, extent, zero, s, shape, origin, extent, ndim, es);
+        return COLL_OK;
+
+    case COLL_SBP_PARTIAL_SUM:
+        if (to.kind == COLL_SBP_BROADCAST)
+            return coll_allreduce(c, s, o, total, dtype, COLL_SUM, COLL_ALGO_AUTO);
+        /* P -> S(d): reduce-scatter; a strided slab is packed first, so
+           that rank r's part lies r-th, back to back */
+        dim = to.dim;
+        if (!coll__layout_contiguous(shape, dim)) {
+            unsigned char *at = w;
+            for (r = 0; r < p; r++) {
+                size_t n = coll__layout_box(r, p, ndim, shape, to, extent, origin);
+                coll__layout_box_copy(at, extent, zero, s, shape, origin, extent, ndim, es);
+                at += n * es;
+            }
+            s = w;
+        }
+        if (!need_counts)
+            return coll_reduce_scatter(c, s, o, ndst / es, dtype, COLL_SUM, COLL_ALGO_AUTO);
+        for (r = 0; r < p; r++) counts[r] = coll_layout_local_shape(r, p, ndim, shape, to, NULL);
+        return coll_reduce_scatterv(c, s, o, counts, dtype, COLL_SUM, COLL_ALGO_AUTO);
+
+    case COLL_SBP_SPLIT:
+        if (to.kind == COLL_SBP_SPLIT)
+            return coll__layout_split_to_split(c, ndim, shape, es, dtype, s, from.dim, o, to.dim, w);
+        if (to.kind == COLL_SBP_PARTIAL_SUM) {         /* my slab, zeros around */
+            COLL_MEMSET(o, 0, ndst);
+            coll__layout_box(me, p, ndim, shape, from, extent, origin);
+            coll__layout_box_copy(o, shape, origin, s, extent, zero, extent, ndim, es);
+            return COLL_OK;
+        }
+        /* S(d) -> B: all-gather; a strided slab arrives back to back in
+           the workspace and is put in place after */
+        dim = from.dim;
+        {
+            int packed = !coll__layout_contiguous(shape, dim), rc;
+            unsigned char *gather = packed ? w : o, *at;
+            if (need_counts) {
+                for (r = 0; r < p; r++) counts[r] = coll_layout_local_shape(r, p, ndim, shape, from, NULL);
+                rc = coll_allgatherv(c, s, gather, counts, dtype, COLL_ALGO_AUTO);
+            } else {
+                rc = coll_allgather(c, s, gather, nsrc / es, dtype, COLL_ALGO_AUTO);
+            }
+            if (rc || !packed) return rc;
+            for (r = 0, at = w; r < p; r++) {
+                size_t n = coll__layout_box(r, p, ndim, shape, from, extent, origin);
+                coll__layout_box_copy(o, shape, origin, at, extent, zero, extent, ndim, es);
+                at += n * es;
+            }
+            return COLL_OK;
+        }
+    }
+    return COLL_ERR_INVAL;
+}
+
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+#endif /* COLL_IMPLEMENTATION */
+
+/* LICENCE: MIT, as coll.h. */
