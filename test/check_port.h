@@ -191,13 +191,13 @@ static const char *coll_port_check__tname(coll_dtype t)
 {
     static const char *const n[] = { "int8", "uint8", "int32", "uint32", "int64",
         "uint64", "float16", "bfloat16", "float32", "float64" };
-    return (int)t >= 0 && t < COLL_USER_TYPE ? n[t] : "?";
+    return (unsigned)t < (unsigned)COLL_USER_TYPE ? n[t] : "?";
 }
 
 static const char *coll_port_check__oname(coll_op op)
 {
     static const char *const n[] = { "sum", "prod", "min", "max", "avg", "band", "bor", "bxor" };
-    return (int)op >= 0 && op < COLL_USER_OP ? n[op] : "?";
+    return (unsigned)op < (unsigned)COLL_USER_OP ? n[op] : "?";
 }
 
 static void coll_port_check__pass(coll_port_check *ck) { COLL_TEST__INC(ck->tally->passed); }
