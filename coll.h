@@ -62,7 +62,9 @@
      COLL_MEMCPY(d,s,n)    memcpy to use           (memcpy; a loop if freestanding)
      COLL_MEMSET(d,v,n)    memset to use           (memset; a loop if freestanding)
      COLL_NO_ERRSTR        drop coll_result_str's message table      (off)
-     COLL_ASSERT(x)        internal invariant checks                 (nothing)
+     COLL_ASSERT(x)        internal invariant checks: a schedule's spans stay
+                           inside the buffers, segments inside scratch ...
+                           (assert() with COLL_DEBUG, else nothing)
    Trimming for small parts (what is left out answers COLL_ERR_NOSYS):
      COLL_DTYPES           bitmask of dtypes compiled in, e.g.
                            (COLL_BIT(COLL_FLOAT32) | COLL_BIT(COLL_INT32))   (all)
@@ -502,7 +504,12 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
 #endif
 
 #ifndef COLL_ASSERT
+#ifdef COLL_DEBUG                  /* the test builds: every invariant checked */
+#include <assert.h>
+#define COLL_ASSERT(x) assert(x)
+#else
 #define COLL_ASSERT(x) ((void)0)
+#endif
 #endif
 
 /* ---- memcpy / memset: libc when hosted, plain loops when freestanding ----- */
@@ -2209,6 +2216,7 @@ static void coll__frame_merge(coll_request *q)
     if (lo < q->lo) q->lo = lo;
     if (hi > q->hi) q->hi = hi;
     if (bad < q->bad) q->bad = bad;
+    COLL_ASSERT(((size_t)1 << q->step) * q->cap + (bytes - COLL__FRAME) <= (size_t)COLL_EAGER_BYTES || !q->eager);
     if (q->eager && q->phase == 0)
         COLL_MEMCPY(q->fout + COLL__FRAME + ((size_t)1 << q->step) * q->cap, f + COLL__FRAME,
                     bytes - COLL__FRAME);
@@ -2277,12 +2285,14 @@ static void coll__seg(const coll_request *q, int buf, size_t off, size_t len, si
                       unsigned char **ptr, size_t *bytes)
 {
     size_t first = k * q->seg, n = len - first < q->seg ? len - first : q->seg;
+    COLL_ASSERT(first < len);
     *ptr = coll__buf(q, buf) + (off + first) * q->esize;
     *bytes = n * q->esize;
 }
 
 static unsigned char *coll__scratch_half(const coll_request *q, size_t k)
 {
+    COLL_ASSERT(q->c->segment > 0 && q->seg * q->esize <= q->c->segment);
     return q->c->scratch + (k % 2) * q->seg * q->esize;
 }
 
@@ -2701,6 +2711,27 @@ static int coll__finish(coll_request *q)
     return coll__scale(q->c, q->a.dst, len, q->a.dtype, (size_t)pl->p);
 }
 
+#ifdef COLL_DEBUG
+/* The invariant behind "nothing outside the caller's buffers": every span
+   a step names lies inside the extent of its buffer on this rank. */
+static int coll__span_in(const coll_request *q, int buf, size_t off, size_t len, size_t run, size_t stride)
+{
+    size_t in_n, out_n, end;
+    if (len == 0 || q->pl.kind == COLL_BARRIER) return 1;
+    coll__extents(&q->pl, &in_n, &out_n);
+    if (q->pl.kind == COLL_BROADCAST || q->a.src == q->a.dst) in_n = out_n = in_n > out_n ? in_n : out_n;
+    end = run ? off + (len - 1) / run * stride + (len - 1) % run + 1 : off + len;
+    return end <= (buf == COLL_BUF_SRC ? in_n : out_n);
+}
+static int coll__spans_ok(const coll_request *q)
+{
+    const coll__step *st = &q->st;
+    return (st->to < 0 || coll__span_in(q, st->sbuf, st->soff, st->slen, st->srun, st->sstride)) &&
+           (st->from < 0 || coll__span_in(q, st->rbuf, st->roff, st->rlen, st->rrun, st->rstride)) &&
+           (st->from < 0 || !st->reduce || coll__span_in(q, st->abuf, st->aoff, st->rlen, 0, 0));
+}
+#endif
+
 /* Load the next step: the agreement round, the schedule, the closing
    round. 1: loaded; 0: all done; < 0: a verdict or a local error. */
 static int coll__load_step(coll_request *q)
@@ -2728,6 +2759,8 @@ static int coll__load_step(coll_request *q)
             return coll__broke(q, COLL_ERR_CORRUPT, "a message failed its CRC (on this rank or another)");
         return 0;
     }
+    COLL_ASSERT(q->st.to < q->pl.p && q->st.from < q->pl.p);
+    COLL_ASSERT(q->phase != 1 || coll__spans_ok(q));
     if (q->phase != 1) q->nsend = q->nrecv = 1;             /* one frame each way */
     else {
         q->nsend = q->st.to >= 0 ? coll__nseg(q->st.slen, q->seg) : 0;

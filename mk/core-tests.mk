@@ -18,7 +18,7 @@
 # Outputs under $(B)/core/ (traffic: $(B)/).
 
 CT       := $(B)/core
-CT_POSIX := -D_POSIX_C_SOURCE=200809L
+CT_POSIX := -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG   # COLL_DEBUG: coll.h asserts its invariants
 CT_DEPS  := coll.h coll_layout.h ports/coll_threads.h test/coll_test.h test/test_ports.h test/test_checks.c
 CT_ASAN  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 CT_TSAN  := -O1 -g -fsanitize=thread
@@ -78,7 +78,7 @@ test-tsan: $(CT)/tsan/test_core $(CT)/tsan/test_errors $(CT)/tsan/test_checks
 FUZZ_SECONDS ?= 60
 $(CT)/fuzz_coll: test/fuzz_coll.c coll.h
 	@mkdir -p $(@D)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN) -o $@ $<
+	clang -g -O1 -DCOLL_DEBUG -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN) -o $@ $<
 
 ## test-fuzz: libFuzzer with ASan+UBSan over the public API and the bytes a port delivers (FUZZ_SECONDS)
 test-fuzz: $(CT)/fuzz_coll

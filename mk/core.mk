@@ -13,11 +13,11 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 
 $(B)/core/test_resumable: test/test_resumable.c coll.h ports/coll_mailbox.h test/test_values.h | $(B)
 	@mkdir -p $(@D)
-	$(CC) -std=c99 $(CFLAGS) $(WARN) -o $@ $<
+	$(CC) -std=c99 -DCOLL_DEBUG $(CFLAGS) $(WARN) -o $@ $<
 
 $(B)/core/test_resumable_san: test/test_resumable.c coll.h ports/coll_mailbox.h test/test_values.h | $(B)
 	@mkdir -p $(@D)
-	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -o $@ $<
+	$(CC) -std=c99 -DCOLL_DEBUG -O1 -g $(WARN) $(SAN) -o $@ $<
 
 .PHONY: test-resumable test-resumable-san
 ## test-resumable: round-robin matrix in one thread over the mailbox port (coll_start/progress)
@@ -40,7 +40,7 @@ TEST_TARGETS += test-valgrind
 
 # what AUTO chooses, as markdown tables (for the README)
 $(B)/auto_table: tools/auto_table.c coll.h | $(B)
-	$(CC) -std=c99 $(CFLAGS) $(WARN) -o $@ $<
+	$(CC) -std=c99 -DCOLL_DEBUG $(CFLAGS) $(WARN) -o $@ $<
 ## auto-table: AUTO's choices by size and rank count, markdown
 auto-table: $(B)/auto_table
 	@$(B)/auto_table
