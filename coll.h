@@ -1143,6 +1143,7 @@ static int coll__ring_reduce_scatter(const coll__plan *pl, int s, coll__step *st
 /* Ring all-gather. Rank r starts with block r; in step s it forwards block
    r-s to r+1 and receives block r-s-1 from r-1, so after p-1 steps every
    block has visited every rank.
+       step 0, p = 4:  0 -b0-> 1 -b1-> 2 -b2-> 3 -b3-> 0
    cost: (p-1)α + (p-1)/p·nβ                                                 */
 static int coll__ring_allgather(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1160,6 +1161,7 @@ static int coll__ring_allgather(const coll__plan *pl, int s, coll__step *st)
 /* Ring all-reduce = ring reduce-scatter, then ring all-gather of the
    reduced blocks (the numpy seed's "accumulate" and "copy" phases). Each
    rank sends 2(p-1)/p·n bytes, the minimum for an all-reduce.
+       p = 4: steps 0-2 the reduce-scatter above, steps 3-5 the all-gather
    cost: 2(p-1)α + 2(p-1)/p·nβ + (p-1)/p·nγ                                  */
 static int coll__ring_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1231,6 +1233,7 @@ static void coll__wrapped(const coll__plan *pl, int v0, int n, int part, size_t 
    blocks of its whole subtree instead of a sum. Each level takes two steps
    (the subtree's blocks before and after wrapping past rank p-1). Every
    rank's dst is a workspace of p blocks.
+       p = 4:  steps 0-1:  1 -> 0, 3 -> 2;   steps 2-3:  2 -> 0 (blocks 2, 3)
    cost: lg·α + (p-1)/p·nβ                                                  */
 static int coll__binomial_gather(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1254,6 +1257,7 @@ static int coll__binomial_gather(const coll__plan *pl, int s, coll__step *st)
 /* Binomial scatter from root: the broadcast's tree, each rank passing on
    only the blocks of the subtree below its child. Every rank's src is a
    workspace of p blocks (read at root, written elsewhere).
+       p = 4:  steps 0-1:  0 -> 2 (blocks 2, 3);   steps 2-3:  0 -> 1, 2 -> 3
    cost: lg·α + (p-1)/p·nβ                                                  */
 static int coll__binomial_scatter(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1278,6 +1282,7 @@ static int coll__binomial_scatter(const coll__plan *pl, int s, coll__step *st)
 
 /* Tree all-reduce: binomial reduce to rank 0, then binomial broadcast (the
    muji seed's pairwise levels, for any p).
+       p = 4:  1 -> 0, 3 -> 2;  2 -> 0;  then 0 -> 2;  0 -> 1, 2 -> 3
    cost: 2·lg·α + lg·n(2β + γ)                                               */
 static int coll__tree_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1288,6 +1293,7 @@ static int coll__tree_allreduce(const coll__plan *pl, int s, coll__step *st)
 
 /* Naive all-reduce (the torch seed): rank 0 receives every other rank's
    whole vector in turn and folds it in, then sends the result to each.
+       p = 4:  1 -> 0, 2 -> 0, 3 -> 0 (folded in turn);  0 -> 1, 0 -> 2, 0 -> 3
    cost: 2(p-1)(α + nβ) + (p-1)nγ, all of it at rank 0                       */
 static int coll__naive_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1309,6 +1315,7 @@ static int coll__naive_allreduce(const coll__plan *pl, int s, coll__step *st)
 /* Recursive doubling: in step k rank v swaps its whole partial result with
    v ^ 2^k and reduces, so after lg p2 steps everyone has everything.
    Fewest rounds; for small n.
+       p = 4:  step 0:  0 <-> 1, 2 <-> 3;   step 1:  0 <-> 2, 1 <-> 3
    cost: lg·α + n·lg(β+γ)   (+ 2(α + nβ) to fold a non-power-of-two p)      */
 static int coll__rd_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1328,6 +1335,8 @@ static int coll__rd_allreduce(const coll__plan *pl, int s, coll__step *st)
 
 /* Rabenseifner: recursive-halving reduce-scatter, then recursive-doubling
    all-gather. Ring's bandwidth with lg rounds instead of p-1.
+       p = 4:  0 <-> 2, 1 <-> 3 (halves);  0 <-> 1, 2 <-> 3 (quarters);
+       then the same pairs in reverse order, gathering
    cost: 2·lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ   (+ the fold, as above)          */
 static int coll__rabenseifner_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1359,6 +1368,7 @@ static int coll__on_group(const coll__plan *pl, coll__schedule f, int s, coll__s
    consecutive ranks; reduce inside each group to its first rank, all-reduce
    among those leaders with the ring, broadcast back inside each group. The
    slow links between groups carry only the leaders' traffic.
+       p = 4, group 2:  1 -> 0, 3 -> 2;  ring 0 <-> 2;  0 -> 1, 2 -> 3
    cost: 2·lg g·(α + nβ) + ring over p/g leaders                            */
 static int coll__hierarchical_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1384,6 +1394,8 @@ static int coll__hierarchical_allreduce(const coll__plan *pl, int s, coll__step 
    left child], [receive chunk c from the right child]. Down, for c = 0..C:
    [send chunk c-1 to the left child, receive chunk c from the parent],
    [send chunk c-1 to the right child].
+       p = 4 (0 the root, 1 and 2 its children, 3 below 1): chunks
+       stream 3 -> 1 -> 0 <- 2, then 0 -> 1 -> 3 and 0 -> 2
    cost: ≈ (2·lg + 4C)·α + 3nβ·(1 + lg/C) at an inner node                  */
 static int coll__pipelined_tree_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1423,6 +1435,7 @@ static int coll__pipelined_tree_allreduce(const coll__plan *pl, int s, coll__ste
 
 /* Pairwise exchange: in step s rank r sends block r+s straight to its
    owner and reduces block r arriving from r-s. No workspace; p-1 rounds.
+       step 0, p = 4:  r -> r+1 (0 -> 1 -> 2 -> 3 -> 0);   step 1:  r -> r+2
    cost: (p-1)α + (p-1)/p·n(β+γ)                                            */
 static int coll__pairwise_reduce_scatter(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1446,6 +1459,7 @@ static int coll__pairwise_reduce_scatter(const coll__plan *pl, int s, coll__step
 
 /* Recursive halving (in place: the whole src is the workspace). lg p2
    rounds, each halving the data in flight.
+       p = 4:  step 0:  0 <-> 2, 1 <-> 3 (halves);   step 1:  0 <-> 1, 2 <-> 3
    cost: lg·α + (p-1)/p·n(β+γ)   (+ the fold)                               */
 static int coll__halving_reduce_scatter(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1470,6 +1484,7 @@ static int coll__halving_reduce_scatter(const coll__plan *pl, int s, coll__step 
 /* ---- all-gather ------------------------------------------------------------- */
 
 /* Recursive doubling: lg p2 rounds, each doubling the blocks held.
+       p = 4:  step 0:  0 <-> 1, 2 <-> 3;   step 1:  0 <-> 2, 1 <-> 3 (pairs)
    cost: lg·α + (p-1)/p·nβ   (+ the fold)                                   */
 static int coll__rd_allgather(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1486,6 +1501,7 @@ static int coll__rd_allgather(const coll__plan *pl, int s, coll__step *st)
    first; in step k every rank sends its first min(2^k, p-2^k) blocks to
    r - 2^k and appends those of r + 2^k. A final local rotation puts the
    blocks in rank order. ⌈lg p⌉ rounds for any p, no fold.
+       step 0, p = 4:  r -> r-1 (1 -> 0, 2 -> 1, 3 -> 2, 0 -> 3);   step 1:  r -> r-2
    cost: lg·α + (p-1)/p·nβ                                                  */
 static size_t coll__bruck_off(const coll__plan *pl, int j)   /* rotated offset */
 {
@@ -1515,6 +1531,7 @@ static int coll__bruck_allgather(const coll__plan *pl, int s, coll__step *st)
 
 /* Van de Geijn: scatter the vector's p blocks down the binomial tree, then
    ring all-gather them. Near 2n bytes per rank instead of n·lg p.
+       p = 4:  0 -> 2 (half);  0 -> 1, 2 -> 3 (quarters);  then a ring all-gather
    cost: (lg + p-1)α + 2(p-1)/p·nβ                                         */
 static int coll__scatter_allgather_broadcast(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1546,6 +1563,7 @@ static int coll__scatter_allgather_broadcast(const coll__plan *pl, int s, coll__
 /* Pipelined chain: root -> root+1 -> ... -> root+p-1, the vector cut into
    C chunks; in step s position i forwards chunk s-i and receives chunk
    s-i+1, so every link is busy at once.
+       p = 4:  step s:  chunk s 0 -> 1, chunk s-1 1 -> 2, chunk s-2 2 -> 3
    cost: (p-2+C)(α + nβ/C)                                                  */
 static int coll__chain_broadcast(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1574,6 +1592,7 @@ static int coll__chain_broadcast(const coll__plan *pl, int s, coll__step *st)
    gather of the reduced regions to virtual rank 0; if the root sat out of
    the fold, its partner hands it the result at the end. Virtual ranks
    are rotated so that the root's side of the fold is 0.
+       p = 4, root 0:  0 <-> 2, 1 <-> 3;  0 <-> 1, 2 <-> 3;  then 1 -> 0, 3 -> 2;  2 -> 0
    cost: 2·lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ   (+ the fold)                    */
 static int coll__rsg_reduce(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1624,6 +1643,7 @@ static int coll__rsg_reduce(const coll__plan *pl, int s, coll__step *st)
 
 /* Linear: the root talks to every other rank in turn. p-1 rounds at the
    root, one elsewhere; no workspace.
+       p = 4, root 0:  step s:  s+1 -> 0 (scatter: 0 -> s+1)
    cost: (p-1)(α + nβ/p)                                                    */
 static int coll__linear_gather(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1649,6 +1669,7 @@ static int coll__linear_scatter(const coll__plan *pl, int s, coll__step *st)
 
 /* Pairwise exchange: in step s rank r sends block r+s of src to rank r+s
    and receives block r-s of dst from rank r-s.
+       step 0, p = 4:  r -> r+1 (0 -> 1 -> 2 -> 3 -> 0);   step 1:  r -> r+2
    cost: (p-1)α + (p-1)/p·nβ                                                */
 static int coll__pairwise_alltoall(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1669,6 +1690,7 @@ static int coll__pairwise_alltoall(const coll__plan *pl, int s, coll__step *st)
    r - 2^k. After lg steps block j came from rank r-j; swapping blocks j and
    r-j puts them in rank order. The blocks of a step are strided (runs of
    2^k every 2^(k+1)), packed through scratch into one message.
+       p = 4:  step 0:  r -> r+1 (blocks 1, 3);   step 1:  r -> r+2 (blocks 2, 3)
    cost: lg·α + lg·(n/2)β                                                   */
 static int coll__bruck_alltoall(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1689,6 +1711,7 @@ static int coll__bruck_alltoall(const coll__plan *pl, int s, coll__step *st)
 
 /* Dissemination barrier: in step k signal r + 2^k and wait for r - 2^k;
    after ⌈lg p⌉ steps everyone has (transitively) heard from everyone.
+       p = 4:  step 0:  0 -> 1 -> 2 -> 3 -> 0;   step 1:  r -> r+2
    cost: lg·α                                                               */
 static int coll__dissemination_barrier(const coll__plan *pl, int s, coll__step *st)
 {
