@@ -455,7 +455,8 @@ COLL_API int coll_gather(coll_comm *c, const void *src, void *dst, size_t count,
                          coll_dtype dtype, int root, coll_algo algo);
 COLL_API int coll_scatter(coll_comm *c, const void *src, void *dst, size_t count,
                           coll_dtype dtype, int root, coll_algo algo);
-/* src and dst: nranks blocks of count; block j of src goes to rank j. */
+/* src and dst: nranks blocks of count; block j of src goes to rank j.
+   in-place: src == dst (pairwise swaps staged through scratch). */
 COLL_API int coll_alltoall(coll_comm *c, const void *src, void *dst, size_t count,
                            coll_dtype dtype, coll_algo algo);
 COLL_API int coll_barrier(coll_comm *c, coll_algo algo);
@@ -1667,6 +1668,27 @@ static int coll__linear_scatter(const coll__plan *pl, int s, coll__step *st)
 
 /* ---- all-to-all, barrier ------------------------------------------------- */
 
+/* In place (src == dst), pairwise swaps: in step s rank r and rank s-r
+   trade the blocks meant for each other; the block that arrives is the
+   one that leaves, so it lands in scratch and is copied in after the send
+   (a staged span: one run, through scratch). p steps; a rank whose
+   partner is itself idles.
+       p = 4:  step 1:  0 <-> 1, 2 <-> 3;   step 2:  0 <-> 2;   step 3:  0 <-> 3, 1 <-> 2
+   cost: p·α + (p-1)/p·nβ, plus one local copy of what arrives            */
+static int coll__swap_alltoall(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, peer = coll__mod(s - r, p);
+    if (s >= p) return 0;
+    coll__idle(st);
+    if (peer == r) return 1;
+    coll__pair(st, r, peer);
+    st->sbuf = COLL_BUF_SRC;
+    coll__block(pl, peer, &st->soff, &st->slen);
+    coll__block(pl, peer, &st->roff, &st->rlen);
+    st->rrun = st->rstride = st->rlen;          /* staged through scratch */
+    return 1;
+}
+
 /* Pairwise exchange: in step s rank r sends block r+s of src to rank r+s
    and receives block r-s of dst from rank r-s.
        step 0, p = 4:  r -> r+1 (0 -> 1 -> 2 -> 3 -> 0);   step 1:  r -> r+2
@@ -1674,6 +1696,7 @@ static int coll__linear_scatter(const coll__plan *pl, int s, coll__step *st)
 static int coll__pairwise_alltoall(const coll__plan *pl, int s, coll__step *st)
 {
     int r = pl->rank, p = pl->p, to = coll__mod(r + s + 1, p), from = coll__mod(r - s - 1, p);
+    if (pl->inplace) return coll__swap_alltoall(pl, s, st);
     if (s >= p - 1) return 0;
     coll__idle(st);
     st->to = to; st->from = from;
@@ -1751,6 +1774,8 @@ enum {
     COLL__ORDERED0  = 128, /* ... when the root is rank 0                      */
     COLL__ROOT_ONLY = 256, /* only the root uses the big buffer                */
     COLL__PIPELINE  = 512, /* counts its steps in chunks: bound them           */
+    COLL__OOP       = 1024,/* out of place only                                */
+    COLL__STAGE_IP  = 2048,/* in place, stages what arrives through scratch    */
     COLL__CALLER    = COLL__IN_PLACE | COLL__WORKSPACE | COLL__GROUP | COLL__EQUAL_OOP
 };
 
@@ -1854,8 +1879,8 @@ static const coll__entry coll__registry[] = {
     COLL__ROW(GATHER,          BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0),
     COLL__ROW(SCATTER,         LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block),
     COLL__ROW(SCATTER,         BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block),
-    COLL__ROW(ALLTOALL,        PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, 0,                             coll__own_block_a2a,   0),
-    COLL__ROW(ALLTOALL,        BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH,    coll__bruck_a2a_begin, coll__bruck_a2a_finish),
+    COLL__ROW(ALLTOALL,        PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0),
+    COLL__ROW(ALLTOALL,        BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH | COLL__OOP, coll__bruck_a2a_begin, coll__bruck_a2a_finish),
     COLL__ROW(BARRIER,         DISSEMINATION,         coll__dissemination_barrier,        coll__cost_dissem,       0,                             0,                     0),
 };
 #undef COLL__ROW
@@ -1892,6 +1917,8 @@ static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entr
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: hierarchical needs args.group");
     if ((needs & COLL__IN_PLACE) && !pl->inplace && pl->p > 1)
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: runs in place only");
+    if ((needs & COLL__OOP) && pl->inplace && pl->p > 1)
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: runs out of place only");
     if ((needs & COLL__HOST) && c->mem)
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: rearranges blocks on the host (not with memops)");
     if ((needs & COLL__EQUAL_OOP) && !pl->inplace) {
@@ -1915,6 +1942,9 @@ static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es,
         return COLL__NO(why, COLL_ERR_NOSPC, "scratch: reducing collectives need scratch");
     if ((coll__entry_of(pl->kind, pl->algo)->needs & COLL__SCRATCH) && c->segment < es)
         return COLL__NO(why, COLL_ERR_NOSPC, "scratch: this algorithm packs through scratch");
+    if ((coll__entry_of(pl->kind, pl->algo)->needs & COLL__STAGE_IP) && pl->inplace && pl->p > 1 &&
+        pl->total > 0 && c->segment < es)
+        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: in place, what arrives is staged through scratch");
     return COLL_OK;
 }
 
@@ -2055,6 +2085,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
             pl->inplace = src && dst == src + mine; break;
         case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
             pl->inplace = dst && src == dst + mine; break;
+        case COLL_ALLTOALL: pl->inplace = src && src == dst; break;
         default: pl->inplace = 0; break;
         }
     }
@@ -2121,7 +2152,8 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
     if (coll__plan_args(c, a, &pl, &es, &why) != COLL_OK) return 0;
     if (coll__reduces(a->kind)) return 2 * es;  /* one element in each of the two halves */
     if (coll__pick(c, a, &pl, es, &why) == COLL_OK &&
-        (coll__entry_of(pl.kind, pl.algo)->needs & COLL__SCRATCH)) return 2 * es;
+        ((coll__entry_of(pl.kind, pl.algo)->needs & COLL__SCRATCH) ||
+         ((coll__entry_of(pl.kind, pl.algo)->needs & COLL__STAGE_IP) && pl.inplace))) return 2 * es;
     return 0;
 }
 

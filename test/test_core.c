@@ -109,7 +109,7 @@ static int vform(coll_kind k) { return k == COLL_ALLGATHERV || k == COLL_REDUCE_
 /* Has a distinct in-place layout (broadcast is always in place). */
 static int has_inplace(coll_kind k)
 {
-    return k != COLL_ALLTOALL && k != COLL_BARRIER && k != COLL_BROADCAST;
+    return k != COLL_BARRIER && k != COLL_BROADCAST;
 }
 /* Every rank ends with the same bytes. */
 static int same_everywhere(coll_kind k)

@@ -19,6 +19,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -181,7 +182,7 @@ static void invalid_arguments(void)
     REFUSED(coll_reduce_scatter(&c, f, f + 3, 8, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO), COLL_ERR_INVAL);
     REFUSED(coll_reduce_scatter(&c, f, f + 8, 8, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO), COLL_ERR_INVAL); /* rank 1's block */
     REFUSED(coll_allgather(&c, f + 5, f, 8, COLL_FLOAT32, COLL_ALGO_AUTO), COLL_ERR_INVAL);
-    REFUSED(coll_alltoall(&c, f, f, 4, COLL_FLOAT32, COLL_ALGO_AUTO), COLL_ERR_INVAL);
+    REFUSED(coll_alltoall(&c, f + 1, f, 4, COLL_FLOAT32, COLL_ALGO_AUTO), COLL_ERR_INVAL);   /* src == dst is in place; this is not */
     REFUSED(coll_alltoall(&c, f, f + 2, 4, COLL_FLOAT32, COLL_ALGO_AUTO), COLL_ERR_INVAL);
     REFUSED(coll_gather(&c, f + 1, f, 4, COLL_FLOAT32, 0, COLL_ALGO_AUTO), COLL_ERR_INVAL);
     REFUSED(coll_scatter(&c, f, f + 1, 4, COLL_FLOAT32, 0, COLL_ALGO_AUTO), COLL_ERR_INVAL);
@@ -379,6 +380,8 @@ static void failures(void)
 }
 
 /* ---- 5. the threads port's own contract --------------------------------------- */
+static int eager_go;                 /* rank 0 -> rank 1: "post your receives now" */
+
 static int port_rank(int r, void *arg)
 {
     coll_port p = coll_threads_port(&W, r);
@@ -415,6 +418,25 @@ static int port_rank(int r, void *arg)
         rc = p.sendrecv(p.ctx, 0, a, 16, 0, b, 16);
         COLL_CHECK_EQ(rc, COLL_OK);
         COLL_CHECK(memcmp(a, b, 16) == 0);
+        /* small isends are eager: finished before rank 1 posts anything
+           (it waits for eager_go); a size disagreement on one is the
+           receiver's to report */
+        COLL_CHECK_EQ(p.isend(p.ctx, 1, "EAGER-01", 8, &h[0]), COLL_OK);
+        COLL_CHECK_EQ(p.wait(p.ctx, h[0], 0), COLL_OK);
+        COLL_CHECK_EQ(p.wait(p.ctx, h[0], 0), COLL_ERR_INVAL);   /* handle already finished */
+        COLL_CHECK_EQ(p.isend(p.ctx, 1, a, 4, &h[1]), COLL_OK);
+        COLL_CHECK_EQ(p.wait(p.ctx, h[1], 1), COLL_OK);
+        __atomic_store_n(&eager_go, 1, __ATOMIC_RELEASE);
+        /* the eager slots come back: a full pool of handles again */
+        COLL_CHECK_EQ(p.recv(p.ctx, 1, b, 1), COLL_OK);
+        for (n = 0, i = 0; i <= COLL_THREADS_MAX_OPS; i++) {
+            rc = p.irecv(p.ctx, 1, b, 1, &h[i]);
+            if (rc != COLL_OK) break;
+            n++;
+        }
+        COLL_CHECK_EQ(n, COLL_THREADS_MAX_OPS);
+        COLL_CHECK_EQ(rc, COLL_AGAIN);
+        for (i = 0; i < n; i++) COLL_CHECK_EQ(p.wait(p.ctx, h[i], 1), COLL_OK);
     } else {
         COLL_CHECK_EQ(p.recv(p.ctx, 0, b, 4), COLL_OK);
         COLL_CHECK_EQ(p.send(p.ctx, 0, "ABCDEFGH", 8), COLL_OK);
@@ -423,6 +445,13 @@ static int port_rank(int r, void *arg)
             COLL_CHECK_EQ(b[0], '0');
         }
         COLL_CHECK_EQ(p.recv(p.ctx, 0, b, 16), COLL_ERR_MISMATCH);
+        while (!__atomic_load_n(&eager_go, __ATOMIC_ACQUIRE)) sched_yield();
+        COLL_CHECK_EQ(p.recv(p.ctx, 0, b, 8), COLL_OK);
+        COLL_CHECK(memcmp(b, "EAGER-01", 8) == 0);
+        COLL_CHECK_EQ(p.recv(p.ctx, 0, b, 8), COLL_ERR_MISMATCH);
+        COLL_CHECK_EQ(p.send(p.ctx, 0, a, 1), COLL_OK);
+        /* rank 0 posts every handle as a receive from us */
+        for (i = 0; i < COLL_THREADS_MAX_OPS; i++) COLL_CHECK_EQ(p.send(p.ctx, 0, a, 1), COLL_OK);
     }
     return 0;
 }
@@ -436,6 +465,7 @@ static void threads_port(void)
     COLL_CHECK(coll_threads_port(&big, COLL_THREADS_MAX_RANKS).send == NULL);
     coll_threads_destroy(&big);
     coll_threads_init(&W, 2, 5000);
+    eager_go = 0;
     COLL_CHECK_EQ(coll_threads_run(&W, port_rank, NULL), 0);
     coll_threads_destroy(&W);
 }

@@ -96,7 +96,6 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
     int vform = kind == COLL_ALLGATHERV || kind == COLL_REDUCE_SCATTERV;
     for (b = 0; b < p; b++) counts[b] = b % 3 == 1 ? 0 : n + (size_t)b;
     for (b = 0; b < p; b++) { block_of(kind, p, n, b, &off, &len); total += len; }
-    if (kind == COLL_ALLTOALL && inplace) return;
     coll_mailbox_init(&box, p);
     for (r = 0; r < p; r++) {
         coll_port port = coll_mailbox_port(&box, r);
@@ -123,6 +122,7 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
             if (r == root) for (b = 0; b < p; b++) for (i = 0; i < n; i++) t_put(t, sp[r], (size_t)b * n + i, dat(b, i));
             break;
         case COLL_ALLTOALL:
+            if (inplace) sp[r] = dp[r];
             for (b = 0; b < p; b++) for (i = 0; i < n; i++) t_put(t, sp[r], (size_t)b * n + i, dat(r * p + b, i));
             break;
         case COLL_BROADCAST:
