@@ -1640,6 +1640,21 @@ static int coll__rsg_reduce(const coll__plan *pl, int s, coll__step *st)
     return 1;
 }
 
+/* Linear reduce: the root receives every other rank's vector in turn and
+   folds it in; the other ranks only send src, so they need no dst (what
+   runs when a non-root passes NULL for it, as MPI programs do).
+       p = 4, root 0:  step s:  s+1 -> 0
+   cost: (p-1)(α + nβ + nγ), all of it at the root                          */
+static int coll__linear_reduce(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, peer = coll__mod(pl->root + s + 1, p);
+    if (s >= p - 1) return 0;
+    coll__idle(st);
+    if (r == pl->root) { st->from = peer; st->rlen = pl->count; st->reduce = 1; st->abuf = COLL_BUF_DST; }
+    else if (r == peer) { st->to = pl->root; st->sbuf = COLL_BUF_SRC; st->slen = pl->count; }
+    return 1;
+}
+
 /* ---- gather, scatter ----------------------------------------------------- */
 
 /* Linear: the root talks to every other rank in turn. p-1 rounds at the
@@ -1786,6 +1801,7 @@ static int coll__own_block_a2a(coll_request *q);
 static int coll__bruck_begin(coll_request *q);
 static int coll__bruck_a2a_begin(coll_request *q);
 static int coll__work_in_place(coll_request *q);
+static int coll__root_in_place(coll_request *q);
 static int coll__take_block(coll_request *q);
 static int coll__bruck_finish(coll_request *q);
 static int coll__bruck_a2a_finish(coll_request *q);
@@ -1842,6 +1858,7 @@ COLL__C(coll__cost_sag,          (lg + p - 1) * al + 2 * f * n * be)
 COLL__C(coll__cost_chain,        (p - 2 + C) * (al + n * be / C))
 COLL__C(coll__cost_linear,       (p - 1) * (al + n * be / p))
 COLL__C(coll__cost_dissem,       lg * al)
+COLL__C(coll__cost_linear_red,   (p - 1) * (al + n * be + n * ga))
 COLL__C(coll__cost_never,        1e300)
 #undef COLL__C
 #endif
@@ -1875,6 +1892,7 @@ static const coll__entry coll__registry[] = {
     COLL__ROW(BROADCAST,       PIPELINED_CHAIN,       coll__chain_broadcast,              coll__cost_chain,        COLL__PIPELINE,                0,                     0),
     COLL__ROW(REDUCE,          BINOMIAL,              coll__binomial_reduce,              coll__cost_binomial_red, COLL__ORDERED0,                0,                     0),
     COLL__ROW(REDUCE,          REDUCE_SCATTER_GATHER, coll__rsg_reduce,                   coll__cost_rabenseifner, 0,                             0,                     0),
+    COLL__ROW(REDUCE,          LINEAR,                coll__linear_reduce,                coll__cost_linear_red,   COLL__ORDERED0 | COLL__ROOT_ONLY, coll__root_in_place, 0),
     COLL__ROW(GATHER,          LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY,               coll__own_block,       0),
     COLL__ROW(GATHER,          BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0),
     COLL__ROW(SCATTER,         LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block),
@@ -2103,7 +2121,8 @@ static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
     int root = pl->rank == pl->root, big = !e || !(e->needs & COLL__ROOT_ONLY);
     coll__block(pl, pl->rank, &off, &len);
     switch (pl->kind) {
-    case COLL_ALLREDUCE: case COLL_REDUCE: *in_n = *out_n = n; break;
+    case COLL_ALLREDUCE: *in_n = *out_n = n; break;
+    case COLL_REDUCE: *in_n = n; *out_n = root || big ? n : 0; break;
     case COLL_BROADCAST: *in_n = 0; *out_n = n; break;
     case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: *in_n = pl->total; *out_n = len; break;
     case COLL_ALLGATHER: case COLL_ALLGATHERV: *in_n = len; *out_n = pl->total; break;
@@ -2119,10 +2138,12 @@ static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
    used, inside the address space, and overlapping only in the in-place
    layout. A refusal here is this rank's alone: the call check tells the
    others. */
-static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es, const char **why)
+static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es, int nulldst,
+                            const char **why)
 {
     size_t in_n, out_n;
     coll__extents(pl, &in_n, &out_n);
+    if (nulldst) out_n = 0;                     /* told to the others instead */
     if (pl->kind == COLL_BARRIER) return COLL_OK;
     if (pl->kind == COLL_BROADCAST) in_n = 0;
     if (in_n && !a->src) return COLL__NO(why, COLL_ERR_INVAL, "src: NULL");
@@ -2183,7 +2204,8 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
 enum {
     COLL__FRAME = 20,              /* bytes of a check frame                 */
     COLL__F_REFUSED = 1,           /* some rank refused its arguments        */
-    COLL__F_CORRUPT = 2            /* some rank got a damaged message        */
+    COLL__F_CORRUPT = 2,           /* some rank got a damaged message        */
+    COLL__F_NULLDST = 4            /* a non-root of reduce passed no dst     */
 };
 #ifndef COLL_AGAIN_LIMIT
 #define COLL_AGAIN_LIMIT (1ul << 26)
@@ -2267,7 +2289,7 @@ static void coll__frame_merge(coll_request *q)
         q->flags |= COLL__F_CORRUPT;     /* not a frame of this round: the link is out of step */
         return;
     }
-    q->flags |= f[2] & (COLL__F_REFUSED | COLL__F_CORRUPT);
+    q->flags |= f[2] & (COLL__F_REFUSED | COLL__F_CORRUPT | COLL__F_NULLDST);
     if (lo < q->lo) q->lo = lo;
     if (hi > q->hi) q->hi = hi;
     if (bad < q->bad) q->bad = bad;
@@ -2655,6 +2677,13 @@ static int coll__work_in_place(coll_request *q)
     return rc;
 }
 
+/* The root works in place; the other ranks keep their buffers (linear
+   reduce: they only send). */
+static int coll__root_in_place(coll_request *q)
+{
+    return q->pl.rank == q->pl.root ? coll__work_in_place(q) : COLL_OK;
+}
+
 /* This rank's block to its own place in dst, if this rank uses dst
    (all-gather, gather). */
 static int coll__own_block(coll_request *q)
@@ -2799,6 +2828,11 @@ static int coll__load_step(coll_request *q)
         }
         if (COLL__CHECKS && q->phase == 0) {
             if ((rc = coll__verdict(q)) != COLL_OK) return rc;
+            if ((q->flags & COLL__F_NULLDST) && !q->eager) {   /* a non-root has no dst */
+                q->pl.algo = q->a.algo = COLL_ALGO_LINEAR;
+                q->sched = coll__find(COLL_REDUCE, COLL_ALGO_LINEAR);
+                if (!q->sched) return COLL__NO(&q->c->why, COLL_ERR_NOSYS, "algo: linear reduce (for a NULL dst) not compiled in");
+            }
             if (q->eager) {                /* the round carried the call: finish here */
                 if ((rc = coll__eager_finish(q)) != COLL_OK) return coll__broke(q, rc, "a local operation failed");
                 q->phase = 2; q->step = 0;
@@ -3013,13 +3047,19 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     coll__plan pl;
     size_t es = 0;
     const char *why = "";
-    int rc;
+    int rc, nulldst;
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
     if (!q) { c->why = "request: NULL"; return COLL_ERR_INVAL; }
     if (c->broken) return COLL_ERR_BROKEN;      /* c->why still says what broke it */
     rc = coll__plan_args(c, a, &pl, &es, &why);
     if (rc == COLL_OK) rc = coll__pick(c, a, &pl, es, &why);
-    if (rc == COLL_OK) rc = coll__buffers_ok(&pl, a, es, &why);
+    /* A non-root of an AUTO reduce may pass no dst (MPI's habit): with the
+       call check it tells the others, and every rank runs linear reduce,
+       where non-roots only send. */
+    nulldst = rc == COLL_OK && COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) && c->nranks > 1 &&
+              a->kind == COLL_REDUCE && a->algo == COLL_ALGO_AUTO && a->root != c->rank &&
+              !a->dst && pl.total > 0;
+    if (rc == COLL_OK) rc = coll__buffers_ok(&pl, a, es, nulldst, &why);
     if (rc == COLL_OK) rc = coll__scratch_ok(c, &pl, es, &why);
     COLL_MEMSET(q, 0, sizeof *q);
     q->c = c;
@@ -3050,6 +3090,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     q->nepi = COLL__CHECKS && (c->checks & COLL_CHECK_CRC) ? coll__ceil_log2(c->nranks) : 0;
     q->skip = a->kind == COLL_BARRIER && q->nchk > 0;   /* the agreement round is a barrier */
     if (COLL__CHECKS && q->nchk) {
+        if (nulldst) q->flags |= COLL__F_NULLDST;
         coll__eager_start(q, a);
         q->sig = q->lo = q->hi = coll__signature(c, &pl, a, es) ^ (uint32_t)q->eager;
     }

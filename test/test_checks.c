@@ -6,9 +6,10 @@
       COLL_ERR_MISMATCH, promptly: the port's deadline is 30 s and the test
       wants every answer within 5 s. Over the threads port and over the
       strictly rendezvous port (no sendrecv, synchronous send).
-   2. A rank that refuses its arguments (the MPI habit of passing NULL as a
-      non-root's result) makes every other rank return COLL_ERR_PEER at
-      once, and the next collective on the same communicator is right.
+   2. A rank that refuses its arguments (NULL as a non-root's result of a
+      forced binomial reduce, a bad dtype) makes every other rank return
+      COLL_ERR_PEER at once, and the next collective on the same
+      communicator is right. With AUTO, NULL there is MPI's habit and works.
    3. Non-root ranks of linear/AUTO gather and scatter may pass NULL or a
       small buffer for the big one they never touch.
    4. NaN, -0 and +0 under min, max and sum: every all-reduce algorithm
@@ -181,6 +182,35 @@ static int refusal_body(world *W, int r, coll_comm *c)
         for (i = 0; i < P; i++)
             if (hundred[i][0] != 100.0f * (float)i || hundred[i][1] != 100.0f * (float)i + 1) return 2000;
     return rc;
+}
+
+/* The MPI habit with AUTO: non-roots pass NULL as the result of reduce;
+   small calls ride in the check round, larger ones switch to linear
+   reduce on every rank. Either way the root gets the sum. */
+static float big_in[P][1000], big_out[1000];
+static int nullreduce_body(world *W, int r, coll_comm *c)
+{
+    size_t n = W->variant ? 1000 : 3, i;
+    for (i = 0; i < n; i++) big_in[r][i] = (float)(r + 1) * (float)(i % 7);
+    if (r == 0) for (i = 0; i < n; i++) big_out[i] = -1;
+    if (coll_reduce(c, big_in[r], r == 0 ? big_out : NULL, n, COLL_FLOAT32, COLL_SUM, 0, COLL_ALGO_AUTO) != COLL_OK)
+        return 1;
+    if (r == 0) for (i = 0; i < n; i++) if (big_out[i] != 10.0f * (float)(i % 7)) return 2;
+    return COLL_OK;
+}
+
+static void null_reduce_auto(void)
+{
+    int v, r;
+    for (v = 0; v < 2; v++) {
+        world W;
+        memset(&W, 0, sizeof W);
+        W.body = nullreduce_body; W.variant = v; W.checks = COLL_CHECK_CALLS;
+        world_run(&W, 30000);
+        for (r = 0; r < P; r++)
+            COLL_CHECK_MSG(W.rc[r] == COLL_OK, "reduce with NULL non-root dst (%s): rank %d returned %d",
+                           v ? "1000 elements" : "3 elements", r, W.rc[r]);
+    }
 }
 
 static void partial_refusal(void)
@@ -561,6 +591,7 @@ int main(void)
     double t0 = now_s();
     disagreeing_ranks();
     partial_refusal();
+    null_reduce_auto();
     nonroot_buffers();
     nan_agreement();
     damaged_messages();

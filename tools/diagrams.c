@@ -47,6 +47,7 @@ static const algo_text texts[] = {
     { COLL_BROADCAST, COLL_ALGO_PIPELINED_CHAIN, "A chain from the root; the vector in chunks, each link forwarding one chunk while receiving the next.", "(p-2+C)(α+nβ/C)" },
     { COLL_REDUCE, COLL_ALGO_BINOMIAL, "The binomial tree towards the root: a rank sends its partial result up once its subtree is done.", "lg(α+nβ+nγ)" },
     { COLL_REDUCE, COLL_ALGO_REDUCE_SCATTER_GATHER, "Rabenseifner's reduce: recursive-halving reduce-scatter, then a binomial gather of the reduced pieces to the root.", "2lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ" },
+    { COLL_REDUCE, COLL_ALGO_LINEAR, "The root receives each rank's vector in turn and folds it in; the others only send (what runs when non-roots pass no result buffer).", "(p-1)(α+nβ+nγ)" },
     { COLL_GATHER, COLL_ALGO_LINEAR, "The root receives each rank's block in turn.", "(p-1)(α+nβ/p)" },
     { COLL_GATHER, COLL_ALGO_BINOMIAL, "A binomial tree: each rank forwards the blocks of its whole subtree to its parent.", "lg·α + (p-1)/p·nβ" },
     { COLL_SCATTER, COLL_ALGO_LINEAR, "The root sends each rank its block in turn.", "(p-1)(α+nβ/p)" },

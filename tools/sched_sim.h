@@ -292,7 +292,8 @@ static void sim_start(sim *s)
         if (c->kind == COLL_BARRIER) continue;
         switch (c->kind) {
         case COLL_ALLREDUCE: case COLL_REDUCE:
-            if (p == 1 || s->pl[r].algo == COLL_ALGO_HIERARCHICAL) {
+            if (p == 1 || s->pl[r].algo == COLL_ALGO_HIERARCHICAL ||   /* the registry's work-in-place hooks */
+                (s->pl[r].algo == COLL_ALGO_LINEAR && r == c->root)) {
                 for (i = 0; i < c->n; i++) A[k->dst_off + i] = A[k->src_off + i];
                 k->src_off = k->dst_off; k->src_is_dst = 1;
                 s->pl[r].inplace = 1;
