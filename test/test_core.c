@@ -82,6 +82,7 @@ static const row rows[] = {
     { COLL_REDUCE,          COLL_ALGO_AUTO, 0 },
     { COLL_REDUCE,          COLL_ALGO_BINOMIAL, 0 },
     { COLL_REDUCE,          COLL_ALGO_REDUCE_SCATTER_GATHER, 0 },
+    { COLL_REDUCE,          COLL_ALGO_LINEAR, 0 },
     { COLL_GATHER,          COLL_ALGO_AUTO, 0 },
     { COLL_GATHER,          COLL_ALGO_LINEAR, 0 },
     { COLL_GATHER,          COLL_ALGO_BINOMIAL, 0 },
