@@ -15,8 +15,9 @@
 
    WHAT IT DOES
      allreduce, reduce_scatter(v), allgather(v), broadcast, reduce, gather,
-     scatter, alltoall and barrier, each with the classic algorithms (ring,
-     trees, recursive doubling/halving, Rabenseifner, Bruck, ...) written as
+     scatter, alltoall, scan, exscan and barrier, each with the classic
+     algorithms (ring, trees, recursive doubling/halving, Rabenseifner,
+     Bruck, ...) written as
      *schedules*: pure functions from (rank, ranks, count, step) to "send this
      block to r1, receive that block from r2, copy or reduce it". One executor
      runs every schedule over your port; the same schedule can be printed
@@ -221,7 +222,7 @@ typedef struct coll_user_op {
     X(ALLGATHER, "allgather") X(BROADCAST, "broadcast") X(REDUCE, "reduce")      \
     X(GATHER, "gather") X(SCATTER, "scatter") X(ALLTOALL, "alltoall")            \
     X(BARRIER, "barrier") X(ALLGATHERV, "allgatherv")                            \
-    X(REDUCE_SCATTERV, "reduce_scatterv")
+    X(REDUCE_SCATTERV, "reduce_scatterv") X(SCAN, "scan") X(EXSCAN, "exscan")
 #define COLL_ALGO_LIST(X)                                                        \
     X(AUTO, "auto")                 /* chosen by the cost model               */ \
     X(NAIVE, "naive")               /* flat: everything through one root      */ \
@@ -460,6 +461,13 @@ COLL_API int coll_scatter(coll_comm *c, const void *src, void *dst, size_t count
 COLL_API int coll_alltoall(coll_comm *c, const void *src, void *dst, size_t count,
                            coll_dtype dtype, coll_algo algo);
 COLL_API int coll_barrier(coll_comm *c, coll_algo algo);
+/* Prefix reductions: rank r gets x0 (+) .. (+) xr (scan) or x0 (+) .. (+)
+   x(r-1) (exscan; rank 0's dst keeps its own x0). avg divides by the ranks
+   covered. in-place: src == dst. */
+COLL_API int coll_scan(coll_comm *c, const void *src, void *dst, size_t count,
+                       coll_dtype dtype, coll_op op, coll_algo algo);
+COLL_API int coll_exscan(coll_comm *c, const void *src, void *dst, size_t count,
+                         coll_dtype dtype, coll_op op, coll_algo algo);
 /* "v" forms: counts[i] elements belong to rank i; dst (allgatherv) and src
    (reduce_scatterv) hold the blocks back to back in rank order. */
 COLL_API int coll_allgatherv(coll_comm *c, const void *src, void *dst, const size_t *counts,
@@ -912,7 +920,14 @@ static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, si
 static int coll__reduces(coll_kind k)
 {
     return k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_REDUCE_SCATTER ||
-           k == COLL_REDUCE_SCATTERV;
+           k == COLL_REDUCE_SCATTERV || k == COLL_SCAN || k == COLL_EXSCAN;
+}
+
+/* Collectives over one vector of count elements on every rank. */
+static int coll__vector(coll_kind k)
+{
+    return k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_BROADCAST ||
+           k == COLL_SCAN || k == COLL_EXSCAN;
 }
 
 /* ========================================================================== */
@@ -979,7 +994,7 @@ static size_t coll__split(size_t n, int k, int i)
    allgather, gather, scatter, alltoall), or counts[] (v forms). */
 static void coll__block(const coll__plan *pl, int i, size_t *off, size_t *len)
 {
-    if (pl->kind == COLL_ALLREDUCE || pl->kind == COLL_REDUCE || pl->kind == COLL_BROADCAST) {
+    if (coll__vector(pl->kind)) {
         *off = coll__split(pl->count, pl->p, i);
         *len = coll__split(pl->count, pl->p, i + 1) - *off;
     } else if (pl->counts) {
@@ -1655,6 +1670,51 @@ static int coll__linear_reduce(const coll__plan *pl, int s, coll__step *st)
     return 1;
 }
 
+/* ---- scan (prefix reductions) ----------------------------------------------- */
+
+/* Exclusive scan's last step: every rank hands its inclusive prefix one
+   rank on, where it replaces the receiver's own (staged through scratch,
+   since the same buffer leaves). Rank 0 keeps its own contribution. */
+static int coll__exscan_shift(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p;
+    if (pl->kind != COLL_EXSCAN || s > 0 || p == 1) return 0;
+    coll__idle(st);
+    if (r + 1 < p) { st->to = r + 1; st->slen = pl->count; }
+    if (r > 0) { st->from = r - 1; st->rlen = pl->count; st->rrun = st->rstride = pl->count; }
+    return 1;
+}
+
+/* Linear scan, a chain: in step s rank s hands its prefix x0 (+) .. (+) xs
+   to s+1, which folds it in on the left of its own.
+       p = 4:  step 0:  0 -> 1;   step 1:  1 -> 2;   step 2:  2 -> 3
+   cost: (p-1)(α + nβ + nγ)   (exscan: + α + nβ)                            */
+static int coll__chain_scan(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p;
+    if (s >= p - 1) return coll__exscan_shift(pl, s - (p - 1), st);
+    coll__idle(st);
+    if (r == s) { st->to = r + 1; st->slen = pl->count; }
+    else if (r == s + 1) { st->from = r - 1; st->rlen = pl->count; st->reduce = 2; }
+    return 1;
+}
+
+/* Recursive doubling scan (Hillis and Steele): in step k rank r sends its
+   partial prefix (ranks r-2^k+1 .. r) to r+2^k and folds the one arriving
+   from r-2^k in on the left; after lg p steps it holds x0 (+) .. (+) xr.
+       p = 4:  step 0:  0 -> 1, 1 -> 2, 2 -> 3;   step 1:  0 -> 2, 1 -> 3
+   cost: lg·(α + nβ + nγ)   (exscan: + α + nβ)                              */
+static int coll__rd_scan(const coll__plan *pl, int s, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, L = coll__ceil_log2(p), d;
+    if (s >= L) return coll__exscan_shift(pl, s - L, st);
+    d = 1 << s;
+    coll__idle(st);
+    if (r + d < p) { st->to = r + d; st->slen = pl->count; }
+    if (r - d >= 0) { st->from = r - d; st->rlen = pl->count; st->reduce = 2; }
+    return 1;
+}
+
 /* ---- gather, scatter ----------------------------------------------------- */
 
 /* Linear: the root talks to every other rank in turn. p-1 rounds at the
@@ -1859,6 +1919,8 @@ COLL__C(coll__cost_chain,        (p - 2 + C) * (al + n * be / C))
 COLL__C(coll__cost_linear,       (p - 1) * (al + n * be / p))
 COLL__C(coll__cost_dissem,       lg * al)
 COLL__C(coll__cost_linear_red,   (p - 1) * (al + n * be + n * ga))
+COLL__C(coll__cost_chain_scan,   (p - 1) * (al + n * be + n * ga) + (pl->kind == COLL_EXSCAN ? al + n * be : 0))
+COLL__C(coll__cost_rd_scan,      lg * (al + n * be + n * ga) + (pl->kind == COLL_EXSCAN ? al + n * be : 0))
 COLL__C(coll__cost_never,        1e300)
 #undef COLL__C
 #endif
@@ -1899,6 +1961,10 @@ static const coll__entry coll__registry[] = {
     COLL__ROW(SCATTER,         BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block),
     COLL__ROW(ALLTOALL,        PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0),
     COLL__ROW(ALLTOALL,        BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH | COLL__OOP, coll__bruck_a2a_begin, coll__bruck_a2a_finish),
+    COLL__ROW(SCAN,            LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0),
+    COLL__ROW(SCAN,            RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0),
+    COLL__ROW(EXSCAN,          LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0),
+    COLL__ROW(EXSCAN,          RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0),
     COLL__ROW(BARRIER,         DISSEMINATION,         coll__dissemination_barrier,        coll__cost_dissem,       0,                             0,                     0),
 };
 #undef COLL__ROW
@@ -2083,8 +2149,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     } else {
         if (a->count > ((size_t)-1) / es / (size_t)p) return COLL__NO(why, COLL_ERR_INVAL, "count: too large");
         n = a->count;
-        pl->total = a->kind == COLL_ALLREDUCE || a->kind == COLL_REDUCE ||
-                    a->kind == COLL_BROADCAST ? n : n * (size_t)p;
+        pl->total = coll__vector(a->kind) ? n : n * (size_t)p;
     }
     /* pipeline chunk: one message segment, or the whole vector uncut */
     pl->chunk = c->segment ? c->segment / es : pl->count;
@@ -2097,7 +2162,8 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         mine = (uintptr_t)(off * es); len = (uintptr_t)l;
         (void)len;
         switch (a->kind) {
-        case COLL_ALLREDUCE: case COLL_REDUCE: pl->inplace = src == dst; break;
+        case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_SCAN: case COLL_EXSCAN:
+            pl->inplace = src == dst; break;
         case COLL_BROADCAST: pl->inplace = 1; break;
         case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: case COLL_SCATTER:
             pl->inplace = src && dst == src + mine; break;
@@ -2121,7 +2187,7 @@ static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
     int root = pl->rank == pl->root, big = !e || !(e->needs & COLL__ROOT_ONLY);
     coll__block(pl, pl->rank, &off, &len);
     switch (pl->kind) {
-    case COLL_ALLREDUCE: *in_n = *out_n = n; break;
+    case COLL_ALLREDUCE: case COLL_SCAN: case COLL_EXSCAN: *in_n = *out_n = n; break;
     case COLL_REDUCE: *in_n = n; *out_n = root || big ? n : 0; break;
     case COLL_BROADCAST: *in_n = 0; *out_n = n; break;
     case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: *in_n = pl->total; *out_n = len; break;
@@ -2791,8 +2857,11 @@ static int coll__finish(coll_request *q)
     if (!coll__reduces(pl->kind) || q->a.op != COLL_AVG) return COLL_OK;
     if (pl->kind == COLL_REDUCE && pl->rank != pl->root) return COLL_OK;
     coll__block(pl, pl->rank, &off, &len);
-    if (pl->kind == COLL_ALLREDUCE || pl->kind == COLL_REDUCE) len = pl->count;
-    return coll__scale(q->c, q->a.dst, len, q->a.dtype, (size_t)pl->p);
+    if (coll__vector(pl->kind)) len = pl->count;
+    /* a scan's average is over the ranks it covers: r+1, or r (exscan) */
+    return coll__scale(q->c, q->a.dst, len, q->a.dtype,
+                       pl->kind == COLL_SCAN ? (size_t)pl->rank + 1 :
+                       pl->kind == COLL_EXSCAN ? (size_t)(pl->rank ? pl->rank : 1) : (size_t)pl->p);
 }
 
 #ifdef COLL_DEBUG
@@ -3180,6 +3249,20 @@ COLL_API int coll_alltoall(coll_comm *c, const void *src, void *dst, size_t coun
                            coll_dtype dtype, coll_algo algo)
 {
     coll_args a; coll__args(&a, COLL_ALLTOALL, src, dst, count, dtype, COLL_SUM, 0, algo);
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_scan(coll_comm *c, const void *src, void *dst, size_t count,
+                       coll_dtype dtype, coll_op op, coll_algo algo)
+{
+    coll_args a; coll__args(&a, COLL_SCAN, src, dst, count, dtype, op, 0, algo);
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_exscan(coll_comm *c, const void *src, void *dst, size_t count,
+                         coll_dtype dtype, coll_op op, coll_algo algo)
+{
+    coll_args a; coll__args(&a, COLL_EXSCAN, src, dst, count, dtype, op, 0, algo);
     return coll_run(c, &a);
 }
 

@@ -240,7 +240,7 @@ static int coll_port_check__fail(coll_port_check *ck, const coll_port_check_rank
 static int coll_port_check__reduces(coll_kind k)
 {
     return k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_REDUCE_SCATTER ||
-           k == COLL_REDUCE_SCATTERV;
+           k == COLL_REDUCE_SCATTERV || k == COLL_SCAN || k == COLL_EXSCAN;
 }
 
 static int coll_port_check__vform(coll_kind k)
@@ -311,7 +311,7 @@ static int coll_port_check__variant(coll_port_check *ck, coll_port_check_rank *s
     k->t = v % 2 ? COLL_INT32 : COLL_FLOAT32;
     k->op = v % 2 && reduces ? COLL_MAX : COLL_SUM;
     k->small = v % 2 && k->count <= 61;
-    if (k->inplace && (k->kind == COLL_BROADCAST || k->kind == COLL_ALLTOALL))
+    if (k->inplace && k->kind == COLL_BROADCAST)
         k->inplace = -1;                   /* no in-place form: skipped */
     if (i == 5 && st->big <= 61) k->inplace = -1;
     return 1;
@@ -344,7 +344,7 @@ static void coll_port_check__prepare(coll_port_check *ck, coll_port_check_rank *
     if (coll_port_check__vform(k->kind)) a->counts = st->counts;
     a->src = S; a->dst = D;
     switch (k->kind) {
-    case COLL_ALLREDUCE: case COLL_REDUCE:
+    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_SCAN: case COLL_EXSCAN:
         if (k->inplace) a->src = D;
         for (i = 0; i < n; i++) t_put(k->t, (void *)a->src, i, t_input(r, i, k->t, k->op));
         break;
@@ -363,6 +363,7 @@ static void coll_port_check__prepare(coll_port_check *ck, coll_port_check_rank *
                 t_put(k->t, S, i, t_input((int)(i / (n ? n : 1)), i % (n ? n : 1), k->t, COLL_SUM));
         break;
     case COLL_ALLTOALL:
+        if (k->inplace) a->dst = S;        /* in place: src == dst */
         for (i = 0; i < n * (size_t)p; i++)
             t_put(k->t, S, i, t_input(r * p + (int)(i / n), i % n, k->t, COLL_SUM));
         break;
@@ -459,6 +460,9 @@ static double coll_port_check__want(coll_port_check *ck, const coll_port_check_r
     size_t n = k->count, off;
     switch (k->kind) {
     case COLL_ALLREDUCE: case COLL_REDUCE: return t_reduce_ref(k->t, k->op, p, i);
+    case COLL_SCAN: return t_reduce_ref(k->t, k->op, r + 1, i);            /* ranks 0..r   */
+    case COLL_EXSCAN:                                                      /* ranks 0..r-1 */
+        return r ? t_reduce_ref(k->t, k->op, r, i) : t_input(0, i, k->t, k->op);
     case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
         return t_reduce_ref(k->t, k->op, p, coll_port_check__offset(k, r) + i);
     case COLL_BROADCAST: return t_input(k->root, i, k->t, COLL_SUM);
@@ -494,7 +498,8 @@ static void coll_port_check__verify(coll_port_check *ck, coll_port_check_rank *s
     if (k->kind == COLL_BARRIER) return;
     for (b = 0; b < p; b++) total += coll_port_check__block(k, b);
     switch (k->kind) {
-    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_BROADCAST: out_n = in_n = n; break;
+    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_BROADCAST: case COLL_SCAN: case COLL_EXSCAN:
+        out_n = in_n = n; break;
     case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
         out_n = coll_port_check__block(k, r); in_n = total; break;
     case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
@@ -547,7 +552,8 @@ static void coll_port_check__verify(coll_port_check *ck, coll_port_check_rank *s
             double want;
             switch (k->kind) {
             case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_REDUCE_SCATTER:
-            case COLL_REDUCE_SCATTERV: want = t_input(r, i, k->t, k->op); break;
+            case COLL_REDUCE_SCATTERV: case COLL_SCAN: case COLL_EXSCAN:
+                want = t_input(r, i, k->t, k->op); break;
             case COLL_SCATTER: want = t_input((int)(i / n), i % n, k->t, COLL_SUM); break;
             case COLL_ALLTOALL: want = t_input(r * p + (int)(i / n), i % n, k->t, COLL_SUM); break;
             default: want = t_input(r, i, k->t, COLL_SUM); break;

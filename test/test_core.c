@@ -92,6 +92,12 @@ static const row rows[] = {
     { COLL_ALLTOALL,        COLL_ALGO_AUTO, 0 },
     { COLL_ALLTOALL,        COLL_ALGO_PAIRWISE, 0 },
     { COLL_ALLTOALL,        COLL_ALGO_BRUCK, 0 },
+    { COLL_SCAN,            COLL_ALGO_AUTO, 0 },
+    { COLL_SCAN,            COLL_ALGO_LINEAR, 0 },
+    { COLL_SCAN,            COLL_ALGO_RECURSIVE_DOUBLING, 0 },
+    { COLL_EXSCAN,          COLL_ALGO_AUTO, 0 },
+    { COLL_EXSCAN,          COLL_ALGO_LINEAR, 0 },
+    { COLL_EXSCAN,          COLL_ALGO_RECURSIVE_DOUBLING, 0 },
     { COLL_BARRIER,         COLL_ALGO_AUTO, 0 },
     { COLL_BARRIER,         COLL_ALGO_DISSEMINATION, 0 },
 };
@@ -100,7 +106,7 @@ static const row rows[] = {
 static int reduces(coll_kind k)
 {
     return k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER ||
-           k == COLL_REDUCE_SCATTERV || k == COLL_REDUCE;
+           k == COLL_REDUCE_SCATTERV || k == COLL_REDUCE || k == COLL_SCAN || k == COLL_EXSCAN;
 }
 static int rooted(coll_kind k)
 {
@@ -657,6 +663,8 @@ static int call(coll_comm *c, const tcase *tc, const void *src, void *dst, const
     case COLL_BARRIER:         return coll_barrier(c, R->algo);
     case COLL_ALLGATHERV:      return coll_allgatherv(c, src, dst, counts, t, R->algo);
     case COLL_REDUCE_SCATTERV: return coll_reduce_scatterv(c, src, dst, counts, t, op, R->algo);
+    case COLL_SCAN:            return coll_scan(c, src, dst, n, t, op, R->algo);
+    case COLL_EXSCAN:          return coll_exscan(c, src, dst, n, t, op, R->algo);
     default:                   return COLL_ERR_INVAL;
     }
 }
@@ -713,7 +721,7 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
     /* element counts of the input and output and, in place, where each sits
        in the one buffer */
     switch (kind) {
-    case COLL_ALLREDUCE: case COLL_REDUCE: in_n = out_n = n; break;
+    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_SCAN: case COLL_EXSCAN: in_n = out_n = n; break;
     case COLL_BROADCAST: in_n = 0; out_n = n; break;
     case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
         in_n = total; out_n = counts[r]; out_off = offs[r]; break;
@@ -726,7 +734,8 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
     }
     one = inplace || kind == COLL_BROADCAST;
     if (one) {
-        size_t whole = kind == COLL_ALLREDUCE || kind == COLL_REDUCE || kind == COLL_BROADCAST ? n :
+        size_t whole = kind == COLL_ALLREDUCE || kind == COLL_REDUCE || kind == COLL_BROADCAST ||
+                       kind == COLL_SCAN || kind == COLL_EXSCAN ? n :
                        in_n > out_n ? in_n : out_n;
         a_n = whole; b_n = 0;
     } else {
@@ -746,7 +755,7 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
     /* inputs */
     switch (kind) {
     case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_REDUCE_SCATTER:
-    case COLL_REDUCE_SCATTERV: case COLL_ALLTOALL:
+    case COLL_REDUCE_SCATTERV: case COLL_ALLTOALL: case COLL_SCAN: case COLL_EXSCAN:
         for (i = 0; i < in_n; i++) gen(tc, r, i, src + i * es);
         break;
     case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
@@ -777,6 +786,14 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
         break;
     case COLL_REDUCE:
         if (r == root) for (i = 0; i < n; i++) check_reduced(&v, tc, p, i, dst + i * es, i);
+        break;
+    case COLL_SCAN:                /* the reduction over ranks 0..r */
+        for (i = 0; i < n; i++) check_reduced(&v, tc, r + 1, i, dst + i * es, i);
+        break;
+    case COLL_EXSCAN:              /* over ranks 0..r-1; rank 0 keeps its own */
+        for (i = 0; i < n; i++)
+            if (r > 0) check_reduced(&v, tc, r, i, dst + i * es, i);
+            else check_reduced(&v, tc, 1, i, dst + i * es, i);
         break;
     case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
         for (i = 0; i < counts[r]; i++) check_reduced(&v, tc, p, offs[r] + i, dst + i * es, i);
