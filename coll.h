@@ -222,7 +222,8 @@ typedef struct coll_user_op {
     X(ALLGATHER, "allgather") X(BROADCAST, "broadcast") X(REDUCE, "reduce")      \
     X(GATHER, "gather") X(SCATTER, "scatter") X(ALLTOALL, "alltoall")            \
     X(BARRIER, "barrier") X(ALLGATHERV, "allgatherv")                            \
-    X(REDUCE_SCATTERV, "reduce_scatterv") X(SCAN, "scan") X(EXSCAN, "exscan")
+    X(REDUCE_SCATTERV, "reduce_scatterv") X(SCAN, "scan") X(EXSCAN, "exscan")   \
+    X(GATHERV, "gatherv") X(SCATTERV, "scatterv")
 #define COLL_ALGO_LIST(X)                                                        \
     X(AUTO, "auto")                 /* chosen by the cost model               */ \
     X(NAIVE, "naive")               /* flat: everything through one root      */ \
@@ -474,6 +475,13 @@ COLL_API int coll_allgatherv(coll_comm *c, const void *src, void *dst, const siz
                              coll_dtype dtype, coll_algo algo);
 COLL_API int coll_reduce_scatterv(coll_comm *c, const void *src, void *dst, const size_t *counts,
                                   coll_dtype dtype, coll_op op, coll_algo algo);
+/* gatherv: rank i's counts[i] elements to root's dst, back to back in rank
+   order; scatterv: the reverse. in-place as gather / scatter, at the
+   block's offset. */
+COLL_API int coll_gatherv(coll_comm *c, const void *src, void *dst, const size_t *counts,
+                          coll_dtype dtype, int root, coll_algo algo);
+COLL_API int coll_scatterv(coll_comm *c, const void *src, void *dst, const size_t *counts,
+                           coll_dtype dtype, int root, coll_algo algo);
 
 /* Resumable form: coll_start checks and plans, coll_progress advances and
    returns COLL_AGAIN until done (never blocking if the port has isend/irecv/
@@ -921,6 +929,17 @@ static int coll__reduces(coll_kind k)
 {
     return k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_REDUCE_SCATTER ||
            k == COLL_REDUCE_SCATTERV || k == COLL_SCAN || k == COLL_EXSCAN;
+}
+
+/* Collectives with a root; the "v" forms (per-rank counts[]). */
+static int coll__rooted(coll_kind k)
+{
+    return k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER ||
+           k == COLL_GATHERV || k == COLL_SCATTERV;
+}
+static int coll__vkind(coll_kind k)
+{
+    return k == COLL_ALLGATHERV || k == COLL_REDUCE_SCATTERV || k == COLL_GATHERV || k == COLL_SCATTERV;
 }
 
 /* Collectives over one vector of count elements on every rank. */
@@ -1959,6 +1978,10 @@ static const coll__entry coll__registry[] = {
     COLL__ROW(GATHER,          BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0),
     COLL__ROW(SCATTER,         LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block),
     COLL__ROW(SCATTER,         BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block),
+    COLL__ROW(GATHERV,         LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY,               coll__own_block,       0),
+    COLL__ROW(GATHERV,         BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0),
+    COLL__ROW(SCATTERV,        LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block),
+    COLL__ROW(SCATTERV,        BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block),
     COLL__ROW(ALLTOALL,        PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0),
     COLL__ROW(ALLTOALL,        BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH | COLL__OOP, coll__bruck_a2a_begin, coll__bruck_a2a_finish),
     COLL__ROW(SCAN,            LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0),
@@ -2132,11 +2155,10 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         else if (a->op >= COLL_BAND && !coll__is_integer(a->dtype)) return COLL__NO(why, COLL_ERR_INVAL, "op: bitwise op on a float type");
         else if (!c->mem && !coll__kernels3[a->dtype][a->op]) return COLL__NO(why, COLL_ERR_NOSYS, "op: dtype or op not compiled in");
     }
-    if (a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE ||
-        a->kind == COLL_GATHER || a->kind == COLL_SCATTER) {
+    if (coll__rooted(a->kind)) {
         if (a->root < 0 || a->root >= p) return COLL__NO(why, COLL_ERR_INVAL, "root: not a rank");
     }
-    if (a->kind == COLL_ALLGATHERV || a->kind == COLL_REDUCE_SCATTERV) {
+    if (coll__vkind(a->kind)) {
         if (!a->counts) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
         n = 0;
         for (i = 0; i < p; i++) {
@@ -2165,9 +2187,9 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_SCAN: case COLL_EXSCAN:
             pl->inplace = src == dst; break;
         case COLL_BROADCAST: pl->inplace = 1; break;
-        case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: case COLL_SCATTER:
+        case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: case COLL_SCATTER: case COLL_SCATTERV:
             pl->inplace = src && dst == src + mine; break;
-        case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
+        case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: case COLL_GATHERV:
             pl->inplace = dst && src == dst + mine; break;
         case COLL_ALLTOALL: pl->inplace = src && src == dst; break;
         default: pl->inplace = 0; break;
@@ -2192,8 +2214,8 @@ static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
     case COLL_BROADCAST: *in_n = 0; *out_n = n; break;
     case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: *in_n = pl->total; *out_n = len; break;
     case COLL_ALLGATHER: case COLL_ALLGATHERV: *in_n = len; *out_n = pl->total; break;
-    case COLL_GATHER: *in_n = n; *out_n = root || big ? n * p : 0; break;
-    case COLL_SCATTER: *in_n = root || big ? n * p : 0; *out_n = n; break;
+    case COLL_GATHER: case COLL_GATHERV: *in_n = len; *out_n = root || big ? pl->total : 0; break;
+    case COLL_SCATTER: case COLL_SCATTERV: *in_n = root || big ? pl->total : 0; *out_n = len; break;
     case COLL_ALLTOALL: *in_n = *out_n = n * p; break;
     default: *in_n = *out_n = 0; break;
     }
@@ -2294,7 +2316,7 @@ static uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const 
 {
     unsigned char w[48];
     uint32_t h;
-    int k = pl->kind, rooted = k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER;
+    int k = pl->kind, rooted = coll__rooted(pl->kind);
     int i, user = coll__reduces(pl->kind) && a->op == COLL_USER_OP;
     size_t t = pl->total;
     coll__put32(w, c->seq);
@@ -3249,6 +3271,22 @@ COLL_API int coll_alltoall(coll_comm *c, const void *src, void *dst, size_t coun
                            coll_dtype dtype, coll_algo algo)
 {
     coll_args a; coll__args(&a, COLL_ALLTOALL, src, dst, count, dtype, COLL_SUM, 0, algo);
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_gatherv(coll_comm *c, const void *src, void *dst, const size_t *counts,
+                          coll_dtype dtype, int root, coll_algo algo)
+{
+    coll_args a; coll__args(&a, COLL_GATHERV, src, dst, 0, dtype, COLL_SUM, root, algo);
+    a.counts = counts;
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_scatterv(coll_comm *c, const void *src, void *dst, const size_t *counts,
+                           coll_dtype dtype, int root, coll_algo algo)
+{
+    coll_args a; coll__args(&a, COLL_SCATTERV, src, dst, 0, dtype, COLL_SUM, root, algo);
+    a.counts = counts;
     return coll_run(c, &a);
 }
 

@@ -245,7 +245,7 @@ static int coll_port_check__reduces(coll_kind k)
 
 static int coll_port_check__vform(coll_kind k)
 {
-    return k == COLL_ALLGATHERV || k == COLL_REDUCE_SCATTERV;
+    return k == COLL_ALLGATHERV || k == COLL_REDUCE_SCATTERV || k == COLL_GATHERV || k == COLL_SCATTERV;
 }
 
 /* Elements of block b: equal blocks, or the v forms' ragged ones (some
@@ -254,6 +254,16 @@ static size_t coll_port_check__block(const coll_port_check_case *k, int b)
 {
     if (!coll_port_check__vform(k->kind)) return k->count;
     return b % 3 == 1 ? 0 : k->count + (size_t)b;
+}
+
+/* Element i of a whole split vector: which rank's block, and where in it. */
+static int coll_port_check__owner(const coll_port_check_case *k, int p, size_t i, size_t *j)
+{
+    int b;
+    size_t off = 0;
+    for (b = 0; b < p - 1 && i >= off + coll_port_check__block(k, b); b++) off += coll_port_check__block(k, b);
+    *j = i - off;
+    return b;
 }
 
 static size_t coll_port_check__offset(const coll_port_check_case *k, int b)
@@ -352,15 +362,18 @@ static void coll_port_check__prepare(coll_port_check *ck, coll_port_check_rank *
         if (k->inplace) { a->src = D; a->dst = D + coll_port_check__offset(k, r) * es; }
         for (i = 0; i < total; i++) t_put(k->t, (void *)a->src, i, t_input(r, i, k->t, k->op));
         break;
-    case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
+    case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: case COLL_GATHERV:
         if (k->inplace) a->src = D + coll_port_check__offset(k, r) * es;
         for (i = 0; i < mine; i++) t_put(k->t, (void *)a->src, i, t_input(r, i, k->t, COLL_SUM));
         break;
-    case COLL_SCATTER:
-        if (k->inplace) a->dst = S + (size_t)r * n * es;
+    case COLL_SCATTER: case COLL_SCATTERV:
+        if (k->inplace) a->dst = S + coll_port_check__offset(k, r) * es;
         if (r == k->root)
-            for (i = 0; i < n * (size_t)p; i++)
-                t_put(k->t, S, i, t_input((int)(i / (n ? n : 1)), i % (n ? n : 1), k->t, COLL_SUM));
+            for (i = 0; i < total; i++) {
+                size_t j;
+                int b = coll_port_check__owner(k, p, i, &j);
+                t_put(k->t, S, i, t_input(b, j, k->t, COLL_SUM));
+            }
         break;
     case COLL_ALLTOALL:
         if (k->inplace) a->dst = S;        /* in place: src == dst */
@@ -466,7 +479,7 @@ static double coll_port_check__want(coll_port_check *ck, const coll_port_check_r
     case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
         return t_reduce_ref(k->t, k->op, p, coll_port_check__offset(k, r) + i);
     case COLL_BROADCAST: return t_input(k->root, i, k->t, COLL_SUM);
-    case COLL_SCATTER: return t_input(r, i, k->t, COLL_SUM);
+    case COLL_SCATTER: case COLL_SCATTERV: return t_input(r, i, k->t, COLL_SUM);
     case COLL_ALLTOALL: return t_input((int)(i / n) * p + r, i % n, k->t, COLL_SUM);
     default:                               /* the gathers: block b from rank b */
         for (b = 0, off = 0; b < p; off += coll_port_check__block(k, b), b++)
@@ -483,7 +496,7 @@ static void coll_port_check__verify(coll_port_check *ck, coll_port_check_rank *s
     const unsigned char *out = (const unsigned char *)st->a.dst;
     const unsigned char *in = (const unsigned char *)st->a.src;
     const unsigned char *D = st->d + COLL_PORT_CHECK_GUARD, *S = st->s + COLL_PORT_CHECK_GUARD;
-    int root_only = k->kind == COLL_REDUCE || k->kind == COLL_GATHER;
+    int root_only = k->kind == COLL_REDUCE || k->kind == COLL_GATHER || k->kind == COLL_GATHERV;
     if (rc == COLL_ERR_NOSYS) {            /* decided by the arguments: every rank */
         if (r == 0) COLL_TEST__INC(ck->tally->unavailable);
         return;
@@ -502,9 +515,10 @@ static void coll_port_check__verify(coll_port_check *ck, coll_port_check_rank *s
         out_n = in_n = n; break;
     case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
         out_n = coll_port_check__block(k, r); in_n = total; break;
-    case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
+    case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: case COLL_GATHERV:
         out_n = total; in_n = coll_port_check__block(k, r); break;
     case COLL_SCATTER: out_n = n; in_n = n * (size_t)p; break;
+    case COLL_SCATTERV: out_n = coll_port_check__block(k, r); in_n = total; break;
     case COLL_ALLTOALL: out_n = in_n = n * (size_t)p; break;
     default: break;
     }
@@ -526,27 +540,28 @@ static void coll_port_check__verify(coll_port_check *ck, coll_port_check_rank *s
     {
         const unsigned char *lo = out;
         size_t bytes = out_n * es;
-        if (k->kind == COLL_GATHER) { lo = D; bytes = total * es; }
+        if (k->kind == COLL_GATHER || k->kind == COLL_GATHERV) { lo = D; bytes = total * es; }
         if (k->kind == COLL_REDUCE_SCATTER || k->kind == COLL_REDUCE_SCATTERV) {
             if (k->inplace) { lo = D; bytes = total * es; }
         }
         if ((k->kind == COLL_ALLGATHER || k->kind == COLL_ALLGATHERV) && k->inplace) {
             lo = D; bytes = total * es;
         }
-        if (k->kind == COLL_SCATTER && k->inplace) { lo = S; bytes = n * (size_t)p * es; }
+        if ((k->kind == COLL_SCATTER || k->kind == COLL_SCATTERV) && k->inplace) { lo = S; bytes = total * es; }
         COLL_PORT_CHECK__EXPECT(ck, st, coll_port_check__guarded(lo, bytes),
                                 "wrote outside its output (%lu bytes)", (unsigned long)bytes);
         if (!k->inplace && k->kind != COLL_BROADCAST) {
             const unsigned char *ilo = in;
             size_t ibytes = in_n * es;
-            if (k->kind == COLL_SCATTER) { ilo = S; ibytes = n * (size_t)p * es; }
+            if (k->kind == COLL_SCATTER || k->kind == COLL_SCATTERV) { ilo = S; ibytes = total * es; }
             COLL_PORT_CHECK__EXPECT(ck, st, coll_port_check__guarded(ilo, ibytes),
                                     "wrote outside its input (%lu bytes)", (unsigned long)ibytes);
         }
     }
     /* out of place, the input is read only (scatter's: at the root; the
        other ranks' big buffer is workspace) */
-    if (!k->inplace && k->kind != COLL_BROADCAST && (k->kind != COLL_SCATTER || r == k->root)) {
+    if (!k->inplace && k->kind != COLL_BROADCAST &&
+        ((k->kind != COLL_SCATTER && k->kind != COLL_SCATTERV) || r == k->root)) {
         size_t bad = in_n;
         for (i = 0; i < in_n && bad == in_n; i++) {
             double want;
@@ -555,6 +570,12 @@ static void coll_port_check__verify(coll_port_check *ck, coll_port_check_rank *s
             case COLL_REDUCE_SCATTERV: case COLL_SCAN: case COLL_EXSCAN:
                 want = t_input(r, i, k->t, k->op); break;
             case COLL_SCATTER: want = t_input((int)(i / n), i % n, k->t, COLL_SUM); break;
+            case COLL_SCATTERV: {
+                size_t j;
+                int b = coll_port_check__owner(k, p, i, &j);
+                want = t_input(b, j, k->t, COLL_SUM);
+                break;
+            }
             case COLL_ALLTOALL: want = t_input(r * p + (int)(i / n), i % n, k->t, COLL_SUM); break;
             default: want = t_input(r, i, k->t, COLL_SUM); break;
             }

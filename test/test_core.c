@@ -89,6 +89,12 @@ static const row rows[] = {
     { COLL_SCATTER,         COLL_ALGO_AUTO, 0 },
     { COLL_SCATTER,         COLL_ALGO_LINEAR, 0 },
     { COLL_SCATTER,         COLL_ALGO_BINOMIAL, 0 },
+    { COLL_GATHERV,         COLL_ALGO_AUTO, 0 },
+    { COLL_GATHERV,         COLL_ALGO_LINEAR, 0 },
+    { COLL_GATHERV,         COLL_ALGO_BINOMIAL, 0 },
+    { COLL_SCATTERV,        COLL_ALGO_AUTO, 0 },
+    { COLL_SCATTERV,        COLL_ALGO_LINEAR, 0 },
+    { COLL_SCATTERV,        COLL_ALGO_BINOMIAL, 0 },
     { COLL_ALLTOALL,        COLL_ALGO_AUTO, 0 },
     { COLL_ALLTOALL,        COLL_ALGO_PAIRWISE, 0 },
     { COLL_ALLTOALL,        COLL_ALGO_BRUCK, 0 },
@@ -110,9 +116,13 @@ static int reduces(coll_kind k)
 }
 static int rooted(coll_kind k)
 {
-    return k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER;
+    return k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER ||
+           k == COLL_GATHERV || k == COLL_SCATTERV;
 }
-static int vform(coll_kind k) { return k == COLL_ALLGATHERV || k == COLL_REDUCE_SCATTERV; }
+static int vform(coll_kind k)
+{
+    return k == COLL_ALLGATHERV || k == COLL_REDUCE_SCATTERV || k == COLL_GATHERV || k == COLL_SCATTERV;
+}
 /* Has a distinct in-place layout (broadcast is always in place). */
 static int has_inplace(coll_kind k)
 {
@@ -659,6 +669,8 @@ static int call(coll_comm *c, const tcase *tc, const void *src, void *dst, const
     case COLL_REDUCE:          return coll_reduce(c, src, dst, n, t, op, tc->root, R->algo);
     case COLL_GATHER:          return coll_gather(c, src, dst, n, t, tc->root, R->algo);
     case COLL_SCATTER:         return coll_scatter(c, src, dst, n, t, tc->root, R->algo);
+    case COLL_GATHERV:         return coll_gatherv(c, src, dst, counts, t, tc->root, R->algo);
+    case COLL_SCATTERV:        return coll_scatterv(c, src, dst, counts, t, tc->root, R->algo);
     case COLL_ALLTOALL:        return coll_alltoall(c, src, dst, n, t, R->algo);
     case COLL_BARRIER:         return coll_barrier(c, R->algo);
     case COLL_ALLGATHERV:      return coll_allgatherv(c, src, dst, counts, t, R->algo);
@@ -729,6 +741,8 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
         in_n = counts[r]; out_n = total; in_off = offs[r]; break;
     case COLL_GATHER: in_n = n; out_n = n * (size_t)p; in_off = (size_t)r * n; break;
     case COLL_SCATTER: in_n = n * (size_t)p; out_n = n; out_off = (size_t)r * n; break;
+    case COLL_GATHERV: in_n = counts[r]; out_n = total; in_off = offs[r]; break;
+    case COLL_SCATTERV: in_n = total; out_n = counts[r]; out_off = offs[r]; break;
     case COLL_ALLTOALL: in_n = out_n = n * (size_t)p; break;
     default: break;
     }
@@ -758,10 +772,10 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
     case COLL_REDUCE_SCATTERV: case COLL_ALLTOALL: case COLL_SCAN: case COLL_EXSCAN:
         for (i = 0; i < in_n; i++) gen(tc, r, i, src + i * es);
         break;
-    case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
+    case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: case COLL_GATHERV:
         for (i = 0; i < in_n; i++) gen(tc, r, i, src + i * es);
         break;
-    case COLL_SCATTER:
+    case COLL_SCATTER: case COLL_SCATTERV:
         if (r == root) for (i = 0; i < in_n; i++) gen(tc, r, i, src + i * es);
         break;
     case COLL_BROADCAST:
@@ -813,6 +827,14 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
     case COLL_SCATTER:
         for (i = 0; i < n; i++) check_copied(&v, tc, root, (size_t)r * n + i, dst + i * es, i);
         break;
+    case COLL_GATHERV:
+        if (r == root)
+            for (j = 0; j < p; j++)
+                for (i = 0; i < counts[j]; i++) check_copied(&v, tc, j, i, dst + (offs[j] + i) * es, offs[j] + i);
+        break;
+    case COLL_SCATTERV:
+        for (i = 0; i < counts[r]; i++) check_copied(&v, tc, root, offs[r] + i, dst + i * es, i);
+        break;
     case COLL_ALLTOALL:
         for (j = 0; j < p; j++)
             for (i = 0; i < n; i++)
@@ -824,7 +846,7 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
                    what, r, v.bad, v.first, v.got, v.want, v.approx ? " (within bound)" : "");
     COLL_CHECK_MSG(guards_ok(M->a, a_n * es) && guards_ok(M->b, b_n * es),
                    "%s, rank %d: bytes written outside the buffers", what, r);
-    if (!one && (kind != COLL_SCATTER || r == root)) {     /* const src stays untouched */
+    if (!one && ((kind != COLL_SCATTER && kind != COLL_SCATTERV) || r == root)) {   /* const src stays untouched */
         unsigned char want[16];
         size_t bad = 0;
         for (i = 0; i < in_n; i++) { gen(tc, r, i, want); if (memcmp(want, src + i * es, es)) bad++; }

@@ -100,7 +100,11 @@ static int sim_folds(coll_algo a)
            a == COLL_ALGO_RECURSIVE_HALVING || a == COLL_ALGO_REDUCE_SCATTER_GATHER;
 }
 
-static int sim_is_v(coll_kind k) { return k == COLL_ALLGATHERV || k == COLL_REDUCE_SCATTERV; }
+static int sim_is_v(coll_kind k)
+{
+    return k == COLL_ALLGATHERV || k == COLL_REDUCE_SCATTERV || k == COLL_GATHERV || k == COLL_SCATTERV;
+}
+static int sim_is_scan(coll_kind k) { return k == COLL_SCAN || k == COLL_EXSCAN; }
 
 /* Element counts of src and dst and where rank r's own block starts. */
 static void sim__sizes(const sim_cfg *c, int r, size_t *in_n, size_t *out_n,
@@ -113,13 +117,13 @@ static void sim__sizes(const sim_cfg *c, int r, size_t *in_n, size_t *out_n,
         *mine = off; *mine_n = c->counts[r];
     } else { *mine = (size_t)r * n; *mine_n = n; total = n * P; }
     switch (c->kind) {
-    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_BROADCAST:
+    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_BROADCAST: case COLL_SCAN: case COLL_EXSCAN:
         *in_n = *out_n = n; break;
     case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
         *in_n = total; *out_n = *mine_n; break;
-    case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
+    case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: case COLL_GATHERV:
         *in_n = *mine_n; *out_n = total; break;
-    case COLL_SCATTER: *in_n = total; *out_n = n; break;
+    case COLL_SCATTER: case COLL_SCATTERV: *in_n = total; *out_n = *mine_n; break;
     case COLL_ALLTOALL: *in_n = *out_n = total; break;
     default: *in_n = *out_n = 0; break;
     }
@@ -222,13 +226,17 @@ static int sim_init(sim *s, const sim_cfg *cfg)
         sim__sizes(cfg, r, &in_n, &out_n, &mine, &mine_n);
         k->src_n = in_n; k->dst_n = out_n; k->mine = mine; k->mine_n = mine_n;
         if (cfg->kind == COLL_BROADCAST || (cfg->inplace && (cfg->kind == COLL_ALLREDUCE ||
-                                                            cfg->kind == COLL_REDUCE))) {
+                                                            cfg->kind == COLL_REDUCE ||
+                                                            sim_is_scan(cfg->kind) ||
+                                                            cfg->kind == COLL_ALLTOALL))) {
             k->src_off = k->dst_off = 0; k->arena_n = out_n;
         } else if (cfg->inplace && (cfg->kind == COLL_REDUCE_SCATTER ||
-                                    cfg->kind == COLL_REDUCE_SCATTERV || cfg->kind == COLL_SCATTER)) {
+                                    cfg->kind == COLL_REDUCE_SCATTERV || cfg->kind == COLL_SCATTER ||
+                                    cfg->kind == COLL_SCATTERV)) {
             k->src_off = 0; k->dst_off = mine; k->arena_n = in_n;
         } else if (cfg->inplace && (cfg->kind == COLL_ALLGATHER ||
-                                    cfg->kind == COLL_ALLGATHERV || cfg->kind == COLL_GATHER)) {
+                                    cfg->kind == COLL_ALLGATHERV || cfg->kind == COLL_GATHER ||
+                                    cfg->kind == COLL_GATHERV)) {
             k->dst_off = 0; k->src_off = mine; k->arena_n = out_n;
         } else {
             k->src_off = 0; k->dst_off = in_n; k->arena_n = in_n + out_n;
@@ -310,7 +318,12 @@ static void sim_start(sim *s)
                 for (i = 0; i < k->mine_n; i++) A[k->dst_off + i] = A[k->src_off + i];   /* moving down */
             }
             break;
-        case COLL_GATHER:
+        case COLL_SCAN: case COLL_EXSCAN:       /* every rank works in place */
+            for (i = 0; i < c->n; i++) A[k->dst_off + i] = A[k->src_off + i];
+            k->src_off = k->dst_off; k->src_is_dst = 1;
+            s->pl[r].inplace = 1;
+            break;
+        case COLL_GATHER: case COLL_GATHERV:
             if ((r == c->root || s->pl[r].algo == COLL_ALGO_BINOMIAL) && k->dst_off + k->mine != k->src_off)
                 for (i = 0; i < k->mine_n; i++) A[k->dst_off + k->mine + i] = A[k->src_off + i];
             break;
@@ -444,9 +457,9 @@ static const char *sim_finish(sim *s)
         sim_rank *k = &s->rk[r];
         double *D = k->arena + k->dst_off, *S = k->arena + k->src_off;
         coll_algo a = s->pl[r].algo;
-        if (c->kind == COLL_SCATTER && (a == COLL_ALGO_BINOMIAL || r == c->root)) {
+        if ((c->kind == COLL_SCATTER || c->kind == COLL_SCATTERV) && (a == COLL_ALGO_BINOMIAL || r == c->root)) {
             if (k->dst_off != k->src_off + k->mine)
-                for (i = 0; i < c->n; i++) D[i] = S[k->mine + i];
+                for (i = 0; i < k->mine_n; i++) D[i] = S[k->mine + i];
             what = "each rank copies its own block out of the workspace";
         } else if (c->kind == COLL_ALLTOALL && a == COLL_ALGO_BRUCK) {
             int j;
@@ -466,6 +479,10 @@ static const char *sim_finish(sim *s)
             size_t len = c->kind == COLL_ALLREDUCE || c->kind == COLL_REDUCE ? c->n : k->mine_n;
             for (i = 0; i < len; i++) D[i] = sim__div(c->dtype, D[i], p);
             what = "avg: each result is divided once by the number of ranks";
+        } else if (c->op == COLL_AVG && sim_is_scan(c->kind)) {
+            int d = c->kind == COLL_SCAN ? r + 1 : (r ? r : 1);
+            for (i = 0; i < c->n; i++) D[i] = sim__div(c->dtype, D[i], d);
+            what = "avg: each prefix is divided once by the ranks it covers";
         }
     }
     return what;
@@ -496,17 +513,26 @@ static int sim_expected(const sim *s, int r, double *want, size_t *len)
             want[i] = c->op == COLL_AVG ? sim__div(c->dtype, v, p) : v;
         }
         *len = k->mine_n; return 1;
-    case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER:
-        if (c->kind == COLL_GATHER && r != c->root) return 0;
+    case COLL_SCAN: case COLL_EXSCAN: {
+        int upto = c->kind == COLL_SCAN ? r + 1 : (r ? r : 1);   /* exscan: rank 0 keeps its own */
+        for (i = 0; i < n; i++) {
+            double v = sim_value(c, 0, i);
+            for (q = 1; q < upto; q++) v = sim__apply(c->op, v, sim_value(c, q, i));
+            want[i] = c->op == COLL_AVG ? sim__div(c->dtype, v, upto) : v;
+        }
+        *len = n; return 1;
+    }
+    case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: case COLL_GATHERV:
+        if ((c->kind == COLL_GATHER || c->kind == COLL_GATHERV) && r != c->root) return 0;
         for (q = 0; q < p; q++)
             for (i = 0; i < s->rk[q].mine_n; i++) want[s->rk[q].mine + i] = sim_value(c, q, i);
         *len = k->dst_n; return 1;
     case COLL_BROADCAST:
         for (i = 0; i < n; i++) want[i] = sim_value(c, c->root, i);
         *len = n; return 1;
-    case COLL_SCATTER:
-        for (i = 0; i < n; i++) want[i] = sim_value(c, c->root, (size_t)r * n + i);
-        *len = n; return 1;
+    case COLL_SCATTER: case COLL_SCATTERV:
+        for (i = 0; i < k->mine_n; i++) want[i] = sim_value(c, c->root, k->mine + i);
+        *len = k->mine_n; return 1;
     case COLL_ALLTOALL:
         for (q = 0; q < p; q++)
             for (i = 0; i < n; i++) want[(size_t)q * n + i] = sim_value(c, q, (size_t)r * n + i);

@@ -240,7 +240,8 @@ static void trace_one(const sim_cfg *cfg, int break_it)
              coll_algo_name(cfg->algo), cfg->p, (unsigned long)cfg->n,
              cfg->inplace ? "in place" : "out of place",
              cfg->kind == COLL_REDUCE || cfg->kind == COLL_BROADCAST || cfg->kind == COLL_GATHER ||
-             cfg->kind == COLL_SCATTER ? (cfg->root ? " root>0" : "") : "");
+             cfg->kind == COLL_SCATTER || cfg->kind == COLL_GATHERV || cfg->kind == COLL_SCATTERV ?
+             (cfg->root ? " root>0" : "") : "");
     if (sim_init(&s, cfg) != 0) {
         snprintf(what, sizeof what, "%s: %s", name, s.err);
         if (!quiet) printf("%s\n", what);
@@ -253,7 +254,8 @@ static void trace_one(const sim_cfg *cfg, int break_it)
                coll_algo_name(s.cfg.algo), cfg->p, (unsigned long)cfg->n, dtype_names[cfg->dtype],
                op_names[cfg->op], cfg->inplace ? "in place" : "out of place");
         if (cfg->kind == COLL_REDUCE || cfg->kind == COLL_BROADCAST || cfg->kind == COLL_GATHER ||
-            cfg->kind == COLL_SCATTER) printf(", root %d", cfg->root);
+            cfg->kind == COLL_SCATTER || cfg->kind == COLL_GATHERV || cfg->kind == COLL_SCATTERV)
+            printf(", root %d", cfg->root);
         if (s.cfg.algo == COLL_ALGO_HIERARCHICAL) printf(", groups of %d", cfg->group);
         if (sim_is_v(cfg->kind)) {
             printf(", counts");
@@ -323,7 +325,7 @@ static void trace_one(const sim_cfg *cfg, int break_it)
     snprintf(what, sizeof what, "%s: the library runs it (%s)", name, coll_result_str(rc));
     check(rc == COLL_OK, what);
     if (rc == COLL_OK && break_it && cfg->kind != COLL_BARRIER) {   /* the check's own check */
-        int rr = cfg->kind == COLL_REDUCE || cfg->kind == COLL_GATHER ? cfg->root : 0;
+        int rr = cfg->kind == COLL_REDUCE || cfg->kind == COLL_GATHER || cfg->kind == COLL_GATHERV ? cfg->root : 0;
         double v = get(mem[rr] + s.rk[rr].dst_off * es, cfg->dtype);
         put(mem[rr] + s.rk[rr].dst_off * es, cfg->dtype, v + 1);
     }
@@ -380,7 +382,8 @@ static void trace_all(int p, int break_it)
                 if (v == 1) {
                     if (coll__reduces(en->kind)) { c.dtype = COLL_FLOAT64; c.op = COLL_AVG; }
                     else if (en->kind == COLL_BROADCAST || en->kind == COLL_REDUCE ||
-                             en->kind == COLL_GATHER || en->kind == COLL_SCATTER) c.root = p / 2;
+                             en->kind == COLL_GATHER || en->kind == COLL_SCATTER ||
+                             en->kind == COLL_GATHERV || en->kind == COLL_SCATTERV) c.root = p / 2;
                     else continue;
                     if (en->kind == COLL_REDUCE) c.root = p / 2;
                     if (en->algo == COLL_ALGO_PIPELINED_TREE || en->algo == COLL_ALGO_PIPELINED_CHAIN)
