@@ -79,7 +79,7 @@
                            (on under -Os unless COLL_CRC_TABLE)            (off)
      COLL_EAGER_BYTES      small calls ride in the call check's frames up to
                            this many bytes over all ranks; the same on every
-                           rank (0: frames of 20 bytes, no eager calls)    (64)
+                           rank (0: frames of 24 bytes, no eager calls)    (64)
      COLL_AGAIN_LIMIT      a blocking call gives up (COLL_ERR_TIMEOUT) after
                            this many COLL_AGAIN in a row from a port    (2^26)
      COLL_MAX_RULES        per-size rules a communicator holds (coll_add_rule;
@@ -97,7 +97,7 @@
    CALL CHECKS (the first promise: the right answer on every rank, or an
    error on every rank that can see it)
      Before a collective moves any payload, its ranks run one dissemination
-     round of 20-byte frames (lg p messages per rank, the pattern fixed by
+     round of 24-byte frames (lg p messages per rank, the pattern fixed by
      rank and size alone, so it cannot deadlock whatever the arguments):
      each frame carries a hash of the call's signature - sequence number,
      collective, algorithm actually run, counts, dtype, op, root, group,
@@ -391,7 +391,11 @@ typedef struct coll_request {
     unsigned flags, bad;       /* F_* bits; lowest refusing rank, its code   */
     int eager;                 /* 1: the call rides in the agreement round   */
     size_t cap;                /* bytes per rank's block in a frame          */
-    unsigned char fout[20 + COLL_EAGER_BYTES], fin[20 + COLL_EAGER_BYTES / 2];
+    union {                    /* 8-aligned: the kernels read the blocks     */
+        unsigned char b[24 + COLL_EAGER_BYTES];
+        uint64_t align_;
+    } fo;
+    unsigned char fin[24 + COLL_EAGER_BYTES / 2];
     uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
     unsigned char crc_out[4], crc_in[4];
 } coll_request;
@@ -2280,7 +2284,7 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
    Around the schedule run the call checks (see CALL CHECKS at the top):
    phase 0, the agreement round, before any payload moves; phase 1, the
    schedule; phase 2, the closing round (COLL_CHECK_CRC only). The rounds
-   are steps like any other, whose messages are the request's 20-byte
+   are steps like any other, whose messages are the request's 24-byte
    frames, so the blocking, pipelined and resumable paths all run them. */
 
 #define COLL__BUF_FRAME 2          /* a step buffer: the request's frames    */
@@ -2290,7 +2294,7 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
 #define COLL__CHECKS 1
 #endif
 enum {
-    COLL__FRAME = 20,              /* bytes of a check frame                 */
+    COLL__FRAME = 24,              /* bytes of a check frame's header (8-aligned blocks follow) */
     COLL__F_REFUSED = 1,           /* some rank refused its arguments        */
     COLL__F_CORRUPT = 2,           /* some rank got a damaged message        */
     COLL__F_NULLDST = 4            /* a non-root of reduce passed no dst     */
@@ -2342,7 +2346,8 @@ static uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const 
 
 /* A frame: 'c', version, flags, phase, lowest and highest signature seen,
    lowest refusing rank and its code, CRC-32C of everything else (header
-   and blocks), then the blocks of an eager call (zeros otherwise). */
+   and blocks), 4 bytes of padding, then the blocks of an eager call (zeros
+   otherwise). */
 static size_t coll__frame_bytes(const coll_request *q, int k)
 {
     int d = 1 << k, m = d < q->pl.p - d ? d : q->pl.p - d;
@@ -2351,12 +2356,12 @@ static size_t coll__frame_bytes(const coll_request *q, int k)
 
 static uint32_t coll__frame_crc(const unsigned char *f, size_t bytes)
 {
-    return coll_crc32c(coll_crc32c(0, f, 16), f + COLL__FRAME, bytes - COLL__FRAME);
+    return coll_crc32c(coll_crc32c(0, f, 16), f + 20, bytes - 20);   /* all but the CRC itself */
 }
 
 static void coll__frame_pack(coll_request *q)
 {
-    unsigned char *f = q->fout;
+    unsigned char *f = q->fo.b;
     f[0] = 'c'; f[1] = (unsigned char)(1 + 2 * (COLL_EAGER_BYTES / 8 % 128));  /* version */
     f[2] = (unsigned char)q->flags; f[3] = (unsigned char)q->phase;
     coll__put32(f + 4, q->lo);
@@ -2373,7 +2378,7 @@ static void coll__frame_merge(coll_request *q)
     const unsigned char *f = q->fin;
     size_t bytes = coll__frame_bytes(q, q->step);
     uint32_t lo = coll__get32(f + 4), hi = coll__get32(f + 8), bad = coll__get32(f + 12);
-    if (f[0] != 'c' || f[1] != q->fout[1] || f[3] != q->phase || coll__get32(f + 16) != coll__frame_crc(f, bytes)) {
+    if (f[0] != 'c' || f[1] != q->fo.b[1] || f[3] != q->phase || coll__get32(f + 16) != coll__frame_crc(f, bytes)) {
         q->flags |= COLL__F_CORRUPT;     /* not a frame of this round: the link is out of step */
         return;
     }
@@ -2383,7 +2388,7 @@ static void coll__frame_merge(coll_request *q)
     if (bad < q->bad) q->bad = bad;
     COLL_ASSERT(((size_t)1 << q->step) * q->cap + (bytes - COLL__FRAME) <= (size_t)COLL_EAGER_BYTES || !q->eager);
     if (q->eager && q->phase == 0)
-        COLL_MEMCPY(q->fout + COLL__FRAME + ((size_t)1 << q->step) * q->cap, f + COLL__FRAME,
+        COLL_MEMCPY(q->fo.b + COLL__FRAME + ((size_t)1 << q->step) * q->cap, f + COLL__FRAME,
                     bytes - COLL__FRAME);
 }
 
@@ -2484,7 +2489,7 @@ static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, siz
 {
     if (COLL__CHECKS && q->st.sbuf == COLL__BUF_FRAME) {
         coll__frame_pack(q);
-        *ptr = q->fout; *bytes = coll__frame_bytes(q, q->step);
+        *ptr = q->fo.b; *bytes = coll__frame_bytes(q, q->step);
         return COLL_OK;
     }
     coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, k, ptr, bytes);
@@ -2701,7 +2706,7 @@ static int coll__eager_finish(coll_request *q)
     size_t bn = pl->count * q->esize, mine = (size_t)pl->rank * bn;
     unsigned char *dst = (unsigned char *)q->a.dst;
     int i, p = pl->p, r = pl->rank, rc = COLL_OK;
-#define COLL__BLK(i) (q->fout + COLL__FRAME + (size_t)coll__mod(r - (i), p) * q->cap)
+#define COLL__BLK(i) (q->fo.b + COLL__FRAME + (size_t)coll__mod(r - (i), p) * q->cap)
     switch (pl->kind) {
     case COLL_REDUCE:
         if (r != pl->root) return COLL_OK;
@@ -2750,7 +2755,7 @@ static void coll__eager_start(coll_request *q, const coll_args *a)
     }
     if (!q->nchk || a->algo != COLL_ALGO_AUTO || q->c->mem || bn == 0 || b > q->cap) return;
     q->eager = 1;
-    if (from) COLL_MEMCPY(q->fout + COLL__FRAME, from, b);
+    if (from) COLL_MEMCPY(q->fo.b + COLL__FRAME, from, b);
 }
 
 /* ---- local moves around the messages (the registry's begin and finish) --- */

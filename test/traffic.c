@@ -40,7 +40,7 @@ static int run_rank(int rank, void *arg)
     port = coll_counting_port(&counters[rank]);
     coll_init(&c, rank, world.nranks, &port, scratch[rank], scratch_bytes);
     coll_set_checks(&c, 0);     /* the formulas count the schedule's own messages;
-                                   the call check adds lg p frames of 20 bytes */
+                                   the call check adds lg p frames of 24 bytes */
     a.src = src[rank];
     a.dst = dst[rank];
     if (a.algo == COLL_ALGO_RECURSIVE_HALVING)          /* runs in place only */
