@@ -49,14 +49,21 @@
      The queues of the pairs * -> dst are guarded by rank dst's mutex, which
      is also the mutex of rank dst's condition variable. An op's state is an
      atomic: the matcher writes the data and the result, then releases DONE;
-     the owner acquires DONE and only then reuses the slot. A waiter polls
+     the owner acquires DONE and only then reuses the slot. A waiter may poll
      with the CPU's pause instruction (a peer on another core answers in
      well under a microsecond), then a few rounds of sched_yield (a peer on
      the same core gets to run), then sleeps on its condition variable
      until a deadline; the clock is read once, when the sleep begins, never
-     while polling. The polling budget adapts per rank: a wait that ended
-     while polling doubles it (up to COLL_THREADS_PAUSE), one that had to
-     yield halves it (down to COLL_THREADS_PAUSE_MIN). With more ranks than
+     while polling. Polling is off by default (COLL_THREADS_PAUSE 0): on
+     the project's shared 2-core machine, where other processes hold the
+     cores as often as not, a rank that polls keeps the core its peer is
+     queued for, and 8 B to 1 KiB all-reduce at 2 ranks ran 10-15 % slower
+     with it than going straight to sched_yield. With a core per rank, set
+     COLL_THREADS_PAUSE (2048, say); the budget then adapts per rank: a
+     wait answered after i polls sets it to 2i + COLL_THREADS_PAUSE_MIN (at most
+     COLL_THREADS_PAUSE), one that had to yield halves it (down to
+     COLL_THREADS_PAUSE_MIN), so a rank polls about as long as its peers
+     have lately taken to answer, and no longer. With more ranks than
      online CPUs the peer cannot run while we poll, so the budget starts
      and stays at the minimum and waiting goes straight to sched_yield:
      oversubscribed ranks never busy-wait one another out of the core.
@@ -76,8 +83,9 @@
      COLL_THREADS_MAX_RANKS   64    ranks in a world
      COLL_THREADS_MAX_OPS     16    outstanding handles per rank
      COLL_THREADS_EAGER       256   largest eager isend, bytes (0: none)
-     COLL_THREADS_PAUSE       2048  most pause-instruction polls per wait
-     COLL_THREADS_PAUSE_MIN   16    fewest (and all, when oversubscribed)
+     COLL_THREADS_PAUSE       0     most pause-instruction polls per wait
+     COLL_THREADS_PAUSE_MIN   16    fewest (and all, when oversubscribed),
+                                    if COLL_THREADS_PAUSE is set
      COLL_THREADS_SPIN        64    sched_yield rounds before sleeping
 */
 /* Outside the include guard: it matters only before the first system header. */
@@ -105,8 +113,8 @@
 #define COLL_THREADS_EAGER 256         /* copied into a slot and done at once */
 #endif
 #ifndef COLL_THREADS_PAUSE             /* most pause-instruction polls per   */
-#define COLL_THREADS_PAUSE 2048        /* wait (the budget adapts below it)  */
-#endif
+#define COLL_THREADS_PAUSE 0           /* wait: 0 = none (see LOCKS AND      */
+#endif                                 /* WAITING); 2048 on dedicated cores  */
 #ifndef COLL_THREADS_PAUSE_MIN         /* fewest; the only budget when ranks */
 #define COLL_THREADS_PAUSE_MIN 16      /* outnumber the online CPUs          */
 #endif
@@ -156,8 +164,9 @@ typedef struct coll_threads__queue { short head, tail; } coll_threads__queue;
 struct coll_threads {
     int nranks;
     unsigned timeout_ms;
-    int spin_max;              /* COLL_THREADS_PAUSE, or the minimum if
-                                  ranks outnumber online CPUs             */
+    int spin_max, spin_min;    /* the polling budget's bounds: PAUSE and
+                                  PAUSE_MIN, both the minimum if ranks
+                                  outnumber online CPUs                   */
     int failed;                /* 0, or the code every call now returns    */
     coll_threads__rank r[COLL_THREADS_MAX_RANKS];
     /* [src][dst]: sends posted by src, receives posted by dst */
@@ -392,10 +401,13 @@ static int coll_threads__wait(void *ctx, int h, int block)
             coll_threads__pause();
         }
         if (i < me->spin) {
-            if (me->spin < w->spin_max) me->spin = me->spin * 2 > w->spin_max ? w->spin_max : me->spin * 2;
-        } else if (me->spin > COLL_THREADS_PAUSE_MIN) {
+            /* answered after i polls: allow twice that next time, so the
+               budget follows the peer's latency rather than its ceiling */
+            int want = 2 * i + w->spin_min;
+            me->spin = want > w->spin_max ? w->spin_max : want;
+        } else if (me->spin > w->spin_min) {
             me->spin /= 2;
-            if (me->spin < COLL_THREADS_PAUSE_MIN) me->spin = COLL_THREADS_PAUSE_MIN;
+            if (me->spin < w->spin_min) me->spin = w->spin_min;
         }
     }
     for (i = 0; block && i < COLL_THREADS_SPIN; i++) {
@@ -488,8 +500,8 @@ COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned tim
     w->timeout_ms = timeout_ms ? timeout_ms : 10000;
     /* Polling pays only while every rank can have a CPU of its own. */
     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    w->spin_max = ncpu > 0 && nranks > ncpu ? COLL_THREADS_PAUSE_MIN : COLL_THREADS_PAUSE;
-    if (w->spin_max < COLL_THREADS_PAUSE_MIN) w->spin_max = COLL_THREADS_PAUSE_MIN;
+    w->spin_min = COLL_THREADS_PAUSE_MIN < COLL_THREADS_PAUSE ? COLL_THREADS_PAUSE_MIN : COLL_THREADS_PAUSE;
+    w->spin_max = ncpu > 0 && nranks > ncpu ? w->spin_min : COLL_THREADS_PAUSE;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     for (i = 0; i < nranks; i++) {
