@@ -146,16 +146,8 @@ static int free_tcp_port(void)
     return port;
 }
 
-/* A fresh job token (32 hex digits) for each world, as a launcher makes. */
-static int new_tcp_token(char *hex)
-{
-    unsigned char b[16];
-    int i, fd = open("/dev/urandom", O_RDONLY), ok;
-    ok = fd >= 0 && read(fd, b, sizeof b) == (ssize_t)sizeof b;
-    if (fd >= 0) close(fd);
-    for (i = 0; ok && i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", b[i]);
-    return ok;
-}
+/* A fresh job token for each world, as a launcher makes. */
+static int new_tcp_token(char *hex) { return coll_tcp_new_token(hex) == COLL_OK; }
 #endif
 
 /* The row's impl: the port's name, with "-c0" when the call checks are off

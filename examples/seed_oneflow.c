@@ -211,18 +211,9 @@ static void rank_main(void)
    the ranks prove to each other that they know it (ports/coll_tcp.h). */
 static void set_job_token(void)
 {
-    unsigned char b[16];
-    char hex[2 * sizeof b + 1];
-    size_t i;
-    int fd;
+    char hex[33];
     if (getenv("COLL_TCP_TOKEN")) return;
-    fd = open("/dev/urandom", O_RDONLY);
-    if (fd < 0 || read(fd, b, sizeof b) != (ssize_t)sizeof b) {
-        perror("seed_oneflow: /dev/urandom");
-        exit(1);
-    }
-    close(fd);
-    for (i = 0; i < sizeof b; i++) snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    if (coll_tcp_new_token(hex) != COLL_OK) { perror("seed_oneflow: no random source"); exit(1); }
     setenv("COLL_TCP_TOKEN", hex, 1);
 }
 

@@ -191,6 +191,9 @@ COLL_TCP_API coll_port coll_tcp_port(coll_tcp *t);
 /* Break the port on purpose: every link shut down, calls return `code`. */
 COLL_TCP_API void coll_tcp_abort(coll_tcp *t, int code);
 COLL_TCP_API void coll_tcp_close(coll_tcp *t);
+/* A fresh job token for a launcher to hand out: 32 hex digits and a NUL
+   from the system's random source; 0 or COLL_ERR_IO. */
+COLL_TCP_API int coll_tcp_new_token(char hex[33]);
 
 /* The port functions (ctx is the coll_tcp). */
 COLL_TCP_API int coll_tcp_send(void *ctx, int peer, const void *buf, size_t bytes);
@@ -578,6 +581,17 @@ static int coll_tcp__nonce(unsigned char *p)
     }
     close(fd);
     return got == 16 ? COLL_OK : COLL_ERR_IO;
+}
+
+COLL_TCP_API int coll_tcp_new_token(char hex[33])
+{
+    static const char digits[] = "0123456789abcdef";
+    unsigned char b[16];
+    int i, rc = coll_tcp__nonce(b);
+    if (rc != COLL_OK) return rc;
+    for (i = 0; i < 16; i++) { hex[2 * i] = digits[b[i] >> 4]; hex[2 * i + 1] = digits[b[i] & 15]; }
+    hex[32] = 0;
+    return COLL_OK;
 }
 
 /* One line for COLL_TCP_LOG: who we are, who the connection came from. */
