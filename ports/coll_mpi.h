@@ -130,6 +130,7 @@ COLL_MPI_API int coll_mpi_wait(void *ctx, int handle, int block);
 /* ========================================================================= */
 #if defined(COLL_MPI_IMPLEMENTATION) && !defined(COLL_MPI__IMPLEMENTED)
 #define COLL_MPI__IMPLEMENTED
+#include <string.h>
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <sched.h>
@@ -263,6 +264,7 @@ COLL_MPI_API int coll_mpi_port_init(coll_mpi *m, MPI_Comm comm, coll_port *port,
         rc = MPI_Type_commit(&m->block);
     if (rc != MPI_SUCCESS)
         return coll_mpi__fail(m, rc);
+    memset(port, 0, sizeof *port);     /* members this port does not know (abort: none) */
     port->ctx = m;
     port->send = coll_mpi_send;
     port->recv = coll_mpi_recv;
