@@ -533,7 +533,7 @@ static uint64_t fold(const tcase *c, int n, size_t i)
 static int is_reducing(coll_kind k)
 {
     return k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_REDUCE_SCATTER ||
-           k == COLL_REDUCE_SCATTERV;
+           k == COLL_REDUCE_SCATTERV || k == COLL_SCAN || k == COLL_EXSCAN;
 }
 
 static void vcounts(const tcase *c, int n, size_t *cnt, size_t *off)
@@ -569,6 +569,11 @@ static layout get_layout(const tcase *c, int n, int r)
     case COLL_SCATTER: L.in_n = r == c->root ? c->count * n : 0; L.out_n = c->count; break;
     case COLL_ALLTOALL: L.in_n = L.out_n = c->count * n; break;
     case COLL_ALLGATHERV: vcounts(c, n, cnt, off); L.in_n = cnt[r]; L.out_n = off[n - 1] + cnt[n - 1]; break;
+    case COLL_GATHERV: vcounts(c, n, cnt, off); L.in_n = cnt[r]; L.out_n = off[n - 1] + cnt[n - 1];
+        L.want_out = r == c->root; break;
+    case COLL_SCATTERV: vcounts(c, n, cnt, off); L.in_n = r == c->root ? off[n - 1] + cnt[n - 1] : 0;
+        L.out_n = cnt[r]; break;
+    case COLL_SCAN: case COLL_EXSCAN: L.in_n = L.out_n = c->count; break;
     case COLL_REDUCE_SCATTERV: vcounts(c, n, cnt, off); L.in_n = off[n - 1] + cnt[n - 1]; L.out_n = cnt[r]; break;
     default: L.in_n = L.out_n = 0; L.want_out = 0; break;
     }
@@ -593,7 +598,10 @@ static uint64_t expect_elem(const tcase *c, int n, int r, size_t j)
     case COLL_ALLGATHER: case COLL_GATHER: return gen(c, (int)(j / c->count), j % c->count);
     case COLL_SCATTER: return gen(c, c->root, (size_t)r * c->count + j);
     case COLL_ALLTOALL: return gen(c, (int)(j / c->count), (size_t)r * c->count + j % c->count);
-    case COLL_ALLGATHERV:
+    case COLL_SCAN: return fold(c, r + 1, j);                 /* ranks 0..r   */
+    case COLL_EXSCAN: return fold(c, r ? r : 1, j);           /* ranks 0..r-1 */
+    case COLL_SCATTERV: vcounts(c, n, cnt, off); return gen(c, c->root, off[r] + j);
+    case COLL_ALLGATHERV: case COLL_GATHERV:
         vcounts(c, n, cnt, off);
         for (q = (size_t)n - 1; off[q] > j || cnt[q] == 0; q--) { }
         return gen(c, (int)q, j - off[q]);
@@ -653,7 +661,8 @@ static int coll_rank(int rank, void *arg)
         memset(&a, 0, sizeof a);
         a.kind = c->kind; a.algo = c->algo; a.dtype = c->dt; a.op = c->op;
         a.count = c->count; a.root = c->root; a.group = c->group;
-        if (c->kind == COLL_ALLGATHERV || c->kind == COLL_REDUCE_SCATTERV) {
+        if (c->kind == COLL_ALLGATHERV || c->kind == COLL_REDUCE_SCATTERV ||
+            c->kind == COLL_GATHERV || c->kind == COLL_SCATTERV) {
             vcounts(c, n, cnt, off);
             a.counts = cnt;
             a.count = 0;

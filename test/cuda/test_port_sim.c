@@ -220,6 +220,11 @@ static int rank_main(int rank, void *arg)
         case COLL_SCATTER: in_n = rank == c->root ? c->count * n : 0; out_n = c->count; break;
         case COLL_ALLTOALL: in_n = out_n = c->count * n; break;
         case COLL_ALLGATHERV: a.counts = cnt; a.count = 0; in_n = cnt[rank]; out_n = off[n - 1] + cnt[n - 1]; break;
+        case COLL_GATHERV: a.counts = cnt; a.count = 0; in_n = cnt[rank]; out_n = off[n - 1] + cnt[n - 1];
+            want_out = rank == c->root; break;
+        case COLL_SCATTERV: a.counts = cnt; a.count = 0; in_n = rank == c->root ? off[n - 1] + cnt[n - 1] : 0;
+            out_n = cnt[rank]; break;
+        case COLL_SCAN: case COLL_EXSCAN: in_n = out_n = c->count; break;
         case COLL_REDUCE_SCATTERV: a.counts = cnt; a.count = 0; in_n = off[n - 1] + cnt[n - 1]; out_n = cnt[rank]; break;
         default: want_out = 0; break;
         }
@@ -253,7 +258,10 @@ static int rank_main(int rank, void *arg)
                 case COLL_ALLGATHER: case COLL_GATHER: want = gen(c, (int)(j / c->count), j % c->count); break;
                 case COLL_SCATTER: want = gen(c, c->root, (size_t)rank * c->count + j); break;
                 case COLL_ALLTOALL: want = gen(c, (int)(j / c->count), (size_t)rank * c->count + j % c->count); break;
-                case COLL_ALLGATHERV:
+                case COLL_SCAN: want = fold(c, rank + 1, j); break;
+                case COLL_EXSCAN: want = fold(c, rank ? rank : 1, j); break;
+                case COLL_SCATTERV: want = gen(c, c->root, off[rank] + j); break;
+                case COLL_ALLGATHERV: case COLL_GATHERV:
                     for (q = (size_t)n - 1; off[q] > j || cnt[q] == 0; q--) { }
                     want = gen(c, (int)q, j - off[q]); break;
                 default: want = fold(c, n, off[rank] + j); break;
