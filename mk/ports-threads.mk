@@ -8,6 +8,7 @@
 #                            mailbox port round robin in one thread (1..8
 #                            ranks); the checker must also fail a port
 #                            that damages messages
+#   make test-lifecycle      init, port, abort, close of every port
 #   make seed-ring-sim       the ring simulation seed, with its trace
 #   make seed-ring-sim-test  the same, checked
 #
@@ -27,6 +28,19 @@ test-check-port: $(PT_B)/test_check_port
 	@timeout 300 $<
 
 TEST_TARGETS += test-check-port
+
+# The lifecycle every port shares (init, port, abort, close): threads,
+# mailbox, shm and tcp in one program (MPI's is in test-mpi).
+$(PT_B)/test_lifecycle: test/test_lifecycle.c $(PT_HDRS) ports/coll_shm.h ports/coll_tcp.h | $(B)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -D_GNU_SOURCE -DCOLL_DEBUG $(CFLAGS) $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lrt
+
+.PHONY: test-lifecycle
+## test-lifecycle: every port's init, port, abort and close (threads, mailbox, shm, tcp)
+test-lifecycle: $(PT_B)/test_lifecycle
+	@timeout 120 $<
+
+TEST_TARGETS += test-lifecycle
 
 # ---- the numpy ring simulation seed, over the mailbox ---------------------------
 # (built beside the MPI and shm tests, where it has always been)

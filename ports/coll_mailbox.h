@@ -132,6 +132,10 @@ COLL_MAILBOX_API coll_port coll_mailbox_port(coll_mailbox *box, int rank);
    collective that finished, whatever its result. */
 COLL_MAILBOX_API int coll_mailbox_pending(const coll_mailbox *box);
 COLL_MAILBOX_API void coll_mailbox_reset_counts(coll_mailbox *box);
+/* The lifecycle every port shares: init, port, abort (every later post or
+   wait answers `code`, or COLL_ERR_ABORTED), close (nothing to free). */
+COLL_MAILBOX_API void coll_mailbox_abort(coll_mailbox *box, int code);
+COLL_MAILBOX_API void coll_mailbox_close(coll_mailbox *box);
 
 #ifdef __cplusplus
 }
@@ -280,10 +284,16 @@ static int coll_mailbox__recv(void *ctx, int peer, void *buf, size_t bytes)
 }
 
 /* One address space: telling every peer is one store. */
+COLL_MAILBOX_API void coll_mailbox_abort(coll_mailbox *box, int code)
+{
+    if (!box->failed) box->failed = code < 0 ? code : COLL_ERR_ABORTED;
+}
+
+COLL_MAILBOX_API void coll_mailbox_close(coll_mailbox *box) { (void)box; }
+
 static void coll_mailbox__abort(void *ctx, int code)
 {
-    coll_mailbox_end *e = (coll_mailbox_end *)ctx;
-    if (!e->box->failed) e->box->failed = code < 0 ? code : COLL_ERR_ABORTED;
+    coll_mailbox_abort(((coll_mailbox_end *)ctx)->box, code);
 }
 
 COLL_MAILBOX_API coll_port coll_mailbox_port(coll_mailbox *box, int rank)

@@ -113,6 +113,11 @@ COLL_MPI_API int coll_mpi_port_init(coll_mpi *m, MPI_Comm comm, coll_port *port,
                                     int *rank, int *nranks);
 /* Frees the duplicate communicator and datatype (collective over comm). */
 COLL_MPI_API int coll_mpi_port_free(coll_mpi *m);
+/* The lifecycle every port shares: init (port_init without the port),
+   port, close (port_free). No abort: MPI has none short of MPI_Abort. */
+COLL_MPI_API int coll_mpi_init(coll_mpi *m, MPI_Comm comm, int *rank, int *nranks);
+COLL_MPI_API coll_port coll_mpi_port(coll_mpi *m);
+COLL_MPI_API int coll_mpi_close(coll_mpi *m);
 
 COLL_MPI_API int coll_mpi_send(void *ctx, int peer, const void *buf, size_t bytes);
 COLL_MPI_API int coll_mpi_recv(void *ctx, int peer, void *buf, size_t bytes);
@@ -264,14 +269,7 @@ COLL_MPI_API int coll_mpi_port_init(coll_mpi *m, MPI_Comm comm, coll_port *port,
         rc = MPI_Type_commit(&m->block);
     if (rc != MPI_SUCCESS)
         return coll_mpi__fail(m, rc);
-    memset(port, 0, sizeof *port);     /* members this port does not know (abort: none) */
-    port->ctx = m;
-    port->send = coll_mpi_send;
-    port->recv = coll_mpi_recv;
-    port->sendrecv = coll_mpi_sendrecv;
-    port->isend = coll_mpi_isend;
-    port->irecv = coll_mpi_irecv;
-    port->wait = coll_mpi_wait;
+    *port = coll_mpi_port(m);
     if (rank)
         *rank = m->rank;
     if (nranks)
@@ -287,6 +285,28 @@ COLL_MPI_API int coll_mpi_port_free(coll_mpi *m)
         return coll_mpi__fail(m, rc);
     return rc2 == MPI_SUCCESS ? 0 : coll_mpi__fail(m, rc2);
 }
+
+COLL_MPI_API int coll_mpi_init(coll_mpi *m, MPI_Comm comm, int *rank, int *nranks)
+{
+    coll_port unused;
+    return coll_mpi_port_init(m, comm, &unused, rank, nranks);
+}
+
+COLL_MPI_API coll_port coll_mpi_port(coll_mpi *m)
+{
+    coll_port p;
+    memset(&p, 0, sizeof p);           /* members this port does not know (abort: none) */
+    p.ctx = m;
+    p.send = coll_mpi_send;
+    p.recv = coll_mpi_recv;
+    p.sendrecv = coll_mpi_sendrecv;
+    p.isend = coll_mpi_isend;
+    p.irecv = coll_mpi_irecv;
+    p.wait = coll_mpi_wait;
+    return p;
+}
+
+COLL_MPI_API int coll_mpi_close(coll_mpi *m) { return coll_mpi_port_free(m); }
 
 /* Blocking calls post and complete on stack requests, so they never take a
    slot of the handle table. */

@@ -229,6 +229,11 @@ COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port,
 COLL_SHM_API int coll_shm_open(coll_shm *s, const char *name, int rank, int nranks,
                                unsigned timeout_ms, coll_port *port);
 COLL_SHM_API void coll_shm_close(coll_shm *s);
+/* The lifecycle every port shares: coll_shm_init (coll_shm_open without the
+   port), coll_shm_port, coll_shm_abort, coll_shm_close. */
+COLL_SHM_API int coll_shm_init(coll_shm *s, const char *name, int rank, int nranks,
+                               unsigned timeout_ms);
+COLL_SHM_API coll_port coll_shm_port(coll_shm *s);
 
 /* Marks the group failed with `code` (in [-4095, -1]; anything else is
    recorded as COLL_ERR_ABORTED): every rank's pending and later calls
@@ -1322,6 +1327,20 @@ COLL_SHM_API void coll_shm_close(coll_shm *s)
 }
 
 /* ---- the forking launcher ------------------------------------------------ */
+
+COLL_SHM_API int coll_shm_init(coll_shm *s, const char *name, int rank, int nranks,
+                               unsigned timeout_ms)
+{
+    coll_port unused;
+    return coll_shm_open(s, name, rank, nranks, timeout_ms, &unused);
+}
+
+COLL_SHM_API coll_port coll_shm_port(coll_shm *s)
+{
+    coll_port p;
+    coll_shm__port(s, &p);
+    return p;
+}
 
 COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port, void *arg),
                                 void *arg, unsigned timeout_ms)

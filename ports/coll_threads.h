@@ -176,6 +176,9 @@ struct coll_threads {
 
 COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned timeout_ms);
 COLL_THREADS_API void coll_threads_destroy(coll_threads *w);
+/* The lifecycle every port shares: init, port, abort, close (close is
+   destroy under the name the other ports use). */
+COLL_THREADS_API void coll_threads_close(coll_threads *w);
 COLL_THREADS_API coll_port coll_threads_port(coll_threads *w, int rank);
 COLL_THREADS_API void coll_threads_abort(coll_threads *w);
 COLL_THREADS_API int coll_threads_run(coll_threads *w, int (*fn)(int rank, void *arg), void *arg);
@@ -528,6 +531,8 @@ COLL_THREADS_API void coll_threads_destroy(coll_threads *w)
     }
     w->nranks = 0;
 }
+
+COLL_THREADS_API void coll_threads_close(coll_threads *w) { coll_threads_destroy(w); }
 
 /* The port's abort: a rank whose collective failed wakes every waiter. */
 static void coll_threads__abort_port(void *ctx, int code)
