@@ -346,6 +346,7 @@ typedef struct coll__plan {
     const size_t *counts;
     size_t chunk;                 /* elements per pipeline chunk              */
     int p2, rem;                  /* non-power-of-two fold: p = p2 + rem      */
+    int row;                      /* the registry row run (-1 before picking) */
 } coll__plan;
 
 /* One step of a schedule on one rank (private; the executor's unit of work).
@@ -2005,6 +2006,9 @@ static const coll__entry *coll__entry_of(coll_kind k, coll_algo a)
     return 0;
 }
 
+/* The row a picked plan runs (coll__pick looked it up once). */
+#define COLL__ROW_OF(pl) (&coll__registry[(pl)->row])
+
 /* The schedule for (collective, algorithm), or NULL if there is none. */
 static coll__schedule coll__find(coll_kind k, coll_algo a)
 {
@@ -2044,18 +2048,23 @@ static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entr
     return COLL_OK;
 }
 
-/* Scratch enough for this call (the same answer as coll_scratch_bytes). */
+/* The least segment (bytes) a call needs from scratch: one element where
+   a reduction lands, where a row packs through scratch, or where an
+   in-place all-to-all stages what arrives; else none. coll_scratch_bytes,
+   coll_start and AUTO all ask here. */
+static size_t coll__scratch_need(const coll_comm *c, const coll__plan *pl, const coll__entry *e, size_t es)
+{
+    if (c->nranks == 1 || pl->total == 0) return 0;
+    if (coll__reduces(pl->kind) || (e->needs & COLL__SCRATCH)) return es;
+    return (e->needs & COLL__STAGE_IP) && pl->inplace ? es : 0;
+}
+
 static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es, const char **why)
 {
     if (c->segment && c->segment < es)
         return COLL__NO(why, COLL_ERR_NOSPC, "scratch: a segment is smaller than one element");
-    if (coll__reduces(pl->kind) && c->nranks > 1 && pl->total > 0 && c->segment < es)
-        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: reducing collectives need scratch");
-    if ((coll__entry_of(pl->kind, pl->algo)->needs & COLL__SCRATCH) && c->segment < es)
-        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: this algorithm packs through scratch");
-    if ((coll__entry_of(pl->kind, pl->algo)->needs & COLL__STAGE_IP) && pl->inplace && pl->p > 1 &&
-        pl->total > 0 && c->segment < es)
-        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: in place, what arrives is staged through scratch");
+    if (c->segment < coll__scratch_need(c, pl, COLL__ROW_OF(pl), es))
+        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: this call needs some (reductions, packed or staged spans)");
     return COLL_OK;
 }
 
@@ -2089,7 +2098,9 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
         const coll__entry *e = &coll__registry[i];
         if (e->kind != pl->kind || (e->needs & COLL__CALLER)) continue;
         if (coll__fits(c, pl, e, ordered, &why) != COLL_OK) continue;
-        if ((e->needs & COLL__SCRATCH) && c->segment < esize) continue;
+        /* a row that packs through scratch is no choice without it (a need
+           every row of the call shares is coll_start's to report: NOSPC) */
+        if ((e->needs & COLL__SCRATCH) && c->segment < coll__scratch_need(c, pl, e, esize)) continue;
 #ifdef COLL_NO_COST_MODEL
         return e->algo;
 #else
@@ -2138,7 +2149,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     if ((unsigned)a->algo >= (unsigned)COLL_ALGO_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "algo: not a coll_algo");
     pl->kind = a->kind; pl->algo = a->algo; pl->rank = r; pl->p = p;
     pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0;
-    pl->inplace = 0;
+    pl->inplace = 0; pl->row = -1;
     for (pl->p2 = 1; pl->p2 * 2 <= p; pl->p2 *= 2) {}
     pl->rem = p - pl->p2;
     if (a->kind == COLL_BARRIER) {
@@ -2209,8 +2220,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
 static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
 {
     size_t off, len, n = pl->count, p = (size_t)pl->p;
-    const coll__entry *e = coll__entry_of(pl->kind, pl->algo);
-    int root = pl->rank == pl->root, big = !e || !(e->needs & COLL__ROOT_ONLY);
+    int root = pl->rank == pl->root, big = pl->row < 0 || !(COLL__ROW_OF(pl)->needs & COLL__ROOT_ONLY);
     coll__block(pl, pl->rank, &off, &len);
     switch (pl->kind) {
     case COLL_ALLREDUCE: case COLL_SCAN: case COLL_EXSCAN: *in_n = *out_n = n; break;
@@ -2250,10 +2260,13 @@ static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es,
 /* Resolve AUTO and check the algorithm fits this call. */
 static int coll__pick(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t es, const char **why)
 {
+    const coll__entry *e;
     int ordered = a->op == COLL_USER_OP && coll__reduces(a->kind) && !c->user.commutative;
     if (pl->algo == COLL_ALGO_AUTO)
         pl->algo = a->kind == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose(c, pl, es, ordered);
-    return coll__fits(c, pl, coll__entry_of(pl->kind, pl->algo), ordered, why);
+    e = coll__entry_of(pl->kind, pl->algo);
+    pl->row = e ? (int)(e - coll__registry) : -1;
+    return coll__fits(c, pl, e, ordered, why);
 }
 
 COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
@@ -2261,13 +2274,11 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
     size_t es = 0;
     coll__plan pl;
     const char *why;
-    if (!c || !a || c->magic != COLL__MAGIC || c->nranks == 1) return 0;
+    if (!c || !a || c->magic != COLL__MAGIC) return 0;
     if (coll__plan_args(c, a, &pl, &es, &why) != COLL_OK) return 0;
-    if (coll__reduces(a->kind)) return 2 * es;  /* one element in each of the two halves */
-    if (coll__pick(c, a, &pl, es, &why) == COLL_OK &&
-        ((coll__entry_of(pl.kind, pl.algo)->needs & COLL__SCRATCH) ||
-         ((coll__entry_of(pl.kind, pl.algo)->needs & COLL__STAGE_IP) && pl.inplace))) return 2 * es;
-    return 0;
+    if (coll__pick(c, a, &pl, es, &why) != COLL_OK)          /* no row: what any row would need */
+        return coll__reduces(a->kind) && c->nranks > 1 && pl.total > 0 ? 2 * es : 0;
+    return 2 * coll__scratch_need(c, &pl, COLL__ROW_OF(&pl), es);   /* one element per half */
 }
 
 /* ========================================================================== */
@@ -2327,7 +2338,7 @@ static uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const 
     coll__put32(w + 4, (uint32_t)k);
     coll__put32(w + 8, (uint32_t)pl->algo);
     coll__put32(w + 12, rooted ? (uint32_t)pl->root : 0u);
-    coll__put32(w + 16, coll__entry_of(pl->kind, pl->algo)->needs & COLL__GROUP ? (uint32_t)pl->group : 0u);
+    coll__put32(w + 16, COLL__ROW_OF(pl)->needs & COLL__GROUP ? (uint32_t)pl->group : 0u);
     coll__put32(w + 20, (uint32_t)t);
     coll__put32(w + 24, (uint32_t)((t >> 16) >> 16));
     coll__put32(w + 28, coll__reduces(pl->kind) ? (uint32_t)a->op : 0u);
@@ -2860,7 +2871,7 @@ static int coll__bruck_a2a_finish(coll_request *q)
 static int coll__begin(coll_request *q)
 {
     const coll__plan *pl = &q->pl;
-    const coll__entry *e = coll__entry_of(pl->kind, pl->algo);
+    const coll__entry *e = COLL__ROW_OF(pl);
     size_t off, len;
     if (pl->total == 0) return COLL_OK;           /* nothing to move (buffers may be NULL) */
     if (pl->p == 1 && (pl->kind == COLL_REDUCE_SCATTER || pl->kind == COLL_REDUCE_SCATTERV)) {
@@ -2876,7 +2887,7 @@ static int coll__begin(coll_request *q)
 static int coll__finish(coll_request *q)
 {
     const coll__plan *pl = &q->pl;
-    const coll__entry *e = coll__entry_of(pl->kind, pl->algo);
+    const coll__entry *e = COLL__ROW_OF(pl);
     size_t off, len;
     int rc;
     if (pl->total == 0) return COLL_OK;
@@ -2925,9 +2936,11 @@ static int coll__load_step(coll_request *q)
         if (COLL__CHECKS && q->phase == 0) {
             if ((rc = coll__verdict(q)) != COLL_OK) return rc;
             if ((q->flags & COLL__F_NULLDST) && !q->eager) {   /* a non-root has no dst */
+                const coll__entry *e = coll__entry_of(COLL_REDUCE, COLL_ALGO_LINEAR);
+                if (!e || !e->f) return COLL__NO(&q->c->why, COLL_ERR_NOSYS, "algo: linear reduce (for a NULL dst) not compiled in");
                 q->pl.algo = q->a.algo = COLL_ALGO_LINEAR;
-                q->sched = coll__find(COLL_REDUCE, COLL_ALGO_LINEAR);
-                if (!q->sched) return COLL__NO(&q->c->why, COLL_ERR_NOSYS, "algo: linear reduce (for a NULL dst) not compiled in");
+                q->pl.row = (int)(e - coll__registry);
+                q->sched = e->f;
             }
             if (q->eager) {                /* the round carried the call: finish here */
                 if ((rc = coll__eager_finish(q)) != COLL_OK) return coll__broke(q, rc, "a local operation failed");
@@ -3180,7 +3193,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     COLL_MEMCPY(&q->a, a, sizeof q->a);
     q->a.algo = pl.algo;
     COLL_MEMCPY(&q->pl, &pl, sizeof q->pl);
-    q->sched = coll__find(pl.kind, pl.algo);
+    q->sched = COLL__ROW_OF(&pl)->f;
     q->esize = es;
     q->seg = c->segment ? c->segment / es : (size_t)-1;
     q->nepi = COLL__CHECKS && (c->checks & COLL_CHECK_CRC) ? coll__ceil_log2(c->nranks) : 0;
@@ -3357,8 +3370,8 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     if (rc != COLL_OK) return rc;
     rc = coll__pick(c, a, &pl, es, &why);
     if (rc != COLL_OK) return rc;
-    if (coll__entry_of(pl.kind, pl.algo)->begin == coll__work_in_place) pl.inplace = 1;
-    if (!coll__find(pl.kind, pl.algo)(&pl, step, &st)) return 0;
+    if (COLL__ROW_OF(&pl)->begin == coll__work_in_place) pl.inplace = 1;
+    if (!COLL__ROW_OF(&pl)->f(&pl, step, &st)) return 0;
     x->send_to = st.to;   x->send_buf = st.sbuf;
     x->recv_from = st.from; x->recv_buf = st.rbuf;
     x->send_offset = st.soff * es; x->send_bytes = st.to >= 0 ? st.slen * es : 0;
