@@ -104,6 +104,14 @@ static int sim_is_v(coll_kind k)
 {
     return k == COLL_ALLGATHERV || k == COLL_REDUCE_SCATTERV || k == COLL_GATHERV || k == COLL_SCATTERV;
 }
+/* Does this rank's row of the registry begin by working in place (its
+   begin hook copies src to dst)? The library's answer, not a list. */
+static int sim__works_in_place(const coll__plan *pl)
+{
+    const coll__entry *e = coll__entry_of(pl->kind, pl->algo);
+    return e && (e->begin == coll__work_in_place || (e->begin == coll__root_in_place && pl->rank == pl->root));
+}
+
 static int sim_is_scan(coll_kind k) { return k == COLL_SCAN || k == COLL_EXSCAN; }
 
 /* Element counts of src and dst and where rank r's own block starts. */
@@ -299,9 +307,8 @@ static void sim_start(sim *s)
         double *A = k->arena;
         if (c->kind == COLL_BARRIER) continue;
         switch (c->kind) {
-        case COLL_ALLREDUCE: case COLL_REDUCE:
-            if (p == 1 || s->pl[r].algo == COLL_ALGO_HIERARCHICAL ||   /* the registry's work-in-place hooks */
-                (s->pl[r].algo == COLL_ALGO_LINEAR && r == c->root)) {
+        case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_SCAN: case COLL_EXSCAN:
+            if (p == 1 || sim__works_in_place(&s->pl[r])) {
                 for (i = 0; i < c->n; i++) A[k->dst_off + i] = A[k->src_off + i];
                 k->src_off = k->dst_off; k->src_is_dst = 1;
                 s->pl[r].inplace = 1;
@@ -317,11 +324,6 @@ static void sim_start(sim *s)
             } else {
                 for (i = 0; i < k->mine_n; i++) A[k->dst_off + i] = A[k->src_off + i];   /* moving down */
             }
-            break;
-        case COLL_SCAN: case COLL_EXSCAN:       /* every rank works in place */
-            for (i = 0; i < c->n; i++) A[k->dst_off + i] = A[k->src_off + i];
-            k->src_off = k->dst_off; k->src_is_dst = 1;
-            s->pl[r].inplace = 1;
             break;
         case COLL_GATHER: case COLL_GATHERV:
             if ((r == c->root || s->pl[r].algo == COLL_ALGO_BINOMIAL) && k->dst_off + k->mine != k->src_off)
