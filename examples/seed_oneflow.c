@@ -207,15 +207,6 @@ static void rank_main(void)
     coll_tcp_close(&t);
 }
 
-/* One secret per job, as a launcher hands it out with the other variables:
-   the ranks prove to each other that they know it (ports/coll_tcp.h). */
-static void set_job_token(void)
-{
-    char hex[33];
-    if (getenv("COLL_TCP_TOKEN")) return;
-    if (coll_tcp_new_token(hex) != COLL_OK) { perror("seed_oneflow: no random source"); exit(1); }
-    setenv("COLL_TCP_TOKEN", hex, 1);
-}
 
 /* No WORLD_SIZE in the environment: be the launcher, setting for each
    process what the seed exports by hand. */
@@ -236,7 +227,7 @@ static int launch(void)
     }
     snprintf(port, sizeof port, "%d", ntohs(a.sin_port));
     close(fd);
-    set_job_token();
+    if (coll_tcp_token_env() != COLL_OK) { perror("seed_oneflow: no random source"); return 1; }   /* one secret per job */
     printf("export MASTER_ADDR=127.0.0.1 MASTER_PORT=%s WORLD_SIZE=%d RANK=0..%d LOCAL_RANK=0..%d\n",
            port, WORLD, WORLD - 1, WORLD - 1);
     fflush(stdout);

@@ -85,15 +85,6 @@ static int rank_main(void)
     return failed;
 }
 
-/* One secret per job, as a launcher hands it out with the other variables:
-   the ranks prove to each other that they know it (ports/coll_tcp.h). */
-static void set_job_token(void)
-{
-    char hex[33];
-    if (getenv("COLL_TCP_TOKEN")) return;
-    if (coll_tcp_new_token(hex) != COLL_OK) { perror("seed_torch: no random source"); exit(1); }
-    setenv("COLL_TCP_TOKEN", hex, 1);
-}
 
 /* No WORLD_SIZE in the environment: be the launcher. Start WORLD processes
    with the variables torchrun would set, on a port the kernel picks. */
@@ -114,7 +105,7 @@ static int launch(void)
     }
     snprintf(port, sizeof port, "%d", ntohs(a.sin_port));
     close(fd);
-    set_job_token();
+    if (coll_tcp_token_env() != COLL_OK) { perror("seed_torch: no random source"); return 1; }   /* one secret per job */
     printf("MASTER_ADDR=127.0.0.1 MASTER_PORT=%s WORLD_SIZE=%d, tensor of %d int64 "
            "(%sa multiple of %d), all-reduce in place:\n", port, WORLD, N,
            N % WORLD ? "not " : "", WORLD);

@@ -194,6 +194,9 @@ COLL_TCP_API void coll_tcp_close(coll_tcp *t);
 /* A fresh job token for a launcher to hand out: 32 hex digits and a NUL
    from the system's random source; 0 or COLL_ERR_IO. */
 COLL_TCP_API int coll_tcp_new_token(char hex[33]);
+/* For a launcher that forks its ranks: put a fresh token in COLL_TCP_TOKEN
+   unless one is there already. 0 or COLL_ERR_IO. */
+COLL_TCP_API int coll_tcp_token_env(void);
 
 /* The port functions (ctx is the coll_tcp). */
 COLL_TCP_API int coll_tcp_send(void *ctx, int peer, const void *buf, size_t bytes);
@@ -592,6 +595,15 @@ COLL_TCP_API int coll_tcp_new_token(char hex[33])
     for (i = 0; i < 16; i++) { hex[2 * i] = digits[b[i] >> 4]; hex[2 * i + 1] = digits[b[i] & 15]; }
     hex[32] = 0;
     return COLL_OK;
+}
+
+COLL_TCP_API int coll_tcp_token_env(void)
+{
+    char hex[33];
+    int rc;
+    if (getenv("COLL_TCP_TOKEN")) return COLL_OK;
+    if ((rc = coll_tcp_new_token(hex)) != COLL_OK) return rc;
+    return setenv("COLL_TCP_TOKEN", hex, 1) == 0 ? COLL_OK : COLL_ERR_IO;
 }
 
 /* One line for COLL_TCP_LOG: who we are, who the connection came from. */
