@@ -3228,104 +3228,120 @@ COLL_API int coll_run(coll_comm *c, const coll_args *a)
     return coll__progress(&q, 1);
 }
 
-/* The blocking calls: the arguments as one coll_args, run to the end. */
-static int coll__call(coll_comm *c, coll_kind k, const void *src, void *dst, size_t count,
-                      const size_t *counts, coll_dtype t, coll_op op, int root, coll_algo algo)
+static void coll__args(coll_args *a, coll_kind k, const void *src, void *dst, size_t count,
+                       coll_dtype t, coll_op op, int root, coll_algo algo)
 {
-    coll_args a;
-    COLL_MEMSET(&a, 0, sizeof a);
-    a.kind = k; a.algo = algo; a.src = src; a.dst = dst; a.count = count; a.counts = counts;
-    a.dtype = t; a.op = op; a.root = root;
-    return coll_run(c, &a);
+    COLL_MEMSET(a, 0, sizeof *a);
+    a->kind = k; a->algo = algo; a->src = src; a->dst = dst; a->count = count;
+    a->dtype = t; a->op = op; a->root = root;
 }
 
 COLL_API int coll_allreduce(coll_comm *c, const void *src, void *dst, size_t count,
                             coll_dtype dtype, coll_op op, coll_algo algo)
 {
-    return coll__call(c, COLL_ALLREDUCE, src, dst, count, 0, dtype, op, 0, algo);
+    coll_args a; coll__args(&a, COLL_ALLREDUCE, src, dst, count, dtype, op, 0, algo);
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_reduce_scatter(coll_comm *c, const void *src, void *dst, size_t count,
                                  coll_dtype dtype, coll_op op, coll_algo algo)
 {
-    return coll__call(c, COLL_REDUCE_SCATTER, src, dst, count, 0, dtype, op, 0, algo);
+    coll_args a; coll__args(&a, COLL_REDUCE_SCATTER, src, dst, count, dtype, op, 0, algo);
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_allgather(coll_comm *c, const void *src, void *dst, size_t count,
                             coll_dtype dtype, coll_algo algo)
 {
-    return coll__call(c, COLL_ALLGATHER, src, dst, count, 0, dtype, COLL_SUM, 0, algo);
+    coll_args a; coll__args(&a, COLL_ALLGATHER, src, dst, count, dtype, COLL_SUM, 0, algo);
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dtype,
                             int root, coll_algo algo)
 {
-    return coll__call(c, COLL_BROADCAST, buf, buf, count, 0, dtype, COLL_SUM, root, algo);
+    coll_args a; coll__args(&a, COLL_BROADCAST, buf, buf, count, dtype, COLL_SUM, root, algo);
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_reduce(coll_comm *c, const void *src, void *dst, size_t count,
                          coll_dtype dtype, coll_op op, int root, coll_algo algo)
 {
-    return coll__call(c, COLL_REDUCE, src, dst, count, 0, dtype, op, root, algo);
+    coll_args a; coll__args(&a, COLL_REDUCE, src, dst, count, dtype, op, root, algo);
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_gather(coll_comm *c, const void *src, void *dst, size_t count,
                          coll_dtype dtype, int root, coll_algo algo)
 {
-    return coll__call(c, COLL_GATHER, src, dst, count, 0, dtype, COLL_SUM, root, algo);
+    coll_args a; coll__args(&a, COLL_GATHER, src, dst, count, dtype, COLL_SUM, root, algo);
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_scatter(coll_comm *c, const void *src, void *dst, size_t count,
                           coll_dtype dtype, int root, coll_algo algo)
 {
-    return coll__call(c, COLL_SCATTER, src, dst, count, 0, dtype, COLL_SUM, root, algo);
+    coll_args a; coll__args(&a, COLL_SCATTER, src, dst, count, dtype, COLL_SUM, root, algo);
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_alltoall(coll_comm *c, const void *src, void *dst, size_t count,
                            coll_dtype dtype, coll_algo algo)
 {
-    return coll__call(c, COLL_ALLTOALL, src, dst, count, 0, dtype, COLL_SUM, 0, algo);
+    coll_args a; coll__args(&a, COLL_ALLTOALL, src, dst, count, dtype, COLL_SUM, 0, algo);
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_gatherv(coll_comm *c, const void *src, void *dst, const size_t *counts,
                           coll_dtype dtype, int root, coll_algo algo)
 {
-    return coll__call(c, COLL_GATHERV, src, dst, 0, counts, dtype, COLL_SUM, root, algo);
+    coll_args a; coll__args(&a, COLL_GATHERV, src, dst, 0, dtype, COLL_SUM, root, algo);
+    a.counts = counts;
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_scatterv(coll_comm *c, const void *src, void *dst, const size_t *counts,
                            coll_dtype dtype, int root, coll_algo algo)
 {
-    return coll__call(c, COLL_SCATTERV, src, dst, 0, counts, dtype, COLL_SUM, root, algo);
+    coll_args a; coll__args(&a, COLL_SCATTERV, src, dst, 0, dtype, COLL_SUM, root, algo);
+    a.counts = counts;
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_scan(coll_comm *c, const void *src, void *dst, size_t count,
                        coll_dtype dtype, coll_op op, coll_algo algo)
 {
-    return coll__call(c, COLL_SCAN, src, dst, count, 0, dtype, op, 0, algo);
+    coll_args a; coll__args(&a, COLL_SCAN, src, dst, count, dtype, op, 0, algo);
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_exscan(coll_comm *c, const void *src, void *dst, size_t count,
                          coll_dtype dtype, coll_op op, coll_algo algo)
 {
-    return coll__call(c, COLL_EXSCAN, src, dst, count, 0, dtype, op, 0, algo);
+    coll_args a; coll__args(&a, COLL_EXSCAN, src, dst, count, dtype, op, 0, algo);
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_barrier(coll_comm *c, coll_algo algo)
 {
-    return coll__call(c, COLL_BARRIER, 0, 0, 0, 0, COLL_UINT8, COLL_SUM, 0, algo);
+    coll_args a; coll__args(&a, COLL_BARRIER, 0, 0, 0, COLL_UINT8, COLL_SUM, 0, algo);
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_allgatherv(coll_comm *c, const void *src, void *dst, const size_t *counts,
                              coll_dtype dtype, coll_algo algo)
 {
-    return coll__call(c, COLL_ALLGATHERV, src, dst, 0, counts, dtype, COLL_SUM, 0, algo);
+    coll_args a; coll__args(&a, COLL_ALLGATHERV, src, dst, 0, dtype, COLL_SUM, 0, algo);
+    a.counts = counts;
+    return coll_run(c, &a);
 }
 
 COLL_API int coll_reduce_scatterv(coll_comm *c, const void *src, void *dst, const size_t *counts,
                                   coll_dtype dtype, coll_op op, coll_algo algo)
 {
-    return coll__call(c, COLL_REDUCE_SCATTERV, src, dst, 0, counts, dtype, op, 0, algo);
+    coll_args a; coll__args(&a, COLL_REDUCE_SCATTERV, src, dst, 0, dtype, op, 0, algo);
+    a.counts = counts;
+    return coll_run(c, &a);
 }
 
 COLL_API coll_algo coll_choose(const coll_comm *c, const coll_args *a)
