@@ -129,23 +129,6 @@ static int tcp_rank(int rank, void *arg)
     return rc;
 }
 
-/* A port number the kernel considers free right now, for the rendezvous. */
-static int free_tcp_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    if (fd < 0) return -1;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 /* A fresh job token for each world, as a launcher makes. */
 static int new_tcp_token(char *hex) { return coll_tcp_new_token(hex) == COLL_OK; }
 #endif
@@ -186,7 +169,7 @@ static int run_world(const char *port, config *cf)
     } else if (strcmp(port, "tcp") == 0) {
 #ifdef BENCH_HAVE_TCP
         cf->impl = bench_impl_name(cf, "coll-tcp");
-        cf->tcp_port = free_tcp_port();
+        cf->tcp_port = coll_tcp_free_port();
         rc = cf->tcp_port > 0 && new_tcp_token(cf->tcp_token) ?
              bench_fork_ranks(cf->p, tcp_rank, cf) : -1;
 #endif

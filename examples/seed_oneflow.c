@@ -212,21 +212,14 @@ static void rank_main(void)
    process what the seed exports by hand. */
 static int launch(void)
 {
-    struct sockaddr_in a;
-    socklen_t len = sizeof a;
     pid_t pid[WORLD];
-    int fds[WORLD], fd = socket(AF_INET, SOCK_STREAM, 0), r, p = 0, f = 0;
+    int fds[WORLD], mport = coll_tcp_free_port(), r, p = 0, f = 0;
     char port[16], num[16];
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+    if (mport < 0) {
         perror("seed_oneflow: no free port");
         return 1;
     }
-    snprintf(port, sizeof port, "%d", ntohs(a.sin_port));
-    close(fd);
+    snprintf(port, sizeof port, "%d", mport);
     if (coll_tcp_token_env() != COLL_OK) { perror("seed_oneflow: no random source"); return 1; }   /* one secret per job */
     printf("export MASTER_ADDR=127.0.0.1 MASTER_PORT=%s WORLD_SIZE=%d RANK=0..%d LOCAL_RANK=0..%d\n",
            port, WORLD, WORLD - 1, WORLD - 1);

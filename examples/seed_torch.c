@@ -90,21 +90,14 @@ static int rank_main(void)
    with the variables torchrun would set, on a port the kernel picks. */
 static int launch(void)
 {
-    struct sockaddr_in a;
-    socklen_t len = sizeof a;
     pid_t pid[WORLD];
     char port[16], num[16];
-    int fd = socket(AF_INET, SOCK_STREAM, 0), r, failed = 0;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+    int mport = coll_tcp_free_port(), r, failed = 0;
+    if (mport < 0) {
         perror("seed_torch: no free port");
         return 1;
     }
-    snprintf(port, sizeof port, "%d", ntohs(a.sin_port));
-    close(fd);
+    snprintf(port, sizeof port, "%d", mport);
     if (coll_tcp_token_env() != COLL_OK) { perror("seed_torch: no random source"); return 1; }   /* one secret per job */
     printf("MASTER_ADDR=127.0.0.1 MASTER_PORT=%s WORLD_SIZE=%d, tensor of %d int64 "
            "(%sa multiple of %d), all-reduce in place:\n", port, WORLD, N,

@@ -197,6 +197,9 @@ COLL_TCP_API int coll_tcp_new_token(char hex[33]);
 /* For a launcher that forks its ranks: put a fresh token in COLL_TCP_TOKEN
    unless one is there already. 0 or COLL_ERR_IO. */
 COLL_TCP_API int coll_tcp_token_env(void);
+/* For a launcher on one host: a loopback port the kernel considers free
+   right now (for MASTER_PORT), or COLL_ERR_IO. */
+COLL_TCP_API int coll_tcp_free_port(void);
 
 /* The port functions (ctx is the coll_tcp). */
 COLL_TCP_API int coll_tcp_send(void *ctx, int peer, const void *buf, size_t bytes);
@@ -604,6 +607,21 @@ COLL_TCP_API int coll_tcp_token_env(void)
     if (getenv("COLL_TCP_TOKEN")) return COLL_OK;
     if ((rc = coll_tcp_new_token(hex)) != COLL_OK) return rc;
     return setenv("COLL_TCP_TOKEN", hex, 1) == 0 ? COLL_OK : COLL_ERR_IO;
+}
+
+COLL_TCP_API int coll_tcp_free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = COLL_ERR_IO;
+    if (fd < 0) return COLL_ERR_IO;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
 }
 
 /* One line for COLL_TCP_LOG: who we are, who the connection came from. */

@@ -115,27 +115,11 @@ static void shm_port(void)
     coll_shm_close(&s);
 }
 
-/* A port number the kernel considers free right now. */
-static int free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 20000 + (int)(getpid() % 20000);
-    if (fd < 0) return port;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 /* tcp: init, port, abort, close - a world of one rank needs no token */
 static void tcp_port(void)
 {
     coll_tcp t;
-    int rc = coll_tcp_init(&t, "127.0.0.1", free_port(), 0, 1, 2000);
+    int rc = coll_tcp_init(&t, "127.0.0.1", coll_tcp_free_port(), 0, 1, 2000);
     COLL_CHECK_MSG(rc == COLL_OK, "tcp init: %d", rc);
     if (rc != COLL_OK) return;
     COLL_CHECK_EQ(use(coll_tcp_port(&t), 0, 1), COLL_OK);

@@ -535,23 +535,6 @@ typedef enum scenario {
     S_PORT, S_COLL, S_CHECK, S_KILL, S_STOP, S_ENV, S_LATE, S_WORLD_MISMATCH, S_BAD_ENV
 } scenario;
 
-static int free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
-        perror("free_port");
-        exit(2);
-    }
-    port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 static void rank_main(scenario s, int rank, int world, int port)
 {
     static coll_tcp t;
@@ -632,7 +615,7 @@ static void rank_main(scenario s, int rank, int world, int port)
 static void run_world(scenario s, int world, const char *what)
 {
     pid_t pid[COLL_TCP_MAX_RANKS];
-    int fds[COLL_TCP_MAX_RANKS], r, i, port = free_port(), victim = world / 2;
+    int fds[COLL_TCP_MAX_RANKS], r, i, port = coll_tcp_free_port(), victim = world / 2;
     counts sum = { 0, 0, 0 };
     long long t0 = coll_tcp__now_ms();
     if (g_only && !strstr(what, g_only)) return;

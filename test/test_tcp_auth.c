@@ -129,23 +129,6 @@ static outcome reap(child c)
     return o;
 }
 
-static int free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
-        perror("free_port");
-        exit(2);
-    }
-    port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 static void loopback(struct sockaddr_storage *s, int port)
 {
     struct sockaddr_in *a = (struct sockaddr_in *)s;
@@ -340,7 +323,7 @@ static void test_intruders_first(void)
     outcome om, o[WORLD], oi[NI];
     int pfd[2], i, r, ready = 0;
     memset(&j, 0, sizeof j);
-    j.port = free_port(); j.world = WORLD; j.timeout_ms = 6000; j.token = TOKEN;
+    j.port = coll_tcp_free_port(); j.world = WORLD; j.timeout_ms = 6000; j.token = TOKEN;
     if (pipe(pfd) < 0) exit(2);
     in.port = j.port; in.world = WORLD; in.ready_fd = pfd[1];
     master = spawn(real_rank, 0, &j);
@@ -423,7 +406,7 @@ static void test_impostor_master(int version, int want_rc, const char *what)
     outcome oi, o[WORLD];
     int pfd[2], r;
     memset(&j, 0, sizeof j);
-    j.port = free_port(); j.world = WORLD; j.timeout_ms = 3000; j.token = TOKEN;
+    j.port = coll_tcp_free_port(); j.world = WORLD; j.timeout_ms = 3000; j.token = TOKEN;
     if (pipe(pfd) < 0) exit(2);
     im.port = j.port; im.world = WORLD; im.ready_fd = pfd[1]; im.version = version;
     imp = spawn(impostor, 0, &im);
@@ -635,7 +618,7 @@ static void test_noise(void)
     int pfd[2], r;
     long long t0;
     memset(&j, 0, sizeof j);
-    j.port = free_port(); j.world = WORLD; j.timeout_ms = 8000; j.token = TOKEN;
+    j.port = coll_tcp_free_port(); j.world = WORLD; j.timeout_ms = 8000; j.token = TOKEN;
     if (pipe(pfd) < 0) exit(2);
     t0 = coll_tcp__now_ms();
     for (r = 0; r < WORLD - 1; r++) ranks[r] = spawn(real_rank, r, &j);
@@ -675,7 +658,7 @@ static void test_other_token(void)
     child c0, c1;
     outcome o0, o1;
     memset(&j, 0, sizeof j);
-    j.port = free_port(); j.world = 2; j.timeout_ms = 800; j.token = TOKEN;
+    j.port = coll_tcp_free_port(); j.world = 2; j.timeout_ms = 800; j.token = TOKEN;
     j.token_of[1] = "a different job";
     c0 = spawn(real_rank, 0, &j);
     c1 = spawn(real_rank, 1, &j);
@@ -692,7 +675,7 @@ static void test_duplicate_rank(void)
     child c0, c1, c1b;
     outcome o0, o1, o1b;
     memset(&j, 0, sizeof j);
-    j.port = free_port(); j.world = 3; j.timeout_ms = 2000; j.token = TOKEN;
+    j.port = coll_tcp_free_port(); j.world = 3; j.timeout_ms = 2000; j.token = TOKEN;
     c0 = spawn(real_rank, 0, &j);
     c1 = spawn(rank_one, 0, &j);
     c1b = spawn(rank_one, 1, &j);
@@ -734,23 +717,23 @@ static void test_token_sources(void)
     unsetenv("COLL_TCP_INSECURE");
     t0 = coll_tcp__now_ms();
     g_said = 0;
-    rc = coll_tcp_init(&t, "127.0.0.1", free_port(), 0, 2, 5000);
+    rc = coll_tcp_init(&t, "127.0.0.1", coll_tcp_free_port(), 0, 2, 5000);
     CHECK(rc == COLL_ERR_INVAL, "no token at all: init returned %d, want INVAL", rc);
     CHECK(g_said & SAID_NO_TOKEN, "no token at all: nothing said about COLL_TCP_TOKEN");
     CHECK(coll_tcp__now_ms() - t0 < 200, "no token at all: init did not refuse at once");
     CHECK(coll_tcp_send(&t, 1, "x", 1) != COLL_OK, "no token: the port works anyway");
-    rc = coll_tcp_init_token(&t, "127.0.0.1", free_port(), 1, 2, 5000, "");
+    rc = coll_tcp_init_token(&t, "127.0.0.1", coll_tcp_free_port(), 1, 2, 5000, "");
     CHECK(rc == COLL_ERR_INVAL, "an empty token: init returned %d, want INVAL", rc);
     setenv("COLL_TCP_INSECURE", "yes", 1);           /* only "1" opts in */
-    rc = coll_tcp_init(&t, "127.0.0.1", free_port(), 0, 2, 5000);
+    rc = coll_tcp_init(&t, "127.0.0.1", coll_tcp_free_port(), 0, 2, 5000);
     CHECK(rc == COLL_ERR_INVAL, "COLL_TCP_INSECURE=yes accepted: %d", rc);
     unsetenv("COLL_TCP_INSECURE");
-    rc = coll_tcp_init(&t, "127.0.0.1", free_port(), 0, 1, 100);
+    rc = coll_tcp_init(&t, "127.0.0.1", coll_tcp_free_port(), 0, 1, 100);
     CHECK(rc == COLL_OK, "a world of one needs no token: %d", rc);
     coll_tcp_close(&t);
 
     memset(&j, 0, sizeof j);                          /* both insecure: works */
-    j.port = free_port(); j.world = 2; j.timeout_ms = 3000;
+    j.port = coll_tcp_free_port(); j.world = 2; j.timeout_ms = 3000;
     j.token_of[0] = "1"; j.token_of[1] = "1";
     c0 = spawn(env_rank, 0, &j); c1 = spawn(env_rank, 1, &j);
     o0 = reap(c0); o1 = reap(c1);
@@ -758,14 +741,14 @@ static void test_token_sources(void)
           "COLL_TCP_INSECURE=1 on both: %d %d, data %d %d", o0.rc, o1.rc, o0.data_ok, o1.data_ok);
 
     memset(&j, 0, sizeof j);                          /* token from the environment */
-    j.port = free_port(); j.world = 2; j.timeout_ms = 3000; j.token = TOKEN;
+    j.port = coll_tcp_free_port(); j.world = 2; j.timeout_ms = 3000; j.token = TOKEN;
     c0 = spawn(env_rank, 0, &j); c1 = spawn(env_rank, 1, &j);
     o0 = reap(c0); o1 = reap(c1);
     CHECK(o0.rc == COLL_OK && o1.rc == COLL_OK && o0.data_ok && o1.data_ok,
           "COLL_TCP_TOKEN on both: %d %d, data %d %d", o0.rc, o1.rc, o0.data_ok, o1.data_ok);
 
     memset(&j, 0, sizeof j);                          /* an insecure master, a worker with a token */
-    j.port = free_port(); j.world = 2; j.timeout_ms = 800;
+    j.port = coll_tcp_free_port(); j.world = 2; j.timeout_ms = 800;
     j.token_of[0] = "1";
     c0 = spawn(env_rank, 0, &j);
     j.token = TOKEN; j.token_of[0] = NULL;
@@ -904,7 +887,7 @@ static void test_damage(int world, int dir, long offset, int insert, int want_ca
     child rel, ranks[8];
     outcome orl, o[8];
     int pfd[2], r, first = -3;
-    j.port = free_port(); j.relay_port = free_port(); j.world = world;
+    j.port = coll_tcp_free_port(); j.relay_port = coll_tcp_free_port(); j.world = world;
     if (pipe(pfd) < 0) exit(2);
     rc.listen_port = j.relay_port; rc.to_port = j.port; rc.ready_fd = pfd[1];
     rc.dir = dir; rc.offset = offset; rc.insert = insert;
