@@ -223,7 +223,7 @@ typedef struct coll_user_op {
     X(GATHER, "gather") X(SCATTER, "scatter") X(ALLTOALL, "alltoall")            \
     X(BARRIER, "barrier") X(ALLGATHERV, "allgatherv")                            \
     X(REDUCE_SCATTERV, "reduce_scatterv") X(SCAN, "scan") X(EXSCAN, "exscan")   \
-    X(GATHERV, "gatherv") X(SCATTERV, "scatterv")
+    X(GATHERV, "gatherv") X(SCATTERV, "scatterv") X(ALLTOALLV, "alltoallv")
 #define COLL_ALGO_LIST(X)                                                        \
     X(AUTO, "auto")                 /* chosen by the cost model               */ \
     X(NAIVE, "naive")               /* flat: everything through one root      */ \
@@ -318,6 +318,10 @@ typedef struct coll_comm {
     uint32_t seq;              /* calls so far (part of the call signature)   */
     int broken;                /* 0, or the error that broke the communicator */
     const char *why;           /* what the last error was about (static)      */
+    struct coll_comm *up;      /* a sub-communicator's parent, else NULL      */
+    uint32_t group_id;         /* 0, or a hash of the sub's members (signed)  */
+    uint32_t ticket, turn;     /* requests started / finished, this rank, on
+                                  the top communicator: they run in turn      */
     unsigned magic;
 } coll_comm;
 
@@ -329,7 +333,8 @@ typedef struct coll_args {
     const void *src;
     void *dst;
     size_t count;              /* elements; per rank for the block-wise ones */
-    const size_t *counts;      /* per-rank counts of the "v" forms           */
+    const size_t *counts;      /* per-rank counts of the "v" forms; a p x p
+                                  matrix for alltoallv                       */
     coll_dtype dtype;
     coll_op op;
     int root;
@@ -383,6 +388,8 @@ typedef struct coll_request {
     size_t sposted, rposted, done;
     int hs[4], hr[4];          /* port handles of messages in flight, -1    */
     int finished;
+    int queued;                /* 1: holds `ticket` on the top communicator  */
+    uint32_t ticket;
     unsigned char token[2];    /* the barrier's one-byte messages            */
     /* call checks: phase 0 = the agreement round, 1 = the schedule, 2 = the
        closing round (CRC only); the rounds' running verdict */
@@ -487,6 +494,13 @@ COLL_API int coll_gatherv(coll_comm *c, const void *src, void *dst, const size_t
                           coll_dtype dtype, int root, coll_algo algo);
 COLL_API int coll_scatterv(coll_comm *c, const void *src, void *dst, const size_t *counts,
                            coll_dtype dtype, int root, coll_algo algo);
+/* alltoallv: counts is a p x p matrix, the same on every rank: rank i sends
+   counts[i*p + j] elements to rank j. src holds row r's blocks back to
+   back in rank order, dst column r's. (A rank that knows only its own row,
+   as in MPI, gets the matrix with one coll_allgather of it.) in-place:
+   src == dst, when row r equals column r. */
+COLL_API int coll_alltoallv(coll_comm *c, const void *src, void *dst, const size_t *counts,
+                            coll_dtype dtype, coll_algo algo);
 
 /* Resumable form: coll_start checks and plans, coll_progress advances and
    returns COLL_AGAIN until done (never blocking if the port has isend/irecv/
@@ -498,6 +512,36 @@ COLL_API int coll_scatterv(coll_comm *c, const void *src, void *dst, const size_
 COLL_API int coll_start(coll_request *r, coll_comm *c, const coll_args *a);
 COLL_API int coll_progress(coll_request *r);
 COLL_API int coll_run(coll_comm *c, const coll_args *a);
+/* Several requests in flight (NCCL's grouped calls): start them, then wait
+   for all. The matching rule: on each rank, the requests of a communicator
+   and of its sub-communicators run one after another in the order they
+   were started (a later one answers COLL_AGAIN until the earlier ones
+   end), so their messages never mix on an untagged port; every pair of
+   ranks must start the requests they share in the same order. A blocking
+   call while a request is unfinished is refused (COLL_ERR_INVAL). Returns
+   the first error, after driving every request to its end. */
+COLL_API int coll_waitall(coll_request *r, int n);
+
+/* ---- sub-communicators ---------------------------------------------------
+   A communicator over some of a parent's ranks, talking through the
+   parent's port with ranks renumbered (no heap: the caller owns every
+   struct and array, which must outlive the sub). It inherits the parent's
+   checks, memops, user op and tuning; it may itself be a parent.
+   coll_comm_sub: members[i] = the parent rank that is sub rank i, the same
+   list on every member; this rank must be in it. coll_comm_split (MPI's
+   Comm_split, a collective over the whole parent): ranks passing the same
+   color >= 0 form one sub, ordered by key, then parent rank; color < 0
+   joins none (sub is left uninitialised, COLL_OK). members: room for 2 x
+   the parent's ranks ints; on return members[0..coll_size(sub)) lists it. */
+typedef struct coll_subport {
+    coll_port parent;          /* the parent communicator's port              */
+    const int *members;
+    int n;
+} coll_subport;
+COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
+                           const int *members, int n, void *scratch, size_t scratch_bytes);
+COLL_API int coll_comm_split(coll_comm *sub, coll_subport *sp, coll_comm *parent, int color,
+                             int key, int *members, void *scratch, size_t scratch_bytes);
 
 /* The algorithm AUTO would run for `a` (the same on every rank). */
 COLL_API coll_algo coll_choose(const coll_comm *c, const coll_args *a);
@@ -589,6 +633,14 @@ static COLL__NO_LIBCALL void coll__set_loop(void *d, int v, size_t n)
 #endif
 
 #define COLL__MAGIC 0xC011C0DEu
+
+/* The top communicator: a sub-communicator's requests take their turn in
+   its order (see coll_waitall). */
+static coll_comm *coll__top(coll_comm *c)
+{
+    while (c->up) c = c->up;
+    return c;
+}
 
 /* A refusal: the code and a short reason for coll_last_error. */
 #ifdef COLL_NO_ERRSTR
@@ -1022,14 +1074,26 @@ static void coll__block(const coll__plan *pl, int i, size_t *off, size_t *len)
         *off = coll__split(pl->count, pl->p, i);
         *len = coll__split(pl->count, pl->p, i + 1) - *off;
     } else if (pl->counts) {
+        const size_t *row = pl->counts + (pl->kind == COLL_ALLTOALLV ? (size_t)pl->rank * (size_t)pl->p : 0);
         int j;
         *off = 0;
-        for (j = 0; j < i; j++) *off += pl->counts[j];
-        *len = pl->counts[i];
+        for (j = 0; j < i; j++) *off += row[j];
+        *len = row[i];
     } else {
         *off = (size_t)i * pl->count;
         *len = pl->count;
     }
+}
+
+/* All-to-all: block i of dst, the one that comes from rank i. Alltoallv
+   reads column r of the counts matrix (coll__block reads row r). */
+static void coll__rblock(const coll__plan *pl, int i, size_t *off, size_t *len)
+{
+    int j, p = pl->p;
+    if (pl->kind != COLL_ALLTOALLV) { coll__block(pl, i, off, len); return; }
+    *off = 0;
+    for (j = 0; j < i; j++) *off += pl->counts[(size_t)j * (size_t)p + (size_t)pl->rank];
+    *len = pl->counts[(size_t)i * (size_t)p + (size_t)pl->rank];
 }
 
 /* Blocks [i, j) as one element range (blocks are contiguous). */
@@ -1783,7 +1847,7 @@ static int coll__swap_alltoall(const coll__plan *pl, int s, coll__step *st)
     coll__pair(st, r, peer);
     st->sbuf = COLL_BUF_SRC;
     coll__block(pl, peer, &st->soff, &st->slen);
-    coll__block(pl, peer, &st->roff, &st->rlen);
+    coll__rblock(pl, peer, &st->roff, &st->rlen);
     st->rrun = st->rstride = st->rlen;          /* staged through scratch */
     return 1;
 }
@@ -1802,7 +1866,7 @@ static int coll__pairwise_alltoall(const coll__plan *pl, int s, coll__step *st)
     st->send_first = coll__shift_send_first(r, p, s + 1);
     st->sbuf = COLL_BUF_SRC;
     coll__block(pl, to, &st->soff, &st->slen);
-    coll__block(pl, from, &st->roff, &st->rlen);
+    coll__rblock(pl, from, &st->roff, &st->rlen);
     return 1;
 }
 
@@ -1988,6 +2052,7 @@ static const coll__entry coll__registry[] = {
     COLL__ROW(SCATTERV,        LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block),
     COLL__ROW(SCATTERV,        BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block),
     COLL__ROW(ALLTOALL,        PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0),
+    COLL__ROW(ALLTOALLV,       PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0),
     COLL__ROW(ALLTOALL,        BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH | COLL__OOP, coll__bruck_a2a_begin, coll__bruck_a2a_finish),
     COLL__ROW(SCAN,            LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0),
     COLL__ROW(SCAN,            RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0),
@@ -2076,6 +2141,7 @@ static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
 {
     size_t n = pl->total;
     if (pl->kind == COLL_ALLTOALL) n = pl->count * (size_t)pl->p;
+    if (pl->kind == COLL_ALLTOALLV) n = pl->total / (size_t)pl->p;   /* the mean row: alike everywhere */
     return n * esize;
 }
 
@@ -2183,6 +2249,18 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         pl->counts = a->counts;
         pl->count = a->counts[r];
         pl->total = n;
+    } else if (a->kind == COLL_ALLTOALLV) {
+        size_t k, pp = (size_t)p * (size_t)p;
+        if (!a->counts) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
+        n = 0;
+        for (k = 0; k < pp; k++) {
+            if (a->counts[k] > ((size_t)-1) / es - n) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
+            n += a->counts[k];
+        }
+        pl->counts = a->counts;
+        pl->total = n;
+        pl->count = 0;                              /* this rank's row */
+        for (k = 0; k < (size_t)p; k++) pl->count += a->counts[(size_t)r * (size_t)p + k];
     } else {
         if (a->count > ((size_t)-1) / es / (size_t)p) return COLL__NO(why, COLL_ERR_INVAL, "count: too large");
         n = a->count;
@@ -2206,9 +2284,14 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
             pl->inplace = src && dst == src + mine; break;
         case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: case COLL_GATHERV:
             pl->inplace = dst && src == dst + mine; break;
-        case COLL_ALLTOALL: pl->inplace = src && src == dst; break;
+        case COLL_ALLTOALL: case COLL_ALLTOALLV: pl->inplace = src && src == dst; break;
         default: pl->inplace = 0; break;
         }
+    }
+    if (a->kind == COLL_ALLTOALLV && pl->inplace) {   /* a block leaves where its reply lands */
+        for (i = 0; i < p; i++)
+            if (a->counts[(size_t)r * (size_t)p + (size_t)i] != a->counts[(size_t)i * (size_t)p + (size_t)r])
+                return COLL__NO(why, COLL_ERR_INVAL, "counts: alltoallv in place needs row r == column r");
     }
     *esize_out = es;
     return COLL_OK;
@@ -2231,6 +2314,9 @@ static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
     case COLL_GATHER: case COLL_GATHERV: *in_n = len; *out_n = root || big ? pl->total : 0; break;
     case COLL_SCATTER: case COLL_SCATTERV: *in_n = root || big ? pl->total : 0; *out_n = len; break;
     case COLL_ALLTOALL: *in_n = *out_n = n * p; break;
+    case COLL_ALLTOALLV:
+        coll__rblock(pl, pl->p - 1, &off, &len);
+        *in_n = n; *out_n = off + len; break;
     default: *in_n = *out_n = 0; break;
     }
     if (pl->total == 0) *in_n = *out_n = 0;
@@ -2332,8 +2418,8 @@ static uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const 
     unsigned char w[48];
     uint32_t h;
     int k = pl->kind, rooted = coll__rooted(pl->kind);
-    int i, user = coll__reduces(pl->kind) && a->op == COLL_USER_OP;
-    size_t t = pl->total;
+    int user = coll__reduces(pl->kind) && a->op == COLL_USER_OP;
+    size_t i, nc, t = pl->total;
     coll__put32(w, c->seq);
     coll__put32(w + 4, (uint32_t)k);
     coll__put32(w + 8, (uint32_t)pl->algo);
@@ -2347,7 +2433,9 @@ static uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const 
     coll__put32(w + 40, (uint32_t)c->segment);
     coll__put32(w + 44, c->checks | (user && c->user.commutative ? 256u : 0u));
     h = coll_crc32c(0, w, sizeof w);
-    for (i = 0; pl->counts && i < pl->p; i++) {
+    if (c->group_id) { coll__put32(w, c->group_id); h = coll_crc32c(h, w, 4); }
+    nc = !pl->counts ? 0 : k == COLL_ALLTOALLV ? (size_t)pl->p * (size_t)pl->p : (size_t)pl->p;
+    for (i = 0; i < nc; i++) {
         coll__put32(w, (uint32_t)pl->counts[i]);
         coll__put32(w + 4, (uint32_t)((pl->counts[i] >> 16) >> 16));
         h = coll_crc32c(h, w, 8);
@@ -2802,9 +2890,10 @@ static int coll__own_block(coll_request *q)
 /* All-to-all: the block a rank sends itself. */
 static int coll__own_block_a2a(coll_request *q)
 {
-    size_t off, len, es = q->esize;
+    size_t off, len, roff, rlen, es = q->esize;
     coll__block(&q->pl, q->pl.rank, &off, &len);
-    return coll__copy(q->c, coll__buf(q, COLL_BUF_DST) + off * es, coll__buf(q, COLL_BUF_SRC) + off * es, len * es);
+    coll__rblock(&q->pl, q->pl.rank, &roff, &rlen);
+    return coll__copy(q->c, coll__buf(q, COLL_BUF_DST) + roff * es, coll__buf(q, COLL_BUF_SRC) + off * es, len * es);
 }
 
 /* Scatter: this rank's block out of the big buffer, if this rank has it. */
@@ -2977,6 +3066,7 @@ static int coll__end(coll_request *q, int rc)
 {
     q->finished = 1;
     q->err = rc;
+    if (q->queued) { q->queued = 0; coll__top(q->c)->turn++; }
     return rc;
 }
 
@@ -2986,6 +3076,7 @@ static int coll__progress(coll_request *q, int block)
     int nonblocking = pt->isend && pt->irecv && pt->wait;
     int rc;
     if (q->finished) return q->err;
+    if (q->queued && q->ticket != coll__top(q->c)->turn) return COLL_AGAIN;   /* not its turn yet */
     for (;;) {
         if (!q->loaded) {
             rc = coll__load_step(q);
@@ -3039,6 +3130,145 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     c->tune.gamma = 1e-10;     /* ~10 GB/s reduce                          */
     c->magic = COLL__MAGIC;
     return COLL_OK;
+}
+
+/* ---- sub-communicators: the parent's port with ranks renumbered ----------
+   Sub rank i is parent rank members[i]; the sub's messages go through the
+   parent's port unchanged. Its requests take turns with the parent's (the
+   ticket order of the top communicator), so the two never mix on a pair. */
+static int coll__sub_to(void *ctx, int peer)
+{
+    const coll_subport *sp = (const coll_subport *)ctx;
+    return peer >= 0 && peer < sp->n ? sp->members[peer] : -1;
+}
+static int coll__sub_send(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    const coll_subport *sp = (const coll_subport *)ctx;
+    int to = coll__sub_to(ctx, peer);
+    return to < 0 ? COLL_ERR_INVAL : sp->parent.send(sp->parent.ctx, to, buf, bytes);
+}
+static int coll__sub_recv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    const coll_subport *sp = (const coll_subport *)ctx;
+    int from = coll__sub_to(ctx, peer);
+    return from < 0 ? COLL_ERR_INVAL : sp->parent.recv(sp->parent.ctx, from, buf, bytes);
+}
+static int coll__sub_sendrecv(void *ctx, int to, const void *sbuf, size_t sbytes,
+                              int from, void *rbuf, size_t rbytes)
+{
+    const coll_subport *sp = (const coll_subport *)ctx;
+    int t = coll__sub_to(ctx, to), f = coll__sub_to(ctx, from);
+    if (t < 0 || f < 0) return COLL_ERR_INVAL;
+    return sp->parent.sendrecv(sp->parent.ctx, t, sbuf, sbytes, f, rbuf, rbytes);
+}
+static int coll__sub_isend(void *ctx, int peer, const void *buf, size_t bytes, int *handle)
+{
+    const coll_subport *sp = (const coll_subport *)ctx;
+    int to = coll__sub_to(ctx, peer);
+    return to < 0 ? COLL_ERR_INVAL : sp->parent.isend(sp->parent.ctx, to, buf, bytes, handle);
+}
+static int coll__sub_irecv(void *ctx, int peer, void *buf, size_t bytes, int *handle)
+{
+    const coll_subport *sp = (const coll_subport *)ctx;
+    int from = coll__sub_to(ctx, peer);
+    return from < 0 ? COLL_ERR_INVAL : sp->parent.irecv(sp->parent.ctx, from, buf, bytes, handle);
+}
+static int coll__sub_wait(void *ctx, int handle, int block)
+{
+    const coll_subport *sp = (const coll_subport *)ctx;
+    return sp->parent.wait(sp->parent.ctx, handle, block);
+}
+static void coll__sub_abort(void *ctx, int code)
+{
+    const coll_subport *sp = (const coll_subport *)ctx;
+    sp->parent.abort(sp->parent.ctx, code);
+}
+
+COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
+                           const int *members, int n, void *scratch, size_t scratch_bytes)
+{
+    coll_port port;
+    int i, j, me = -1, rc;
+    unsigned char w[4];
+    if (!sub || !sp || !parent || parent->magic != COLL__MAGIC || !members) return COLL_ERR_INVAL;
+    if (parent->broken) return COLL_ERR_BROKEN;
+    if (n < 1 || n > parent->nranks) return COLL_ERR_INVAL;
+    for (i = 0; i < n; i++) {                   /* ranks of the parent, each once */
+        if (members[i] < 0 || members[i] >= parent->nranks) return COLL_ERR_INVAL;
+        for (j = 0; j < i; j++)
+            if (members[j] == members[i]) return COLL_ERR_INVAL;
+        if (members[i] == parent->rank) me = i;
+    }
+    if (me < 0) return COLL_ERR_INVAL;
+    sp->parent = parent->port;
+    sp->members = members;
+    sp->n = n;
+    COLL_MEMSET(&port, 0, sizeof port);
+    port.ctx = sp;
+    port.send = coll__sub_send;
+    port.recv = coll__sub_recv;
+    if (parent->port.sendrecv) port.sendrecv = coll__sub_sendrecv;
+    if (parent->port.isend) { port.isend = coll__sub_isend; port.irecv = coll__sub_irecv; port.wait = coll__sub_wait; }
+    if (parent->port.abort) port.abort = coll__sub_abort;
+    rc = coll_init(sub, me, n, &port, scratch, scratch_bytes);
+    if (rc != COLL_OK) return rc;
+    sub->up = parent;
+    sub->checks = parent->checks;
+    sub->mem = parent->mem;
+    sub->user = parent->user;
+    sub->tune = parent->tune;
+    /* signed into every call check: a sub's call never passes for its parent's */
+    coll__put32(w, parent->group_id);
+    sub->group_id = coll_crc32c(0, w, 4);
+    for (i = 0; i < n; i++) {
+        coll__put32(w, (uint32_t)members[i]);
+        sub->group_id = coll_crc32c(sub->group_id, w, 4);
+    }
+    sub->group_id |= 1u;
+    return COLL_OK;
+}
+
+/* One all-gather of (color, key) pairs, then every rank reads the same
+   table: its group is the ranks of its color, in (key, rank) order. A rank
+   that cannot take part sends the color COLL__SPLIT_REFUSED, so every rank
+   refuses together. The table is squeezed in place into the member list. */
+#define COLL__SPLIT_REFUSED (-0x7fffffff - 1)
+COLL_API int coll_comm_split(coll_comm *sub, coll_subport *sp, coll_comm *parent, int color,
+                             int key, int *members, void *scratch, size_t scratch_bytes)
+{
+    int32_t mine[2];
+    int i, j, m = 0, p, rc, refused = 0;
+    if (!parent || parent->magic != COLL__MAGIC) return COLL_ERR_INVAL;
+    p = parent->nranks;
+    if (color >= 0 && (!sub || !sp || (!scratch && scratch_bytes) || (uintptr_t)scratch % 8)) refused = 1;
+    mine[0] = refused ? COLL__SPLIT_REFUSED : color < 0 ? -1 : color;
+    mine[1] = key;
+    rc = coll_allgather(parent, mine, members, 2, COLL_INT32, COLL_ALGO_AUTO);
+    if (rc != COLL_OK) return rc;
+    for (i = 0; i < p; i++)
+        if (members[2 * i] == COLL__SPLIT_REFUSED) {
+            parent->why = "split: a rank passed no sub, subport or usable scratch";
+            return refused ? COLL_ERR_INVAL : COLL_ERR_PEER;
+        }
+    if (color < 0) return COLL_OK;
+    for (i = 0; i < p; i++)                     /* (key, rank) of my color, to the front */
+        if (members[2 * i] == color) {
+            int k = members[2 * i + 1];
+            members[2 * m] = k;                 /* m <= i: already read */
+            members[2 * m + 1] = i;
+            m++;
+        }
+    for (i = 1; i < m; i++) {                   /* insertion sort by key: ties keep rank order */
+        int k = members[2 * i], r = members[2 * i + 1];
+        for (j = i; j > 0 && members[2 * (j - 1)] > k; j--) {
+            members[2 * j] = members[2 * (j - 1)];
+            members[2 * j + 1] = members[2 * (j - 1) + 1];
+        }
+        members[2 * j] = k;
+        members[2 * j + 1] = r;
+    }
+    for (i = 0; i < m; i++) members[i] = members[2 * i + 1];
+    return coll_comm_sub(sub, sp, parent, members, m, scratch, scratch_bytes);
 }
 
 COLL_API int coll_rank(const coll_comm *c) { return c && c->magic == COLL__MAGIC ? c->rank : -1; }
@@ -3159,7 +3389,9 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     int rc, nulldst;
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
     if (!q) { c->why = "request: NULL"; return COLL_ERR_INVAL; }
-    if (c->broken) return COLL_ERR_BROKEN;      /* c->why still says what broke it */
+    COLL_MEMSET(q, 0, sizeof *q);
+    q->c = c;
+    if (c->broken) return coll__end(q, COLL_ERR_BROKEN);   /* c->why still says what broke it */
     rc = coll__plan_args(c, a, &pl, &es, &why);
     if (rc == COLL_OK) rc = coll__pick(c, a, &pl, es, &why);
     /* A non-root of an AUTO reduce may pass no dst (MPI's habit): with the
@@ -3170,8 +3402,6 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
               !a->dst && pl.total > 0;
     if (rc == COLL_OK) rc = coll__buffers_ok(&pl, a, es, nulldst, &why);
     if (rc == COLL_OK) rc = coll__scratch_ok(c, &pl, es, &why);
-    COLL_MEMSET(q, 0, sizeof *q);
-    q->c = c;
     q->pl.rank = c->rank; q->pl.p = c->nranks;
     q->nchk = COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0;
     q->cap = (size_t)(COLL_EAGER_BYTES / c->nranks) & ~(size_t)7;   /* frame sizes: p alone */
@@ -3180,7 +3410,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     c->why = why;
 #endif
     if (rc != COLL_OK) {
-        if (!COLL__CHECKS || !q->nchk) return rc;
+        if (!COLL__CHECKS || !q->nchk) return coll__end(q, rc);
         /* refused here: still take part in the agreement round, so every
            other rank returns now instead of waiting for this one; the
            code comes back from coll_progress (coll_run: at once) */
@@ -3188,6 +3418,8 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
         q->flags = COLL__F_REFUSED;
         q->bad = (uint32_t)c->rank << 16 | (uint32_t)(-rc & 0xffff);
         c->seq++;
+        q->queued = 1;
+        q->ticket = coll__top(c)->ticket++;
         return COLL_OK;
     }
     COLL_MEMCPY(&q->a, a, sizeof q->a);
@@ -3204,12 +3436,14 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
         q->sig = q->lo = q->hi = coll__signature(c, &pl, a, es) ^ (uint32_t)q->eager;
     }
     c->seq++;
+    q->queued = 1;
+    q->ticket = coll__top(c)->ticket++;
     if (a->kind == COLL_BARRIER) { q->a.src = &q->token[0]; q->a.dst = &q->token[1]; }
     if (a->kind == COLL_BROADCAST) q->a.src = a->dst;
     if (!COLL__CHECKS || q->nchk == 0) {   /* no agreement round: begin at once */
         q->phase = 1;
         rc = coll__begin(q);
-        if (rc != COLL_OK) return coll__broke(q, rc, "a local copy failed");
+        if (rc != COLL_OK) return coll__end(q, coll__broke(q, rc, "a local copy failed"));
     }
     return COLL_OK;
 }
@@ -3223,9 +3457,37 @@ COLL_API int coll_progress(coll_request *q)
 COLL_API int coll_run(coll_comm *c, const coll_args *a)
 {
     coll_request q;
-    int rc = coll_start(&q, c, a);
+    int rc;
+    if (c && c->magic == COLL__MAGIC && coll__top(c)->ticket != coll__top(c)->turn) {
+        c->why = "an earlier request on this communicator (or its group) is unfinished";
+        return COLL_ERR_INVAL;
+    }
+    rc = coll_start(&q, c, a);
     if (rc != COLL_OK) return rc;
     return coll__progress(&q, 1);
+}
+
+/* The requests in the order they were started: each runs to its end
+   (blocking) when its turn comes. */
+COLL_API int coll_waitall(coll_request *q, int n)
+{
+    int i, rc, first = COLL_OK;
+    if (n < 0 || (n > 0 && !q)) return COLL_ERR_INVAL;
+    for (;;) {
+        coll_request *next = 0;
+        for (i = 0; i < n; i++) {
+            if (!q[i].c) return COLL_ERR_INVAL;
+            if (!q[i].finished && (!next || (uint32_t)(q[i].ticket - next->ticket) > 0x7fffffffu))
+                next = &q[i];
+        }
+        if (!next) return first;
+        if (next->queued && next->ticket != coll__top(next->c)->turn) {
+            next->c->why = "an earlier request, not in this list, is unfinished";
+            return COLL_ERR_INVAL;
+        }
+        rc = coll__progress(next, 1);
+        if (rc != COLL_OK && first == COLL_OK) first = rc;
+    }
 }
 
 static void coll__args(coll_args *a, coll_kind k, const void *src, void *dst, size_t count,
@@ -3296,6 +3558,14 @@ COLL_API int coll_gatherv(coll_comm *c, const void *src, void *dst, const size_t
                           coll_dtype dtype, int root, coll_algo algo)
 {
     coll_args a; coll__args(&a, COLL_GATHERV, src, dst, 0, dtype, COLL_SUM, root, algo);
+    a.counts = counts;
+    return coll_run(c, &a);
+}
+
+COLL_API int coll_alltoallv(coll_comm *c, const void *src, void *dst, const size_t *counts,
+                            coll_dtype dtype, coll_algo algo)
+{
+    coll_args a; coll__args(&a, COLL_ALLTOALLV, src, dst, 0, dtype, COLL_SUM, 0, algo);
     a.counts = counts;
     return coll_run(c, &a);
 }

@@ -62,6 +62,7 @@ static const algo_text texts[] = {
     { COLL_SCATTER, COLL_ALGO_BINOMIAL, "A binomial tree: each rank passes on the blocks of the subtree below its child.", "lg·α + (p-1)/p·nβ" },
     { COLL_ALLTOALL, COLL_ALGO_PAIRWISE, "In step s send block r+s to rank r+s and receive from rank r-s.", "(p-1)α + (p-1)/p·nβ" },
     { COLL_ALLTOALL, COLL_ALGO_BRUCK, "Rotate; in step k every block whose index has bit k set moves 2^k ranks on (strided, packed into one message); unrotate.", "lg·α + lg·(n/2)β" },
+    { COLL_ALLTOALLV, COLL_ALGO_PAIRWISE, "Pairwise exchange with a block size per pair (row r of the counts matrix out, column r in).", "(p-1)α + (p-1)/p·nβ" },
     { COLL_BARRIER, COLL_ALGO_DISSEMINATION, "In step k signal r+2^k and wait for r-2^k: after lg p steps everyone has heard from everyone.", "lg·α" },
 };
 
@@ -89,6 +90,7 @@ static void cfg_for(sim_cfg *c, coll_kind k, coll_algo a, int p)
     c->dtype = COLL_INT32; c->op = COLL_SUM;
     c->n = k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_BROADCAST || sim_is_v(k) ? (size_t)(2 * p) : 2;
     if (sim_is_v(k)) for (i = 0; i < p; i++) c->counts[i] = 1 + (size_t)(i % 2);
+    if (k == COLL_ALLTOALLV) for (i = 0; i < p * p; i++) c->counts[i] = 1 + (size_t)((i / p + i % p) % 2);
     if (a == COLL_ALGO_PIPELINED_TREE || a == COLL_ALGO_PIPELINED_CHAIN) { c->n = 48; c->scratch = 128; }
     if (a == COLL_ALGO_RECURSIVE_HALVING || (k == COLL_REDUCE_SCATTERV && a == COLL_ALGO_RING)) c->inplace = 1;
 }

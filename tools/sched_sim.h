@@ -35,7 +35,8 @@ typedef struct sim_cfg {
     coll_algo algo;
     int p, root, group, inplace;
     size_t n;                       /* count as the API takes it            */
-    size_t counts[SIM_MAX_RANKS];   /* the v forms                          */
+    size_t counts[SIM_MAX_RANKS * SIM_MAX_RANKS];   /* the v forms; alltoallv's
+                                       p x p matrix (row i: what rank i sends) */
     coll_dtype dtype;
     coll_op op;
     size_t scratch;                 /* bytes per rank (pipeline chunk size) */
@@ -114,12 +115,26 @@ static int sim__works_in_place(const coll__plan *pl)
 
 static int sim_is_scan(coll_kind k) { return k == COLL_SCAN || k == COLL_EXSCAN; }
 
+/* Alltoallv: where block j of rank r's src (row) or dst (column) starts. */
+static size_t sim__a2av_off(const sim_cfg *c, int r, int j, int column)
+{
+    size_t off = 0, P = (size_t)c->p;
+    int i;
+    for (i = 0; i < j; i++) off += column ? c->counts[(size_t)i * P + (size_t)r] : c->counts[(size_t)r * P + (size_t)i];
+    return off;
+}
+
 /* Element counts of src and dst and where rank r's own block starts. */
 static void sim__sizes(const sim_cfg *c, int r, size_t *in_n, size_t *out_n,
                        size_t *mine, size_t *mine_n)
 {
     size_t total = 0, off = 0, n = c->n, P = (size_t)c->p;
     int i;
+    if (c->kind == COLL_ALLTOALLV) {
+        *mine = sim__a2av_off(c, r, r, 0); *mine_n = c->counts[(size_t)r * P + (size_t)r];
+        *in_n = sim__a2av_off(c, r, c->p, 0); *out_n = sim__a2av_off(c, r, c->p, 1);
+        return;
+    }
     if (sim_is_v(c->kind)) {
         for (i = 0; i < c->p; i++) { if (i < r) off += c->counts[i]; total += c->counts[i]; }
         *mine = off; *mine_n = c->counts[r];
@@ -143,7 +158,7 @@ static double sim_value(const sim_cfg *c, int r, size_t i)
 {
     if (c->op == COLL_PROD) return (double)(1 + (r + (int)i) % 3);
     if (c->op >= COLL_BAND && c->op <= COLL_BXOR) return (double)((r * 5 + (int)i * 3) % 16);
-    if (c->kind == COLL_ALLTOALL || c->kind == COLL_SCATTER || sim_is_v(c->kind) ||
+    if (c->kind == COLL_ALLTOALL || c->kind == COLL_ALLTOALLV || c->kind == COLL_SCATTER || sim_is_v(c->kind) ||
         c->kind == COLL_REDUCE_SCATTER)
         return (double)((r + 1) * 100 + (int)i);
     return (double)((r + 1) * 100 + (int)i % 100);
@@ -197,7 +212,11 @@ static void sim__plan(const sim *s, int r, coll__plan *pl)
     for (pl->p2 = 1; pl->p2 * 2 <= c->p; pl->p2 *= 2) {}
     pl->rem = c->p - pl->p2;
     if (c->kind == COLL_BARRIER) { pl->count = pl->total = pl->chunk = 1; return; }
-    if (sim_is_v(c->kind)) {
+    if (c->kind == COLL_ALLTOALLV) {
+        pl->counts = c->counts;
+        pl->count = sim__a2av_off(c, r, c->p, 0);
+        for (i = 0; i < c->p * c->p; i++) pl->total += c->counts[i];
+    } else if (sim_is_v(c->kind)) {
         pl->counts = c->counts;
         pl->count = c->counts[r];
         for (i = 0; i < c->p; i++) pl->total += c->counts[i];
@@ -236,7 +255,8 @@ static int sim_init(sim *s, const sim_cfg *cfg)
         if (cfg->kind == COLL_BROADCAST || (cfg->inplace && (cfg->kind == COLL_ALLREDUCE ||
                                                             cfg->kind == COLL_REDUCE ||
                                                             sim_is_scan(cfg->kind) ||
-                                                            cfg->kind == COLL_ALLTOALL))) {
+                                                            cfg->kind == COLL_ALLTOALL ||
+                                                            cfg->kind == COLL_ALLTOALLV))) {
             k->src_off = k->dst_off = 0; k->arena_n = out_n;
         } else if (cfg->inplace && (cfg->kind == COLL_REDUCE_SCATTER ||
                                     cfg->kind == COLL_REDUCE_SCATTERV || cfg->kind == COLL_SCATTER ||
@@ -264,7 +284,7 @@ static int sim_init(sim *s, const sim_cfg *cfg)
         memset(a, 0, sizeof *a);
         a->kind = cfg->kind; a->algo = cfg->algo; a->count = cfg->n; a->dtype = cfg->dtype;
         a->op = cfg->op; a->root = cfg->root; a->group = cfg->group;
-        a->counts = sim_is_v(cfg->kind) ? cfg->counts : 0;
+        a->counts = sim_is_v(cfg->kind) || cfg->kind == COLL_ALLTOALLV ? cfg->counts : 0;
     }
     /* the same layout as the real buffers, in bytes of the dtype */
     s->es = cfg->kind == COLL_BARRIER ? 1 : coll_dtype_size(cfg->dtype);
@@ -328,6 +348,10 @@ static void sim_start(sim *s)
         case COLL_GATHER: case COLL_GATHERV:
             if ((r == c->root || s->pl[r].algo == COLL_ALGO_BINOMIAL) && k->dst_off + k->mine != k->src_off)
                 for (i = 0; i < k->mine_n; i++) A[k->dst_off + k->mine + i] = A[k->src_off + i];
+            break;
+        case COLL_ALLTOALLV:      /* the block a rank sends itself */
+            for (i = 0; i < k->mine_n; i++)
+                A[k->dst_off + sim__a2av_off(c, r, r, 1) + i] = A[k->src_off + k->mine + i];
             break;
         case COLL_ALLTOALL:
             if (s->pl[r].algo != COLL_ALGO_BRUCK) {
@@ -539,6 +563,11 @@ static int sim_expected(const sim *s, int r, double *want, size_t *len)
         for (q = 0; q < p; q++)
             for (i = 0; i < n; i++) want[(size_t)q * n + i] = sim_value(c, q, (size_t)r * n + i);
         *len = (size_t)p * n; return 1;
+    case COLL_ALLTOALLV:
+        for (q = 0; q < p; q++)
+            for (i = 0; i < c->counts[(size_t)q * (size_t)p + (size_t)r]; i++)
+                want[sim__a2av_off(c, r, q, 1) + i] = sim_value(c, q, sim__a2av_off(c, q, r, 0) + i);
+        *len = k->dst_n; return 1;
     default: return 0;
     }
 }

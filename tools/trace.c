@@ -376,6 +376,9 @@ static void trace_all(int p, int break_it)
                 c.n = en->kind == COLL_ALLREDUCE || en->kind == COLL_REDUCE ||
                       en->kind == COLL_BROADCAST || sim_is_v(en->kind) ? 12 : 3;
                 for (i = 0; i < p; i++) c.counts[i] = (c.n + (size_t)i) / (size_t)p;
+                if (en->kind == COLL_ALLTOALLV)   /* ragged; symmetric in place */
+                    for (i = 0; i < p * p; i++)
+                        c.counts[i] = ip ? (size_t)(i / p + i % p) % 3 : (size_t)(i / p + 2 * (i % p)) % 4;
                 c.dtype = COLL_INT32; c.op = COLL_SUM; c.group = 2; c.scratch = 4096;
                 if (en->kind == COLL_REDUCE_SCATTERV && en->algo == COLL_ALGO_RING && !ip)
                     for (i = 0; i < p; i++) c.counts[i] = 3;         /* equal blocks only */
@@ -445,6 +448,8 @@ int main(int argc, char **argv)
         return failed != 0;
     }
     for (i = 0; i < c.p; i++) c.counts[i] = (c.n + (size_t)i) / (size_t)c.p;
+    if (c.kind == COLL_ALLTOALLV)        /* row i: rank i sends n+i+j over p (about n/p each) */
+        for (i = 0; i < c.p * c.p; i++) c.counts[i] = (c.n + (size_t)(i / c.p + i % c.p)) / (size_t)c.p;
     if (c.root < 0 || c.root >= c.p) c.root = 0;
     trace_one(&c, break_it);
     if (failed) printf("trace: %d passed, %d failed\n", passed, failed);
