@@ -29,6 +29,8 @@
                         sum prod min max avg (avg reduces as sum; the
                         division is coll_cuda_scale, called once at the end
                         by the library), band bor bxor for integer types.
+                        The kernels and the dispatch are generated from
+                        coll.h's COLL_DTYPE_LIST (see "element types").
      coll_cuda_scale    buf[i] /= divisor       the second half of avg.
      coll_cuda_copy     cudaMemcpyAsync         any direction (cudaMemcpyDefault).
      All three only *enqueue* work on ctx->stream and return; none ever
@@ -181,6 +183,7 @@ COLL_CUDA_API const char *coll_cuda_result_str(int rc);
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
+#include <type_traits>
 
 #ifndef COLL_CUDA_THREADS
 #define COLL_CUDA_THREADS 256
@@ -189,26 +192,59 @@ COLL_CUDA_API const char *coll_cuda_result_str(int rc);
 #define COLL_CUDA_BLOCKS_PER_SM 8
 #endif
 
-/* ---- element types ------------------------------------------------------ */
+/* ---- element types: one row of coll.h's COLL_DTYPE_LIST each ------------ */
 
-/* For each element type: the type it is computed in two lanes at a time
-   (__half2 for __half; itself otherwise), the unsigned twin that makes
-   integer sum and prod wrap instead of overflowing (signed overflow is
-   undefined in C++), and whether bitwise ops apply. */
-template <typename T> struct coll_cuda__type;
-#define COLL_CUDA__TYPE(T, L, U, INT) \
-    template <> struct coll_cuda__type<T> { typedef L lane; typedef U wrap; enum { is_int = INT }; }
-COLL_CUDA__TYPE(int8_t,   int8_t,   uint8_t,  1);
-COLL_CUDA__TYPE(uint8_t,  uint8_t,  uint8_t,  1);
-COLL_CUDA__TYPE(int32_t,  int32_t,  uint32_t, 1);
-COLL_CUDA__TYPE(uint32_t, uint32_t, uint32_t, 1);
-COLL_CUDA__TYPE(int64_t,  int64_t,  uint64_t, 1);
-COLL_CUDA__TYPE(uint64_t, uint64_t, uint64_t, 1);
-COLL_CUDA__TYPE(float,    float,    float,    0);
-COLL_CUDA__TYPE(double,   double,   double,   0);
-COLL_CUDA__TYPE(__half,   __half2,  __half,   0);
-COLL_CUDA__TYPE(__nv_bfloat16, __nv_bfloat162, __nv_bfloat16, 0);
-#undef COLL_CUDA__TYPE
+/* Every row of the list becomes a coll_cuda__dt<COLL_x>: the element type
+   on the device, the type integer sum and prod wrap through (the list's U,
+   the unsigned twin: signed overflow is undefined in C++), the type avg
+   divides in (the list's W) and whether the bitwise ops apply (the list's
+   class). The dispatch further down is generated from the same list, so a
+   row added to coll.h needs no edit here: its kernels and its cases come
+   with it.
+   The one thing the list cannot say is a device type for elements that
+   coll.h keeps as bits and converts through host functions (the list's
+   IN/OUT, which device code cannot call): the 16-bit floats. They stay
+   special: CUDA has types of its own for them (__half, __nv_bfloat16), with
+   intrinsics for the arithmetic and for two lanes at once, below. A new row
+   of that kind (storage type != compute type) stops the build at the
+   static_assert until it is given a device type next to these two. */
+#define COLL_CUDA__IS_INT 1
+#define COLL_CUDA__IS_FLOAT 0
+
+template <coll_dtype D, typename T, typename C> struct coll_cuda__dev {
+    static_assert(std::is_same<T, C>::value,
+                  "coll_cuda.h: this dtype is stored as bits and computed through coll.h's host "
+                  "conversions; give it a device element type (coll_cuda__dev)");
+    typedef T elem;
+};
+template <typename T, typename C> struct coll_cuda__dev<COLL_FLOAT16, T, C> { typedef __half elem; };
+template <typename T, typename C> struct coll_cuda__dev<COLL_BFLOAT16, T, C> { typedef __nv_bfloat16 elem; };
+
+/* avg divides in the list's W, except that a 64-bit integer W for an
+   element of 32 bits or fewer becomes the 32-bit type of the same
+   signedness: the same quotient (the divisor is at most INT_MAX, see
+   coll_cuda_scale), without the GPU's slow 64-bit division. */
+template <typename W, bool NARROW> struct coll_cuda__divtype { typedef W type; };
+template <> struct coll_cuda__divtype<int64_t, true> { typedef int32_t type; };
+template <> struct coll_cuda__divtype<uint64_t, true> { typedef uint32_t type; };
+
+template <coll_dtype D> struct coll_cuda__dt;
+#define COLL_CUDA__DT(E, N, T, C, IN, OUT, U, W, CL)                             \
+    template <> struct coll_cuda__dt<COLL_##E> {                                 \
+        typedef coll_cuda__dev<COLL_##E, T, C>::elem elem;                       \
+        typedef U wrap;                                                          \
+        typedef coll_cuda__divtype<W, (sizeof(T) <= 4)>::type div;               \
+        enum { is_int = COLL_CUDA__IS_##CL };                                    \
+    };
+COLL_DTYPE_LIST(COLL_CUDA__DT)
+#undef COLL_CUDA__DT
+
+/* What a 16-byte pack holds: the 16-bit floats two to a lane (__half2,
+   __nv_bfloat162), so sum and product take the packed intrinsics; every
+   other type is its own lane. */
+template <typename T> struct coll_cuda__lane { typedef T type; };
+template <> struct coll_cuda__lane<__half> { typedef __half2 type; };
+template <> struct coll_cuda__lane<__nv_bfloat16> { typedef __nv_bfloat162 type; };
 
 /* 16 bytes of lanes. Copying the struct itself would move __half2 lanes
    one 32-bit word at a time (they have their own copy constructor), so
@@ -235,11 +271,11 @@ template <typename P> __host__ __device__ static void coll_cuda__store(P *p, con
 
 /* ---- operators: one struct each, f() overloaded per lane type ----------- */
 /* The template covers the integers (and float/double where the built-in
-   operator is already exact IEEE); the 16-bit float types get intrinsics. */
+   operator is already exact IEEE); the 16-bit float types get intrinsics.
+   Sum and product are parameterised by the dtype's wrap type U. */
 
-struct coll_cuda__sum {
+template <typename U> struct coll_cuda__sum {
     template <typename T> __host__ __device__ static T f(T a, T b) {
-        typedef typename coll_cuda__type<T>::wrap U;
         return (T)(U)((U)a + (U)b);
     }
     __host__ __device__ static __half f(__half a, __half b) { return __hadd(a, b); }
@@ -248,9 +284,8 @@ struct coll_cuda__sum {
     __host__ __device__ static __nv_bfloat162 f(__nv_bfloat162 a, __nv_bfloat162 b) { return __hadd2(a, b); }
 };
 
-struct coll_cuda__prod {
+template <typename U> struct coll_cuda__prod {
     template <typename T> __host__ __device__ static T f(T a, T b) {
-        typedef typename coll_cuda__type<T>::wrap U;
         return (T)(U)((U)a * (U)b);
     }
     __host__ __device__ static __half f(__half a, __half b) { return __hmul(a, b); }
@@ -294,19 +329,13 @@ struct coll_cuda__band { template <typename T> __host__ __device__ static T f(T 
 struct coll_cuda__bor  { template <typename T> __host__ __device__ static T f(T a, T b) { return (T)(a | b); } };
 struct coll_cuda__bxor { template <typename T> __host__ __device__ static T f(T a, T b) { return (T)(a ^ b); } };
 
-/* buf[i] / divisor, the way the host does it: integers in integer
-   arithmetic (truncating), floats in float (double for double), 16-bit
-   floats through float. `d` arrives already converted to each type's
-   arithmetic (see coll_cuda__scale_t). */
-struct coll_cuda__div {
-    __host__ __device__ static int8_t   f(int8_t x,   long long d) { return (int8_t)((int)x / (int)d); }
-    __host__ __device__ static uint8_t  f(uint8_t x,  long long d) { return (uint8_t)((unsigned)x / (unsigned)d); }
-    __host__ __device__ static int32_t  f(int32_t x,  long long d) { return x / (int32_t)d; }
-    __host__ __device__ static uint32_t f(uint32_t x, long long d) { return x / (uint32_t)d; }
-    __host__ __device__ static int64_t  f(int64_t x,  long long d) { return x / (int64_t)d; }
-    __host__ __device__ static uint64_t f(uint64_t x, long long d) { return x / (uint64_t)d; }
-    __host__ __device__ static float    f(float x,    long long d) { return x / (float)d; }
-    __host__ __device__ static double   f(double x,   long long d) { return x / (double)d; }
+/* buf[i] / divisor, the way the host does it: in the dtype's division
+   type W (coll_cuda__dt::div): integers truncating, float in float, double
+   in double; the 16-bit floats through float (their W), rounded back once. */
+template <typename W> struct coll_cuda__div {
+    template <typename T> __host__ __device__ static T f(T x, long long d) {
+        return (T)((W)x / (W)d);
+    }
     __host__ __device__ static __half f(__half x, long long d) {
         return __float2half_rn(__half2float(x) / (float)d);
     }
@@ -340,7 +369,7 @@ __host__ __device__ static void coll_cuda__reduce_range(T *out, const T *a, cons
                                                         size_t head, size_t npacks, size_t count,
                                                         size_t tid, size_t stride)
 {
-    typedef coll_cuda__pack<typename coll_cuda__type<T>::lane> P;
+    typedef coll_cuda__pack<typename coll_cuda__lane<T>::type> P;
     const size_t per = sizeof(P) / sizeof(T);
     const P *pa = (const P *)(a + head), *pb = (const P *)(b + head);
     P *po = (P *)(out + head);
@@ -359,26 +388,26 @@ __host__ __device__ static void coll_cuda__reduce_range(T *out, const T *a, cons
 }
 
 /* buf[i] = buf[i] / d, with the same head / packs / tail split. */
-template <typename T>
+template <typename T, typename Div>
 __host__ __device__ static void coll_cuda__scale_range(T *buf, size_t head, size_t npacks,
                                                        size_t count, long long d,
                                                        size_t tid, size_t stride)
 {
-    typedef coll_cuda__pack<typename coll_cuda__type<T>::lane> P;
+    typedef coll_cuda__pack<typename coll_cuda__lane<T>::type> P;
     const size_t per = sizeof(P) / sizeof(T);
     P *pb = (P *)(buf + head);
     size_t i;
 
     for (i = tid; i < head; i += stride)
-        buf[i] = coll_cuda__div::f(buf[i], d);
+        buf[i] = Div::f(buf[i], d);
     for (i = tid; i < npacks; i += stride) {
         P x = coll_cuda__load(pb + i);
         for (size_t j = 0; j < sizeof(P) / sizeof(x.e[0]); j++)
-            x.e[j] = coll_cuda__div::f(x.e[j], d);
+            x.e[j] = Div::f(x.e[j], d);
         coll_cuda__store(pb + i, x);
     }
     for (i = head + npacks * per + tid; i < count; i += stride)
-        buf[i] = coll_cuda__div::f(buf[i], d);
+        buf[i] = Div::f(buf[i], d);
 }
 
 template <typename T, typename Op>
@@ -390,13 +419,13 @@ __global__ void coll_cuda__reduce_kernel(T *out, const T *a, const T *b,
                                    (size_t)gridDim.x * blockDim.x);
 }
 
-template <typename T>
+template <typename T, typename Div>
 __global__ void coll_cuda__scale_kernel(T *buf, size_t head, size_t npacks,
                                         size_t count, long long d)
 {
-    coll_cuda__scale_range<T>(buf, head, npacks, count, d,
-                              (size_t)blockIdx.x * blockDim.x + threadIdx.x,
-                              (size_t)gridDim.x * blockDim.x);
+    coll_cuda__scale_range<T, Div>(buf, head, npacks, count, d,
+                                   (size_t)blockIdx.x * blockDim.x + threadIdx.x,
+                                   (size_t)gridDim.x * blockDim.x);
 }
 
 /* ---- host side ---------------------------------------------------------- */
@@ -453,81 +482,119 @@ static void coll_cuda__split(size_t elem, const void *out, const void *a, const 
     *npacks = (count - *head) / (16 / elem);
 }
 
-template <typename T, typename Op>
-static int coll_cuda__launch_reduce(coll_cuda_ctx *ctx, void *out, const void *a,
-                                    const void *b, size_t count)
-{
-    uintptr_t uo = (uintptr_t)out, ua = (uintptr_t)a, ub = (uintptr_t)b;
-    size_t head, npacks, tail, work;
-    unsigned blocks;
-    int rc;
+/* The launches, one (element type, operator) each: what the dispatch below
+   calls F::run<T, Op>(...) on. */
+struct coll_cuda__launch_reduce {
+    template <typename T, typename Op>
+    static int run(coll_cuda_ctx *ctx, void *out, const void *a, const void *b, size_t count)
+    {
+        uintptr_t uo = (uintptr_t)out, ua = (uintptr_t)a, ub = (uintptr_t)b;
+        size_t head, npacks, tail, work;
+        unsigned blocks;
+        int rc;
 
-    if ((uo | ua | ub) % sizeof(T)) return COLL_ERR_INVAL;
-    coll_cuda__split(sizeof(T), out, a, b, count, &head, &npacks);
-    tail = count - head - npacks * (16 / sizeof(T));
-    work = npacks > tail ? npacks : tail;
-    if ((rc = coll_cuda__grid(ctx, work > head ? work : head, &blocks)) != COLL_OK) return rc;
-    coll_cuda__reduce_kernel<T, Op><<<blocks, COLL_CUDA_THREADS, 0, coll_cuda__stream(ctx)>>>(
-        (T *)out, (const T *)a, (const T *)b, head, npacks, count);
-    return COLL_CUDA_ERR(cudaGetLastError());
-}
+        if ((uo | ua | ub) % sizeof(T)) return COLL_ERR_INVAL;
+        coll_cuda__split(sizeof(T), out, a, b, count, &head, &npacks);
+        tail = count - head - npacks * (16 / sizeof(T));
+        work = npacks > tail ? npacks : tail;
+        if ((rc = coll_cuda__grid(ctx, work > head ? work : head, &blocks)) != COLL_OK) return rc;
+        coll_cuda__reduce_kernel<T, Op><<<blocks, COLL_CUDA_THREADS, 0, coll_cuda__stream(ctx)>>>(
+            (T *)out, (const T *)a, (const T *)b, head, npacks, count);
+        return COLL_CUDA_ERR(cudaGetLastError());
+    }
+};
+
+struct coll_cuda__launch_scale {
+    template <typename T, typename Div>
+    static int run(coll_cuda_ctx *ctx, void *buf, size_t count, long long divisor)
+    {
+        uintptr_t ub = (uintptr_t)buf;
+        size_t head, npacks, tail, work;
+        unsigned blocks;
+        int rc;
+
+        if (ub % sizeof(T)) return COLL_ERR_INVAL;
+        coll_cuda__split(sizeof(T), buf, buf, NULL, count, &head, &npacks);
+        tail = count - head - npacks * (16 / sizeof(T));
+        work = npacks > tail ? npacks : tail;
+        if ((rc = coll_cuda__grid(ctx, work > head ? work : head, &blocks)) != COLL_OK) return rc;
+        coll_cuda__scale_kernel<T, Div><<<blocks, COLL_CUDA_THREADS, 0, coll_cuda__stream(ctx)>>>(
+            (T *)buf, head, npacks, count, divisor);
+        return COLL_CUDA_ERR(cudaGetLastError());
+    }
+};
+
+/* ---- the dispatch: generated from COLL_DTYPE_LIST ------------------------ */
+/* F::template run<T, Op>(args...) for the element type T of a dtype and the
+   operator struct Op of an op; F::template run<T, Div>(args...) for avg's
+   division. coll_cuda_reduce and coll_cuda_scale pass the launches above;
+   test/cuda/test_kernels_host.cu passes a thread-by-thread emulation of
+   them, so both go through these very switches. COLL_ERR_NOSYS for
+   COLL_USER_TYPE and COLL_USER_OP, COLL_ERR_INVAL for an unknown dtype or
+   op and for a bitwise op on a float type. */
 
 /* Bitwise ops exist for integers only; for the float types this
    instantiation answers INVAL without ever naming `float & float`. */
-template <typename T, int IS_INT = coll_cuda__type<T>::is_int>
-struct coll_cuda__bitwise {
-    static int run(coll_cuda_ctx *, void *, const void *, const void *, size_t, coll_op)
-    {
-        return COLL_ERR_INVAL;
-    }
+template <typename T, typename F, int IS_INT> struct coll_cuda__bitwise {
+    template <typename... A> static int run(coll_op, A...) { return COLL_ERR_INVAL; }
 };
-template <typename T> struct coll_cuda__bitwise<T, 1> {
-    static int run(coll_cuda_ctx *ctx, void *out, const void *a, const void *b,
-                   size_t count, coll_op op)
+template <typename T, typename F> struct coll_cuda__bitwise<T, F, 1> {
+    template <typename... A> static int run(coll_op op, A... args)
     {
         switch (op) {
-        case COLL_BAND: return coll_cuda__launch_reduce<T, coll_cuda__band>(ctx, out, a, b, count);
-        case COLL_BOR:  return coll_cuda__launch_reduce<T, coll_cuda__bor>(ctx, out, a, b, count);
-        case COLL_BXOR: return coll_cuda__launch_reduce<T, coll_cuda__bxor>(ctx, out, a, b, count);
+        case COLL_BAND: return F::template run<T, coll_cuda__band>(args...);
+        case COLL_BOR:  return F::template run<T, coll_cuda__bor>(args...);
+        case COLL_BXOR: return F::template run<T, coll_cuda__bxor>(args...);
         default:        return COLL_ERR_INVAL;
         }
     }
 };
 
-template <typename T>
-static int coll_cuda__reduce_t(coll_cuda_ctx *ctx, void *out, const void *a,
-                               const void *b, size_t count, coll_op op)
+template <coll_dtype D, typename F, typename... A>
+static int coll_cuda__reduce_op(coll_op op, A... args)
 {
+    typedef coll_cuda__dt<D> X;
+    typedef typename X::elem T;
+    typedef typename X::wrap U;
     switch (op) {
     case COLL_SUM:
-    case COLL_AVG:  return coll_cuda__launch_reduce<T, coll_cuda__sum>(ctx, out, a, b, count);
-    case COLL_PROD: return coll_cuda__launch_reduce<T, coll_cuda__prod>(ctx, out, a, b, count);
-    case COLL_MIN:  return coll_cuda__launch_reduce<T, coll_cuda__min>(ctx, out, a, b, count);
-    case COLL_MAX:  return coll_cuda__launch_reduce<T, coll_cuda__max>(ctx, out, a, b, count);
+    case COLL_AVG:  return F::template run<T, coll_cuda__sum<U> >(args...);
+    case COLL_PROD: return F::template run<T, coll_cuda__prod<U> >(args...);
+    case COLL_MIN:  return F::template run<T, coll_cuda__min>(args...);
+    case COLL_MAX:  return F::template run<T, coll_cuda__max>(args...);
     case COLL_BAND:
     case COLL_BOR:
-    case COLL_BXOR: return coll_cuda__bitwise<T>::run(ctx, out, a, b, count, op);
+    case COLL_BXOR: return coll_cuda__bitwise<T, F, X::is_int>::run(op, args...);
     case COLL_USER_OP: return COLL_ERR_NOSYS;
     default:        return COLL_ERR_INVAL;
     }
 }
 
-template <typename T>
-static int coll_cuda__scale_t(coll_cuda_ctx *ctx, void *buf, size_t count, size_t divisor)
+template <typename F, typename... A>
+static int coll_cuda__reduce_dispatch(coll_dtype dtype, coll_op op, A... args)
 {
-    uintptr_t ub = (uintptr_t)buf;
-    size_t head, npacks, tail, work;
-    unsigned blocks;
-    int rc;
+    switch (dtype) {
+#define COLL_CUDA__REDUCE_CASE(E, N, T, C, IN, OUT, U, W, CL) \
+    case COLL_##E: return coll_cuda__reduce_op<COLL_##E, F>(op, args...);
+    COLL_DTYPE_LIST(COLL_CUDA__REDUCE_CASE)
+#undef COLL_CUDA__REDUCE_CASE
+    case COLL_USER_TYPE: return COLL_ERR_NOSYS;
+    default:             return COLL_ERR_INVAL;
+    }
+}
 
-    if (ub % sizeof(T)) return COLL_ERR_INVAL;
-    coll_cuda__split(sizeof(T), buf, buf, NULL, count, &head, &npacks);
-    tail = count - head - npacks * (16 / sizeof(T));
-    work = npacks > tail ? npacks : tail;
-    if ((rc = coll_cuda__grid(ctx, work > head ? work : head, &blocks)) != COLL_OK) return rc;
-    coll_cuda__scale_kernel<T><<<blocks, COLL_CUDA_THREADS, 0, coll_cuda__stream(ctx)>>>(
-        (T *)buf, head, npacks, count, (long long)divisor);
-    return COLL_CUDA_ERR(cudaGetLastError());
+template <typename F, typename... A>
+static int coll_cuda__scale_dispatch(coll_dtype dtype, A... args)
+{
+    switch (dtype) {
+#define COLL_CUDA__SCALE_CASE(E, N, T, C, IN, OUT, U, W, CL)                     \
+    case COLL_##E: return F::template run<coll_cuda__dt<COLL_##E>::elem,         \
+                                          coll_cuda__div<coll_cuda__dt<COLL_##E>::div> >(args...);
+    COLL_DTYPE_LIST(COLL_CUDA__SCALE_CASE)
+#undef COLL_CUDA__SCALE_CASE
+    case COLL_USER_TYPE: return COLL_ERR_NOSYS;
+    default:             return COLL_ERR_INVAL;
+    }
 }
 
 /* ---- public functions ---------------------------------------------------- */
@@ -548,20 +615,7 @@ COLL_CUDA_API int coll_cuda_reduce(coll_cuda_ctx *ctx, void *out, const void *a,
     if (count == 0) return COLL_OK;
     if (!out || !a || !b) return COLL_ERR_INVAL;
     if ((rc = coll_cuda__enter(ctx)) != COLL_OK) return rc;
-    switch (dtype) {
-    case COLL_INT8:     return coll_cuda__reduce_t<int8_t>(ctx, out, a, b, count, op);
-    case COLL_UINT8:    return coll_cuda__reduce_t<uint8_t>(ctx, out, a, b, count, op);
-    case COLL_INT32:    return coll_cuda__reduce_t<int32_t>(ctx, out, a, b, count, op);
-    case COLL_UINT32:   return coll_cuda__reduce_t<uint32_t>(ctx, out, a, b, count, op);
-    case COLL_INT64:    return coll_cuda__reduce_t<int64_t>(ctx, out, a, b, count, op);
-    case COLL_UINT64:   return coll_cuda__reduce_t<uint64_t>(ctx, out, a, b, count, op);
-    case COLL_FLOAT16:  return coll_cuda__reduce_t<__half>(ctx, out, a, b, count, op);
-    case COLL_BFLOAT16: return coll_cuda__reduce_t<__nv_bfloat16>(ctx, out, a, b, count, op);
-    case COLL_FLOAT32:  return coll_cuda__reduce_t<float>(ctx, out, a, b, count, op);
-    case COLL_FLOAT64:  return coll_cuda__reduce_t<double>(ctx, out, a, b, count, op);
-    case COLL_USER_TYPE: return COLL_ERR_NOSYS;
-    default:            return COLL_ERR_INVAL;
-    }
+    return coll_cuda__reduce_dispatch<coll_cuda__launch_reduce>(dtype, op, ctx, out, a, b, count);
 }
 
 COLL_CUDA_API int coll_cuda_scale(coll_cuda_ctx *ctx, void *buf, size_t count,
@@ -575,19 +629,8 @@ COLL_CUDA_API int coll_cuda_scale(coll_cuda_ctx *ctx, void *buf, size_t count,
     if (count == 0 || divisor == 1) return COLL_OK;     /* x / 1 == x, bit for bit */
     if (!buf) return COLL_ERR_INVAL;
     if ((rc = coll_cuda__enter(ctx)) != COLL_OK) return rc;
-    switch (dtype) {
-    case COLL_INT8:     return coll_cuda__scale_t<int8_t>(ctx, buf, count, divisor);
-    case COLL_UINT8:    return coll_cuda__scale_t<uint8_t>(ctx, buf, count, divisor);
-    case COLL_INT32:    return coll_cuda__scale_t<int32_t>(ctx, buf, count, divisor);
-    case COLL_UINT32:   return coll_cuda__scale_t<uint32_t>(ctx, buf, count, divisor);
-    case COLL_INT64:    return coll_cuda__scale_t<int64_t>(ctx, buf, count, divisor);
-    case COLL_UINT64:   return coll_cuda__scale_t<uint64_t>(ctx, buf, count, divisor);
-    case COLL_FLOAT16:  return coll_cuda__scale_t<__half>(ctx, buf, count, divisor);
-    case COLL_BFLOAT16: return coll_cuda__scale_t<__nv_bfloat16>(ctx, buf, count, divisor);
-    case COLL_FLOAT32:  return coll_cuda__scale_t<float>(ctx, buf, count, divisor);
-    case COLL_FLOAT64:  return coll_cuda__scale_t<double>(ctx, buf, count, divisor);
-    default:            return COLL_ERR_INVAL;
-    }
+    return coll_cuda__scale_dispatch<coll_cuda__launch_scale>(dtype, ctx, buf, count,
+                                                               (long long)divisor);
 }
 
 COLL_CUDA_API int coll_cuda_copy(coll_cuda_ctx *ctx, void *dst, const void *src,

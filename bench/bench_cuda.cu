@@ -144,7 +144,7 @@ static int bench_rank(int rank, void *arg)
     CK(cudaDeviceSynchronize());
     coll_cuda_ctx_init(&ctx, -1, (struct CUstream_st *)st);
     mem = coll_cuda_memops(&ctx);
-    port = coll_cuda_port_rank(&B->port, rank, (struct CUstream_st *)st);
+    port = coll_cuda_port_port(&B->port, rank, (struct CUstream_st *)st);
     coll_init(&c, rank, B->n, &port, scratch, SCRATCH_BYTES);
     coll_set_memops(&c, &mem);
 
@@ -202,7 +202,7 @@ static void bench_allreduce(int n, int quick)
     rc = coll_cuda_port_init(&B->port, n, NULL, 60000);
     if (rc != COLL_OK) { fprintf(stderr, "FATAL: port init: %s\n", coll_cuda_result_str(rc)); exit(1); }
     coll_cuda_port_run(&B->port, bench_rank, B);
-    coll_cuda_port_destroy(&B->port);
+    coll_cuda_port_close(&B->port);
 
     printf("\n# all-reduce float32 sum in place, %d ranks on GPU 0 (CUDA port)\n", n);
     printf("# %12s %-14s %12s %12s %12s\n", "bytes", "algorithm", "time_us", "algbw_GB/s", "busbw_GB/s");

@@ -14,6 +14,11 @@
 #                           order): coll.h's collectives over the port,
 #                           stream ordering included, on the CPU. Needs
 #                           the CUDA headers only; part of `make test`.
+#   make test-cuda-check-port  the public port checker (test/check_port.h)
+#                           over the CUDA port under the same simulated
+#                           runtime, with its negative control, and the
+#                           port's lifecycle (init, port, abort, close).
+#                           Needs the CUDA headers only; part of `make test`.
 #   make test-cuda          build and run test/cuda/test_cuda.cu on the GPU
 #   make test-cuda-sanitize the same under compute-sanitizer (memcheck,
 #                           initcheck) on a shorter case list
@@ -24,7 +29,8 @@
 # without one the programs say "NOT RUN" and exit 77, so make fails - a run
 # without a GPU is never mistaken for a pass. They are not in TEST_TARGETS.
 # Outside CI a missing nvcc skips test-cuda-compile loudly; with CI=true it
-# fails.
+# fails. The same for test-cuda-kernels-host (nvcc) and, with the CUDA
+# headers missing, test-cuda-port-sim and test-cuda-check-port.
 
 CUDA_HOME  ?= /usr/local/cuda
 NVCC       ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/nvcc))
@@ -38,13 +44,19 @@ CUDA_SANITIZER ?= $(firstword $(shell command -v compute-sanitizer 2>/dev/null) 
 BENCH_CUDA_ARGS ?=
 CB := $(B)/cuda
 
-TEST_TARGETS += test-cuda-compile test-cuda-kernels-host test-cuda-port-sim
-.PHONY: test-cuda-compile test-cuda-kernels-host test-cuda-port-sim test-cuda \
-        test-cuda-sanitize bench-cuda
+TEST_TARGETS += test-cuda-compile test-cuda-kernels-host test-cuda-port-sim test-cuda-check-port
+.PHONY: test-cuda-compile test-cuda-kernels-host test-cuda-port-sim test-cuda-check-port \
+        test-cuda test-cuda-sanitize bench-cuda
 
 # stop the recipe with a loud message if nvcc is missing
 cuda_need_nvcc = if [ -z "$(NVCC)" ]; then \
     echo "*** cuda: nvcc not found (PATH, $(CUDA_HOME)/bin): cannot build $@ ***"; exit 1; fi
+
+# the CUDA headers, or a loud skip (outside CI) / one failure (CI=true)
+cuda_need_headers = if [ ! -f $(CUDA_HOME)/include/cuda_runtime_api.h ]; then \
+    if [ "$$CI" = true ]; then echo "cuda: $(CUDA_HOME)/include/cuda_runtime_api.h not found (required under CI)"; \
+        echo "$(1): 0 passed, 1 failed"; exit 1; fi; \
+    echo "*** cuda: CUDA headers not found in $(CUDA_HOME)/include: $@ SKIPPED ***"; exit 0; fi
 
 CUDA_HDRS := coll.h coll_cuda.h ports/coll_cuda_port.h
 
@@ -97,11 +109,19 @@ $(CB)/test_port_sim: test/cuda/test_port_sim.c test/cuda/sim_cudart.c coll.h por
 
 ## test-cuda-port-sim: the CUDA port under a simulated CUDA runtime, on the CPU
 test-cuda-port-sim:
-	@if [ ! -f $(CUDA_HOME)/include/cuda_runtime_api.h ]; then \
-	    if [ "$$CI" = true ]; then echo "cuda: $(CUDA_HOME)/include/cuda_runtime_api.h not found (required under CI)"; \
-	        echo "cuda-port-sim: 0 passed, 1 failed"; exit 1; fi; \
-	    echo "*** cuda: CUDA headers not found in $(CUDA_HOME)/include: test-cuda-port-sim SKIPPED ***"; exit 0; fi; \
+	@$(call cuda_need_headers,cuda-port-sim); \
 	$(MAKE) --no-print-directory $(CB)/test_port_sim && $(CB)/test_port_sim
+
+$(CB)/test_check_port_sim: test/cuda/test_check_port_sim.c test/cuda/sim_cudart.c test/cuda/cuda_ref.h \
+        test/check_port.h test/coll_test.h test/test_values.h coll.h ports/coll_cuda_port.h coll_cuda.h
+	@mkdir -p $(CB)
+	$(CC) -std=c99 $(CFLAGS) $(WARN) -I. -isystem $(CUDA_HOME)/include \
+	    test/cuda/test_check_port_sim.c test/cuda/sim_cudart.c -o $@ $(LDLIBS_THREADS) -lm
+
+## test-cuda-check-port: the port checker and the lifecycle over the CUDA port, simulated runtime, CPU
+test-cuda-check-port:
+	@$(call cuda_need_headers,cuda-check-port); \
+	$(MAKE) --no-print-directory $(CB)/test_check_port_sim && $(CB)/test_check_port_sim
 
 ## test-cuda: the CUDA tests on the GPU (needs a GPU)
 test-cuda: $(CB)/test_cuda

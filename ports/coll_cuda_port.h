@@ -14,10 +14,18 @@
                                                   each with its GPU current
          ...inside body:
              cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-             coll_port p = coll_cuda_port_rank(&w, rank, s);
+             coll_port p = coll_cuda_port_port(&w, rank, s);
              ...coll_init with device scratch, coll_set_memops with a
              coll_cuda_ctx on the same stream s (coll_cuda.h)...
-         coll_cuda_port_destroy(&w);
+         coll_cuda_port_close(&w);
+
+     The lifecycle every port shares: coll_cuda_port_init,
+     coll_cuda_port_port (the coll_port of one rank), coll_cuda_port_abort
+     (every waiting and later call fails with COLL_ERR_ABORTED) and
+     coll_cuda_port_close. The older names coll_cuda_port_rank and
+     coll_cuda_port_destroy still work. The coll_port's abort hook does what
+     coll_cuda_port_abort does, so a rank whose collective fails (the
+     library calls the hook) stops its peers at once, not at their deadline.
 
      Any number of ranks may share a GPU (each has its own stream). Ranks on
      different GPUs copy directly when the GPUs have peer access (init
@@ -149,13 +157,23 @@ struct coll_cuda_port {
    the events and enables peer access between the GPUs that allow it. */
 COLL_CUDA_PORT_API int coll_cuda_port_init(coll_cuda_port *w, int nranks,
                                            const int *devices, unsigned timeout_ms);
-COLL_CUDA_PORT_API void coll_cuda_port_destroy(coll_cuda_port *w);
 /* The port of `rank`, whose work goes on `stream` (on the rank's GPU). Use
-   the same stream for the rank's memops (coll_cuda_ctx). */
+   the same stream for the rank's memops (coll_cuda_ctx). A rank outside
+   the world gets a port of NULLs, which coll_init refuses. */
+COLL_CUDA_PORT_API coll_port coll_cuda_port_port(coll_cuda_port *w, int rank,
+                                                 struct CUstream_st *stream);
+/* Marks the world failed: every waiting and later call answers
+   COLL_ERR_ABORTED. Copies already enqueued may still run: synchronise
+   the streams before freeing buffers. */
+COLL_CUDA_PORT_API void coll_cuda_port_abort(coll_cuda_port *w);
+/* Frees the events, locks and condition variables (no rank may be inside
+   a call). */
+COLL_CUDA_PORT_API void coll_cuda_port_close(coll_cuda_port *w);
+/* The older names of coll_cuda_port_port and coll_cuda_port_close. */
 COLL_CUDA_PORT_API coll_port coll_cuda_port_rank(coll_cuda_port *w, int rank,
                                                  struct CUstream_st *stream);
+COLL_CUDA_PORT_API void coll_cuda_port_destroy(coll_cuda_port *w);
 COLL_CUDA_PORT_API int coll_cuda_port_group(const coll_cuda_port *w);
-COLL_CUDA_PORT_API void coll_cuda_port_abort(coll_cuda_port *w);
 /* fn(rank, arg) on one thread per rank, each with its GPU current; returns
    the first non-zero result. */
 COLL_CUDA_PORT_API int coll_cuda_port_run(coll_cuda_port *w,
@@ -523,7 +541,7 @@ COLL_CUDA_PORT_API int coll_cuda_port_init(coll_cuda_port *w, int nranks,
     return COLL_OK;
 }
 
-COLL_CUDA_PORT_API void coll_cuda_port_destroy(coll_cuda_port *w)
+COLL_CUDA_PORT_API void coll_cuda_port_close(coll_cuda_port *w)
 {
     int i;
     coll_cuda_port__free_events(w);
@@ -532,7 +550,16 @@ COLL_CUDA_PORT_API void coll_cuda_port_destroy(coll_cuda_port *w)
     w->nranks = 0;
 }
 
-COLL_CUDA_PORT_API coll_port coll_cuda_port_rank(coll_cuda_port *w, int rank,
+COLL_CUDA_PORT_API void coll_cuda_port_destroy(coll_cuda_port *w) { coll_cuda_port_close(w); }
+
+/* The port's abort: a rank whose collective failed wakes every waiter. */
+static void coll_cuda_port__abort_port(void *ctx, int code)
+{
+    (void)code;
+    coll_cuda_port_abort(((coll_cuda_port__rank *)ctx)->w);
+}
+
+COLL_CUDA_PORT_API coll_port coll_cuda_port_port(coll_cuda_port *w, int rank,
                                                  struct CUstream_st *stream)
 {
     coll_port p;
@@ -546,7 +573,14 @@ COLL_CUDA_PORT_API coll_port coll_cuda_port_rank(coll_cuda_port *w, int rank,
     p.isend = coll_cuda_port__isend;
     p.irecv = coll_cuda_port__irecv;
     p.wait = coll_cuda_port__wait;
+    p.abort = coll_cuda_port__abort_port;
     return p;
+}
+
+COLL_CUDA_PORT_API coll_port coll_cuda_port_rank(coll_cuda_port *w, int rank,
+                                                 struct CUstream_st *stream)
+{
+    return coll_cuda_port_port(w, rank, stream);
 }
 
 COLL_CUDA_PORT_API int coll_cuda_port_group(const coll_cuda_port *w)

@@ -74,6 +74,15 @@
      tally           where the counts go (shared memory for processes)
                                                        (inside the struct)
      quiet           1: count failures without printing them          (0)
+     memops, sync, mem_ctx   for a port whose copies and local work run
+                     late, in order on a queue per rank (a CUDA stream):
+                     memops(mem_ctx, rank) is set on the rank's
+                     communicators (coll_set_memops), and sync(mem_ctx,
+                     rank) - 0, or an error counted as a failure - is
+                     called after every call, before its results are read
+                     and the next inputs written; the arena must then be
+                     memory both the host and the memops can reach
+                     (test/cuda/test_check_port_sim.c)          (none: host)
    COLL_PORT_CHECK_MAX_RANKS (16) bounds nranks when the ranks share the
    struct (threads, round robin); private_arena has no bound.
 */
@@ -155,6 +164,9 @@ typedef struct coll_port_check {
     int (*other_allreduce)(void *ctx, const void *src, void *dst, size_t count,
                            coll_dtype t, coll_op op);
     void *other_ctx;
+    const coll_memops *(*memops)(void *mem_ctx, int rank);
+    int (*sync)(void *mem_ctx, int rank);
+    void *mem_ctx;
     coll_port_check_tally *tally;
     /* private */
     coll_port_check_tally own;
@@ -654,11 +666,34 @@ static int coll_port_check__setup(coll_port_check *ck, coll_port_check_rank *st,
     rc = coll_init(&st->c, rank, p, port, base, sc);
     base += coll_port_check__up(sc);
     if (rc == COLL_OK) rc = coll_init(&st->cs, rank, p, port, base, COLL_PORT_CHECK_SMALL);
+    if (rc == COLL_OK && ck->memops) {
+        const coll_memops *m = ck->memops(ck->mem_ctx, rank);
+        rc = coll_set_memops(&st->c, m);
+        if (rc == COLL_OK) rc = coll_set_memops(&st->cs, m);
+    }
     COLL_PORT_CHECK__EXPECT(ck, st, rc == COLL_OK, "coll_init: %s", coll_result_str(rc));
     if (rc != COLL_OK) return -1;
     st->checks = coll_set_checks(&st->c, COLL_CHECK_CALLS) == COLL_OK &&
                  coll_set_checks(&st->cs, COLL_CHECK_CALLS) == COLL_OK;
     return 0;
+}
+
+/* A call has returned rc: wait for the work it left queued (sync), then
+   check it. */
+static void coll_port_check__done(coll_port_check *ck, coll_port_check_rank *st, int rc,
+                                  double secs)
+{
+    if (ck->sync) {
+        int s = ck->sync(ck->mem_ctx, st->rank);
+        if (s != 0) {
+            COLL_PORT_CHECK__EXPECT(ck, st, 0, "sync after the call: %d (%s); this rank stops here",
+                                    s, coll_result_str(s));
+            st->broken = 1;
+            return;
+        }
+    }
+    if (st->k.error) coll_port_check__verify_error(ck, st, rc, secs);
+    else coll_port_check__verify(ck, st, rc);
 }
 
 static int coll_port_check__body(int rank, coll_port *port, void *arg)
@@ -682,8 +717,7 @@ static int coll_port_check__body(int rank, coll_port *port, void *arg)
                 break;
             }
             st->running = 0;
-            if (st->k.error) coll_port_check__verify_error(ck, st, rc, 0);
-            else coll_port_check__verify(ck, st, rc);
+            coll_port_check__done(ck, st, rc, 0);
             continue;
         }
         if (st->broken || !coll_port_check__next(ck, st)) { st->finished = 1; break; }
@@ -693,13 +727,11 @@ static int coll_port_check__body(int rank, coll_port *port, void *arg)
         if (ck->cooperative) {
             rc = coll_start(&st->q, c, &st->a);
             if (rc == COLL_OK) { st->running = 1; st->turns = 0; continue; }
-            if (st->k.error) coll_port_check__verify_error(ck, st, rc, 0);
-            else coll_port_check__verify(ck, st, rc);
+            coll_port_check__done(ck, st, rc, 0);
         } else {
             double t0 = ck->now ? ck->now() : 0;
             rc = coll_run(c, &st->a);
-            if (st->k.error) coll_port_check__verify_error(ck, st, rc, ck->now ? ck->now() - t0 : 0);
-            else coll_port_check__verify(ck, st, rc);
+            coll_port_check__done(ck, st, rc, ck->now ? ck->now() - t0 : 0);
         }
     }
     COLL_PORT_CHECK_FLUSH();

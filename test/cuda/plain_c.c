@@ -20,13 +20,15 @@ int main(void)
     printf("ctx %p, memops %s, port init: %s\n", (void *)mem.ctx,
            mem.copy && mem.reduce && mem.scale ? "complete" : "INCOMPLETE",
            coll_cuda_result_str(rc));
-    if (rc == COLL_OK) coll_cuda_port_destroy(&world);
+    if (rc == COLL_OK) coll_cuda_port_close(&world);
     (void)coll_cuda_reduce;
     (void)coll_cuda_scale;
     (void)coll_cuda_copy;
-    (void)coll_cuda_port_rank;
+    (void)coll_cuda_port_port;
     (void)coll_cuda_port_group;
     (void)coll_cuda_port_abort;
     (void)coll_cuda_port_run;
+    (void)coll_cuda_port_rank;             /* the older names still link */
+    (void)coll_cuda_port_destroy;
     return 0;
 }

@@ -20,7 +20,10 @@
    all with peer access. Stricter than CUDA in two ways that the port
    promises anyway: work goes only to streams of the current device, and
    an event is recorded only on a stream of its own device. sim_skip_waits = 1 makes cudaStreamWaitEvent do
-   nothing: the test's negative control.
+   nothing: the test's negative control. sim_register(p, n, dev) makes
+   host memory the caller owns count as device memory of GPU dev (a test
+   that hands out slices of one arena, rank by rank), until
+   sim_unregister(p).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime_api.h>
@@ -56,7 +59,7 @@ struct CUevent_st { unsigned long long recorded, completed; int device; };
 #define SIM_MAX_ALLOCS 4096
 static pthread_mutex_t sim_m = PTHREAD_MUTEX_INITIALIZER;
 static struct CUstream_st *sim_streams[SIM_MAX_STREAMS];
-static struct { char *p; size_t n; int dev; } sim_allocs[SIM_MAX_ALLOCS];
+static struct { char *p; size_t n; int dev, borrowed; } sim_allocs[SIM_MAX_ALLOCS];
 static int sim_nstreams, sim_nallocs;     /* high-water marks: scans stop there */
 static int sim_peer_enabled[64][64];
 static uint64_t sim_rng = 88172645463325252ull;
@@ -158,6 +161,7 @@ cudaError_t cudaMalloc(void **p, size_t n)
     sim_allocs[i].p = (char *)malloc(n ? n : 1);
     sim_allocs[i].n = n;
     sim_allocs[i].dev = sim_cur_dev;
+    sim_allocs[i].borrowed = 0;
     if (i >= sim_nallocs) sim_nallocs = i + 1;
     *p = sim_allocs[i].p;
     pthread_mutex_unlock(&sim_m);
@@ -168,9 +172,34 @@ cudaError_t cudaFree(void *p)
     int i;
     pthread_mutex_lock(&sim_m);
     for (i = 0; i < sim_nallocs; i++)
-        if (sim_allocs[i].p == p) { free(p); sim_allocs[i].p = NULL; break; }
+        if (sim_allocs[i].p == p && !sim_allocs[i].borrowed) { free(p); sim_allocs[i].p = NULL; break; }
     pthread_mutex_unlock(&sim_m);
     return cudaSuccess;
+}
+
+/* Host memory of the caller's, device memory of GPU dev from now on. */
+int sim_register(void *p, size_t n, int dev)
+{
+    int i;
+    pthread_mutex_lock(&sim_m);
+    for (i = 0; i < SIM_MAX_ALLOCS && sim_allocs[i].p; i++) { }
+    if (i == SIM_MAX_ALLOCS || dev < 0 || dev >= sim_ndev) { pthread_mutex_unlock(&sim_m); return -1; }
+    sim_allocs[i].p = (char *)p;
+    sim_allocs[i].n = n;
+    sim_allocs[i].dev = dev;
+    sim_allocs[i].borrowed = 1;
+    if (i >= sim_nallocs) sim_nallocs = i + 1;
+    pthread_mutex_unlock(&sim_m);
+    return 0;
+}
+
+void sim_unregister(void *p)
+{
+    int i;
+    pthread_mutex_lock(&sim_m);
+    for (i = 0; i < sim_nallocs; i++)
+        if (sim_allocs[i].p == p && sim_allocs[i].borrowed) { sim_allocs[i].p = NULL; break; }
+    pthread_mutex_unlock(&sim_m);
 }
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p)
 {

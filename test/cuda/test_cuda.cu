@@ -352,7 +352,7 @@ static int order_rank(int rank, void *arg)
     int rc;
 
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    p = coll_cuda_port_rank(T->w, rank, (struct CUstream_st *)st);
+    p = coll_cuda_port_port(T->w, rank, (struct CUstream_st *)st);
     CK(cudaMalloc((void **)&buf, n * sizeof(float)));
     CK(cudaMalloc((void **)&aux, n * sizeof(float)));
     fill_kernel<<<64, 256, 0, st>>>(buf, n, rank == 0 ? 1.0f : -1.0f);
@@ -414,7 +414,7 @@ static void test_port_order(const int *devices)
             CK(cudaSetDevice(devices[0]));
             check(coll_cuda_port_init(&w, 2, devices, 5000) == COLL_OK, "port init");
             coll_cuda_port_run(&w, order_rank, &T);
-            coll_cuda_port_destroy(&w);
+            coll_cuda_port_close(&w);
             pthread_barrier_destroy(&T.bar);
             check(T.rc[0] == 0 && T.rc[1] == 0 && T.got[0] == want[which][0] &&
                   T.got[1] == want[which][1],
@@ -436,7 +436,7 @@ static int misc_rank(int rank, void *arg)
     float *buf;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     CK(cudaMalloc((void **)&buf, 1024));
-    p = coll_cuda_port_rank(T->w, rank, (struct CUstream_st *)st);
+    p = coll_cuda_port_port(T->w, rank, (struct CUstream_st *)st);
     if (T->mode == 0)
         T->rc[rank] = rank == 0 ? p.send(p.ctx, 1, buf, 512) : p.recv(p.ctx, 0, buf, 256);
     else
@@ -455,7 +455,7 @@ static void test_port_errors(void)
     T.w = &w;
     coll_cuda_port_init(&w, 2, NULL, 2000);
     coll_cuda_port_run(&w, misc_rank, &T);
-    coll_cuda_port_destroy(&w);
+    coll_cuda_port_close(&w);
     check(T.rc[0] == COLL_ERR_MISMATCH && T.rc[1] == COLL_ERR_MISMATCH,
           "size mismatch reported on both sides: %d %d", T.rc[0], T.rc[1]);
     memset(&T, 0, sizeof T);
@@ -463,7 +463,7 @@ static void test_port_errors(void)
     T.mode = 1;
     coll_cuda_port_init(&w, 2, NULL, 300);
     coll_cuda_port_run(&w, misc_rank, &T);
-    coll_cuda_port_destroy(&w);
+    coll_cuda_port_close(&w);
     check(T.rc[0] == COLL_ERR_TIMEOUT, "unanswered send times out: %d", T.rc[0]);
 }
 
@@ -640,7 +640,7 @@ static int coll_rank(int rank, void *arg)
     hdst = (unsigned char *)malloc(alloc);
     coll_cuda_ctx_init(&cctx, -1, (struct CUstream_st *)st);
     mem = coll_cuda_memops(&cctx);
-    port = coll_cuda_port_rank(&W->port, rank, (struct CUstream_st *)st);
+    port = coll_cuda_port_port(&W->port, rank, (struct CUstream_st *)st);
     if (coll_init(&comm, rank, n, &port, dscratch, SCRATCH) != COLL_OK ||
         coll_set_memops(&comm, &mem) != COLL_OK) {
         fail_msg("coll_init/coll_set_memops refused rank %d", rank);
@@ -847,7 +847,7 @@ static void run_world(int n, const int *devices, const char *label, int quick)
     if (rc == COLL_OK) {
         rc = coll_cuda_port_run(&W->port, coll_rank, W);
         check(rc == 0, "%s: rank threads ran to the end: %d", label, rc);
-        coll_cuda_port_destroy(&W->port);
+        coll_cuda_port_close(&W->port);
     }
     for (ci = 0; ci < W->ncases; ci++) {
         const tcase *c = &W->cases[ci];

@@ -27,80 +27,43 @@ static int g_pass, g_fail;
 static unsigned char A[(N_MAX + 2 * PAD) * 8], Bv[(N_MAX + 2 * PAD) * 8];
 static unsigned char O[(N_MAX + 2 * PAD) * 8], Oref[(N_MAX + 2 * PAD) * 8];
 
-/* Runs what the launch would run, one "thread" after the other. */
-template <typename T, typename Op>
-static void emulate(void *out, const void *a, const void *b, size_t n, size_t threads)
-{
-    size_t head, npacks, t;
-    coll_cuda__split(sizeof(T), out, a, b, n, &head, &npacks);
-    for (t = 0; t < threads; t++)
-        coll_cuda__reduce_range<T, Op>((T *)out, (const T *)a, (const T *)b, head, npacks, n, t, threads);
-}
-
-template <typename T, int IS_INT = coll_cuda__type<T>::is_int> struct bitwise_emu {
-    static int run(void *, const void *, const void *, size_t, coll_op, size_t) { return 0; }
-};
-template <typename T> struct bitwise_emu<T, 1> {
-    static int run(void *o, const void *a, const void *b, size_t n, coll_op op, size_t th)
+/* Runs what the launch would run, one "thread" after the other. These take
+   the place of coll_cuda.h's launches in its own dispatch (generated from
+   coll.h's COLL_DTYPE_LIST), so the element type and operator struct each
+   (dtype, op) gets here are the ones the GPU gets. */
+struct emulate_reduce {
+    template <typename T, typename Op>
+    static int run(void *out, const void *a, const void *b, size_t n, size_t threads)
     {
-        if (op == COLL_BAND) emulate<T, coll_cuda__band>(o, a, b, n, th);
-        else if (op == COLL_BOR) emulate<T, coll_cuda__bor>(o, a, b, n, th);
-        else emulate<T, coll_cuda__bxor>(o, a, b, n, th);
-        return 1;
+        size_t head, npacks, t;
+        coll_cuda__split(sizeof(T), out, a, b, n, &head, &npacks);
+        for (t = 0; t < threads; t++)
+            coll_cuda__reduce_range<T, Op>((T *)out, (const T *)a, (const T *)b, head, npacks, n,
+                                           t, threads);
+        return COLL_OK;
     }
 };
 
-template <typename T>
-static int run_t(void *o, const void *a, const void *b, size_t n, coll_op op, size_t th)
-{
-    switch (op) {
-    case COLL_SUM: case COLL_AVG: emulate<T, coll_cuda__sum>(o, a, b, n, th); return 1;
-    case COLL_PROD: emulate<T, coll_cuda__prod>(o, a, b, n, th); return 1;
-    case COLL_MIN: emulate<T, coll_cuda__min>(o, a, b, n, th); return 1;
-    case COLL_MAX: emulate<T, coll_cuda__max>(o, a, b, n, th); return 1;
-    default: return bitwise_emu<T>::run(o, a, b, n, op, th);
+struct emulate_scale {
+    template <typename T, typename Div>
+    static int run(void *buf, size_t n, long long d, size_t threads)
+    {
+        size_t head, npacks, t;
+        coll_cuda__split(sizeof(T), buf, buf, NULL, n, &head, &npacks);
+        for (t = 0; t < threads; t++)
+            coll_cuda__scale_range<T, Div>((T *)buf, head, npacks, n, d, t, threads);
+        return COLL_OK;
     }
-}
+};
 
 static int run(coll_dtype t, void *o, const void *a, const void *b, size_t n, coll_op op, size_t th)
 {
-    switch (t) {
-    case COLL_INT8: return run_t<int8_t>(o, a, b, n, op, th);
-    case COLL_UINT8: return run_t<uint8_t>(o, a, b, n, op, th);
-    case COLL_INT32: return run_t<int32_t>(o, a, b, n, op, th);
-    case COLL_UINT32: return run_t<uint32_t>(o, a, b, n, op, th);
-    case COLL_INT64: return run_t<int64_t>(o, a, b, n, op, th);
-    case COLL_UINT64: return run_t<uint64_t>(o, a, b, n, op, th);
-    case COLL_FLOAT16: return run_t<__half>(o, a, b, n, op, th);
-    case COLL_BFLOAT16: return run_t<__nv_bfloat16>(o, a, b, n, op, th);
-    case COLL_FLOAT32: return run_t<float>(o, a, b, n, op, th);
-    default: return run_t<double>(o, a, b, n, op, th);
-    }
+    return coll_cuda__reduce_dispatch<emulate_reduce>(t, op, o, a, b, n, th);
 }
 
-template <typename T>
-static void scale_emu(void *buf, size_t n, size_t d, size_t threads)
+static int scale(coll_dtype t, void *buf, size_t n, size_t d, size_t th)
 {
-    size_t head, npacks, t;
-    coll_cuda__split(sizeof(T), buf, buf, NULL, n, &head, &npacks);
-    for (t = 0; t < threads; t++)
-        coll_cuda__scale_range<T>((T *)buf, head, npacks, n, (long long)d, t, threads);
-}
-
-static void scale(coll_dtype t, void *buf, size_t n, size_t d, size_t th)
-{
-    switch (t) {
-    case COLL_INT8: scale_emu<int8_t>(buf, n, d, th); break;
-    case COLL_UINT8: scale_emu<uint8_t>(buf, n, d, th); break;
-    case COLL_INT32: scale_emu<int32_t>(buf, n, d, th); break;
-    case COLL_UINT32: scale_emu<uint32_t>(buf, n, d, th); break;
-    case COLL_INT64: scale_emu<int64_t>(buf, n, d, th); break;
-    case COLL_UINT64: scale_emu<uint64_t>(buf, n, d, th); break;
-    case COLL_FLOAT16: scale_emu<__half>(buf, n, d, th); break;
-    case COLL_BFLOAT16: scale_emu<__nv_bfloat16>(buf, n, d, th); break;
-    case COLL_FLOAT32: scale_emu<float>(buf, n, d, th); break;
-    default: scale_emu<double>(buf, n, d, th); break;
-    }
+    return coll_cuda__scale_dispatch<emulate_scale>(t, buf, n, (long long)d, th);
 }
 
 typedef struct { int a, b, o, inplace; } align_t;
@@ -112,12 +75,12 @@ static void reduce_case(coll_dtype t, coll_op op, size_t n, align_t al, size_t t
     unsigned char *base = al.inplace ? Oref : O;       /* in place: a copy of A */
     size_t ooff = (size_t)(al.inplace ? al.a : al.o);
     unsigned char *out = base + ooff * es;
-    int guards = 1, split_ok;
+    int guards = 1, split_ok, rc;
 
     if (al.inplace) { memcpy(Oref, A, win); a = Oref + al.a * es; }
     else memset(O, 0xA5, win);
-    run(t, out, a, b, n, op, threads);
-    for (i = 0; i < n && bad == (size_t)-1; i++)
+    rc = run(t, out, a, b, n, op, threads);
+    for (i = 0; i < n && bad == (size_t)-1 && rc == COLL_OK; i++)
         if (get_bits(t, out, i) != ref_op(t, op, get_bits(t, A + al.a * es, i), get_bits(t, b, i))) bad = i;
     for (i = 0; i < win; i++) {
         int inside = i >= ooff * es && i < (ooff + n) * es;
@@ -129,29 +92,29 @@ static void reduce_case(coll_dtype t, coll_op op, size_t n, align_t al, size_t t
         split_ok = head * es < 16 && (n - head - npacks * (16 / es)) * es < 16 &&
                    (head == n || ((uintptr_t)(a + head * es)) % 16 == 0);
     else split_ok = head == 0 && npacks == 0;
-    if (bad == (size_t)-1 && guards && split_ok) { g_pass++; return; }
+    if (rc == COLL_OK && bad == (size_t)-1 && guards && split_ok) { g_pass++; return; }
     g_fail++;
-    printf("FAIL: reduce %s %s n=%zu align(a=%d b=%d out=%d%s) threads=%zu: first bad %ld, guards %d, split %d (head %zu packs %zu)\n",
+    printf("FAIL: reduce %s %s n=%zu align(a=%d b=%d out=%d%s) threads=%zu: rc %d, first bad %ld, guards %d, split %d (head %zu packs %zu)\n",
            dt_name(t), op_name(op), n, al.a, al.b, al.o, al.inplace ? " in-place" : "", threads,
-           bad == (size_t)-1 ? -1L : (long)bad, guards, split_ok, head, npacks);
+           rc, bad == (size_t)-1 ? -1L : (long)bad, guards, split_ok, head, npacks);
 }
 
 static void scale_case(coll_dtype t, size_t n, int off, size_t d, size_t threads)
 {
     size_t es = dt_size(t), i, win = (n + 2 * PAD) * es, bad = (size_t)-1;
-    int guards = 1;
+    int guards = 1, rc;
     memcpy(O, A, win);
-    scale(t, O + off * es, n, d, threads);
-    for (i = 0; i < n && bad == (size_t)-1; i++)
+    rc = scale(t, O + off * es, n, d, threads);
+    for (i = 0; i < n && bad == (size_t)-1 && rc == COLL_OK; i++)
         if (get_bits(t, O + off * es, i) != ref_div(t, get_bits(t, A + off * es, i), d)) bad = i;
     for (i = 0; i < win; i++) {
         int inside = i >= off * es && i < (off + n) * es;
         if (!inside && O[i] != A[i]) { guards = 0; break; }
     }
-    if (bad == (size_t)-1 && guards) { g_pass++; return; }
+    if (rc == COLL_OK && bad == (size_t)-1 && guards) { g_pass++; return; }
     g_fail++;
-    printf("FAIL: scale %s n=%zu off=%d /%zu threads=%zu: first bad %ld, guards %d\n",
-           dt_name(t), n, off, d, threads, bad == (size_t)-1 ? -1L : (long)bad, guards);
+    printf("FAIL: scale %s n=%zu off=%d /%zu threads=%zu: rc %d, first bad %ld, guards %d\n",
+           dt_name(t), n, off, d, threads, rc, bad == (size_t)-1 ? -1L : (long)bad, guards);
 }
 
 int main(void)
@@ -181,6 +144,23 @@ int main(void)
                 scale_case(t, counts[c], (int)(a + c) % 4, divs[a], threads[(a + c) % 5]);
             }
     }
+    /* the dispatch has a case for every dtype of coll.h's list (sum and the
+       division for all, the bitwise ops for the integers), and refuses the
+       rest */
+    for (dt = 0; dt < (int)COLL_USER_TYPE; dt++) {
+        coll_dtype t = (coll_dtype)dt;
+        int ok = run(t, O, A, Bv, 0, COLL_SUM, 1) == COLL_OK && scale(t, O, 0, 3, 1) == COLL_OK &&
+                 run(t, O, A, Bv, 0, COLL_BXOR, 1) == (dt_is_int(t) ? COLL_OK : COLL_ERR_INVAL);
+        if (ok) g_pass++;
+        else { g_fail++; printf("FAIL: dispatch of dtype %d (%s)\n", dt, dt_name(t)); }
+    }
+    if (run(COLL_USER_TYPE, O, A, Bv, 1, COLL_SUM, 1) == COLL_ERR_NOSYS &&
+        run(COLL_INT32, O, A, Bv, 1, COLL_USER_OP, 1) == COLL_ERR_NOSYS &&
+        run(COLL_DTYPE_COUNT, O, A, Bv, 1, COLL_SUM, 1) == COLL_ERR_INVAL &&
+        run(COLL_INT32, O, A, Bv, 1, COLL_OP_COUNT, 1) == COLL_ERR_INVAL &&
+        scale(COLL_USER_TYPE, O, 1, 3, 1) == COLL_ERR_NOSYS &&
+        scale(COLL_DTYPE_COUNT, O, 1, 3, 1) == COLL_ERR_INVAL) g_pass++;
+    else { g_fail++; printf("FAIL: the dispatch accepts a user or unknown dtype or op\n"); }
     printf("cuda-kernels-host: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -170,6 +170,31 @@ static void vcounts(const tcase *c, int n, size_t *cnt, size_t *off)
     for (q = 0; q < n; q++) { cnt[q] = q == 1 ? 0 : c->count + (size_t)q * 3; off[q] = o; o += cnt[q]; }
 }
 
+/* alltoallv's p x p matrix: rank i sends m[i*n + j] elements to rank j,
+   ragged, some blocks empty. Element k of that block is gen(i, its offset
+   in row i + k). */
+static void vmatrix(const tcase *c, int n, size_t *m)
+{
+    int i, j;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++)
+            m[i * n + j] = (i + 2 * j) % 3 == 1 ? 0 : c->count + (size_t)(3 * i + j);
+}
+
+/* Element j of rank r's alltoallv output: which rank sent it, and where it
+   sits in that rank's input. */
+static double a2av_want(const tcase *c, int n, int r, const size_t *m, size_t j)
+{
+    size_t off = 0, in = 0;
+    int i, k;
+    for (i = 0; i < n; i++) {
+        if (j < off + m[i * n + r]) break;
+        off += m[i * n + r];
+    }
+    for (k = 0; k < r; k++) in += m[i * n + k];
+    return gen(c, i, in + j - off);
+}
+
 typedef struct world {
     coll_cuda_port port;
     pthread_barrier_t bar;
@@ -195,13 +220,13 @@ static int rank_main(int rank, void *arg)
     cudaMalloc((void **)&dst, big * 4);
     cudaMalloc((void **)&scratch, SCRATCH);
     mem.ctx = st; mem.copy = m_copy; mem.reduce = m_reduce; mem.scale = m_scale;
-    port = coll_cuda_port_rank(&W->port, rank, st);
+    port = coll_cuda_port_port(&W->port, rank, st);
     coll_init(&comm, rank, n, &port, scratch, SCRATCH);
     coll_set_memops(&comm, &mem);
 
     for (ci = 0; ci < W->ncases; ci++) {
         const tcase *c = &W->cases[ci];
-        size_t cnt[MAXR], off[MAXR], in_n = 0, out_n = 0;
+        size_t cnt[MAXR], off[MAXR], mat[MAXR * MAXR], in_n = 0, out_n = 0;
         coll_args a;
         char *in = src, *out = dst;
         int rc, good = 1, want_out = 1;
@@ -210,6 +235,7 @@ static int rank_main(int rank, void *arg)
         a.kind = c->kind; a.algo = c->algo; a.dtype = c->dt; a.op = c->op;
         a.count = c->count; a.root = c->root; a.group = c->group;
         vcounts(c, n, cnt, off);
+        vmatrix(c, n, mat);
         switch (c->kind) {
         case COLL_ALLREDUCE: in_n = out_n = c->count; break;
         case COLL_REDUCE: in_n = out_n = c->count; want_out = rank == c->root; break;
@@ -226,6 +252,9 @@ static int rank_main(int rank, void *arg)
             out_n = cnt[rank]; break;
         case COLL_SCAN: case COLL_EXSCAN: in_n = out_n = c->count; break;
         case COLL_REDUCE_SCATTERV: a.counts = cnt; a.count = 0; in_n = off[n - 1] + cnt[n - 1]; out_n = cnt[rank]; break;
+        case COLL_ALLTOALLV: a.counts = mat; a.count = 0;
+            for (j = 0; j < (size_t)n; j++) { in_n += mat[rank * n + j]; out_n += mat[j * n + rank]; }
+            break;
         default: want_out = 0; break;
         }
         memset(src, 0x5A, big * 4);
@@ -261,6 +290,7 @@ static int rank_main(int rank, void *arg)
                 case COLL_SCAN: want = fold(c, rank + 1, j); break;
                 case COLL_EXSCAN: want = fold(c, rank ? rank : 1, j); break;
                 case COLL_SCATTERV: want = gen(c, c->root, off[rank] + j); break;
+                case COLL_ALLTOALLV: want = a2av_want(c, n, rank, mat, j); break;
                 case COLL_ALLGATHERV: case COLL_GATHERV:
                     for (q = (size_t)n - 1; off[q] > j || cnt[q] == 0; q--) { }
                     want = gen(c, (int)q, j - off[q]); break;
@@ -336,7 +366,7 @@ static int run_world(int n, const int *devices, int quiet_fail, const char *labe
     pthread_barrier_init(&W.bar, NULL, (unsigned)n);
     if (coll_cuda_port_init(&W.port, n, devices, 5000) != COLL_OK) { check(0, "port init"); return 1; }
     coll_cuda_port_run(&W.port, rank_main, &W);
-    coll_cuda_port_destroy(&W.port);
+    coll_cuda_port_close(&W.port);
     for (ci = 0; ci < W.ncases; ci++) {
         const tcase *c = &cases[ci];
         int nosys = 1, ok = 1;
@@ -386,7 +416,7 @@ static int direct_rank(int rank, void *arg)
     int32_t *buf, h[COLL_CUDA_PORT_DEPTH + 1], i, k;
     cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
     cudaMalloc((void **)&buf, 4 * 64 * (COLL_CUDA_PORT_DEPTH + 1));
-    p = coll_cuda_port_rank(T->w, rank, st);
+    p = coll_cuda_port_port(T->w, rank, st);
     if (T->mode == 0) {            /* non-blocking calls and a full ring */
         if (rank == 0) {
             for (k = 0; k < COLL_CUDA_PORT_DEPTH + 1; k++)
@@ -434,7 +464,7 @@ static void test_direct(void)
         pthread_barrier_init(&T.bar, NULL, 2);
         coll_cuda_port_init(&w, 2, NULL, mode == 2 ? 200 : 5000);
         coll_cuda_port_run(&w, direct_rank, &T);
-        coll_cuda_port_destroy(&w);
+        coll_cuda_port_close(&w);
         pthread_barrier_destroy(&T.bar);
         switch (mode) {
         case 0:
@@ -490,7 +520,7 @@ int main(void)
         check(bad > 0, "the simulator catches a port that skips its event waits");
         coll_cuda_port_init(&w, 4, NULL, 100);
         check(coll_cuda_port_group(&w) == 4, "one GPU: the whole world is one peer group");
-        coll_cuda_port_destroy(&w);
+        coll_cuda_port_close(&w);
     }
     printf("cuda-port-sim: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
