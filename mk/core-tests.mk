@@ -6,6 +6,7 @@
 #                       for the long version
 #   make test-errors    invalid arguments, lost peers, abort (test_errors.c)
 #   make test-checks    the call checks: disagreements, refusals, damage
+#   make test-groups    alltoallv, sub-communicators, requests in flight
 #   make test-tune      coll_tune, coll_set_tuning and coll_add_rule
 #   make traffic        measured bytes and rounds of every algorithm against
 #                       its formula, TSV (make test-traffic: as a test)
@@ -19,7 +20,7 @@
 
 CT       := $(B)/core
 CT_POSIX := -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG   # COLL_DEBUG: coll.h asserts its invariants
-CT_DEPS  := coll.h coll_layout.h ports/coll_threads.h test/coll_test.h test/test_ports.h test/test_checks.c
+CT_DEPS  := coll.h coll_layout.h ports/coll_threads.h test/coll_test.h test/test_ports.h test/test_checks.c test/test_values.h
 CT_ASAN  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 CT_TSAN  := -O1 -g -fsanitize=thread
 
@@ -35,6 +36,10 @@ $(CT)/test_checks: test/test_checks.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
+$(CT)/test_groups: test/test_groups.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
 $(CT)/asan/%: test/%.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_ASAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
@@ -43,13 +48,17 @@ $(CT)/tsan/%: test/%.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
-.PHONY: test-core test-errors test-compile test-asan test-tsan
+.PHONY: test-core test-errors test-compile test-asan test-tsan test-groups
 ## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long)
 test-core: $(CT)/test_core
 	$<
 
 ## test-errors: invalid arguments, lost peers, abort
 test-errors: $(CT)/test_errors
+	$<
+
+## test-groups: alltoallv, sub-communicators (split, nested), several requests in flight, threads + rendezvous ports
+test-groups: $(CT)/test_groups
 	$<
 
 ## test-checks: ranks that disagree, refusals, NaN agreement, damaged messages, broken communicators
@@ -63,16 +72,18 @@ test-compile:
 # Sanitized runs take the quick matrix (every row, every p, sampled shapes):
 # the instrumented threads are several times slower.
 ## test-asan: core matrix (quick) and errors under ASan + UBSan
-test-asan: $(CT)/asan/test_core $(CT)/asan/test_errors $(CT)/asan/test_checks
+test-asan: $(CT)/asan/test_core $(CT)/asan/test_errors $(CT)/asan/test_checks $(CT)/asan/test_groups
 	COLL_TEST_LEVEL=0 $(CT)/asan/test_core
 	$(CT)/asan/test_errors
 	$(CT)/asan/test_checks
+	$(CT)/asan/test_groups
 
 ## test-tsan: core matrix (quick) and errors under TSan
-test-tsan: $(CT)/tsan/test_core $(CT)/tsan/test_errors $(CT)/tsan/test_checks
+test-tsan: $(CT)/tsan/test_core $(CT)/tsan/test_errors $(CT)/tsan/test_checks $(CT)/tsan/test_groups
 	TSAN_OPTIONS=halt_on_error=1 COLL_TEST_LEVEL=0 $(CT)/tsan/test_core
 	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_errors
 	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_checks
+	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_groups
 
 # libFuzzer needs clang (and libclang-rt-14-dev); FUZZ_SECONDS bounds the run.
 FUZZ_SECONDS ?= 60
@@ -84,7 +95,7 @@ $(CT)/fuzz_coll: test/fuzz_coll.c coll.h
 test-fuzz: $(CT)/fuzz_coll
 	sh test/fuzz.sh $< $(FUZZ_SECONDS)
 
-TEST_TARGETS += test-core test-errors test-checks test-compile test-asan test-tsan test-fuzz
+TEST_TARGETS += test-core test-errors test-checks test-groups test-compile test-asan test-tsan test-fuzz
 
 $(CT)/test_tune: test/test_tune.c coll.h ports/coll_threads.h
 	@mkdir -p $(@D)

@@ -4,17 +4,22 @@
    rendezvous port (send and recv only), with a tiny scratch (128-byte
    segments, so long vectors cross hundreds of segments) and a big one.
 
-   Every rank checks its own result against a plain-loop reference computed
-   here from the same input formula, checks 64 guard bytes on both sides of
-   every buffer, checks that an out-of-place source is untouched, and
-   compares its return code and (for results that every rank holds) a 64-bit
-   hash of its output bytes with rank 0's: results must be bit-identical.
+   Every rank checks its own result against the plain-loop reference of
+   test/test_values.h (tv_reduce, fed the inputs below; it knows every
+   dtype of COLL_DTYPE_LIST, so a new one needs no code here), checks 64
+   guard bytes on both sides of every buffer, checks that an out-of-place
+   source is untouched, and compares its return code and (for results that
+   every rank holds) a 64-bit hash of its output bytes with rank 0's:
+   results must be bit-identical.
 
    Inputs are chosen so the reference is exact: integers wrap (the reference
-   wraps the same way, in uint64), float sums and products use small dyadic
+   wraps the same way, in the type), float sums and products use small dyadic
    values whose partial results are representable even in bfloat16. One
    extra mode per float type ("frac") uses non-integer values and checks
-   against a bound derived from the unit roundoff and p.
+   against a bound derived from the unit roundoff and p; another (type
+   sweeps only, "nan/inf") mixes NaNs and infinities into the exact values:
+   a NaN anywhere must come out as a NaN (of any bits, the same on every
+   rank), as min and max included.
 
    The matrix is sampled so it runs in a minute or two on two cores:
      shape sweep  every row, every p, every count, in and out of place; the
@@ -37,6 +42,7 @@
 #include "../ports/coll_threads.h"
 #include "test_ports.h"
 #include "coll_test.h"
+#include "test_values.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -202,139 +208,10 @@ static coll_user_op user_op(int u)
     return op;
 }
 
-/* ---- our own float16 / bfloat16 (independent of the library's) ---------- */
-static double pow2(int e)
-{
-    double r = 1;
-    while (e > 0) { r *= 2; e--; }
-    while (e < 0) { r /= 2; e++; }
-    return r;
-}
-
-/* Rounds finite x to nearest-even in a binary format with `mant` fraction
-   bits and normal exponents [emin, emax]; overflow gives +-HUGE (as 2^(emax+1)). */
-static double round_fmt(double x, int mant, int emin, int emax, int *is_inf)
-{
-    double a = x < 0 ? -x : x, m = a, q, y, f, d;
-    int e = 0;
-    *is_inf = 0;
-    if (a == 0) return x;
-    while (m >= 2) { m /= 2; e++; }
-    while (m < 1) { m *= 2; e--; }
-    if (e < emin) e = emin;                  /* subnormal: the quantum stops shrinking */
-    q = pow2(e - mant);
-    y = a / q;                               /* exact: q is a power of two */
-    f = (double)(uint64_t)y;
-    d = y - f;
-    if (d > 0.5 || (d == 0.5 && ((uint64_t)f & 1u))) f += 1;
-    a = f * q;
-    if (a >= pow2(emax + 1)) *is_inf = 1;
-    return x < 0 ? -a : a;
-}
-
-static uint16_t encode_fmt(double x, int mant, int emin, int emax, int bias)
-{
-    int inf, e = 0;
-    double r = round_fmt(x, mant, emin, emax, &inf), a = r < 0 ? -r : r, m;
-    uint16_t sign = r < 0 || (r == 0 && 1 / x < 0) ? (uint16_t)(1u << (mant + (bias == 15 ? 5 : 8))) : 0;
-    if (inf) return (uint16_t)(sign | (((1u << (bias == 15 ? 5 : 8)) - 1) << mant));
-    if (a == 0) return sign;
-    if (a < pow2(emin)) return (uint16_t)(sign | (uint16_t)(a / pow2(emin - mant)));
-    m = a;
-    while (m >= 2) { m /= 2; e++; }
-    while (m < 1) { m *= 2; e--; }
-    return (uint16_t)(sign | ((unsigned)(e + bias) << mant) | (unsigned)((m - 1) * pow2(mant)));
-}
-
-static double decode_fmt(uint16_t b, int mant, int ebits, int bias)
-{
-    int e = (b >> mant) & ((1 << ebits) - 1);
-    double m = (double)(b & ((1u << mant) - 1)), v;
-    if (e == (1 << ebits) - 1) v = 1e308 * 10;           /* inf (NaN never made here) */
-    else if (e == 0) v = m * pow2(1 - bias - mant);
-    else v = (1 + m * pow2(-mant)) * pow2(e - bias);
-    return (b >> (mant + ebits)) & 1 ? -v : v;
-}
-
-static uint16_t f16_bits(double x) { return encode_fmt(x, 10, -14, 15, 15); }
-static double f16_val(uint16_t b) { return decode_fmt(b, 10, 5, 15); }
-static uint16_t bf16_bits(double x) { return encode_fmt(x, 7, -126, 127, 127); }
-static double bf16_val(uint16_t b) { return decode_fmt(b, 7, 8, 127); }
-
-static int is_float(coll_dtype t)
-{
-    return t == COLL_FLOAT16 || t == COLL_BFLOAT16 || t == COLL_FLOAT32 || t == COLL_FLOAT64;
-}
-static int is_signed(coll_dtype t)
-{
-    return t == COLL_INT8 || t == COLL_INT32 || t == COLL_INT64;
-}
-
-/* x rounded to dtype t, as a double */
-static double to_type(coll_dtype t, double x)
-{
-    switch (t) {
-    case COLL_FLOAT16: return f16_val(f16_bits(x));
-    case COLL_BFLOAT16: return bf16_val(bf16_bits(x));
-    case COLL_FLOAT32: return (double)(float)x;
-    default: return x;
-    }
-}
-
-static void put_float(coll_dtype t, unsigned char *p, double x)
-{
-    uint16_t h;
-    float f;
-    switch (t) {
-    case COLL_FLOAT16: h = f16_bits(x); memcpy(p, &h, 2); break;
-    case COLL_BFLOAT16: h = bf16_bits(x); memcpy(p, &h, 2); break;
-    case COLL_FLOAT32: f = (float)x; memcpy(p, &f, 4); break;
-    default: memcpy(p, &x, 8); break;
-    }
-}
-
-static double get_float(coll_dtype t, const unsigned char *p)
-{
-    uint16_t h;
-    float f;
-    double d;
-    switch (t) {
-    case COLL_FLOAT16: memcpy(&h, p, 2); return f16_val(h);
-    case COLL_BFLOAT16: memcpy(&h, p, 2); return bf16_val(h);
-    case COLL_FLOAT32: memcpy(&f, p, 4); return f;
-    default: memcpy(&d, p, 8); return d;
-    }
-}
-
-static void put_int(coll_dtype t, unsigned char *p, uint64_t v)
-{
-    uint8_t b = (uint8_t)v;
-    uint32_t w = (uint32_t)v;
-    switch (coll_dtype_size(t)) {
-    case 1: memcpy(p, &b, 1); break;
-    case 4: memcpy(p, &w, 4); break;
-    default: memcpy(p, &v, 8); break;
-    }
-}
-
-/* the width-w value v as a comparable 64-bit key */
-static int64_t skey(coll_dtype t, uint64_t v)
-{
-    unsigned bits = (unsigned)coll_dtype_size(t) * 8;
-    if (bits == 64) return (int64_t)v;
-    v &= (1ull << bits) - 1;
-    if (v >> (bits - 1)) return (int64_t)(v | ~((1ull << bits) - 1));
-    return (int64_t)v;
-}
-static uint64_t ukey(coll_dtype t, uint64_t v)
-{
-    unsigned bits = (unsigned)coll_dtype_size(t) * 8;
-    return bits == 64 ? v : v & ((1ull << bits) - 1);
-}
-
 /* ---- test cases ---------------------------------------------------------- */
 typedef struct tcase {
-    unsigned char row, inplace, frac;  /* frac: non-integer floats, bounded */
+    unsigned char row, inplace, frac;  /* frac: 1 non-integer floats, bounded;
+                                          2 NaNs and infinities among exact ones */
     signed char dtype, op, uop;        /* uop: -1 or a user operator         */
     int root;
     size_t count;
@@ -366,7 +243,7 @@ static uint64_t ival(const tcase *tc, int r, size_t e)
 {
     uint64_t k = (uint64_t)r * 7 + (uint64_t)e * 3;
     if (tc->op == COLL_AVG)
-        return is_signed((coll_dtype)tc->dtype) ? (uint64_t)((int64_t)(k % 15) - 7) : k % 8;
+        return tv_info((coll_dtype)tc->dtype)->is_signed ? (uint64_t)0 + (k % 15) - 7 : k % 8;
     return hval(r, e, (unsigned)tc->op);
 }
 
@@ -379,7 +256,12 @@ static double fval(const tcase *tc, int r, size_t e)
     uint64_t k = (uint64_t)r * 7 + (uint64_t)e * 3;
     static const double pm[4] = { 1, 2, -1, 0.5 };
     double v;
-    if (tc->frac) {
+    if (tc->frac == 2) {               /* a NaN or an infinity at 3 inputs in 32 */
+        uint64_t s = hval(r, e, 5) % 32;
+        if (s == 0) return tv_nan();
+        if (s < 3) return s == 1 ? tv_inf() : -tv_inf();
+    }
+    if (tc->frac == 1) {
         uint64_t j = (uint64_t)r * 37 + (uint64_t)e * 11;
         v = tc->op == COLL_PROD ? 0.875 + (double)(j % 101) / 404.0
                                 : (double)(j % 101) / 13.0 - 3.3;
@@ -390,7 +272,15 @@ static double fval(const tcase *tc, int r, size_t e)
     } else {
         v = ((double)(int64_t)(hval(r, e, 7) % 2001) - 1000) / 8.0;
     }
-    return to_type(t, v);
+    return tv_round(t, v);
+}
+
+/* Rank r's element e as tv_reduce reads it (ctx: the case). */
+static tv_val input(const void *ctx, int r, size_t e)
+{
+    const tcase *tc = (const tcase *)ctx;
+    coll_dtype t = (coll_dtype)tc->dtype;
+    return t_is_float(t) ? tv_of(t, fval(tc, r, e)) : tv_of_bits(t, ival(tc, r, e));
 }
 
 /* Element e of rank r's input, as bytes. Copy-only collectives move raw
@@ -415,16 +305,14 @@ static void gen(const tcase *tc, int r, size_t e, unsigned char *out)
     } else if (tc->uop == UOP_MODSUM) {
         uint32_t x = (uint32_t)(hval(r, e, 14) % MODULUS);
         memcpy(out, &x, 4);
-    } else if (is_float(t)) {
-        put_float(t, out, fval(tc, r, e));
     } else {
-        put_int(t, out, ival(tc, r, e));
+        tv_store(t, out, 0, input(tc, r, e));
     }
 }
 
 /* The reduced element e over ranks 0..p-1, folded in rank order with plain
-   loops. Exact cases fill `out`; frac cases set *approx and *tol instead
-   (return 1). */
+   loops (the user operators here, the built-in ones by tv_reduce). Exact
+   cases fill `out`; frac cases set *approx and *tol instead (return 1). */
 static int expect(const tcase *tc, int p, size_t e, unsigned char *out, double *approx, double *tol)
 {
     coll_dtype t = (coll_dtype)tc->dtype;
@@ -447,59 +335,11 @@ static int expect(const tcase *tc, int p, size_t e, unsigned char *out, double *
         uint32_t acc = 0, x;
         for (r = 0; r < p; r++) { gen(tc, r, e, out); memcpy(&x, out, 4); acc = (acc + x) % MODULUS; }
         memcpy(out, &acc, 4);
-    } else if (is_float(t)) {
-        double acc = fval(tc, 0, e), mag = acc < 0 ? -acc : acc, u, u32 = 1.0 / 16777216.0;
-        for (r = 1; r < p; r++) {
-            double x = fval(tc, r, e);
-            switch (op) {
-            case COLL_SUM: case COLL_AVG: acc += x; break;
-            case COLL_PROD: acc *= x; break;
-            case COLL_MIN: if (x < acc) acc = x; break;
-            default: if (x > acc) acc = x; break;
-            }
-            mag += x < 0 ? -x : x;
-        }
-        if (tc->frac) {
-            /* first-order bound on recursive summation / products, plus the
-               float step the half types take before rounding */
-            u = t == COLL_FLOAT16 ? pow2(-11) : t == COLL_BFLOAT16 ? pow2(-8) :
-                t == COLL_FLOAT32 ? u32 : pow2(-53);
-            if (t == COLL_FLOAT16 || t == COLL_BFLOAT16) u += u32;
-            if (op == COLL_PROD) *tol = 1.01 * (p - 1) * u * (acc < 0 ? -acc : acc);
-            else *tol = 1.01 * (p - 1) * u * mag;
-            if (op == COLL_AVG) {
-                acc /= p;
-                *tol = *tol / p + u * ((acc < 0 ? -acc : acc) + *tol);
-            }
-            *approx = acc;
-            return 1;
-        }
-        if (op == COLL_AVG) {            /* one division, in the element type */
-            if (t == COLL_FLOAT64) acc = acc / p;
-            else acc = to_type(t, (double)((float)acc / (float)p));
-        }
-        put_float(t, out, acc);
-    } else {
-        uint64_t acc = ival(tc, 0, e);
-        for (r = 1; r < p; r++) {
-            uint64_t x = ival(tc, r, e);
-            switch (op) {
-            case COLL_SUM: case COLL_AVG: acc += x; break;
-            case COLL_PROD: acc *= x; break;
-            case COLL_MIN:
-                if (is_signed(t) ? skey(t, x) < skey(t, acc) : ukey(t, x) < ukey(t, acc)) acc = x;
-                break;
-            case COLL_MAX:
-                if (is_signed(t) ? skey(t, x) > skey(t, acc) : ukey(t, x) > ukey(t, acc)) acc = x;
-                break;
-            case COLL_BAND: acc &= x; break;
-            case COLL_BOR: acc |= x; break;
-            default: acc ^= x; break;
-            }
-        }
-        if (op == COLL_AVG)              /* C division: truncates toward zero */
-            acc = is_signed(t) ? (uint64_t)(skey(t, acc) / p) : ukey(t, acc) / (uint64_t)p;
-        put_int(t, out, acc);
+    } else if (tc->frac == 1) {        /* floats that round: a value and a bound */
+        *approx = tv_reduce_approx(t, op, p, e, input, tc, tol);
+        return 1;
+    } else {                           /* exact: test_values.h's reference */
+        tv_store(t, out, 0, tv_reduce(t, op, p, e, input, tc));
     }
     return 0;
 }
@@ -554,14 +394,12 @@ static void describe(const tcase *tc, int p, const world *W, char *s, size_t n)
     const row *R = &rows[tc->row];
     const char *dt = tc->uop == UOP_TRIPLE ? "user:triple" : tc->uop == UOP_AFFINE ? "user:affine" :
                      tc->uop == UOP_MODSUM ? "uint32+user:modsum" : NULL;
-    static const char *const dtn[] = { "int8", "uint8", "int32", "uint32", "int64", "uint64",
-                                       "float16", "bfloat16", "float32", "float64" };
     static const char *const opn[] = { "sum", "prod", "min", "max", "avg", "band", "bor", "bxor", "user" };
-    char grp[24] = "";
+    char grp[24] = "", dtn[24];
     if (R->group) snprintf(grp, sizeof grp, "/group=%d", R->group);
     snprintf(s, n, "%s/%s%s %s %s%s p=%d count=%zu %s root=%d [%s, scratch %zu]",
-             coll_kind_name(R->kind), coll_algo_name(R->algo), grp, dt ? dt : dtn[tc->dtype], reduces(R->kind) ? opn[tc->op] : "copy",
-             tc->frac ? "(frac)" : "", p, tc->count, tc->inplace ? "in-place" : "out-of-place",
+             coll_kind_name(R->kind), coll_algo_name(R->algo), grp, dt ? dt : tv_name((coll_dtype)tc->dtype, dtn, sizeof dtn), reduces(R->kind) ? opn[tc->op] : "copy",
+             tc->frac == 1 ? "(frac)" : tc->frac ? "(nan/inf)" : "", p, tc->count, tc->inplace ? "in-place" : "out-of-place",
              tc->root, port_name[cfgs[W->cfg].port], cfgs[W->cfg].scratch);
 }
 
@@ -610,12 +448,16 @@ static void cmp_exact(verdict *v, const tcase *tc, const unsigned char *got,
                       const unsigned char *want, size_t idx)
 {
     if (memcmp(got, want, esize_of(tc)) == 0) return;
+    if (t_is_float((coll_dtype)tc->dtype) && tc->uop < 0) {   /* NaN: any NaN */
+        double g = tv_load((coll_dtype)tc->dtype, got, 0).f, w = tv_load((coll_dtype)tc->dtype, want, 0).f;
+        if (g != g && w != w) return;
+    }
     if (!v->bad++) {
         v->first = idx;
         v->approx = 0;
-        if (is_float((coll_dtype)tc->dtype) && tc->uop < 0) {
-            v->got = get_float((coll_dtype)tc->dtype, got);
-            v->want = get_float((coll_dtype)tc->dtype, want);
+        if (t_is_float((coll_dtype)tc->dtype) && tc->uop < 0) {
+            v->got = tv_load((coll_dtype)tc->dtype, got, 0).f;
+            v->want = tv_load((coll_dtype)tc->dtype, want, 0).f;
         } else {
             uint64_t g = 0, w = 0;
             memcpy(&g, got, esize_of(tc) < 8 ? esize_of(tc) : 8);
@@ -631,7 +473,7 @@ static void check_reduced(verdict *v, const tcase *tc, int p, size_t e, const un
     unsigned char want[16];
     double approx = 0, tol = 0;
     if (expect(tc, p, e, want, &approx, &tol)) {
-        double g = get_float((coll_dtype)tc->dtype, got), d = g - approx;
+        double g = tv_load((coll_dtype)tc->dtype, got, 0).f, d = g - approx;
         if (d < 0) d = -d;
         if (!(d <= tol) && !v->bad++) { v->first = idx; v->got = g; v->want = approx; v->approx = 1; }
     } else {
@@ -711,7 +553,7 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
         rc = coll_set_user_op(c, &u);
         COLL_CHECK_EQ(rc, COLL_OK);
     }
-    if (reduces(kind) && tc->uop < 0 && tc->op >= COLL_BAND && is_float((coll_dtype)tc->dtype))
+    if (reduces(kind) && tc->uop < 0 && tc->op >= COLL_BAND && t_is_float((coll_dtype)tc->dtype))
         expect_rc = COLL_ERR_INVAL;
 
     if (kind == COLL_BARRIER) {
@@ -911,10 +753,10 @@ static int combos_for(coll_kind k, combo *out, int talking)
     for (t = 0; t < COLL_USER_TYPE; t++) {
         if (!reduces(k)) { out[n].dtype = (signed char)t; out[n].op = COLL_SUM; out[n].uop = -1; out[n].frac = 0; n++; continue; }
         for (op = 0; op < COLL_USER_OP; op++) {
-            if (talking && op >= COLL_BAND && is_float((coll_dtype)t)) continue;
+            if (talking && op >= COLL_BAND && t_is_float((coll_dtype)t)) continue;
             out[n].dtype = (signed char)t; out[n].op = (signed char)op; out[n].uop = -1; out[n].frac = 0; n++;
         }
-        if (is_float((coll_dtype)t)) {
+        if (t_is_float((coll_dtype)t)) {
             static const signed char fops[3] = { COLL_SUM, COLL_PROD, COLL_AVG };
             for (op = 0; op < 3; op++) {
                 out[n].dtype = (signed char)t; out[n].op = fops[op]; out[n].uop = -1; out[n].frac = 1; n++;
@@ -924,6 +766,19 @@ static int combos_for(coll_kind k, combo *out, int talking)
     out[n].dtype = COLL_USER_TYPE; out[n].op = reduces(k) ? COLL_USER_OP : COLL_SUM; out[n].uop = UOP_TRIPLE; out[n].frac = 0; n++;
     out[n].dtype = COLL_USER_TYPE; out[n].op = reduces(k) ? COLL_USER_OP : COLL_SUM; out[n].uop = UOP_AFFINE; out[n].frac = 0; n++;
     if (reduces(k)) { out[n].dtype = COLL_UINT32; out[n].op = COLL_USER_OP; out[n].uop = UOP_MODSUM; out[n].frac = 0; n++; }
+    return n;
+}
+
+/* The NaN and infinity mode: every float dtype with every arithmetic op
+   (the type sweeps add these to combos_for's). */
+static int special_combos(coll_kind k, combo *out)
+{
+    int n = 0, t, op;
+    if (!reduces(k)) return 0;
+    for (t = 0; t < COLL_USER_TYPE; t++)
+        for (op = 0; op <= COLL_AVG && t_is_float((coll_dtype)t); op++) {
+            out[n].dtype = (signed char)t; out[n].op = (signed char)op; out[n].uop = -1; out[n].frac = 2; n++;
+        }
     return n;
 }
 
@@ -982,7 +837,7 @@ static int row_matches(int rowi, const char *list)
 /* The cases world (cfg, p) runs at this level. */
 static void build(caselist *L, int cfgi, int p)
 {
-    static combo cb[128];
+    static combo cb[2 * COLL_DTYPE_COUNT * COLL_OP_COUNT];   /* every combo of every dtype */
     size_t counts[7], nc = 0, c0[7];
     int rowi, ci, ip, s, i, j;
     c0[0] = 0; c0[1] = 1; c0[2] = (size_t)p - 1; c0[3] = (size_t)p; c0[4] = (size_t)p + 1;
@@ -1012,6 +867,7 @@ static void build(caselist *L, int cfgi, int p)
         for (s = 0; s < (int)(sizeof tsweeps / sizeof tsweeps[0]); s++) {
             const tsweep *T = &tsweeps[s];
             int all = combos_for(k, cb, 0);
+            all += special_combos(k, cb + all);
             if (level < 2 ? (T->p != p || T->cfg != cfgi) : (T->cfg != cfgi)) continue;
             if (level == 0 && s == 0) continue;
             for (i = 0; i < all; i++) {
@@ -1045,19 +901,41 @@ int main(void)
     only = getenv("COLL_TEST_ONLY");
     skip = getenv("COLL_TEST_SKIP");
     if (only || skip) printf("  rows: only \"%s\", skipping \"%s\" (a partial run)\n", only ? only : "*", skip ? skip : "");
-    /* our own half conversions, against a few known encodings */
-    COLL_CHECK_EQ(f16_bits(1.0), 0x3c00);
-    COLL_CHECK_EQ(f16_bits(-2.5), 0xc100);
-    COLL_CHECK_EQ(f16_bits(65504.0), 0x7bff);
-    COLL_CHECK_EQ(f16_bits(65520.0), 0x7c00);
-    COLL_CHECK_EQ(f16_bits(pow2(-24)), 0x0001);
-    COLL_CHECK_EQ(f16_bits(1.0 + pow2(-11)), 0x3c00);             /* tie to even */
-    COLL_CHECK_EQ(f16_bits(1.0 + 3 * pow2(-11)), 0x3c02);
-    COLL_CHECK_EQ(bf16_bits(1.0), 0x3f80);
-    COLL_CHECK_EQ(bf16_bits(-3.0), 0xc040);
-    COLL_CHECK_EQ(bf16_bits(1.0 + pow2(-8)), 0x3f80);
-    COLL_CHECK_EQ(bf16_bits(1.0 + 3 * pow2(-8)), 0x3f82);
-    COLL_CHECK(f16_val(0x3555) > 0.333 && f16_val(0x3555) < 0.334);
+    /* test_values.h's half encodings, against a few known ones */
+    COLL_CHECK_EQ(tv_bits(COLL_FLOAT16, 1.0), 0x3c00);
+    COLL_CHECK_EQ(tv_bits(COLL_FLOAT16, -2.5), 0xc100);
+    COLL_CHECK_EQ(tv_bits(COLL_FLOAT16, 65504.0), 0x7bff);
+    COLL_CHECK_EQ(tv_bits(COLL_FLOAT16, 65520.0), 0x7c00);
+    COLL_CHECK_EQ(tv_bits(COLL_FLOAT16, tv_pow2(-24)), 0x0001);
+    COLL_CHECK_EQ(tv_bits(COLL_FLOAT16, 1.0 + tv_pow2(-11)), 0x3c00);   /* tie to even */
+    COLL_CHECK_EQ(tv_bits(COLL_FLOAT16, 1.0 + 3 * tv_pow2(-11)), 0x3c02);
+    COLL_CHECK_EQ(tv_bits(COLL_BFLOAT16, 1.0), 0x3f80);
+    COLL_CHECK_EQ(tv_bits(COLL_BFLOAT16, -3.0), 0xc040);
+    COLL_CHECK_EQ(tv_bits(COLL_BFLOAT16, 1.0 + tv_pow2(-8)), 0x3f80);
+    COLL_CHECK_EQ(tv_bits(COLL_BFLOAT16, 1.0 + 3 * tv_pow2(-8)), 0x3f82);
+    COLL_CHECK(tv_value(COLL_FLOAT16, 0x3555) > 0.333 && tv_value(COLL_FLOAT16, 0x3555) < 0.334);
+    /* and what it makes of every dtype of COLL_DTYPE_LIST */
+    for (i = 0; i < (int)COLL_USER_TYPE; i++) {
+        coll_dtype t = (coll_dtype)i;
+        const tv_dtype *d = tv_info(t);
+        char nm[24];
+        tv_name(t, nm, sizeof nm);
+        COLL_CHECK_MSG(d->size == coll_dtype_size(t), "%s: %u bytes, coll_dtype_size %zu",
+                       nm, (unsigned)d->size, coll_dtype_size(t));
+        COLL_CHECK_MSG(tv_layout_known(t), "%s: no bit layout in test_values.h (TV__NARROW_*)", nm);
+        if (d->is_float) {   /* 1.0 is the bias, and 2^-mant the last bit */
+            uint64_t one = (((uint64_t)1 << (d->ebits - 1)) - 1) << d->mant;
+            COLL_CHECK_MSG(tv_bits(t, 1.0) == one && tv_bits(t, 1.0 + tv_pow2(-(int)d->mant)) == one + 1 &&
+                           tv_bits(t, -2.0) == (((uint64_t)1 << (8 * d->size - 1)) | (one + ((uint64_t)1 << d->mant))),
+                           "%s: 1.0 is 0x%llx, not 0x%llx", nm, (unsigned long long)tv_bits(t, 1.0),
+                           (unsigned long long)one);
+        } else {             /* the top bit's weight, and -1 everywhere */
+            int top = 8 * (int)d->size - 1;
+            COLL_CHECK_MSG(tv_value(t, (uint64_t)1 << top) == (d->is_signed ? -tv_pow2(top) : tv_pow2(top)) &&
+                           tv_bits(t, -1.0) == (top == 63 ? ~(uint64_t)0 : ((uint64_t)1 << (top + 1)) - 1),
+                           "%s: sign or width wrong", nm);
+        }
+    }
 
     for (cfgi = 0; cfgi < NCFG; cfgi++)
         for (pi = 0; pi < NRANKS; pi++) {
