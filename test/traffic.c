@@ -8,7 +8,13 @@
    of all blocks together (the block-wise collectives). A round is one call
    of the port (send, recv or sendrecv); messages are not cut, since
    scratch is large, except for the pipelined algorithms, which run with
-   C = 4 chunks. Counts divide by p, so the formulas are exact. */
+   C = 4 chunks. Counts divide by p, so the formulas are exact.
+
+   The newer collectives follow (scan, exscan, linear reduce, gatherv,
+   scatterv, in-place all-to-all): their rows at the same p and sizes, the
+   v forms with ragged per-rank counts (bytes is their total), and then,
+   without a row unless it fails, every p from 1 to 16 with counts that no
+   p divides, zeros among them. Root 0 throughout. */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
 #define COLL_THREADS_IMPLEMENTATION
@@ -27,6 +33,8 @@ static float src[MAXP][MAXN], dst[MAXP][MAXN];
 static unsigned char scratch[MAXP][2 * MAXN * 4];
 static coll_args args;
 static size_t scratch_bytes;
+static int inplace;                     /* src == dst (the in-place all-to-all) */
+static size_t vcounts[MAXP];            /* the v forms' per-rank counts */
 static int failures;
 
 static int run_rank(int rank, void *arg)
@@ -46,6 +54,7 @@ static int run_rank(int rank, void *arg)
     if (a.algo == COLL_ALGO_RECURSIVE_HALVING)          /* runs in place only */
         a.dst = src[rank] + (size_t)rank * a.count;
     if (a.kind == COLL_BARRIER) a.src = a.dst = 0;
+    if (inplace) a.dst = src[rank];
     rc = coll_run(&c, &a);
     if (rc != COLL_OK) {
         fprintf(stderr, "%s/%s p=%d: %s\n", coll_kind_name(a.kind), coll_algo_name(a.algo),
@@ -53,6 +62,20 @@ static int run_rank(int rank, void *arg)
         return 1;
     }
     return 0;
+}
+
+/* Runs `args` on p ranks; the busiest rank's bytes sent and rounds. */
+static void measure(int p, uint64_t *bytes, uint64_t *rounds)
+{
+    int r;
+    *bytes = *rounds = 0;
+    coll_threads_init(&world, p, 0);
+    if (coll_threads_run(&world, run_rank, 0) != 0) failures++;
+    coll_threads_destroy(&world);
+    for (r = 0; r < p; r++) {
+        if (counters[r].bytes_sent > *bytes) *bytes = counters[r].bytes_sent;
+        if (counters[r].rounds > *rounds) *rounds = counters[r].rounds;
+    }
 }
 
 static int lg(int p) { int l = 0; while ((1 << l) < p) l++; return l; }
@@ -133,6 +156,96 @@ static void formula(coll_kind k, coll_algo a, int p, double n, int C, int g,
     }
 }
 
+/* The newer collectives, root 0: the busiest rank's bytes and rounds. n is
+   each rank's vector (scan, exscan, reduce) or block (all-to-all) in bytes;
+   c[j] is rank j's block in bytes for the v forms. A message of 0 bytes is
+   never sent, so it costs no round. */
+static double subtree(const double *c, int p, int v)   /* binomial: [v, v + lowbit v) */
+{
+    int j, end = v == 0 ? p : v + (v & -v);
+    double b = 0;
+    for (j = v; j < end && j < p; j++) b += c[j];
+    return b;
+}
+
+static void formula_more(coll_kind k, coll_algo a, int p, double n, const double *c,
+                         double *bytes, double *rounds)
+{
+    int L = lg(p), ex = k == COLL_EXSCAN, v, m, j;
+    *bytes = 0; *rounds = 0;
+    if (p == 1) return;
+    switch (k) {
+    case COLL_SCAN: case COLL_EXSCAN:
+        if (n == 0) break;
+        if (a == COLL_ALGO_LINEAR) {    /* chain: r-1 -> r -> r+1; exscan shifts once more */
+            *bytes = (1 + ex) * n; *rounds = (p > 2 ? 2 : 1) + ex;
+        } else {                        /* rank 0 sends in each of the lg p steps */
+            *bytes = (L + ex) * n; *rounds = L + ex;
+        }
+        break;
+    case COLL_REDUCE:                   /* linear: the root receives p-1 vectors */
+        if (n > 0) { *bytes = n; *rounds = p - 1; }
+        break;
+    case COLL_ALLTOALL:                 /* in place: p steps, each rank idle in one */
+        if (n > 0) { *bytes = (p - 1) * n; *rounds = p - 1; }
+        break;
+    case COLL_GATHERV: case COLL_SCATTERV:
+        if (a == COLL_ALGO_LINEAR) {    /* the root and each other nonempty block */
+            for (j = 1; j < p; j++) {
+                if (c[j] == 0) continue;
+                *rounds += 1;
+                if (k == COLL_SCATTERV) *bytes += c[j];
+                else if (c[j] > *bytes) *bytes = c[j];
+            }
+            break;
+        }
+        /* binomial: rank v passes its subtree on (gather: up, scatter: down)
+           in one message, and one per child subtree v + m, m < lowbit v;
+           the root's children's subtrees partition ranks 1..p-1 */
+        for (v = 0; v < p; v++) {
+            double sub = subtree(c, p, v), r = v > 0 && sub > 0;
+            for (m = 1; (v == 0 || m < (v & -v)) && v + m < p; m *= 2) r += subtree(c, p, v + m) > 0;
+            if (r > *rounds) *rounds = r;
+            if (k == COLL_GATHERV && v > 0 && sub > *bytes) *bytes = sub;
+        }
+        if (k == COLL_SCATTERV) *bytes = subtree(c, p, 0) - c[0];
+        break;
+    default: break;
+    }
+}
+
+/* One of the newer collectives on p ranks: count elements per rank (the v
+   forms: vcounts[]), checked against formula_more; a TSV row when `row`
+   or when it differs. Returns 1 if it matched. */
+static int check_more(coll_kind k, coll_algo a, int in_place, int p, size_t count, int row)
+{
+    double c[MAXP], n, fb, fr;
+    size_t total = 0, i;
+    uint64_t bytes, rounds;
+    int v = k == COLL_GATHERV || k == COLL_SCATTERV, r, ok;
+    for (r = 0; r < p; r++) { c[r] = v ? (double)vcounts[r] * 4 : 0; total += v ? vcounts[r] : 0; }
+    if (!v) total = k == COLL_ALLTOALL ? count * (size_t)p : count;
+    n = (double)count * 4;
+    memset(&args, 0, sizeof args);
+    args.kind = k; args.algo = a; args.dtype = COLL_FLOAT32; args.op = COLL_SUM; args.root = 0;
+    args.count = count;
+    if (v) args.counts = vcounts;
+    inplace = in_place;
+    scratch_bytes = 2 * (total * 4 + 64) > 256 ? 2 * (total * 4 + 64) : 256;   /* one segment */
+    for (r = 0; r < p; r++)
+        for (i = 0; i < total; i++) src[r][i] = (float)(r + (int)i % 5);
+    measure(p, &bytes, &rounds);
+    inplace = 0;
+    formula_more(k, a, p, n, c, &fb, &fr);
+    ok = (double)bytes == fb && (double)rounds == fr;
+    if (row || !ok)
+        printf("%s\t%s%s\t%d\t%zu\t%llu\t%llu\t%.0f\t%.0f%s\n", coll_kind_name(k), coll_algo_name(a),
+               in_place ? "_in_place" : "", p, total * 4, (unsigned long long)bytes,
+               (unsigned long long)rounds, fb, fr, ok ? "" : "\tMISMATCH");
+    if (!ok) failures++;
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     static const struct { coll_kind k; coll_algo a; } rows[] = {
@@ -153,8 +266,16 @@ int main(int argc, char **argv)
         { COLL_BARRIER, COLL_ALGO_DISSEMINATION } };
     static const int ps[] = { 2, 3, 4, 6, 7, 8, 16 };
     static const size_t sizes[] = { 5040 * 4, 5040 * 16 * 4 };   /* bytes: divisible by every p */
+    static const struct { coll_kind k; coll_algo a; int inplace; } more[] = {
+        { COLL_SCAN, COLL_ALGO_LINEAR, 0 }, { COLL_SCAN, COLL_ALGO_RECURSIVE_DOUBLING, 0 },
+        { COLL_EXSCAN, COLL_ALGO_LINEAR, 0 }, { COLL_EXSCAN, COLL_ALGO_RECURSIVE_DOUBLING, 0 },
+        { COLL_REDUCE, COLL_ALGO_LINEAR, 0 },
+        { COLL_GATHERV, COLL_ALGO_LINEAR, 0 }, { COLL_GATHERV, COLL_ALGO_BINOMIAL, 0 },
+        { COLL_SCATTERV, COLL_ALGO_LINEAR, 0 }, { COLL_SCATTERV, COLL_ALGO_BINOMIAL, 0 },
+        { COLL_ALLTOALL, COLL_ALGO_PAIRWISE, 1 } };
+    static const size_t odd[] = { 0, 1, 7, 61, 1001 };  /* elements: no p > 1 divides them all */
     size_t ri, pi, si;
-    int only_p = argc > 1 ? atoi(argv[1]) : 0, nrows = 0;
+    int only_p = argc > 1 ? atoi(argv[1]) : 0, nrows = 0, nswept = 0;
     printf("collective\talgo\tranks\tbytes\tmax_bytes_sent\tmax_rounds\tformula_bytes\tformula_rounds\n");
     for (ri = 0; ri < sizeof rows / sizeof rows[0]; ri++)
         for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
@@ -181,13 +302,7 @@ int main(int argc, char **argv)
                     size_t i;
                     for (i = 0; i < count; i++) src[r][i] = (float)(r + (int)i % 5);
                 }
-                coll_threads_init(&world, p, 0);
-                if (coll_threads_run(&world, run_rank, 0) != 0) failures++;
-                coll_threads_destroy(&world);
-                for (r = 0; r < p; r++) {
-                    if (counters[r].bytes_sent > bytes) bytes = counters[r].bytes_sent;
-                    if (counters[r].rounds > rounds) rounds = counters[r].rounds;
-                }
+                measure(p, &bytes, &rounds);
                 formula(rows[ri].k, rows[ri].a, p, (double)n, C, g, &fb, &fr);
                 if (rows[ri].k == COLL_BARRIER) fb = fr;          /* one byte per round */
                 printf("%s\t%s\t%d\t%zu\t%llu\t%llu\t%.0f\t%.0f%s\n", coll_kind_name(rows[ri].k),
@@ -197,6 +312,40 @@ int main(int argc, char **argv)
                 if ((double)bytes != fb || (double)rounds != fr) failures++;
                 nrows++;
             }
-    printf("traffic: %d passed, %d failed\n", nrows - failures, failures);
+    for (ri = 0; ri < sizeof more / sizeof more[0]; ri++) {
+        coll_kind k = more[ri].k;
+        int v = k == COLL_GATHERV || k == COLL_SCATTERV, p, j;
+        /* the table's rows: ragged v counts add up to the row's bytes */
+        for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+            for (si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+                size_t count = sizes[si] / 4, w = 0, cum = 0;
+                p = ps[pi];
+                if (only_p && p != only_p) continue;
+                for (j = 0; j < p; j++) w += j % 3 == 2 ? 0 : 1 + (size_t)j % 4;
+                for (j = 0; j < p; j++) {       /* weights 1 2 0 4 1 0 3 ... */
+                    size_t lo = count * cum / w;
+                    cum += j % 3 == 2 ? 0 : 1 + (size_t)j % 4;
+                    vcounts[j] = count * cum / w - lo;
+                }
+                check_more(k, more[ri].a, more[ri].inplace, p,
+                           k == COLL_ALLTOALL ? count / (size_t)p : v ? 0 : count, 1);
+                nrows++;
+            }
+        /* every p, counts no p divides, empty blocks: checked, no row */
+        for (p = 1; p <= MAXP; p++) {
+            if (only_p && p != only_p) continue;
+            for (si = 0; si < sizeof odd / sizeof odd[0]; si++) {
+                for (j = 0; j < p; j++)         /* every third rank has nothing */
+                    vcounts[j] = j % 3 == 1 ? 0 : odd[si] + (size_t)((j * 7) % 5);
+                check_more(k, more[ri].a, more[ri].inplace, p, odd[si], 0);
+                nswept++;
+                if (!v) continue;
+                for (j = 0; j < p; j++) vcounts[j] = j == p - 1 ? odd[si] : 0;   /* one block */
+                check_more(k, more[ri].a, more[ri].inplace, p, 0, 0);
+                nswept++;
+            }
+        }
+    }
+    printf("traffic: %d passed, %d failed\n", nrows + nswept - failures, failures);
     return failures != 0;
 }
