@@ -531,7 +531,7 @@ COLL_API int coll_waitall(coll_request *r, int n);
    list on every member; this rank must be in it. coll_comm_split (MPI's
    Comm_split, a collective over the whole parent): ranks passing the same
    color >= 0 form one sub, ordered by key, then parent rank; color < 0
-   joins none (sub is left uninitialised, COLL_OK). members: room for 2 x
+   joins none (sub is zeroed: coll_size(sub) == -1; COLL_OK). members: room for 2 x
    the parent's ranks ints; on return members[0..coll_size(sub)) lists it. */
 typedef struct coll_subport {
     coll_port parent;          /* the parent communicator's port              */
@@ -3250,7 +3250,10 @@ COLL_API int coll_comm_split(coll_comm *sub, coll_subport *sp, coll_comm *parent
             parent->why = "split: a rank passed no sub, subport or usable scratch";
             return refused ? COLL_ERR_INVAL : COLL_ERR_PEER;
         }
-    if (color < 0) return COLL_OK;
+    if (color < 0) {                            /* in no group: coll_size(sub) == -1 */
+        if (sub) COLL_MEMSET(sub, 0, sizeof *sub);
+        return COLL_OK;
+    }
     for (i = 0; i < p; i++)                     /* (key, rank) of my color, to the front */
         if (members[2 * i] == color) {
             int k = members[2 * i + 1];
