@@ -2893,6 +2893,7 @@ static int coll__own_block_a2a(coll_request *q)
     size_t off, len, roff, rlen, es = q->esize;
     coll__block(&q->pl, q->pl.rank, &off, &len);
     coll__rblock(&q->pl, q->pl.rank, &roff, &rlen);
+    if (len == 0) return COLL_OK;           /* alltoallv: src or dst may be NULL */
     return coll__copy(q->c, coll__buf(q, COLL_BUF_DST) + roff * es, coll__buf(q, COLL_BUF_SRC) + off * es, len * es);
 }
 

@@ -106,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (call = 0; call < 4 && in.n; call++) {
         coll_args a;
         coll_xfer x;
-        size_t counts[9], total = 0, es, big, i;
+        size_t counts[81], total = 0, es, big, i;     /* p x p for alltoallv */
         unsigned char *src = NULL, *dst = NULL;
         unsigned lay;
         int s;
@@ -118,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         a.root = (int)(signed char)take(&in) % 12;
         a.group = (int)(take(&in) % 6);
         a.count = take(&in) % 41;
-        for (i = 0; i < (size_t)p; i++) { counts[i] = take(&in) % 23; total += counts[i]; }
+        for (i = 0; i < (size_t)(a.kind == COLL_ALLTOALLV ? p * p : p); i++) { counts[i] = take(&in) % 23; total += counts[i]; }
         a.counts = (take(&in) & 7) ? counts : NULL;
         lay = take(&in);
         es = a.dtype == COLL_USER_TYPE ? 3 : (coll_dtype_size(a.dtype) ? coll_dtype_size(a.dtype) : 8);
