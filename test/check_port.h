@@ -12,13 +12,19 @@
          normal scratch and with a tiny one (many small segments);
        - a few more dtypes and operators at count 13 (quick), or every dtype
          with every operator (full);
+       - the v forms with ragged per-rank counts, some blocks empty;
+         alltoallv with a ragged p x p matrix that depends only on p and
+         the count (some blocks empty; in place, a symmetric one, so that
+         row r equals column r on every rank);
      and checks on every rank: every element against the plain-loop
      reference of test/test_values.h (inputs are small integers, so the
      answer is exact), guard bytes on both sides of every output and input,
      the input of an out-of-place call untouched. A case that returns
      COLL_ERR_NOSYS on its own arguments is counted "not available".
      Then the error cases: a bad root on every rank, a bad root on one rank,
-     a count that one rank disagrees on: every rank must return an error,
+     a count that one rank disagrees on, alltoallv in place with a matrix
+     whose row r differs from its column r on some ranks (those must say
+     COLL_ERR_INVAL): every rank must return an error,
      promptly (within `prompt_s` if a clock is given; in round-robin mode,
      within a bounded number of turns), and the communicator must still
      work afterwards (call-check errors move no payload).
@@ -144,7 +150,8 @@ typedef struct coll_port_check_rank {
     int stage, kind, algo, variant, serial;   /* where the case list is    */
     unsigned char *s, *d;      /* the two buffer regions (guard in front)    */
     size_t region;             /* bytes of each, guards included             */
-    size_t *counts;            /* per-rank counts of the v forms             */
+    size_t *counts;            /* per-rank counts of the v forms; p x p for
+                                  alltoallv                                  */
     size_t big;
     unsigned long turns;
     double t0;
@@ -178,7 +185,8 @@ typedef struct coll_port_check {
 static size_t coll_port_check__up(size_t n) { return (n + 15u) & ~(size_t)15u; }
 
 /* One buffer region: p blocks of up to big + p elements of 8 bytes (the v
-   forms' counts run up to count + p - 1), guards on both sides. */
+   forms' counts and alltoallv's matrix entries run up to count + p - 1),
+   guards on both sides. */
 static size_t coll_port_check__region(int p, size_t big)
 {
     return coll_port_check__up(2 * COLL_PORT_CHECK_GUARD + 8u * (size_t)p * (big + (size_t)p));
@@ -187,7 +195,7 @@ static size_t coll_port_check__region(int p, size_t big)
 static size_t coll_port_check__share(int p, size_t big, size_t scratch)
 {
     return 2 * coll_port_check__region(p, big) + coll_port_check__up(scratch) +
-           coll_port_check__up(COLL_PORT_CHECK_SMALL) + coll_port_check__up(sizeof(size_t) * (size_t)p) + 16;
+           coll_port_check__up(COLL_PORT_CHECK_SMALL) + coll_port_check__up(sizeof(size_t) * (size_t)p * (size_t)p) + 16;
 }
 
 /* Arena bytes for nranks ranks sharing one arena, the largest count `big`
@@ -286,6 +294,43 @@ static size_t coll_port_check__offset(const coll_port_check_case *k, int b)
     return off;
 }
 
+/* alltoallv's matrix, entry (i, j): what rank i sends rank j. Ragged, some
+   entries empty, and the same on every rank (a function of p, the count
+   and the case). In place it is symmetric (row r = column r); error case
+   4 gives the in-place call the other one, where ranks 0 and 1 at least
+   have row != column. */
+static size_t coll_port_check__a2av(const coll_port_check_case *k, int p, int i, int j)
+{
+    if (k->inplace && k->error != 4)
+        return (i + j) % 3 == 1 ? 0 : k->count + (size_t)(((i + j) * 3 + i * j) % p);
+    return (i + 2 * j) % 3 == 1 ? 0 : k->count + (size_t)((i * 3 + j * 5 + 1) % p);
+}
+
+/* Elements rank r sends (row r) or receives (column r) under alltoallv. */
+static size_t coll_port_check__a2av_sum(const coll_port_check_case *k, int p, int r, int col)
+{
+    size_t s = 0;
+    int j;
+    for (j = 0; j < p; j++) s += col ? coll_port_check__a2av(k, p, j, r) : coll_port_check__a2av(k, p, r, j);
+    return s;
+}
+
+/* Element i of alltoallv's row r (col = 0: the input) or column r (col =
+   1: the output): the peer's block it sits in and where in it. */
+static int coll_port_check__a2av_owner(const coll_port_check_case *k, int p, int r, int col,
+                                       size_t i, size_t *j)
+{
+    int b;
+    size_t off = 0, len = 0;
+    for (b = 0; b < p; b++) {
+        len = col ? coll_port_check__a2av(k, p, b, r) : coll_port_check__a2av(k, p, r, b);
+        if (i < off + len) break;
+        off += len;
+    }
+    *j = i - off;
+    return b;
+}
+
 /* Variant v of (kind, algo) for this p; 0 past the last. */
 static int coll_port_check__variant(coll_port_check *ck, coll_port_check_rank *st, int v,
                                     coll_port_check_case *k)
@@ -349,6 +394,10 @@ static void coll_port_check__prepare(coll_port_check *ck, coll_port_check_rank *
     coll_args *a = &st->a;
     for (b = 0; b < p; b++) total += coll_port_check__block(k, b);
     mine = coll_port_check__block(k, r);
+    if (k->kind == COLL_ALLTOALLV) {       /* row r in, column r out */
+        size_t row = coll_port_check__a2av_sum(k, p, r, 0), col = coll_port_check__a2av_sum(k, p, r, 1);
+        total = row > col ? row : col;
+    }
     /* guards everywhere the case can reach (and a little beyond) */
     {
         size_t used = 2 * COLL_PORT_CHECK_GUARD + es * (total > n * (size_t)p ? total : n * (size_t)p);
@@ -356,14 +405,18 @@ static void coll_port_check__prepare(coll_port_check *ck, coll_port_check_rank *
         if (used > st->region) used = st->region;
         for (i = 0; i < used; i++) x[i] = y[i] = COLL_PORT_CHECK_GUARD_BYTE;
     }
-    for (i = 0; i < (size_t)p; i++) st->counts[i] = coll_port_check__block(k, (int)i);
+    if (k->kind == COLL_ALLTOALLV)
+        for (i = 0; i < (size_t)p * (size_t)p; i++)
+            st->counts[i] = coll_port_check__a2av(k, p, (int)(i / (size_t)p), (int)(i % (size_t)p));
+    else
+        for (i = 0; i < (size_t)p; i++) st->counts[i] = coll_port_check__block(k, (int)i);
     {
         unsigned char *z = (unsigned char *)a;
         for (i = 0; i < sizeof *a; i++) z[i] = 0;
     }
     a->kind = k->kind; a->algo = k->algo; a->count = n; a->dtype = k->t; a->op = k->op;
     a->root = k->root; a->group = p < 2 ? 1 : 2;
-    if (coll_port_check__vform(k->kind)) a->counts = st->counts;
+    if (coll_port_check__vform(k->kind) || k->kind == COLL_ALLTOALLV) a->counts = st->counts;
     a->src = S; a->dst = D;
     switch (k->kind) {
     case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_SCAN: case COLL_EXSCAN:
@@ -392,6 +445,16 @@ static void coll_port_check__prepare(coll_port_check *ck, coll_port_check_rank *
         for (i = 0; i < n * (size_t)p; i++)
             t_put(k->t, S, i, t_input(r * p + (int)(i / n), i % n, k->t, COLL_SUM));
         break;
+    case COLL_ALLTOALLV: {                 /* block b of row r: rank r's for rank b */
+        size_t in_n = coll_port_check__a2av_sum(k, p, r, 0);
+        if (k->inplace) a->dst = S;
+        for (i = 0; i < in_n; i++) {
+            size_t j;
+            int b = coll_port_check__a2av_owner(k, p, r, 0, i, &j);
+            t_put(k->t, S, i, t_input(r * p + b, j, k->t, COLL_SUM));
+        }
+        break;
+    }
     case COLL_BROADCAST:
         a->src = D;
         if (r == k->root) for (i = 0; i < n; i++) t_put(k->t, D, i, t_input(k->root, i, k->t, COLL_SUM));
@@ -420,7 +483,8 @@ static int coll_port_check__offered(coll_port_check *ck, coll_port_check_rank *s
 }
 
 /* The error cases - 0: every rank names root p; 1: the last rank alone
-   does (p > 1); 2: rank 0 has one element more (p > 1) - and 3: a plain
+   does (p > 1); 2: rank 0 has one element more (p > 1); 3: alltoallv in
+   place with row r != column r on some ranks (p > 1) - and 4: a plain
    call after them that must work, as call-check errors move no payload
    and leave the communicator usable. Skipped without call checks
    (COLL_NO_CHECKS), where a refusal is local and the others would wait. */
@@ -428,12 +492,12 @@ static int coll_port_check__error_case(coll_port_check *ck, coll_port_check_rank
 {
     coll_port_check_case *k = &st->k;
     int p = ck->nranks;
-    if (e >= 4) return 0;
-    if (!st->checks || (p < 2 && (e == 1 || e == 2))) return -1;
-    k->error = e < 3 ? e + 1 : 0;
-    k->kind = e == 0 ? COLL_BROADCAST : e == 1 ? COLL_REDUCE : COLL_ALLREDUCE;
+    if (e >= 5) return 0;
+    if (!st->checks || (p < 2 && e >= 1 && e <= 3)) return -1;
+    k->error = e < 4 ? e + 1 : 0;
+    k->kind = e == 0 ? COLL_BROADCAST : e == 1 ? COLL_REDUCE : e == 3 ? COLL_ALLTOALLV : COLL_ALLREDUCE;
     k->algo = COLL_ALGO_AUTO;
-    k->t = COLL_FLOAT32; k->op = COLL_SUM; k->count = 61; k->inplace = 0; k->small = 0;
+    k->t = COLL_FLOAT32; k->op = COLL_SUM; k->count = 61; k->inplace = e == 3; k->small = 0;
     k->root = 0;
     return 1;
 }
@@ -493,6 +557,11 @@ static double coll_port_check__want(coll_port_check *ck, const coll_port_check_r
     case COLL_BROADCAST: return t_input(k->root, i, k->t, COLL_SUM);
     case COLL_SCATTER: case COLL_SCATTERV: return t_input(r, i, k->t, COLL_SUM);
     case COLL_ALLTOALL: return t_input((int)(i / n) * p + r, i % n, k->t, COLL_SUM);
+    case COLL_ALLTOALLV: {                 /* block b of column r: rank b's for rank r */
+        size_t j;
+        b = coll_port_check__a2av_owner(k, p, r, 1, i, &j);
+        return t_input(b * p + r, j, k->t, COLL_SUM);
+    }
     default:                               /* the gathers: block b from rank b */
         for (b = 0, off = 0; b < p; off += coll_port_check__block(k, b), b++)
             if (i < off + coll_port_check__block(k, b)) break;
@@ -532,6 +601,8 @@ static void coll_port_check__verify(coll_port_check *ck, coll_port_check_rank *s
     case COLL_SCATTER: out_n = n; in_n = n * (size_t)p; break;
     case COLL_SCATTERV: out_n = coll_port_check__block(k, r); in_n = total; break;
     case COLL_ALLTOALL: out_n = in_n = n * (size_t)p; break;
+    case COLL_ALLTOALLV:
+        in_n = coll_port_check__a2av_sum(k, p, r, 0); out_n = coll_port_check__a2av_sum(k, p, r, 1); break;
     default: break;
     }
     /* every element of the output */
@@ -589,6 +660,12 @@ static void coll_port_check__verify(coll_port_check *ck, coll_port_check_rank *s
                 break;
             }
             case COLL_ALLTOALL: want = t_input(r * p + (int)(i / n), i % n, k->t, COLL_SUM); break;
+            case COLL_ALLTOALLV: {
+                size_t j;
+                int b = coll_port_check__a2av_owner(k, p, r, 0, i, &j);
+                want = t_input(r * p + b, j, k->t, COLL_SUM);
+                break;
+            }
             default: want = t_input(r, i, k->t, COLL_SUM); break;
             }
             if (t_get(k->t, in, i) != want) bad = i;
@@ -613,7 +690,8 @@ static void coll_port_check__verify(coll_port_check *ck, coll_port_check_rank *s
 }
 
 /* An error case's arguments: e 1, every rank names root p; e 2, the last
-   rank alone does; e 3, rank 0 has one element more. */
+   rank alone does; e 3, rank 0 has one element more; e 4 (alltoallv in
+   place, a matrix that is not symmetric) is prepare's. */
 static void coll_port_check__spoil(coll_port_check *ck, coll_port_check_rank *st)
 {
     int p = ck->nranks, r = st->rank;
@@ -626,6 +704,11 @@ static void coll_port_check__verify_error(coll_port_check *ck, coll_port_check_r
                                           double secs)
 {
     int e = st->k.error, want = e == 1 || (e == 2 && st->rank == ck->nranks - 1);
+    if (e == 4) {                          /* this rank's row against its column */
+        int j, p = ck->nranks, r = st->rank;
+        for (j = 0; j < p; j++)
+            want |= coll_port_check__a2av(&st->k, p, r, j) != coll_port_check__a2av(&st->k, p, j, r);
+    }
     if (want)
         COLL_PORT_CHECK__EXPECT(ck, st, rc == COLL_ERR_INVAL, "returned %d (%s), want %s", rc,
                                 coll_result_str(rc), coll_result_str(COLL_ERR_INVAL));
@@ -662,7 +745,7 @@ static int coll_port_check__setup(coll_port_check *ck, coll_port_check_rank *st,
     st->s = base;
     st->d = base + region;
     st->counts = (size_t *)(base + 2 * region);
-    base += 2 * region + coll_port_check__up(sizeof(size_t) * (size_t)p);
+    base += 2 * region + coll_port_check__up(sizeof(size_t) * (size_t)p * (size_t)p);
     rc = coll_init(&st->c, rank, p, port, base, sc);
     base += coll_port_check__up(sc);
     if (rc == COLL_OK) rc = coll_init(&st->cs, rank, p, port, base, COLL_PORT_CHECK_SMALL);
