@@ -14,7 +14,14 @@
    scatterv, in-place all-to-all): their rows at the same p and sizes, the
    v forms with ragged per-rank counts (bytes is their total), and then,
    without a row unless it fails, every p from 1 to 16 with counts that no
-   p divides, zeros among them. Root 0 throughout. */
+   p divides, zeros among them. Root 0 throughout.
+
+   Last, alltoallv (pairwise, out of place and in place) over ragged p x p
+   matrices with empty blocks (bytes is the whole matrix; in place, a
+   symmetric one): rank r sends row r less its diagonal, one message per
+   nonempty block, in p-1 steps (in place: the p-step swap schedule); a
+   step where both halves are empty costs no round. Rows at the same p and
+   sizes, then every p from 1 to 16, checked, no row unless it fails. */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
 #define COLL_THREADS_IMPLEMENTATION
@@ -35,6 +42,7 @@ static coll_args args;
 static size_t scratch_bytes;
 static int inplace;                     /* src == dst (the in-place all-to-all) */
 static size_t vcounts[MAXP];            /* the v forms' per-rank counts */
+static size_t matrix[MAXP * MAXP];      /* alltoallv's counts: row i to rank j */
 static int failures;
 
 static int run_rank(int rank, void *arg)
@@ -246,6 +254,82 @@ static int check_more(coll_kind k, coll_algo a, int in_place, int p, size_t coun
     return ok;
 }
 
+/* alltoallv, pairwise, over matrix[]: the busiest rank's bytes (row r
+   less the diagonal) and rounds (the steps with a nonempty half: out of
+   place, step s sends to r+s and receives from r-s; in place, rank r swaps
+   with every other rank j, one block each way, equal as row = column). */
+static void formula_a2av(int p, int in_place, double *bytes, double *rounds)
+{
+    int r, s;
+    *bytes = *rounds = 0;
+    for (r = 0; r < p; r++) {
+        double b = 0, n = 0;
+        for (s = 1; s < p; s++) {
+            size_t out = matrix[(size_t)r * p + (size_t)((r + s) % p)];
+            size_t in = matrix[(size_t)((r - s + p) % p) * p + (size_t)r];
+            b += (double)out * 4;
+            n += in_place ? out > 0 : out > 0 || in > 0;
+        }
+        if (b > *bytes) *bytes = b;
+        if (n > *rounds) *rounds = n;
+    }
+}
+
+/* alltoallv over matrix[] on p ranks against formula_a2av; a TSV row when
+   `row` or when it differs. Returns 1 if it matched. */
+static int check_a2av(int in_place, int p, int row)
+{
+    size_t total = 0, maxrow = 0, i;
+    uint64_t bytes, rounds;
+    double fb, fr;
+    int r, j, ok;
+    for (r = 0; r < p; r++) {
+        size_t sum = 0;
+        for (j = 0; j < p; j++) sum += matrix[(size_t)r * p + (size_t)j];
+        total += sum;
+        if (sum > maxrow) maxrow = sum;
+    }
+    memset(&args, 0, sizeof args);
+    args.kind = COLL_ALLTOALLV; args.algo = COLL_ALGO_PAIRWISE; args.dtype = COLL_FLOAT32;
+    args.op = COLL_SUM; args.counts = matrix;
+    inplace = in_place;
+    scratch_bytes = 2 * (maxrow * 4 + 64) > 256 ? 2 * (maxrow * 4 + 64) : 256;   /* one segment */
+    if (scratch_bytes > sizeof scratch[0]) scratch_bytes = sizeof scratch[0];
+    for (r = 0; r < p; r++)
+        for (i = 0; i < maxrow; i++) src[r][i] = (float)(r + (int)i % 5);
+    measure(p, &bytes, &rounds);
+    inplace = 0;
+    formula_a2av(p, in_place, &fb, &fr);
+    ok = (double)bytes == fb && (double)rounds == fr;
+    if (row || !ok)
+        printf("%s\t%s%s\t%d\t%zu\t%llu\t%llu\t%.0f\t%.0f%s\n", coll_kind_name(COLL_ALLTOALLV),
+               coll_algo_name(COLL_ALGO_PAIRWISE), in_place ? "_in_place" : "", p, total * 4,
+               (unsigned long long)bytes, (unsigned long long)rounds, fb, fr, ok ? "" : "\tMISMATCH");
+    if (!ok) failures++;
+    return ok;
+}
+
+/* A ragged matrix: entry (i, j) of weight w, some 0 (symmetric in place).
+   scaled: `count` elements in all, the unit count / (sum of weights) times
+   each weight and what is left on entry (0, 0) (the diagonal keeps it
+   symmetric); else count + w - 1 where w > 0. */
+static void fill_a2av(int p, int in_place, size_t count, int scaled)
+{
+    size_t W = 0, unit, i;
+    int a, b;
+    for (a = 0; a < p; a++)
+        for (b = 0; b < p; b++) {
+            size_t w = in_place ? ((a + b) % 3 == 2 ? 0 : 1 + (size_t)((a + b + a * b) % 4))
+                                : ((a + 2 * b) % 3 == 1 ? 0 : 1 + (size_t)((a * 3 + b * 5) % 4));
+            matrix[(size_t)a * p + (size_t)b] = w;
+            W += w;
+        }
+    unit = scaled ? count / W : 0;
+    for (i = 0; i < (size_t)p * (size_t)p; i++)
+        matrix[i] = scaled ? matrix[i] * unit : matrix[i] ? count + matrix[i] - 1 : 0;
+    if (scaled) matrix[0] += count - unit * W;
+}
+
 int main(int argc, char **argv)
 {
     static const struct { coll_kind k; coll_algo a; } rows[] = {
@@ -343,6 +427,35 @@ int main(int argc, char **argv)
                 for (j = 0; j < p; j++) vcounts[j] = j == p - 1 ? odd[si] : 0;   /* one block */
                 check_more(k, more[ri].a, more[ri].inplace, p, 0, 0);
                 nswept++;
+            }
+        }
+    }
+    {   /* alltoallv: out of place, then in place */
+        int ip, p, j;
+        for (ip = 0; ip < 2; ip++) {
+            for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+                for (si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+                    p = ps[pi];
+                    if (only_p && p != only_p) continue;
+                    fill_a2av(p, ip, sizes[si] / 4, 1);
+                    check_a2av(ip, p, 1);
+                    nrows++;
+                }
+            for (p = 1; p <= MAXP; p++) {
+                if (only_p && p != only_p) continue;
+                for (si = 0; si < sizeof odd / sizeof odd[0]; si++) {
+                    fill_a2av(p, ip, odd[si], 0);
+                    check_a2av(ip, p, 0);
+                    memset(matrix, 0, sizeof matrix);          /* one block (and its mirror) */
+                    matrix[(size_t)(p - 1) * p] = odd[si];
+                    if (ip) matrix[p - 1] = odd[si];
+                    check_a2av(ip, p, 0);
+                    nswept += 2;
+                    if (si) continue;
+                    for (j = 0; j < p * p; j++) matrix[j] = 0;  /* all empty, once */
+                    check_a2av(ip, p, 0);
+                    nswept++;
+                }
             }
         }
     }
