@@ -71,6 +71,7 @@
                            (COLL_BIT(COLL_FLOAT32) | COLL_BIT(COLL_INT32))   (all)
      COLL_OPS              bitmask of ops, e.g. COLL_BIT(COLL_SUM)           (all)
      COLL_ALGOS            bitmask of algorithms, e.g. COLL_BIT(COLL_ALGO_RING) (all)
+     COLL_KINDS            bitmask of collectives, e.g. COLL_BIT(COLL_ALLREDUCE) (all)
      COLL_NO_COST_MODEL    no floating point in the planner: AUTO takes the
                            first algorithm compiled in for the collective  (off)
      COLL_NO_NAMES         coll_algo_name/coll_kind_name return ""         (off)
@@ -372,6 +373,13 @@ typedef struct coll__step {
 #ifndef COLL_EAGER_BYTES
 #define COLL_EAGER_BYTES 64
 #endif
+#ifndef COLL_NO_CHECKS             /* a request's check frames, out and in   */
+#define COLL__FRAME_OUT (24 + COLL_EAGER_BYTES)
+#define COLL__FRAME_IN  (24 + COLL_EAGER_BYTES / 2)
+#else                              /* never used: no room taken              */
+#define COLL__FRAME_OUT 8
+#define COLL__FRAME_IN  8
+#endif
 
 /* A collective in progress (caller-owned, fields private). */
 typedef struct coll_request {
@@ -400,10 +408,10 @@ typedef struct coll_request {
     int eager;                 /* 1: the call rides in the agreement round   */
     size_t cap;                /* bytes per rank's block in a frame          */
     union {                    /* 8-aligned: the kernels read the blocks     */
-        unsigned char b[24 + COLL_EAGER_BYTES];
+        unsigned char b[COLL__FRAME_OUT];
         uint64_t align_;
     } fo;
-    unsigned char fin[24 + COLL_EAGER_BYTES / 2];
+    unsigned char fin[COLL__FRAME_IN];
     uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
     unsigned char crc_out[4], crc_in[4];
 } coll_request;
@@ -622,6 +630,9 @@ static COLL__NO_LIBCALL void coll__set_loop(void *d, int v, size_t n)
 #endif
 #ifndef COLL_ALGOS
 #define COLL_ALGOS 0xfffffffful
+#endif
+#ifndef COLL_KINDS
+#define COLL_KINDS 0xfffffffful
 #endif
 #define COLL__ON(mask, x) ((((unsigned long)(mask)) >> (x)) & 1ul)
 
@@ -1956,23 +1967,23 @@ static int coll__bruck_a2a_finish(coll_request *q);
 
 #ifndef COLL_NO_COST_MODEL
 typedef double (*coll__costfn)(const coll__plan *pl, double n, const coll_tuning *t);
-#define COLL__COST(F) F
-#else
-typedef void *coll__costfn;
-#define COLL__COST(F) 0
 #endif
 
 typedef struct coll__entry {
-    coll_kind kind;
-    coll_algo algo;
-    coll__schedule f;            /* 0 if COLL_ALGOS leaves the algorithm out */
+    unsigned char kind;          /* coll_kind */
+    unsigned char algo;          /* coll_algo */
+    unsigned short needs;
+    coll__schedule f;            /* 0 if COLL_ALGOS or COLL_KINDS leave it out */
+#ifndef COLL_NO_COST_MODEL
     coll__costfn cost;
-    unsigned needs;
+#endif
     coll__hook begin, finish;    /* 0: nothing to do                          */
 } coll__entry;
 
-/* A schedule, or 0 if COLL_ALGOS leaves its algorithm out. */
-#define COLL__S(A, F) (COLL__ON(COLL_ALGOS, COLL_ALGO_##A) ? F : 0)
+/* A schedule or hook, or 0 if COLL_ALGOS or COLL_KINDS leave the row out
+   (and with it every function only that row names). */
+#define COLL__S(K, A, F) (COLL__ON(COLL_ALGOS, COLL_ALGO_##A) && COLL__ON(COLL_KINDS, COLL_##K) ? F : 0)
+#define COLL__H(K, A, F) (COLL__ON(COLL_ALGOS, COLL_ALGO_##A) && COLL__ON(COLL_KINDS, COLL_##K) ? (coll__hook)(F) : (coll__hook)0)
 
 /* ---- the cost model behind COLL_ALGO_AUTO (α-β-γ; see each schedule) ---- */
 #ifndef COLL_NO_COST_MODEL
@@ -2013,8 +2024,15 @@ COLL__C(coll__cost_never,        1e300)
 #undef COLL__C
 #endif
 
+#ifndef COLL_NO_COST_MODEL
 #define COLL__ROW(K, A, F, COST, NEEDS, BEGIN, FINISH)                          \
-    { COLL_##K, COLL_ALGO_##A, COLL__S(A, F), COLL__COST(COST), NEEDS, BEGIN, FINISH }
+    { COLL_##K, COLL_ALGO_##A, NEEDS, COLL__S(K, A, F), COST,                   \
+      COLL__H(K, A, BEGIN), COLL__H(K, A, FINISH) }
+#else
+#define COLL__ROW(K, A, F, COST, NEEDS, BEGIN, FINISH)                          \
+    { COLL_##K, COLL_ALGO_##A, NEEDS, COLL__S(K, A, F),                         \
+      COLL__H(K, A, BEGIN), COLL__H(K, A, FINISH) }
+#endif
 
 static const coll__entry coll__registry[] = {
     /*        collective       algorithm              schedule                            cost                     needs                          begin                  finish */
@@ -2168,15 +2186,15 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
            every row of the call shares is coll_start's to report: NOSPC) */
         if ((e->needs & COLL__SCRATCH) && c->segment < coll__scratch_need(c, pl, e, esize)) continue;
 #ifdef COLL_NO_COST_MODEL
-        return e->algo;
+        return (coll_algo)e->algo;
 #else
         {
             coll__plan q;
             double cost;
             COLL_MEMCPY(&q, pl, sizeof q);
-            q.algo = e->algo;
+            q.algo = (coll_algo)e->algo;
             cost = e->cost(&q, n, &c->tune);
-            if (best == COLL_ALGO_AUTO || cost < best_cost) { best = e->algo; best_cost = cost; }
+            if (best == COLL_ALGO_AUTO || cost < best_cost) { best = (coll_algo)e->algo; best_cost = cost; }
         }
 #endif
     }

@@ -90,7 +90,7 @@ head_row() {
     head_row "build"
     row "full" full.text
     row "full + libgcc helpers" full+libgcc.text
-    row "core (COLL_ALGOS, COLL_OPS masks)" core.text
+    row "core (COLL_KINDS, COLL_ALGOS, COLL_OPS masks)" core.text
     row "minimal, linked: coll" min.lib.text
     row "minimal, linked: libgcc helpers" min.libgcc.text
     row "minimal, linked: whole image" min.image.text
@@ -106,10 +106,10 @@ head_row() {
     row "coll_allreduce, minimal" min.stack.allreduce
     echo
     echo "Profiles: *full* is every collective, algorithm, dtype and op, with"
-    echo "layouts, tuning and call checks. *core* is the masks COLL_ALGOS (naive,"
-    echo "ring, tree) and COLL_OPS (sum, min, max, avg) with every dtype; the"
-    echo "collectives cannot be masked yet, so gather, scatter, alltoall, barrier"
-    echo "and the v-variants are still in it. *minimal* is ring all-reduce of"
+    echo "layouts, tuning and call checks. *core* is the masks COLL_KINDS"
+    echo "(allreduce, reduce_scatter, allgather, broadcast, reduce), COLL_ALGOS"
+    echo "(naive, ring, tree) and COLL_OPS (sum, min, max, avg) with every dtype."
+    echo "*minimal* is ring all-reduce of"
     echo "float32 sums with every COLL_NO_* switch, linked into"
     echo "examples/baremetal/min_allreduce.c (coll_init + coll_allreduce only) with"
     echo "-ffunction-sections -fdata-sections -Wl,--gc-sections: \"coll\" is the"
