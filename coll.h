@@ -636,6 +636,25 @@ static COLL__NO_LIBCALL void coll__set_loop(void *d, int v, size_t n)
 #endif
 #define COLL__ON(mask, x) ((((unsigned long)(mask)) >> (x)) & 1ul)
 
+/* A build of one collective (one dtype, one op) has the value as a
+   constant, so every branch on it folds away: COLL__KIND(k) is k, or the
+   one kind COLL_KINDS leaves in (read only after k has been checked). */
+#define COLL__ONE(mask) ((((unsigned long)(mask)) & (((unsigned long)(mask)) - 1ul)) == 0ul)
+#if defined(__GNUC__)
+#define COLL__FIRST(mask) __builtin_ctzl((unsigned long)(mask))
+#else
+#define COLL__FIRST(mask) coll__first((unsigned long)(mask))
+static int coll__first(unsigned long m)
+{
+    int b = 0;
+    while (m && !(m & 1ul)) { m >>= 1; b++; }
+    return b;
+}
+#endif
+#define COLL__KIND(k) (COLL__ONE(COLL_KINDS) ? (coll_kind)COLL__FIRST(COLL_KINDS) : (k))
+#define COLL__DT(t)   (COLL__ONE(COLL_DTYPES) ? (coll_dtype)COLL__FIRST(COLL_DTYPES) : (t))
+#define COLL__OPV(o)  (COLL__ONE(COLL_OPS) ? (coll_op)COLL__FIRST(COLL_OPS) : (o))
+
 /* Trimmed builds leave kernels and schedules unreferenced: not a problem. */
 #if defined(__GNUC__)
 #define COLL__UNUSED __attribute__((unused))
@@ -977,9 +996,9 @@ static int coll__reduce(const coll_comm *c, void *out, const void *a, const void
     }
     if (c->mem) return c->mem->reduce(c->mem->ctx, out, a, b, n, t, op);
 #if defined(__OPTIMIZE_SIZE__)
-    coll__kernels3[t][op](out, a, b, n);
+    coll__kernels3[COLL__DT(t)][COLL__OPV(op)](out, a, b, n);
 #else
-    (out == a ? coll__kernels2 : coll__kernels3)[t][op](out, a, b, n);
+    (out == a ? coll__kernels2 : coll__kernels3)[COLL__DT(t)][COLL__OPV(op)](out, a, b, n);
 #endif
     return COLL_OK;
 }
@@ -1081,11 +1100,11 @@ static size_t coll__split(size_t n, int k, int i)
    allgather, gather, scatter, alltoall), or counts[] (v forms). */
 static void coll__block(const coll__plan *pl, int i, size_t *off, size_t *len)
 {
-    if (coll__vector(pl->kind)) {
+    if (coll__vector(COLL__KIND(pl->kind))) {
         *off = coll__split(pl->count, pl->p, i);
         *len = coll__split(pl->count, pl->p, i + 1) - *off;
     } else if (pl->counts) {
-        const size_t *row = pl->counts + (pl->kind == COLL_ALLTOALLV ? (size_t)pl->rank * (size_t)pl->p : 0);
+        const size_t *row = pl->counts + (COLL__KIND(pl->kind) == COLL_ALLTOALLV ? (size_t)pl->rank * (size_t)pl->p : 0);
         int j;
         *off = 0;
         for (j = 0; j < i; j++) *off += row[j];
@@ -1101,7 +1120,7 @@ static void coll__block(const coll__plan *pl, int i, size_t *off, size_t *len)
 static void coll__rblock(const coll__plan *pl, int i, size_t *off, size_t *len)
 {
     int j, p = pl->p;
-    if (pl->kind != COLL_ALLTOALLV) { coll__block(pl, i, off, len); return; }
+    if (COLL__KIND(pl->kind) != COLL_ALLTOALLV) { coll__block(pl, i, off, len); return; }
     *off = 0;
     for (j = 0; j < i; j++) *off += pl->counts[(size_t)j * (size_t)p + (size_t)pl->rank];
     *len = pl->counts[(size_t)i * (size_t)p + (size_t)pl->rank];
@@ -1136,7 +1155,7 @@ static size_t coll__vbound(const coll__plan *pl, int v)
 {
     size_t off, len;
     if (v >= pl->p2) return pl->total;
-    if (pl->kind == COLL_ALLREDUCE || pl->kind == COLL_REDUCE) return coll__split(pl->count, pl->p2, v);
+    if (COLL__KIND(pl->kind) == COLL_ALLREDUCE || COLL__KIND(pl->kind) == COLL_REDUCE) return coll__split(pl->count, pl->p2, v);
     coll__block(pl, v < pl->rem ? 2 * v : v + pl->rem, &off, &len);
     return off;
 }
@@ -1226,7 +1245,7 @@ static int coll__folded(const coll__plan *pl, int s, int inner, int *k)
 static void coll__partial(const coll__plan *pl, int b, int *buf, size_t *off)
 {
     size_t len;
-    if (pl->kind == COLL_ALLREDUCE) { *buf = COLL_BUF_DST; coll__block(pl, b, off, &len); }
+    if (COLL__KIND(pl->kind) == COLL_ALLREDUCE) { *buf = COLL_BUF_DST; coll__block(pl, b, off, &len); }
     else if (pl->inplace)           { *buf = COLL_BUF_SRC; coll__block(pl, b, off, &len); }
     else                            { *buf = COLL_BUF_DST; *off = 0; }
 }
@@ -1777,7 +1796,7 @@ static int coll__linear_reduce(const coll__plan *pl, int s, coll__step *st)
 static int coll__exscan_shift(const coll__plan *pl, int s, coll__step *st)
 {
     int r = pl->rank, p = pl->p;
-    if (pl->kind != COLL_EXSCAN || s > 0 || p == 1) return 0;
+    if (COLL__KIND(pl->kind) != COLL_EXSCAN || s > 0 || p == 1) return 0;
     coll__idle(st);
     if (r + 1 < p) { st->to = r + 1; st->slen = pl->count; }
     if (r > 0) { st->from = r - 1; st->rlen = pl->count; st->rrun = st->rstride = pl->count; }
@@ -2018,8 +2037,8 @@ COLL__C(coll__cost_chain,        (p - 2 + C) * (al + n * be / C))
 COLL__C(coll__cost_linear,       (p - 1) * (al + n * be / p))
 COLL__C(coll__cost_dissem,       lg * al)
 COLL__C(coll__cost_linear_red,   (p - 1) * (al + n * be + n * ga))
-COLL__C(coll__cost_chain_scan,   (p - 1) * (al + n * be + n * ga) + (pl->kind == COLL_EXSCAN ? al + n * be : 0))
-COLL__C(coll__cost_rd_scan,      lg * (al + n * be + n * ga) + (pl->kind == COLL_EXSCAN ? al + n * be : 0))
+COLL__C(coll__cost_chain_scan,   (p - 1) * (al + n * be + n * ga) + (COLL__KIND(pl->kind) == COLL_EXSCAN ? al + n * be : 0))
+COLL__C(coll__cost_rd_scan,      lg * (al + n * be + n * ga) + (COLL__KIND(pl->kind) == COLL_EXSCAN ? al + n * be : 0))
 COLL__C(coll__cost_never,        1e300)
 #undef COLL__C
 #endif
@@ -2138,7 +2157,7 @@ static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entr
 static size_t coll__scratch_need(const coll_comm *c, const coll__plan *pl, const coll__entry *e, size_t es)
 {
     if (c->nranks == 1 || pl->total == 0) return 0;
-    if (coll__reduces(pl->kind) || (e->needs & COLL__SCRATCH)) return es;
+    if (coll__reduces(COLL__KIND(pl->kind)) || (e->needs & COLL__SCRATCH)) return es;
     return (e->needs & COLL__STAGE_IP) && pl->inplace ? es : 0;
 }
 
@@ -2158,8 +2177,8 @@ static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es,
 static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
 {
     size_t n = pl->total;
-    if (pl->kind == COLL_ALLTOALL) n = pl->count * (size_t)pl->p;
-    if (pl->kind == COLL_ALLTOALLV) n = pl->total / (size_t)pl->p;   /* the mean row: alike everywhere */
+    if (COLL__KIND(pl->kind) == COLL_ALLTOALL) n = pl->count * (size_t)pl->p;
+    if (COLL__KIND(pl->kind) == COLL_ALLTOALLV) n = pl->total / (size_t)pl->p;   /* the mean row: alike everywhere */
     return n * esize;
 }
 
@@ -2176,11 +2195,11 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
     const char *why;
     for (i = 0; i < (size_t)c->nrules; i++) {
         const coll_rule *u = &c->rules[i];
-        if (u->kind == pl->kind && bytes >= u->min_bytes && bytes <= u->max_bytes) return u->algo;
+        if (u->kind == COLL__KIND(pl->kind) && bytes >= u->min_bytes && bytes <= u->max_bytes) return u->algo;
     }
     for (i = 0; i < sizeof coll__registry / sizeof coll__registry[0]; i++) {
         const coll__entry *e = &coll__registry[i];
-        if (e->kind != pl->kind || (e->needs & COLL__CALLER)) continue;
+        if (e->kind != COLL__KIND(pl->kind) || (e->needs & COLL__CALLER)) continue;
         if (coll__fits(c, pl, e, ordered, &why) != COLL_OK) continue;
         /* a row that packs through scratch is no choice without it (a need
            every row of the call shares is coll_start's to report: NOSPC) */
@@ -2230,13 +2249,14 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     if (!a) return COLL__NO(why, COLL_ERR_INVAL, "args: NULL");
     p = c->nranks; r = c->rank;
     if ((unsigned)a->kind >= (unsigned)COLL_KIND_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "kind: not a coll_kind");
+    if (!COLL__ON(COLL_KINDS, a->kind)) return COLL__NO(why, COLL_ERR_NOSYS, "kind: not compiled in (COLL_KINDS)");
     if ((unsigned)a->algo >= (unsigned)COLL_ALGO_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "algo: not a coll_algo");
-    pl->kind = a->kind; pl->algo = a->algo; pl->rank = r; pl->p = p;
+    pl->kind = COLL__KIND(a->kind); pl->algo = a->algo; pl->rank = r; pl->p = p;
     pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0;
     pl->inplace = 0; pl->row = -1;
     for (pl->p2 = 1; pl->p2 * 2 <= p; pl->p2 *= 2) {}
     pl->rem = p - pl->p2;
-    if (a->kind == COLL_BARRIER) {
+    if (COLL__KIND(a->kind) == COLL_BARRIER) {
         pl->count = pl->total = 1; pl->chunk = 1; pl->inplace = 0;
         *esize_out = 1;
         return COLL_OK;
@@ -2244,7 +2264,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     if ((unsigned)a->dtype >= (unsigned)COLL_DTYPE_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "dtype: not a coll_dtype");
     es = coll__esize(c, a->dtype);
     if (es == 0) return COLL__NO(why, COLL_ERR_INVAL, "dtype: COLL_USER_TYPE without coll_set_user_op");
-    if (coll__reduces(a->kind)) {
+    if (coll__reduces(COLL__KIND(a->kind))) {
         if ((unsigned)a->op >= (unsigned)COLL_OP_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "op: not a coll_op");
         if (a->op == COLL_USER_OP) {
             if (!c->user.fn) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without coll_set_user_op");
@@ -2252,12 +2272,15 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         }
         else if (a->dtype == COLL_USER_TYPE) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_TYPE needs COLL_USER_OP");
         else if (a->op >= COLL_BAND && !coll__is_integer(a->dtype)) return COLL__NO(why, COLL_ERR_INVAL, "op: bitwise op on a float type");
-        else if (!c->mem && !coll__kernels3[a->dtype][a->op]) return COLL__NO(why, COLL_ERR_NOSYS, "op: dtype or op not compiled in");
+        else if (!c->mem && (COLL__ONE(COLL_DTYPES) && COLL__ONE(COLL_OPS)
+                             ? a->dtype != COLL__DT(a->dtype) || a->op != COLL__OPV(a->op)
+                             : !coll__kernels3[a->dtype][a->op]))
+            return COLL__NO(why, COLL_ERR_NOSYS, "op: dtype or op not compiled in");
     }
-    if (coll__rooted(a->kind)) {
+    if (coll__rooted(COLL__KIND(a->kind))) {
         if (a->root < 0 || a->root >= p) return COLL__NO(why, COLL_ERR_INVAL, "root: not a rank");
     }
-    if (coll__vkind(a->kind)) {
+    if (coll__vkind(COLL__KIND(a->kind))) {
         if (!a->counts) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
         n = 0;
         for (i = 0; i < p; i++) {
@@ -2267,7 +2290,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         pl->counts = a->counts;
         pl->count = a->counts[r];
         pl->total = n;
-    } else if (a->kind == COLL_ALLTOALLV) {
+    } else if (COLL__KIND(a->kind) == COLL_ALLTOALLV) {
         size_t k, pp = (size_t)p * (size_t)p;
         if (!a->counts) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
         n = 0;
@@ -2282,7 +2305,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     } else {
         if (a->count > ((size_t)-1) / es / (size_t)p) return COLL__NO(why, COLL_ERR_INVAL, "count: too large");
         n = a->count;
-        pl->total = coll__vector(a->kind) ? n : n * (size_t)p;
+        pl->total = coll__vector(COLL__KIND(a->kind)) ? n : n * (size_t)p;
     }
     /* pipeline chunk: one message segment, or the whole vector uncut */
     pl->chunk = c->segment ? c->segment / es : pl->count;
@@ -2294,7 +2317,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         coll__block(pl, r, &off, &l);
         mine = (uintptr_t)(off * es); len = (uintptr_t)l;
         (void)len;
-        switch (a->kind) {
+        switch (COLL__KIND(a->kind)) {
         case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_SCAN: case COLL_EXSCAN:
             pl->inplace = src == dst; break;
         case COLL_BROADCAST: pl->inplace = 1; break;
@@ -2306,7 +2329,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         default: pl->inplace = 0; break;
         }
     }
-    if (a->kind == COLL_ALLTOALLV && pl->inplace) {   /* a block leaves where its reply lands */
+    if (COLL__KIND(a->kind) == COLL_ALLTOALLV && pl->inplace) {   /* a block leaves where its reply lands */
         for (i = 0; i < p; i++)
             if (a->counts[(size_t)r * (size_t)p + (size_t)i] != a->counts[(size_t)i * (size_t)p + (size_t)r])
                 return COLL__NO(why, COLL_ERR_INVAL, "counts: alltoallv in place needs row r == column r");
@@ -2323,7 +2346,7 @@ static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
     size_t off, len, n = pl->count, p = (size_t)pl->p;
     int root = pl->rank == pl->root, big = pl->row < 0 || !(COLL__ROW_OF(pl)->needs & COLL__ROOT_ONLY);
     coll__block(pl, pl->rank, &off, &len);
-    switch (pl->kind) {
+    switch (COLL__KIND(pl->kind)) {
     case COLL_ALLREDUCE: case COLL_SCAN: case COLL_EXSCAN: *in_n = *out_n = n; break;
     case COLL_REDUCE: *in_n = n; *out_n = root || big ? n : 0; break;
     case COLL_BROADCAST: *in_n = 0; *out_n = n; break;
@@ -2350,8 +2373,8 @@ static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es,
     size_t in_n, out_n;
     coll__extents(pl, &in_n, &out_n);
     if (nulldst) out_n = 0;                     /* told to the others instead */
-    if (pl->kind == COLL_BARRIER) return COLL_OK;
-    if (pl->kind == COLL_BROADCAST) in_n = 0;
+    if (COLL__KIND(pl->kind) == COLL_BARRIER) return COLL_OK;
+    if (COLL__KIND(pl->kind) == COLL_BROADCAST) in_n = 0;
     if (in_n && !a->src) return COLL__NO(why, COLL_ERR_INVAL, "src: NULL");
     if (out_n && !a->dst) return COLL__NO(why, COLL_ERR_INVAL, "dst: NULL");
     if (in_n && in_n * es > UINTPTR_MAX - (uintptr_t)a->src) return COLL__NO(why, COLL_ERR_INVAL, "src: wraps the address space");
@@ -2365,10 +2388,10 @@ static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es,
 static int coll__pick(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t es, const char **why)
 {
     const coll__entry *e;
-    int ordered = a->op == COLL_USER_OP && coll__reduces(a->kind) && !c->user.commutative;
+    int ordered = a->op == COLL_USER_OP && coll__reduces(COLL__KIND(a->kind)) && !c->user.commutative;
     if (pl->algo == COLL_ALGO_AUTO)
-        pl->algo = a->kind == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose(c, pl, es, ordered);
-    e = coll__entry_of(pl->kind, pl->algo);
+        pl->algo = COLL__KIND(a->kind) == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose(c, pl, es, ordered);
+    e = coll__entry_of(COLL__KIND(pl->kind), pl->algo);
     pl->row = e ? (int)(e - coll__registry) : -1;
     return coll__fits(c, pl, e, ordered, why);
 }
@@ -2381,7 +2404,7 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
     if (!c || !a || c->magic != COLL__MAGIC) return 0;
     if (coll__plan_args(c, a, &pl, &es, &why) != COLL_OK) return 0;
     if (coll__pick(c, a, &pl, es, &why) != COLL_OK)          /* no row: what any row would need */
-        return coll__reduces(a->kind) && c->nranks > 1 && pl.total > 0 ? 2 * es : 0;
+        return coll__reduces(COLL__KIND(a->kind)) && c->nranks > 1 && pl.total > 0 ? 2 * es : 0;
     return 2 * coll__scratch_need(c, &pl, COLL__ROW_OF(&pl), es);   /* one element per half */
 }
 
@@ -2435,8 +2458,8 @@ static uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const 
 {
     unsigned char w[48];
     uint32_t h;
-    int k = pl->kind, rooted = coll__rooted(pl->kind);
-    int user = coll__reduces(pl->kind) && a->op == COLL_USER_OP;
+    int k = COLL__KIND(pl->kind), rooted = coll__rooted(COLL__KIND(pl->kind));
+    int user = coll__reduces(COLL__KIND(pl->kind)) && a->op == COLL_USER_OP;
     size_t i, nc, t = pl->total;
     coll__put32(w, c->seq);
     coll__put32(w + 4, (uint32_t)k);
@@ -2445,7 +2468,7 @@ static uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const 
     coll__put32(w + 16, COLL__ROW_OF(pl)->needs & COLL__GROUP ? (uint32_t)pl->group : 0u);
     coll__put32(w + 20, (uint32_t)t);
     coll__put32(w + 24, (uint32_t)((t >> 16) >> 16));
-    coll__put32(w + 28, coll__reduces(pl->kind) ? (uint32_t)a->op : 0u);
+    coll__put32(w + 28, coll__reduces(COLL__KIND(pl->kind)) ? (uint32_t)a->op : 0u);
     coll__put32(w + 32, k == COLL_BARRIER ? 0u : (uint32_t)a->dtype);
     coll__put32(w + 36, (uint32_t)es);
     coll__put32(w + 40, (uint32_t)c->segment);
@@ -2824,12 +2847,12 @@ static int coll__eager_finish(coll_request *q)
     unsigned char *dst = (unsigned char *)q->a.dst;
     int i, p = pl->p, r = pl->rank, rc = COLL_OK;
 #define COLL__BLK(i) (q->fo.b + COLL__FRAME + (size_t)coll__mod(r - (i), p) * q->cap)
-    switch (pl->kind) {
+    switch (COLL__KIND(pl->kind)) {
     case COLL_REDUCE:
         if (r != pl->root) return COLL_OK;
         /* fall through */
     case COLL_ALLREDUCE: case COLL_REDUCE_SCATTER: {
-        size_t at = pl->kind == COLL_REDUCE_SCATTER ? mine : 0;
+        size_t at = COLL__KIND(pl->kind) == COLL_REDUCE_SCATTER ? mine : 0;
         COLL_MEMCPY(dst, COLL__BLK(0) + at, bn);
         for (i = 1; i < p && rc == COLL_OK; i++)
             rc = coll__reduce(c, dst, dst, COLL__BLK(i) + at, pl->count, q->a.dtype, q->a.op);
@@ -2863,7 +2886,7 @@ static void coll__eager_start(coll_request *q, const coll_args *a)
     const coll__plan *pl = &q->pl;
     size_t bn = pl->count * q->esize, b = bn;
     const void *from = a->src;
-    switch (pl->kind) {
+    switch (COLL__KIND(pl->kind)) {
     case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_ALLGATHER: case COLL_GATHER: break;
     case COLL_BROADCAST: from = pl->rank == pl->root ? a->dst : 0; break;
     case COLL_SCATTER: from = pl->rank == pl->root ? a->src : 0; b = bn * (size_t)pl->p; break;
@@ -2982,11 +3005,11 @@ static int coll__begin(coll_request *q)
     const coll__entry *e = COLL__ROW_OF(pl);
     size_t off, len;
     if (pl->total == 0) return COLL_OK;           /* nothing to move (buffers may be NULL) */
-    if (pl->p == 1 && (pl->kind == COLL_REDUCE_SCATTER || pl->kind == COLL_REDUCE_SCATTERV)) {
+    if (pl->p == 1 && (COLL__KIND(pl->kind) == COLL_REDUCE_SCATTER || COLL__KIND(pl->kind) == COLL_REDUCE_SCATTERV)) {
         coll__block(pl, 0, &off, &len);
         return coll__copy(q->c, q->a.dst, q->a.src, len * q->esize);
     }
-    if (pl->p == 1 && coll__reduces(pl->kind)) return coll__work_in_place(q);
+    if (pl->p == 1 && coll__reduces(COLL__KIND(pl->kind))) return coll__work_in_place(q);
     return e->begin ? e->begin(q) : COLL_OK;
 }
 
@@ -3000,14 +3023,14 @@ static int coll__finish(coll_request *q)
     int rc;
     if (pl->total == 0) return COLL_OK;
     if (e->finish && (rc = e->finish(q)) != COLL_OK) return rc;
-    if (!coll__reduces(pl->kind) || q->a.op != COLL_AVG) return COLL_OK;
-    if (pl->kind == COLL_REDUCE && pl->rank != pl->root) return COLL_OK;
+    if (!coll__reduces(COLL__KIND(pl->kind)) || q->a.op != COLL_AVG) return COLL_OK;
+    if (COLL__KIND(pl->kind) == COLL_REDUCE && pl->rank != pl->root) return COLL_OK;
     coll__block(pl, pl->rank, &off, &len);
-    if (coll__vector(pl->kind)) len = pl->count;
+    if (coll__vector(COLL__KIND(pl->kind))) len = pl->count;
     /* a scan's average is over the ranks it covers: r+1, or r (exscan) */
     return coll__scale(q->c, q->a.dst, len, q->a.dtype,
-                       pl->kind == COLL_SCAN ? (size_t)pl->rank + 1 :
-                       pl->kind == COLL_EXSCAN ? (size_t)(pl->rank ? pl->rank : 1) : (size_t)pl->p);
+                       COLL__KIND(pl->kind) == COLL_SCAN ? (size_t)pl->rank + 1 :
+                       COLL__KIND(pl->kind) == COLL_EXSCAN ? (size_t)(pl->rank ? pl->rank : 1) : (size_t)pl->p);
 }
 
 #ifdef COLL_DEBUG
@@ -3016,9 +3039,9 @@ static int coll__finish(coll_request *q)
 static int coll__span_in(const coll_request *q, int buf, size_t off, size_t len, size_t run, size_t stride)
 {
     size_t in_n, out_n, end;
-    if (len == 0 || q->pl.kind == COLL_BARRIER) return 1;
+    if (len == 0 || COLL__KIND(q->pl.kind) == COLL_BARRIER) return 1;
     coll__extents(&q->pl, &in_n, &out_n);
-    if (q->pl.kind == COLL_BROADCAST || q->a.src == q->a.dst) in_n = out_n = in_n > out_n ? in_n : out_n;
+    if (COLL__KIND(q->pl.kind) == COLL_BROADCAST || q->a.src == q->a.dst) in_n = out_n = in_n > out_n ? in_n : out_n;
     end = run ? off + (len - 1) / run * stride + (len - 1) % run + 1 : off + len;
     return end <= (buf == COLL_BUF_SRC ? in_n : out_n);
 }
@@ -3219,8 +3242,8 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
         if (members[i] == parent->rank) me = i;
     }
     if (me < 0) return COLL_ERR_INVAL;
-    sp->parent = parent->port;
-    sp->members = members;
+    COLL_MEMCPY(&sp->parent, &parent->port, sizeof sp->parent);   /* no struct copies: */
+    sp->members = members;                                         /* freestanding       */
     sp->n = n;
     COLL_MEMSET(&port, 0, sizeof port);
     port.ctx = sp;
@@ -3234,8 +3257,8 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
     sub->up = parent;
     sub->checks = parent->checks;
     sub->mem = parent->mem;
-    sub->user = parent->user;
-    sub->tune = parent->tune;
+    COLL_MEMCPY(&sub->user, &parent->user, sizeof sub->user);
+    COLL_MEMCPY(&sub->tune, &parent->tune, sizeof sub->tune);
     /* signed into every call check: a sub's call never passes for its parent's */
     coll__put32(w, parent->group_id);
     sub->group_id = coll_crc32c(0, w, 4);
@@ -3420,7 +3443,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
        call check it tells the others, and every rank runs linear reduce,
        where non-roots only send. */
     nulldst = rc == COLL_OK && COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) && c->nranks > 1 &&
-              a->kind == COLL_REDUCE && a->algo == COLL_ALGO_AUTO && a->root != c->rank &&
+              COLL__KIND(a->kind) == COLL_REDUCE && a->algo == COLL_ALGO_AUTO && a->root != c->rank &&
               !a->dst && pl.total > 0;
     if (rc == COLL_OK) rc = coll__buffers_ok(&pl, a, es, nulldst, &why);
     if (rc == COLL_OK) rc = coll__scratch_ok(c, &pl, es, &why);
@@ -3451,7 +3474,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     q->esize = es;
     q->seg = c->segment ? c->segment / es : (size_t)-1;
     q->nepi = COLL__CHECKS && (c->checks & COLL_CHECK_CRC) ? coll__ceil_log2(c->nranks) : 0;
-    q->skip = a->kind == COLL_BARRIER && q->nchk > 0;   /* the agreement round is a barrier */
+    q->skip = COLL__KIND(a->kind) == COLL_BARRIER && q->nchk > 0;   /* the agreement round is a barrier */
     if (COLL__CHECKS && q->nchk) {
         if (nulldst) q->flags |= COLL__F_NULLDST;
         coll__eager_start(q, a);
@@ -3460,8 +3483,8 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     c->seq++;
     q->queued = 1;
     q->ticket = coll__top(c)->ticket++;
-    if (a->kind == COLL_BARRIER) { q->a.src = &q->token[0]; q->a.dst = &q->token[1]; }
-    if (a->kind == COLL_BROADCAST) q->a.src = a->dst;
+    if (COLL__KIND(a->kind) == COLL_BARRIER) { q->a.src = &q->token[0]; q->a.dst = &q->token[1]; }
+    if (COLL__KIND(a->kind) == COLL_BROADCAST) q->a.src = a->dst;
     if (!COLL__CHECKS || q->nchk == 0) {   /* no agreement round: begin at once */
         q->phase = 1;
         rc = coll__begin(q);
@@ -3669,7 +3692,7 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     x->send_offset = st.soff * es; x->send_bytes = st.to >= 0 ? st.slen * es : 0;
     x->recv_offset = st.roff * es; x->recv_bytes = st.from >= 0 ? st.rlen * es : 0;
     x->reduce = st.reduce;
-    if (a->kind == COLL_BROADCAST) x->send_buf = x->recv_buf = COLL_BUF_DST;
+    if (COLL__KIND(a->kind) == COLL_BROADCAST) x->send_buf = x->recv_buf = COLL_BUF_DST;
     return 1;
 }
 
