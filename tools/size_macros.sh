@@ -35,7 +35,7 @@ minbase=$(min_text none "$min_defs")
     echo "| (none / all of minimal) | $base | | $minbase | |"
     for spec in COLL_NO_CHECKS COLL_CRC_SMALL COLL_NO_LAYOUT COLL_NO_COST_MODEL COLL_NO_NAMES \
                 COLL_NO_ERRSTR COLL_DTYPES=256 COLL_OPS=1 COLL_OPS=29 COLL_ALGOS=4 COLL_ALGOS=14 \
-                "COLL_ALGOS=14 COLL_OPS=29"; do
+                COLL_KINDS=1 COLL_KINDS=31 "COLL_KINDS=31 COLL_ALGOS=14 COLL_OPS=29"; do
         name=$(echo "$spec" | tr ' =' '_-')
         defs=$(for d in $spec; do printf -- '-D%s ' "$d"; done)
         ft=$(full_text "$name" "$defs")
@@ -53,6 +53,8 @@ minbase=$(min_text none "$min_defs")
         label=$(for d in $spec; do case $d in
                 COLL_ALGOS=14) printf '%s' '`COLL_ALGOS` naive, ring, tree' ;;
                 COLL_ALGOS=4) printf '%s' '`COLL_ALGOS` ring' ;;
+                COLL_KINDS=1) printf '%s' '`COLL_KINDS` allreduce' ;;
+                COLL_KINDS=31) printf '%s' '`COLL_KINDS` allreduce, reduce_scatter, allgather, broadcast, reduce' ;;
                 COLL_OPS=29) printf '%s' '`COLL_OPS` sum, min, max, avg' ;;
                 COLL_OPS=1) printf '%s' '`COLL_OPS` sum' ;;
                 COLL_DTYPES=256) printf '%s' '`COLL_DTYPES` float32' ;;
