@@ -4,6 +4,9 @@
    rendezvous port (send and recv only), with a tiny scratch (128-byte
    segments, so long vectors cross hundreds of segments) and a big one.
 
+   The v forms get ragged per-rank counts, some blocks empty; alltoallv a
+   ragged p x p matrix with empty blocks (symmetric in place).
+
    Every rank checks its own result against the plain-loop reference of
    test/test_values.h (tv_reduce, fed the inputs below; it knows every
    dtype of COLL_DTYPE_LIST, so a new one needs no code here), checks 64
@@ -112,6 +115,9 @@ static const row rows[] = {
     { COLL_EXSCAN,          COLL_ALGO_RECURSIVE_DOUBLING, 0 },
     { COLL_BARRIER,         COLL_ALGO_AUTO, 0 },
     { COLL_BARRIER,         COLL_ALGO_DISSEMINATION, 0 },
+    /* last, so that the rows above sample the same cases as before them */
+    { COLL_ALLTOALLV,       COLL_ALGO_AUTO, 0 },
+    { COLL_ALLTOALLV,       COLL_ALGO_PAIRWISE, 0 },
 };
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 
@@ -519,12 +525,21 @@ static int call(coll_comm *c, const tcase *tc, const void *src, void *dst, const
     case COLL_REDUCE_SCATTERV: return coll_reduce_scatterv(c, src, dst, counts, t, op, R->algo);
     case COLL_SCAN:            return coll_scan(c, src, dst, n, t, op, R->algo);
     case COLL_EXSCAN:          return coll_exscan(c, src, dst, n, t, op, R->algo);
+    case COLL_ALLTOALLV:       return coll_alltoallv(c, src, dst, counts, t, R->algo);
     default:                   return COLL_ERR_INVAL;
     }
 }
 
 /* Ragged per-rank counts for the v forms: some ranks contribute nothing. */
 static size_t vcount(size_t count, int j) { return j % 3 == 1 ? 0 : count + (size_t)((j * 7) % 5); }
+
+/* alltoallv's matrix, entry (i, j): what rank i sends rank j. Ragged with
+   empty blocks; in place symmetric (row r = column r, as it must be). */
+static size_t a2av_count(size_t count, int inplace, int i, int j)
+{
+    if (inplace) return (i + j) % 3 == 2 ? 0 : count + (size_t)(((i + j) * 7 + i * j) % 5);
+    return (i + 2 * j) % 3 == 1 ? 0 : count + (size_t)((i * 7 + j * 3) % 5);
+}
 
 /* Runs case k on rank r; returns its result code; *hash gets the output's
    hash when every rank should hold the same bytes. */
@@ -535,6 +550,8 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
     coll_kind kind = R->kind;
     int p = c->nranks, j, rc, expect_rc = COLL_OK, root = tc->root;
     size_t es = esize_of(tc), n = tc->count, counts[MAXP], offs[MAXP], total = 0, i;
+    size_t mat[MAXP * MAXP], roff[MAXP * MAXP];   /* alltoallv: the matrix, each block's
+                                                    offset in its sender's row */
     size_t in_n = 0, out_n = 0, in_off = 0, out_off = 0, a_n, b_n;
     rankmem *M = &W->mem[r];
     unsigned char *src = NULL, *dst = NULL, *abuf, *bbuf;
@@ -547,6 +564,19 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
         counts[j] = vform(kind) ? vcount(n, j) : n;
         offs[j] = total;
         total += counts[j];
+    }
+    if (kind == COLL_ALLTOALLV) {          /* counts[j] / offs[j]: column r, what rank j sends r */
+        int a;
+        for (j = 0; j < p; j++) {
+            size_t o = 0;
+            for (a = 0; a < p; a++) {
+                mat[j * p + a] = a2av_count(n, inplace, j, a);
+                roff[j * p + a] = o;
+                o += mat[j * p + a];
+            }
+        }
+        total = 0;
+        for (j = 0; j < p; j++) { counts[j] = mat[j * p + r]; offs[j] = total; total += counts[j]; }
     }
     if (tc->uop >= 0) {
         coll_user_op u = user_op(tc->uop);
@@ -586,6 +616,7 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
     case COLL_GATHERV: in_n = counts[r]; out_n = total; in_off = offs[r]; break;
     case COLL_SCATTERV: in_n = total; out_n = counts[r]; out_off = offs[r]; break;
     case COLL_ALLTOALL: in_n = out_n = n * (size_t)p; break;
+    case COLL_ALLTOALLV: in_n = roff[r * p + p - 1] + mat[r * p + p - 1]; out_n = total; break;
     default: break;
     }
     one = inplace || kind == COLL_BROADCAST;
@@ -611,7 +642,7 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
     /* inputs */
     switch (kind) {
     case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_REDUCE_SCATTER:
-    case COLL_REDUCE_SCATTERV: case COLL_ALLTOALL: case COLL_SCAN: case COLL_EXSCAN:
+    case COLL_REDUCE_SCATTERV: case COLL_ALLTOALL: case COLL_ALLTOALLV: case COLL_SCAN: case COLL_EXSCAN:
         for (i = 0; i < in_n; i++) gen(tc, r, i, src + i * es);
         break;
     case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: case COLL_GATHERV:
@@ -628,7 +659,7 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
 
     describe(tc, p, W, what, sizeof what);
     if (verbose && r == 0) { printf("  case %zu: %s\n", k, what); fflush(stdout); }
-    rc = call(c, tc, src, dst, counts);
+    rc = call(c, tc, src, dst, kind == COLL_ALLTOALLV ? mat : counts);
     if (rc == COLL_ERR_NOSYS && expect_rc == COLL_OK) return rc;   /* not available */
     COLL_CHECK_MSG(rc == expect_rc, "%s, rank %d: returned %d (%s), expected %d",
                    what, r, rc, coll_result_str(rc), expect_rc);
@@ -681,6 +712,11 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
         for (j = 0; j < p; j++)
             for (i = 0; i < n; i++)
                 check_copied(&v, tc, j, (size_t)r * n + i, dst + ((size_t)j * n + i) * es, (size_t)j * n + i);
+        break;
+    case COLL_ALLTOALLV:           /* block j: rank j's row, at block r */
+        for (j = 0; j < p; j++)
+            for (i = 0; i < counts[j]; i++)
+                check_copied(&v, tc, j, roff[j * p + r] + i, dst + (offs[j] + i) * es, offs[j] + i);
         break;
     default: break;
     }

@@ -1,7 +1,9 @@
 /* Every collective and algorithm run as resumable requests: p ranks advanced
    round-robin with coll_progress in ONE thread over the mailbox port (no
    threads at all, the numpy seed's way). Each result is checked on every
-   rank against a plain-loop reference, and across ranks bit for bit. */
+   rank against a plain-loop reference, and across ranks bit for bit. The
+   v forms get ragged counts, some blocks empty; alltoallv a ragged p x p
+   matrix with empty blocks (symmetric in place). */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
 #define COLL_MAILBOX_IMPLEMENTATION
@@ -68,6 +70,39 @@ static coll_mailbox box;
 static unsigned char S[MAXP][MAXP * MAXN * 8 + 64], D[MAXP][MAXP * MAXN * 8 + 64];
 static unsigned char scratch[MAXP][256];
 static size_t counts[MAXP];
+static size_t matrix[MAXP * MAXP];     /* alltoallv: what rank i sends rank j at i*p + j */
+
+/* alltoallv's matrix: ragged, some blocks empty; in place symmetric (row r
+   = column r, as it must be). */
+static size_t a2av_count(size_t n, int inplace, int i, int j)
+{
+    if (inplace) return (i + j) % 3 == 2 ? 0 : n + (size_t)(((i + j) * 7 + i * j) % 5);
+    return (i + 2 * j) % 3 == 1 ? 0 : n + (size_t)((i * 7 + j * 3) % 5);
+}
+
+/* Element i of rank r's alltoallv row (col = 0: its input) or column (col =
+   1: its output): the other rank of the block it sits in, and where in it. */
+static int a2av_owner(int p, int r, int col, size_t i, size_t *j)
+{
+    int b;
+    size_t off = 0, len = 0;
+    for (b = 0; b < p; b++) {
+        len = col ? matrix[(size_t)b * (size_t)p + (size_t)r] : matrix[(size_t)r * (size_t)p + (size_t)b];
+        if (i < off + len) break;
+        off += len;
+    }
+    *j = i - off;
+    return b;
+}
+
+static size_t a2av_sum(int p, int r, int col)
+{
+    size_t s = 0;
+    int b;
+    for (b = 0; b < p; b++)
+        s += col ? matrix[(size_t)b * (size_t)p + (size_t)r] : matrix[(size_t)r * (size_t)p + (size_t)b];
+    return s;
+}
 
 /* Data for the moving collectives: element i of the block that rank `who`
    contributes (alltoall: who = sender*p + receiver). */
@@ -95,6 +130,8 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
     unsigned char *sp[MAXP], *dp[MAXP];
     int vform = kind == COLL_ALLGATHERV || kind == COLL_REDUCE_SCATTERV;
     for (b = 0; b < p; b++) counts[b] = b % 3 == 1 ? 0 : n + (size_t)b;
+    for (r = 0; r < p; r++)
+        for (b = 0; b < p; b++) matrix[(size_t)r * (size_t)p + (size_t)b] = a2av_count(n, inplace, r, b);
     for (b = 0; b < p; b++) { block_of(kind, p, n, b, &off, &len); total += len; }
     coll_mailbox_init(&box, p);
     for (r = 0; r < p; r++) {
@@ -125,6 +162,14 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
             if (inplace) sp[r] = dp[r];
             for (b = 0; b < p; b++) for (i = 0; i < n; i++) t_put(t, sp[r], (size_t)b * n + i, dat(r * p + b, i));
             break;
+        case COLL_ALLTOALLV:                  /* block b of row r: rank r's for rank b */
+            if (inplace) sp[r] = dp[r];
+            for (i = 0, len = a2av_sum(p, r, 0); i < len; i++) {
+                size_t j;
+                b = a2av_owner(p, r, 0, i, &j);
+                t_put(t, sp[r], i, dat(r * p + b, j));
+            }
+            break;
         case COLL_BROADCAST:
             if (r == root) for (i = 0; i < n; i++) t_put(t, dp[r], i, dat(root, i));
             break;
@@ -136,6 +181,7 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
         a.kind = kind; a.algo = algo; a.count = n; a.dtype = t; a.op = op; a.root = root;
         a.src = sp[r]; a.dst = dp[r]; a.group = group;
         if (vform) a.counts = counts;
+        if (kind == COLL_ALLTOALLV) a.counts = matrix;
         rc[r] = coll_start(&q[r], &c[r], &a);
         if (rc[r] == COLL_ERR_NOSYS) avail = 0;
         else if (rc[r] != COLL_OK) { ok = 0; printf("start rc %d\n", rc[r]); }
@@ -167,6 +213,7 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
         case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: case COLL_SCATTER: out_n = len; break;
         case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: out_n = total; break;
         case COLL_ALLTOALL: out_n = n * (size_t)p; break;
+        case COLL_ALLTOALLV: out_n = a2av_sum(p, r, 1); break;
         default: break;
         }
         if ((kind == COLL_REDUCE || kind == COLL_GATHER) && r != root) out_n = 0;
@@ -179,6 +226,12 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
             case COLL_BROADCAST: want = dat(root, i); break;
             case COLL_SCATTER: want = dat(r, i); break;
             case COLL_ALLTOALL: want = dat((int)(i / n) * p + r, i % n); break;
+            case COLL_ALLTOALLV: {            /* block b of column r: rank b's for rank r */
+                size_t j;
+                b = a2av_owner(p, r, 1, i, &j);
+                want = dat(b * p + r, j);
+                break;
+            }
             default:                               /* gathers */
                 for (b = 0; b < p; b++) { block_of(kind, p, n, b, &bo, &bl); if (i < bo + bl) break; }
                 want = dat(b, i - bo);
@@ -197,6 +250,7 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
             case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: in_n = total; break;
             case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: in_n = len; break;
             case COLL_SCATTER: case COLL_ALLTOALL: in_n = n * (size_t)p; break;
+            case COLL_ALLTOALLV: in_n = a2av_sum(p, r, 0); break;
             default: break;
             }
             if (dp[r] < D[r] || dp[r] >= D[r] + sizeof D[r]) dend = 0;   /* dst lives in S */
@@ -280,7 +334,8 @@ int main(int argc, char **argv)
         { COLL_GATHER, COLL_ALGO_LINEAR }, { COLL_GATHER, COLL_ALGO_BINOMIAL }, { COLL_GATHER, COLL_ALGO_AUTO },
         { COLL_SCATTER, COLL_ALGO_LINEAR }, { COLL_SCATTER, COLL_ALGO_BINOMIAL }, { COLL_SCATTER, COLL_ALGO_AUTO },
         { COLL_ALLTOALL, COLL_ALGO_PAIRWISE }, { COLL_ALLTOALL, COLL_ALGO_BRUCK },
-        { COLL_ALLTOALL, COLL_ALGO_AUTO } };
+        { COLL_ALLTOALL, COLL_ALGO_AUTO },
+        { COLL_ALLTOALLV, COLL_ALGO_PAIRWISE }, { COLL_ALLTOALLV, COLL_ALGO_AUTO } };
     size_t ci, pi, ti, ni;
     int op;
     for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
