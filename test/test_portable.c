@@ -325,6 +325,41 @@ static void t_alltoall(coll_algo algo, int p, size_t n)
     }
 }
 
+/* alltoallv: rank r sends mat[r*p + q] elements to rank q, a ragged matrix
+   with empty blocks (in place a symmetric one: row r = column r). */
+static void t_alltoallv(coll_algo algo, int p, size_t n, int inplace)
+{
+    static size_t mat[P_MAX * P_MAX];
+    size_t i, o, in_n;
+    int r, q, good;
+    for (r = 0; r < p; r++)
+        for (q = 0; q < p; q++)
+            mat[r * p + q] = inplace ? ((r + q) % 3 == 2 ? 0 : n + (size_t)(((r + q) * 7 + r * q) % 5))
+                                     : ((r + 2 * q) % 3 == 1 ? 0 : n + (size_t)((r * 7 + q * 3) % 5));
+    t_world(p, sizeof scratch_mem[0].b);
+    for (r = 0; r < p; r++) {
+        unsigned char *s = inplace ? dst[r].b : src[r].b;
+        t_fill(dst[r].b, GUARD_BYTE, sizeof dst[r].b);
+        t_fill(src[r].b, GUARD_BYTE, sizeof src[r].b);
+        for (q = 0, o = 0; q < p; q++)   /* block q of rank r's row: tagged (r -> q) */
+            for (i = 0; i < mat[r * p + q]; i++, o++) ((uint32_t *)s)[o] = t_tag(r * 10 + q, i);
+        t_args(r, COLL_ALLTOALLV, algo, s, dst[r].b, 0, COLL_UINT32, COLL_SUM, 0);
+        args[r].counts = mat;
+    }
+    if (!t_all_ok(p, "alltoallv")) return;
+    for (r = 0; r < p; r++) {
+        good = 1;
+        for (q = 0, o = 0; q < p; q++)   /* block q of rank r's column: from q */
+            for (i = 0; i < mat[q * p + r]; i++, o++) good &= ((uint32_t *)dst[r].b)[o] == t_tag(q * 10 + r, i);
+        good &= t_untouched(dst[r].b + o * 4, GUARD);
+        for (q = 0, in_n = 0; q < p && !inplace; q++)   /* out of place: the input as it was */
+            for (i = 0; i < mat[r * p + q]; i++, in_n++) good &= ((uint32_t *)src[r].b)[in_n] == t_tag(r * 10 + q, i);
+        good &= inplace || t_untouched(src[r].b + in_n * 4, GUARD);
+        COLL_CHECK_MSG(good, "alltoallv/%s p=%d n=%zu%s: rank %d wrong", coll_algo_name(algo), p, n,
+                       inplace ? " in place" : "", r);
+    }
+}
+
 /* A barrier holds every rank until all have arrived: while rank 0 has not
    started, no other rank may finish. */
 static void t_barrier(coll_algo algo, int p)
@@ -670,6 +705,8 @@ int main(void)
             t_allgather(moving[a], p, 31, 0);
             t_allgather(moving[a], p, 31, 1);
             t_alltoall(moving[a], p, 11);
+            t_alltoallv(moving[a], p, 11, 0);
+            t_alltoallv(moving[a], p, 11, 1);
         }
     for (p = 2; p <= P_MAX; p++) t_barrier(COLL_ALGO_AUTO, p);
 
