@@ -655,10 +655,14 @@ static int coll__first(unsigned long m)
 #define COLL__DT(t)   (COLL__ONE(COLL_DTYPES) ? (coll_dtype)COLL__FIRST(COLL_DTYPES) : (t))
 #define COLL__OPV(o)  (COLL__ONE(COLL_OPS) ? (coll_op)COLL__FIRST(COLL_OPS) : (o))
 
-/* Trimmed builds leave kernels and schedules unreferenced: not a problem. */
+/* Trimmed builds leave kernels and schedules unreferenced: not a problem.
+   COLL__NOINLINE keeps a leaf's buffer out of its caller's frame, where it
+   would add to the deepest chain instead of sitting beside it. */
 #if defined(__GNUC__)
 #define COLL__UNUSED __attribute__((unused))
+#define COLL__NOINLINE __attribute__((noinline))
 #else
+#define COLL__NOINLINE
 #define COLL__UNUSED
 #endif
 
@@ -1730,7 +1734,6 @@ static int coll__chain_broadcast(const coll__plan *pl, int s, coll__step *st)
    cost: 2·lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ   (+ the fold)                    */
 static int coll__rsg_reduce(const coll__plan *pl, int s, coll__step *st)
 {
-    coll__plan q; COLL_MEMCPY(&q, pl, sizeof q);
     int L = coll__ceil_log2(pl->p2), root = pl->root, out = root < 2 * pl->rem && root % 2 == 0;
     int f = pl->rem > 0, k = s - f, v, vroot, mask;
     if (pl->p == 1 || s >= f + 2 * L + out) return 0;
@@ -1748,7 +1751,6 @@ static int coll__rsg_reduce(const coll__plan *pl, int s, coll__step *st)
     if (k < L) {
         int d = pl->p2 >> (k + 1), w = coll__mod(v - vroot, pl->p2), lo = w & ~(2 * d - 1);
         int keep = (w & d) ? lo + d : lo, give = (w & d) ? lo : lo + d, ready = coll__dst_ready(pl, k);
-        (void)q;
         coll__pair(st, pl->rank, coll__rrank(pl, coll__mod((w ^ d) + vroot, pl->p2)));
         st->sbuf = st->abuf = ready ? COLL_BUF_DST : COLL_BUF_SRC;
         coll__vrange(pl, give, give + d, &st->soff, &st->slen);
@@ -2207,12 +2209,8 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
 #ifdef COLL_NO_COST_MODEL
         return (coll_algo)e->algo;
 #else
-        {
-            coll__plan q;
-            double cost;
-            COLL_MEMCPY(&q, pl, sizeof q);
-            q.algo = (coll_algo)e->algo;
-            cost = e->cost(&q, n, &c->tune);
+        {                               /* costs read the call, not pl->algo */
+            double cost = e->cost(pl, n, &c->tune);
             if (best == COLL_ALGO_AUTO || cost < best_cost) { best = (coll_algo)e->algo; best_cost = cost; }
         }
 #endif
@@ -2454,7 +2452,7 @@ static uint32_t coll__get32(const unsigned char *p)
 /* A hash of everything that shapes the message pattern or the meaning of
    the bytes: ranks that agree on it run the same steps with the same
    sizes. Byte order fixed, so mixed-endian ranks compare alike. */
-static uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const coll_args *a, size_t es)
+static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const coll_args *a, size_t es)
 {
     unsigned char w[48];
     uint32_t h;
@@ -3428,7 +3426,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
 
 COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
 {
-    coll__plan pl;
+    coll__plan *pl;                             /* planned in place: no copy on the stack */
     size_t es = 0;
     const char *why = "";
     int rc, nulldst;
@@ -3437,16 +3435,18 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     COLL_MEMSET(q, 0, sizeof *q);
     q->c = c;
     if (c->broken) return coll__end(q, COLL_ERR_BROKEN);   /* c->why still says what broke it */
-    rc = coll__plan_args(c, a, &pl, &es, &why);
-    if (rc == COLL_OK) rc = coll__pick(c, a, &pl, es, &why);
+    pl = &q->pl;
+    rc = coll__plan_args(c, a, pl, &es, &why);
+    if (rc == COLL_OK) rc = coll__pick(c, a, pl, es, &why);
     /* A non-root of an AUTO reduce may pass no dst (MPI's habit): with the
        call check it tells the others, and every rank runs linear reduce,
        where non-roots only send. */
     nulldst = rc == COLL_OK && COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) && c->nranks > 1 &&
               COLL__KIND(a->kind) == COLL_REDUCE && a->algo == COLL_ALGO_AUTO && a->root != c->rank &&
-              !a->dst && pl.total > 0;
-    if (rc == COLL_OK) rc = coll__buffers_ok(&pl, a, es, nulldst, &why);
-    if (rc == COLL_OK) rc = coll__scratch_ok(c, &pl, es, &why);
+              !a->dst && pl->total > 0;
+    if (rc == COLL_OK) rc = coll__buffers_ok(pl, a, es, nulldst, &why);
+    if (rc == COLL_OK) rc = coll__scratch_ok(c, pl, es, &why);
+    if (rc != COLL_OK) COLL_MEMSET(pl, 0, sizeof *pl);     /* a refusal runs on rank and size alone */
     q->pl.rank = c->rank; q->pl.p = c->nranks;
     q->nchk = COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0;
     q->cap = (size_t)(COLL_EAGER_BYTES / c->nranks) & ~(size_t)7;   /* frame sizes: p alone */
@@ -3468,9 +3468,8 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
         return COLL_OK;
     }
     COLL_MEMCPY(&q->a, a, sizeof q->a);
-    q->a.algo = pl.algo;
-    COLL_MEMCPY(&q->pl, &pl, sizeof q->pl);
-    q->sched = COLL__ROW_OF(&pl)->f;
+    q->a.algo = pl->algo;
+    q->sched = COLL__ROW_OF(pl)->f;
     q->esize = es;
     q->seg = c->segment ? c->segment / es : (size_t)-1;
     q->nepi = COLL__CHECKS && (c->checks & COLL_CHECK_CRC) ? coll__ceil_log2(c->nranks) : 0;
@@ -3478,7 +3477,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     if (COLL__CHECKS && q->nchk) {
         if (nulldst) q->flags |= COLL__F_NULLDST;
         coll__eager_start(q, a);
-        q->sig = q->lo = q->hi = coll__signature(c, &pl, a, es) ^ (uint32_t)q->eager;
+        q->sig = q->lo = q->hi = coll__signature(c, pl, a, es) ^ (uint32_t)q->eager;
     }
     c->seq++;
     q->queued = 1;
