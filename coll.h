@@ -352,7 +352,7 @@ typedef struct coll__plan {
     const size_t *counts;
     size_t chunk;                 /* elements per pipeline chunk              */
     int p2, rem;                  /* non-power-of-two fold: p = p2 + rem      */
-    int row;                      /* the registry row run (-1 before picking) */
+    const struct coll__entry *row;   /* the registry row run (0 before picking) */
 } coll__plan;
 
 /* One step of a schedule on one rank (private; the executor's unit of work).
@@ -2055,8 +2055,10 @@ COLL__C(coll__cost_never,        1e300)
       COLL__H(K, A, BEGIN), COLL__H(K, A, FINISH) }
 #endif
 
-static const coll__entry coll__registry[] = {
+/* The registry: each collective's rows, in AUTO's order of preference
+   between equal costs (a row a mask leaves out stays, naming nothing). */
     /*        collective       algorithm              schedule                            cost                     needs                          begin                  finish */
+static const coll__entry coll__rows_ALLREDUCE[] = {
     COLL__ROW(ALLREDUCE,       NAIVE,                 coll__naive_allreduce,              coll__cost_naive,        COLL__ORDERED,                 0,                     0),
     COLL__ROW(ALLREDUCE,       RING,                  coll__ring_allreduce,               coll__cost_ring_ar,      0,                             0,                     0),
     COLL__ROW(ALLREDUCE,       TREE,                  coll__tree_allreduce,               coll__cost_tree,         COLL__ORDERED,                 0,                     0),
@@ -2064,54 +2066,107 @@ static const coll__entry coll__registry[] = {
     COLL__ROW(ALLREDUCE,       RABENSEIFNER,          coll__rabenseifner_allreduce,       coll__cost_rabenseifner, 0,                             0,                     0),
     COLL__ROW(ALLREDUCE,       HIERARCHICAL,          coll__hierarchical_allreduce,       coll__cost_never,        COLL__GROUP,                   coll__work_in_place,   0),
     COLL__ROW(ALLREDUCE,       PIPELINED_TREE,        coll__pipelined_tree_allreduce,     coll__cost_pipe_tree,    COLL__PIPELINE,                0,                     0),
+};
+static const coll__entry coll__rows_REDUCE_SCATTER[] = {
     COLL__ROW(REDUCE_SCATTER,  RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      0,                             0,                     0),
     COLL__ROW(REDUCE_SCATTER,  PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0),
     COLL__ROW(REDUCE_SCATTER,  RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0),
-    COLL__ROW(REDUCE_SCATTERV, RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      COLL__EQUAL_OOP,               0,                     0),
-    COLL__ROW(REDUCE_SCATTERV, PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0),
-    COLL__ROW(REDUCE_SCATTERV, RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0),
+};
+static const coll__entry coll__rows_ALLGATHER[] = {
     COLL__ROW(ALLGATHER,       RING,                  coll__ring_allgather,               coll__cost_ring_ag,      0,                             coll__own_block,       0),
     COLL__ROW(ALLGATHER,       RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0),
     COLL__ROW(ALLGATHER,       BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish),
-    COLL__ROW(ALLGATHERV,      RING,                  coll__ring_allgather,               coll__cost_ring_ag,      0,                             coll__own_block,       0),
-    COLL__ROW(ALLGATHERV,      RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0),
-    COLL__ROW(ALLGATHERV,      BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish),
+};
+static const coll__entry coll__rows_BROADCAST[] = {
     COLL__ROW(BROADCAST,       BINOMIAL,              coll__binomial_broadcast,           coll__cost_binomial,     0,                             0,                     0),
     COLL__ROW(BROADCAST,       SCATTER_ALLGATHER,     coll__scatter_allgather_broadcast,  coll__cost_sag,          0,                             0,                     0),
     COLL__ROW(BROADCAST,       PIPELINED_CHAIN,       coll__chain_broadcast,              coll__cost_chain,        COLL__PIPELINE,                0,                     0),
+};
+static const coll__entry coll__rows_REDUCE[] = {
     COLL__ROW(REDUCE,          BINOMIAL,              coll__binomial_reduce,              coll__cost_binomial_red, COLL__ORDERED0,                0,                     0),
     COLL__ROW(REDUCE,          REDUCE_SCATTER_GATHER, coll__rsg_reduce,                   coll__cost_rabenseifner, 0,                             0,                     0),
     COLL__ROW(REDUCE,          LINEAR,                coll__linear_reduce,                coll__cost_linear_red,   COLL__ORDERED0 | COLL__ROOT_ONLY, coll__root_in_place, 0),
+};
+static const coll__entry coll__rows_GATHER[] = {
     COLL__ROW(GATHER,          LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY,               coll__own_block,       0),
     COLL__ROW(GATHER,          BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0),
+};
+static const coll__entry coll__rows_SCATTER[] = {
     COLL__ROW(SCATTER,         LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block),
     COLL__ROW(SCATTER,         BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block),
-    COLL__ROW(GATHERV,         LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY,               coll__own_block,       0),
-    COLL__ROW(GATHERV,         BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0),
-    COLL__ROW(SCATTERV,        LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block),
-    COLL__ROW(SCATTERV,        BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block),
+};
+static const coll__entry coll__rows_ALLTOALL[] = {
     COLL__ROW(ALLTOALL,        PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0),
-    COLL__ROW(ALLTOALLV,       PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0),
     COLL__ROW(ALLTOALL,        BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH | COLL__OOP, coll__bruck_a2a_begin, coll__bruck_a2a_finish),
-    COLL__ROW(SCAN,            LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0),
-    COLL__ROW(SCAN,            RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0),
-    COLL__ROW(EXSCAN,          LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0),
-    COLL__ROW(EXSCAN,          RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0),
+};
+static const coll__entry coll__rows_BARRIER[] = {
     COLL__ROW(BARRIER,         DISSEMINATION,         coll__dissemination_barrier,        coll__cost_dissem,       0,                             0,                     0),
 };
+static const coll__entry coll__rows_ALLGATHERV[] = {
+    COLL__ROW(ALLGATHERV,      RING,                  coll__ring_allgather,               coll__cost_ring_ag,      0,                             coll__own_block,       0),
+    COLL__ROW(ALLGATHERV,      RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0),
+    COLL__ROW(ALLGATHERV,      BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish),
+};
+static const coll__entry coll__rows_REDUCE_SCATTERV[] = {
+    COLL__ROW(REDUCE_SCATTERV, RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      COLL__EQUAL_OOP,               0,                     0),
+    COLL__ROW(REDUCE_SCATTERV, PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0),
+    COLL__ROW(REDUCE_SCATTERV, RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0),
+};
+static const coll__entry coll__rows_SCAN[] = {
+    COLL__ROW(SCAN,            LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0),
+    COLL__ROW(SCAN,            RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0),
+};
+static const coll__entry coll__rows_EXSCAN[] = {
+    COLL__ROW(EXSCAN,          LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0),
+    COLL__ROW(EXSCAN,          RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0),
+};
+static const coll__entry coll__rows_GATHERV[] = {
+    COLL__ROW(GATHERV,         LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY,               coll__own_block,       0),
+    COLL__ROW(GATHERV,         BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0),
+};
+static const coll__entry coll__rows_SCATTERV[] = {
+    COLL__ROW(SCATTERV,        LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block),
+    COLL__ROW(SCATTERV,        BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block),
+};
+static const coll__entry coll__rows_ALLTOALLV[] = {
+    COLL__ROW(ALLTOALLV,       PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0),
+};
 #undef COLL__ROW
+
+/* Each collective's rows, indexed by coll_kind (from COLL_KIND_LIST). A
+   one-collective build reads one entry at a constant index, so the other
+   lists are never referenced and drop out. */
+typedef struct coll__rows { const coll__entry *row; unsigned n; } coll__rows;
+#define COLL__KIND_ROWS(N, S) { coll__rows_##N, sizeof coll__rows_##N / sizeof coll__rows_##N[0] },
+static const coll__rows coll__registry[COLL_KIND_COUNT] = { COLL_KIND_LIST(COLL__KIND_ROWS) };
+#undef COLL__KIND_ROWS
+
+/* Row i of the whole registry, kind by kind, or NULL past the end (for
+   tools that walk every row). */
+static COLL__UNUSED const coll__entry *coll__row_at(size_t i)
+{
+    int k;
+    for (k = 0; k < (int)COLL_KIND_COUNT; k++) {
+        if (i < coll__registry[k].n) return &coll__registry[k].row[i];
+        i -= coll__registry[k].n;
+    }
+    return 0;
+}
 
 /* The registry entry for (collective, algorithm), or NULL. */
 static const coll__entry *coll__entry_of(coll_kind k, coll_algo a)
 {
-    size_t i;
-    for (i = 0; i < sizeof coll__registry / sizeof coll__registry[0]; i++)
-        if (coll__registry[i].kind == k && coll__registry[i].algo == a) return &coll__registry[i];
+    const coll__rows *g;
+    unsigned i;
+    if ((unsigned)k >= (unsigned)COLL_KIND_COUNT || !COLL__ON(COLL_KINDS, k)) return 0;
+    g = &coll__registry[COLL__KIND(k)];
+    for (i = 0; i < g->n; i++)
+        if (g->row[i].algo == a) return &g->row[i];
     return 0;
 }
 
 /* The row a picked plan runs (coll__pick looked it up once). */
-#define COLL__ROW_OF(pl) (&coll__registry[(pl)->row])
+#define COLL__ROW_OF(pl) ((pl)->row)
 
 /* The schedule for (collective, algorithm), or NULL if there is none. */
 static coll__schedule coll__find(coll_kind k, coll_algo a)
@@ -2199,9 +2254,9 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
         const coll_rule *u = &c->rules[i];
         if (u->kind == COLL__KIND(pl->kind) && bytes >= u->min_bytes && bytes <= u->max_bytes) return u->algo;
     }
-    for (i = 0; i < sizeof coll__registry / sizeof coll__registry[0]; i++) {
-        const coll__entry *e = &coll__registry[i];
-        if (e->kind != COLL__KIND(pl->kind) || (e->needs & COLL__CALLER)) continue;
+    for (i = 0; i < coll__registry[COLL__KIND(pl->kind)].n; i++) {
+        const coll__entry *e = &coll__registry[COLL__KIND(pl->kind)].row[i];
+        if (e->needs & COLL__CALLER) continue;
         if (coll__fits(c, pl, e, ordered, &why) != COLL_OK) continue;
         /* a row that packs through scratch is no choice without it (a need
            every row of the call shares is coll_start's to report: NOSPC) */
@@ -2251,7 +2306,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     if ((unsigned)a->algo >= (unsigned)COLL_ALGO_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "algo: not a coll_algo");
     pl->kind = COLL__KIND(a->kind); pl->algo = a->algo; pl->rank = r; pl->p = p;
     pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0;
-    pl->inplace = 0; pl->row = -1;
+    pl->inplace = 0; pl->row = 0;
     for (pl->p2 = 1; pl->p2 * 2 <= p; pl->p2 *= 2) {}
     pl->rem = p - pl->p2;
     if (COLL__KIND(a->kind) == COLL_BARRIER) {
@@ -2342,7 +2397,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
 static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
 {
     size_t off, len, n = pl->count, p = (size_t)pl->p;
-    int root = pl->rank == pl->root, big = pl->row < 0 || !(COLL__ROW_OF(pl)->needs & COLL__ROOT_ONLY);
+    int root = pl->rank == pl->root, big = !pl->row || !(COLL__ROW_OF(pl)->needs & COLL__ROOT_ONLY);
     coll__block(pl, pl->rank, &off, &len);
     switch (COLL__KIND(pl->kind)) {
     case COLL_ALLREDUCE: case COLL_SCAN: case COLL_EXSCAN: *in_n = *out_n = n; break;
@@ -2390,7 +2445,7 @@ static int coll__pick(const coll_comm *c, const coll_args *a, coll__plan *pl, si
     if (pl->algo == COLL_ALGO_AUTO)
         pl->algo = COLL__KIND(a->kind) == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose(c, pl, es, ordered);
     e = coll__entry_of(COLL__KIND(pl->kind), pl->algo);
-    pl->row = e ? (int)(e - coll__registry) : -1;
+    pl->row = e;
     return coll__fits(c, pl, e, ordered, why);
 }
 
@@ -3068,7 +3123,7 @@ static int coll__load_step(coll_request *q)
                 const coll__entry *e = coll__entry_of(COLL_REDUCE, COLL_ALGO_LINEAR);
                 if (!e || !e->f) return COLL__NO(&q->c->why, COLL_ERR_NOSYS, "algo: linear reduce (for a NULL dst) not compiled in");
                 q->pl.algo = q->a.algo = COLL_ALGO_LINEAR;
-                q->pl.row = (int)(e - coll__registry);
+                q->pl.row = e;
                 q->sched = e->f;
             }
             if (q->eager) {                /* the round carried the call: finish here */

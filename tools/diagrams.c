@@ -303,8 +303,8 @@ int main(int argc, char **argv)
     nsvg++;
     for (k = 0; k < COLL_KIND_COUNT; k++) {
         int first = 1;
-        for (e = 0; e < sizeof coll__registry / sizeof coll__registry[0]; e++) {
-            const coll__entry *en = &coll__registry[e];
+        for (e = 0; coll__row_at(e); e++) {
+            const coll__entry *en = coll__row_at(e);
             const algo_text *t;
             if ((int)en->kind != k || !en->f) continue;
             if (first) { fprintf(page, "<h2 id=\"%s\">%s</h2>\n", coll_kind_name((coll_kind)k), coll_kind_name((coll_kind)k)); first = 0; }

@@ -360,8 +360,8 @@ static void trace_one(const sim_cfg *cfg, int break_it)
 static void trace_all(int p, int break_it)
 {
     size_t e;
-    for (e = 0; e < sizeof coll__registry / sizeof coll__registry[0]; e++) {
-        const coll__entry *en = &coll__registry[e];
+    for (e = 0; coll__row_at(e); e++) {
+        const coll__entry *en = coll__row_at(e);
         sim_cfg c;
         int ip, v;
         if (!en->f) continue;
