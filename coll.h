@@ -526,7 +526,9 @@ COLL_API int coll_run(coll_comm *c, const coll_args *a);
    were started (a later one answers COLL_AGAIN until the earlier ones
    end), so their messages never mix on an untagged port; every pair of
    ranks must start the requests they share in the same order. A blocking
-   call while a request is unfinished is refused (COLL_ERR_INVAL). Returns
+   call while a request is unfinished is refused (COLL_ERR_INVAL). A
+   communicator and its subs share one turn counter: use them from one
+   thread at a time, and drive every started request to its end. Returns
    the first error, after driving every request to its end. */
 COLL_API int coll_waitall(coll_request *r, int n);
 
