@@ -6,6 +6,9 @@
 #   make bench-goals   the team's goal ratios from bench/results/latest.tsv
 #                      (or the median over BENCH_TABLES="a.tsv b.tsv ...")
 #   make bench-auto    AUTO against the fastest forced algorithm, every row
+#   make bench-auto-raw every forced algorithm, several passes (~3.5 min each),
+#                      bench/results/auto-raw.tsv: what fit-auto reads
+#   make fit-auto      AUTO's alpha-beta-gamma fitted to that table (tools/fit_auto.c)
 #   make bench-checks  the call checks' cost: off / on / on+CRC (~2 min)
 #   make bench-null    coll.h's own ns per call over a port that does nothing
 #   make sim           coll's schedules for up to 4096 ranks under an α-β-γ clock
@@ -39,7 +42,7 @@ BENCH_BINS += $(BENCH_B)/bench_gloo
 endif
 
 TEST_TARGETS += test-bench
-.PHONY: bench bench-quick bench-plot bench-goals bench-auto bench-checks bench-null bench-bins sim test-bench
+.PHONY: bench bench-quick bench-plot bench-goals bench-auto bench-auto-raw fit-auto bench-checks bench-null bench-bins sim test-bench
 BENCH_TABLES ?= bench/results/latest.tsv
 
 ## bench-bins: build every benchmark program that this machine can build (internal)
@@ -103,6 +106,23 @@ bench-goals:
 ## bench-auto: AUTO's time against the fastest forced algorithm for every row of the table
 bench-auto:
 	@sh bench/auto.sh $(BENCH_TABLES)
+
+FIT_TABLES  ?= bench/results/auto-raw.tsv
+FIT_ARGS    ?=
+FIT_PASSES  ?= 5
+
+## bench-auto-raw: every forced algorithm, FIT_PASSES passes, bench/results/auto-raw.tsv
+bench-auto-raw: bench-bins
+	@sh tools/auto_measure.sh $(FIT_PASSES) bench/results/auto-raw.tsv
+
+$(B)/tools/fit_auto: tools/fit_auto.c coll.h bench/bench_common.h bench/bench_coll.h
+	@mkdir -p $(@D)
+	@echo "  CC  $@" >&2
+	@$(CC) $(BENCH_CFLAGS) $< -o $@ -lm
+
+## fit-auto: fit AUTO's alpha/beta/gamma to FIT_TABLES; default vs fitted picks, every row
+fit-auto: $(B)/tools/fit_auto
+	@$(B)/tools/fit_auto $(FIT_ARGS) $(FIT_TABLES)
 
 ## bench-checks: call checks off / on / on+CRC, threads and shm ports, 8 B to 8 MiB (markdown)
 bench-checks: $(BENCH_B)/bench_coll
