@@ -2032,7 +2032,7 @@ COLL__C(coll__cost_rabenseifner, 2 * lg * al + 2 * f * n * be + f * n * ga + fol
 COLL__C(coll__cost_pipe_tree,    (2 * lg + 4 * C) * al + 3 * n * be * (1 + lg / C) + n * ga)
 COLL__C(coll__cost_pairwise_rs,  (p - 1) * al + f * n * (be + ga))
 COLL__C(coll__cost_pairwise_a2a, (p - 1) * al + f * n * be)
-COLL__C(coll__cost_bruck_a2a,    lg * al + lg * n / 2 * be)
+COLL__C(coll__cost_bruck_a2a,    lg * al + lg * n / 2 * be + 2 * n * be)   /* + its two local rotations */
 COLL__C(coll__cost_bruck_ag,     lg * al + f * n * be)
 COLL__C(coll__cost_binomial_red, lg * (al + n * be + n * ga))
 COLL__C(coll__cost_binomial,     lg * (al + n * be))
@@ -3222,9 +3222,12 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     c->checks = COLL_CHECK_CALLS;
 #endif
     c->why = "";
-    c->tune.alpha = 2e-6;      /* shared memory: a few µs per hand-off     */
-    c->tune.beta = 1e-10;      /* ~10 GB/s copy                            */
-    c->tune.gamma = 1e-10;     /* ~10 GB/s reduce                          */
+    /* fitted by `make fit-auto` to every forced algorithm's time on the
+       threads, shm, tcp and MPI ports (2-core host); only β/α and γ/β
+       matter to AUTO */
+    c->tune.alpha = 2e-6;      /* a few µs per hand-off                    */
+    c->tune.beta = 6.3e-11;    /* ~16 GB/s copy                            */
+    c->tune.gamma = 6.3e-13;   /* the reduce hides behind the copy         */
     c->magic = COLL__MAGIC;
     return COLL_OK;
 }
