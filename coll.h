@@ -384,28 +384,34 @@ typedef struct coll__step {
 /* A collective in progress (caller-owned, fields private). */
 typedef struct coll_request {
     coll_comm *c;
-    coll_args a;               /* algo resolved, buffers as given            */
+    struct {                   /* the call's buffers and types (pl: the rest) */
+        const void *src;
+        void *dst;
+        coll_dtype dtype;
+        coll_op op;
+    } a;
     size_t esize;              /* bytes per element                          */
     size_t seg;                /* elements per message segment               */
     coll__plan pl;
     int (*sched)(const coll__plan *, int, coll__step *);   /* pl.algo's      */
     int step;                  /* schedule step being executed               */
-    int loaded;                /* 1: `st` holds step `step`                  */
     coll__step st;
     size_t nsend, nrecv;       /* segments of this step                      */
     size_t sposted, rposted, done;
     int hs[4], hr[4];          /* port handles of messages in flight, -1    */
-    int finished;
-    int queued;                /* 1: holds `ticket` on the top communicator  */
     uint32_t ticket;
+    unsigned char loaded;      /* 1: `st` holds step `step`                  */
+    unsigned char finished;
+    unsigned char queued;      /* 1: holds `ticket` on the top communicator  */
+    unsigned char eager;       /* 1: the call rides in the agreement round   */
     unsigned char token[2];    /* the barrier's one-byte messages            */
     /* call checks: phase 0 = the agreement round, 1 = the schedule, 2 = the
-       closing round (CRC only); the rounds' running verdict */
-    int phase, nchk, nepi, skip, refused, err;
+       closing round (CRC only); rounds (lg p each); the running verdict */
+    unsigned char phase, nchk, nepi, skip;
+    int refused, err;
     unsigned long spins;       /* COLL_AGAIN in a row (blocking calls)       */
     uint32_t sig, lo, hi;
     unsigned flags, bad;       /* F_* bits; lowest refusing rank, its code   */
-    int eager;                 /* 1: the call rides in the agreement round   */
     size_t cap;                /* bytes per rank's block in a frame          */
     union {                    /* 8-aligned: the kernels read the blocks     */
         unsigned char b[COLL__FRAME_OUT];
@@ -3124,7 +3130,7 @@ static int coll__load_step(coll_request *q)
             if ((q->flags & COLL__F_NULLDST) && !q->eager) {   /* a non-root has no dst */
                 const coll__entry *e = coll__entry_of(COLL_REDUCE, COLL_ALGO_LINEAR);
                 if (!e || !e->f) return COLL__NO(&q->c->why, COLL_ERR_NOSYS, "algo: linear reduce (for a NULL dst) not compiled in");
-                q->pl.algo = q->a.algo = COLL_ALGO_LINEAR;
+                q->pl.algo = COLL_ALGO_LINEAR;
                 q->pl.row = e;
                 q->sched = e->f;
             }
@@ -3508,7 +3514,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     if (rc == COLL_OK) rc = coll__scratch_ok(c, pl, es, &why);
     if (rc != COLL_OK) COLL_MEMSET(pl, 0, sizeof *pl);     /* a refusal runs on rank and size alone */
     q->pl.rank = c->rank; q->pl.p = c->nranks;
-    q->nchk = COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0;
+    q->nchk = (unsigned char)(COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0);
     q->cap = (size_t)(COLL_EAGER_BYTES / c->nranks) & ~(size_t)7;   /* frame sizes: p alone */
     q->bad = 0xffffffffu;
 #ifndef COLL_NO_ERRSTR
@@ -3527,12 +3533,11 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
         q->ticket = coll__top(c)->ticket++;
         return COLL_OK;
     }
-    COLL_MEMCPY(&q->a, a, sizeof q->a);
-    q->a.algo = pl->algo;
+    q->a.src = a->src; q->a.dst = a->dst; q->a.dtype = a->dtype; q->a.op = a->op;
     q->sched = COLL__ROW_OF(pl)->f;
     q->esize = es;
     q->seg = c->segment ? c->segment / es : (size_t)-1;
-    q->nepi = COLL__CHECKS && (c->checks & COLL_CHECK_CRC) ? coll__ceil_log2(c->nranks) : 0;
+    q->nepi = (unsigned char)(COLL__CHECKS && (c->checks & COLL_CHECK_CRC) ? coll__ceil_log2(c->nranks) : 0);
     q->skip = COLL__KIND(a->kind) == COLL_BARRIER && q->nchk > 0;   /* the agreement round is a barrier */
     if (COLL__CHECKS && q->nchk) {
         if (nulldst) q->flags |= COLL__F_NULLDST;
