@@ -19,20 +19,9 @@
 
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
-#ifdef BENCH_HAVE_THREADS
-#define COLL_THREADS_IMPLEMENTATION
-#include "../ports/coll_threads.h"
-#endif
-#ifdef BENCH_HAVE_SHM
-#define COLL_SHM_IMPLEMENTATION
-#include "../ports/coll_shm.h"
-#endif
-#ifdef BENCH_HAVE_TCP
-#define COLL_TCP_IMPLEMENTATION
-#include "../ports/coll_tcp.h"
-#endif
 #include "bench_common.h"
 #include "bench_shmctl.h"
+#include "bench_ports.h"
 #include "bench_coll.h"
 
 /* A port's deadline: long enough for 256 MiB over loopback on a loaded
@@ -48,20 +37,15 @@ typedef struct config {
     int nsizes;
     size_t algo_max;
     bench_opts o;
-    bench_shm *shm;              /* control plane, shared by all ranks        */
     volatile int *counts;        /* [0] passed, [1] failed (shared, rank 0)    */
-    int tcp_port;
-    char tcp_token[33];          /* the job token the tcp ranks share         */
     int checks;                  /* -C: COLL_CHECK_* flags, -1 = the default  */
-    char impl_buf[32];           /* impl with the checks' suffix (-c0, -crc)  */
-#ifdef BENCH_HAVE_THREADS
-    coll_threads *tw;
-#endif
+    char impl_buf[48];           /* impl with the checks' suffix (-c0, -crc)  */
 } config;
 
 /* What every rank does once its port is up. */
-static int rank_body(int rank, coll_port *port, config *cf)
+static int rank_body(bench_world *w, int rank, coll_port *port)
 {
+    config *cf = (config *)w->arg;
     bench_shm_rank me;
     bench_ctl ctl;
     coll_comm c;
@@ -70,7 +54,7 @@ static int rank_body(int rank, coll_port *port, config *cf)
     unsigned char *scratch;
     int i, rc, passed = 0, failed = 0;
 
-    me.s = cf->shm; me.rank = rank;
+    me.s = w->shm; me.rank = rank;
     ctl.ctx = &me; ctl.barrier = bench_shm_barrier; ctl.sum = bench_shm_sum; ctl.max = bench_shm_max;
     for (i = 0; i < cf->nsizes; i++) if (cf->sizes[i] > maxb) maxb = cf->sizes[i];
     elems = maxb / sizeof(float) + 2 * (size_t)cf->p;
@@ -95,44 +79,6 @@ static int rank_body(int rank, coll_port *port, config *cf)
     return rc ? 1 : 0;
 }
 
-#ifdef BENCH_HAVE_THREADS
-static int threads_rank(int rank, void *arg)
-{
-    config *cf = (config *)arg;
-    coll_port port = coll_threads_port(cf->tw, rank);
-    return rank_body(rank, &port, cf);
-}
-#endif
-
-#ifdef BENCH_HAVE_SHM
-static int shm_rank(int rank, coll_port *port, void *arg)
-{
-    return rank_body(rank, port, (config *)arg);
-}
-#endif
-
-#ifdef BENCH_HAVE_TCP
-static int tcp_rank(int rank, void *arg)
-{
-    config *cf = (config *)arg;
-    static coll_tcp t;
-    coll_port port;
-    int rc = coll_tcp_init_token(&t, "127.0.0.1", cf->tcp_port, rank, cf->p, BENCH_TIMEOUT_MS,
-                                 cf->tcp_token);
-    if (rc) {
-        fprintf(stderr, "bench: coll-tcp rank %d: rendezvous failed (%d)\n", rank, rc);
-        return 1;
-    }
-    port = coll_tcp_port(&t);
-    rc = rank_body(rank, &port, cf);
-    coll_tcp_close(&t);
-    return rc;
-}
-
-/* A fresh job token for each world, as a launcher makes. */
-static int new_tcp_token(char *hex) { return coll_tcp_new_token(hex) == COLL_OK; }
-#endif
-
 /* The row's impl: the port's name, with "-c0" when the call checks are off
    (-C 0) and "-crc" when CRCs are on too (-C 3), so that one table can
    hold the same rows with the checks in each state. The default (-C 1 or
@@ -140,56 +86,22 @@ static int new_tcp_token(char *hex) { return coll_tcp_new_token(hex) == COLL_OK;
 static const char *bench_impl_name(config *cf, const char *port)
 {
     const char *sfx = cf->checks == 0 ? "-c0" : cf->checks > 1 ? "-crc" : "";
-    snprintf(cf->impl_buf, sizeof cf->impl_buf, "%s%s", port, sfx);
+    snprintf(cf->impl_buf, sizeof cf->impl_buf, "coll-%s%s", port, sfx);
     return cf->impl_buf;
 }
 
 /* Runs one port at one rank count; returns 0 if every rank came back. */
 static int run_world(const char *port, config *cf)
 {
-    int rc = -1;
-    cf->shm = bench_shm_create(cf->p);
-    if (!cf->shm) { fprintf(stderr, "bench: cannot make the control block\n"); return 1; }
-    if (strcmp(port, "threads") == 0) {
-#ifdef BENCH_HAVE_THREADS
-        static coll_threads w;
-        cf->impl = bench_impl_name(cf, "coll-threads");
-        if ((rc = coll_threads_init(&w, cf->p, BENCH_TIMEOUT_MS)) == 0) {
-            cf->tw = &w;
-            rc = coll_threads_run(&w, threads_rank, cf);
-            coll_threads_destroy(&w);
-        }
-#endif
-    } else if (strcmp(port, "shm") == 0) {
-#ifdef BENCH_HAVE_SHM
-        cf->impl = bench_impl_name(cf, "coll-shm");
-        fflush(stdout);
-        rc = coll_shm_spawn(cf->p, shm_rank, cf, BENCH_TIMEOUT_MS);
-#endif
-    } else if (strcmp(port, "tcp") == 0) {
-#ifdef BENCH_HAVE_TCP
-        cf->impl = bench_impl_name(cf, "coll-tcp");
-        cf->tcp_port = coll_tcp_free_port();
-        rc = cf->tcp_port > 0 && new_tcp_token(cf->tcp_token) ?
-             bench_fork_ranks(cf->p, tcp_rank, cf) : -1;
-#endif
-    }
-    bench_shm_destroy(cf->shm);
+    bench_world w;
+    int rc;
+    memset(&w, 0, sizeof w);
+    w.prog = "bench"; w.tcp_name = "coll-tcp"; w.timeout_ms = BENCH_TIMEOUT_MS;
+    w.p = cf->p; w.fn = rank_body; w.arg = cf;
+    cf->impl = bench_impl_name(cf, port);
+    rc = bench_world_run(&w, port);
+    if (rc == BENCH_WORLD_NO_CTL) fprintf(stderr, "bench: cannot make the control block\n");
     return rc;
-}
-
-static int port_built(const char *port)
-{
-#ifdef BENCH_HAVE_THREADS
-    if (strcmp(port, "threads") == 0) return 1;
-#endif
-#ifdef BENCH_HAVE_SHM
-    if (strcmp(port, "shm") == 0) return 1;
-#endif
-#ifdef BENCH_HAVE_TCP
-    if (strcmp(port, "tcp") == 0) return 1;
-#endif
-    return 0;
 }
 
 static void usage(void)
@@ -255,7 +167,7 @@ int main(int argc, char **argv)
     for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char port[32];
         snprintf(port, sizeof port, "%s", tok);
-        if (!port_built(port)) {
+        if (!bench_port_built(port)) {
             fprintf(stderr, "bench: port %s is not built in (ports/coll_%s.h was missing or "
                             "unknown at build time): its rows are skipped\n", port, port);
             missing = 1;

@@ -37,7 +37,7 @@
 
    Ranks: threads of one process over ports/coll_threads.h, or forked
    processes over ports/coll_tcp.h meeting on 127.0.0.1 (a fresh port and
-   job token per world, as bench_coll.c does). Both ports have
+   job token per world; bench_ports.h, as bench_coll.c). Both ports have
    isend/irecv/wait, so coll_progress never blocks.
 
    -k: correctness only: tiny sizes, one run, one pass of a small C, every
@@ -50,16 +50,9 @@
 
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
-#ifdef BENCH_HAVE_THREADS
-#define COLL_THREADS_IMPLEMENTATION
-#include "../ports/coll_threads.h"
-#endif
-#ifdef BENCH_HAVE_TCP
-#define COLL_TCP_IMPLEMENTATION
-#include "../ports/coll_tcp.h"
-#endif
 #include "bench_common.h"
 #include "bench_shmctl.h"
+#include "bench_ports.h"
 
 #define OV_TIMEOUT_MS 60000u
 #define OV_SCRATCH    (1u << 20)     /* as bench_coll.h: segments of 512 KiB */
@@ -91,13 +84,7 @@ typedef struct config {
     int runs, slices, check_only;
     double passes;                   /* 0: calibrate per row                  */
     size_t comp_bytes;
-    bench_shm *shm;
     ov_shared *out;
-    int tcp_port;
-    char tcp_token[33];
-#ifdef BENCH_HAVE_THREADS
-    coll_threads *tw;
-#endif
 } config;
 
 /* One rank's state. */
@@ -264,9 +251,10 @@ static int row(rk *k, size_t bytes, ov_row *out)
     return 0;
 }
 
-static int rank_body(int rank, coll_port *port, config *cf)
+static int rank_body(bench_world *w, int rank, coll_port *port)
 {
     static rk ks[BENCH_MAX_RANKS];   /* one per thread; a forked rank has its own copy */
+    config *cf = (config *)w->arg;
     rk *k = &ks[rank];
     size_t maxb = 0, j;
     unsigned char *scratch;
@@ -274,7 +262,7 @@ static int rank_body(int rank, coll_port *port, config *cf)
 
     memset(k, 0, sizeof *k);
     k->cf = cf;
-    k->me.s = cf->shm; k->me.rank = rank;
+    k->me.s = w->shm; k->me.rank = rank;
     for (i = 0; i < cf->nsizes; i++) if (cf->sizes[i] > maxb) maxb = cf->sizes[i];
     maxb = maxb / sizeof(float) + 1;
     k->n = cf->comp_bytes / (2 * sizeof(float)) ? cf->comp_bytes / (2 * sizeof(float)) : 1;
@@ -316,69 +304,14 @@ static int rank_body(int rank, coll_port *port, config *cf)
     return bad || k->wrong || k->err ? 1 : 0;
 }
 
-#ifdef BENCH_HAVE_THREADS
-static int threads_rank(int rank, void *arg)
-{
-    config *cf = (config *)arg;
-    coll_port port = coll_threads_port(cf->tw, rank);
-    return rank_body(rank, &port, cf);
-}
-#endif
-
-#ifdef BENCH_HAVE_TCP
-static int tcp_rank(int rank, void *arg)
-{
-    config *cf = (config *)arg;
-    static coll_tcp t;
-    coll_port port;
-    int rc = coll_tcp_init_token(&t, "127.0.0.1", cf->tcp_port, rank, cf->p, OV_TIMEOUT_MS,
-                                 cf->tcp_token);
-    if (rc) {
-        fprintf(stderr, "overlap: tcp rank %d: rendezvous failed (%d)\n", rank, rc);
-        return 1;
-    }
-    port = coll_tcp_port(&t);
-    rc = rank_body(rank, &port, cf);
-    coll_tcp_close(&t);
-    return rc;
-}
-#endif
-
 /* One port at one rank count; 0 if every rank came back with 0. */
 static int run_world(config *cf)
 {
-    int rc = -1;
-    if (cf->p > BENCH_MAX_RANKS) return -1;
-    if (!(cf->shm = bench_shm_create(cf->p))) return -1;
-    if (strcmp(cf->port, "threads") == 0) {
-#ifdef BENCH_HAVE_THREADS
-        static coll_threads w;
-        if ((rc = coll_threads_init(&w, cf->p, OV_TIMEOUT_MS)) == 0) {
-            cf->tw = &w;
-            rc = coll_threads_run(&w, threads_rank, cf);
-            coll_threads_destroy(&w);
-        }
-#endif
-    } else if (strcmp(cf->port, "tcp") == 0) {
-#ifdef BENCH_HAVE_TCP
-        cf->tcp_port = coll_tcp_free_port();
-        rc = cf->tcp_port > 0 && coll_tcp_new_token(cf->tcp_token) == COLL_OK
-             ? bench_fork_ranks(cf->p, tcp_rank, cf) : -1;
-#endif
-    }
-    bench_shm_destroy(cf->shm);
-    return rc;
-}
-
-static int port_built(const char *port)
-{
-#ifdef BENCH_HAVE_THREADS
-    if (strcmp(port, "threads") == 0) return 1;
-#endif
-#ifdef BENCH_HAVE_TCP
-    if (strcmp(port, "tcp") == 0) return 1;
-#endif
-    return 0;
+    bench_world w;
+    memset(&w, 0, sizeof w);
+    w.prog = "overlap"; w.tcp_name = "tcp"; w.timeout_ms = OV_TIMEOUT_MS;
+    w.p = cf->p; w.fn = rank_body; w.arg = cf;
+    return bench_world_run(&w, cf->port);
 }
 
 static void usage(void)
@@ -446,7 +379,7 @@ int main(int argc, char **argv)
 
     snprintf(buf, sizeof buf, "%s", ports);
     for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (!port_built(tok)) {
+        if (!bench_port_built(tok)) {
             fprintf(stderr, "overlap: port %s is not built in: skipped\n", tok);
             missing = 1;
             continue;

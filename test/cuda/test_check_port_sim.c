@@ -31,19 +31,13 @@
 #include "ports/coll_cuda_port.h"
 #include "test/check_port.h"
 #include "cuda_ref.h"
+#include "sim_memops.h"
 
-#include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-extern int sim_ndev, sim_skip_waits;
-extern unsigned long sim_peer_copies, sim_deadlocks;
-void sim_seed(uint64_t s);
-int sim_register(void *p, size_t n, int dev);
-void sim_unregister(void *p);
 
 #define MAXR 8
 
@@ -56,19 +50,11 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* ---- memops: cuda_ref.h's arithmetic, run in stream order like kernels ---- */
-
-typedef struct job {
-    void *out;
-    const void *a, *b;
-    size_t n, d;
-    coll_dtype t;
-    coll_op op;
-} job;
+/* ---- memops (sim_memops.h): cuda_ref.h's arithmetic, in stream order ---- */
 
 static void CUDART_CB run_reduce(void *p)
 {
-    job *j = (job *)p;
+    sim_job *j = (sim_job *)p;
     size_t i;
     for (i = 0; i < j->n; i++)
         put_bits(j->t, j->out, i, ref_op(j->t, j->op, get_bits(j->t, j->a, i), get_bits(j->t, j->b, i)));
@@ -77,34 +63,10 @@ static void CUDART_CB run_reduce(void *p)
 
 static void CUDART_CB run_scale(void *p)
 {
-    job *j = (job *)p;
+    sim_job *j = (sim_job *)p;
     size_t i;
     for (i = 0; i < j->n; i++) put_bits(j->t, j->out, i, ref_div(j->t, get_bits(j->t, j->out, i), j->d));
     free(j);
-}
-
-static int m_copy(void *ctx, void *dst, const void *src, size_t bytes)
-{
-    return COLL_CUDA_ERR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)ctx));
-}
-
-static int m_reduce(void *ctx, void *out, const void *a, const void *b, size_t n,
-                    coll_dtype t, coll_op op)
-{
-    job *j;
-    if (t == COLL_USER_TYPE || op == COLL_USER_OP) return COLL_ERR_NOSYS;
-    if ((j = (job *)malloc(sizeof *j)) == NULL) return COLL_ERR_NOSPC;
-    j->out = out; j->a = a; j->b = b; j->n = n; j->t = t; j->op = op; j->d = 1;
-    return COLL_CUDA_ERR(cudaLaunchHostFunc((cudaStream_t)ctx, run_reduce, j));
-}
-
-static int m_scale(void *ctx, void *buf, size_t n, coll_dtype t, size_t d)
-{
-    job *j;
-    if (t == COLL_USER_TYPE) return COLL_ERR_NOSYS;
-    if ((j = (job *)malloc(sizeof *j)) == NULL) return COLL_ERR_NOSPC;
-    j->out = buf; j->a = j->b = NULL; j->n = n; j->t = t; j->op = COLL_SUM; j->d = d;
-    return COLL_CUDA_ERR(cudaLaunchHostFunc((cudaStream_t)ctx, run_scale, j));
 }
 
 /* ---- the launcher: ranks as threads of coll_cuda_port_run ------------------ */

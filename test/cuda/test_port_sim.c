@@ -20,18 +20,14 @@
 #include "coll.h"
 #define COLL_CUDA_PORT_IMPLEMENTATION
 #include "ports/coll_cuda_port.h"
+#include "sim_memops.h"
 
-#include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-extern int sim_ndev, sim_skip_waits;
-extern unsigned long sim_peer_copies, sim_deadlocks;
-void sim_seed(uint64_t s);
 
 static int g_pass, g_fail;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -44,19 +40,11 @@ static void check(int ok, const char *what)
     pthread_mutex_unlock(&g_lock);
 }
 
-/* ---- memops: host loops, run in stream order like kernels ----------------- */
-
-typedef struct job {
-    void *out;
-    const void *a, *b;
-    size_t n, d;
-    coll_dtype t;
-    coll_op op;
-} job;
+/* ---- memops (sim_memops.h): host loops, run in stream order like kernels --- */
 
 static void CUDART_CB run_reduce(void *p)
 {
-    job *j = (job *)p;
+    sim_job *j = (sim_job *)p;
     size_t i;
     if (j->t == COLL_FLOAT32) {
         float *o = (float *)j->out;
@@ -84,31 +72,11 @@ static void CUDART_CB run_reduce(void *p)
 
 static void CUDART_CB run_scale(void *p)
 {
-    job *j = (job *)p;
+    sim_job *j = (sim_job *)p;
     size_t i;
     if (j->t == COLL_FLOAT32) for (i = 0; i < j->n; i++) ((float *)j->out)[i] /= (float)j->d;
     else for (i = 0; i < j->n; i++) ((int32_t *)j->out)[i] /= (int32_t)j->d;
     free(j);
-}
-
-static int m_copy(void *ctx, void *dst, const void *src, size_t bytes)
-{
-    return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)ctx) ? COLL_ERR_IO : 0;
-}
-
-static int m_reduce(void *ctx, void *out, const void *a, const void *b, size_t n,
-                    coll_dtype t, coll_op op)
-{
-    job *j = (job *)malloc(sizeof *j);
-    j->out = out; j->a = a; j->b = b; j->n = n; j->t = t; j->op = op; j->d = 1;
-    return cudaLaunchHostFunc((cudaStream_t)ctx, run_reduce, j) ? COLL_ERR_IO : 0;
-}
-
-static int m_scale(void *ctx, void *buf, size_t n, coll_dtype t, size_t d)
-{
-    job *j = (job *)malloc(sizeof *j);
-    j->out = buf; j->a = j->b = NULL; j->n = n; j->t = t; j->op = COLL_SUM; j->d = d;
-    return cudaLaunchHostFunc((cudaStream_t)ctx, run_scale, j) ? COLL_ERR_IO : 0;
 }
 
 /* ---- cases ----------------------------------------------------------------- */
