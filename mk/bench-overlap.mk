@@ -7,7 +7,7 @@
 
 BENCH_OVERLAP_ARGS ?=
 
-$(B)/bench/overlap: bench/overlap.c coll.h bench/bench_common.h bench/bench_shmctl.h \
+$(B)/bench/overlap: bench/overlap.c coll.h bench/bench_common.h bench/bench_shmctl.h bench/bench_ports.h \
                     $(wildcard ports/coll_threads.h ports/coll_tcp.h)
 	@mkdir -p $(@D)
 	@echo "  CC  $@" >&2

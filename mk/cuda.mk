@@ -102,7 +102,7 @@ test-cuda-kernels-host:
 	    echo "*** cuda: nvcc not found: test-cuda-kernels-host SKIPPED ***"; exit 0; fi; \
 	$(MAKE) --no-print-directory $(CB)/test_kernels_host && $(CB)/test_kernels_host
 
-$(CB)/test_port_sim: test/cuda/test_port_sim.c test/cuda/sim_cudart.c coll.h ports/coll_cuda_port.h coll_cuda.h
+$(CB)/test_port_sim: test/cuda/test_port_sim.c test/cuda/sim_cudart.c test/cuda/sim_memops.h coll.h ports/coll_cuda_port.h coll_cuda.h
 	@mkdir -p $(CB)
 	$(CC) -std=c99 $(CFLAGS) $(WARN) -I. -isystem $(CUDA_HOME)/include \
 	    test/cuda/test_port_sim.c test/cuda/sim_cudart.c -o $@ $(LDLIBS_THREADS)
@@ -112,7 +112,7 @@ test-cuda-port-sim:
 	@$(call cuda_need_headers,cuda-port-sim); \
 	$(MAKE) --no-print-directory $(CB)/test_port_sim && $(CB)/test_port_sim
 
-$(CB)/test_check_port_sim: test/cuda/test_check_port_sim.c test/cuda/sim_cudart.c test/cuda/cuda_ref.h \
+$(CB)/test_check_port_sim: test/cuda/test_check_port_sim.c test/cuda/sim_cudart.c test/cuda/sim_memops.h test/cuda/cuda_ref.h \
         test/check_port.h test/coll_test.h test/test_values.h coll.h ports/coll_cuda_port.h coll_cuda.h
 	@mkdir -p $(CB)
 	$(CC) -std=c99 $(CFLAGS) $(WARN) -I. -isystem $(CUDA_HOME)/include \
