@@ -684,6 +684,15 @@ static coll_comm *coll__top(coll_comm *c)
     return c;
 }
 
+/* Broken, or a sub of a broken communicator (they share one transport):
+   the error, else 0. */
+static int coll__broken(const coll_comm *c)
+{
+    for (; c; c = c->up)
+        if (c->broken) return c->broken;
+    return 0;
+}
+
 /* A refusal: the code and a short reason for coll_last_error. */
 #ifdef COLL_NO_ERRSTR
 #define COLL__NO(why_out, code, text) (*(why_out) = "", (code))
@@ -2613,6 +2622,7 @@ static int coll__broke(coll_request *q, int rc, const char *why)
     coll_comm *c = q->c;
     const coll_port *pt = &c->port;
     c->broken = rc;
+    coll__top(c)->broken = rc;      /* one transport: parent and every sub */
 #ifndef COLL_NO_ERRSTR
     c->why = why;
 #else
@@ -3180,6 +3190,7 @@ static int coll__progress(coll_request *q, int block)
     int rc;
     if (q->finished) return q->err;
     if (q->queued && q->ticket != coll__top(q->c)->turn) return COLL_AGAIN;   /* not its turn yet */
+    if (coll__broken(q->c)) return coll__end(q, COLL_ERR_BROKEN);   /* an earlier one broke it */
     for (;;) {
         if (!q->loaded) {
             rc = coll__load_step(q);
@@ -3297,7 +3308,7 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
     int i, j, me = -1, rc;
     unsigned char w[4];
     if (!sub || !sp || !parent || parent->magic != COLL__MAGIC || !members) return COLL_ERR_INVAL;
-    if (parent->broken) return COLL_ERR_BROKEN;
+    if (coll__broken(parent)) return COLL_ERR_BROKEN;
     if (n < 1 || n > parent->nranks) return COLL_ERR_INVAL;
     for (i = 0; i < n; i++) {                   /* ranks of the parent, each once */
         if (members[i] < 0 || members[i] >= parent->nranks) return COLL_ERR_INVAL;
@@ -3500,7 +3511,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     if (!q) { c->why = "request: NULL"; return COLL_ERR_INVAL; }
     COLL_MEMSET(q, 0, sizeof *q);
     q->c = c;
-    if (c->broken) return coll__end(q, COLL_ERR_BROKEN);   /* c->why still says what broke it */
+    if (coll__broken(c)) return coll__end(q, COLL_ERR_BROKEN);   /* c->why says what broke it */
     pl = &q->pl;
     rc = coll__plan_args(c, a, pl, &es, &why);
     if (rc == COLL_OK) rc = coll__pick(c, a, pl, es, &why);

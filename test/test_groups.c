@@ -424,6 +424,77 @@ static void test_inflight(void)
         }
 }
 
+/* A request that fails breaks the transport for every request behind it,
+   on the communicator and on its subs: they end with COLL_ERR_BROKEN when
+   their turn comes, instead of reading what the failed one left behind. */
+typedef struct failing { coll_port inner; int left; } failing;
+static failing fail_of[MAXP];
+static int failing_send(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    failing *f = (failing *)ctx;
+    if (f->left-- == 0) return COLL_ERR_IO;
+    return f->inner.send(f->inner.ctx, peer, buf, bytes);
+}
+static int failing_recv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    failing *f = (failing *)ctx;
+    return f->inner.recv(f->inner.ctx, peer, buf, bytes);
+}
+static void failing_abort(void *ctx, int code)
+{
+    failing *f = (failing *)ctx;
+    f->inner.abort(f->inner.ctx, code);
+}
+
+static int broken_body(job *j, int r, coll_comm *c)
+{
+    coll_comm top, half;
+    coll_subport shalf;
+    coll_port fp;
+    coll_request q[3];
+    coll_args a[3];
+    static int mh[MAXP][2 * MAXP];
+    static unsigned long long hscr[MAXP][512];
+    int32_t x[3][64], y[3][64];
+    int k, i, rc[3];
+    failing *f = &fail_of[r];
+    (void)c;
+    f->inner = port_of(r);
+    f->left = r == 0 ? 2 : -1;                  /* rank 0's third send fails */
+    memset(&fp, 0, sizeof fp);
+    fp.ctx = f; fp.send = failing_send; fp.recv = failing_recv; fp.abort = failing_abort;
+    COLL_CHECK_EQ(coll_init(&top, r, j->p, &fp, scratch_of[r], 1024), COLL_OK);
+    coll_set_checks(&top, j->checks);
+    COLL_CHECK_EQ(coll_comm_sub(&half, &shalf, &top, (mh[r][0] = 0, mh[r][1] = 1, mh[r]), 2,
+                                hscr[r], sizeof hscr[r]), r < 2 ? COLL_OK : COLL_ERR_INVAL);
+    for (k = 0; k < 3; k++) {
+        for (i = 0; i < 64; i++) x[k][i] = r + i;
+        memset(&a[k], 0, sizeof a[k]);
+        a[k].kind = COLL_ALLREDUCE; a[k].algo = COLL_ALGO_RING; a[k].src = x[k]; a[k].dst = y[k];
+        a[k].count = 64; a[k].dtype = COLL_INT32; a[k].op = COLL_SUM;
+        rc[k] = k == 2 && r >= 2 ? COLL_ERR_BROKEN : coll_start(&q[k], k == 2 ? &half : &top, &a[k]);
+        if (!(k == 2 && r >= 2)) COLL_CHECK_EQ(rc[k], COLL_OK);
+    }
+    rc[0] = coll_waitall(q, r >= 2 ? 2 : 3);
+    COLL_CHECK_MSG(rc[0] < 0 && rc[0] != COLL_ERR_BROKEN, "broken: rank %d first request rc %d", r, rc[0]);
+    COLL_CHECK_MSG(coll_progress(&q[1]) == COLL_ERR_BROKEN, "broken: rank %d second request rc %d", r, coll_progress(&q[1]));
+    if (r < 2) COLL_CHECK_MSG(coll_progress(&q[2]) == COLL_ERR_BROKEN, "broken: rank %d request on the sub rc %d", r, coll_progress(&q[2]));
+    COLL_CHECK_EQ(coll_allreduce(&top, x[0], y[0], 4, COLL_INT32, COLL_SUM, COLL_ALGO_AUTO), COLL_ERR_BROKEN);
+    if (r < 2) COLL_CHECK_EQ(coll_allreduce(&half, x[0], y[0], 4, COLL_INT32, COLL_SUM, COLL_ALGO_AUTO), COLL_ERR_BROKEN);
+    return COLL_OK;
+}
+
+static void test_broken(void)
+{
+    static job j;
+    int chk;
+    for (chk = 0; chk < 2; chk++) {
+        memset(&j, 0, sizeof j);
+        j.p = 3; j.body = broken_body; j.scratch = 1024; j.checks = chk ? COLL_CHECK_CALLS : 0;
+        run(&j);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) { rendezvous = argv[1][0] == 'r'; test_inflight(); return coll_test_summary("in flight only"); }
@@ -435,6 +506,7 @@ int main(int argc, char **argv)
         printf("groups%s: %lu passed, %lu failed\n", rendezvous ? " (rendezvous)" : "", coll_test_passed, coll_test_failed);
         fflush(stdout);
         test_inflight();
+        test_broken();
         printf("in flight%s: %lu passed, %lu failed\n", rendezvous ? " (rendezvous)" : "", coll_test_passed, coll_test_failed);
         fflush(stdout);
     }
