@@ -676,21 +676,13 @@ static int coll__first(unsigned long m)
 
 #define COLL__MAGIC 0xC011C0DEu
 
-/* The top communicator: a sub-communicator's requests take their turn in
-   its order (see coll_waitall). */
+/* The top communicator: it holds what a communicator and its subs share,
+   one transport: the turn order of their requests (see coll_waitall) and
+   whether it is broken. */
 static coll_comm *coll__top(coll_comm *c)
 {
     while (c->up) c = c->up;
     return c;
-}
-
-/* Broken, or a sub of a broken communicator (they share one transport):
-   the error, else 0. */
-static int coll__broken(const coll_comm *c)
-{
-    for (; c; c = c->up)
-        if (c->broken) return c->broken;
-    return 0;
 }
 
 /* A refusal: the code and a short reason for coll_last_error. */
@@ -2621,7 +2613,6 @@ static int coll__broke(coll_request *q, int rc, const char *why)
 {
     coll_comm *c = q->c;
     const coll_port *pt = &c->port;
-    c->broken = rc;
     coll__top(c)->broken = rc;      /* one transport: parent and every sub */
 #ifndef COLL_NO_ERRSTR
     c->why = why;
@@ -3189,8 +3180,11 @@ static int coll__progress(coll_request *q, int block)
     int nonblocking = pt->isend && pt->irecv && pt->wait;
     int rc;
     if (q->finished) return q->err;
-    if (q->queued && q->ticket != coll__top(q->c)->turn) return COLL_AGAIN;   /* not its turn yet */
-    if (coll__broken(q->c)) return coll__end(q, COLL_ERR_BROKEN);   /* an earlier one broke it */
+    {
+        const coll_comm *top = coll__top(q->c);
+        if (q->queued && q->ticket != top->turn) return COLL_AGAIN;   /* not its turn yet */
+        if (top->broken) return coll__end(q, COLL_ERR_BROKEN);        /* an earlier one broke it */
+    }
     for (;;) {
         if (!q->loaded) {
             rc = coll__load_step(q);
@@ -3308,7 +3302,7 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
     int i, j, me = -1, rc;
     unsigned char w[4];
     if (!sub || !sp || !parent || parent->magic != COLL__MAGIC || !members) return COLL_ERR_INVAL;
-    if (coll__broken(parent)) return COLL_ERR_BROKEN;
+    if (coll__top(parent)->broken) return COLL_ERR_BROKEN;
     if (n < 1 || n > parent->nranks) return COLL_ERR_INVAL;
     for (i = 0; i < n; i++) {                   /* ranks of the parent, each once */
         if (members[i] < 0 || members[i] >= parent->nranks) return COLL_ERR_INVAL;
@@ -3504,6 +3498,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
 COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
 {
     coll__plan *pl;                             /* planned in place: no copy on the stack */
+    coll_comm *top;
     size_t es = 0;
     const char *why = "";
     int rc, nulldst;
@@ -3511,7 +3506,8 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     if (!q) { c->why = "request: NULL"; return COLL_ERR_INVAL; }
     COLL_MEMSET(q, 0, sizeof *q);
     q->c = c;
-    if (coll__broken(c)) return coll__end(q, COLL_ERR_BROKEN);   /* c->why says what broke it */
+    top = coll__top(c);
+    if (top->broken) return coll__end(q, COLL_ERR_BROKEN);      /* c->why says what broke it */
     pl = &q->pl;
     rc = coll__plan_args(c, a, pl, &es, &why);
     if (rc == COLL_OK) rc = coll__pick(c, a, pl, es, &why);
@@ -3541,7 +3537,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
         q->bad = (uint32_t)c->rank << 16 | (uint32_t)(-rc & 0xffff);
         c->seq++;
         q->queued = 1;
-        q->ticket = coll__top(c)->ticket++;
+        q->ticket = top->ticket++;
         return COLL_OK;
     }
     q->a.src = a->src; q->a.dst = a->dst; q->a.dtype = a->dtype; q->a.op = a->op;
@@ -3557,7 +3553,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     }
     c->seq++;
     q->queued = 1;
-    q->ticket = coll__top(c)->ticket++;
+    q->ticket = top->ticket++;
     if (COLL__KIND(a->kind) == COLL_BARRIER) { q->a.src = &q->token[0]; q->a.dst = &q->token[1]; }
     if (COLL__KIND(a->kind) == COLL_BROADCAST) q->a.src = a->dst;
     if (!COLL__CHECKS || q->nchk == 0) {   /* no agreement round: begin at once */
@@ -3577,8 +3573,9 @@ COLL_API int coll_progress(coll_request *q)
 COLL_API int coll_run(coll_comm *c, const coll_args *a)
 {
     coll_request q;
+    const coll_comm *top = c && c->magic == COLL__MAGIC ? coll__top(c) : 0;
     int rc;
-    if (c && c->magic == COLL__MAGIC && coll__top(c)->ticket != coll__top(c)->turn) {
+    if (top && top->ticket != top->turn) {
         c->why = "an earlier request on this communicator (or its group) is unfinished";
         return COLL_ERR_INVAL;
     }
