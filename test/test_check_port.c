@@ -41,29 +41,11 @@ static double now_s(void)
 typedef struct threads_launch {
     coll_threads w;
     int rendezvous;                /* send and recv only                        */
+    int damaging;                  /* ... through the damaging port below       */
+    unsigned timeout_ms;           /* the threads port's deadline (0: 5000)     */
     coll_port_check_body body;
     void *arg;
 } threads_launch;
-
-static int threads_rank(int rank, void *arg)
-{
-    threads_launch *l = (threads_launch *)arg;
-    coll_port port = l->rendezvous ? coll_rendezvous_port(&l->w, rank)
-                                   : coll_threads_port(&l->w, rank);
-    return l->body(rank, &port, l->arg);
-}
-
-static int threads_run(void *user, int nranks, coll_port_check_body body, void *arg)
-{
-    threads_launch *l = (threads_launch *)user;
-    int rc;
-    if (coll_threads_init(&l->w, nranks, 5000) != COLL_OK) return nranks;
-    l->body = body;
-    l->arg = arg;
-    rc = coll_threads_run(&l->w, threads_rank, l);
-    coll_threads_destroy(&l->w);
-    return rc;
-}
 
 /* A port that flips one byte in every 97th message rank 1 sends (send/recv
    only, over the threads port): the checker must notice. */
@@ -87,9 +69,8 @@ static int damaging_recv(void *ctx, int peer, void *buf, size_t bytes)
     return d->inner.recv(d->inner.ctx, peer, buf, bytes);
 }
 
-static int damaging_rank(int rank, void *arg)
+static coll_port damaging_port(threads_launch *l, int rank)
 {
-    threads_launch *l = (threads_launch *)arg;
     coll_port port;
     memset(&port, 0, sizeof port);
     dmg[rank].inner = coll_rendezvous_port(&l->w, rank);
@@ -97,17 +78,26 @@ static int damaging_rank(int rank, void *arg)
     port.ctx = &dmg[rank];
     port.send = damaging_send;
     port.recv = damaging_recv;
+    return port;
+}
+
+static int threads_rank(int rank, void *arg)
+{
+    threads_launch *l = (threads_launch *)arg;
+    coll_port port = l->damaging ? damaging_port(l, rank)
+                   : l->rendezvous ? coll_rendezvous_port(&l->w, rank)
+                                   : coll_threads_port(&l->w, rank);
     return l->body(rank, &port, l->arg);
 }
 
-static int damaging_run(void *user, int nranks, coll_port_check_body body, void *arg)
+static int threads_run(void *user, int nranks, coll_port_check_body body, void *arg)
 {
     threads_launch *l = (threads_launch *)user;
     int rc;
-    if (coll_threads_init(&l->w, nranks, 2000) != COLL_OK) return nranks;
+    if (coll_threads_init(&l->w, nranks, l->timeout_ms ? l->timeout_ms : 5000) != COLL_OK) return nranks;
     l->body = body;
     l->arg = arg;
-    rc = coll_threads_run(&l->w, damaging_rank, l);
+    rc = coll_threads_run(&l->w, threads_rank, l);
     coll_threads_destroy(&l->w);
     return rc;
 }
@@ -207,7 +197,8 @@ int main(int argc, char **argv)
         unsigned long caught;
         memset(&ck, 0, sizeof ck);
         ck.name = "damaging"; ck.nranks = 3; ck.quiet = 1;
-        ck.launch = damaging_run; ck.launch_user = &tl;
+        tl.damaging = 1; tl.timeout_ms = 2000;
+        ck.launch = threads_run; ck.launch_user = &tl;
         ck.arena = arena; ck.arena_bytes = sizeof arena;
         caught = coll_port_check_run(&ck);
         coll_test_passed = passed; coll_test_failed = failed; coll_test_na = na;
