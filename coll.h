@@ -2538,10 +2538,13 @@ static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__p
     h = coll_crc32c(0, w, sizeof w);
     if (c->group_id) { coll__put32(w, c->group_id); h = coll_crc32c(h, w, 4); }
     nc = !pl->counts ? 0 : k == COLL_ALLTOALLV ? (size_t)pl->p * (size_t)pl->p : (size_t)pl->p;
-    for (i = 0; i < nc; i++) {
-        coll__put32(w, (uint32_t)pl->counts[i]);
-        coll__put32(w + 4, (uint32_t)((pl->counts[i] >> 16) >> 16));
-        h = coll_crc32c(h, w, 8);
+    for (i = 0; i < nc; ) {         /* six counts per CRC call: p x p of them for alltoallv */
+        size_t m = 0;
+        for (; i < nc && m < sizeof w; i++, m += 8) {
+            coll__put32(w + m, (uint32_t)pl->counts[i]);
+            coll__put32(w + m + 4, (uint32_t)((pl->counts[i] >> 16) >> 16));
+        }
+        h = coll_crc32c(h, w, m);
     }
     return h;
 }
