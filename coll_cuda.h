@@ -430,13 +430,18 @@ __global__ void coll_cuda__scale_kernel(T *buf, size_t head, size_t npacks,
 
 /* ---- host side ---------------------------------------------------------- */
 
+/* Makes ctx's GPU current. A device that does not exist is answered
+   without asking cudaSetDevice, so no CUDA error is left behind. */
 static int coll_cuda__enter(coll_cuda_ctx *ctx)
 {
-    int cur;
+    int cur, ndev;
     cudaError_t e;
     if (!ctx || ctx->device < 0) return COLL_OK;
     e = cudaGetDevice(&cur);
-    if (e == cudaSuccess && cur != ctx->device) e = cudaSetDevice(ctx->device);
+    if (e != cudaSuccess || cur == ctx->device) return COLL_CUDA_ERR(e);
+    e = cudaGetDeviceCount(&ndev);
+    if (e == cudaSuccess && ctx->device >= ndev) e = cudaErrorInvalidDevice;
+    if (e == cudaSuccess) e = cudaSetDevice(ctx->device);
     return COLL_CUDA_ERR(e);
 }
 

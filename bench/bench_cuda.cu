@@ -123,8 +123,41 @@ typedef struct bench_world {
     const coll_algo *algos;
     int nalgos;
     int quick;
+    int iters;                 /* calls in the timed loop, set by rank 0 */
     double *secs;              /* [size][algo], filled by rank 0; < 0: not offered */
 } bench_world;
+
+/* On a failed call: where every ordered pair of ranks stands in the port,
+   so that a hang reads from the output. */
+static void dump_port(const coll_cuda_port *w)
+{
+    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    int s, d, k;
+    pthread_mutex_lock(&m);
+    fprintf(stderr, "# port: failed=%d\n", w->failed);
+    for (s = 0; s < w->nranks; s++)
+        for (d = 0; d < w->nranks; d++) {
+            if (!w->next_send[s][d] && !w->next_recv[s][d]) continue;
+            fprintf(stderr, "#   %d->%d sent %llu received %llu:", s, d,
+                    w->next_send[s][d], w->next_recv[s][d]);
+            for (k = 0; k < COLL_CUDA_PORT_DEPTH; k++) {
+                const coll_cuda_port__slot *q = &w->slot[s][d][k];
+                fprintf(stderr, " [seq %llu posted %d%d released %d%d state %d bytes %zu/%zu]",
+                        q->seq, q->posted[0], q->posted[1], q->released[0], q->released[1],
+                        q->state, q->bytes[0], q->bytes[1]);
+            }
+            fprintf(stderr, "\n");
+        }
+    pthread_mutex_unlock(&m);
+}
+
+static void call_failed(bench_world *B, int rank, size_t bytes, coll_algo algo, int it, int rc)
+{
+    fprintf(stderr, "FATAL: rank %d: allreduce of %zu bytes, %s, call %d: %s\n", rank, bytes,
+            coll_algo_name(algo), it, coll_cuda_result_str(rc));
+    dump_port(&B->port);
+    exit(1);
+}
 
 static int bench_rank(int rank, void *arg)
 {
@@ -145,8 +178,9 @@ static int bench_rank(int rank, void *arg)
     coll_cuda_ctx_init(&ctx, -1, (struct CUstream_st *)st);
     mem = coll_cuda_memops(&ctx);
     port = coll_cuda_port_port(&B->port, rank, (struct CUstream_st *)st);
-    coll_init(&c, rank, B->n, &port, scratch, SCRATCH_BYTES);
-    coll_set_memops(&c, &mem);
+    if ((rc = coll_init(&c, rank, B->n, &port, scratch, SCRATCH_BYTES)) != COLL_OK ||
+        (rc = coll_set_memops(&c, &mem)) != COLL_OK)
+        call_failed(B, rank, 0, COLL_ALGO_AUTO, -2, rc);
 
     for (si = 0; si < B->nsizes; si++)
         for (ai = 0; ai < B->nalgos; ai++) {
@@ -160,17 +194,19 @@ static int bench_rank(int rank, void *arg)
             pthread_barrier_wait(&B->bar);
             t1 = now_s() - t0;
             if (rc == COLL_ERR_NOSYS) { if (rank == 0) B->secs[si * B->nalgos + ai] = -1; continue; }
-            if (rc != COLL_OK) {
-                fprintf(stderr, "FATAL: rank %d: allreduce: %s\n", rank, coll_cuda_result_str(rc));
-                exit(1);
+            if (rc != COLL_OK) call_failed(B, rank, B->sizes[si], B->algos[ai], -1, rc);
+            /* rank 0 sizes the loop for everyone: ranks that each timed
+               themselves would run different numbers of calls and hang */
+            if (rank == 0) {
+                iters = (int)((B->quick ? 0.02 : 0.1) / (t1 > 1e-6 ? t1 : 1e-6));
+                B->iters = iters < 3 ? 3 : iters > 1000 ? 1000 : iters;
             }
-            iters = (int)((B->quick ? 0.02 : 0.1) / (t1 > 1e-6 ? t1 : 1e-6));
-            if (iters < 3) iters = 3;
-            if (iters > 1000) iters = 1000;
             pthread_barrier_wait(&B->bar);
+            iters = B->iters;
             t0 = now_s();
             for (it = 0; it < iters; it++)
-                coll_allreduce(&c, buf, buf, count, COLL_FLOAT32, COLL_SUM, B->algos[ai]);
+                if ((rc = coll_allreduce(&c, buf, buf, count, COLL_FLOAT32, COLL_SUM, B->algos[ai])) != COLL_OK)
+                    call_failed(B, rank, B->sizes[si], B->algos[ai], it, rc);
             CK(cudaStreamSynchronize(st));
             pthread_barrier_wait(&B->bar);
             if (rank == 0) B->secs[si * B->nalgos + ai] = (now_s() - t0) / iters;
@@ -199,7 +235,7 @@ static void bench_allreduce(int n, int quick)
     B->nalgos = (int)(sizeof algos / sizeof algos[0]);
     B->secs = (double *)calloc((size_t)(B->nsizes * B->nalgos), sizeof(double));
     pthread_barrier_init(&B->bar, NULL, (unsigned)n);
-    rc = coll_cuda_port_init(&B->port, n, NULL, 60000);
+    rc = coll_cuda_port_init(&B->port, n, NULL, 15000);
     if (rc != COLL_OK) { fprintf(stderr, "FATAL: port init: %s\n", coll_cuda_result_str(rc)); exit(1); }
     coll_cuda_port_run(&B->port, bench_rank, B);
     coll_cuda_port_close(&B->port);

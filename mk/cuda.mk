@@ -131,8 +131,8 @@ test-cuda: $(CB)/test_cuda
 test-cuda-sanitize: $(CB)/test_cuda
 	@if [ -z "$(CUDA_SANITIZER)" ]; then \
 	    echo "*** cuda: compute-sanitizer not found: sanitizer run NOT DONE ***"; exit 1; fi
-	COLL_TEST_QUICK=1 $(CUDA_SANITIZER) --tool memcheck --error-exitcode 9 $(CB)/test_cuda
-	COLL_TEST_QUICK=1 $(CUDA_SANITIZER) --tool initcheck --error-exitcode 9 $(CB)/test_cuda
+	COLL_TEST_QUICK=1 COLL_TEST_SANITIZER=1 $(CUDA_SANITIZER) --tool memcheck --error-exitcode 9 $(CB)/test_cuda
+	COLL_TEST_QUICK=1 COLL_TEST_SANITIZER=1 $(CUDA_SANITIZER) --tool initcheck --error-exitcode 9 $(CB)/test_cuda
 
 ## bench-cuda: kernel bandwidth and all-reduce over the CUDA port (GPU; BENCH_CUDA_ARGS)
 bench-cuda: $(CB)/bench_cuda
