@@ -304,27 +304,7 @@ typedef struct coll_rule {
 #define COLL_MAX_RULES 8
 #endif
 
-/* ---- the communicator (caller-owned; fields are private) ----------------- */
-typedef struct coll_comm {
-    int rank, nranks;
-    coll_port port;
-    unsigned char *scratch;
-    size_t segment;            /* bytes per message segment; 0 = uncut       */
-    coll_user_op user;
-    const coll_memops *mem;
-    coll_tuning tune;
-    coll_rule rules[COLL_MAX_RULES];
-    int nrules;
-    unsigned checks;           /* COLL_CHECK_* flags                          */
-    uint32_t seq;              /* calls so far (part of the call signature)   */
-    int broken;                /* 0, or the error that broke the communicator */
-    const char *why;           /* what the last error was about (static)      */
-    struct coll_comm *up;      /* a sub-communicator's parent, else NULL      */
-    uint32_t group_id;         /* 0, or a hash of the sub's members (signed)  */
-    uint32_t ticket, turn;     /* requests started / finished, this rank, on
-                                  the top communicator: they run in turn      */
-    unsigned magic;
-} coll_comm;
+typedef struct coll_comm coll_comm;   /* below, after coll_request */
 
 /* Every collective described by one struct: the blocking calls below fill
    it in, coll_start takes it directly. Unused fields are ignored. */
@@ -422,6 +402,30 @@ typedef struct coll_request {
     unsigned char crc_out[4], crc_in[4];
 } coll_request;
 
+/* ---- the communicator (caller-owned; fields are private) ----------------- */
+struct coll_comm {
+    int rank, nranks;
+    coll_port port;
+    unsigned char *scratch;
+    size_t segment;            /* bytes per message segment; 0 = uncut       */
+    coll_user_op user;
+    const coll_memops *mem;
+    coll_tuning tune;
+    coll_rule rules[COLL_MAX_RULES];
+    int nrules;
+    unsigned checks;           /* COLL_CHECK_* flags                          */
+    uint32_t seq;              /* calls so far (part of the call signature)   */
+    int broken;                /* 0, or the error that broke the communicator */
+    const char *why;           /* what the last error was about (static)      */
+    struct coll_comm *up;      /* a sub-communicator's parent, else NULL      */
+    uint32_t group_id;         /* 0, or a hash of the sub's members (signed)  */
+    uint32_t ticket, turn;     /* requests started / finished, this rank, on
+                                  the top communicator: they run in turn      */
+    unsigned magic;
+    coll_request blk;          /* the blocking calls' request, on the top
+                                  communicator: none on the caller's stack   */
+};
+
 /* What one step of a schedule does on one rank (coll_describe). */
 enum { COLL_BUF_SRC = 0, COLL_BUF_DST = 1 };
 typedef struct coll_xfer {
@@ -518,8 +522,9 @@ COLL_API int coll_alltoallv(coll_comm *c, const void *src, void *dst, const size
 
 /* Resumable form: coll_start checks and plans, coll_progress advances and
    returns COLL_AGAIN until done (never blocking if the port has isend/irecv/
-   wait), then COLL_OK or an error. coll_run = start + progress to the end.
-   With the call checks on (the default, p > 1), an argument this rank
+   wait), then COLL_OK or an error. coll_run = start + progress to the end,
+   in a request kept in the (top) communicator: the blocking calls put none
+   on the caller's stack. With the call checks on (the default, p > 1), an argument this rank
    refuses is returned by coll_progress once the agreement round has told
    the other ranks; coll_start refuses at once only what leaves it no
    communicator or request to run the round with. */
@@ -3573,18 +3578,21 @@ COLL_API int coll_progress(coll_request *q)
     return coll__progress(q, 0);
 }
 
+/* A blocking call runs in the top communicator's own request: only one
+   can be under way in a group (the turn check), and firmware keeps the
+   request off the stack. */
 COLL_API int coll_run(coll_comm *c, const coll_args *a)
 {
-    coll_request q;
-    const coll_comm *top = c && c->magic == COLL__MAGIC ? coll__top(c) : 0;
+    coll_comm *top = c && c->magic == COLL__MAGIC ? coll__top(c) : 0;
     int rc;
-    if (top && top->ticket != top->turn) {
+    if (!top) return COLL_ERR_INVAL;
+    if (top->ticket != top->turn) {
         c->why = "an earlier request on this communicator (or its group) is unfinished";
         return COLL_ERR_INVAL;
     }
-    rc = coll_start(&q, c, a);
+    rc = coll_start(&top->blk, c, a);
     if (rc != COLL_OK) return rc;
-    return coll__progress(&q, 1);
+    return coll__progress(&top->blk, 1);
 }
 
 /* The requests in the order they were started: each runs to its end
