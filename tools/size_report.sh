@@ -120,8 +120,11 @@ head_row() {
     echo "(soft float, 64-bit division). The library has no .data or .bss."
     echo
     echo "Stack: the deepest chain of frames below each function, from GCC's"
-    echo "-fcallgraph-info=su, taking the deepest reduction kernel at calls"
-    echo "through the kernel table. \"Blocking collective\" is the worst of"
+    echo "-fcallgraph-info=su. A call through a pointer counts as the deepest"
+    echo "function it can reach: a kernel from the kernel table, a schedule or"
+    echo "its hook from the executor (a schedule inside the hierarchical one"
+    echo "included), a cost function from the planner, a sub-communicator's"
+    echo "port one level deep (tools/stack_depth.awk). \"Blocking collective\" is the worst of"
     echo "coll_allreduce, coll_reduce_scatter, coll_allgather, coll_broadcast,"
     echo "coll_reduce, coll_gather, coll_scatter, coll_alltoall, coll_barrier, the"
     echo "v-variants and coll_run. The port's callbacks and a user op run on the"

@@ -3,16 +3,46 @@
 # frame, edges for its calls).
 #
 # worst(f) = frame(f) + the largest worst(g) over f's callees g.
-# Calls through a pointer go to "__indirect_call". Inside coll.h those are
-# the reduction kernels (picked from a table) and your callbacks: the port
-# and a user op. The kernels are the static functions no one calls directly,
-# so an indirect call counts as the deepest of those; the callbacks' own
-# frames are the caller's to add. Functions without stack information (the
-# compiler's arithmetic helpers) count as 0. A "dynamic" frame (alloca, VLA)
-# or a cycle in the graph makes the figure a lower bound, marked "+".
+# Calls through a pointer go to "__indirect_call". Inside coll.h the
+# targets are the static functions no one calls directly, in four kinds
+# told apart by name, and what a pointer can reach depends on who calls:
+#   kernel    coll__<type>_<op>_3      from coll__reduce, coll__scale
+#   cost      coll__cost_*             from coll__pick
+#   subport   coll__sub_*              from the port calls (coll__transfer,
+#                                      coll__wait, coll__broke, coll__progress)
+#   schedule  every other one          from coll__progress, coll__begin,
+#             (schedules, their hooks) coll__on_group (the hierarchical
+#                                      schedule's inner one), coll_describe
+# coll__copy and coll__sub_* call only your callbacks (memops, the parent's
+# port): 0 here. Any other caller through a pointer may reach all four.
+# A schedule never runs inside itself: a candidate already on the chain is
+# skipped. A sub-communicator's port is counted one level deep; each level
+# of nesting adds one coll__sub_* frame. The callbacks' own frames (port,
+# user op, memops) are the caller's to add. Functions without stack
+# information (the compiler's arithmetic helpers) count as 0. A "dynamic"
+# frame (alloca, VLA) or a cycle in the graph makes the figure a lower
+# bound, marked "+".
 #
 # Output: one line per public function: name, bytes, flag ("" or "+").
 function strip(s) { sub(/^[^:]*:/, "", s); return s }
+function base(f) { sub(/\..*$/, "", f); return f }   # coll__pick.isra.0 -> coll__pick
+function kind(g) {
+    if (g ~ /^coll__[a-z0-9]+_[a-z]+_3$/) return "kernel"
+    if (g ~ /^coll__cost_/) return "cost"
+    if (g ~ /^coll__sub_/) return "subport"
+    return "schedule"
+}
+# The kinds a call through a pointer in f can reach, as " kind kind ".
+function reach(f,    b) {
+    b = base(f)
+    if (b == "coll__reduce" || b == "coll__scale") return " kernel "
+    if (b == "coll__copy" || b ~ /^coll__sub_/) return " "
+    if (b == "coll__pick") return " cost "
+    if (b == "coll__transfer" || b == "coll__wait" || b == "coll__broke") return " subport "
+    if (b == "coll__progress") return " schedule subport "
+    if (b == "coll__begin" || b == "coll__on_group" || b == "coll_describe") return " schedule "
+    return " kernel cost subport schedule "
+}
 # inexact[f]: f's figure is a lower bound (it, or something below it, has a
 # dynamic frame or takes part in recursion).
 function worst(f,    list, n, i, g, w, best) {
@@ -24,7 +54,7 @@ function worst(f,    list, n, i, g, w, best) {
     n = split(adj[f], list, " ")
     for (i = 1; i <= n; i++) {
         g = list[i]
-        if (g == "__indirect_call") { w = indirect(); if (ind_inexact) inexact[f] = 1 }
+        if (g == "__indirect_call") w = indirect(f)
         else { w = worst(g); if (g in inexact) inexact[f] = 1 }
         if (w > best) best = w
     }
@@ -32,17 +62,16 @@ function worst(f,    list, n, i, g, w, best) {
     memo[f] = frame[f] + best
     return memo[f]
 }
-function indirect(    g, w, best) {
-    if (ind_done) return ind_best
-    ind_done = 1; ind_best = 0          # a kernel calling through a pointer
+function indirect(f,    g, w, best, r) {
+    r = reach(f)
     best = 0
     for (g in frame)
-        if (g !~ /^coll_[a-z]/ && !(g in called) && g != "__indirect_call") {
+        if (g !~ /^coll_[a-z]/ && !(g in called) && g != "__indirect_call" && !(g in busy) &&
+            index(r, " " kind(g) " ")) {
             w = worst(g)
             if (w > best) best = w
-            if (g in inexact) ind_inexact = 1
+            if (g in inexact) inexact[f] = 1
         }
-    ind_best = best
     return best
 }
 /^node:/ {
