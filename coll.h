@@ -117,7 +117,9 @@
      size depends on p alone.
      With COLL_CHECK_CRC every payload message is followed by its CRC-32C
      and a second round after the schedule tells every rank if any message
-     arrived damaged (COLL_ERR_CORRUPT everywhere).
+     arrived damaged (COLL_ERR_CORRUPT everywhere). The CRC reads the
+     buffers on the host, so it and coll_set_memops exclude each other
+     (COLL_ERR_NOSYS from whichever comes second).
      An error after payload began to move (a port error, a damaged message)
      breaks the communicator: every later call returns COLL_ERR_BROKEN until
      coll_init. Errors found by the call check leave it usable: every rank
@@ -3407,6 +3409,10 @@ COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem)
 {
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
     if (mem && (!mem->copy || !mem->reduce || !mem->scale)) return COLL_ERR_INVAL;
+    if (mem && (c->checks & COLL_CHECK_CRC)) {     /* the CRC reads buffers on the host */
+        c->why = "memops: not with COLL_CHECK_CRC (the CRC reads the buffers on the host)";
+        return COLL_ERR_NOSYS;
+    }
     c->mem = mem;
     return COLL_OK;
 }
@@ -3418,6 +3424,10 @@ COLL_API int coll_set_checks(coll_comm *c, unsigned flags)
 #ifdef COLL_NO_CHECKS
     if (flags) return COLL_ERR_NOSYS;
 #endif
+    if ((flags & COLL_CHECK_CRC) && c->mem) {
+        c->why = "checks: COLL_CHECK_CRC reads the buffers on the host, not with memops";
+        return COLL_ERR_NOSYS;
+    }
     c->checks = flags;
     return COLL_OK;
 }
@@ -3489,7 +3499,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
             if (s) {
                 double b = (t2 - t1) / (2.0 * REPS) - m.t.alpha;
                 m.t.beta = b > 0 ? b / (double)s : m.t.beta;
-                COLL_MEMSET(buf, 0, 2 * s);
+                if (!c->mem) COLL_MEMSET(buf, 0, 2 * s);   /* memops: scratch is not ours to touch */
                 t0 = now(ctx);
                 for (i = 0; i < REPS; i++)
                     coll__reduce(c, buf, buf, buf + s, s / 4, COLL_FLOAT32, COLL_SUM);

@@ -12,7 +12,9 @@
         algbw = bytes / time,  busbw = algbw * 2(p-1)/p
       where time is host wall clock from a barrier to the last rank's
       stream being idle, averaged over back-to-back calls: the port's
-      host-side hand-offs are part of the cost.
+      host-side hand-offs are part of the cost. "auto+tune" is AUTO on a
+      communicator that coll_tune measured first (its clock drains the
+      rank's stream), and the picks of both AUTOs are printed per size.
 
    RUN  make bench-cuda            (--quick: smaller sizes, fewer calls)
    Without a GPU it prints "NO GPU: CUDA benchmark NOT RUN" and exits 77.
@@ -124,6 +126,7 @@ typedef struct bench_world {
     int nalgos;
     int quick;
     int iters;                 /* calls in the timed loop, set by rank 0 */
+    coll_algo pick[8][2];      /* [size]: AUTO's choice, untuned and tuned  */
     double *secs;              /* [size][algo], filled by rank 0; < 0: not offered */
 } bench_world;
 
@@ -151,6 +154,14 @@ static void dump_port(const coll_cuda_port *w)
     pthread_mutex_unlock(&m);
 }
 
+/* coll_tune's clock: the rank's stream drained first, so a timed span
+   holds the copies and kernels it enqueued, not just their launches. */
+static double stream_now(void *st)
+{
+    CK(cudaStreamSynchronize((cudaStream_t)st));
+    return now_s();
+}
+
 static void call_failed(bench_world *B, int rank, size_t bytes, coll_algo algo, int it, int rc)
 {
     fprintf(stderr, "FATAL: rank %d: allreduce of %zu bytes, %s, call %d: %s\n", rank, bytes,
@@ -167,12 +178,14 @@ static int bench_rank(int rank, void *arg)
     coll_memops mem;
     coll_port port;
     coll_comm c;
-    void *buf, *scratch;
+    void *buf, *scratch, *scratch_t;
+    coll_comm ct;              /* the same ranks, tuned by coll_tune: AUTO+tune */
     int si, ai, it, iters, rc;
 
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     CK(cudaMalloc(&buf, B->max_bytes));
     CK(cudaMalloc(&scratch, SCRATCH_BYTES));
+    CK(cudaMalloc(&scratch_t, SCRATCH_BYTES));
     CK(cudaMemset(buf, 0, B->max_bytes));
     CK(cudaDeviceSynchronize());
     coll_cuda_ctx_init(&ctx, -1, (struct CUstream_st *)st);
@@ -181,15 +194,29 @@ static int bench_rank(int rank, void *arg)
     if ((rc = coll_init(&c, rank, B->n, &port, scratch, SCRATCH_BYTES)) != COLL_OK ||
         (rc = coll_set_memops(&c, &mem)) != COLL_OK)
         call_failed(B, rank, 0, COLL_ALGO_AUTO, -2, rc);
+    if ((rc = coll_init(&ct, rank, B->n, &port, scratch_t, SCRATCH_BYTES)) != COLL_OK ||
+        (rc = coll_set_memops(&ct, &mem)) != COLL_OK ||
+        (rc = coll_tune(&ct, stream_now, st)) != COLL_OK)
+        call_failed(B, rank, 0, COLL_ALGO_AUTO, -3, rc);
+    if (rank == 0)
+        for (si = 0; si < B->nsizes; si++) {
+            coll_args a;
+            memset(&a, 0, sizeof a);
+            a.kind = COLL_ALLREDUCE; a.dtype = COLL_FLOAT32; a.op = COLL_SUM;
+            a.count = B->sizes[si] / 4; a.src = buf; a.dst = buf;
+            B->pick[si][0] = coll_choose(&c, &a);
+            B->pick[si][1] = coll_choose(&ct, &a);
+        }
 
     for (si = 0; si < B->nsizes; si++)
         for (ai = 0; ai < B->nalgos; ai++) {
             size_t count = B->sizes[si] / 4;
+            coll_comm *cc = ai == B->nalgos - 1 ? &ct : &c;   /* the last row: tuned */
             double t0 = 0, t1;
             /* one timed call to size the loop at about 0.1 s (0.02 quick) */
             pthread_barrier_wait(&B->bar);
             t0 = now_s();
-            rc = coll_allreduce(&c, buf, buf, count, COLL_FLOAT32, COLL_SUM, B->algos[ai]);
+            rc = coll_allreduce(cc, buf, buf, count, COLL_FLOAT32, COLL_SUM, B->algos[ai]);
             CK(cudaStreamSynchronize(st));
             pthread_barrier_wait(&B->bar);
             t1 = now_s() - t0;
@@ -205,7 +232,7 @@ static int bench_rank(int rank, void *arg)
             iters = B->iters;
             t0 = now_s();
             for (it = 0; it < iters; it++)
-                if ((rc = coll_allreduce(&c, buf, buf, count, COLL_FLOAT32, COLL_SUM, B->algos[ai])) != COLL_OK)
+                if ((rc = coll_allreduce(cc, buf, buf, count, COLL_FLOAT32, COLL_SUM, B->algos[ai])) != COLL_OK)
                     call_failed(B, rank, B->sizes[si], B->algos[ai], it, rc);
             CK(cudaStreamSynchronize(st));
             pthread_barrier_wait(&B->bar);
@@ -213,6 +240,7 @@ static int bench_rank(int rank, void *arg)
         }
     CK(cudaFree(buf));
     CK(cudaFree(scratch));
+    CK(cudaFree(scratch_t));
     CK(cudaStreamDestroy(st));
     return 0;
 }
@@ -222,7 +250,8 @@ static void bench_allreduce(int n, int quick)
     static const size_t full[] = { 4u << 10, 64u << 10, 1u << 20, 16u << 20, 256u << 20 };
     static const size_t small[] = { 4u << 10, 256u << 10, 16u << 20 };
     static const coll_algo algos[] = { COLL_ALGO_AUTO, COLL_ALGO_RING, COLL_ALGO_TREE,
-                                       COLL_ALGO_RABENSEIFNER, COLL_ALGO_NAIVE };
+                                       COLL_ALGO_RABENSEIFNER, COLL_ALGO_NAIVE,
+                                       COLL_ALGO_AUTO };     /* on the tuned comm */
     bench_world *B = (bench_world *)calloc(1, sizeof *B);
     int si, ai, rc;
 
@@ -247,9 +276,14 @@ static void bench_allreduce(int n, int quick)
             double t = B->secs[si * B->nalgos + ai], bw;
             if (t < 0) continue;          /* not offered by coll.h */
             bw = (double)B->sizes[si] / t / 1e9;
-            printf("  %12zu %-14s %12.1f %12.2f %12.2f\n", B->sizes[si], coll_algo_name(algos[ai]),
+            printf("  %12zu %-14s %12.1f %12.2f %12.2f\n", B->sizes[si],
+                   ai == B->nalgos - 1 ? "auto+tune" : coll_algo_name(algos[ai]),
                    t * 1e6, bw, bw * 2.0 * (n - 1) / n);
         }
+    printf("# AUTO picks (default constants / after coll_tune):");
+    for (si = 0; si < B->nsizes; si++)
+        printf(" %zu %s/%s", B->sizes[si], coll_algo_name(B->pick[si][0]), coll_algo_name(B->pick[si][1]));
+    printf("\n");
     fflush(stdout);
     pthread_barrier_destroy(&B->bar);
     free(B->secs);

@@ -50,6 +50,24 @@ static void nop_fn(void *out, const void *a, const void *b, size_t n, void *user
 static float fa[P * 64], fb[P * 64];
 static double scratch[128];
 
+/* memops that never run: only their presence is tested */
+static int host_copy(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    (void)ctx; (void)dst; (void)src; (void)bytes;
+    return COLL_ERR_IO;
+}
+static int host_reduce(void *ctx, void *out, const void *a, const void *b, size_t n,
+                       coll_dtype t, coll_op op)
+{
+    (void)ctx; (void)out; (void)a; (void)b; (void)n; (void)t; (void)op;
+    return COLL_ERR_IO;
+}
+static int host_scale(void *ctx, void *buf, size_t n, coll_dtype t, size_t d)
+{
+    (void)ctx; (void)buf; (void)n; (void)t; (void)d;
+    return COLL_ERR_IO;
+}
+
 static void invalid_arguments(void)
 {
     coll_port port, bad;
@@ -91,6 +109,18 @@ static void invalid_arguments(void)
     REFUSED(coll_set_checks(&tiny, 0), COLL_OK);
     REFUSED(coll_set_checks(&c, 1u << 7), COLL_ERR_INVAL);
     REFUSED(coll_set_checks(&zero, 0), COLL_ERR_INVAL);
+    /* the CRC reads buffers on the host: not with memops, in either order */
+    {
+        static const coll_memops mops = { NULL, host_copy, host_reduce, host_scale };
+        coll_comm m;
+        REFUSED(coll_init(&m, 0, P, &port, scratch, sizeof scratch), COLL_OK);
+        REFUSED(coll_set_memops(&m, &mops), COLL_OK);
+        REFUSED(coll_set_checks(&m, COLL_CHECK_CALLS | COLL_CHECK_CRC), COLL_ERR_NOSYS);
+        REFUSED(coll_set_checks(&m, COLL_CHECK_CALLS), COLL_OK);
+        REFUSED(coll_set_memops(&m, NULL), COLL_OK);
+        REFUSED(coll_set_checks(&m, COLL_CHECK_CALLS | COLL_CHECK_CRC), COLL_OK);
+        REFUSED(coll_set_memops(&m, &mops), COLL_ERR_NOSYS);
+    }
 
     /* NULL or uninitialised communicator */
     REFUSED(coll_allreduce(NULL, f, g, 4, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO), COLL_ERR_INVAL);
