@@ -59,8 +59,9 @@
      the streams can never wait on each other in a cycle.
      A slot is reused only when both sides have taken their event waits
      (until then an event may still be re-recorded under someone's feet).
-     Buffers in pageable host memory on both sides (coll.h's small tokens)
-     are copied by the host at once.
+     Buffers in pageable host memory on both sides (coll.h's small frames)
+     are copied by the host at once, with no event recorded or waited on:
+     no GPU work touches them.
 
    LOCKS AND WAITING
      One mutex per world guards the slots. A rank waiting for a slot to
@@ -128,6 +129,9 @@ typedef struct coll_cuda_port__slot {
     int state;                 /* OPEN, COPYING, DONE                       */
     int result;
     struct CUevent_st *ev[2];  /* [0] on the sender's GPU, [1] the receiver's */
+    int where[2];              /* each side's buffer: coll_cuda_port__where  */
+    int hostonly;              /* both in pageable host memory: copied by the
+                                  host, no events recorded or waited on     */
 } coll_cuda_port__slot;
 
 typedef struct coll_cuda_port__op {
@@ -287,6 +291,7 @@ static void coll_cuda_port__recycle_locked(coll_cuda_port *w, coll_cuda_port__sl
     s->bytes[0] = s->bytes[1] = 0;
     s->posted[0] = s->posted[1] = 0;
     s->released[0] = s->released[1] = 0;
+    s->hostonly = 0;
     COLL_CUDA_PORT__PUT(s->state, (int)COLL_CUDA_PORT__OPEN);
     s->result = COLL_OK;
     pthread_cond_broadcast(&w->r[src].cv);
@@ -308,20 +313,21 @@ static int coll_cuda_port__where(const void *p)
 }
 
 /* The copier's part, on its own stream: after the other side's ready
-   event, copy, then record our event as "done". */
+   event, copy, then record our event as "done". Both buffers in pageable
+   host memory (coll.h's own small frames): no GPU work touches them, so
+   the host copies at once and no event is involved. */
 static int coll_cuda_port__copy(coll_cuda_port__rank *me, coll_cuda_port__slot *s, int role)
 {
     cudaStream_t st = (cudaStream_t)me->stream;
     size_t n = s->bytes[0];
-    int from, to;
+    int from = s->where[0], to = s->where[1];
     cudaError_t e;
 
     if (s->bytes[0] != s->bytes[1]) return COLL_ERR_MISMATCH;
-    from = n ? coll_cuda_port__where(s->src) : -1;
-    to = n ? coll_cuda_port__where(s->dst) : -1;
-    if (n && from == -1 && to == -1) {
-        memcpy(s->dst, s->src, n);          /* no GPU work touches these */
-        n = 0;
+    if (from == -1 && to == -1) {
+        if (n) memcpy(s->dst, s->src, n);
+        s->hostonly = 1;
+        return COLL_OK;
     }
     e = cudaStreamWaitEvent(st, (cudaEvent_t)s->ev[!role], 0);
     if (e == cudaSuccess && n) {
@@ -343,7 +349,7 @@ static int coll_cuda_port__post(coll_cuda_port__rank *me, int role, int peer,
     coll_cuda_port *w = me->w;
     int src = role == COLL_CUDA_PORT__SEND ? me->rank : peer;
     int dst = role == COLL_CUDA_PORT__SEND ? peer : me->rank;
-    int h, rc, copier = 0;
+    int h, rc, copier = 0, where;
     unsigned looks = 0;
     unsigned long long *next, n;
     coll_cuda_port__slot *s;
@@ -372,11 +378,14 @@ static int coll_cuda_port__post(coll_cuda_port__rank *me, int role, int peer,
     pthread_mutex_unlock(&w->m);
     if (rc) return rc;
 
-    /* "ready": whatever this rank has enqueued up to now */
-    e = cudaEventRecord((cudaEvent_t)s->ev[role], (cudaStream_t)me->stream);
+    /* "ready": whatever this rank has enqueued up to now; nothing to
+       order for a buffer in pageable host memory, which no GPU work touches */
+    where = bytes ? coll_cuda_port__where(role == COLL_CUDA_PORT__SEND ? sbuf : rbuf) : -1;
+    e = where == -1 ? cudaSuccess : cudaEventRecord((cudaEvent_t)s->ev[role], (cudaStream_t)me->stream);
 
     pthread_mutex_lock(&w->m);
     if (role == COLL_CUDA_PORT__SEND) s->src = sbuf; else s->dst = rbuf;
+    s->where[role] = where;
     s->bytes[role] = bytes;
     s->posted[role] = 1;
     if (s->state == COLL_CUDA_PORT__OPEN) {
@@ -449,7 +458,7 @@ static int coll_cuda_port__wait(void *ctx, int h, int block)
         rc = s->result;
         pthread_mutex_unlock(&w->m);
         /* the copier's "done" event: our stream now follows the copy */
-        if (rc == COLL_OK && (rc = coll_cuda_port__enter(me)) == COLL_OK)
+        if (rc == COLL_OK && !s->hostonly && (rc = coll_cuda_port__enter(me)) == COLL_OK)
             rc = COLL_CUDA_ERR(cudaStreamWaitEvent((cudaStream_t)me->stream,
                                                    (cudaEvent_t)s->ev[!role], 0));
         pthread_mutex_lock(&w->m);
