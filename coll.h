@@ -76,6 +76,9 @@
                            first algorithm compiled in for the collective  (off)
      COLL_NO_NAMES         coll_algo_name/coll_kind_name return ""         (off)
      COLL_NO_CHECKS        leave out the call checks and CRCs (see below)  (off)
+     COLL_NO_NONBLOCKING   leave out the executor's non-blocking path: a
+                           port's isend/irecv/wait go unused and
+                           coll_progress runs each step to its end      (off)
      COLL_CRC_SMALL        CRC-32C from a 16-entry table instead of 256
                            (on under -Os unless COLL_CRC_TABLE)            (off)
      COLL_EAGER_BYTES      small calls ride in the call check's frames up to
@@ -3186,8 +3189,12 @@ static int coll__end(coll_request *q, int rc)
 
 static int coll__progress(coll_request *q, int block)
 {
+#ifdef COLL_NO_NONBLOCKING
+    const int nonblocking = 0;                    /* send/recv/sendrecv only */
+#else
     const coll_port *pt = &q->c->port;
     int nonblocking = pt->isend && pt->irecv && pt->wait;
+#endif
     int rc;
     if (q->finished) return q->err;
     {
@@ -3410,7 +3417,7 @@ COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem)
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
     if (mem && (!mem->copy || !mem->reduce || !mem->scale)) return COLL_ERR_INVAL;
     if (mem && (c->checks & COLL_CHECK_CRC)) {     /* the CRC reads buffers on the host */
-        c->why = "memops: not with COLL_CHECK_CRC (the CRC reads the buffers on the host)";
+        c->why = "memops: not with COLL_CHECK_CRC";
         return COLL_ERR_NOSYS;
     }
     c->mem = mem;
@@ -3425,7 +3432,7 @@ COLL_API int coll_set_checks(coll_comm *c, unsigned flags)
     if (flags) return COLL_ERR_NOSYS;
 #endif
     if ((flags & COLL_CHECK_CRC) && c->mem) {
-        c->why = "checks: COLL_CHECK_CRC reads the buffers on the host, not with memops";
+        c->why = "checks: COLL_CHECK_CRC not with memops";
         return COLL_ERR_NOSYS;
     }
     c->checks = flags;

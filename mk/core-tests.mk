@@ -28,6 +28,11 @@ $(CT)/test_core: test/test_core.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
+# the same matrix with the executor's non-blocking path left out
+$(CT)/test_core_blocking: test/test_core.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) -DCOLL_NO_NONBLOCKING $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
 $(CT)/test_errors: test/test_errors.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
@@ -49,9 +54,10 @@ $(CT)/tsan/%: test/%.c $(CT_DEPS)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
 .PHONY: test-core test-errors test-compile test-asan test-tsan test-groups
-## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long)
-test-core: $(CT)/test_core
-	$<
+## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long), and at level 0 with COLL_NO_NONBLOCKING
+test-core: $(CT)/test_core $(CT)/test_core_blocking
+	$(CT)/test_core
+	COLL_TEST_LEVEL=0 $(CT)/test_core_blocking
 
 ## test-errors: invalid arguments, lost peers, abort
 test-errors: $(CT)/test_errors
