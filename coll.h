@@ -3250,12 +3250,14 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     c->checks = COLL_CHECK_CALLS;
 #endif
     c->why = "";
+#ifndef COLL_NO_COST_MODEL     /* the only reader of the constants */
     /* fitted by `make fit-auto` to every forced algorithm's time on the
        threads, shm, tcp and MPI ports (2-core host); only β/α and γ/β
        matter to AUTO */
     c->tune.alpha = 2e-6;      /* a few µs per hand-off                    */
     c->tune.beta = 6.3e-11;    /* ~16 GB/s copy                            */
     c->tune.gamma = 6.3e-13;   /* the reduce hides behind the copy         */
+#endif
     c->magic = COLL__MAGIC;
     return COLL_OK;
 }
