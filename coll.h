@@ -1508,17 +1508,21 @@ static int coll__rabenseifner_allreduce(const coll__plan *pl, int s, coll__step 
     return 1;
 }
 
-/* Run `f` on a sub-communicator: ranks base, base+stride, ... (np of them),
-   this rank being number `me` among them. */
-static int coll__on_group(const coll__plan *pl, coll__schedule f, int s, coll__step *st,
-                          int me, int np, int base, int stride)
+/* A schedule run on a group of the ranks: q is pl seen from rank `me` of
+   np; coll__from_group maps the step's peers back (group rank i is rank
+   base + i*stride). The caller names the schedule itself, so the stack
+   and the call graph show which one runs. */
+static void coll__group_plan(const coll__plan *pl, coll__plan *q, int me, int np)
 {
-    coll__plan q; COLL_MEMCPY(&q, pl, sizeof q);
-    q.rank = me; q.p = np; q.root = 0;
-    if (!f(&q, s, st)) { coll__idle(st); return 0; }
+    COLL_MEMCPY(q, pl, sizeof *q);
+    q->rank = me; q->p = np; q->root = 0;
+}
+
+static void coll__from_group(int ran, coll__step *st, int base, int stride)
+{
+    if (!ran) { coll__idle(st); return; }
     if (st->to >= 0) st->to = base + st->to * stride;
     if (st->from >= 0) st->from = base + st->from * stride;
-    return 1;
 }
 
 /* Hierarchical (the muji seed's groups): ranks form groups of `group`
@@ -1532,15 +1536,26 @@ static int coll__hierarchical_allreduce(const coll__plan *pl, int s, coll__step 
     int g = pl->group < pl->p ? pl->group : pl->p;      /* one group if larger than p */
     int r = pl->rank, ng = (pl->p + g - 1) / g, base = r / g * g;
     int size = pl->p - base < g ? pl->p - base : g, Lg = coll__ceil_log2(g), ring = 2 * (ng - 1);
+    coll__plan q;
     coll__idle(st);
-    if (s < Lg) { coll__on_group(pl, coll__binomial_reduce, s, st, r - base, size, base, 1); return 1; }
+    if (s < Lg) {
+        coll__group_plan(pl, &q, r - base, size);
+        coll__from_group(coll__binomial_reduce(&q, s, st), st, base, 1);
+        return 1;
+    }
     s -= Lg;
     if (s < ring) {
-        if (r == base) coll__on_group(pl, coll__ring_allreduce, s, st, r / g, ng, 0, g);
+        if (r != base) return 1;
+        coll__group_plan(pl, &q, r / g, ng);
+        coll__from_group(coll__ring_allreduce(&q, s, st), st, 0, g);
         return 1;
     }
     s -= ring;
-    if (s < Lg) { coll__on_group(pl, coll__binomial_broadcast, s, st, r - base, size, base, 1); return 1; }
+    if (s < Lg) {
+        coll__group_plan(pl, &q, r - base, size);
+        coll__from_group(coll__binomial_broadcast(&q, s, st), st, base, 1);
+        return 1;
+    }
     return 0;
 }
 

@@ -11,8 +11,7 @@
 #   subport   coll__sub_*              from the port calls (coll__transfer,
 #                                      coll__wait, coll__broke, coll__progress)
 #   schedule  every other one          from coll__progress, coll__begin,
-#             (schedules, their hooks) coll__on_group (the hierarchical
-#                                      schedule's inner one), coll_describe
+#             (schedules, their hooks) coll_describe
 # coll__copy and coll__sub_* call only your callbacks (memops, the parent's
 # port): 0 here. Any other caller through a pointer may reach all four.
 # A schedule never runs inside itself: a candidate already on the chain is
@@ -40,7 +39,7 @@ function reach(f,    b) {
     if (b == "coll__pick") return " cost "
     if (b == "coll__transfer" || b == "coll__wait" || b == "coll__broke") return " subport "
     if (b == "coll__progress") return " schedule subport "
-    if (b == "coll__begin" || b == "coll__on_group" || b == "coll_describe") return " schedule "
+    if (b == "coll__begin" || b == "coll_describe") return " schedule "
     return " kernel cost subport schedule "
 }
 # inexact[f]: f's figure is a lower bound (it, or something below it, has a
