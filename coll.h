@@ -529,10 +529,10 @@ COLL_API int coll_alltoallv(coll_comm *c, const void *src, void *dst, const size
    returns COLL_AGAIN until done (never blocking if the port has isend/irecv/
    wait), then COLL_OK or an error. coll_run = start + progress to the end,
    in a request kept in the (top) communicator: the blocking calls put none
-   on the caller's stack. With the call checks on (the default, p > 1), an argument this rank
-   refuses is returned by coll_progress once the agreement round has told
-   the other ranks; coll_start refuses at once only what leaves it no
-   communicator or request to run the round with. */
+   on the caller's stack. With the call checks on (the default, p > 1), an
+   argument this rank refuses is returned by coll_progress once the
+   agreement round has told the other ranks; coll_start refuses at once
+   only what leaves it no communicator or request to run the round with. */
 COLL_API int coll_start(coll_request *r, coll_comm *c, const coll_args *a);
 COLL_API int coll_progress(coll_request *r);
 COLL_API int coll_run(coll_comm *c, const coll_args *a);
