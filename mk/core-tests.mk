@@ -4,6 +4,7 @@
 #
 #   make test-core      the matrix (test/test_core.c), -O2; COLL_TEST_LEVEL=2
 #                       for the long version
+#   make test-memops-host  with memops, coll.h never touches a buffer itself
 #   make test-errors    invalid arguments, lost peers, abort (test_errors.c)
 #   make test-checks    the call checks: disagreements, refusals, damage
 #   make test-groups    alltoallv, sub-communicators, requests in flight
@@ -33,6 +34,10 @@ $(CT)/test_core_blocking: test/test_core.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) -DCOLL_NO_NONBLOCKING $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
+$(CT)/test_memops_host: test/test_memops_host.c coll.h ports/coll_mailbox.h
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -DCOLL_DEBUG $(CFLAGS) $(WARN) -I. -o $@ $<
+
 $(CT)/test_errors: test/test_errors.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
@@ -53,11 +58,15 @@ $(CT)/tsan/%: test/%.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
-.PHONY: test-core test-errors test-compile test-asan test-tsan test-groups
+.PHONY: test-core test-memops-host test-errors test-compile test-asan test-tsan test-groups
 ## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long), and at level 0 with COLL_NO_NONBLOCKING
 test-core: $(CT)/test_core $(CT)/test_core_blocking
 	$(CT)/test_core
 	COLL_TEST_LEVEL=0 $(CT)/test_core_blocking
+
+## test-memops-host: with memops set, coll.h never touches a buffer itself (the arena is PROT_NONE outside memops and the port)
+test-memops-host: $(CT)/test_memops_host
+	$<
 
 ## test-errors: invalid arguments, lost peers, abort
 test-errors: $(CT)/test_errors
@@ -101,7 +110,7 @@ $(CT)/fuzz_coll: test/fuzz_coll.c coll.h
 test-fuzz: $(CT)/fuzz_coll
 	sh test/fuzz.sh $< $(FUZZ_SECONDS)
 
-TEST_TARGETS += test-core test-errors test-checks test-groups test-compile test-asan test-tsan test-fuzz
+TEST_TARGETS += test-core test-memops-host test-errors test-checks test-groups test-compile test-asan test-tsan test-fuzz
 
 $(CT)/test_tune: test/test_tune.c coll.h ports/coll_threads.h
 	@mkdir -p $(@D)
