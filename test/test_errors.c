@@ -275,24 +275,12 @@ typedef struct scenario {
 } scenario;
 
 #define PORT_ERR (-77)
-typedef struct failing { coll_port inner; int sends; } failing;
-static int failing_send(void *ctx, int peer, const void *buf, size_t bytes)
-{
-    failing *f = (failing *)ctx;
-    if (++f->sends == 2) return PORT_ERR;
-    return f->inner.send(f->inner.ctx, peer, buf, bytes);
-}
-static int failing_recv(void *ctx, int peer, void *buf, size_t bytes)
-{
-    failing *f = (failing *)ctx;
-    return f->inner.recv(f->inner.ctx, peer, buf, bytes);
-}
 
 static int scenario_rank(int r, void *arg)
 {
     scenario *S = (scenario *)arg;
     coll_port port = S->rendezvous ? coll_rendezvous_port(&W, r) : coll_threads_port(&W, r);
-    failing fl;
+    coll_failing fl;
     coll_comm c;
     static double scr[P][64];
     double buf[P * 100];
@@ -307,9 +295,8 @@ static int scenario_rank(int r, void *arg)
         return 0;
     }
     if (r == S->failing) {
-        fl.inner = port; fl.sends = 0;
-        memset(&port, 0, sizeof port);
-        port.ctx = &fl; port.send = failing_send; port.recv = failing_recv;
+        port = coll_failing_port(&fl, &port, 2, PORT_ERR);
+        port.abort = NULL;              /* a port without the hook: peers must not hang */
     }
     rc = coll_init(&c, r, P, &port, scr[r], sizeof scr[r]);
     if (rc != COLL_OK) return rc;

@@ -427,24 +427,7 @@ static void test_inflight(void)
 /* A request that fails breaks the transport for every request behind it,
    on the communicator and on its subs: they end with COLL_ERR_BROKEN when
    their turn comes, instead of reading what the failed one left behind. */
-typedef struct failing { coll_port inner; int left; } failing;
-static failing fail_of[MAXP];
-static int failing_send(void *ctx, int peer, const void *buf, size_t bytes)
-{
-    failing *f = (failing *)ctx;
-    if (f->left-- == 0) return COLL_ERR_IO;
-    return f->inner.send(f->inner.ctx, peer, buf, bytes);
-}
-static int failing_recv(void *ctx, int peer, void *buf, size_t bytes)
-{
-    failing *f = (failing *)ctx;
-    return f->inner.recv(f->inner.ctx, peer, buf, bytes);
-}
-static void failing_abort(void *ctx, int code)
-{
-    failing *f = (failing *)ctx;
-    f->inner.abort(f->inner.ctx, code);
-}
+static coll_failing fail_of[MAXP];
 
 static int broken_body(job *j, int r, coll_comm *c)
 {
@@ -457,12 +440,9 @@ static int broken_body(job *j, int r, coll_comm *c)
     static unsigned long long hscr[MAXP][512];
     int32_t x[3][64], y[3][64];
     int k, i, rc[3];
-    failing *f = &fail_of[r];
+    coll_port inner = port_of(r);
     (void)c;
-    f->inner = port_of(r);
-    f->left = r == 0 ? 2 : -1;                  /* rank 0's third send fails */
-    memset(&fp, 0, sizeof fp);
-    fp.ctx = f; fp.send = failing_send; fp.recv = failing_recv; fp.abort = failing_abort;
+    fp = coll_failing_port(&fail_of[r], &inner, r == 0 ? 3 : 0, COLL_ERR_IO);   /* rank 0's third send fails */
     COLL_CHECK_EQ(coll_init(&top, r, j->p, &fp, scratch_of[r], 1024), COLL_OK);
     coll_set_checks(&top, j->checks);
     COLL_CHECK_EQ(coll_comm_sub(&half, &shalf, &top, (mh[r][0] = 0, mh[r][1] = 1, mh[r]), 2,

@@ -24,7 +24,14 @@
      call of send, recv or sendrecv (a sendrecv is one round: both halves
      overlap). It offers sendrecv only if `inner` has it, and never the
      non-blocking calls, so every transfer is seen exactly once. Each rank
-     updates only its own struct; read them after the ranks have joined. */
+     updates only its own struct; read them after the ranks have joined.
+
+   FAILING
+       typedef struct coll_failing { coll_port inner; int at, code, sends; } coll_failing;
+       coll_port coll_failing_port(coll_failing *f, const coll_port *inner, int at, int code);
+     Send number `at` (counted from 1; 0: none) answers `code` and sends
+     nothing; every other send and every recv go to `inner`, and so does
+     abort when `inner` has one. Only send and recv: a blocking port. */
 #ifndef COLL_TEST_PORTS_H
 #define COLL_TEST_PORTS_H
 
@@ -101,6 +108,46 @@ static COLL_TEST_PORTS__UNUSED coll_port coll_counting_port(coll_counting *k)
     p.send = coll_counting__send;
     p.recv = coll_counting__recv;
     if (k->inner.sendrecv) p.sendrecv = coll_counting__sendrecv;
+    return p;
+}
+
+typedef struct coll_failing {
+    coll_port inner;
+    int at, code, sends;
+} coll_failing;
+
+static int coll_failing__send(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    coll_failing *f = (coll_failing *)ctx;
+    if (++f->sends == f->at) return f->code;
+    return f->inner.send(f->inner.ctx, peer, buf, bytes);
+}
+
+static int coll_failing__recv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    coll_failing *f = (coll_failing *)ctx;
+    return f->inner.recv(f->inner.ctx, peer, buf, bytes);
+}
+
+static void coll_failing__abort(void *ctx, int code)
+{
+    coll_failing *f = (coll_failing *)ctx;
+    f->inner.abort(f->inner.ctx, code);
+}
+
+static COLL_TEST_PORTS__UNUSED coll_port coll_failing_port(coll_failing *f, const coll_port *inner,
+                                                           int at, int code)
+{
+    coll_port p;
+    f->inner = *inner;
+    f->at = at;
+    f->code = code;
+    f->sends = 0;
+    memset(&p, 0, sizeof p);
+    p.ctx = f;
+    p.send = coll_failing__send;
+    p.recv = coll_failing__recv;
+    if (inner->abort) p.abort = coll_failing__abort;
     return p;
 }
 
