@@ -2090,7 +2090,9 @@ COLL__C(coll__cost_never,        1e300)
 #endif
 
 /* The registry: each collective's rows, in AUTO's order of preference
-   between equal costs (a row a mask leaves out stays, naming nothing). */
+   between equal costs (a row a mask leaves out stays, naming nothing).
+   Collectives that run the same schedules (a v-form and its even form,
+   scan and exscan) share one list, COLL__ROWS_<form>(collective). */
     /*        collective       algorithm              schedule                            cost                     needs                          begin                  finish */
 static const coll__entry coll__rows_ALLREDUCE[] = {
     COLL__ROW(ALLREDUCE,       NAIVE,                 coll__naive_allreduce,              coll__cost_naive,        COLL__ORDERED,                 0,                     0),
@@ -2106,11 +2108,11 @@ static const coll__entry coll__rows_REDUCE_SCATTER[] = {
     COLL__ROW(REDUCE_SCATTER,  PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0),
     COLL__ROW(REDUCE_SCATTER,  RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0),
 };
-static const coll__entry coll__rows_ALLGATHER[] = {
-    COLL__ROW(ALLGATHER,       RING,                  coll__ring_allgather,               coll__cost_ring_ag,      0,                             coll__own_block,       0),
-    COLL__ROW(ALLGATHER,       RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0),
-    COLL__ROW(ALLGATHER,       BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish),
-};
+#define COLL__ROWS_ALLGATHER(K) \
+    COLL__ROW(K,               RING,                  coll__ring_allgather,               coll__cost_ring_ag,      0,                             coll__own_block,       0), \
+    COLL__ROW(K,               RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0), \
+    COLL__ROW(K,               BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish)
+static const coll__entry coll__rows_ALLGATHER[] = { COLL__ROWS_ALLGATHER(ALLGATHER) };
 static const coll__entry coll__rows_BROADCAST[] = {
     COLL__ROW(BROADCAST,       BINOMIAL,              coll__binomial_broadcast,           coll__cost_binomial,     0,                             0,                     0),
     COLL__ROW(BROADCAST,       SCATTER_ALLGATHER,     coll__scatter_allgather_broadcast,  coll__cost_sag,          0,                             0,                     0),
@@ -2121,14 +2123,14 @@ static const coll__entry coll__rows_REDUCE[] = {
     COLL__ROW(REDUCE,          REDUCE_SCATTER_GATHER, coll__rsg_reduce,                   coll__cost_rabenseifner, 0,                             0,                     0),
     COLL__ROW(REDUCE,          LINEAR,                coll__linear_reduce,                coll__cost_linear_red,   COLL__ORDERED0 | COLL__ROOT_ONLY, coll__root_in_place, 0),
 };
-static const coll__entry coll__rows_GATHER[] = {
-    COLL__ROW(GATHER,          LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY,               coll__own_block,       0),
-    COLL__ROW(GATHER,          BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0),
-};
-static const coll__entry coll__rows_SCATTER[] = {
-    COLL__ROW(SCATTER,         LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block),
-    COLL__ROW(SCATTER,         BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block),
-};
+#define COLL__ROWS_GATHER(K) \
+    COLL__ROW(K,               LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY,               coll__own_block,       0), \
+    COLL__ROW(K,               BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0)
+static const coll__entry coll__rows_GATHER[] = { COLL__ROWS_GATHER(GATHER) };
+#define COLL__ROWS_SCATTER(K) \
+    COLL__ROW(K,               LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block), \
+    COLL__ROW(K,               BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block)
+static const coll__entry coll__rows_SCATTER[] = { COLL__ROWS_SCATTER(SCATTER) };
 static const coll__entry coll__rows_ALLTOALL[] = {
     COLL__ROW(ALLTOALL,        PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0),
     COLL__ROW(ALLTOALL,        BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH | COLL__OOP, coll__bruck_a2a_begin, coll__bruck_a2a_finish),
@@ -2136,36 +2138,27 @@ static const coll__entry coll__rows_ALLTOALL[] = {
 static const coll__entry coll__rows_BARRIER[] = {
     COLL__ROW(BARRIER,         DISSEMINATION,         coll__dissemination_barrier,        coll__cost_dissem,       0,                             0,                     0),
 };
-static const coll__entry coll__rows_ALLGATHERV[] = {
-    COLL__ROW(ALLGATHERV,      RING,                  coll__ring_allgather,               coll__cost_ring_ag,      0,                             coll__own_block,       0),
-    COLL__ROW(ALLGATHERV,      RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0),
-    COLL__ROW(ALLGATHERV,      BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish),
-};
+static const coll__entry coll__rows_ALLGATHERV[] = { COLL__ROWS_ALLGATHER(ALLGATHERV) };
 static const coll__entry coll__rows_REDUCE_SCATTERV[] = {
     COLL__ROW(REDUCE_SCATTERV, RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      COLL__EQUAL_OOP,               0,                     0),
     COLL__ROW(REDUCE_SCATTERV, PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0),
     COLL__ROW(REDUCE_SCATTERV, RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0),
 };
-static const coll__entry coll__rows_SCAN[] = {
-    COLL__ROW(SCAN,            LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0),
-    COLL__ROW(SCAN,            RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0),
-};
-static const coll__entry coll__rows_EXSCAN[] = {
-    COLL__ROW(EXSCAN,          LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0),
-    COLL__ROW(EXSCAN,          RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0),
-};
-static const coll__entry coll__rows_GATHERV[] = {
-    COLL__ROW(GATHERV,         LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY,               coll__own_block,       0),
-    COLL__ROW(GATHERV,         BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0),
-};
-static const coll__entry coll__rows_SCATTERV[] = {
-    COLL__ROW(SCATTERV,        LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block),
-    COLL__ROW(SCATTERV,        BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block),
-};
+#define COLL__ROWS_SCAN(K) \
+    COLL__ROW(K,               LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0), \
+    COLL__ROW(K,               RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0)
+static const coll__entry coll__rows_SCAN[] = { COLL__ROWS_SCAN(SCAN) };
+static const coll__entry coll__rows_EXSCAN[] = { COLL__ROWS_SCAN(EXSCAN) };
+static const coll__entry coll__rows_GATHERV[] = { COLL__ROWS_GATHER(GATHERV) };
+static const coll__entry coll__rows_SCATTERV[] = { COLL__ROWS_SCATTER(SCATTERV) };
 static const coll__entry coll__rows_ALLTOALLV[] = {
     COLL__ROW(ALLTOALLV,       PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0),
 };
 #undef COLL__ROW
+#undef COLL__ROWS_ALLGATHER
+#undef COLL__ROWS_GATHER
+#undef COLL__ROWS_SCATTER
+#undef COLL__ROWS_SCAN
 
 /* Each collective's rows, indexed by coll_kind (from COLL_KIND_LIST). A
    one-collective build reads one entry at a constant index, so the other
