@@ -69,7 +69,7 @@ $(CB)/coll_cuda_impl.o: test/cuda/coll_cuda_impl.cu $(CUDA_HDRS)
 	@mkdir -p $(CB)
 	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -Itest/cuda -c $< -o $@
 
-$(CB)/test_cuda.o: test/cuda/test_cuda.cu test/cuda/cuda_ref.h $(CUDA_HDRS)
+$(CB)/test_cuda.o: test/cuda/test_cuda.cu test/cuda/cuda_ref.h test/cuda/a2av.h $(CUDA_HDRS)
 	@$(cuda_need_nvcc)
 	@mkdir -p $(CB)
 	$(NVCC) $(NVCCFLAGS) $(CUDA_WARN) $(CUDA_ARCH) -I. -Itest/cuda -c $< -o $@
@@ -102,7 +102,7 @@ test-cuda-kernels-host:
 	    echo "*** cuda: nvcc not found: test-cuda-kernels-host SKIPPED ***"; exit 0; fi; \
 	$(MAKE) --no-print-directory $(CB)/test_kernels_host && $(CB)/test_kernels_host
 
-$(CB)/test_port_sim: test/cuda/test_port_sim.c test/cuda/sim_cudart.c test/cuda/sim_memops.h coll.h ports/coll_cuda_port.h coll_cuda.h
+$(CB)/test_port_sim: test/cuda/test_port_sim.c test/cuda/sim_cudart.c test/cuda/sim_memops.h test/cuda/a2av.h coll.h ports/coll_cuda_port.h coll_cuda.h
 	@mkdir -p $(CB)
 	$(CC) -std=c99 $(CFLAGS) $(WARN) -I. -isystem $(CUDA_HOME)/include \
 	    test/cuda/test_port_sim.c test/cuda/sim_cudart.c -o $@ $(LDLIBS_THREADS)

@@ -152,11 +152,9 @@ static float in_val(int r, size_t i) { return (float)((r * 7 + (int)i * 3) % 13)
 
 static void run_case(coll_comm *c, int kind, int algo, coll_dtype t, coll_op op, size_t n)
 {
-    static const coll_memops mem = { NULL, m_copy, m_reduce, m_scale };
     size_t counts[P * P], i;
     coll_request q[P];
     int rc[P], live, r, rounds = 0, nosys = 0, ok = 1;
-    (void)mem;
     open_arena();
     for (r = 0; r < P; r++)
         for (i = 0; i < BIG; i++) {

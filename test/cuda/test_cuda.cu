@@ -105,6 +105,7 @@ static double now_s(void)
 }
 
 #include "cuda_ref.h"
+#include "a2av.h"
 
 /* ====================================================================== */
 /* 1. Kernels                                                             */
@@ -561,16 +562,6 @@ static void vcounts(const tcase *c, int n, size_t *cnt, size_t *off)
     }
 }
 
-/* alltoallv's p x p matrix, the same on every rank: counts[i*n + j] is
-   what rank i sends rank j; ragged, with empty blocks. */
-static void vmatrix(const tcase *c, int n, size_t *m)
-{
-    int i, j;
-    for (i = 0; i < n; i++)
-        for (j = 0; j < n; j++)
-            m[i * n + j] = (i + 2 * j) % 3 == 1 ? 0 : c->count + (size_t)(3 * i + j);
-}
-
 /* Per rank: the element counts of src and dst, what goes in, what must
    come out (want_out = 0: dst is workspace here and only guards count;
    src_ws = 1: src is workspace here, as binomial scatter's is off root). */
@@ -604,7 +595,7 @@ static layout get_layout(const tcase *c, int n, int r)
         L.out_n = cnt[r];
         if (c->algo == COLL_ALGO_BINOMIAL && r != c->root) { L.in_n = off[n - 1] + cnt[n - 1]; L.src_ws = 1; }
         break;
-    case COLL_ALLTOALLV: vmatrix(c, n, mat); L.in_n = L.out_n = 0;
+    case COLL_ALLTOALLV: a2av_matrix(c->count, n, mat); L.in_n = L.out_n = 0;
         for (q = 0; q < n; q++) { L.in_n += mat[r * n + q]; L.out_n += mat[q * n + r]; }
         break;
     case COLL_SCAN: case COLL_EXSCAN: L.in_n = L.out_n = c->count; break;
@@ -640,13 +631,12 @@ static uint64_t expect_elem(const tcase *c, int n, int r, size_t j)
         for (q = (size_t)n - 1; off[q] > j || cnt[q] == 0; q--) { }
         return gen(c, (int)q, j - off[q]);
     case COLL_REDUCE_SCATTERV: vcounts(c, n, cnt, off); return fold(c, n, off[r] + j);
-    case COLL_ALLTOALLV: {          /* column r: block of i, at its place in i's row */
-        size_t m[MAXR * MAXR], at = 0, in = 0;
-        int i, k;
-        vmatrix(c, n, m);
-        for (i = 0; i < n && j >= at + m[i * n + r]; i++) at += m[i * n + r];
-        for (k = 0; k < r; k++) in += m[i * n + k];
-        return gen(c, i, in + j - at);
+    case COLL_ALLTOALLV: {
+        size_t m[MAXR * MAXR], at;
+        int from;
+        a2av_matrix(c->count, n, m);
+        at = a2av_source(m, n, r, j, &from);
+        return gen(c, from, at);
     }
     default: return 0;
     }
@@ -710,7 +700,7 @@ static int coll_rank(int rank, void *arg)
             a.count = 0;
         }
         if (c->kind == COLL_ALLTOALLV) {
-            vmatrix(c, n, mat);
+            a2av_matrix(c->count, n, mat);
             a.counts = mat;
             a.count = 0;
         }

@@ -21,6 +21,7 @@
 #define COLL_CUDA_PORT_IMPLEMENTATION
 #include "ports/coll_cuda_port.h"
 #include "sim_memops.h"
+#include "a2av.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -138,29 +139,11 @@ static void vcounts(const tcase *c, int n, size_t *cnt, size_t *off)
     for (q = 0; q < n; q++) { cnt[q] = q == 1 ? 0 : c->count + (size_t)q * 3; off[q] = o; o += cnt[q]; }
 }
 
-/* alltoallv's p x p matrix: rank i sends m[i*n + j] elements to rank j,
-   ragged, some blocks empty. Element k of that block is gen(i, its offset
-   in row i + k). */
-static void vmatrix(const tcase *c, int n, size_t *m)
-{
-    int i, j;
-    for (i = 0; i < n; i++)
-        for (j = 0; j < n; j++)
-            m[i * n + j] = (i + 2 * j) % 3 == 1 ? 0 : c->count + (size_t)(3 * i + j);
-}
-
-/* Element j of rank r's alltoallv output: which rank sent it, and where it
-   sits in that rank's input. */
 static double a2av_want(const tcase *c, int n, int r, const size_t *m, size_t j)
 {
-    size_t off = 0, in = 0;
-    int i, k;
-    for (i = 0; i < n; i++) {
-        if (j < off + m[i * n + r]) break;
-        off += m[i * n + r];
-    }
-    for (k = 0; k < r; k++) in += m[i * n + k];
-    return gen(c, i, in + j - off);
+    int from;
+    size_t at = a2av_source(m, n, r, j, &from);
+    return gen(c, from, at);
 }
 
 typedef struct world {
@@ -203,7 +186,7 @@ static int rank_main(int rank, void *arg)
         a.kind = c->kind; a.algo = c->algo; a.dtype = c->dt; a.op = c->op;
         a.count = c->count; a.root = c->root; a.group = c->group;
         vcounts(c, n, cnt, off);
-        vmatrix(c, n, mat);
+        a2av_matrix(c->count, n, mat);
         switch (c->kind) {
         case COLL_ALLREDUCE: in_n = out_n = c->count; break;
         case COLL_REDUCE: in_n = out_n = c->count; want_out = rank == c->root; break;
