@@ -34,6 +34,15 @@ $(CT)/test_core_blocking: test/test_core.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) -DCOLL_NO_NONBLOCKING $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
+# the same matrix in the firmware profiles' builds (mk/baremetal.mk): what
+# the masks keep must run and pass, what they leave out must answer NOSYS
+$(CT)/test_core_profile_core: test/test_core.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(BM_CORE_DEFS) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+$(CT)/test_core_profile_min: test/test_core.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(BM_MIN_DEFS) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
 $(CT)/test_memops_host: test/test_memops_host.c coll.h ports/coll_mailbox.h
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -DCOLL_DEBUG $(CFLAGS) $(WARN) -I. -o $@ $<
@@ -59,10 +68,12 @@ $(CT)/tsan/%: test/%.c $(CT_DEPS)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
 .PHONY: test-core test-memops-host test-errors test-compile test-asan test-tsan test-groups
-## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long), and at level 0 with COLL_NO_NONBLOCKING
-test-core: $(CT)/test_core $(CT)/test_core_blocking
+## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long); at level 0 with COLL_NO_NONBLOCKING and in the core and minimal firmware profiles
+test-core: $(CT)/test_core $(CT)/test_core_blocking $(CT)/test_core_profile_core $(CT)/test_core_profile_min
 	$(CT)/test_core
 	COLL_TEST_LEVEL=0 $(CT)/test_core_blocking
+	COLL_TEST_LEVEL=0 $(CT)/test_core_profile_core
+	COLL_TEST_LEVEL=0 $(CT)/test_core_profile_min
 
 ## test-memops-host: with memops set, coll.h never touches a buffer itself (the arena is PROT_NONE outside memops and the port)
 test-memops-host: $(CT)/test_memops_host

@@ -392,8 +392,44 @@ typedef struct world {
 
 static int verbose;                     /* COLL_TEST_VERBOSE */
 
+/* ---- a trimmed build (COLL_KINDS, COLL_ALGOS, COLL_DTYPES, COLL_OPS) --------
+   Built with the masks of a firmware profile, the matrix must find exactly
+   the rows, dtypes and ops the masks keep: each kept one ran and passed at
+   least once, each left-out one answered COLL_ERR_NOSYS every time. */
+#ifndef COLL_KINDS
+#define PROFILE_KINDS (~0ul)
+#else
+#define PROFILE_KINDS ((unsigned long)(COLL_KINDS))
+#endif
+#ifndef COLL_ALGOS
+#define PROFILE_ALGOS (~0ul)
+#else
+#define PROFILE_ALGOS ((unsigned long)(COLL_ALGOS))
+#endif
+#ifndef COLL_DTYPES
+#define PROFILE_DTYPES (~0ul)
+#else
+#define PROFILE_DTYPES ((unsigned long)(COLL_DTYPES))
+#endif
+#ifndef COLL_OPS
+#define PROFILE_OPS (~0ul)
+#else
+#define PROFILE_OPS ((unsigned long)(COLL_OPS))
+#endif
+#define IN_MASK(m, x) (((m) >> (x)) & 1ul)
+
+/* Does the profile compile row i in? */
+static int profile_keeps(int i)
+{
+    return IN_MASK(PROFILE_KINDS, rows[i].kind) &&
+           (rows[i].algo == COLL_ALGO_AUTO || IN_MASK(PROFILE_ALGOS, rows[i].algo));
+}
+
 /* per-row tallies, written by rank 0 only */
 static unsigned long row_ran[NROWS], row_na[NROWS];
+/* calls that returned COLL_OK: by row, and (reductions, built-in ops) by
+   dtype and by op */
+static unsigned long row_ok[NROWS], dtype_ok[COLL_DTYPE_COUNT], op_ok[COLL_OP_COUNT];
 
 static void describe(const tcase *tc, int p, const world *W, char *s, size_t n)
 {
@@ -661,6 +697,7 @@ static int run_case(world *W, int r, coll_comm *c, const tcase *tc, size_t k,
     if (verbose && r == 0) { printf("  case %zu: %s\n", k, what); fflush(stdout); }
     rc = call(c, tc, src, dst, kind == COLL_ALLTOALLV ? mat : counts);
     if (rc == COLL_ERR_NOSYS && expect_rc == COLL_OK) return rc;   /* not available */
+    if (rc == COLL_ERR_NOSYS && !profile_keeps(tc->row)) return rc;   /* compiled out: before any check */
     COLL_CHECK_MSG(rc == expect_rc, "%s, rank %d: returned %d (%s), expected %d",
                    what, r, rc, coll_result_str(rc), expect_rc);
     if (rc != COLL_OK) return rc;
@@ -761,6 +798,10 @@ static int rank_main(int r, void *arg)
         if (r == 0) {
             if (rc == COLL_ERR_NOSYS) { row_na[tc->row]++; coll_test_unavailable(); }
             else row_ran[tc->row]++;
+            if (rc == COLL_OK) {
+                row_ok[tc->row]++;
+                if (reduces(rows[tc->row].kind) && tc->uop < 0) { dtype_ok[tc->dtype]++; op_ok[tc->op]++; }
+            }
         }
         if (r != 0 && W->rc[par][0] != COLL_ERR_NOSYS) {
             char what[200];
@@ -775,6 +816,24 @@ static int rank_main(int r, void *arg)
     }
     free(M->scratch); M->scratch = NULL;
     return 0;
+}
+
+static void check_profile(void)
+{
+    int i;
+    for (i = 0; i < NROWS; i++) {
+        int kept = profile_keeps(i);
+        COLL_CHECK_MSG(kept ? row_ok[i] > 0 : row_ok[i] == 0, "row %d (kind %d, algo %d): %s, and %lu calls succeeded",
+                       i, (int)rows[i].kind, (int)rows[i].algo, kept ? "compiled in" : "left out", row_ok[i]);
+    }
+    for (i = 0; i < (int)COLL_USER_TYPE; i++)
+        COLL_CHECK_MSG(IN_MASK(PROFILE_DTYPES, i) ? dtype_ok[i] > 0 : dtype_ok[i] == 0,
+                       "dtype %d: %s, and %lu reductions succeeded", i,
+                       IN_MASK(PROFILE_DTYPES, i) ? "compiled in" : "left out", dtype_ok[i]);
+    for (i = 0; i < (int)COLL_USER_OP; i++)
+        COLL_CHECK_MSG(IN_MASK(PROFILE_OPS, i) ? op_ok[i] > 0 : op_ok[i] == 0,
+                       "op %d: %s, and %lu reductions succeeded", i,
+                       IN_MASK(PROFILE_OPS, i) ? "compiled in" : "left out", op_ok[i]);
 }
 
 /* ---- building the case lists ------------------------------------------------ */
@@ -1008,5 +1067,6 @@ int main(void)
                row_na[i] + row_ran[i], row_ran[i] ? "" : " (all)");
     }
     printf("  %lu cases, %d rows never available, level %d, %.1f s\n", total, na_rows, level, now_s() - t0);
+    check_profile();
     return coll_test_summary("core");
 }
