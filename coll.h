@@ -2035,8 +2035,8 @@ typedef struct coll__entry {
     coll__hook begin, finish;    /* 0: nothing to do                          */
 } coll__entry;
 
-/* A schedule or hook, or 0 if COLL_ALGOS or COLL_KINDS leave the row out
-   (and with it every function only that row names). */
+/* A schedule, cost or hook, or 0 if COLL_ALGOS or COLL_KINDS leave the row
+   out (and with it every function only that row names). */
 #define COLL__S(K, A, F) (COLL__ON(COLL_ALGOS, COLL_ALGO_##A) && COLL__ON(COLL_KINDS, COLL_##K) ? F : 0)
 #define COLL__H(K, A, F) (COLL__ON(COLL_ALGOS, COLL_ALGO_##A) && COLL__ON(COLL_KINDS, COLL_##K) ? (coll__hook)(F) : (coll__hook)0)
 
@@ -2081,7 +2081,7 @@ COLL__C(coll__cost_never,        1e300)
 
 #ifndef COLL_NO_COST_MODEL
 #define COLL__ROW(K, A, F, COST, NEEDS, BEGIN, FINISH)                          \
-    { COLL_##K, COLL_ALGO_##A, NEEDS, COLL__S(K, A, F), COST,                   \
+    { COLL_##K, COLL_ALGO_##A, NEEDS, COLL__S(K, A, F), COLL__S(K, A, COST),    \
       COLL__H(K, A, BEGIN), COLL__H(K, A, FINISH) }
 #else
 #define COLL__ROW(K, A, F, COST, NEEDS, BEGIN, FINISH)                          \
@@ -2707,6 +2707,18 @@ static int coll__pack(coll_request *q, int buf, size_t off, size_t run, size_t s
     return rc;
 }
 
+/* Two executor paths serve only some schedules: strided spans (exscan's
+   shift, in-place pairwise and Bruck all-to-all) and folding into scratch
+   before the move (reduce == 2: recursive doubling, the scans). A build
+   whose masks leave those schedules out leaves the paths out too. */
+#define COLL__KEEPS(K, A) (COLL__ON(COLL_KINDS, COLL_##K) && COLL__ON(COLL_ALGOS, COLL_ALGO_##A))
+#define COLL__STRIDED (COLL__KEEPS(EXSCAN, LINEAR) || COLL__KEEPS(EXSCAN, RECURSIVE_DOUBLING) ||  \
+                       COLL__KEEPS(ALLTOALL, PAIRWISE) || COLL__KEEPS(ALLTOALL, BRUCK) ||        \
+                       COLL__KEEPS(ALLTOALLV, PAIRWISE))
+#define COLL__FOLD2 (COLL__KEEPS(ALLREDUCE, RECURSIVE_DOUBLING) || COLL__KEEPS(SCAN, LINEAR) ||   \
+                     COLL__KEEPS(SCAN, RECURSIVE_DOUBLING) || COLL__KEEPS(EXSCAN, LINEAR) ||      \
+                     COLL__KEEPS(EXSCAN, RECURSIVE_DOUBLING))
+
 /* Where segment k of the step's send comes from (packed if strided). */
 static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
 {
@@ -2716,7 +2728,7 @@ static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, siz
         return COLL_OK;
     }
     coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, k, ptr, bytes);
-    if (q->st.srun) {
+    if (COLL__STRIDED && q->st.srun) {
         int rc;
         *ptr = coll__scratch_half(q, 0);
         rc = coll__pack(q, q->st.sbuf, q->st.soff, q->st.srun, q->st.sstride, q->st.slen, k, *ptr, 1);
@@ -2743,7 +2755,7 @@ static void coll__recv_target(const coll_request *q, size_t k, unsigned char **p
     }
     coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, ptr, bytes);
     if (q->st.reduce) *ptr = coll__scratch_half(q, k);
-    else if (q->st.rrun) *ptr = coll__scratch_half(q, 1);
+    else if (COLL__STRIDED && q->st.rrun) *ptr = coll__scratch_half(q, 1);
 }
 
 /* Received segment k is through: add it to the step's CRC (COLL_CHECK_CRC),
@@ -2760,14 +2772,14 @@ static int coll__absorb(coll_request *q, size_t k)
         q->crc_r = coll_crc32c(q->crc_r, in, bytes);
     }
     if (q->flags & COLL__F_CORRUPT) return COLL_OK;
-    if (q->st.rrun)
+    if (COLL__STRIDED && q->st.rrun)
         return coll__pack(q, q->st.rbuf, q->st.roff, q->st.rrun, q->st.rstride, q->st.rlen, k,
                           coll__scratch_half(q, 1), 0);
     if (!q->st.reduce) return COLL_OK;
     coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, &out, &bytes);
     coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, k, &a, &bytes);
     in = coll__scratch_half(q, k);
-    if (q->st.reduce == 2) {              /* received (+) a: fold in scratch, then move */
+    if (COLL__FOLD2 && q->st.reduce == 2) {   /* received (+) a: fold in scratch, then move */
         int rc = coll__reduce(q->c, in, in, a, bytes / q->esize, q->a.dtype, q->a.op);
         return rc != COLL_OK ? rc : coll__copy(q->c, out, in, bytes);
     }
@@ -2841,7 +2853,7 @@ static int coll__step_pipelined(coll_request *q, int block)
 {
     const coll_port *pt = &q->c->port;
     size_t n = q->nsend > q->nrecv ? q->nsend : q->nrecv;
-    size_t depth = q->st.srun || q->st.rrun ? 1 : 2;   /* packed spans: one staging half each */
+    size_t depth = COLL__STRIDED && (q->st.srun || q->st.rrun) ? 1 : 2;   /* packed spans: one staging half each */
     unsigned char *ptr;
     size_t bytes;
     int rc, h;
@@ -3173,6 +3185,8 @@ static int coll__load_step(coll_request *q)
     }
     COLL_ASSERT(q->st.to < q->pl.p && q->st.from < q->pl.p);
     COLL_ASSERT(q->phase != 1 || coll__spans_ok(q));
+    COLL_ASSERT(COLL__STRIDED || !(q->st.srun || q->st.rrun));   /* a schedule the gates missed */
+    COLL_ASSERT(COLL__FOLD2 || q->st.reduce != 2);
     if (q->phase != 1) q->nsend = q->nrecv = 1;             /* one frame each way */
     else {
         q->nsend = q->st.to >= 0 ? coll__nseg(q->st.slen, q->seg) : 0;

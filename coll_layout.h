@@ -276,50 +276,79 @@ static unsigned char *coll__layout_align(unsigned char *p)
 }
 
 
+/* The box copies run in helpers of their own (COLL__NOINLINE), so their
+   index arrays are off the stack by the time a collective runs: a
+   conversion's worst stack is its own small frame above one blocking call.
+
+   Ranks r0..r1-1 in turn: rank r's box under `sbp` moves between the whole
+   tensor and a packed array that holds the boxes back to back. */
+static COLL__NOINLINE void coll__layout_boxes(int r0, int r1, int nranks, int ndim, const size_t *shape,
+                                              coll_sbp sbp, size_t es, const unsigned char *src,
+                                              unsigned char *dst, int src_whole)
+{
+    size_t extent[COLL_LAYOUT_MAX_DIMS], origin[COLL_LAYOUT_MAX_DIMS], zero[COLL_LAYOUT_MAX_DIMS];
+    int d, r;
+    for (d = 0; d < ndim; d++) zero[d] = 0;
+    for (r = r0; r < r1; r++) {
+        size_t n = coll__layout_box(r, nranks, ndim, shape, sbp, extent, origin) * es;
+        if (src_whole) { coll__layout_box_copy(dst, extent, zero, src, shape, origin, extent, ndim, es); dst += n; }
+        else           { coll__layout_box_copy(dst, shape, origin, src, extent, zero, extent, ndim, es); src += n; }
+    }
+}
+
 /* S(i) -> S(j): rank r sends rank q the part of its slab (rows of i that
    are r's) that lies in q's rows of j; rank q places the part from r at
    r's rows of i. Blocks are padded to the largest so one all-to-all with
-   equal counts carries them. */
+   equal counts carries them. Packing cuts my slab along j, block r for
+   rank r; unpacking puts block r at r's rows of i. */
+static COLL__NOINLINE void coll__layout_a2a_move(const coll_comm *c, int ndim, const size_t *shape, size_t es,
+                                                 int i, int j, size_t block, const unsigned char *src,
+                                                 unsigned char *dst, int unpack)
+{
+    size_t local[COLL_LAYOUT_MAX_DIMS], box[COLL_LAYOUT_MAX_DIMS], at[COLL_LAYOUT_MAX_DIMS], zero[COLL_LAYOUT_MAX_DIMS];
+    int d, r, cut = unpack ? i : j;
+    coll_layout_local_shape(c->rank, c->nranks, ndim, shape, coll_sbp_split(unpack ? j : i), local);
+    for (d = 0; d < ndim; d++) zero[d] = 0;
+    for (r = 0; r < c->nranks; r++) {
+        for (d = 0; d < ndim; d++) { box[d] = local[d]; at[d] = 0; }
+        box[cut] = coll_layout_rows(shape[cut], c->nranks, r, &at[cut]);
+        if (unpack) coll__layout_box_copy(dst, local, at, src + (size_t)r * block * es, box, zero, box, ndim, es);
+        else        coll__layout_box_copy(dst + (size_t)r * block * es, box, zero, src, local, at, box, ndim, es);
+    }
+}
+
 static int coll__layout_split_to_split(coll_comm *c, int ndim, const size_t *shape,
                                        size_t es, coll_dtype dtype, const unsigned char *src,
                                        int i, unsigned char *dst, int j, unsigned char *w)
 {
-    size_t mine[COLL_LAYOUT_MAX_DIMS], out[COLL_LAYOUT_MAX_DIMS], zero[COLL_LAYOUT_MAX_DIMS];
-    size_t box[COLL_LAYOUT_MAX_DIMS], at[COLL_LAYOUT_MAX_DIMS];
-    size_t block = coll__layout_a2a_block(c->nranks, ndim, shape, i, j), start;
+    size_t block = coll__layout_a2a_block(c->nranks, ndim, shape, i, j);
     unsigned char *sendw = w, *recvw = w + (size_t)c->nranks * block * es;
-    int d, r, rc;
-    coll_layout_local_shape(c->rank, c->nranks, ndim, shape, coll_sbp_split(i), mine);
-    coll_layout_local_shape(c->rank, c->nranks, ndim, shape, coll_sbp_split(j), out);
-    for (d = 0; d < ndim; d++) zero[d] = 0;
+    int rc;
     if (block == 0) return COLL_OK;
     if (shape[i] % (size_t)c->nranks || shape[j] % (size_t)c->nranks)
         COLL_MEMSET(sendw, 0, (size_t)c->nranks * block * es);   /* no stray bytes in padding */
-    for (r = 0; r < c->nranks; r++) {              /* pack: my slab cut along j */
-        for (d = 0; d < ndim; d++) { box[d] = mine[d]; at[d] = 0; }
-        box[j] = coll_layout_rows(shape[j], c->nranks, r, &at[j]);
-        coll__layout_box_copy(sendw + (size_t)r * block * es, box, zero, src, mine, at, box, ndim, es);
-    }
+    coll__layout_a2a_move(c, ndim, shape, es, i, j, block, src, sendw, 0);
     rc = coll_alltoall(c, sendw, recvw, block, dtype, COLL_ALGO_AUTO);
     if (rc) return rc;
-    for (r = 0; r < c->nranks; r++) {              /* unpack: r's rows of i */
-        for (d = 0; d < ndim; d++) { box[d] = out[d]; at[d] = 0; }
-        box[i] = coll_layout_rows(shape[i], c->nranks, r, &start);
-        at[i] = start;
-        coll__layout_box_copy(dst, out, at, recvw + (size_t)r * block * es, box, zero, box, ndim, es);
-    }
+    coll__layout_a2a_move(c, ndim, shape, es, i, j, block, recvw, dst, 1);
     return COLL_OK;
+}
+
+/* Per-rank element counts of a "v" collective: each rank's box. */
+static COLL__NOINLINE void coll__layout_counts(size_t *counts, int p, int ndim, const size_t *shape, coll_sbp sbp)
+{
+    int r;
+    for (r = 0; r < p; r++) counts[r] = coll_layout_local_shape(r, p, ndim, shape, sbp, NULL);
 }
 
 COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, coll_dtype dtype,
                                  const void *src, coll_sbp from, void *dst, coll_sbp to,
                                  void *work, size_t work_bytes)
 {
-    size_t extent[COLL_LAYOUT_MAX_DIMS], origin[COLL_LAYOUT_MAX_DIMS], zero[COLL_LAYOUT_MAX_DIMS];
     size_t es = coll_dtype_size(dtype), total, nsrc, ndst, data, *counts = NULL;
     const unsigned char *s = (const unsigned char *)src;
     unsigned char *o = (unsigned char *)dst, *w = NULL;
-    int p, me, d, r, need_counts, dim;
+    int p, me, need_counts, dim, rc;
 
     if (!c || ndim < 1 || ndim > COLL_LAYOUT_MAX_DIMS || !shape || es == 0 ||
         !coll__layout_sbp_ok(from, ndim) || !coll__layout_sbp_ok(to, ndim))
@@ -327,7 +356,7 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
     p = c->nranks; me = c->rank;
     total = coll__layout_count(ndim, shape);
     nsrc = coll_layout_local_shape(me, p, ndim, shape, from, NULL) * es;
-    ndst = coll_layout_local_shape(me, p, ndim, shape, to, extent) * es;
+    ndst = coll_layout_local_shape(me, p, ndim, shape, to, NULL) * es;
     if ((nsrc && !s) || (ndst && !o) || (nsrc && ndst && s < o + ndst && o < s + nsrc))
         return COLL_ERR_INVAL;
     if (total == 0) return COLL_OK;
@@ -342,7 +371,6 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
             w = coll__layout_align(w + (size_t)p * sizeof(size_t));
         }
     }
-    for (d = 0; d < ndim; d++) zero[d] = 0;
 
     /* the same layout: a copy */
     if (from.kind == to.kind && (from.kind != COLL_SBP_SPLIT || from.dim == to.dim)) {
@@ -357,8 +385,7 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
             return COLL_OK;
         }
         /* B -> S(d): keep my slab */
-        coll__layout_box(me, p, ndim, shape, to, extent, origin);
-        coll__layout_box_copy(o, extent, zero, s, shape, origin, extent, ndim, es);
+        coll__layout_boxes(me, me + 1, p, ndim, shape, to, es, s, o, 1);
         return COLL_OK;
 
     case COLL_SBP_PARTIAL_SUM:
@@ -368,17 +395,12 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
            that rank r's part lies r-th, back to back */
         dim = to.dim;
         if (!coll__layout_contiguous(shape, dim)) {
-            unsigned char *at = w;
-            for (r = 0; r < p; r++) {
-                size_t n = coll__layout_box(r, p, ndim, shape, to, extent, origin);
-                coll__layout_box_copy(at, extent, zero, s, shape, origin, extent, ndim, es);
-                at += n * es;
-            }
+            coll__layout_boxes(0, p, p, ndim, shape, to, es, s, w, 1);
             s = w;
         }
         if (!need_counts)
             return coll_reduce_scatter(c, s, o, ndst / es, dtype, COLL_SUM, COLL_ALGO_AUTO);
-        for (r = 0; r < p; r++) counts[r] = coll_layout_local_shape(r, p, ndim, shape, to, NULL);
+        coll__layout_counts(counts, p, ndim, shape, to);
         return coll_reduce_scatterv(c, s, o, counts, dtype, COLL_SUM, COLL_ALGO_AUTO);
 
     case COLL_SBP_SPLIT:
@@ -386,28 +408,23 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
             return coll__layout_split_to_split(c, ndim, shape, es, dtype, s, from.dim, o, to.dim, w);
         if (to.kind == COLL_SBP_PARTIAL_SUM) {         /* my slab, zeros around */
             COLL_MEMSET(o, 0, ndst);
-            coll__layout_box(me, p, ndim, shape, from, extent, origin);
-            coll__layout_box_copy(o, shape, origin, s, extent, zero, extent, ndim, es);
+            coll__layout_boxes(me, me + 1, p, ndim, shape, from, es, s, o, 0);
             return COLL_OK;
         }
         /* S(d) -> B: all-gather; a strided slab arrives back to back in
            the workspace and is put in place after */
         dim = from.dim;
         {
-            int packed = !coll__layout_contiguous(shape, dim), rc;
-            unsigned char *gather = packed ? w : o, *at;
+            int packed = !coll__layout_contiguous(shape, dim);
+            unsigned char *gather = packed ? w : o;
             if (need_counts) {
-                for (r = 0; r < p; r++) counts[r] = coll_layout_local_shape(r, p, ndim, shape, from, NULL);
+                coll__layout_counts(counts, p, ndim, shape, from);
                 rc = coll_allgatherv(c, s, gather, counts, dtype, COLL_ALGO_AUTO);
             } else {
                 rc = coll_allgather(c, s, gather, nsrc / es, dtype, COLL_ALGO_AUTO);
             }
             if (rc || !packed) return rc;
-            for (r = 0, at = w; r < p; r++) {
-                size_t n = coll__layout_box(r, p, ndim, shape, from, extent, origin);
-                coll__layout_box_copy(o, shape, origin, at, extent, zero, extent, ndim, es);
-                at += n * es;
-            }
+            coll__layout_boxes(0, p, p, ndim, shape, from, es, w, o, 0);
             return COLL_OK;
         }
     }

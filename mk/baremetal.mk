@@ -95,12 +95,12 @@ $(BM_STAMP): bm-force
 
 # ---- cross: the library alone ------------------------------------------------
 
-$(BM)/cross/%/coll.o: ports/baremetal/coll_lib.c coll.h $(BM_STAMP)
+$(BM)/cross/%/coll.o: ports/baremetal/coll_lib.c coll.h coll_layout.h $(BM_STAMP)
 	@mkdir -p $(@D)
 	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) -fstack-usage -fcallgraph-info=su \
 	    -I. -c $< -o $@
 
-$(BM)/cross/%/core.o: ports/baremetal/coll_lib.c coll.h $(BM_STAMP)
+$(BM)/cross/%/core.o: ports/baremetal/coll_lib.c coll.h coll_layout.h $(BM_STAMP)
 	@mkdir -p $(@D)
 	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) $(BM_CORE_DEFS) -fstack-usage -fcallgraph-info=su \
 	    -I. -c $< -o $@
@@ -199,7 +199,7 @@ BM_START_riscv := ports/baremetal/start_riscv.S
 BM_LDX_riscv   := -Wl,--no-warn-rwx-segments
 
 .PRECIOUS: $(BM)/min/%/coll.o
-$(BM)/min/%/coll.o: ports/baremetal/coll_lib.c coll.h $(BM_STAMP)
+$(BM)/min/%/coll.o: ports/baremetal/coll_lib.c coll.h coll_layout.h $(BM_STAMP)
 	@mkdir -p $(@D)
 	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) $(BM_MIN_DEFS) $(BM_GC) -fstack-usage \
 	    -fcallgraph-info=su -I. -c $< -o $@

@@ -4,14 +4,17 @@
 #
 # worst(f) = frame(f) + the largest worst(g) over f's callees g.
 # Calls through a pointer go to "__indirect_call". Inside coll.h the
-# targets are the static functions no one calls directly, in four kinds
+# targets are the static functions no one calls directly, in five kinds
 # told apart by name, and what a pointer can reach depends on who calls:
 #   kernel    coll__<type>_<op>_3      from coll__reduce, coll__scale
 #   cost      coll__cost_*             from coll__pick
 #   subport   coll__sub_*              from the port calls (coll__transfer,
 #                                      coll__wait, coll__broke, coll__progress)
-#   schedule  every other one          from coll__progress, coll__begin,
-#             (schedules, their hooks) coll_describe
+#   hook      a row's begin or finish  from coll__begin, coll__finish
+#             (coll__*_begin, _finish, (and coll__progress, should they be
+#             _block, _block_a2a,      inlined there)
+#             _in_place)
+#   schedule  every other one          from coll__progress, coll_describe
 # coll__copy and coll__sub_* call only your callbacks (memops, the parent's
 # port): 0 here. Any other caller through a pointer may reach all four.
 # A schedule never runs inside itself: a candidate already on the chain is
@@ -29,6 +32,7 @@ function kind(g) {
     if (g ~ /^coll__[a-z0-9]+_[a-z]+_3$/) return "kernel"
     if (g ~ /^coll__cost_/) return "cost"
     if (g ~ /^coll__sub_/) return "subport"
+    if (g ~ /_(begin|finish|block|block_a2a|in_place)$/) return "hook"
     return "schedule"
 }
 # The kinds a call through a pointer in f can reach, as " kind kind ".
@@ -38,9 +42,10 @@ function reach(f,    b) {
     if (b == "coll__copy" || b ~ /^coll__sub_/) return " "
     if (b == "coll__pick") return " cost "
     if (b == "coll__transfer" || b == "coll__wait" || b == "coll__broke") return " subport "
-    if (b == "coll__progress") return " schedule subport "
-    if (b == "coll__begin" || b == "coll_describe") return " schedule "
-    return " kernel cost subport schedule "
+    if (b == "coll__progress") return " schedule hook subport "
+    if (b == "coll__begin" || b == "coll__finish") return " hook "
+    if (b == "coll_describe") return " schedule "
+    return " kernel cost subport schedule hook "
 }
 # inexact[f]: f's figure is a lower bound (it, or something below it, has a
 # dynamic frame or takes part in recursion).
