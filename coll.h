@@ -311,6 +311,15 @@ typedef struct coll_rule {
 
 typedef struct coll_comm coll_comm;   /* below, after coll_request */
 
+/* AUTO's last pick and the call it was made for (private): a call that
+   repeats it skips the cost model. Cleared whenever what AUTO reads
+   changes (tuning, rules, memops, user op). */
+typedef struct coll__memo {
+    size_t count, total, chunk, es;
+    int kind, root, group, inplace, ordered;
+    int algo;                  /* COLL_ALGO_AUTO (0): empty                  */
+} coll__memo;
+
 /* Every collective described by one struct: the blocking calls below fill
    it in, coll_start takes it directly. Unused fields are ignored. */
 typedef struct coll_args {
@@ -418,6 +427,9 @@ struct coll_comm {
     coll_tuning tune;
     coll_rule rules[COLL_MAX_RULES];
     int nrules;
+#ifndef COLL_NO_COST_MODEL
+    coll__memo memo;           /* AUTO's last pick                            */
+#endif
     unsigned checks;           /* COLL_CHECK_* flags                          */
     uint32_t seq;              /* calls so far (part of the call signature)   */
     int broken;                /* 0, or the error that broke the communicator */
@@ -2465,12 +2477,44 @@ static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es,
 }
 
 /* Resolve AUTO and check the algorithm fits this call. */
-static int coll__pick(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t es, const char **why)
+#ifndef COLL_NO_COST_MODEL
+#define COLL__MEMO(c) (&(c)->memo)
+#define COLL__FORGET(c) ((c)->memo.algo = COLL_ALGO_AUTO)
+#else
+#define COLL__MEMO(c) ((coll__memo *)0)
+#define COLL__FORGET(c) ((void)0)
+#endif
+
+/* coll__choose through the communicator's memo (m; NULL: none): the same
+   call as last time gets the same pick without the cost model. Every input
+   of the choice is in the key, or clears the memo when it changes; the v
+   forms (whose per-rank counts it reads) always choose afresh. */
+static coll_algo coll__choose_memo(const coll_comm *c, coll__memo *m, const coll__plan *pl, size_t es, int ordered)
+{
+#ifdef COLL_NO_COST_MODEL
+    (void)m;                                    /* the first row that fits: cheap */
+#else
+    if (m && !pl->counts) {
+        if (m->algo != COLL_ALGO_AUTO && m->count == pl->count && m->total == pl->total &&
+            m->chunk == pl->chunk && m->es == es && m->kind == (int)pl->kind && m->root == pl->root &&
+            m->group == pl->group && m->inplace == pl->inplace && m->ordered == ordered)
+            return (coll_algo)m->algo;
+        m->count = pl->count; m->total = pl->total; m->chunk = pl->chunk; m->es = es;
+        m->kind = (int)pl->kind; m->root = pl->root; m->group = pl->group; m->inplace = pl->inplace;
+        m->ordered = ordered;
+        return (coll_algo)(m->algo = (int)coll__choose(c, pl, es, ordered));
+    }
+#endif
+    return coll__choose(c, pl, es, ordered);
+}
+
+static int coll__pick(const coll_comm *c, coll__memo *m, const coll_args *a, coll__plan *pl, size_t es,
+                      const char **why)
 {
     const coll__entry *e;
     int ordered = a->op == COLL_USER_OP && coll__reduces(COLL__KIND(a->kind)) && !c->user.commutative;
     if (pl->algo == COLL_ALGO_AUTO)
-        pl->algo = COLL__KIND(a->kind) == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose(c, pl, es, ordered);
+        pl->algo = COLL__KIND(a->kind) == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose_memo(c, m, pl, es, ordered);
     e = coll__entry_of(COLL__KIND(pl->kind), pl->algo);
     pl->row = e;
     return coll__fits(c, pl, e, ordered, why);
@@ -2483,7 +2527,7 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
     const char *why;
     if (!c || !a || c->magic != COLL__MAGIC) return 0;
     if (coll__plan_args(c, a, &pl, &es, &why) != COLL_OK) return 0;
-    if (coll__pick(c, a, &pl, es, &why) != COLL_OK)          /* no row: what any row would need */
+    if (coll__pick(c, 0, a, &pl, es, &why) != COLL_OK)       /* no row: what any row would need */
         return coll__reduces(COLL__KIND(a->kind)) && c->nranks > 1 && pl.total > 0 ? 2 * es : 0;
     return 2 * coll__scratch_need(c, &pl, COLL__ROW_OF(&pl), es);   /* one element per half */
 }
@@ -3433,6 +3477,7 @@ COLL_API int coll_set_user_op(coll_comm *c, const coll_user_op *op)
 {
     if (!c || c->magic != COLL__MAGIC || !op || !op->fn) return COLL_ERR_INVAL;
     COLL_MEMCPY(&c->user, op, sizeof c->user);
+    COLL__FORGET(c);
     return COLL_OK;
 }
 
@@ -3445,6 +3490,7 @@ COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem)
         return COLL_ERR_NOSYS;
     }
     c->mem = mem;
+    COLL__FORGET(c);
     return COLL_OK;
 }
 
@@ -3476,6 +3522,7 @@ COLL_API int coll_set_tuning(coll_comm *c, const coll_tuning *t)
     if (!(t->alpha >= 0) || !(t->beta >= 0) || !(t->gamma >= 0)) return COLL_ERR_INVAL;
 #endif
     COLL_MEMCPY(&c->tune, t, sizeof c->tune);
+    COLL__FORGET(c);
     return COLL_OK;
 }
 
@@ -3488,6 +3535,7 @@ COLL_API int coll_add_rule(coll_comm *c, coll_kind kind, size_t min_bytes, size_
     if (c->nrules == COLL_MAX_RULES) return COLL_ERR_NOSPC;
     u = &c->rules[c->nrules++];
     u->kind = kind; u->min_bytes = min_bytes; u->max_bytes = max_bytes; u->algo = algo;
+    COLL__FORGET(c);
     return COLL_OK;
 }
 
@@ -3539,7 +3587,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
         }
     }
     rc = coll_broadcast(c, m.b, sizeof m.b, COLL_UINT8, 0, COLL_ALGO_BINOMIAL);
-    if (rc == COLL_OK) COLL_MEMCPY(&c->tune, &m.t, sizeof c->tune);
+    if (rc == COLL_OK) { COLL_MEMCPY(&c->tune, &m.t, sizeof c->tune); COLL__FORGET(c); }
     return rc;
 #endif
 }
@@ -3559,7 +3607,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     if (top->broken) return coll__end(q, COLL_ERR_BROKEN);      /* c->why says what broke it */
     pl = &q->pl;
     rc = coll__plan_args(c, a, pl, &es, &why);
-    if (rc == COLL_OK) rc = coll__pick(c, a, pl, es, &why);
+    if (rc == COLL_OK) rc = coll__pick(c, COLL__MEMO(c), a, pl, es, &why);
     /* A non-root of an AUTO reduce may pass no dst (MPI's habit): with the
        call check it tells the others, and every rank runs linear reduce,
        where non-roots only send. */
@@ -3793,7 +3841,7 @@ COLL_API coll_algo coll_choose(const coll_comm *c, const coll_args *a)
     COLL_MEMCPY(&b, a, sizeof b);
     b.algo = COLL_ALGO_AUTO;
     if (coll__plan_args(c, &b, &pl, &es, &why) != COLL_OK) return COLL_ALGO_AUTO;
-    if (coll__pick(c, &b, &pl, es, &why) != COLL_OK) return COLL_ALGO_AUTO;
+    if (coll__pick(c, 0, &b, &pl, es, &why) != COLL_OK) return COLL_ALGO_AUTO;
     return pl.algo;
 }
 
@@ -3807,7 +3855,7 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     if (!x || step < 0) return COLL_ERR_INVAL;
     rc = coll__plan_args(c, a, &pl, &es, &why);
     if (rc != COLL_OK) return rc;
-    rc = coll__pick(c, a, &pl, es, &why);
+    rc = coll__pick(c, 0, a, &pl, es, &why);
     if (rc != COLL_OK) return rc;
     if (COLL__ROW_OF(&pl)->begin == coll__work_in_place) pl.inplace = 1;
     if (!COLL__ROW_OF(&pl)->f(&pl, step, &st)) return 0;
