@@ -70,6 +70,7 @@
      COLL_DTYPES           bitmask of dtypes compiled in, e.g.
                            (COLL_BIT(COLL_FLOAT32) | COLL_BIT(COLL_INT32))   (all)
      COLL_OPS              bitmask of ops, e.g. COLL_BIT(COLL_SUM)           (all)
+                           (COLL_USER_OP's bit keeps user operators)
      COLL_ALGOS            bitmask of algorithms, e.g. COLL_BIT(COLL_ALGO_RING) (all)
      COLL_KINDS            bitmask of collectives, e.g. COLL_BIT(COLL_ALLREDUCE) (all)
      COLL_NO_COST_MODEL    no floating point in the planner: AUTO takes the
@@ -684,6 +685,7 @@ static int coll__first(unsigned long m)
 #define COLL__KIND(k) (COLL__ONE(COLL_KINDS) ? (coll_kind)COLL__FIRST(COLL_KINDS) : (k))
 #define COLL__DT(t)   (COLL__ONE(COLL_DTYPES) ? (coll_dtype)COLL__FIRST(COLL_DTYPES) : (t))
 #define COLL__OPV(o)  (COLL__ONE(COLL_OPS) ? (coll_op)COLL__FIRST(COLL_OPS) : (o))
+#define COLL__USER_OPS COLL__ON(COLL_OPS, COLL_USER_OP)   /* user operators compiled in */
 
 /* Trimmed builds leave kernels and schedules unreferenced: not a problem.
    COLL__NOINLINE keeps a leaf's buffer out of its caller's frame, where it
@@ -1025,7 +1027,7 @@ static int coll__reduce(const coll_comm *c, void *out, const void *a, const void
                         size_t n, coll_dtype t, coll_op op)
 {
     if (n == 0) return COLL_OK;
-    if (op == COLL_USER_OP) {
+    if (COLL__USER_OPS && op == COLL_USER_OP) {
         c->user.fn(out, a, b, n, c->user.user);
         return COLL_OK;
     }
@@ -2049,8 +2051,9 @@ typedef struct coll__entry {
 
 /* A schedule, cost or hook, or 0 if COLL_ALGOS or COLL_KINDS leave the row
    out (and with it every function only that row names). */
-#define COLL__S(K, A, F) (COLL__ON(COLL_ALGOS, COLL_ALGO_##A) && COLL__ON(COLL_KINDS, COLL_##K) ? F : 0)
-#define COLL__H(K, A, F) (COLL__ON(COLL_ALGOS, COLL_ALGO_##A) && COLL__ON(COLL_KINDS, COLL_##K) ? (coll__hook)(F) : (coll__hook)0)
+#define COLL__KEEPS(K, A) (COLL__ON(COLL_KINDS, COLL_##K) && COLL__ON(COLL_ALGOS, COLL_ALGO_##A))
+#define COLL__S(K, A, F) (COLL__KEEPS(K, A) ? F : 0)
+#define COLL__H(K, A, F) (COLL__KEEPS(K, A) ? (coll__hook)(F) : (coll__hook)0)
 
 /* ---- the cost model behind COLL_ALGO_AUTO (α-β-γ; see each schedule) ---- */
 #ifndef COLL_NO_COST_MODEL
@@ -2103,74 +2106,75 @@ COLL__C(coll__cost_never,        1e300)
 
 /* The registry: each collective's rows, in AUTO's order of preference
    between equal costs (a row a mask leaves out stays, naming nothing).
-   Collectives that run the same schedules (a v-form and its even form,
-   scan and exscan) share one list, COLL__ROWS_<form>(collective). */
-    /*        collective       algorithm              schedule                            cost                     needs                          begin                  finish */
-static const coll__entry coll__rows_ALLREDUCE[] = {
-    COLL__ROW(ALLREDUCE,       NAIVE,                 coll__naive_allreduce,              coll__cost_naive,        COLL__ORDERED,                 0,                     0),
-    COLL__ROW(ALLREDUCE,       RING,                  coll__ring_allreduce,               coll__cost_ring_ar,      0,                             0,                     0),
-    COLL__ROW(ALLREDUCE,       TREE,                  coll__tree_allreduce,               coll__cost_tree,         COLL__ORDERED,                 0,                     0),
-    COLL__ROW(ALLREDUCE,       RECURSIVE_DOUBLING,    coll__rd_allreduce,                 coll__cost_rd_ar,        0,                             0,                     0),
-    COLL__ROW(ALLREDUCE,       RABENSEIFNER,          coll__rabenseifner_allreduce,       coll__cost_rabenseifner, 0,                             0,                     0),
-    COLL__ROW(ALLREDUCE,       HIERARCHICAL,          coll__hierarchical_allreduce,       coll__cost_never,        COLL__GROUP,                   coll__work_in_place,   0),
-    COLL__ROW(ALLREDUCE,       PIPELINED_TREE,        coll__pipelined_tree_allreduce,     coll__cost_pipe_tree,    COLL__PIPELINE,                0,                     0),
-};
-static const coll__entry coll__rows_REDUCE_SCATTER[] = {
-    COLL__ROW(REDUCE_SCATTER,  RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      0,                             0,                     0),
-    COLL__ROW(REDUCE_SCATTER,  PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0),
-    COLL__ROW(REDUCE_SCATTER,  RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0),
-};
-#define COLL__ROWS_ALLGATHER(K) \
-    COLL__ROW(K,               RING,                  coll__ring_allgather,               coll__cost_ring_ag,      0,                             coll__own_block,       0), \
-    COLL__ROW(K,               RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0), \
-    COLL__ROW(K,               BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish)
-static const coll__entry coll__rows_ALLGATHER[] = { COLL__ROWS_ALLGATHER(ALLGATHER) };
-static const coll__entry coll__rows_BROADCAST[] = {
-    COLL__ROW(BROADCAST,       BINOMIAL,              coll__binomial_broadcast,           coll__cost_binomial,     0,                             0,                     0),
-    COLL__ROW(BROADCAST,       SCATTER_ALLGATHER,     coll__scatter_allgather_broadcast,  coll__cost_sag,          0,                             0,                     0),
-    COLL__ROW(BROADCAST,       PIPELINED_CHAIN,       coll__chain_broadcast,              coll__cost_chain,        COLL__PIPELINE,                0,                     0),
-};
-static const coll__entry coll__rows_REDUCE[] = {
-    COLL__ROW(REDUCE,          BINOMIAL,              coll__binomial_reduce,              coll__cost_binomial_red, COLL__ORDERED0,                0,                     0),
-    COLL__ROW(REDUCE,          REDUCE_SCATTER_GATHER, coll__rsg_reduce,                   coll__cost_rabenseifner, 0,                             0,                     0),
-    COLL__ROW(REDUCE,          LINEAR,                coll__linear_reduce,                coll__cost_linear_red,   COLL__ORDERED0 | COLL__ROOT_ONLY, coll__root_in_place, 0),
-};
-#define COLL__ROWS_GATHER(K) \
-    COLL__ROW(K,               LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY,               coll__own_block,       0), \
-    COLL__ROW(K,               BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0)
-static const coll__entry coll__rows_GATHER[] = { COLL__ROWS_GATHER(GATHER) };
-#define COLL__ROWS_SCATTER(K) \
-    COLL__ROW(K,               LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block), \
-    COLL__ROW(K,               BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block)
-static const coll__entry coll__rows_SCATTER[] = { COLL__ROWS_SCATTER(SCATTER) };
-static const coll__entry coll__rows_ALLTOALL[] = {
-    COLL__ROW(ALLTOALL,        PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0),
-    COLL__ROW(ALLTOALL,        BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH | COLL__OOP, coll__bruck_a2a_begin, coll__bruck_a2a_finish),
-};
-static const coll__entry coll__rows_BARRIER[] = {
-    COLL__ROW(BARRIER,         DISSEMINATION,         coll__dissemination_barrier,        coll__cost_dissem,       0,                             0,                     0),
-};
-static const coll__entry coll__rows_ALLGATHERV[] = { COLL__ROWS_ALLGATHER(ALLGATHERV) };
-static const coll__entry coll__rows_REDUCE_SCATTERV[] = {
-    COLL__ROW(REDUCE_SCATTERV, RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      COLL__EQUAL_OOP,               0,                     0),
-    COLL__ROW(REDUCE_SCATTERV, PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0),
-    COLL__ROW(REDUCE_SCATTERV, RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0),
-};
-#define COLL__ROWS_SCAN(K) \
-    COLL__ROW(K,               LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0), \
-    COLL__ROW(K,               RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0)
-static const coll__entry coll__rows_SCAN[] = { COLL__ROWS_SCAN(SCAN) };
-static const coll__entry coll__rows_EXSCAN[] = { COLL__ROWS_SCAN(EXSCAN) };
-static const coll__entry coll__rows_GATHERV[] = { COLL__ROWS_GATHER(GATHERV) };
-static const coll__entry coll__rows_SCATTERV[] = { COLL__ROWS_SCATTER(SCATTERV) };
-static const coll__entry coll__rows_ALLTOALLV[] = {
-    COLL__ROW(ALLTOALLV,       PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0),
-};
+   Each list is a macro, COLL__ROWS_<form>(R, S, K): R(K, algorithm, ...)
+   per row, S between rows. Collectives that run the same schedules (a
+   v-form and its even form, scan and exscan) share one list.
+       R(K, algorithm, schedule, cost, needs, begin hook, finish hook) */
+#define COLL__ROWS_ALLREDUCE(R, S, K) \
+    R(K,               NAIVE,                 coll__naive_allreduce,              coll__cost_naive,        COLL__ORDERED,                 0,                     0) S \
+    R(K,               RING,                  coll__ring_allreduce,               coll__cost_ring_ar,      0,                             0,                     0) S \
+    R(K,               TREE,                  coll__tree_allreduce,               coll__cost_tree,         COLL__ORDERED,                 0,                     0) S \
+    R(K,               RECURSIVE_DOUBLING,    coll__rd_allreduce,                 coll__cost_rd_ar,        0,                             0,                     0) S \
+    R(K,               RABENSEIFNER,          coll__rabenseifner_allreduce,       coll__cost_rabenseifner, 0,                             0,                     0) S \
+    R(K,               HIERARCHICAL,          coll__hierarchical_allreduce,       coll__cost_never,        COLL__GROUP,                   coll__work_in_place,   0) S \
+    R(K,               PIPELINED_TREE,        coll__pipelined_tree_allreduce,     coll__cost_pipe_tree,    COLL__PIPELINE,                0,                     0)
+#define COLL__ROWS_REDUCE_SCATTER(R, S, K) \
+    R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      0,                             0,                     0) S \
+    R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
+    R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0)
+#define COLL__ROWS_ALLGATHER(R, S, K) \
+    R(K,               RING,                  coll__ring_allgather,               coll__cost_ring_ag,      0,                             coll__own_block,       0) S \
+    R(K,               RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0) S \
+    R(K,               BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish)
+#define COLL__ROWS_BROADCAST(R, S, K) \
+    R(K,               BINOMIAL,              coll__binomial_broadcast,           coll__cost_binomial,     0,                             0,                     0) S \
+    R(K,               SCATTER_ALLGATHER,     coll__scatter_allgather_broadcast,  coll__cost_sag,          0,                             0,                     0) S \
+    R(K,               PIPELINED_CHAIN,       coll__chain_broadcast,              coll__cost_chain,        COLL__PIPELINE,                0,                     0)
+#define COLL__ROWS_REDUCE(R, S, K) \
+    R(K,               BINOMIAL,              coll__binomial_reduce,              coll__cost_binomial_red, COLL__ORDERED0,                0,                     0) S \
+    R(K,               REDUCE_SCATTER_GATHER, coll__rsg_reduce,                   coll__cost_rabenseifner, 0,                             0,                     0) S \
+    R(K,               LINEAR,                coll__linear_reduce,                coll__cost_linear_red,   COLL__ORDERED0 | COLL__ROOT_ONLY, coll__root_in_place, 0)
+#define COLL__ROWS_GATHER(R, S, K) \
+    R(K,               LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY,               coll__own_block,       0) S \
+    R(K,               BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0)
+#define COLL__ROWS_SCATTER(R, S, K) \
+    R(K,               LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block) S \
+    R(K,               BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block)
+#define COLL__ROWS_ALLTOALL(R, S, K) \
+    R(K,               PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0) S \
+    R(K,               BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH | COLL__OOP, coll__bruck_a2a_begin, coll__bruck_a2a_finish)
+#define COLL__ROWS_BARRIER(R, S, K) \
+    R(K,               DISSEMINATION,         coll__dissemination_barrier,        coll__cost_dissem,       0,                             0,                     0)
+#define COLL__ROWS_REDUCE_SCATTERV(R, S, K) \
+    R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      COLL__EQUAL_OOP,               0,                     0) S \
+    R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
+    R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0)
+#define COLL__ROWS_SCAN(R, S, K) \
+    R(K,               LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0) S \
+    R(K,               RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0)
+#define COLL__ROWS_ALLTOALLV(R, S, K) \
+    R(K,               PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0)
+
+/* Each collective's rows (K) from its list (L). */
+#define COLL__REGISTRY(X)                                                       \
+    X(ALLREDUCE, ALLREDUCE) X(REDUCE_SCATTER, REDUCE_SCATTER)                   \
+    X(ALLGATHER, ALLGATHER) X(BROADCAST, BROADCAST) X(REDUCE, REDUCE)           \
+    X(GATHER, GATHER) X(SCATTER, SCATTER) X(ALLTOALL, ALLTOALL)                 \
+    X(BARRIER, BARRIER) X(ALLGATHERV, ALLGATHER)                                \
+    X(REDUCE_SCATTERV, REDUCE_SCATTERV) X(SCAN, SCAN) X(EXSCAN, SCAN)           \
+    X(GATHERV, GATHER) X(SCATTERV, SCATTER) X(ALLTOALLV, ALLTOALLV)
+#define COLL__COMMA ,
+#define COLL__ROWS_ARRAY(K, L) static const coll__entry coll__rows_##K[] = { COLL__ROWS_##L(COLL__ROW, COLL__COMMA, K) };
+COLL__REGISTRY(COLL__ROWS_ARRAY)
+#undef COLL__ROWS_ARRAY
+
+/* Every need of a row the masks keep (a constant): coll__fits tests only
+   these, so a trimmed build drops the tests that no kept row needs. */
+#define COLL__ROW_NEEDS(K, A, F, COST, NEEDS, BEGIN, FINISH) (COLL__KEEPS(K, A) ? (unsigned)(NEEDS) : 0u)
+#define COLL__NEEDS_OF(K, L) | COLL__ROWS_##L(COLL__ROW_NEEDS, |, K)
+#define COLL__NEEDS_KEPT (0u COLL__REGISTRY(COLL__NEEDS_OF))
+#define COLL__NEEDS(e) ((e)->needs & COLL__NEEDS_KEPT)     /* a row's needs, as read */
 #undef COLL__ROW
-#undef COLL__ROWS_ALLGATHER
-#undef COLL__ROWS_GATHER
-#undef COLL__ROWS_SCATTER
-#undef COLL__ROWS_SCAN
 
 /* Each collective's rows, indexed by coll_kind (from COLL_KIND_LIST). A
    one-collective build reads one entry at a constant index, so the other
@@ -2223,7 +2227,7 @@ static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entr
 {
     unsigned needs;
     if (!e || !e->f) return COLL__NO(why, COLL_ERR_NOSYS, "algo: none for this collective (or not compiled in)");
-    needs = e->needs;
+    needs = COLL__NEEDS(e);
     if (ordered && !((needs & COLL__ORDERED) || ((needs & COLL__ORDERED0) && pl->root == 0)))
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: reorders operands of a non-commutative op");
     if ((needs & COLL__GROUP) && pl->group < 1)
@@ -2253,8 +2257,8 @@ static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entr
 static size_t coll__scratch_need(const coll_comm *c, const coll__plan *pl, const coll__entry *e, size_t es)
 {
     if (c->nranks == 1 || pl->total == 0) return 0;
-    if (coll__reduces(COLL__KIND(pl->kind)) || (e->needs & COLL__SCRATCH)) return es;
-    return (e->needs & COLL__STAGE_IP) && pl->inplace ? es : 0;
+    if (coll__reduces(COLL__KIND(pl->kind)) || (COLL__NEEDS(e) & COLL__SCRATCH)) return es;
+    return (COLL__NEEDS(e) & COLL__STAGE_IP) && pl->inplace ? es : 0;
 }
 
 static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es, const char **why)
@@ -2295,11 +2299,11 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
     }
     for (i = 0; i < coll__registry[COLL__KIND(pl->kind)].n; i++) {
         const coll__entry *e = &coll__registry[COLL__KIND(pl->kind)].row[i];
-        if (e->needs & COLL__CALLER) continue;
+        if (COLL__NEEDS(e) & COLL__CALLER) continue;
         if (coll__fits(c, pl, e, ordered, &why) != COLL_OK) continue;
         /* a row that packs through scratch is no choice without it (a need
            every row of the call shares is coll_start's to report: NOSPC) */
-        if ((e->needs & COLL__SCRATCH) && c->segment < coll__scratch_need(c, pl, e, esize)) continue;
+        if ((COLL__NEEDS(e) & COLL__SCRATCH) && c->segment < coll__scratch_need(c, pl, e, esize)) continue;
 #ifdef COLL_NO_COST_MODEL
         return (coll_algo)e->algo;
 #else
@@ -2359,6 +2363,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     if (coll__reduces(COLL__KIND(a->kind))) {
         if ((unsigned)a->op >= (unsigned)COLL_OP_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "op: not a coll_op");
         if (a->op == COLL_USER_OP) {
+            if (!COLL__USER_OPS) return COLL__NO(why, COLL_ERR_NOSYS, "op: COLL_USER_OP not compiled in (COLL_OPS)");
             if (!c->user.fn) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without coll_set_user_op");
             if (c->mem) return COLL__NO(why, COLL_ERR_NOSYS, "op: a user op cannot read device memory");
         }
@@ -2436,7 +2441,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
 static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
 {
     size_t off, len, n = pl->count, p = (size_t)pl->p;
-    int root = pl->rank == pl->root, big = !pl->row || !(COLL__ROW_OF(pl)->needs & COLL__ROOT_ONLY);
+    int root = pl->rank == pl->root, big = !pl->row || !(COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__ROOT_ONLY);
     coll__block(pl, pl->rank, &off, &len);
     switch (COLL__KIND(pl->kind)) {
     case COLL_ALLREDUCE: case COLL_SCAN: case COLL_EXSCAN: *in_n = *out_n = n; break;
@@ -2512,7 +2517,7 @@ static int coll__pick(const coll_comm *c, coll__memo *m, const coll_args *a, col
                       const char **why)
 {
     const coll__entry *e;
-    int ordered = a->op == COLL_USER_OP && coll__reduces(COLL__KIND(a->kind)) && !c->user.commutative;
+    int ordered = COLL__USER_OPS && a->op == COLL_USER_OP && coll__reduces(COLL__KIND(a->kind)) && !c->user.commutative;
     if (pl->algo == COLL_ALGO_AUTO)
         pl->algo = COLL__KIND(a->kind) == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose_memo(c, m, pl, es, ordered);
     e = coll__entry_of(COLL__KIND(pl->kind), pl->algo);
@@ -2589,7 +2594,7 @@ static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__p
     coll__put32(w + 4, (uint32_t)k);
     coll__put32(w + 8, (uint32_t)pl->algo);
     coll__put32(w + 12, rooted ? (uint32_t)pl->root : 0u);
-    coll__put32(w + 16, COLL__ROW_OF(pl)->needs & COLL__GROUP ? (uint32_t)pl->group : 0u);
+    coll__put32(w + 16, COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__GROUP ? (uint32_t)pl->group : 0u);
     coll__put32(w + 20, (uint32_t)t);
     coll__put32(w + 24, (uint32_t)((t >> 16) >> 16));
     coll__put32(w + 28, coll__reduces(COLL__KIND(pl->kind)) ? (uint32_t)a->op : 0u);
@@ -2755,7 +2760,6 @@ static int coll__pack(coll_request *q, int buf, size_t off, size_t run, size_t s
    shift, in-place pairwise and Bruck all-to-all) and folding into scratch
    before the move (reduce == 2: recursive doubling, the scans). A build
    whose masks leave those schedules out leaves the paths out too. */
-#define COLL__KEEPS(K, A) (COLL__ON(COLL_KINDS, COLL_##K) && COLL__ON(COLL_ALGOS, COLL_ALGO_##A))
 #define COLL__STRIDED (COLL__KEEPS(EXSCAN, LINEAR) || COLL__KEEPS(EXSCAN, RECURSIVE_DOUBLING) ||  \
                        COLL__KEEPS(ALLTOALL, PAIRWISE) || COLL__KEEPS(ALLTOALL, BRUCK) ||        \
                        COLL__KEEPS(ALLTOALLV, PAIRWISE))

@@ -429,7 +429,7 @@ static int profile_keeps(int i)
 static unsigned long row_ran[NROWS], row_na[NROWS];
 /* calls that returned COLL_OK: by row, and (reductions, built-in ops) by
    dtype and by op */
-static unsigned long row_ok[NROWS], dtype_ok[COLL_DTYPE_COUNT], op_ok[COLL_OP_COUNT];
+static unsigned long row_ok[NROWS], dtype_ok[COLL_DTYPE_COUNT], op_ok[COLL_OP_COUNT], user_ok;
 
 static void describe(const tcase *tc, int p, const world *W, char *s, size_t n)
 {
@@ -801,6 +801,7 @@ static int rank_main(int r, void *arg)
             if (rc == COLL_OK) {
                 row_ok[tc->row]++;
                 if (reduces(rows[tc->row].kind) && tc->uop < 0) { dtype_ok[tc->dtype]++; op_ok[tc->op]++; }
+                if (reduces(rows[tc->row].kind) && tc->uop >= 0) user_ok++;
             }
         }
         if (r != 0 && W->rc[par][0] != COLL_ERR_NOSYS) {
@@ -834,6 +835,9 @@ static void check_profile(void)
         COLL_CHECK_MSG(IN_MASK(PROFILE_OPS, i) ? op_ok[i] > 0 : op_ok[i] == 0,
                        "op %d: %s, and %lu reductions succeeded", i,
                        IN_MASK(PROFILE_OPS, i) ? "compiled in" : "left out", op_ok[i]);
+    COLL_CHECK_MSG(IN_MASK(PROFILE_OPS, COLL_USER_OP) ? user_ok > 0 : user_ok == 0,
+                   "user operators: %s, and %lu reductions succeeded",
+                   IN_MASK(PROFILE_OPS, COLL_USER_OP) ? "compiled in" : "left out", user_ok);
 }
 
 /* ---- building the case lists ------------------------------------------------ */

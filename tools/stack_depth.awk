@@ -7,7 +7,7 @@
 # targets are the static functions no one calls directly, in five kinds
 # told apart by name, and what a pointer can reach depends on who calls:
 #   kernel    coll__<type>_<op>_3      from coll__reduce, coll__scale
-#   cost      coll__cost_*             from coll__pick
+#   cost      coll__cost_*             from coll__pick, coll__choose
 #   subport   coll__sub_*              from the port calls (coll__transfer,
 #                                      coll__wait, coll__broke, coll__progress)
 #   hook      a row's begin or finish  from coll__begin, coll__finish
@@ -40,7 +40,7 @@ function reach(f,    b) {
     b = base(f)
     if (b == "coll__reduce" || b == "coll__scale") return " kernel "
     if (b == "coll__copy" || b ~ /^coll__sub_/) return " "
-    if (b == "coll__pick") return " cost "
+    if (b == "coll__pick" || b == "coll__choose") return " cost "
     if (b == "coll__transfer" || b == "coll__wait" || b == "coll__broke") return " subport "
     if (b == "coll__progress") return " schedule hook subport "
     if (b == "coll__begin" || b == "coll__finish") return " hook "
