@@ -34,8 +34,8 @@ minbase=$(min_text none "$min_defs")
     echo "|---|---:|---:|---:|---:|"
     echo "| (none / all of minimal) | $base | | $minbase | |"
     for spec in COLL_NO_CHECKS COLL_NO_NONBLOCKING COLL_CRC_SMALL COLL_NO_LAYOUT COLL_NO_COST_MODEL COLL_NO_NAMES \
-                COLL_NO_ERRSTR COLL_DTYPES=256 COLL_OPS=1 COLL_OPS=29 COLL_ALGOS=4 COLL_ALGOS=14 \
-                COLL_KINDS=1 COLL_KINDS=31 "COLL_KINDS=31 COLL_ALGOS=14 COLL_OPS=29"; do
+                COLL_NO_ERRSTR COLL_DTYPES=256 COLL_OPS=1 COLL_OPS=29 COLL_ALGOS=4 COLL_ALGOS=32798 \
+                COLL_KINDS=1 COLL_KINDS=31 "COLL_KINDS=31 COLL_ALGOS=32798 COLL_OPS=29"; do
         name=$(echo "$spec" | tr ' =' '_-')
         defs=$(for d in $spec; do printf -- '-D%s ' "$d"; done)
         ft=$(full_text "$name" "$defs")
@@ -51,7 +51,7 @@ minbase=$(min_text none "$min_defs")
         fi
         # names for the table (no "|": it would split a markdown cell)
         label=$(for d in $spec; do case $d in
-                COLL_ALGOS=14) printf '%s' '`COLL_ALGOS` naive, ring, tree' ;;
+                COLL_ALGOS=32798) printf '%s' '`COLL_ALGOS` naive, ring, tree, binomial, linear' ;;
                 COLL_ALGOS=4) printf '%s' '`COLL_ALGOS` ring' ;;
                 COLL_KINDS=1) printf '%s' '`COLL_KINDS` allreduce' ;;
                 COLL_KINDS=31) printf '%s' '`COLL_KINDS` allreduce, reduce_scatter, allgather, broadcast, reduce' ;;
