@@ -3166,7 +3166,7 @@ static int coll__finish(coll_request *q)
     int rc;
     if (pl->total == 0) return COLL_OK;
     if (e->finish && (rc = e->finish(q)) != COLL_OK) return rc;
-    if (!coll__reduces(COLL__KIND(pl->kind)) || q->a.op != COLL_AVG) return COLL_OK;
+    if (!COLL__ON(COLL_OPS, COLL_AVG) || !coll__reduces(COLL__KIND(pl->kind)) || q->a.op != COLL_AVG) return COLL_OK;
     if (COLL__KIND(pl->kind) == COLL_REDUCE && pl->rank != pl->root) return COLL_OK;
     coll__block(pl, pl->rank, &off, &len);
     if (coll__vector(COLL__KIND(pl->kind))) len = pl->count;
