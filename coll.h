@@ -47,6 +47,15 @@
        abort               tell every peer the group is broken; called once
                            after a transport error, so the peers fail now
                            instead of at their deadline.
+       irecv_fold          (with isend/irecv/wait) an irecv that, instead of
+                           copying the sender's bytes into buf, calls
+                           fold(arg, buf, in, bytes) once with `in` where
+                           they already lie (the sender's buffer, a shared
+                           slot), from any thread, before the handle
+                           completes. The executor uses it for reduction
+                           steps whose result span no send of the same
+                           step reads: the data is reduced straight from
+                           the peer, with no copy into scratch.
 
    MEMORY
      The library never allocates. Large messages are cut into segments of
@@ -257,6 +266,12 @@ typedef enum coll_kind { COLL_KIND_LIST(COLL__KIND_ENUM) COLL_KIND_COUNT } coll_
 typedef enum coll_algo { COLL_ALGO_LIST(COLL__ALGO_ENUM) COLL_ALGO_COUNT } coll_algo;
 
 /* ---- the port ------------------------------------------------------------ */
+/* A receive that folds instead of copying (coll_port.irecv_fold): the port
+   calls fold(arg, buf, in, bytes) once, from any thread, where `in` is the
+   sender's bytes wherever they already lie (its buffer, a slot), instead of
+   copying them into buf. */
+typedef void (*coll_fold_fn)(void *arg, void *buf, const void *in, size_t bytes);
+
 typedef struct coll_port {
     void *ctx;
     int (*send)(void *ctx, int peer, const void *buf, size_t bytes);
@@ -270,6 +285,10 @@ typedef struct coll_port {
     /* optional: tell every peer the group is broken (they fail promptly
        instead of at their deadline); called after a transport error */
     void (*abort)(void *ctx, int code);
+    /* optional (with isend/irecv/wait): an irecv whose data `fold` folds
+       into buf where it lies instead of a copy (zero-copy reduce) */
+    int (*irecv_fold)(void *ctx, int peer, void *buf, size_t bytes,
+                      coll_fold_fn fold, void *arg, int *handle);
 } coll_port;
 
 /* What the communicator verifies (coll_set_checks; see CALL CHECKS). */
@@ -377,6 +396,12 @@ typedef struct coll__step {
 #endif
 
 /* A collective in progress (caller-owned, fields private). */
+/* What a zero-copy fold needs besides the bytes (private). */
+typedef struct coll__fold_arg {
+    const struct coll_request *q;
+    const unsigned char *a;    /* the other operand                          */
+} coll__fold_arg;
+
 typedef struct coll_request {
     coll_comm *c;
     struct {                   /* the call's buffers and types (pl: the rest) */
@@ -415,6 +440,8 @@ typedef struct coll_request {
     unsigned char fin[COLL__FRAME_IN];
     uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
     unsigned char crc_out[4], crc_in[4];
+    unsigned char zc;          /* 1: this step's receives fold (irecv_fold)  */
+    coll__fold_arg fold[4];    /* per segment in flight                      */
 } coll_request;
 
 /* ---- the communicator (caller-owned; fields are private) ----------------- */
@@ -2806,6 +2833,46 @@ static void coll__recv_target(const coll_request *q, size_t k, unsigned char **p
     else if (COLL__STRIDED && q->st.rrun) *ptr = coll__scratch_half(q, 1);
 }
 
+/* Zero-copy reduce (the port's irecv_fold): a reduction step's receives
+   fold the peer's bytes into their place where they lie, in whichever
+   thread the port delivers them, instead of landing in scratch first. Safe
+   only when nothing a peer may still read changes under it: the step's
+   result span must not overlap what this rank sends in the same step, and
+   may meet an operand only exactly (out == a, the in-place accumulate; the
+   kernels' restrict forbids a partial overlap). Not with CRCs (they read
+   the raw bytes), memops (device memory) or user operators (they run in
+   the caller's thread only). Cost: one copy per received byte saved. */
+#ifdef COLL_NO_NONBLOCKING
+#define COLL__ZC(q) 0                     /* the blocking path copies */
+#else
+#define COLL__ZC(q) ((q)->zc)
+#endif
+static COLL__UNUSED int coll__zero_copy(const coll_request *q)
+{
+    const coll_comm *c = q->c;
+    const coll__step *st = &q->st;
+    size_t es = q->esize, n = st->rlen * es;
+    const unsigned char *out, *a;
+    if (!c->port.irecv_fold || q->phase != 1 || !st->reduce || st->from < 0 || c->mem ||
+        q->a.op == COLL_USER_OP || coll__crc_on(q) || (COLL__STRIDED && (st->rrun || st->srun)))
+        return 0;
+    out = coll__buf(q, st->rbuf) + st->roff * es;
+    a = coll__buf(q, st->abuf) + st->aoff * es;
+    if (st->to >= 0 && coll__overlap(out, n, coll__buf(q, st->sbuf) + st->soff * es, st->slen * es)) return 0;
+    if ((out != a || st->reduce == 2) && coll__overlap(out, n, a, n)) return 0;
+    return 1;
+}
+
+/* The fold a port calls: buf = a (+) in, or in (+) a (reduce == 2). */
+static COLL__UNUSED void coll__fold(void *arg, void *buf, const void *in, size_t bytes)
+{
+    const coll__fold_arg *f = (const coll__fold_arg *)arg;
+    const coll_request *q = f->q;
+    size_t n = bytes / q->esize;
+    if (q->st.reduce == 2) (void)coll__reduce(q->c, buf, in, f->a, n, q->a.dtype, q->a.op);
+    else (void)coll__reduce(q->c, buf, f->a, in, n, q->a.dtype, q->a.op);
+}
+
 /* Received segment k is through: add it to the step's CRC (COLL_CHECK_CRC),
    then fold it (now in scratch) into its place. Once a damaged message
    is seen nothing more is folded: the closing round tells every rank. */
@@ -2814,6 +2881,7 @@ static int coll__absorb(coll_request *q, size_t k)
     unsigned char *out, *a, *in;
     size_t bytes;
     if (k >= q->nrecv) return COLL_OK;                 /* sends may outnumber receives */
+    if (COLL__ZC(q)) return COLL_OK;                   /* the port folded it where it lay */
     if (COLL__CHECKS && q->st.rbuf == COLL__BUF_FRAME) { coll__frame_merge(q); return COLL_OK; }
     if (coll__crc_on(q)) {                  /* checked when the step's CRC arrives */
         coll__recv_target(q, k, &in, &bytes);
@@ -2915,8 +2983,17 @@ static int coll__step_pipelined(coll_request *q, int block)
             q->sposted++;
         }
         while (q->rposted < q->nrecv && q->rposted < q->done + depth) {
-            coll__recv_target(q, q->rposted, &ptr, &bytes);
-            rc = coll__port_rc(pt->irecv(pt->ctx, q->st.from, ptr, bytes, &h));
+            if (COLL__ZC(q)) {             /* reduce where it lies: into its place */
+                coll__fold_arg *f = &q->fold[q->rposted % 4];
+                unsigned char *a;
+                coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, q->rposted, &ptr, &bytes);
+                coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, q->rposted, &a, &bytes);
+                f->q = q; f->a = a;
+                rc = coll__port_rc(pt->irecv_fold(pt->ctx, q->st.from, ptr, bytes, coll__fold, f, &h));
+            } else {
+                coll__recv_target(q, q->rposted, &ptr, &bytes);
+                rc = coll__port_rc(pt->irecv(pt->ctx, q->st.from, ptr, bytes, &h));
+            }
             if (rc == COLL_AGAIN) break;
             if (rc != COLL_OK) return rc;
             q->hr[q->rposted % 4] = h;
@@ -3244,6 +3321,9 @@ static int coll__load_step(coll_request *q)
     q->crc_s = q->crc_r = 0;
     q->hs[0] = q->hs[1] = q->hs[2] = q->hs[3] = -1;
     q->hr[0] = q->hr[1] = q->hr[2] = q->hr[3] = -1;
+#ifndef COLL_NO_NONBLOCKING
+    q->zc = (unsigned char)coll__zero_copy(q);
+#endif
     q->loaded = 1;
     return 1;
 }
@@ -3307,7 +3387,7 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     if (!scratch && scratch_bytes) return COLL_ERR_INVAL;
     /* the kernels read 8-byte elements straight from scratch */
     if ((uintptr_t)scratch % 8) return COLL_ERR_INVAL;
-    if ((port->isend || port->irecv || port->wait) &&
+    if ((port->isend || port->irecv || port->wait || port->irecv_fold) &&
         !(port->isend && port->irecv && port->wait)) return COLL_ERR_INVAL;
     COLL_MEMSET(c, 0, sizeof *c);
     c->rank = rank;
@@ -3373,6 +3453,13 @@ static int coll__sub_irecv(void *ctx, int peer, void *buf, size_t bytes, int *ha
     int from = coll__sub_to(ctx, peer);
     return from < 0 ? COLL_ERR_INVAL : sp->parent.irecv(sp->parent.ctx, from, buf, bytes, handle);
 }
+static int coll__sub_irecv_fold(void *ctx, int peer, void *buf, size_t bytes, coll_fold_fn fold,
+                                void *arg, int *handle)
+{
+    const coll_subport *sp = (const coll_subport *)ctx;
+    int from = coll__sub_to(ctx, peer);
+    return from < 0 ? COLL_ERR_INVAL : sp->parent.irecv_fold(sp->parent.ctx, from, buf, bytes, fold, arg, handle);
+}
 static int coll__sub_wait(void *ctx, int handle, int block)
 {
     const coll_subport *sp = (const coll_subport *)ctx;
@@ -3409,6 +3496,7 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
     port.recv = coll__sub_recv;
     if (parent->port.sendrecv) port.sendrecv = coll__sub_sendrecv;
     if (parent->port.isend) { port.isend = coll__sub_isend; port.irecv = coll__sub_irecv; port.wait = coll__sub_wait; }
+    if (parent->port.irecv_fold) port.irecv_fold = coll__sub_irecv_fold;
     if (parent->port.abort) port.abort = coll__sub_abort;
     rc = coll_init(sub, me, n, &port, scratch, scratch_bytes);
     if (rc != COLL_OK) return rc;

@@ -3,7 +3,8 @@
 # memory), and what AUTO chooses.
 #
 #   make test-resumable      every collective and algorithm as resumable
-#                            requests, round robin in one thread
+#                            requests, round robin in one thread; with the
+#                            port's irecv_fold (zero-copy reduce) and without
 #   make test-resumable-san  the same under ASan + UBSan
 #   make test-valgrind       valgrind memcheck on a sample of it
 #   make auto-table          AUTO's choices as markdown tables (README)
@@ -20,12 +21,14 @@ $(B)/core/test_resumable_san: test/test_resumable.c coll.h ports/coll_mailbox.h 
 	$(CC) -std=c99 -DCOLL_DEBUG -O1 -g $(WARN) $(SAN) -o $@ $<
 
 .PHONY: test-resumable test-resumable-san
-## test-resumable: round-robin matrix in one thread over the mailbox port (coll_start/progress)
+## test-resumable: round-robin matrix in one thread over the mailbox port (coll_start/progress), with and without zero-copy folds
 test-resumable: $(B)/core/test_resumable
 	$<
+	COLL_TEST_NOFOLD=1 $<
 ## test-resumable-san: the same under ASan + UBSan
 test-resumable-san: $(B)/core/test_resumable_san
 	$<
+	COLL_TEST_NOFOLD=1 $<
 
 TEST_TARGETS += test-resumable test-resumable-san
 

@@ -32,6 +32,10 @@
      the port is strictly synchronous, the hardest case for deadlock
      freedom.
 
+     irecv_fold posts a receive that, when it pairs, folds the sender's
+     bytes into its buffer with coll.h's fold instead of copying them: a
+     reduction reads the peer's buffer itself (zero-copy reduce).
+
      wait(h, 0) answers COLL_AGAIN while the partner is not posted yet.
      wait(h, 1) and the blocking send/recv cannot wait on one core: nothing
      else runs until they return. They call the mailbox's `idle` hook
@@ -95,6 +99,8 @@ typedef struct coll_mailbox_op {
     const void *sbuf;          /* send: the data                              */
     void *rbuf;                /* recv: where it goes                         */
     size_t bytes;
+    coll_fold_fn fold;         /* recv: fold instead of copying (irecv_fold)  */
+    void *fold_arg;
 } coll_mailbox_op;
 
 struct coll_mailbox;
@@ -115,6 +121,7 @@ typedef struct coll_mailbox {
     unsigned long long bytes_sent[COLL_MAILBOX_MAX_RANKS];
     unsigned long msgs_sent[COLL_MAILBOX_MAX_RANKS];
     unsigned long long messages, bytes;
+    unsigned long long bytes_folded;   /* of `bytes`, folded where they lay (irecv_fold) */
     /* Blocking calls only (see above). */
     void (*idle)(void *user);
     void *user;
@@ -124,8 +131,8 @@ typedef struct coll_mailbox {
 /* nranks in 1..COLL_MAILBOX_MAX_RANKS; 0 or COLL_ERR_INVAL. Clears
    everything, counts and hook included (spin_limit: 10^6). */
 COLL_MAILBOX_API int coll_mailbox_init(coll_mailbox *box, int nranks);
-/* The port of `rank`: send, recv, isend, irecv, wait and abort; no
-   sendrecv. A rank outside the mailbox gets a port without send/recv,
+/* The port of `rank`: send, recv, isend, irecv, wait, abort and
+   irecv_fold; no sendrecv. A rank outside the mailbox gets a port without send/recv,
    which coll_init refuses. */
 COLL_MAILBOX_API coll_port coll_mailbox_port(coll_mailbox *box, int rank);
 /* Posted transfers not yet waited for, over all ranks: 0 after every
@@ -171,7 +178,7 @@ COLL_MAILBOX_API void coll_mailbox_reset_counts(coll_mailbox *box)
 {
     int r;
     for (r = 0; r < COLL_MAILBOX_MAX_RANKS; r++) { box->bytes_sent[r] = 0; box->msgs_sent[r] = 0; }
-    box->messages = box->bytes = 0;
+    box->messages = box->bytes = box->bytes_folded = 0;
 }
 
 /* Pair op `s` of rank `me` with its partner if that one is posted; both
@@ -194,7 +201,10 @@ static void coll_mailbox__match(coll_mailbox *box, int me, coll_mailbox_op *s)
                 const unsigned char *src = (const unsigned char *)snd->sbuf;
                 unsigned char *dst = (unsigned char *)rcv->rbuf;
                 size_t i;
-                for (i = 0; i < snd->bytes; i++) dst[i] = src[i];
+                if (rcv->fold) {               /* straight from the sender */
+                    rcv->fold(rcv->fold_arg, dst, src, snd->bytes);
+                    box->bytes_folded += snd->bytes;
+                } else for (i = 0; i < snd->bytes; i++) dst[i] = src[i];
                 box->bytes_sent[from] += snd->bytes;
                 box->msgs_sent[from]++;
                 box->bytes += snd->bytes;
@@ -207,7 +217,7 @@ static void coll_mailbox__match(coll_mailbox *box, int me, coll_mailbox_op *s)
 }
 
 static int coll_mailbox__post(coll_mailbox_end *e, int kind, int peer, const void *sbuf,
-                              void *rbuf, size_t bytes, int *handle)
+                              void *rbuf, size_t bytes, coll_fold_fn fold, void *fold_arg, int *handle)
 {
     coll_mailbox *box = e->box;
     coll_mailbox_op *s;
@@ -225,6 +235,8 @@ static int coll_mailbox__post(coll_mailbox_end *e, int kind, int peer, const voi
     s->sbuf = sbuf;
     s->rbuf = rbuf;
     s->bytes = bytes;
+    s->fold = fold;
+    s->fold_arg = fold_arg;
     s->seq = kind == COLL_MAILBOX__SEND ? box->sends[e->rank][peer]++
                                         : box->recvs[e->rank][peer]++;
     coll_mailbox__match(box, e->rank, s);    /* the partner may be waiting already */
@@ -234,12 +246,18 @@ static int coll_mailbox__post(coll_mailbox_end *e, int kind, int peer, const voi
 
 static int coll_mailbox__isend(void *ctx, int peer, const void *buf, size_t bytes, int *handle)
 {
-    return coll_mailbox__post((coll_mailbox_end *)ctx, COLL_MAILBOX__SEND, peer, buf, 0, bytes, handle);
+    return coll_mailbox__post((coll_mailbox_end *)ctx, COLL_MAILBOX__SEND, peer, buf, 0, bytes, 0, 0, handle);
 }
 
 static int coll_mailbox__irecv(void *ctx, int peer, void *buf, size_t bytes, int *handle)
 {
-    return coll_mailbox__post((coll_mailbox_end *)ctx, COLL_MAILBOX__RECV, peer, 0, buf, bytes, handle);
+    return coll_mailbox__post((coll_mailbox_end *)ctx, COLL_MAILBOX__RECV, peer, 0, buf, bytes, 0, 0, handle);
+}
+
+static int coll_mailbox__irecv_fold(void *ctx, int peer, void *buf, size_t bytes, coll_fold_fn fold,
+                                    void *arg, int *handle)
+{
+    return coll_mailbox__post((coll_mailbox_end *)ctx, COLL_MAILBOX__RECV, peer, 0, buf, bytes, fold, arg, handle);
 }
 
 static int coll_mailbox__wait(void *ctx, int handle, int block)
@@ -300,6 +318,9 @@ COLL_MAILBOX_API coll_port coll_mailbox_port(coll_mailbox *box, int rank)
 {
     coll_port p;
     int ok = box && rank >= 0 && rank < box->nranks;
+    unsigned char *z = (unsigned char *)&p;
+    size_t i;
+    for (i = 0; i < sizeof p; i++) z[i] = 0;   /* members added later: absent */
     p.ctx = ok ? &box->end[rank] : 0;
     p.send = ok ? coll_mailbox__send : 0;
     p.recv = ok ? coll_mailbox__recv : 0;
@@ -308,6 +329,7 @@ COLL_MAILBOX_API coll_port coll_mailbox_port(coll_mailbox *box, int rank)
     p.irecv = coll_mailbox__irecv;
     p.wait = coll_mailbox__wait;
     p.abort = coll_mailbox__abort;
+    p.irecv_fold = coll_mailbox__irecv_fold;
     return p;
 }
 

@@ -53,6 +53,7 @@ int coll_template_init(coll_template *t, int rank, int nranks, const int *fds,
 #if defined(COLL_TEMPLATE_IMPLEMENTATION) && !defined(COLL_TEMPLATE__IMPLEMENTED)
 #define COLL_TEMPLATE__IMPLEMENTED
 #include <errno.h>
+#include <string.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -134,6 +135,7 @@ int coll_template_init(coll_template *t, int rank, int nranks, const int *fds,
     t->timeout_ms = timeout_ms;
     for (i = 0; i < nranks; i++)
         t->fd[i] = fds[i];                          /* TRANSPORT: connect */
+    memset(port, 0, sizeof *port);     /* members added later stay NULL: absent */
     port->ctx = t;
     port->send = coll_template__send;
     port->recv = coll_template__recv;

@@ -10,6 +10,7 @@
 #include "../ports/coll_mailbox.h"
 #include "test_values.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAXP 16
@@ -67,6 +68,11 @@ static int close_enough(coll_dtype t, double got, double want)
 
 /* ---- one collective on p ranks, round robin ------------------------------ */
 static coll_mailbox box;
+/* COLL_TEST_NOFOLD=1: ports without irecv_fold (every received byte lands
+   in scratch first); else reductions fold straight from the sender, and
+   the bytes folded so (zero-copy) are counted here. */
+static int nofold;
+static unsigned long long folded, moved;
 static unsigned char S[MAXP][MAXP * MAXN * 8 + 64], D[MAXP][MAXP * MAXN * 8 + 64];
 static unsigned char scratch[MAXP][256];
 static size_t counts[MAXP];
@@ -136,6 +142,7 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
     coll_mailbox_init(&box, p);
     for (r = 0; r < p; r++) {
         coll_port port = coll_mailbox_port(&box, r);
+        if (nofold) port.irecv_fold = 0;
         coll_init(&c[r], r, p, &port, scratch[r], sizeof scratch[r]);
         memset(S[r], 0xA5, sizeof S[r]);
         memset(D[r], 0x5A, sizeof D[r]);
@@ -197,6 +204,8 @@ static void run_case(coll_kind kind, coll_algo algo, coll_dtype t, coll_op op, i
             else if (rc[r] != COLL_OK && rc[r] != COLL_ERR_NOSYS) { ok = 0; printf("  rank %d rc %d\n", r, rc[r]); }
         }
     } while (live && ok && ++rounds < 100000);
+    folded += box.bytes_folded;
+    moved += box.bytes;
     /* with the call checks a refusal comes from coll_progress, on every rank */
     for (r = 0, nosys = 0; r < p; r++) nosys += rc[r] == COLL_ERR_NOSYS;
     if (nosys == p && ok && !live) { unavailable++; return; }
@@ -311,6 +320,7 @@ static void run_barrier(int p)
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+    const char *nf = getenv("COLL_TEST_NOFOLD");
     static const int ps[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16 };
     static const coll_dtype ts[] = { COLL_INT8, COLL_UINT8, COLL_INT32, COLL_UINT32, COLL_INT64,
         COLL_UINT64, COLL_FLOAT16, COLL_BFLOAT16, COLL_FLOAT32, COLL_FLOAT64 };
@@ -338,6 +348,7 @@ int main(int argc, char **argv)
         { COLL_ALLTOALLV, COLL_ALGO_PAIRWISE }, { COLL_ALLTOALLV, COLL_ALGO_AUTO } };
     size_t ci, pi, ti, ni;
     int op;
+    nofold = nf && *nf == '1';
     for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
         for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
             int p = ps[pi];
@@ -362,6 +373,10 @@ int main(int argc, char **argv)
                 }
         }
     for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) run_barrier(ps[pi]);
+    if (nofold) CHECK(folded == 0, "no irecv_fold, yet %llu bytes folded", folded);
+    else CHECK(folded > 0, "irecv_fold offered, yet no reduction folded where its data lay");
+    printf("%s: %llu of %llu bytes received were folded where they lay (zero-copy)\n",
+           nofold ? "ports without irecv_fold" : "ports with irecv_fold", folded, moved);
     printf("resumable: %d passed, %d failed\n", passed, failed);
     if (unavailable) printf("(%d cases: algorithm not available)\n", unavailable);
     return failed != 0;

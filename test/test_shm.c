@@ -313,7 +313,7 @@ static int fail_body(int rank, coll_port *pt, void *arg)
     if (rank == fa->victim && !fa->hang) {
         wp.ctx = &d; wp.send = dying_send; wp.recv = fwd_recv;
         wp.isend = dying_isend; wp.irecv = fwd_irecv; wp.wait = fwd_wait;
-        wp.sendrecv = 0; wp.abort = fwd_abort;
+        wp.sendrecv = 0; wp.abort = fwd_abort; wp.irecv_fold = 0;
     }
     coll_init(&c, rank, n, &wp, scratch, sizeof scratch);
     for (i = 0; i < 200000; i++) buf[i] = 1.0f;

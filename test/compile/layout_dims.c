@@ -5,6 +5,7 @@
 #define COLL_IMPLEMENTATION
 #include "../../coll_layout.h"
 #include <stdio.h>
+#include <string.h>
 
 static int nop_send(void *ctx, int peer, const void *buf, size_t bytes)
 { (void)ctx; (void)peer; (void)buf; (void)bytes; return 0; }
@@ -20,8 +21,8 @@ int main(void)
     size_t shape3[3] = { 2, 3, 4 }, shape4[4] = { 2, 3, 2, 2 };
     int i, ok3, ok4;
     for (i = 0; i < 24; i++) { a[i] = (float)i; b[i] = -1; }
-    port.ctx = 0; port.send = nop_send; port.recv = nop_recv; port.sendrecv = 0;
-    port.isend = 0; port.irecv = 0; port.wait = 0; port.abort = 0;
+    memset(&port, 0, sizeof port);
+    port.send = nop_send; port.recv = nop_recv;
     if (coll_init(&c, 0, 1, &port, scratch, sizeof scratch) != COLL_OK) return 1;
     ok3 = coll_layout_convert(&c, 3, shape3, COLL_FLOAT32, a, coll_sbp_split(0), b,
                               coll_sbp_broadcast(), NULL, 0) == COLL_OK && b[23] == 23.0f;
