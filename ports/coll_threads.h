@@ -6,7 +6,7 @@
          #include "ports/coll_threads.h"
      (COLL_THREADS_STATIC makes every function static.) Then:
 
-         static coll_threads w;                    caller-owned, ~350 KB
+         static coll_threads w;                    caller-owned, ~1.5 MB
          coll_threads_init(&w, 4, 0);              4 ranks, default deadline
          coll_threads_run(&w, body, arg);          body(rank, arg) on 4 threads
          ...inside body: coll_port p = coll_threads_port(&w, rank);
@@ -20,73 +20,132 @@
      first (it includes coll.h), or pass -D_POSIX_C_SOURCE=200809L. Too late
      on glibc stops the build with an #error that says so.
 
-   THE IDEA: a rendezvous mailbox per ordered pair of ranks
+   THE IDEA: two roads between every ordered pair of ranks
+     Small messages, which are what a latency-bound collective (and coll.h's
+     call check) sends, go through a FAST BOX: a ring of cache-line slots
+     that only the sender writes and only the receiver reads, so a message
+     costs a copy in, a copy out, and the cache lines themselves moving
+     between two cores - no lock, no system call. Everything else meets in
+     RENDEZVOUS queues under a mutex, where one memcpy moves it straight
+     from the sender's buffer into the receiver's. Every message carries its
+     number on the pair, and every receive takes the number after the last
+     one its rank posted from that peer; a message goes to the receive of
+     the same number, whichever road it took. So the two roads may overtake
+     each other freely and the pair's order still holds.
+
+   THE FAST BOX (the idea of Open MPI's vader fast boxes)
+     Pair src -> dst owns a ring of fb_slots slots of COLL_THREADS_FBOX_SLOT
+     bytes: an 8-byte header (a stamp and a length) and the data. An isend
+     of at most fb_max bytes takes ceil(bytes / (SLOT - 8)) consecutive
+     slots if all are empty (the receiver is done with them), writes the
+     data, the tail slots' "taken" marks and the length, and last the
+     header's stamp (the message number, top bit set) with a release: it
+     is then finished, and its wait returns COLL_OK without waiting for the
+     receiver. The receiver reads the stamp at its place in the ring with an
+     acquire, checks the length against the receive of that number (a
+     difference is COLL_ERR_MISMATCH, told to the receiver alone, as for
+     any eager send; coll.h then aborts the group), copies the data out and
+     clears the stamps with a release, which hands the slots back. A
+     receive of at most fb_max bytes is private: only its owner matches it,
+     from its fast box or from its send queue (a small send finds the ring
+     full, or is a blocking `send`, or the sizes disagree), so posting it
+     takes no lock either. The pool of COLL_THREADS_FBOX_POOL slots (1 MiB)
+     is shared by a world's n * n pairs: each gets min(COLL_THREADS_FBOX,
+     POOL / n^2) slots (64 up to 16 ranks, 4 at 64), and fb_max is
+     COLL_THREADS_FBOX_MAX (1024) or what that ring holds. Rings of 32
+     slots, which a 1 KiB message more than half fills, made 1 KiB
+     all-reduce at 4 ranks on 2 cores slower than the rendezvous road
+     (11.3 us against 9.6, checks off): a second message then found the
+     ring full and waited, rendezvous, for its receiver to be scheduled;
+     with 64, 9.5 us.
+     Cost: two copies, and each slot's cache line crossing between the two
+     cores twice (to the receiver, and back when the sender reuses it); the
+     receiver's `sleeping` word, which the sender reads after every
+     message, sits on a line of its own and stays shared while nobody
+     sleeps.
+
+   RENDEZVOUS: a mailbox per ordered pair of ranks
      For every pair src -> dst there is a FIFO of posted sends and a FIFO of
-     posted receives; at most one of the two is non-empty. Whoever posts
-     second (sender or receiver) takes the oldest op of the other FIFO and
-     copies straight from the sender's buffer into the receiver's buffer -
-     one memcpy per message, no staging, done outside the lock - then marks
-     both ops done and wakes their owners. A blocking send therefore
-     completes only when its receiver has the data: `send` is synchronous,
-     the hardest case for a collective's deadlock-freedom.
+     posted receives. Whoever posts second (sender or receiver) takes the
+     oldest op of the other FIFO if it has the same number and copies
+     straight from the sender's buffer into the receiver's buffer - one
+     memcpy per message, no staging, done outside the lock - then marks
+     both ops done and wakes their owners; a receiver that waits also
+     matches the sends queued for it. A blocking send therefore completes
+     only when its receiver has the data: `send` is synchronous, the
+     hardest case for a collective's deadlock-freedom, and reports a size
+     mismatch on both ends.
 
    EAGER SMALL MESSAGES
-     An isend of at most COLL_THREADS_EAGER bytes that finds no receive
-     waiting copies its data into the op's own inline slot and is finished
-     at once: its wait returns COLL_OK without waiting for the receiver,
-     which later copies out of the slot and hands the slot back. The slot
-     stays out of the pool until then, so eager sends are taken only while
-     at least half the pool is free; past that, sends are rendezvous again
-     and the pool still holds COLL_THREADS_MAX_OPS handles. Cost: a second
-     copy of a few bytes; gain: the sender never sleeps on a small message,
-     which is what a latency-bound collective (and coll.h's call check)
-     sends. A size disagreement on an eager message is reported by the
-     receiver alone (COLL_ERR_MISMATCH; coll.h then aborts the group).
-     Blocking `send` stays synchronous, so it reports a mismatch on both
-     ends.
+     An isend of at most COLL_THREADS_EAGER bytes that cannot take the fast
+     box (its ring is full) and finds no receive waiting copies its data
+     into the op's own inline slot and is finished at once; the receiver
+     later copies out of the slot and hands the slot back. The slot stays
+     out of the pool until then, so eager sends are taken only while at
+     least half the pool is free; past that, sends are rendezvous again and
+     the pool still holds COLL_THREADS_MAX_OPS handles.
 
    LOCKS AND WAITING
      The queues of the pairs * -> dst are guarded by rank dst's mutex, which
      is also the mutex of rank dst's condition variable. An op's state is an
      atomic: the matcher writes the data and the result, then releases DONE;
-     the owner acquires DONE and only then reuses the slot. A waiter may poll
-     with the CPU's pause instruction (a peer on another core answers in
-     well under a microsecond), then a few rounds of sched_yield (a peer on
-     the same core gets to run), then sleeps on its condition variable
-     until a deadline; the clock is read once, when the sleep begins, never
-     while polling. Polling is off by default (COLL_THREADS_PAUSE 0): on
-     the project's shared 2-core machine, where other processes hold the
-     cores as often as not, a rank that polls keeps the core its peer is
-     queued for, and 8 B to 1 KiB all-reduce at 2 ranks ran 10-15 % slower
-     with it than going straight to sched_yield. With a core per rank, set
-     COLL_THREADS_PAUSE (2048, say); the budget then adapts per rank: a
-     wait answered after i polls sets it to 2i + COLL_THREADS_PAUSE_MIN (at most
-     COLL_THREADS_PAUSE), one that had to yield halves it (down to
+     the owner acquires DONE and only then reuses the slot. A waiter first
+     polls - its fast boxes, its send queues, its op - with the CPU's pause
+     instruction, then a few rounds of sched_yield, then sleeps on its
+     condition variable until a deadline; the clock is read once, when the
+     sleep begins, never while polling. The polling budget adapts per rank:
+     a wait answered after i polls sets it to 2i + COLL_THREADS_PAUSE_MIN
+     (at most COLL_THREADS_PAUSE), one that had to yield halves it (down to
      COLL_THREADS_PAUSE_MIN), so a rank polls about as long as its peers
-     have lately taken to answer, and no longer. With more ranks than
-     online CPUs the peer cannot run while we poll, so the budget starts
-     and stays at the minimum and waiting goes straight to sched_yield:
-     oversubscribed ranks never busy-wait one another out of the core.
-     The matcher signals only a rank that says it is
-     asleep: it publishes DONE, and the sleeper its `sleeping` count, each
-     followed by a full fence, so one of them always sees the other. On
-     expiry the whole world is marked failed and every sleeper woken, so
-     peers report COLL_ERR_TIMEOUT at once instead of each waiting out its
-     own deadline. An op that gives up is first taken out of its queue (or,
-     if a copy into it is already under way, waited for), so no late copy
-     ever touches a buffer its owner has been given back.
+     have lately taken to answer. A rank does not poll at all for a peer
+     that sleeps or that last waited on the CPU it runs on itself (it could
+     not answer while we hold that CPU), nor when ranks outnumber the online
+     CPUs: oversubscribed ranks never busy-wait one another out of a core.
+     Polling is on by default now that a message needs no lock: 8 B
+     all-reduce at 2 ranks took 0.44 us with it and 1.06 us without, in the
+     same rounds (with the lock hand-off of the rendezvous road it had been
+     a loss, and a sched_yield costs ~1.3 us on this machine).
+     Every waiter passes the messages of all its posted receives on, so a
+     rendezvous send completes while its receiver waits for something else.
+     Senders wake only a rank that says it is asleep: a sender publishes its
+     stamp (or queues under the mutex), a matcher DONE, and the sleeper its
+     `sleeping` count, each followed by a full fence, and the sleeper looks
+     once more for anything to take before it sleeps, so one of them always
+     sees the other. On expiry the whole world is marked failed and every
+     sleeper woken, so peers report COLL_ERR_TIMEOUT at once instead of
+     each waiting out its own deadline. An op that gives up is first taken
+     out of its queue (or, if a copy into it is already under way, waited
+     for), so no late copy ever touches a buffer its owner has been given
+     back; a fast-box message whose receive was given up is dropped.
+     Binding: coll_threads_run leaves the rank threads where the scheduler
+     puts them unless COLL_THREADS_BIND=1 is in the environment; then rank
+     r keeps to the r-th allowed CPU when there are enough. On the
+     project's 2-core machine with another program busy beside them, two
+     unbound ranks tend to share one CPU, and every hand-off costs a
+     sched_yield (~1.3 us there); bound, 8 B all-reduce took 0.72 us
+     instead of 2.69, but 64 KiB 22 us instead of 12 and 8 MiB 2.9 ms
+     instead of 1.3 (the rank that shares its CPU with the other program
+     runs at half speed, and the other cannot take its place): so it is
+     off by default.
 
-   COST: one memcpy (two for an eager message), two or three uncontended
-   lock/unlock pairs per message.
+   COST: a small isend: two copies, no lock; a rendezvous message: one
+   memcpy, two or three uncontended lock/unlock pairs.
 
    CONFIGURATION (define before the implementation)
      COLL_THREADS_MAX_RANKS   64    ranks in a world
      COLL_THREADS_MAX_OPS     16    outstanding handles per rank
-     COLL_THREADS_EAGER       256   largest eager isend, bytes (0: none)
-     COLL_THREADS_PAUSE       0     most pause-instruction polls per wait
-     COLL_THREADS_PAUSE_MIN   16    fewest (and all, when oversubscribed),
-                                    if COLL_THREADS_PAUSE is set
+     COLL_THREADS_FBOX        64    most fast-box slots per pair (0: no fast box)
+     COLL_THREADS_FBOX_POOL   16384 fast-box slots of a world, all pairs
+     COLL_THREADS_FBOX_SLOT   64    bytes per slot (a multiple of 64), 8 of
+                                    them its header
+     COLL_THREADS_FBOX_MAX    1024  largest message by the fast box
+     COLL_THREADS_EAGER       256   largest eager isend when the fast box is
+                                    full, bytes (0: none)
+     COLL_THREADS_PAUSE       1024  most pause-instruction polls per wait
+                                    (0: none; one pause is ~20 ns here)
+     COLL_THREADS_PAUSE_MIN   64    fewest, while ranks have a CPU each
      COLL_THREADS_SPIN        64    sched_yield rounds before sleeping
+   and at run time COLL_THREADS_BIND=1 (see LOCKS AND WAITING).
 */
 /* Outside the include guard: it matters only before the first system header. */
 #if defined(COLL_THREADS_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(__cplusplus) && \
@@ -109,17 +168,40 @@
 #ifndef COLL_THREADS_MAX_OPS           /* outstanding handles per rank      */
 #define COLL_THREADS_MAX_OPS 16
 #endif
-#ifndef COLL_THREADS_EAGER             /* isends up to this many bytes are  */
-#define COLL_THREADS_EAGER 256         /* copied into a slot and done at once */
+#ifndef COLL_THREADS_FBOX              /* most fast-box slots per ordered   */
+#define COLL_THREADS_FBOX 64           /* pair of ranks (0: no fast box)    */
+#endif
+#ifndef COLL_THREADS_FBOX_POOL         /* slots of a whole world, shared by */
+#define COLL_THREADS_FBOX_POOL 16384   /* its n * n pairs (1 MiB)           */
+#endif
+#ifndef COLL_THREADS_FBOX_SLOT         /* bytes per slot, its 8-byte header */
+#define COLL_THREADS_FBOX_SLOT 64      /* included: a multiple of 64        */
+#endif
+#ifndef COLL_THREADS_FBOX_MAX          /* largest message by the fast box:  */
+#define COLL_THREADS_FBOX_MAX 1024     /* it takes ceil(bytes / (SLOT - 8)) slots */
+#endif
+#ifndef COLL_THREADS_EAGER             /* other isends up to this many bytes */
+#define COLL_THREADS_EAGER 256         /* are copied into the op and done at once */
 #endif
 #ifndef COLL_THREADS_PAUSE             /* most pause-instruction polls per   */
-#define COLL_THREADS_PAUSE 0           /* wait: 0 = none (see LOCKS AND      */
-#endif                                 /* WAITING); 2048 on dedicated cores  */
-#ifndef COLL_THREADS_PAUSE_MIN         /* fewest; the only budget when ranks */
-#define COLL_THREADS_PAUSE_MIN 16      /* outnumber the online CPUs          */
+#define COLL_THREADS_PAUSE 1024        /* wait (0: none; see WAITING)        */
+#endif
+#ifndef COLL_THREADS_PAUSE_MIN         /* fewest, while ranks have a CPU each */
+#define COLL_THREADS_PAUSE_MIN 64
 #endif
 #ifndef COLL_THREADS_SPIN              /* sched_yield rounds before sleeping */
 #define COLL_THREADS_SPIN 64
+#endif
+
+/* The bytes of a message one fast-box slot carries. */
+#define COLL_THREADS__PIECE (COLL_THREADS_FBOX_SLOT - 8)
+
+/* Cache-line alignment keeps a slot, and the word a sender reads on every
+   message (a rank's `sleeping`), off lines that others write. */
+#if defined(__GNUC__) || defined(__clang__)
+#define COLL_THREADS__LINE __attribute__((aligned(64)))
+#else
+#define COLL_THREADS__LINE
 #endif
 
 #ifndef COLL_THREADS_API
@@ -140,8 +222,12 @@ typedef struct coll_threads__op {
     int state;                 /* FREE, POSTED, BUSY, DONE (atomic)       */
     int is_send, peer, result;
     int eager;                 /* data in inl; the handle finished at post */
+    int fbox;                  /* went by the fast box: finished at post   */
+    int priv;                  /* a small receive: only its owner matches it */
     int owned;                 /* the caller holds the handle (owner only) */
     short next;                /* next op of the same pair queue, -1 end   */
+    unsigned seq;              /* the message's number on its pair (atomic:
+                                  others peek at it without the lock)      */
     void *buf;                 /* const for sends                          */
     size_t bytes;
 #if COLL_THREADS_EAGER > 0
@@ -149,14 +235,26 @@ typedef struct coll_threads__op {
 #endif
 } coll_threads__op;
 
+/* One fast-box slot: a stamp (0 empty, else the message number with the
+   top bit set; atomic), the length, the bytes. */
+typedef struct coll_threads__slot {
+    unsigned stamp, len;
+    unsigned char data[COLL_THREADS_FBOX_SLOT - 8];
+} COLL_THREADS__LINE coll_threads__slot;
+
 typedef struct coll_threads__rank {
     coll_threads *w;
     int rank;
     pthread_mutex_t m;         /* guards the queues of pairs * -> rank     */
     pthread_cond_t cv;         /* this rank's thread sleeps here           */
-    int sleeping;              /* waiters on cv (atomic): wake only them   */
     int spin;                  /* pause-poll budget of the next wait (owner) */
+    /* owner only: the next message number to and from each peer, and the
+       next fast-box slot to write to and to read from each peer */
+    unsigned sseq[COLL_THREADS_MAX_RANKS], rseq[COLL_THREADS_MAX_RANKS];
+    unsigned fb_head[COLL_THREADS_MAX_RANKS], fb_tail[COLL_THREADS_MAX_RANKS];   /* < fb_slots */
     coll_threads__op ops[COLL_THREADS_MAX_OPS];
+    int sleeping COLL_THREADS__LINE;   /* waiters on cv (atomic): wake only them */
+    int cpu;                   /* where it last waited (atomic; -1 unknown) */
 } coll_threads__rank;
 
 typedef struct coll_threads__queue { short head, tail; } coll_threads__queue;
@@ -168,10 +266,16 @@ struct coll_threads {
                                   PAUSE_MIN, both the minimum if ranks
                                   outnumber online CPUs                   */
     int failed;                /* 0, or the code every call now returns    */
+    unsigned fb_slots;         /* slots per pair: min(FBOX, FBOX_POOL / n^2) */
+    size_t fb_max;             /* largest fast-box message (0: none)       */
     coll_threads__rank r[COLL_THREADS_MAX_RANKS];
     /* [src][dst]: sends posted by src, receives posted by dst */
     coll_threads__queue sendq[COLL_THREADS_MAX_RANKS][COLL_THREADS_MAX_RANKS];
     coll_threads__queue recvq[COLL_THREADS_MAX_RANKS][COLL_THREADS_MAX_RANKS];
+#if COLL_THREADS_FBOX > 0
+    /* pair src -> dst: slots [(src * nranks + dst) * fb_slots, ... + fb_slots) */
+    coll_threads__slot fb[COLL_THREADS_FBOX_POOL];
+#endif
 };
 
 COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned timeout_ms);
@@ -193,9 +297,20 @@ COLL_THREADS_API int coll_threads_run(coll_threads *w, int (*fn)(int rank, void 
 #define COLL_THREADS_IMPLEMENTED
 #include <errno.h>
 #include <sched.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__linux__) && defined(__GLIBC__) && (defined(__USE_MISC) || !defined(__cplusplus))
+#include <sys/syscall.h>
+#if defined(SYS_sched_getaffinity) && defined(SYS_sched_setaffinity)
+#define COLL_THREADS__BIND 1
+#ifndef __USE_MISC
+extern long syscall(long, ...);        /* glibc's, hidden by strict POSIX */
+#endif
+#endif
+#endif
 
 /* glibc read its feature macros before POSIX was asked for (see USAGE). */
 #if defined(__GLIBC__) && !defined(__USE_XOPEN2K)
@@ -207,10 +322,29 @@ COLL_THREADS_API int coll_threads_run(coll_threads *w, int (*fn)(int rank, void 
 #pragma GCC diagnostic ignored "-Wunused-function"   /* a user may call only some */
 #endif
 
+#if COLL_THREADS_FBOX > 0 && (COLL_THREADS_FBOX_SLOT < 64 || COLL_THREADS_FBOX_SLOT % 64 != 0)
+#error "COLL_THREADS_FBOX_SLOT must be a multiple of 64 (a whole number of cache lines)"
+#endif
+#if COLL_THREADS_FBOX > 0 && (COLL_THREADS_FBOX_MAX < 1 || \
+    COLL_THREADS_FBOX_MAX > COLL_THREADS_FBOX * (COLL_THREADS_FBOX_SLOT - 8))
+#error "COLL_THREADS_FBOX_MAX must fit the ring: at most COLL_THREADS_FBOX * (COLL_THREADS_FBOX_SLOT - 8)"
+#endif
+#if COLL_THREADS_FBOX > 0 && COLL_THREADS_FBOX_POOL < COLL_THREADS_FBOX
+#error "COLL_THREADS_FBOX_POOL must hold at least one pair's COLL_THREADS_FBOX slots"
+#endif
+
 enum { COLL_THREADS__FREE, COLL_THREADS__POSTED, COLL_THREADS__BUSY, COLL_THREADS__DONE };
 
 #define COLL_THREADS__LOAD(p)     __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define COLL_THREADS__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+/* A queue's head is read without the lock (a hint: "something queued");
+   every access is atomic, every change made under the lock. */
+#define COLL_THREADS__QHEAD(q)       __atomic_load_n(&(q)->head, __ATOMIC_RELAXED)
+#define COLL_THREADS__QSET(q, v)     __atomic_store_n(&(q)->head, (short)(v), __ATOMIC_RELAXED)
+/* Message numbers are compared on 31 bits: the stamp's top bit says "full". */
+#define COLL_THREADS__SEQ(s)      ((s) & 0x7fffffffu)
+#define COLL_THREADS__STAMP(s)    (0x80000000u | COLL_THREADS__SEQ(s))
+#define COLL_THREADS__OPSEQ(o)    COLL_THREADS__SEQ(__atomic_load_n(&(o)->seq, __ATOMIC_RELAXED))
 
 static void coll_threads__wake(coll_threads__rank *r)
 {
@@ -219,10 +353,11 @@ static void coll_threads__wake(coll_threads__rank *r)
     pthread_mutex_unlock(&r->m);
 }
 
-/* The matcher stores DONE and then reads `sleeping`; a sleeper raises
-   `sleeping` and then reads the state, all sequentially consistent: in
-   their one total order, either the sleeper sees DONE or the matcher sees
-   the sleeper (and wakes it under the mutex the sleeper holds). */
+/* The matcher stores DONE (a sender its stamp) and then reads `sleeping`;
+   a sleeper raises `sleeping` and then reads the state (the stamps), all
+   sequentially consistent: in their one total order, either the sleeper
+   sees the news or its publisher sees the sleeper (and wakes it under the
+   mutex the sleeper holds). */
 static void coll_threads__done(coll_threads__op *op)
 {
     __atomic_store_n(&op->state, COLL_THREADS__DONE, __ATOMIC_SEQ_CST);
@@ -233,19 +368,15 @@ static void coll_threads__wake_if_asleep(coll_threads__rank *r)
     if (__atomic_load_n(&r->sleeping, __ATOMIC_SEQ_CST)) coll_threads__wake(r);
 }
 
-/* Sleep on cv (mutex held) unless `op` is done or the world failed. */
-static int coll_threads__sleep(coll_threads__rank *me, coll_threads__op *op,
-                               const struct timespec *deadline)
-{
-    int rc = 0;
-    __atomic_fetch_add(&me->sleeping, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&op->state, __ATOMIC_SEQ_CST) != COLL_THREADS__DONE &&
-        !COLL_THREADS__LOAD(&me->w->failed))
-        rc = deadline ? pthread_cond_timedwait(&me->cv, &me->m, deadline)
-                      : pthread_cond_wait(&me->cv, &me->m);
-    __atomic_fetch_sub(&me->sleeping, 1, __ATOMIC_SEQ_CST);
-    return rc;
-}
+/* The CPU this thread runs on (glibc's vDSO call, a few ns), -1 unknown. */
+#if defined(__linux__) && defined(__GLIBC__) && (defined(__USE_GNU) || !defined(__cplusplus))
+#ifndef __USE_GNU
+extern int sched_getcpu(void);
+#endif
+#define COLL_THREADS__CPU() sched_getcpu()
+#else
+#define COLL_THREADS__CPU() (-1)
+#endif
 
 static void coll_threads__pause(void)
 {
@@ -265,11 +396,44 @@ static void coll_threads__fail(coll_threads *w, int code)
     for (i = 0; i < w->nranks; i++) coll_threads__wake(&w->r[i]);
 }
 
+#if COLL_THREADS_FBOX > 0
+static coll_threads__slot *coll_threads__box(coll_threads *w, int src, int dst)
+{
+    return &w->fb[((size_t)src * (size_t)w->nranks + (size_t)dst) * w->fb_slots];
+}
+
+/* Slot index i (< 2 * fb_slots) on the ring. */
+static unsigned coll_threads__wrap(const coll_threads *w, unsigned i)
+{
+    return i >= w->fb_slots ? i - w->fb_slots : i;
+}
+
+/* Slots a message of `bytes` takes (an empty one still needs its header). */
+static unsigned coll_threads__nslots(size_t bytes)
+{
+    return bytes ? (unsigned)((bytes + COLL_THREADS__PIECE - 1) / COLL_THREADS__PIECE) : 1u;
+}
+
+/* Copies a message out of its slots, from slot `at` on (the ring wraps). */
+static void coll_threads__slots_out(const coll_threads *w, void *dst, const coll_threads__slot *box,
+                                    unsigned at, size_t bytes)
+{
+    unsigned char *d = (unsigned char *)dst;
+    for (; bytes; at = coll_threads__wrap(w, at + 1)) {
+        size_t n = bytes < COLL_THREADS__PIECE ? bytes : COLL_THREADS__PIECE;
+        memcpy(d, box[at].data, n);
+        d += n;
+        bytes -= n;
+    }
+}
+#endif
+
 /* The matched pair: one copy, then both ops done. The matcher owns `mine`
    and touches `other` (owned by rank `owner`) only until it releases DONE.
    An eager send (always `other`: a sender that comes second copies
    directly) has already been finished for its owner: its slot goes back
-   to the pool (FREE) instead, and nobody needs waking. */
+   to the pool (FREE) instead, and nobody needs waking. Messages are
+   matched by number, so a size disagreement is the only mismatch. */
 static void coll_threads__complete(coll_threads *w, coll_threads__op *mine,
                                    coll_threads__op *other, int owner)
 {
@@ -290,16 +454,166 @@ static void coll_threads__complete(coll_threads *w, coll_threads__op *mine,
     coll_threads__wake_if_asleep(&w->r[owner]);
 }
 
-/* Posts a send (to = peer) or a receive (from = peer); matches at once if
-   the other side is already waiting. A send with `eager` set and at most
-   COLL_THREADS_EAGER bytes that must queue goes as an eager message (see
-   EAGER SMALL MESSAGES above). */
+/* Takes op h (of rank `owner`) out of queue `qu`; the queue's mutex held. */
+static void coll_threads__unlink(coll_threads__rank *owner, coll_threads__queue *qu, short h)
+{
+    short prev = -1, j = qu->head;
+    while (j != h) { prev = j; j = owner->ops[j].next; }
+    if (prev < 0) COLL_THREADS__QSET(qu, owner->ops[h].next);
+    else owner->ops[prev].next = owner->ops[h].next;
+    if (qu->tail == h) qu->tail = prev;
+}
+
+/* My posted, unmatched receive from `src` numbered `seq`, if any. */
+static coll_threads__op *coll_threads__pending(coll_threads__rank *me, int src, unsigned seq)
+{
+    int k;
+    for (k = 0; k < COLL_THREADS_MAX_OPS; k++) {
+        coll_threads__op *o = &me->ops[k];
+        if (o->owned && !o->is_send && o->peer == src && COLL_THREADS__SEQ(o->seq) == seq &&
+            COLL_THREADS__LOAD(&o->state) == COLL_THREADS__POSTED)
+            return o;
+    }
+    return NULL;
+}
+
+/* Whether message `seq` from `src` is older than every receive this rank
+   has posted from it, i.e. its receive was given up (a failing world). */
+#if COLL_THREADS_FBOX > 0
+static int coll_threads__orphan(coll_threads__rank *me, int src, unsigned seq)
+{
+    return COLL_THREADS__SEQ(seq - me->rseq[src]) >= 0x40000000u;
+}
+#endif
+
+/* The receiver's half of matching, for the pair src -> me: hands fast-box
+   messages to my receives of the same number, and queued sends to mine of
+   the same number (a small receive is matched by its owner only, so this
+   is where it meets a send that had to queue). Returns how many messages
+   it took. Called without the mutex. */
+static int coll_threads__progress(coll_threads__rank *me, int src)
+{
+    coll_threads *w = me->w;
+    coll_threads__queue *sq = &w->sendq[src][me->rank], *rq = &w->recvq[src][me->rank];
+    int n = 0;
+#if COLL_THREADS_FBOX > 0
+    coll_threads__slot *box = coll_threads__box(w, src, me->rank);
+    while (w->fb_slots) {
+        unsigned t = me->fb_tail[src], k, j;
+        coll_threads__slot *sl = &box[t];
+        unsigned st = COLL_THREADS__LOAD(&sl->stamp), seq = COLL_THREADS__SEQ(st);
+        size_t len;
+        coll_threads__op *op;
+        if (!st) break;
+        len = sl->len;                  /* the sender's, checked all the same */
+        k = coll_threads__nslots(len <= w->fb_max ? len : w->fb_max);
+        op = coll_threads__pending(me, src, seq);
+        if (op && op->priv) {
+            if (len != op->bytes) op->result = COLL_ERR_MISMATCH;
+            else coll_threads__slots_out(w, op->buf, box, t, len);
+            COLL_THREADS__STORE(&op->state, COLL_THREADS__DONE);
+        } else if (op) {                /* a large receive, a small message */
+            pthread_mutex_lock(&me->m);
+            if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__POSTED) {
+                coll_threads__unlink(me, rq, (short)(op - me->ops));
+                op->result = COLL_ERR_MISMATCH;
+                COLL_THREADS__STORE(&op->state, COLL_THREADS__DONE);
+            }
+            pthread_mutex_unlock(&me->m);
+        } else if (!coll_threads__orphan(me, src, seq))
+            break;                      /* its receive is not posted yet */
+        for (j = 1; j < k; j++) COLL_THREADS__STORE(&box[coll_threads__wrap(w, t + j)].stamp, 0u);
+        COLL_THREADS__STORE(&sl->stamp, 0u);
+        me->fb_tail[src] = coll_threads__wrap(w, t + k);
+        n++;
+    }
+#endif
+    for (;;) {
+        coll_threads__op *s = NULL, *d = NULL;
+        short hs = COLL_THREADS__QHEAD(sq);
+        /* a look without the lock first: is the oldest queued send mine? */
+        if (hs < 0 || !coll_threads__pending(me, src, COLL_THREADS__OPSEQ(&w->r[src].ops[hs])))
+            break;
+        pthread_mutex_lock(&me->m);
+        if ((hs = COLL_THREADS__QHEAD(sq)) >= 0) {
+            s = &w->r[src].ops[hs];
+            d = coll_threads__pending(me, src, COLL_THREADS__OPSEQ(s));
+            if (d) {
+                COLL_THREADS__QSET(sq, s->next);
+                if (s->next < 0) sq->tail = -1;
+                if (!d->priv) coll_threads__unlink(me, rq, (short)(d - me->ops));
+                COLL_THREADS__STORE(&s->state, COLL_THREADS__BUSY);
+                COLL_THREADS__STORE(&d->state, COLL_THREADS__BUSY);
+            }
+        }
+        pthread_mutex_unlock(&me->m);
+        if (!d) break;
+        coll_threads__complete(w, d, s, src);
+        n++;
+    }
+    return n;
+}
+
+/* Progress for every pair I have a receive posted on. */
+static int coll_threads__progress_all(coll_threads__rank *me)
+{
+    int k, n = 0;
+    for (k = 0; k < COLL_THREADS_MAX_OPS; k++) {
+        coll_threads__op *o = &me->ops[k];
+        if (o->owned && !o->is_send && COLL_THREADS__LOAD(&o->state) == COLL_THREADS__POSTED)
+            n += coll_threads__progress(me, o->peer);
+    }
+    return n;
+}
+
+/* Whether progress would take something now: the test a rank makes, with
+   its mutex held and its `sleeping` raised, before it sleeps. Senders
+   publish a stamp (seq_cst) and then read `sleeping`, or queue under this
+   mutex and then read it, so nothing published after this test goes
+   unseen. */
+static int coll_threads__work(coll_threads__rank *me)
+{
+    coll_threads *w = me->w;
+    int k;
+    for (k = 0; k < COLL_THREADS_MAX_OPS; k++) {
+        coll_threads__op *o = &me->ops[k];
+        short hs;
+        if (!o->owned || o->is_send || COLL_THREADS__LOAD(&o->state) != COLL_THREADS__POSTED)
+            continue;
+#if COLL_THREADS_FBOX > 0
+        if (w->fb_slots) {
+            coll_threads__slot *sl = &coll_threads__box(w, o->peer, me->rank)[me->fb_tail[o->peer]];
+            unsigned st = __atomic_load_n(&sl->stamp, __ATOMIC_SEQ_CST);
+            if (st && (coll_threads__pending(me, o->peer, COLL_THREADS__SEQ(st)) ||
+                       coll_threads__orphan(me, o->peer, st)))
+                return 1;
+        }
+#endif
+        hs = COLL_THREADS__QHEAD(&w->sendq[o->peer][me->rank]);
+        if (hs >= 0 && coll_threads__pending(me, o->peer, COLL_THREADS__OPSEQ(&w->r[o->peer].ops[hs])))
+            return 1;
+    }
+    return 0;
+}
+
+/* Posts a send (to = peer) or a receive (from = peer). Every message gets
+   the next number of its pair on the sender's side, every receive the next
+   on the receiver's side, and a message goes to the receive of the same
+   number, whichever road it took:
+   - a send of at most COLL_THREADS_FBOX_MAX bytes with `eager` set (an
+     isend) goes by the fast box when the pair's next slot is free;
+   - a receive of at most that many bytes is private: its owner matches it,
+     from the fast box or from the pair's send queue (progress above);
+   - everything else meets in the rendezvous queues, where whoever posts
+     second matches the other's oldest op if it has the same number (an
+     isend of at most COLL_THREADS_EAGER bytes that must queue goes as an
+     eager message: see EAGER SMALL MESSAGES above). */
 static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
                               void *buf, size_t bytes, int eager, int *handle)
 {
     coll_threads *w = me->w;
     int src = is_send ? me->rank : peer, dst = is_send ? peer : me->rank;
-    int i, k, nfree = 0, failed, owner = is_send ? dst : src;
+    int i, k, nfree = 0, failed, owner = is_send ? dst : src, queued_send = 0;
     coll_threads__queue *theirs, *mine;
     coll_threads__op *op, *other = NULL;
     coll_threads__rank *q;
@@ -314,7 +628,47 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
     if (i < 0) return COLL_AGAIN;
     op = &me->ops[i];
     op->is_send = is_send; op->peer = peer; op->buf = buf; op->bytes = bytes;
-    op->next = -1; op->result = COLL_OK; op->eager = 0;
+    op->next = -1; op->result = COLL_OK; op->eager = 0; op->fbox = 0; op->priv = 0;
+    if (is_send) {
+        __atomic_store_n(&op->seq, me->sseq[peer]++, __ATOMIC_RELAXED);
+#if COLL_THREADS_FBOX > 0
+        if (eager && w->fb_slots && bytes <= w->fb_max) {
+            coll_threads__slot *box = coll_threads__box(w, src, dst);
+            unsigned hd = me->fb_head[peer], nk = coll_threads__nslots(bytes), j;
+            for (j = 0; j < nk; j++)             /* the receiver is done with them */
+                if (COLL_THREADS__LOAD(&box[coll_threads__wrap(w, hd + j)].stamp)) break;
+            if (j == nk) {
+                /* the tail slots first, each marked taken; the header last */
+                const unsigned char *b = (const unsigned char *)buf;
+                for (j = 1; j < nk; j++) {
+                    size_t off = (size_t)j * COLL_THREADS__PIECE, n = bytes - off;
+                    coll_threads__slot *sl = &box[coll_threads__wrap(w, hd + j)];
+                    memcpy(sl->data, b + off, n < COLL_THREADS__PIECE ? n : COLL_THREADS__PIECE);
+                    __atomic_store_n(&sl->stamp, 1u, __ATOMIC_RELAXED);
+                }
+                if (bytes) memcpy(box[hd].data, b, bytes < COLL_THREADS__PIECE ? bytes : COLL_THREADS__PIECE);
+                box[hd].len = (unsigned)bytes;
+                __atomic_store_n(&box[hd].stamp, COLL_THREADS__STAMP(op->seq), __ATOMIC_SEQ_CST);
+                me->fb_head[peer] = coll_threads__wrap(w, hd + nk);
+                coll_threads__wake_if_asleep(&w->r[dst]);
+                op->fbox = 1;
+                op->owned = 1;
+                *handle = i;
+                return COLL_OK;
+            }
+        }
+#endif
+    } else {
+        __atomic_store_n(&op->seq, me->rseq[peer]++, __ATOMIC_RELAXED);
+        if (bytes <= w->fb_max) {
+            op->priv = 1;
+            op->owned = 1;
+            COLL_THREADS__STORE(&op->state, COLL_THREADS__POSTED);
+            coll_threads__progress(me, peer);
+            *handle = i;
+            return COLL_OK;
+        }
+    }
     /* Eager only while half the pool stays free for the caller's handles;
        the copy is made before the lock, in case the send has to queue. */
     eager = eager && is_send && bytes <= (size_t)COLL_THREADS_EAGER &&
@@ -327,26 +681,43 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
     theirs = is_send ? &w->recvq[src][dst] : &w->sendq[src][dst];
     mine = is_send ? &w->sendq[src][dst] : &w->recvq[src][dst];
     pthread_mutex_lock(&q->m);
-    if (theirs->head >= 0) {                    /* we are second: match */
-        other = &w->r[owner].ops[theirs->head];
-        theirs->head = other->next;
-        if (theirs->head < 0) theirs->tail = -1;
+    k = COLL_THREADS__QHEAD(theirs);
+    if (k >= 0 && COLL_THREADS__OPSEQ(&w->r[owner].ops[k]) == COLL_THREADS__SEQ(op->seq)) {
+        other = &w->r[owner].ops[k];           /* we are second: match */
+        COLL_THREADS__QSET(theirs, other->next);
+        if (other->next < 0) theirs->tail = -1;
         COLL_THREADS__STORE(&other->state, COLL_THREADS__BUSY);
         COLL_THREADS__STORE(&op->state, COLL_THREADS__BUSY);
-    } else {                                    /* we are first: queue */
+    } else {                                    /* first (for this number): queue */
 #if COLL_THREADS_EAGER > 0
         if (eager) { op->eager = 1; op->buf = op->inl; }
 #endif
         COLL_THREADS__STORE(&op->state, COLL_THREADS__POSTED);
         if (mine->tail >= 0) me->ops[mine->tail].next = (short)i;
-        else mine->head = (short)i;
+        else COLL_THREADS__QSET(mine, i);
         mine->tail = (short)i;
+        queued_send = is_send;
     }
     pthread_mutex_unlock(&q->m);
     if (other) coll_threads__complete(w, op, other, owner);
+    else if (queued_send) coll_threads__wake_if_asleep(q);   /* a private receive may want it */
     op->owned = 1;
     *handle = i;
     return COLL_OK;
+}
+
+/* Sleep on cv (mutex held) unless `op` is done or the world failed. */
+static int coll_threads__sleep(coll_threads__rank *me, coll_threads__op *op,
+                               const struct timespec *deadline)
+{
+    int rc = 0;
+    __atomic_fetch_add(&me->sleeping, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&op->state, __ATOMIC_SEQ_CST) != COLL_THREADS__DONE &&
+        !COLL_THREADS__LOAD(&me->w->failed) && !coll_threads__work(me))
+        rc = deadline ? pthread_cond_timedwait(&me->cv, &me->m, deadline)
+                      : pthread_cond_wait(&me->cv, &me->m);
+    __atomic_fetch_sub(&me->sleeping, 1, __ATOMIC_SEQ_CST);
+    return rc;
 }
 
 /* Gives up op `h` with `code`: unlinks it if still queued, else waits for
@@ -361,17 +732,20 @@ static int coll_threads__cancel(coll_threads__rank *me, int h, int code)
     coll_threads__rank *q = &w->r[dst];
     int rc;
 
-    /* An eager send is out of the caller's hands already: it was delivered
-       as far as the sender can tell, and its slot returns to the pool when
-       the receiver takes it (or never, if the world is failing). */
+    /* An eager or fast-box send is out of the caller's hands already: it
+       was delivered as far as the sender can tell (an eager op's slot
+       returns to the pool when the receiver takes it, or never, if the
+       world is failing). A private receive nobody else can touch. */
     op->owned = 0;
-    if (op->eager) return COLL_OK;
+    if (op->eager || op->fbox) return COLL_OK;
+    if (op->priv) {
+        rc = COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE ? op->result : code;
+        COLL_THREADS__STORE(&op->state, COLL_THREADS__FREE);
+        return rc;
+    }
     pthread_mutex_lock(&q->m);
     if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__POSTED) {
-        short prev = -1, j = qu->head;
-        while (j != h) { prev = j; j = me->ops[j].next; }
-        if (prev < 0) qu->head = op->next; else me->ops[prev].next = op->next;
-        if (qu->tail == h) qu->tail = prev;
+        coll_threads__unlink(me, qu, (short)h);
         op->result = code;
         COLL_THREADS__STORE(&op->state, COLL_THREADS__DONE);
     }
@@ -385,6 +759,11 @@ static int coll_threads__cancel(coll_threads__rank *me, int h, int code)
     return rc;
 }
 
+static int coll_threads__is_done(coll_threads__op *op)
+{
+    return COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE;
+}
+
 static int coll_threads__wait(void *ctx, int h, int block)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
@@ -396,28 +775,40 @@ static int coll_threads__wait(void *ctx, int h, int block)
     if (h < 0 || h >= COLL_THREADS_MAX_OPS) return COLL_ERR_INVAL;
     op = &me->ops[h];
     if (!op->owned) return COLL_ERR_INVAL;
-    if (op->eager) { op->owned = 0; return COLL_OK; }     /* finished at post */
-    if (block && COLL_THREADS__LOAD(&op->state) != COLL_THREADS__DONE) {
-        /* Poll, with a budget that follows how the last waits ended. */
-        for (i = 0; i < me->spin; i++) {
-            if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE) break;
+    if (op->eager || op->fbox) { op->owned = 0; return COLL_OK; }   /* finished at post */
+    coll_threads__progress_all(me);
+    if (block && me->spin > 0 && !coll_threads__is_done(op)) {
+        /* Poll, with a budget that follows how the last waits ended; but
+           not for a peer that sleeps, or last ran on this very CPU: it
+           cannot answer while we hold the CPU. */
+        int cpu = COLL_THREADS__CPU(), budget = me->spin;
+        coll_threads__rank *peer = &w->r[op->peer];
+        if (__atomic_load_n(&me->cpu, __ATOMIC_RELAXED) != cpu)
+            __atomic_store_n(&me->cpu, cpu, __ATOMIC_RELAXED);
+        if ((cpu >= 0 && __atomic_load_n(&peer->cpu, __ATOMIC_RELAXED) == cpu) ||
+            __atomic_load_n(&peer->sleeping, __ATOMIC_RELAXED))
+            budget = 0;
+        for (i = 0; i < budget; i++) {
+            coll_threads__progress_all(me);
+            if (coll_threads__is_done(op)) break;
             coll_threads__pause();
         }
-        if (i < me->spin) {
+        if (i < budget) {
             /* answered after i polls: allow twice that next time, so the
                budget follows the peer's latency rather than its ceiling */
             int want = 2 * i + w->spin_min;
             me->spin = want > w->spin_max ? w->spin_max : want;
-        } else if (me->spin > w->spin_min) {
+        } else if (budget && me->spin > w->spin_min) {
             me->spin /= 2;
             if (me->spin < w->spin_min) me->spin = w->spin_min;
         }
     }
     for (i = 0; block && i < COLL_THREADS_SPIN; i++) {
-        if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE) break;
+        coll_threads__progress_all(me);
+        if (coll_threads__is_done(op)) break;
         sched_yield();
     }
-    if (COLL_THREADS__LOAD(&op->state) != COLL_THREADS__DONE) {
+    if (!coll_threads__is_done(op)) {
         if (!block) {
             failed = COLL_THREADS__LOAD(&w->failed);
             return failed ? coll_threads__cancel(me, h, failed) : COLL_AGAIN;
@@ -426,16 +817,20 @@ static int coll_threads__wait(void *ctx, int h, int block)
         deadline.tv_sec += w->timeout_ms / 1000;
         deadline.tv_nsec += (long)(w->timeout_ms % 1000) * 1000000L;
         if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec++; deadline.tv_nsec -= 1000000000L; }
-        pthread_mutex_lock(&me->m);
-        while (COLL_THREADS__LOAD(&op->state) != COLL_THREADS__DONE) {
+        for (;;) {
+            int slept;
+            coll_threads__progress_all(me);
+            if (coll_threads__is_done(op)) break;
             if ((failed = COLL_THREADS__LOAD(&w->failed)) != 0) break;
-            if (coll_threads__sleep(me, op, &deadline) == ETIMEDOUT &&
-                COLL_THREADS__LOAD(&op->state) != COLL_THREADS__DONE) {
-                failed = COLL_ERR_TIMEOUT;
+            pthread_mutex_lock(&me->m);
+            slept = coll_threads__sleep(me, op, &deadline);
+            pthread_mutex_unlock(&me->m);
+            if (slept == ETIMEDOUT) {
+                coll_threads__progress_all(me);
+                if (!coll_threads__is_done(op)) failed = COLL_ERR_TIMEOUT;
                 break;
             }
         }
-        pthread_mutex_unlock(&me->m);
         if (failed) {
             if (failed == COLL_ERR_TIMEOUT) coll_threads__fail(w, failed);
             return coll_threads__cancel(me, h, failed);
@@ -458,8 +853,8 @@ static int coll_threads__irecv(void *ctx, int peer, void *buf, size_t bytes, int
 }
 
 /* Blocking calls post then wait; a full op pool means handles were leaked.
-   The blocking send is never eager: it returns once the receiver has the
-   data (and so sees a size mismatch too). */
+   The blocking send is never eager (nor by the fast box): it returns once
+   the receiver has the data (and so sees a size mismatch too). */
 static int coll_threads__send(void *ctx, int peer, const void *buf, size_t bytes)
 {
     int h, rc = coll_threads__post((coll_threads__rank *)ctx, 1, peer, (void *)buf, bytes, 0, &h);
@@ -498,19 +893,31 @@ COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned tim
     int i, j;
     long ncpu;
     if (!w || nranks < 1 || nranks > COLL_THREADS_MAX_RANKS) return COLL_ERR_INVAL;
+    /* the fast boxes beyond this world's n * n rings stay untouched */
+#if COLL_THREADS_FBOX > 0
+    memset(w, 0, offsetof(coll_threads, fb));
+    w->fb_slots = COLL_THREADS_FBOX_POOL / ((unsigned)nranks * (unsigned)nranks);
+    if (w->fb_slots > COLL_THREADS_FBOX) w->fb_slots = COLL_THREADS_FBOX;
+    w->fb_max = (size_t)w->fb_slots * COLL_THREADS__PIECE;
+    if (w->fb_max > COLL_THREADS_FBOX_MAX) w->fb_max = COLL_THREADS_FBOX_MAX;
+    memset(w->fb, 0, (size_t)nranks * (size_t)nranks * w->fb_slots * sizeof w->fb[0]);
+#else
     memset(w, 0, sizeof *w);
+#endif
     w->nranks = nranks;
     w->timeout_ms = timeout_ms ? timeout_ms : 10000;
     /* Polling pays only while every rank can have a CPU of its own. */
     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     w->spin_min = COLL_THREADS_PAUSE_MIN < COLL_THREADS_PAUSE ? COLL_THREADS_PAUSE_MIN : COLL_THREADS_PAUSE;
-    w->spin_max = ncpu > 0 && nranks > ncpu ? w->spin_min : COLL_THREADS_PAUSE;
+    w->spin_max = COLL_THREADS_PAUSE;
+    if (ncpu > 0 && nranks > ncpu) w->spin_min = w->spin_max = 0;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     for (i = 0; i < nranks; i++) {
         w->r[i].w = w;
         w->r[i].rank = i;
         w->r[i].spin = w->spin_max;
+        w->r[i].cpu = -1;
         pthread_mutex_init(&w->r[i].m, NULL);
         pthread_cond_init(&w->r[i].cv, &ca);
         for (j = 0; j < nranks; j++) {
@@ -569,9 +976,39 @@ typedef struct coll_threads__job {
     void *arg;
 } coll_threads__job;
 
+/* With COLL_THREADS_BIND=1 in the environment, rank r of nranks keeps to
+   the r-th CPU it may use, when there are enough of them, as MPI launchers
+   and coll_shm_spawn do. Off by default: see WAITING in the header. */
+static void coll_threads__bind(int r, int nranks)
+{
+#ifdef COLL_THREADS__BIND
+    enum { W = 8 * sizeof(unsigned long), N = 1024 / W };
+    unsigned long mask[N], one[N];
+    const char *e = getenv("COLL_THREADS_BIND");
+    long got;
+    int i, seen = 0;
+    if (!e || e[0] != '1' || e[1] != 0) return;
+    memset(mask, 0, sizeof mask);
+    got = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
+    if (got <= 0) return;
+    for (i = 0; i < (int)(N * W); i++) seen += (int)((mask[i / W] >> (i % W)) & 1u);
+    if (seen < nranks) return;          /* more ranks than CPUs: the scheduler's */
+    for (i = 0, seen = 0; i < (int)(N * W); i++) {
+        if (!((mask[i / W] >> (i % W)) & 1u) || seen++ != r) continue;
+        memset(one, 0, sizeof one);
+        one[i / W] = 1ul << (i % W);
+        syscall(SYS_sched_setaffinity, 0, sizeof one, one);
+        return;
+    }
+#else
+    (void)r; (void)nranks;
+#endif
+}
+
 static void *coll_threads__main(void *p)
 {
     coll_threads__job *j = (coll_threads__job *)p;
+    coll_threads__bind(j->rank, j->w->nranks);
     j->result = j->fn(j->rank, j->arg);
     return NULL;
 }
