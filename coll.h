@@ -49,9 +49,10 @@
                            instead of at their deadline.
        irecv_fold          (with isend/irecv/wait) an irecv that, instead of
                            copying the sender's bytes into buf, calls
-                           fold(arg, buf, in, bytes) once with `in` where
-                           they already lie (the sender's buffer, a shared
-                           slot), from any thread, before the handle
+                           fold(arg, buf + off, in, n) with `in` where they
+                           already lie (the sender's buffer, a shared slot)
+                           for pieces [off, off + n) that cover the message
+                           once each, from any thread, before the handle
                            completes. The executor uses it for reduction
                            steps whose result span no send of the same
                            step reads: the data is reduced straight from
@@ -266,11 +267,13 @@ typedef enum coll_kind { COLL_KIND_LIST(COLL__KIND_ENUM) COLL_KIND_COUNT } coll_
 typedef enum coll_algo { COLL_ALGO_LIST(COLL__ALGO_ENUM) COLL_ALGO_COUNT } coll_algo;
 
 /* ---- the port ------------------------------------------------------------ */
-/* A receive that folds instead of copying (coll_port.irecv_fold): the port
-   calls fold(arg, buf, in, bytes) once, from any thread, where `in` is the
-   sender's bytes wherever they already lie (its buffer, a slot), instead of
-   copying them into buf. */
-typedef void (*coll_fold_fn)(void *arg, void *buf, const void *in, size_t bytes);
+/* A receive that folds instead of copying (coll_port.irecv_fold): where it
+   would copy bytes [off, off + n) of the message into buf + off, the port
+   calls fold(arg, buf + off, in, n) with `in` the sender's bytes wherever
+   they already lie (its buffer, a slot), from any thread. The pieces
+   cover the message once each, in any order (one piece: off = 0, n =
+   bytes). */
+typedef void (*coll_fold_fn)(void *arg, void *piece, const void *in, size_t n);
 
 typedef struct coll_port {
     void *ctx;
@@ -399,7 +402,11 @@ typedef struct coll__step {
 /* What a zero-copy fold needs besides the bytes (private). */
 typedef struct coll__fold_arg {
     const struct coll_request *q;
-    const unsigned char *a;    /* the other operand                          */
+    const unsigned char *out;  /* the segment's place (buf of irecv_fold)    */
+    const unsigned char *a;    /* the other operand, as long                 */
+    size_t bytes;              /* the segment's                              */
+    int bad;                   /* a piece off its element boundaries, or out
+                                  of the segment (a port's bug)              */
 } coll__fold_arg;
 
 typedef struct coll_request {
@@ -2863,14 +2870,19 @@ static COLL__UNUSED int coll__zero_copy(const coll_request *q)
     return 1;
 }
 
-/* The fold a port calls: buf = a (+) in, or in (+) a (reduce == 2). */
-static COLL__UNUSED void coll__fold(void *arg, void *buf, const void *in, size_t bytes)
+/* The fold a port calls for a piece of a segment: piece = a (+) in, or
+   in (+) a (reduce == 2), `a` at the piece's offset. A piece outside the
+   segment or off its element boundaries is the port's bug: marked, and
+   the call fails (COLL_ERR_IO). */
+static COLL__UNUSED void coll__fold(void *arg, void *piece, const void *in, size_t n)
 {
-    const coll__fold_arg *f = (const coll__fold_arg *)arg;
+    coll__fold_arg *f = (coll__fold_arg *)arg;
     const coll_request *q = f->q;
-    size_t n = bytes / q->esize;
-    if (q->st.reduce == 2) (void)coll__reduce(q->c, buf, in, f->a, n, q->a.dtype, q->a.op);
-    else (void)coll__reduce(q->c, buf, f->a, in, n, q->a.dtype, q->a.op);
+    const unsigned char *p = (const unsigned char *)piece;
+    size_t off = (size_t)(p - f->out), es = q->esize;
+    if (p < f->out || off > f->bytes || n > f->bytes - off || off % es || n % es) { f->bad = 1; return; }
+    if (q->st.reduce == 2) (void)coll__reduce(q->c, piece, in, f->a + off, n / es, q->a.dtype, q->a.op);
+    else (void)coll__reduce(q->c, piece, f->a + off, in, n / es, q->a.dtype, q->a.op);
 }
 
 /* Received segment k is through: add it to the step's CRC (COLL_CHECK_CRC),
@@ -2881,7 +2893,8 @@ static int coll__absorb(coll_request *q, size_t k)
     unsigned char *out, *a, *in;
     size_t bytes;
     if (k >= q->nrecv) return COLL_OK;                 /* sends may outnumber receives */
-    if (COLL__ZC(q)) return COLL_OK;                   /* the port folded it where it lay */
+    if (COLL__ZC(q))                                   /* the port folded it where it lay */
+        return q->fold[k % 4].bad ? COLL_ERR_IO : COLL_OK;
     if (COLL__CHECKS && q->st.rbuf == COLL__BUF_FRAME) { coll__frame_merge(q); return COLL_OK; }
     if (coll__crc_on(q)) {                  /* checked when the step's CRC arrives */
         coll__recv_target(q, k, &in, &bytes);
@@ -2988,7 +3001,7 @@ static int coll__step_pipelined(coll_request *q, int block)
                 unsigned char *a;
                 coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, q->rposted, &ptr, &bytes);
                 coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, q->rposted, &a, &bytes);
-                f->q = q; f->a = a;
+                f->q = q; f->out = ptr; f->a = a; f->bytes = bytes; f->bad = 0;
                 rc = coll__port_rc(pt->irecv_fold(pt->ctx, q->st.from, ptr, bytes, coll__fold, f, &h));
             } else {
                 coll__recv_target(q, q->rposted, &ptr, &bytes);
