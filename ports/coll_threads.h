@@ -128,8 +128,16 @@
      runs at half speed, and the other cannot take its place): so it is
      off by default.
 
+   ZERO-COPY REDUCE (irecv_fold)
+     A receive posted with irecv_fold carries coll.h's fold: wherever this
+     port would copy the message into the receive's buffer - the matcher's
+     memcpy from the sender's buffer or eager slot, the receiver's copy
+     out of the fast box slot by slot - it calls the fold instead, so a
+     reduction reads the peer's bytes where they lie and nothing lands in
+     scratch. The fold runs in the matching thread (either rank's).
+
    COST: a small isend: two copies, no lock; a rendezvous message: one
-   memcpy, two or three uncontended lock/unlock pairs.
+   memcpy (or one fold), two or three uncontended lock/unlock pairs.
 
    CONFIGURATION (define before the implementation)
      COLL_THREADS_MAX_RANKS   64    ranks in a world
@@ -230,6 +238,8 @@ typedef struct coll_threads__op {
                                   others peek at it without the lock)      */
     void *buf;                 /* const for sends                          */
     size_t bytes;
+    coll_fold_fn fold;         /* a receive that folds instead of copying  */
+    void *fold_arg;            /* (irecv_fold), or NULL                    */
 #if COLL_THREADS_EAGER > 0
     unsigned char inl[COLL_THREADS_EAGER];   /* an eager send's copy      */
 #endif
@@ -414,14 +424,16 @@ static unsigned coll_threads__nslots(size_t bytes)
     return bytes ? (unsigned)((bytes + COLL_THREADS__PIECE - 1) / COLL_THREADS__PIECE) : 1u;
 }
 
-/* Copies a message out of its slots, from slot `at` on (the ring wraps). */
-static void coll_threads__slots_out(const coll_threads *w, void *dst, const coll_threads__slot *box,
-                                    unsigned at, size_t bytes)
+/* Copies a message out of its slots, from slot `at` on (the ring wraps),
+   or folds it in slot by slot (a receive posted by irecv_fold). */
+static void coll_threads__slots_out(const coll_threads *w, const coll_threads__op *op,
+                                    const coll_threads__slot *box, unsigned at, size_t bytes)
 {
-    unsigned char *d = (unsigned char *)dst;
+    unsigned char *d = (unsigned char *)op->buf;
     for (; bytes; at = coll_threads__wrap(w, at + 1)) {
         size_t n = bytes < COLL_THREADS__PIECE ? bytes : COLL_THREADS__PIECE;
-        memcpy(d, box[at].data, n);
+        if (op->fold) op->fold(op->fold_arg, d, box[at].data, n);
+        else memcpy(d, box[at].data, n);
         d += n;
         bytes -= n;
     }
@@ -441,6 +453,7 @@ static void coll_threads__complete(coll_threads *w, coll_threads__op *mine,
     coll_threads__op *d = mine->is_send ? other : mine;
     int rc = COLL_OK;
     if (s->bytes != d->bytes) rc = COLL_ERR_MISMATCH;
+    else if (s->bytes && d->fold) d->fold(d->fold_arg, d->buf, s->buf, s->bytes);   /* zero-copy */
     else if (s->bytes) memcpy(d->buf, s->buf, s->bytes);
     mine->result = rc;
     if (other->eager) {
@@ -510,7 +523,7 @@ static int coll_threads__progress(coll_threads__rank *me, int src)
         op = coll_threads__pending(me, src, seq);
         if (op && op->priv) {
             if (len != op->bytes) op->result = COLL_ERR_MISMATCH;
-            else coll_threads__slots_out(w, op->buf, box, t, len);
+            else coll_threads__slots_out(w, op, box, t, len);
             COLL_THREADS__STORE(&op->state, COLL_THREADS__DONE);
         } else if (op) {                /* a large receive, a small message */
             pthread_mutex_lock(&me->m);
@@ -609,7 +622,8 @@ static int coll_threads__work(coll_threads__rank *me)
      isend of at most COLL_THREADS_EAGER bytes that must queue goes as an
      eager message: see EAGER SMALL MESSAGES above). */
 static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
-                              void *buf, size_t bytes, int eager, int *handle)
+                              void *buf, size_t bytes, int eager, coll_fold_fn fold, void *fold_arg,
+                              int *handle)
 {
     coll_threads *w = me->w;
     int src = is_send ? me->rank : peer, dst = is_send ? peer : me->rank;
@@ -629,6 +643,7 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
     op = &me->ops[i];
     op->is_send = is_send; op->peer = peer; op->buf = buf; op->bytes = bytes;
     op->next = -1; op->result = COLL_OK; op->eager = 0; op->fbox = 0; op->priv = 0;
+    op->fold = fold; op->fold_arg = fold_arg;
     if (is_send) {
         __atomic_store_n(&op->seq, me->sseq[peer]++, __ATOMIC_RELAXED);
 #if COLL_THREADS_FBOX > 0
@@ -844,12 +859,21 @@ static int coll_threads__wait(void *ctx, int h, int block)
 
 static int coll_threads__isend(void *ctx, int peer, const void *buf, size_t bytes, int *h)
 {
-    return coll_threads__post((coll_threads__rank *)ctx, 1, peer, (void *)buf, bytes, 1, h);
+    return coll_threads__post((coll_threads__rank *)ctx, 1, peer, (void *)buf, bytes, 1, 0, 0, h);
 }
 
 static int coll_threads__irecv(void *ctx, int peer, void *buf, size_t bytes, int *h)
 {
-    return coll_threads__post((coll_threads__rank *)ctx, 0, peer, buf, bytes, 0, h);
+    return coll_threads__post((coll_threads__rank *)ctx, 0, peer, buf, bytes, 0, 0, 0, h);
+}
+
+/* A receive whose bytes are folded into buf (coll.h's zero-copy reduce)
+   wherever the match finds them: the sender's buffer, its eager slot,
+   the fast box's slots one by one. */
+static int coll_threads__irecv_fold(void *ctx, int peer, void *buf, size_t bytes, coll_fold_fn fold,
+                                    void *arg, int *h)
+{
+    return coll_threads__post((coll_threads__rank *)ctx, 0, peer, buf, bytes, 0, fold, arg, h);
 }
 
 /* Blocking calls post then wait; a full op pool means handles were leaked.
@@ -857,7 +881,7 @@ static int coll_threads__irecv(void *ctx, int peer, void *buf, size_t bytes, int
    the receiver has the data (and so sees a size mismatch too). */
 static int coll_threads__send(void *ctx, int peer, const void *buf, size_t bytes)
 {
-    int h, rc = coll_threads__post((coll_threads__rank *)ctx, 1, peer, (void *)buf, bytes, 0, &h);
+    int h, rc = coll_threads__post((coll_threads__rank *)ctx, 1, peer, (void *)buf, bytes, 0, 0, 0, &h);
     if (rc == COLL_AGAIN) return COLL_ERR_IO;
     return rc ? rc : coll_threads__wait(ctx, h, 1);
 }
@@ -961,6 +985,7 @@ COLL_THREADS_API coll_port coll_threads_port(coll_threads *w, int rank)
     p.irecv = coll_threads__irecv;
     p.wait = coll_threads__wait;
     p.abort = coll_threads__abort_port;
+    p.irecv_fold = coll_threads__irecv_fold;
     return p;
 }
 
