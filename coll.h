@@ -2056,6 +2056,10 @@ enum {
     COLL__PIPELINE  = 512, /* counts its steps in chunks: bound them           */
     COLL__OOP       = 1024,/* out of place only                                */
     COLL__STAGE_IP  = 2048,/* in place, stages what arrives through scratch    */
+    /* not conditions on the call: which executor paths the row's steps use
+       (a build that keeps no such row leaves the path out) */
+    COLL__STRIDES   = 4096,/* strided spans, packed through scratch            */
+    COLL__FOLD_LEFT = 8192,/* received (+) local (reduce == 2): in scratch      */
     COLL__CALLER    = COLL__IN_PLACE | COLL__WORKSPACE | COLL__GROUP | COLL__EQUAL_OOP
 };
 
@@ -2151,7 +2155,7 @@ COLL__C(coll__cost_never,        1e300)
     R(K,               NAIVE,                 coll__naive_allreduce,              coll__cost_naive,        COLL__ORDERED,                 0,                     0) S \
     R(K,               RING,                  coll__ring_allreduce,               coll__cost_ring_ar,      0,                             0,                     0) S \
     R(K,               TREE,                  coll__tree_allreduce,               coll__cost_tree,         COLL__ORDERED,                 0,                     0) S \
-    R(K,               RECURSIVE_DOUBLING,    coll__rd_allreduce,                 coll__cost_rd_ar,        0,                             0,                     0) S \
+    R(K,               RECURSIVE_DOUBLING,    coll__rd_allreduce,                 coll__cost_rd_ar,        COLL__FOLD_LEFT,               0,                     0) S \
     R(K,               RABENSEIFNER,          coll__rabenseifner_allreduce,       coll__cost_rabenseifner, 0,                             0,                     0) S \
     R(K,               HIERARCHICAL,          coll__hierarchical_allreduce,       coll__cost_never,        COLL__GROUP,                   coll__work_in_place,   0) S \
     R(K,               PIPELINED_TREE,        coll__pipelined_tree_allreduce,     coll__cost_pipe_tree,    COLL__PIPELINE,                0,                     0)
@@ -2178,19 +2182,21 @@ COLL__C(coll__cost_never,        1e300)
     R(K,               LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block) S \
     R(K,               BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block)
 #define COLL__ROWS_ALLTOALL(R, S, K) \
-    R(K,               PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0) S \
-    R(K,               BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH | COLL__OOP, coll__bruck_a2a_begin, coll__bruck_a2a_finish)
+    R(K,               PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP | COLL__STRIDES, coll__own_block_a2a,  0) S \
+    R(K,               BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH | COLL__OOP | COLL__STRIDES, coll__bruck_a2a_begin, coll__bruck_a2a_finish)
 #define COLL__ROWS_BARRIER(R, S, K) \
     R(K,               DISSEMINATION,         coll__dissemination_barrier,        coll__cost_dissem,       0,                             0,                     0)
 #define COLL__ROWS_REDUCE_SCATTERV(R, S, K) \
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      COLL__EQUAL_OOP,               0,                     0) S \
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
     R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0)
+/* exscan ends with a strided shift; scan does not */
+#define COLL__SCAN_PATHS(K) (COLL__FOLD_LEFT | (COLL_##K == COLL_EXSCAN ? COLL__STRIDES : 0))
 #define COLL__ROWS_SCAN(R, S, K) \
-    R(K,               LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED,                 coll__work_in_place,   0) S \
-    R(K,               RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED,                 coll__work_in_place,   0)
+    R(K,               LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED | COLL__SCAN_PATHS(K), coll__work_in_place, 0) S \
+    R(K,               RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED | COLL__SCAN_PATHS(K), coll__work_in_place, 0)
 #define COLL__ROWS_ALLTOALLV(R, S, K) \
-    R(K,               PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP,                coll__own_block_a2a,   0)
+    R(K,               PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP | COLL__STRIDES, coll__own_block_a2a,  0)
 
 /* Each collective's rows (K) from its list (L). */
 #define COLL__REGISTRY(X)                                                       \
@@ -2793,16 +2799,20 @@ static int coll__pack(coll_request *q, int buf, size_t off, size_t run, size_t s
     return rc;
 }
 
-/* Two executor paths serve only some schedules: strided spans (exscan's
-   shift, in-place pairwise and Bruck all-to-all) and folding into scratch
-   before the move (reduce == 2: recursive doubling, the scans). A build
-   whose masks leave those schedules out leaves the paths out too. */
-#define COLL__STRIDED (COLL__KEEPS(EXSCAN, LINEAR) || COLL__KEEPS(EXSCAN, RECURSIVE_DOUBLING) ||  \
-                       COLL__KEEPS(ALLTOALL, PAIRWISE) || COLL__KEEPS(ALLTOALL, BRUCK) ||        \
-                       COLL__KEEPS(ALLTOALLV, PAIRWISE))
-#define COLL__FOLD2 (COLL__KEEPS(ALLREDUCE, RECURSIVE_DOUBLING) || COLL__KEEPS(SCAN, LINEAR) ||   \
-                     COLL__KEEPS(SCAN, RECURSIVE_DOUBLING) || COLL__KEEPS(EXSCAN, LINEAR) ||      \
-                     COLL__KEEPS(EXSCAN, RECURSIVE_DOUBLING))
+/* Two executor paths serve only some schedules, marked in the registry:
+   strided spans (COLL__STRIDES: exscan's shift, in-place pairwise and
+   Bruck all-to-all) and folding into scratch before the move
+   (COLL__FOLD_LEFT: recursive doubling, the scans). A build whose masks
+   keep no such row leaves the path out; load_step asserts the marks. */
+#define COLL__STRIDED ((COLL__NEEDS_KEPT & COLL__STRIDES) != 0)
+#define COLL__FOLD2 ((COLL__NEEDS_KEPT & COLL__FOLD_LEFT) != 0)
+
+/* The step uses only executor paths this build keeps (a row whose marks
+   miss a path its schedule takes would fail here, in a debug build). */
+static COLL__UNUSED int coll__paths_kept(const coll__step *st)
+{
+    return (COLL__STRIDED || !(st->srun || st->rrun)) && (COLL__FOLD2 || st->reduce != 2);
+}
 
 /* Where segment k of the step's send comes from (packed if strided). */
 static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
@@ -3335,8 +3345,7 @@ static int coll__load_step(coll_request *q)
     }
     COLL_ASSERT(q->st.to < q->pl.p && q->st.from < q->pl.p);
     COLL_ASSERT(q->phase != 1 || coll__spans_ok(q));
-    COLL_ASSERT(COLL__STRIDED || !(q->st.srun || q->st.rrun));   /* a schedule the gates missed */
-    COLL_ASSERT(COLL__FOLD2 || q->st.reduce != 2);
+    COLL_ASSERT(coll__paths_kept(&q->st));
     if (q->phase != 1) q->nsend = q->nrecv = 1;             /* one frame each way */
     else {
         q->nsend = q->st.to >= 0 ? coll__nseg(q->st.slen, q->seg) : 0;
