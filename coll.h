@@ -1313,15 +1313,16 @@ static int coll__folded(const coll__plan *pl, int s, int inner, int *k)
 
 /* ---- ring ------------------------------------------------------------------ */
 
-/* Where the running partial sum of block b lives during a reduce-scatter:
-   in place in the full buffer, or (out of place reduce_scatter) in dst,
-   which holds one block and is reused for each block passing through. */
-static void coll__partial(const coll__plan *pl, int b, int *buf, size_t *off)
+/* Where the running partial sum of a block lives during a reduce-scatter,
+   given the block's place (buf, off) in the full vector: there, in place
+   (dst for all-reduce, src for in-place reduce_scatter), or (out of place
+   reduce_scatter) at the start of dst, which holds one block and is
+   reused for each block passing through. */
+static void coll__partial(const coll__plan *pl, int *buf, size_t *off)
 {
-    size_t len;
-    if (COLL__KIND(pl->kind) == COLL_ALLREDUCE) { *buf = COLL_BUF_DST; coll__block(pl, b, off, &len); }
-    else if (pl->inplace)           { *buf = COLL_BUF_SRC; coll__block(pl, b, off, &len); }
-    else                            { *buf = COLL_BUF_DST; *off = 0; }
+    int own_dst = COLL__KIND(pl->kind) != COLL_ALLREDUCE && !pl->inplace;
+    *buf = COLL__KIND(pl->kind) == COLL_ALLREDUCE || own_dst ? COLL_BUF_DST : COLL_BUF_SRC;
+    if (own_dst) *off = 0;
 }
 
 /* Ring reduce-scatter. Cut the data into p blocks; in step s rank r passes
@@ -1333,15 +1334,16 @@ static void coll__partial(const coll__plan *pl, int b, int *buf, size_t *off)
 static int coll__ring_reduce_scatter(const coll__plan *pl, int s, coll__step *st)
 {
     int r = pl->rank, p = pl->p, sb = coll__mod(r - s - 1, p), rb = coll__mod(r - s - 2, p);
-    size_t len;
     if (s >= p - 1) return 0;
     coll__idle(st);
     st->to = coll__mod(r + 1, p);
     st->from = coll__mod(r - 1, p);
-    if (s == 0) { st->sbuf = COLL_BUF_SRC; coll__block(pl, sb, &st->soff, &st->slen); }
-    else        { coll__partial(pl, sb, &st->sbuf, &st->soff); coll__block(pl, sb, &len, &st->slen); }
-    coll__partial(pl, rb, &st->rbuf, &st->roff);
+    coll__block(pl, sb, &st->soff, &st->slen);
+    st->sbuf = COLL_BUF_SRC;                         /* step 0: the input itself */
+    if (s > 0) coll__partial(pl, &st->sbuf, &st->soff);
     coll__block(pl, rb, &st->aoff, &st->rlen);
+    st->roff = st->aoff;
+    coll__partial(pl, &st->rbuf, &st->roff);
     st->abuf = COLL_BUF_SRC;
     st->reduce = 1;
     st->send_first = (r % 2 == 0);   /* odd ranks receive first: no cycle of senders */

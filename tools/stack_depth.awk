@@ -26,6 +26,7 @@
 # bound, marked "+".
 #
 # Output: one line per public function: name, bytes, flag ("" or "+").
+# With -v chain=NAME: NAME's worst chain instead, one frame per line.
 function strip(s) { sub(/^[^:]*:/, "", s); return s }
 function base(f) { sub(/\..*$/, "", f); return f }   # coll__pick.isra.0 -> coll__pick
 function kind(g) {
@@ -58,9 +59,9 @@ function worst(f,    list, n, i, g, w, best) {
     n = split(adj[f], list, " ")
     for (i = 1; i <= n; i++) {
         g = list[i]
-        if (g == "__indirect_call") w = indirect(f)
+        if (g == "__indirect_call") { w = indirect(f); g = via[f] }
         else { w = worst(g); if (g in inexact) inexact[f] = 1 }
-        if (w > best) best = w
+        if (w > best) { best = w; next_of[f] = g }
     }
     delete busy[f]
     memo[f] = frame[f] + best
@@ -73,7 +74,7 @@ function indirect(f,    g, w, best, r) {
         if (g !~ /^coll_[a-z]/ && !(g in called) && g != "__indirect_call" && !(g in busy) &&
             index(r, " " kind(g) " ")) {
             w = worst(g)
-            if (w > best) best = w
+            if (w > best) { best = w; via[f] = g }
             if (g in inexact) inexact[f] = 1
         }
     return best
@@ -95,6 +96,11 @@ function indirect(f,    g, w, best, r) {
     called[dst] = 1
 }
 END {
+    if (chain != "") {                 # -v chain=f: f's worst chain, frame by frame
+        worst(chain)
+        for (f = chain; f != ""; f = next_of[f]) print f, frame[f]
+        exit
+    }
     for (f in frame)
         if (f ~ /^coll_[a-z]/) {
             w = worst(f)
