@@ -51,9 +51,11 @@
                            copying the sender's bytes into buf, calls
                            fold(arg, buf + off, in, n) with `in` where they
                            already lie (the sender's buffer, a shared slot)
-                           for pieces [off, off + n) that cover the message
-                           once each, from any thread, before the handle
-                           completes. The executor uses it for reduction
+                           for pieces [off, off + n) in order, each starting
+                           where the last ended, until they cover the
+                           message; from any thread, one call at a time,
+                           before the handle completes. A piece out of
+                           order, or a message not covered, fails the call. The executor uses it for reduction
                            steps whose result span no send of the same
                            step reads: the data is reduced straight from
                            the peer, with no copy into scratch.
@@ -273,9 +275,10 @@ typedef enum coll_algo { COLL_ALGO_LIST(COLL__ALGO_ENUM) COLL_ALGO_COUNT } coll_
 /* A receive that folds instead of copying (coll_port.irecv_fold): where it
    would copy bytes [off, off + n) of the message into buf + off, the port
    calls fold(arg, buf + off, in, n) with `in` the sender's bytes wherever
-   they already lie (its buffer, a slot), from any thread. The pieces
-   cover the message once each, in any order (one piece: off = 0, n =
-   bytes). */
+   they already lie (its buffer, a slot), from any thread, one call at a
+   time. The pieces come in order, each starting where the last ended,
+   and cover the message (one piece: off = 0, n = bytes); the library
+   checks both and fails the call otherwise. */
 typedef void (*coll_fold_fn)(void *arg, void *piece, const void *in, size_t n);
 
 typedef struct coll_port {
@@ -408,8 +411,9 @@ typedef struct coll__fold_arg {
     const unsigned char *out;  /* the segment's place (buf of irecv_fold)    */
     const unsigned char *a;    /* the other operand, as long                 */
     size_t bytes;              /* the segment's                              */
-    int bad;                   /* a piece off its element boundaries, or out
-                                  of the segment (a port's bug)              */
+    size_t done;               /* bytes folded so far (pieces come in order) */
+    int bad;                   /* a piece off its element boundaries, out of
+                                  order or out of the segment (a port's bug) */
 } coll__fold_arg;
 
 typedef struct coll_request {
@@ -2895,16 +2899,20 @@ static COLL__UNUSED int coll__zero_copy(const coll_request *q)
 }
 
 /* The fold a port calls for a piece of a segment: piece = a (+) in, or
-   in (+) a (reduce == 2), `a` at the piece's offset. A piece outside the
-   segment or off its element boundaries is the port's bug: marked, and
-   the call fails (COLL_ERR_IO). */
+   in (+) a (reduce == 2), `a` at the piece's offset. Pieces come in order,
+   so "each byte folded exactly once" is two counts: every piece starts
+   where the last ended, and at the end they reached the segment's end. A
+   piece that does not (skipped, repeated, outside the segment, off the
+   element boundaries) is the port's bug: marked, and the call fails
+   (COLL_ERR_IO) instead of returning a half-reduced result. */
 static COLL__UNUSED void coll__fold(void *arg, void *piece, const void *in, size_t n)
 {
     coll__fold_arg *f = (coll__fold_arg *)arg;
     const coll_request *q = f->q;
     const unsigned char *p = (const unsigned char *)piece;
     size_t off = (size_t)(p - f->out), es = q->esize;
-    if (p < f->out || off > f->bytes || n > f->bytes - off || off % es || n % es) { f->bad = 1; return; }
+    if (p < f->out || off != f->done || n > f->bytes - off || n % es) { f->bad = 1; return; }
+    f->done += n;
     if (q->st.reduce == 2) (void)coll__reduce(q->c, piece, in, f->a + off, n / es, q->a.dtype, q->a.op);
     else (void)coll__reduce(q->c, piece, f->a + off, in, n / es, q->a.dtype, q->a.op);
 }
@@ -2918,7 +2926,7 @@ static int coll__absorb(coll_request *q, size_t k)
     size_t bytes;
     if (k >= q->nrecv) return COLL_OK;                 /* sends may outnumber receives */
     if (COLL__ZC(q))                                   /* the port folded it where it lay */
-        return q->fold[k % 4].bad ? COLL_ERR_IO : COLL_OK;
+        return q->fold[k % 4].bad || q->fold[k % 4].done != q->fold[k % 4].bytes ? COLL_ERR_IO : COLL_OK;
     if (COLL__CHECKS && q->st.rbuf == COLL__BUF_FRAME) { coll__frame_merge(q); return COLL_OK; }
     if (coll__crc_on(q)) {                  /* checked when the step's CRC arrives */
         coll__recv_target(q, k, &in, &bytes);
@@ -3025,7 +3033,7 @@ static int coll__step_pipelined(coll_request *q, int block)
                 unsigned char *a;
                 coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, q->rposted, &ptr, &bytes);
                 coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, q->rposted, &a, &bytes);
-                f->q = q; f->out = ptr; f->a = a; f->bytes = bytes; f->bad = 0;
+                f->q = q; f->out = ptr; f->a = a; f->bytes = bytes; f->done = 0; f->bad = 0;
                 rc = coll__port_rc(pt->irecv_fold(pt->ctx, q->st.from, ptr, bytes, coll__fold, f, &h));
             } else {
                 coll__recv_target(q, q->rposted, &ptr, &bytes);

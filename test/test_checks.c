@@ -21,7 +21,10 @@
    7. A port that answers COLL_AGAIN forever or a positive code: the
       blocking call ends with an error instead of spinning.
    8. Core inputs that used to crash: layout split dims, a zero rank count,
-      describe with huge counts and steps, misaligned scratch. */
+      describe with huge counts and steps, misaligned scratch.
+   9. A port whose irecv_fold misbehaves (a piece skipped, folded twice,
+      half folded, out of order, off an element boundary): an error on the
+      rank that sees it, and no rank returns COLL_OK with wrong data. */
 #define COLL_AGAIN_LIMIT 100000ul
 #define COLL_IMPLEMENTATION
 #include "../coll_layout.h"
@@ -586,6 +589,150 @@ static void core_inputs(void)
     COLL_CHECK_MSG(strstr(coll_last_error(&c), "dtype") != NULL, "reason: '%s'", coll_last_error(&c));
 }
 
+
+/* ---- 9. a port whose zero-copy fold misbehaves ------------------------------- */
+/* Wraps the threads port with its irecv_fold; the fold coll.h hands over
+   is called through bad_fold, which on rank 1's `at`-th folding receive
+   damages the pieces: mode 0 skips the first piece, 1 folds it twice, 2
+   folds only its first half, 3 folds its second half before its first, 4
+   moves it one byte up. Every other receive passes through unchanged. */
+typedef struct fold_call { coll_fold_fn fold; void *arg; int mode; } fold_call;
+typedef struct bad_folder {
+    coll_port inner;
+    int rank, posted, at, mode;
+    fold_call calls[16];                  /* a ring: at most 4 in flight     */
+} bad_folder;
+static bad_folder bfold[P];
+
+static void bad_fold(void *arg, void *piece, const void *in, size_t n)
+{
+    fold_call *fc = (fold_call *)arg;
+    unsigned char *p = (unsigned char *)piece;
+    const unsigned char *i = (const unsigned char *)in;
+    size_t h = n / 8 * 4;                 /* half, whole floats */
+    int mode = fc->mode;
+    fc->mode = -1;                        /* damage the first piece only */
+    switch (mode) {
+    case 0: return;
+    case 1: fc->fold(fc->arg, p, i, n); fc->fold(fc->arg, p, i, n); return;
+    case 2: fc->fold(fc->arg, p, i, h ? h : n); return;
+    case 3: if (h) { fc->fold(fc->arg, p + h, i + h, n - h); fc->fold(fc->arg, p, i, h); return; } break;
+    case 4: fc->fold(fc->arg, p + 1, i, n - 1); return;
+    default: break;
+    }
+    fc->fold(fc->arg, p, i, n);
+}
+static int bf_isend(void *ctx, int peer, const void *buf, size_t bytes, int *h)
+{
+    bad_folder *b = (bad_folder *)ctx;
+    return b->inner.isend(b->inner.ctx, peer, buf, bytes, h);
+}
+static int bf_irecv(void *ctx, int peer, void *buf, size_t bytes, int *h)
+{
+    bad_folder *b = (bad_folder *)ctx;
+    return b->inner.irecv(b->inner.ctx, peer, buf, bytes, h);
+}
+static int bf_irecv_fold(void *ctx, int peer, void *buf, size_t bytes, coll_fold_fn fold, void *arg, int *h)
+{
+    bad_folder *b = (bad_folder *)ctx;
+    fold_call *fc = &b->calls[b->posted % 16];
+    int rc;
+    fc->fold = fold; fc->arg = arg;
+    fc->mode = b->rank == 1 && b->posted == b->at ? b->mode : -1;
+    rc = b->inner.irecv_fold(b->inner.ctx, peer, buf, bytes, bad_fold, fc, h);
+    if (rc == COLL_OK) b->posted++;
+    return rc;
+}
+static int bf_wait(void *ctx, int h, int block)
+{
+    bad_folder *b = (bad_folder *)ctx;
+    return b->inner.wait(b->inner.ctx, h, block);
+}
+static int bf_send(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    bad_folder *b = (bad_folder *)ctx;
+    return b->inner.send(b->inner.ctx, peer, buf, bytes);
+}
+static int bf_recv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    bad_folder *b = (bad_folder *)ctx;
+    return b->inner.recv(b->inner.ctx, peer, buf, bytes);
+}
+static void bf_abort(void *ctx, int code)
+{
+    bad_folder *b = (bad_folder *)ctx;
+    if (b->inner.abort) b->inner.abort(b->inner.ctx, code);
+}
+
+#define FN 4096                           /* floats: fast-box pieces and whole messages */
+typedef struct fold_world { coll_threads w; int mode, at, n, posted[P], rc[P], wrong[P]; } fold_world;
+static float fold_in[P][FN], fold_out[P][FN];
+static double fold_scr[P][2048];          /* 8 KiB segments: a 4 KiB block is one message */
+
+static int fold_rank(int r, void *arg)
+{
+    fold_world *F = (fold_world *)arg;
+    coll_comm c;
+    coll_port port;
+    int i;
+    memset(&port, 0, sizeof port);
+    bfold[r].inner = coll_threads_port(&F->w, r);
+    bfold[r].rank = r; bfold[r].posted = 0; bfold[r].at = F->at; bfold[r].mode = F->mode;
+    port.ctx = &bfold[r]; port.send = bf_send; port.recv = bf_recv; port.abort = bf_abort;
+    port.isend = bf_isend; port.irecv = bf_irecv; port.wait = bf_wait; port.irecv_fold = bf_irecv_fold;
+    coll_init(&c, r, P, &port, fold_scr[r], sizeof fold_scr[r]);
+    for (i = 0; i < F->n; i++) { fold_in[r][i] = (float)(i + r); fold_out[r][i] = -1; }
+    F->rc[r] = coll_allreduce(&c, fold_in[r], fold_out[r], (size_t)F->n, COLL_FLOAT32, COLL_SUM, COLL_ALGO_RING);
+    F->wrong[r] = 0;
+    for (i = 0; i < F->n; i++) F->wrong[r] += fold_out[r][i] != (float)(4 * i + 6);
+    F->posted[r] = bfold[r].posted;
+    return 0;
+}
+
+static void misbehaving_folds(void)
+{
+    static const char *const mode_name[] = { "piece skipped", "piece folded twice", "half a piece",
+                                             "halves out of order", "piece one byte off" };
+    /* blocks of 64 B (one fast-box piece), 1 KiB (16 pieces), 4 KiB (one) */
+    static const int sizes[] = { 64, 1024, FN };
+    int mode, at, z, r;
+    for (z = 0; z < 3; z++)
+        for (mode = 0; mode < 5; mode++)
+            for (at = 0; at < 2; at++) {
+                fold_world F;
+                int silent = 0, errors = 0, folds = 0;
+                memset(&F, 0, sizeof F);
+                F.mode = mode; F.at = at; F.n = sizes[z];
+                coll_threads_init(&F.w, P, 10000);
+                coll_threads_run(&F.w, fold_rank, &F);
+                coll_threads_destroy(&F.w);
+                for (r = 0; r < P; r++) {
+                    silent += F.rc[r] == COLL_OK && F.wrong[r];
+                    errors += F.rc[r] != COLL_OK;
+                    folds += F.posted[r];
+                }
+                COLL_CHECK_MSG(F.posted[1] > at, "%d floats: rank 1 posted %d folding receives, the test wants %d",
+                               F.n, F.posted[1], at + 1);
+                COLL_CHECK_MSG(silent == 0, "%s (%d floats, receive %d): %d ranks with COLL_OK and wrong data",
+                               mode_name[mode], F.n, at, silent);
+                COLL_CHECK_MSG(F.rc[1] != COLL_OK, "%s (%d floats, receive %d): rank 1 returned %d",
+                               mode_name[mode], F.n, at, F.rc[1]);
+                COLL_CHECK_MSG(errors > 0 && folds > 0, "%s: nobody saw it", mode_name[mode]);
+            }
+    /* the same port without damage: right answers, every fold counted */
+    {
+        fold_world F;
+        memset(&F, 0, sizeof F);
+        F.mode = -1; F.at = 0; F.n = FN;
+        coll_threads_init(&F.w, P, 10000);
+        coll_threads_run(&F.w, fold_rank, &F);
+        coll_threads_destroy(&F.w);
+        for (r = 0; r < P; r++)
+            COLL_CHECK_MSG(F.rc[r] == COLL_OK && F.wrong[r] == 0 && F.posted[r] > 0,
+                           "undamaged folds: rank %d rc %d, %d wrong, %d folds", r, F.rc[r], F.wrong[r], F.posted[r]);
+    }
+}
+
 int main(void)
 {
     double t0 = now_s();
@@ -599,6 +746,7 @@ int main(void)
     usable_after_mismatch();
     odd_ports();
     core_inputs();
+    misbehaving_folds();
     printf("  %.1f s\n", now_s() - t0);
     return coll_test_summary("checks");
 }
