@@ -96,7 +96,7 @@
                            (on under -Os unless COLL_CRC_TABLE)            (off)
      COLL_EAGER_BYTES      small calls ride in the call check's frames up to
                            this many bytes over all ranks; the same on every
-                           rank (0: frames of 24 bytes, no eager calls)    (64)
+                           rank (0: frames of 24 bytes, no eager calls)   (256)
      COLL_FOLD_MAX         largest call (bytes) whose reductions fold
                            straight from the peer where the port has
                            irecv_fold (zero-copy); larger ones copy   (4 MiB)
@@ -392,9 +392,13 @@ typedef struct coll__step {
     size_t rrun, rstride;      /* lies at off + i/run*stride + i%run         */
 } coll__step;
 
-/* Small calls ride inside the call check's frames (see CALL CHECKS). */
+/* Small calls ride inside the call check's frames (see CALL CHECKS). The
+   default halves the time of all-reduces of 16-64 B per rank at 2 and 4
+   ranks (Open MPI port: 32 B at 4 ranks 29 -> 14 us, 64 B at 2 ranks 1.41
+   -> 0.74 us) for frames of at most 24 + 128 B; a request (and so each
+   coll_comm) holds 24 + 1.5 x this many bytes of frames. */
 #ifndef COLL_EAGER_BYTES
-#define COLL_EAGER_BYTES 64
+#define COLL_EAGER_BYTES 256
 #endif
 #ifndef COLL_NO_CHECKS             /* a request's check frames, out and in   */
 #define COLL__FRAME_OUT (24 + COLL_EAGER_BYTES)
