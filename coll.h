@@ -95,8 +95,9 @@
      COLL_CRC_SMALL        CRC-32C from a 16-entry table instead of 256
                            (on under -Os unless COLL_CRC_TABLE)            (off)
      COLL_EAGER_BYTES      small calls ride in the call check's frames up to
-                           this many bytes over all ranks; the same on every
-                           rank (0: frames of 24 bytes, no eager calls)   (256)
+                           this many bytes per rank (fewer beyond 8 ranks);
+                           the same on every rank (0: frames of 24 bytes,
+                           no eager calls)                                  (32)
      COLL_FOLD_MAX         largest call (bytes) whose reductions fold
                            straight from the peer where the port has
                            irecv_fold (zero-copy); larger ones copy   (4 MiB)
@@ -125,15 +126,16 @@
      Every rank ends the round with the same verdict: ranks that disagree
      get COLL_ERR_MISMATCH, a refusal gives the refusing rank its own code
      and every other rank COLL_ERR_PEER, promptly and on every rank.
-     Small calls cost no extra round: when p x (one rank's contribution)
-     fits COLL_EAGER_BYTES and the algorithm is AUTO, the contributions
+     Small calls cost no extra round: when one rank's contribution fits a
+     block (COLL_EAGER_BYTES, or 8 x COLL_EAGER_BYTES / p beyond 8 ranks)
+     and the algorithm is AUTO, the contributions
      travel inside the frames themselves (each round forwards what a rank
      has gathered, as Bruck's all-gather does) and every rank computes its
      result locally, in rank order, once the verdict is in: lg p rounds in
      all, and nothing lands in a user buffer before the ranks agree. A frame
-     of round k carries min(2^k, p - 2^k) blocks of COLL_EAGER_BYTES / p
-     bytes (rounded down to 8), whether or not the call is small, so its
-     size depends on p alone.
+     of round k carries min(2^k, p - 2^k) blocks (of that size rounded
+     down to 8), whether or not the call is small, so its size depends on
+     p alone.
      With COLL_CHECK_CRC every payload message is followed by its CRC-32C
      and a second round after the schedule tells every rank if any message
      arrived damaged (COLL_ERR_CORRUPT everywhere). The CRC reads the
@@ -392,17 +394,21 @@ typedef struct coll__step {
     size_t rrun, rstride;      /* lies at off + i/run*stride + i%run         */
 } coll__step;
 
-/* Small calls ride inside the call check's frames (see CALL CHECKS). The
-   default halves the time of all-reduces of 16-64 B per rank at 2 and 4
-   ranks (Open MPI port: 32 B at 4 ranks 29 -> 14 us, 64 B at 2 ranks 1.41
-   -> 0.74 us) for frames of at most 24 + 128 B; a request (and so each
-   coll_comm) holds 24 + 1.5 x this many bytes of frames. */
+/* Small calls ride inside the call check's frames (see CALL CHECKS): a
+   block of COLL_EAGER_BYTES per rank, with room for 8 ranks' blocks (more
+   ranks share it). Per rank, not per call, so that frames at 2 ranks stay
+   small (24 + 32 B: each extra cache line of a frame costs a shared-memory
+   hand-off ~0.1 us) while 4 and 8 ranks get the same 32 B: an all-reduce
+   of 32 B at 4 ranks then takes lg p rounds instead of 2 lg p (Open MPI
+   port: 29 -> 14 us). A request (and so each coll_comm) holds 48 + 12 x
+   this many bytes of frames. */
 #ifndef COLL_EAGER_BYTES
-#define COLL_EAGER_BYTES 256
+#define COLL_EAGER_BYTES 32
 #endif
+#define COLL__EAGER_ROOM (8 * COLL_EAGER_BYTES)    /* bytes of blocks, all ranks */
 #ifndef COLL_NO_CHECKS             /* a request's check frames, out and in   */
-#define COLL__FRAME_OUT (24 + COLL_EAGER_BYTES)
-#define COLL__FRAME_IN  (24 + COLL_EAGER_BYTES / 2)
+#define COLL__FRAME_OUT (24 + COLL__EAGER_ROOM)
+#define COLL__FRAME_IN  (24 + COLL__EAGER_ROOM / 2)
 #else                              /* never used: no room taken              */
 #define COLL__FRAME_OUT 8
 #define COLL__FRAME_IN  8
@@ -2711,7 +2717,7 @@ static void coll__frame_merge(coll_request *q)
     if (lo < q->lo) q->lo = lo;
     if (hi > q->hi) q->hi = hi;
     if (bad < q->bad) q->bad = bad;
-    COLL_ASSERT(((size_t)1 << q->step) * q->cap + (bytes - COLL__FRAME) <= (size_t)COLL_EAGER_BYTES || !q->eager);
+    COLL_ASSERT(((size_t)1 << q->step) * q->cap + (bytes - COLL__FRAME) <= (size_t)COLL__EAGER_ROOM || !q->eager);
     if (q->eager && q->phase == 0)
         COLL_MEMCPY(q->fo.b + COLL__FRAME + ((size_t)1 << q->step) * q->cap, f + COLL__FRAME,
                     bytes - COLL__FRAME);
@@ -3760,7 +3766,8 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     if (rc != COLL_OK) COLL_MEMSET(pl, 0, sizeof *pl);     /* a refusal runs on rank and size alone */
     q->pl.rank = c->rank; q->pl.p = c->nranks;
     q->nchk = (unsigned char)(COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0);
-    q->cap = (size_t)(COLL_EAGER_BYTES / c->nranks) & ~(size_t)7;   /* frame sizes: p alone */
+    q->cap = (size_t)(COLL__EAGER_ROOM / c->nranks < COLL_EAGER_BYTES ?   /* frame sizes: p alone */
+                      COLL__EAGER_ROOM / c->nranks : COLL_EAGER_BYTES) & ~(size_t)7;
     q->bad = 0xffffffffu;
 #ifndef COLL_NO_ERRSTR
     c->why = why;
