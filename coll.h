@@ -457,15 +457,16 @@ typedef struct coll_request {
     uint32_t sig, lo, hi;
     unsigned flags, bad;       /* F_* bits; lowest refusing rank, its code   */
     size_t cap;                /* bytes per rank's block in a frame          */
+    uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
+    unsigned char crc_out[4], crc_in[4];
+    unsigned char zc;          /* 1: this step's receives fold (irecv_fold)  */
+    coll__fold_arg fold[4];    /* per segment in flight                      */
+    /* the frames last: coll_start clears only the part this p sends */
     union {                    /* 8-aligned: the kernels read the blocks     */
         unsigned char b[COLL__FRAME_OUT];
         uint64_t align_;
     } fo;
     unsigned char fin[COLL__FRAME_IN];
-    uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
-    unsigned char crc_out[4], crc_in[4];
-    unsigned char zc;          /* 1: this step's receives fold (irecv_fold)  */
-    coll__fold_arg fold[4];    /* per segment in flight                      */
 } coll_request;
 
 /* ---- the communicator (caller-owned; fields are private) ----------------- */
@@ -3748,7 +3749,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     int rc, nulldst;
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
     if (!q) { c->why = "request: NULL"; return COLL_ERR_INVAL; }
-    COLL_MEMSET(q, 0, sizeof *q);
+    COLL_MEMSET(q, 0, offsetof(coll_request, fo));     /* the frames: below */
     q->c = c;
     top = coll__top(c);
     if (top->broken) return coll__end(q, COLL_ERR_BROKEN);      /* c->why says what broke it */
@@ -3768,6 +3769,8 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     q->nchk = (unsigned char)(COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0);
     q->cap = (size_t)(COLL__EAGER_ROOM / c->nranks < COLL_EAGER_BYTES ?   /* frame sizes: p alone */
                       COLL__EAGER_ROOM / c->nranks : COLL_EAGER_BYTES) & ~(size_t)7;
+    if (COLL__CHECKS)           /* what this p's frames send: zeros unless eager */
+        COLL_MEMSET(q->fo.b, 0, COLL__FRAME + q->cap * (size_t)c->nranks);
     q->bad = 0xffffffffu;
 #ifndef COLL_NO_ERRSTR
     c->why = why;
