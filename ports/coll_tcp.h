@@ -83,14 +83,29 @@
      and two ranks exchanging megabytes never stall on each other's full
      socket buffers. Per peer and direction, only the oldest posted
      transfer moves bytes: messages keep the order they were posted in.
+     A wait whose transfer is the only one pending sleeps in one blocking
+     recv or send instead (the links are blocking sockets after the
+     rendezvous; every try that must not wait passes MSG_DONTWAIT).
      isend/irecv take up to COLL_TCP_MAX_REQUESTS - 2 handles (then answer
      COLL_AGAIN); the last two slots are kept for the blocking calls.
      t.bytes_sent / t.bytes_received count payload bytes, for traffic checks.
      Payload travels in the clear and unauthenticated: the token guards who
      joins, not what the bytes say (coll.h's optional CRC check does that).
 
-   COST: one send()/recv() system call per message when the socket buffer
-     has room, plus one poll() per wait that cannot finish at once. The
+   COST: system calls, above all for small messages (about 3 us each on the
+     virtual machine measured, as much as the loopback TCP stack's own work
+     per message). A send the socket has room for is one call. A wait on a
+     transfer that is the only one pending is one blocking call: recv with
+     MSG_WAITALL or send, bounded by the link's SO_RCVTIMEO/SO_SNDTIMEO, the
+     kernel waking the rank when the bytes are there (4 ranks on 2 cores,
+     8 B all-reduce: 2 calls per message where polling took 3.2). Transfers
+     in flight both ways (sendrecv, pipelined segments) add the tries that
+     answer EAGAIN, sched_yield rounds and, when idle, a poll(). Large
+     messages are bound by the kernel's two copies per byte (sender into
+     the socket, receiver out of it): about 2 GB/s each way at once on
+     loopback here, whatever the socket buffer sizes, several connections
+     per pair, or MSG_ZEROCOPY (slower: on loopback the kernel copies
+     anyway, and pins pages and queues notifications on top). The
      handshake adds two round trips per link, once, at init.
 
    CONFIGURATION (define before the implementation)
@@ -235,6 +250,7 @@ COLL_TCP_API uint64_t coll_tcp_siphash(uint64_t k0, uint64_t k1, const void *msg
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -242,6 +258,19 @@ COLL_TCP_API uint64_t coll_tcp_siphash(uint64_t k0, uint64_t k1, const void *msg
 #define COLL_TCP__SEND_FLAGS MSG_NOSIGNAL
 #else
 #define COLL_TCP__SEND_FLAGS 0
+#endif
+
+/* The data path: after the rendezvous the links are blocking sockets with
+   SO_RCVTIMEO/SO_SNDTIMEO set to the deadline, every attempt that must not
+   wait says MSG_DONTWAIT, and a wait with nothing else to move makes one
+   blocking call (see coll_tcp_wait). Without MSG_DONTWAIT the links stay
+   non-blocking and every wait polls. */
+#ifdef MSG_DONTWAIT
+#define COLL_TCP__TRY MSG_DONTWAIT
+#define COLL_TCP__BLOCKING 1
+#else
+#define COLL_TCP__TRY 0
+#define COLL_TCP__BLOCKING 0
 #endif
 
 #ifndef COLL_TCP_LOG
@@ -1008,6 +1037,38 @@ static int coll_tcp__worker(coll_tcp *t, const struct sockaddr_storage *master,
     return rc;
 }
 
+/* The links' own deadline for a blocking call: SO_RCVTIMEO/SO_SNDTIMEO. */
+static void coll_tcp__link_timeouts(coll_tcp *t)
+{
+#if COLL_TCP__BLOCKING
+    struct timeval tv;
+    int i;
+    tv.tv_sec = (time_t)(t->timeout_ms / 1000);
+    tv.tv_usec = (suseconds_t)(t->timeout_ms % 1000) * 1000;
+    for (i = 0; i < t->nranks && i < COLL_TCP_MAX_RANKS; i++) {
+        if (t->fd[i] < 0) continue;
+        setsockopt(t->fd[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        setsockopt(t->fd[i], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    }
+#else
+    (void)t;
+#endif
+}
+
+/* The mesh is up: links become blocking sockets with the deadline as their
+   timeouts (every attempt that must not wait passes MSG_DONTWAIT). */
+static void coll_tcp__links_ready(coll_tcp *t)
+{
+#if COLL_TCP__BLOCKING
+    int i;
+    for (i = 0; i < t->nranks && i < COLL_TCP_MAX_RANKS; i++)
+        if (t->fd[i] >= 0) fcntl(t->fd[i], F_SETFL, fcntl(t->fd[i], F_GETFL, 0) & ~O_NONBLOCK);
+    coll_tcp__link_timeouts(t);
+#else
+    (void)t;
+#endif
+}
+
 static void coll_tcp__reset(coll_tcp *t)
 {
     int i;
@@ -1104,6 +1165,7 @@ COLL_TCP_API int coll_tcp_init_token(coll_tcp *t, const char *master_addr, int m
     }
     memset(t->key, 0, sizeof t->key);    /* needed no more */
     if (rc) coll_tcp_close(t);
+    else coll_tcp__links_ready(t);
     t->failed = rc;
     return rc;
 }
@@ -1147,6 +1209,7 @@ COLL_TCP_API int coll_tcp_init_env(coll_tcp *t, unsigned timeout_ms)
 COLL_TCP_API void coll_tcp_set_timeout(coll_tcp *t, unsigned timeout_ms)
 {
     t->timeout_ms = timeout_ms ? timeout_ms : COLL_TCP_DEFAULT_TIMEOUT_MS;
+    coll_tcp__link_timeouts(t);
 }
 
 /* coll.h calls this after a transport error or a damaged message: every
@@ -1227,35 +1290,88 @@ static int coll_tcp__is_head(const coll_tcp *t, const coll_tcp__req *q)
     return 1;
 }
 
-/* Moves as many bytes as the sockets take right now, without blocking.
-   Returns 1 if anything moved, 0 if not, or the error that broke the port. */
+/* Moves what one transfer's socket takes right now, without blocking.
+   A send that the socket took only in part stops there: its buffer is
+   full, and asking again at once would only cost a system call that
+   answers EAGAIN. Returns 1 if anything moved, 0 if not, or the error
+   that broke the port. */
+static int coll_tcp__move(coll_tcp *t, coll_tcp__req *q)
+{
+    int fd = t->fd[q->peer], moved = 0;
+    while (q->done < q->bytes) {
+        size_t n = q->bytes - q->done;
+        ssize_t k = q->is_send ? send(fd, q->buf + q->done, n, COLL_TCP__SEND_FLAGS | COLL_TCP__TRY)
+                               : recv(fd, q->buf + q->done, n, COLL_TCP__TRY);
+        if (k > 0) {
+            q->done += (size_t)k;
+            if (q->is_send) t->bytes_sent += (unsigned long long)k;
+            else t->bytes_received += (unsigned long long)k;
+            moved = 1;
+            if (q->is_send && (size_t)k < n) break;     /* the buffer is full */
+            continue;
+        }
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        coll_tcp_abort(t, COLL_ERR_IO);             /* EOF, reset, ... */
+        return COLL_ERR_IO;
+    }
+    if (q->done == q->bytes) q->result = COLL_OK;
+    return moved;
+}
+
+/* Every lane head moved as far as its socket allows. */
 static int coll_tcp__pump(coll_tcp *t)
 {
     int i, moved = 0;
     for (i = 0; i < COLL_TCP_MAX_REQUESTS; i++) {
         coll_tcp__req *q = &t->req[i];
-        int fd = q->peer >= 0 ? t->fd[q->peer] : -1;
+        int rc;
         if (q->peer < 0 || q->result != COLL_AGAIN || !coll_tcp__is_head(t, q)) continue;
-        while (q->done < q->bytes) {
-            size_t n = q->bytes - q->done;
-            ssize_t k = q->is_send ? send(fd, q->buf + q->done, n, COLL_TCP__SEND_FLAGS)
-                                   : recv(fd, q->buf + q->done, n, 0);
-            if (k > 0) {
-                q->done += (size_t)k;
-                if (q->is_send) t->bytes_sent += (unsigned long long)k;
-                else t->bytes_received += (unsigned long long)k;
-                moved = 1;
-                continue;
-            }
-            if (k < 0 && errno == EINTR) continue;
-            if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-            coll_tcp_abort(t, COLL_ERR_IO);         /* EOF, reset, ... */
-            return COLL_ERR_IO;
-        }
-        if (q->done == q->bytes) q->result = COLL_OK;
+        if ((rc = coll_tcp__move(t, q)) < 0) return rc;
+        moved |= rc;
     }
     return moved;
 }
+
+/* Is q the only transfer still pending? Then nothing else needs this rank
+   while q waits, and it may wait inside one blocking system call. */
+static int coll_tcp__alone(const coll_tcp *t, const coll_tcp__req *q)
+{
+    int i;
+    for (i = 0; i < COLL_TCP_MAX_REQUESTS; i++)
+        if (&t->req[i] != q && t->req[i].peer >= 0 && t->req[i].result == COLL_AGAIN) return 0;
+    return 1;
+}
+
+#if COLL_TCP__BLOCKING
+/* Finishes q in blocking calls: a receive with MSG_WAITALL returns once
+   the whole message is in, a send once the kernel holds all of it; either
+   returns early, having moved nothing, when the link's SO_RCVTIMEO or
+   SO_SNDTIMEO (the deadline) passes. One system call per message where
+   waiting by polling takes a try that answers EAGAIN, then a poll() or a
+   string of yields, then the call itself. */
+static void coll_tcp__finish(coll_tcp *t, coll_tcp__req *q)
+{
+    int fd = t->fd[q->peer];
+    while (q->done < q->bytes && q->result == COLL_AGAIN) {
+        size_t n = q->bytes - q->done;
+        ssize_t k = q->is_send ? send(fd, q->buf + q->done, n, COLL_TCP__SEND_FLAGS)
+                               : recv(fd, q->buf + q->done, n, MSG_WAITALL);
+        if (k > 0) {
+            q->done += (size_t)k;
+            if (q->is_send) t->bytes_sent += (unsigned long long)k;
+            else t->bytes_received += (unsigned long long)k;
+            continue;
+        }
+        if (k < 0 && errno == EINTR) continue;
+        /* EAGAIN: the timeout passed with no byte moved; else EOF, reset.
+           Our streams are mid-message, so the port is broken either way. */
+        coll_tcp_abort(t, k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? COLL_ERR_TIMEOUT
+                                                                             : COLL_ERR_IO);
+    }
+    if (q->done == q->bytes && q->result == COLL_AGAIN) q->result = COLL_OK;
+}
+#endif
 
 /* Polls the sockets of every lane head until one is ready or `ms` pass.
    Returns the number ready (0 = the time passed) or a negative code. */
@@ -1276,14 +1392,18 @@ static int coll_tcp__sleep(coll_tcp *t, int ms)
     return k < 0 ? COLL_ERR_IO : k;
 }
 
-/* Waiting: after a pump that moves nothing, up to COLL_TCP_SPIN rounds of
-   sched_yield + pump before poll() puts the rank to sleep. On loopback the
-   peer that will fill or drain our socket is often a runnable process on
-   this very core: yielding lets it run and skips the sleep and wake-up
-   that poll() costs (2 ranks, 8 and 64 MiB all-reduce: about twice the
-   bandwidth measured here); with a core to itself, the yield returns at
-   once and the rank polls its sockets without sleeping. The clock is read
-   only when a wait goes to sleep, to set the idle deadline. */
+/* Waiting. A transfer that is the only one pending finishes in blocking
+   system calls (coll_tcp__finish): the kernel wakes the rank when its
+   bytes are there, and a small message costs one call. Otherwise (a
+   sendrecv, segments in flight both ways), after a pump that moves
+   nothing, up to COLL_TCP_SPIN rounds of sched_yield + pump before poll()
+   puts the rank to sleep. On loopback the peer that will fill or drain our
+   socket is often a runnable process on this very core: yielding lets it
+   run and skips the sleep and wake-up that poll() costs (2 ranks, 8 and
+   64 MiB all-reduce: about twice the bandwidth measured here); with a core
+   to itself, the yield returns at once and the rank polls its sockets
+   without sleeping. The clock is read only when a wait goes to sleep, to
+   set the idle deadline. */
 COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block)
 {
     coll_tcp *t = (coll_tcp *)ctx;
@@ -1295,6 +1415,9 @@ COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block)
     q = &t->req[handle];
     for (;;) {
         int rc;
+#if COLL_TCP__BLOCKING
+        if (block && q->result == COLL_AGAIN && coll_tcp__alone(t, q)) coll_tcp__finish(t, q);
+#endif
         if (q->result == COLL_AGAIN) {
             rc = coll_tcp__pump(t);
             if (rc < 0 && q->result == COLL_AGAIN) q->result = rc;
@@ -1331,7 +1454,11 @@ COLL_TCP_API int coll_tcp_isend(void *ctx, int peer, const void *buf, size_t byt
 {
     coll_tcp *t = (coll_tcp *)ctx;
     int rc = coll_tcp__post(t, 1, peer, buf, bytes, COLL_TCP_MAX_REQUESTS - COLL_TCP__RESERVED, handle);
-    if (rc == COLL_OK) (void)coll_tcp__pump(t);    /* start at once; wait reports errors */
+    /* Start it at once if it heads its lane (wait reports errors). Only
+       this one: trying every other transfer too would mostly cost system
+       calls that answer EAGAIN. */
+    if (rc == COLL_OK && bytes && coll_tcp__is_head(t, &t->req[*handle]))
+        (void)coll_tcp__move(t, &t->req[*handle]);
     return rc;
 }
 

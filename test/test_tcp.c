@@ -19,7 +19,9 @@
        in-place and out-of-place, guard bytes after every output;
      - failures: a rank SIGKILLed in the middle of an all-reduce, and a rank
        stopped (SIGSTOP) in the middle of one: every other rank returns an
-       error within the deadline.
+       error within the deadline; a lone blocking recv from a silent peer
+       and a lone send to a peer that does not read give COLL_ERR_TIMEOUT
+       at a deadline lowered after init (the links' SO_RCVTIMEO/SNDTIMEO).
    Every world shares one job token (COLL_TCP_TOKEN, made here unless the
    environment has one); strangers and hostile peers are test_tcp_auth.c's.
    `test_tcp --env` instead runs the collective checks as one rank of a job
@@ -529,10 +531,48 @@ static void fail_mid_allreduce(coll_tcp *t, int victim, int sig)
     free(buf);
 }
 
+/* A wait with nothing else pending blocks inside one recv or send, bounded
+   by the link's SO_RCVTIMEO/SO_SNDTIMEO; coll_tcp_set_timeout after init
+   must reach those too. Rank `waiter` lowers its deadline to 400 ms and
+   waits alone on a peer that stays silent (recv) or does not read (a send
+   bigger than both socket buffers): COLL_ERR_TIMEOUT in about that time,
+   not init's 5 s, and the port stays broken. The other rank sees the
+   links shut down: an error, not a hang. */
+static void lone_wait_deadline(coll_tcp *t, int is_send)
+{
+    enum { BIG = 64 << 20 };
+    int waiter = is_send ? 1 : 0, other = 1 - waiter, rc;
+    unsigned char *buf = (unsigned char *)calloc(BIG, 1);
+    long long t0, ms;
+    if (!buf) { CHECK(0, "out of memory"); return; }
+    if (t->rank == waiter) {
+        coll_tcp_set_timeout(t, 400);
+        t0 = coll_tcp__now_ms();
+        rc = is_send ? coll_tcp_send(t, other, buf, BIG) : coll_tcp_recv(t, other, buf, 4);
+        ms = coll_tcp__now_ms() - t0;
+        CHECK(rc == COLL_ERR_TIMEOUT, "lone %s on a %s peer: %d, not TIMEOUT",
+              is_send ? "send" : "recv", is_send ? "non-reading" : "silent", rc);
+        CHECK(ms >= 300 && ms <= 2000, "lone %s gave up after %lld ms (deadline 400)",
+              is_send ? "send" : "recv", ms);
+        CHECK(coll_tcp_send(t, other, buf, 4) != COLL_OK, "port still usable after a timeout");
+    } else {
+        struct timespec ts = { 2, 0 };
+        nanosleep(&ts, NULL);                        /* past the waiter's deadline */
+        coll_tcp_set_timeout(t, 3000);
+        t0 = coll_tcp__now_ms();
+        rc = coll_tcp_recv(t, waiter, buf, is_send ? BIG : 4);
+        ms = coll_tcp__now_ms() - t0;
+        CHECK(rc != COLL_OK, "recv from a peer that gave up returned OK");
+        CHECK(ms <= 2000, "noticing a peer that gave up took %lld ms", ms);
+    }
+    free(buf);
+}
+
 /* ---- worlds of processes -------------------------------------------------- */
 
 typedef enum scenario {
-    S_PORT, S_COLL, S_CHECK, S_KILL, S_STOP, S_ENV, S_LATE, S_WORLD_MISMATCH, S_BAD_ENV
+    S_PORT, S_COLL, S_CHECK, S_KILL, S_STOP, S_ENV, S_LATE, S_WORLD_MISMATCH, S_BAD_ENV,
+    S_LONE_RECV, S_LONE_SEND
 } scenario;
 
 static void rank_main(scenario s, int rank, int world, int port)
@@ -597,6 +637,8 @@ static void rank_main(scenario s, int rank, int world, int port)
             port_nonblocking(&t);
         } else if (s == S_CHECK) {
             port_checker(&t);
+        } else if (s == S_LONE_RECV || s == S_LONE_SEND) {
+            lone_wait_deadline(&t, s == S_LONE_SEND);
         } else if (s == S_COLL) {
             collectives(&t, 1u << 20);               /* few segments */
             collectives(&t, 4096);                   /* many segments */
@@ -745,6 +787,8 @@ int main(int argc, char **argv)
     run_world(S_CHECK, 3, "the port checker (short)");
     run_world(S_KILL, 4, "a rank SIGKILLed mid-allreduce");
     run_world(S_STOP, 4, "a rank stopped mid-allreduce");
+    run_world(S_LONE_RECV, 2, "lone recv, silent peer, deadline");
+    run_world(S_LONE_SEND, 2, "lone send, peer not reading");
     total = K;
     if (total.nosys)
         printf("NOTE: %ld collective calls answered COLL_ERR_NOSYS (algorithm not offered); "
