@@ -55,6 +55,23 @@
          soon as its chunks are in the ring, and for a few KiB a memcpy is
          cheaper than a system call. A chunk is marked LAST at a message's
          end, so a receive of the wrong size is caught (COLL_ERR_MISMATCH).
+     And the smallest - at most COLL_SHM_FBOX_MAX bytes, which is what a
+     latency-bound collective and the call checks send - take neither:
+       - the FAST BOX (the idea of Open MPI's vader fast boxes): pair
+         src -> dst also owns COLL_SHM_FBOX cache lines; a message takes
+         ceil(bytes / 56) consecutive ones if they are free: its data,
+         its length, and last its stamp (the message's number, top bit
+         set), all in the lines themselves. The receiver copies the data
+         out and clears the stamp, which hands the lines back. No
+         counters, no slot header line apart from the data, no atomic
+         read-modify-write: an 8-byte message is one cache line crossing
+         to the receiver and back, and the send is over at once.
+     Every message carries its number on the pair (the ring's slots too),
+     and a receive takes whichever road holds the next number it expects,
+     so a small message may overtake a large one still filling the ring,
+     or go by the ring when the box is full, and per-pair order still
+     holds. A receive that finds the other road's message under its
+     number, of another size, is COLL_ERR_MISMATCH as before.
      Whether CMA works is probed at join time between every pair; the
      ranks agree on the answer. Which road is faster was measured
      (ports/README.md): on the machines we test on, two pipelined memcpys
@@ -69,8 +86,12 @@
      or not - advances all of this rank's handles as far as they can go. So
      an irecv posted but not yet waited for still drains its ring, and a
      synchronous (CMA) send of the peer completes while we wait for
-     something else. Transfers of one direction and one peer move strictly
-     in posting order: a handle acts only when no older one is ahead of it.
+     something else. Sends to one peer go into the ring whole and in
+     posting order (a handle acts only when no older send is ahead of
+     it); receives match messages by number, not by position. A
+     fast-box send is finished when posted. Only live handles are
+     visited (a bit mask), and posting reads no clock: the deadline
+     restarts at the next clock read instead.
 
    WAITING (ranks may outnumber cores, other programs may share them)
      A waiter goes through three stages, each only as long as the last one
@@ -119,6 +140,13 @@
        - a slot's kind must be DATA, DATA|LAST or (only if CMA was agreed
          at join) CMA; a DATA slot's length 1..COLL_SHM_SLOT_BYTES; a
          counter at most COLL_SHM_SLOTS ahead of ours -> else COLL_ERR_IO;
+       - a fast-box stamp must have its top bit set, a length
+         1..COLL_SHM_FBOX_MAX; the lines it covers are counted from that
+         checked length, from our private index, modulo the box;
+       - a message number (stamp or slot) must lie in the window a
+         correct sender can reach: from our oldest possible open receive
+         to COLL_SHM_FBOX + COLL_SHM_SLOTS past our newest; a message
+         under way in the ring must keep its number -> else COLL_ERR_IO;
        - each field is read once into a local, so it cannot change between
          the check and the use;
        - our own ring counters, every peer's pid (for CMA and liveness),
@@ -142,8 +170,12 @@
    CONFIGURATION (define before including the implementation)
      COLL_SHM_SLOTS       slots per ordered pair                    (8)
      COLL_SHM_SLOT_BYTES  staging bytes per slot                    (8192)
+     COLL_SHM_FBOX        fast-box lines (64 B) per ordered pair      (64)
+                          (0: no fast box; 4 KiB a pair)
+     COLL_SHM_FBOX_MAX    largest message by the fast box (at most
+                          COLL_SHM_FBOX * 56)                       (1024)
      COLL_SHM_CMA_MIN     default of s->cma_min            (SIZE_MAX: off)
-     COLL_SHM_HANDLES     outstanding isend/irecv per rank          (16)
+     COLL_SHM_HANDLES     outstanding isend/irecv per rank (4..30)  (16)
      COLL_SHM_MAX_RANKS   largest group                             (256)
      COLL_SHM_SLICE_MS    sleep slice between liveness checks       (20)
      COLL_SHM_SPIN_US     longest spin before yielding               (50)
@@ -168,6 +200,12 @@
 #endif
 #ifndef COLL_SHM_SLOT_BYTES
 #define COLL_SHM_SLOT_BYTES 8192
+#endif
+#ifndef COLL_SHM_FBOX                /* fast-box lines per ordered pair      */
+#define COLL_SHM_FBOX 64             /* (0: no fast box)                     */
+#endif
+#ifndef COLL_SHM_FBOX_MAX            /* largest message by the fast box      */
+#define COLL_SHM_FBOX_MAX 1024
 #endif
 #ifndef COLL_SHM_CMA_MIN              /* SIZE_MAX: CMA off (see THE IDEA) */
 #define COLL_SHM_CMA_MIN SIZE_MAX
@@ -208,6 +246,7 @@ typedef struct coll_shm__xfer {
     unsigned char *buf;
     size_t bytes, done;        /* bytes published (send) / taken (recv)     */
     uint32_t order;            /* posting order, for per-peer FIFO          */
+    uint32_t seq;              /* the message's number on its pair          */
     uint32_t cma_slot;         /* CMA send: the slot to see consumed        */
     int cma;                   /* CMA send published, waiting for the ack   */
     int finished;              /* 1: complete, result holds the outcome     */
@@ -234,6 +273,9 @@ typedef struct coll_shm {
     uint64_t calm_until;       /* no yielding before this clock (ns)        */
     uint64_t turn_ns;          /* our last turn_ns published                */
     uint32_t posted;           /* posting counter                           */
+    uint32_t live;             /* bit h: handle h posted and not finished   */
+    int fresh;                 /* posted since the last clock read: the
+                                  deadline starts again at the next one     */
     uint64_t last_ms;          /* last progress (ms, monotonic)             */
     uint64_t check_ms;         /* last liveness check of the peers          */
     uint64_t probe;            /* a word peers read to test CMA             */
@@ -245,6 +287,10 @@ typedef struct coll_shm {
     int32_t pid[COLL_SHM_MAX_RANKS];   /* each rank's pid                   */
     uint32_t head[COLL_SHM_MAX_RANKS]; /* slots we have published to rank r */
     uint32_t tail[COLL_SHM_MAX_RANKS]; /* slots we have taken from rank r   */
+    uint32_t sseq[COLL_SHM_MAX_RANKS]; /* number of our next message to r   */
+    uint32_t rseq[COLL_SHM_MAX_RANKS]; /* number of our next receive from r */
+    uint16_t bhead[COLL_SHM_MAX_RANKS];/* our next fast-box line towards r  */
+    uint16_t btail[COLL_SHM_MAX_RANKS];/* next line to read in r's box to us */
     /* handles 0..COLL_SHM_HANDLES-1 for isend/irecv, two more for the
        blocking calls so they never find the table full */
     coll_shm__xfer x[COLL_SHM_HANDLES + 2];
@@ -324,7 +370,7 @@ COLL_SHM_API int coll_shm_wait(void *ctx, int handle, int block);
    Everything starts zeroed (fresh mmap / ftruncate), which is a valid
    initial state: all rings empty, no rank joined. */
 
-#define COLL_SHM__MAGIC 0x636f6c32u          /* "col2": this layout        */
+#define COLL_SHM__MAGIC 0x636f6c33u          /* "col3": this layout        */
 #define COLL_SHM__LINE  64
 #define COLL_SHM__STALE 2   /* internal: our segment is a dead run's; retry */
 
@@ -341,17 +387,21 @@ typedef struct coll_shm__group {
     uint64_t nonce;            /* random, one per run                         */
 } coll_shm__group;
 
+/* Two lines: the first is read by a peer after every message it sends us
+   and written only around a sleep (or when we move to another core), so
+   it stays in every cache while nobody sleeps; the second changes now
+   and then (turn_ns). */
 typedef struct coll_shm__rankrec {
-    uint32_t bell;             /* futex word: bumped at every event for us   */
+    uint32_t bell;             /* futex word: bumped to wake this rank       */
     uint32_t sleeping;         /* 1 while this rank is (about to be) asleep  */
+    int32_t cpu;               /* where it last ran: a hint for waiters only */
+    unsigned char pad0[COLL_SHM__LINE - 12];
     int32_t pid;
-    uint32_t pad0;
+    uint32_t pad1;
     uint64_t probe_addr;       /* address of a known word, for the CMA probe */
     uint64_t nonce;            /* the run's nonce: this record is this run's */
-    uint64_t turn_ns;          /* when this rank last ran in the port, and  */
-    int32_t cpu;               /* where: a hint for yielding peers only     */
-    uint32_t pad1;
-    unsigned char pad[COLL_SHM__LINE - 48];
+    uint64_t turn_ns;          /* when this rank last ran in the port       */
+    unsigned char pad2[COLL_SHM__LINE - 32];
 } coll_shm__rankrec;
 
 enum { COLL_SHM__DATA = 1, COLL_SHM__LAST = 2, COLL_SHM__CMA = 4 };
@@ -360,17 +410,42 @@ typedef struct coll_shm__slot {
     uint64_t bytes;            /* DATA: bytes in data[]; CMA: message size   */
     uint64_t addr;             /* CMA: the sender's buffer                   */
     uint32_t kind;             /* COLL_SHM__DATA [| LAST] or COLL_SHM__CMA   */
-    unsigned char pad[COLL_SHM__LINE - 20];
+    uint32_t seq;              /* the message's number on the pair           */
+    unsigned char pad[COLL_SHM__LINE - 24];
     unsigned char data[COLL_SHM_SLOT_BYTES];
 } coll_shm__slot;
+
+/* A fast-box line: a message's first line holds its stamp (COLL_SHM__TOP
+   | its number; 0 while the line is free) and its length; the data runs
+   on through the next lines, PIECE bytes each, their headers unused. */
+#define COLL_SHM__PIECE (COLL_SHM__LINE - 8)
+#define COLL_SHM__TOP   0x80000000u
+#define COLL_SHM__SEQ   0x7fffffffu   /* message numbers: 31 bits, wrapping */
+typedef struct coll_shm__box {
+    uint32_t stamp;
+    uint32_t len;
+    unsigned char data[COLL_SHM__PIECE];
+} coll_shm__box;
 
 typedef struct coll_shm__chan {
     uint32_t head;             /* written by the sender only                 */
     unsigned char pad0[COLL_SHM__LINE - 4];
     uint32_t tail;             /* written by the receiver only               */
     unsigned char pad1[COLL_SHM__LINE - 4];
+#if COLL_SHM_FBOX > 0
+    coll_shm__box box[COLL_SHM_FBOX];  /* stamps: set by the sender, cleared
+                                          by the receiver                  */
+#endif
     coll_shm__slot slot[COLL_SHM_SLOTS];
 } coll_shm__chan;
+
+#if COLL_SHM_FBOX > 0 && (COLL_SHM_FBOX_MAX < 1 || COLL_SHM_FBOX > 65535 || \
+    COLL_SHM_FBOX_MAX > COLL_SHM_FBOX * COLL_SHM__PIECE)
+#error "COLL_SHM_FBOX_MAX must fit the box: 1 .. COLL_SHM_FBOX * 56 (and COLL_SHM_FBOX <= 65535)"
+#endif
+#if COLL_SHM_HANDLES < 4 || COLL_SHM_HANDLES > 30
+#error "COLL_SHM_HANDLES must be 4 .. 30"
+#endif
 
 #define COLL_SHM__LOAD(p)      __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define COLL_SHM__STORE(p, v)  __atomic_store_n((p), (v), __ATOMIC_RELEASE)
@@ -469,7 +544,8 @@ static void coll_shm__sleep(uint32_t *word, uint32_t val, unsigned ms)
    and the load of `sleeping` are sequentially consistent, pairing with the
    sleeper's store of `sleeping` and load of `bell`: either the sleeper sees
    the new bell value (and does not sleep) or we see it sleeping (and wake
-   it). */
+   it). For the group's events (join, abort), where nothing else was
+   published that the sleeper would look at. */
 static void coll_shm__ring(coll_shm *s, int r)
 {
     coll_shm__rankrec *rr = coll_shm__rec(s, r);
@@ -479,6 +555,18 @@ static void coll_shm__ring(coll_shm *s, int r)
         syscall(SYS_futex, &rr->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 #endif
     }
+}
+
+/* After a message or a freed slot was published with a sequentially
+   consistent store: wake rank r only if it says it sleeps. The sleeper
+   stores `sleeping` (seq_cst), fences and looks at the rings once more
+   before it sleeps, so either it sees what we published or we see it
+   asleep (Dekker's pattern). A peer that is awake costs one read of a
+   line that stays shared: no atomic read-modify-write, no system call. */
+static void coll_shm__nudge(coll_shm *s, int r)
+{
+    if (COLL_SHM__SC_LOAD(&coll_shm__rec(s, r)->sleeping))
+        coll_shm__ring(s, r);
 }
 
 /* A run's nonce: never 0 (0 marks a record nobody has written). Without
@@ -580,37 +668,131 @@ COLL_SHM_API void coll_shm_abort(coll_shm *s, int code)
 
 /* ---- moving bytes ------------------------------------------------------- */
 
-/* Is some older transfer of the same direction and peer still ahead of x?
-   (the handle table is small: a scan is cheaper than per-peer queues) */
+/* Is some older send to the same peer still being published into the
+   ring? (The handle table is small: a scan of the live handles is cheaper
+   than per-peer queues.) Ring messages of a pair go out whole and in
+   posting order; a fast-box message never waits for one. */
 static int coll_shm__blocked(const coll_shm *s, const coll_shm__xfer *x)
 {
-    int i;
-    for (i = 0; i < COLL_SHM_HANDLES + 2; i++) {
-        const coll_shm__xfer *y = &s->x[i];
-        if (y == x || !y->used || y->finished || y->is_send != x->is_send || y->peer != x->peer)
-            continue;
-        /* a send stands in the way only until it is fully published */
-        if (y->is_send && y->done == y->bytes)
-            continue;
-        if ((int32_t)(y->order - x->order) < 0)
+    uint32_t m = s->live;
+    while (m) {
+        const coll_shm__xfer *y = &s->x[__builtin_ctz(m)];
+        m &= m - 1;
+        if (y != x && y->is_send && y->peer == x->peer && y->done != y->bytes &&
+            (int32_t)(y->order - x->order) < 0)
             return 1;
     }
     return 0;
+}
+
+static void coll_shm__finish(coll_shm *s, coll_shm__xfer *x, int rc)
+{
+    x->finished = 1;
+    x->result = rc;
+    s->live &= ~(1u << (x - s->x));
 }
 
 /* The peer broke the ring protocol (a counter out of range, a slot that no
    correct sender writes): end the transfer and tell everybody. */
 static int coll_shm__broken(coll_shm *s, coll_shm__xfer *x, int rc)
 {
-    x->finished = 1;
-    x->result = rc;
+    coll_shm__finish(s, x, rc);
     coll_shm_abort(s, rc);
     return 1;
 }
 
-/* Advance a send; returns 1 if anything moved. Our head is the private
-   copy; the receiver's tail is checked to lie within one ring behind it
-   (a correct receiver never passes our head nor falls further back). */
+/* Could a correct sender have sent message `seq` to us? Each message not
+   yet taken holds a fast-box line or a ring slot, so the sender is at most
+   COLL_SHM_FBOX + COLL_SHM_SLOTS messages ahead of the receives we have
+   posted; and a message no receive of ours still waits for was taken
+   already. So it lies in [oldest receive we may still have posted, next
+   receive + that many): a window around our own count, never a value
+   read from the segment. */
+static int coll_shm__plausible(const coll_shm *s, int peer, uint32_t seq)
+{
+    uint32_t lo = s->rseq[peer] - (uint32_t)(COLL_SHM_HANDLES + 2);
+    return ((seq - lo) & COLL_SHM__SEQ) <
+           (uint32_t)(COLL_SHM_HANDLES + 2 + COLL_SHM_FBOX + COLL_SHM_SLOTS);
+}
+
+#if COLL_SHM_FBOX > 0
+static uint32_t coll_shm__wrap(uint32_t i)
+{
+    return i >= COLL_SHM_FBOX ? i - COLL_SHM_FBOX : i;
+}
+
+/* Lines a fast-box message of `bytes` (1 .. COLL_SHM_FBOX_MAX) takes. */
+static uint32_t coll_shm__lines(size_t bytes)
+{
+    return (uint32_t)((bytes + COLL_SHM__PIECE - 1) / COLL_SHM__PIECE);
+}
+
+/* A send of at most COLL_SHM_FBOX_MAX bytes: into the pair's fast box if
+   the lines from our next one on are all free (the receiver clears a
+   message's first line once it has copied all of it out, and the lines
+   in use always run from its next message to ours, so a free stretch
+   from ours on overlaps none of them). The data first, the stamp last
+   (seq_cst: see coll_shm__nudge). Returns 1 if sent, 0 if the box is
+   full. */
+static int coll_shm__box_put(coll_shm *s, int peer, const unsigned char *buf, size_t bytes,
+                             uint32_t seq)
+{
+    coll_shm__box *box = coll_shm__chan_of(s, s->rank, peer)->box;
+    uint32_t h = s->bhead[peer], k = coll_shm__lines(bytes), i;
+    size_t off;
+    for (i = 0; i < k; i++)
+        if (COLL_SHM__LOAD(&box[coll_shm__wrap(h + i)].stamp))
+            return 0;
+    for (i = 0, off = 0; off < bytes; i++, off += COLL_SHM__PIECE) {
+        size_t n = bytes - off < COLL_SHM__PIECE ? bytes - off : COLL_SHM__PIECE;
+        memcpy(box[coll_shm__wrap(h + i)].data, buf + off, n);
+    }
+    box[h].len = (uint32_t)bytes;
+    COLL_SHM__SC_STORE(&box[h].stamp, COLL_SHM__TOP | seq);
+    s->bhead[peer] = (uint16_t)coll_shm__wrap(h + k);
+    coll_shm__nudge(s, peer);
+    return 1;
+}
+
+/* A receive that has taken nothing yet looks at the next line of the
+   peer's fast box: 0 nothing for it (empty, or a later message's),
+   1 taken, or an error. The stamp must carry the top bit and a number a
+   correct sender could have sent (else the box was forged: COLL_ERR_IO);
+   the length, read once, 1 .. COLL_SHM_FBOX_MAX (else
+   COLL_ERR_IO) and the receive's size (else COLL_ERR_MISMATCH). Clearing
+   the stamp (release) hands all the message's lines back. */
+static int coll_shm__box_take(coll_shm *s, coll_shm__xfer *x)
+{
+    coll_shm__box *box = coll_shm__chan_of(s, x->peer, s->rank)->box;
+    uint32_t t = s->btail[x->peer], st = COLL_SHM__LOAD(&box[t].stamp), seq, len, i;
+    size_t off;
+    if (!st)
+        return 0;
+    seq = st & COLL_SHM__SEQ;
+    if (!(st & COLL_SHM__TOP) || !coll_shm__plausible(s, x->peer, seq))
+        return COLL_ERR_IO;
+    if (seq != x->seq)
+        return 0;                       /* an earlier or a later receive's */
+    len = COLL_SHM__ONCE32(&box[t].len);
+    if (len == 0 || len > COLL_SHM_FBOX_MAX)
+        return COLL_ERR_IO;
+    if (len != x->bytes)
+        return COLL_ERR_MISMATCH;
+    for (i = 0, off = 0; off < len; i++, off += COLL_SHM__PIECE) {
+        size_t n = len - off < COLL_SHM__PIECE ? len - off : COLL_SHM__PIECE;
+        memcpy(x->buf + off, box[coll_shm__wrap(t + i)].data, n);
+    }
+    COLL_SHM__STORE(&box[t].stamp, 0u);
+    s->btail[x->peer] = (uint16_t)coll_shm__wrap(t + coll_shm__lines(len));
+    x->done = x->bytes;
+    return 1;
+}
+#endif
+
+/* Advance a send through the ring; returns 1 if anything moved. Our head
+   is the private copy; the receiver's tail is checked to lie within one
+   ring behind it (a correct receiver never passes our head nor falls
+   further back). */
 static int coll_shm__step_send(coll_shm *s, coll_shm__xfer *x)
 {
     coll_shm__chan *c = coll_shm__chan_of(s, s->rank, x->peer);
@@ -622,6 +804,7 @@ static int coll_shm__step_send(coll_shm *s, coll_shm__xfer *x)
             return coll_shm__broken(s, x, COLL_ERR_IO);
         while (x->done < x->bytes && head - tail < COLL_SHM_SLOTS) {
             coll_shm__slot *sl = &c->slot[head % COLL_SHM_SLOTS];
+            sl->seq = x->seq;
             if (s->cma && s->cma_agreed && x->bytes >= s->cma_min) {
                 sl->kind = COLL_SHM__CMA;
                 sl->bytes = x->bytes;
@@ -640,11 +823,11 @@ static int coll_shm__step_send(coll_shm *s, coll_shm__xfer *x)
             }
             head++;
             s->head[x->peer] = head;
-            COLL_SHM__STORE(&c->head, head);
+            COLL_SHM__SC_STORE(&c->head, head);
             moved = 1;
         }
         if (moved)
-            coll_shm__ring(s, x->peer);
+            coll_shm__nudge(s, x->peer);
     }
     if (x->done == x->bytes) {
         /* eager chunks are complete once published; a CMA send once the
@@ -656,8 +839,7 @@ static int coll_shm__step_send(coll_shm *s, coll_shm__xfer *x)
             if ((int32_t)(tail - x->cma_slot) <= 0)
                 return moved;
         }
-        x->finished = 1;
-        x->result = 0;
+        coll_shm__finish(s, x, 0);
         moved = 1;
     }
     return moved;
@@ -688,27 +870,49 @@ static int coll_shm__cma_read(pid_t pid, void *dst, uint64_t src, size_t bytes)
     return 0;
 }
 
-/* Advance a receive; returns 1 if anything moved, sets x->finished on
-   completion or error. Every slot field is read once and checked before
-   use: a length beyond the slot, an unknown kind, a CMA slot when CMA was
-   not agreed, or a head more than one ring ahead of our tail is
-   COLL_ERR_IO; a well-formed message of the wrong size COLL_ERR_MISMATCH.
-   Either aborts the group. */
+/* Advance a receive; returns 1 if anything moved, finishes x on
+   completion or error. A receive that has taken nothing yet looks in the
+   fast box first, then at the ring's next slot, and takes whichever
+   carries its number; a message begun in the ring continues there (a
+   sender publishes a ring message whole before the next). Every slot
+   field is read once and checked before use: a length beyond the slot, an
+   unknown kind, a CMA slot when CMA was not agreed, a head more than one
+   ring ahead of our tail, or a number no correct sender could have sent
+   (coll_shm__plausible) is COLL_ERR_IO; a well-formed message
+   of the wrong size COLL_ERR_MISMATCH. Either aborts the group. */
 static int coll_shm__step_recv(coll_shm *s, coll_shm__xfer *x)
 {
     coll_shm__chan *c = coll_shm__chan_of(s, x->peer, s->rank);
     uint32_t tail = s->tail[x->peer], head;
     int moved = 0, rc = 0;
-    if (coll_shm__blocked(s, x))
-        return 0;
+#if COLL_SHM_FBOX > 0
+    if (x->done == 0) {                 /* any size: a mismatch shows here too */
+        rc = coll_shm__box_take(s, x);
+        if (rc < 0)
+            return coll_shm__broken(s, x, rc);
+        if (rc > 0) {
+            coll_shm__finish(s, x, 0);
+            return 1;
+        }
+    }
+#endif
     head = COLL_SHM__LOAD(&c->head);
     if ((uint32_t)(head - tail) > COLL_SHM_SLOTS)
         rc = COLL_ERR_IO;
     while (rc == 0 && x->done < x->bytes && tail != head) {
         coll_shm__slot *sl = &c->slot[tail % COLL_SHM_SLOTS];
         uint32_t kind = COLL_SHM__ONCE32(&sl->kind);
+        uint32_t seq = COLL_SHM__ONCE32(&sl->seq);
         uint64_t n = COLL_SHM__ONCE64(&sl->bytes);
-        if (kind == COLL_SHM__CMA) {
+        if (x->done == 0 && seq != x->seq) {
+            /* another receive's message, or a forgery */
+            if (!coll_shm__plausible(s, x->peer, seq))
+                rc = COLL_ERR_IO;
+            break;
+        }
+        if (seq != x->seq)
+            rc = COLL_ERR_IO;               /* a message cut by another   */
+        else if (kind == COLL_SHM__CMA) {
             if (!s->cma_agreed)
                 rc = COLL_ERR_IO;           /* never agreed: a forged slot */
             else if (x->done != 0 || n != (uint64_t)x->bytes)
@@ -735,18 +939,17 @@ static int coll_shm__step_recv(coll_shm *s, coll_shm__xfer *x)
             break;
         tail++;
         s->tail[x->peer] = tail;
-        COLL_SHM__STORE(&c->tail, tail);
+        COLL_SHM__SC_STORE(&c->tail, tail);
         moved = 1;
     }
     if (moved)
-        coll_shm__ring(s, x->peer);        /* a slot is free / a CMA ack */
+        coll_shm__nudge(s, x->peer);       /* a slot is free / a CMA ack */
     if (rc)
         return coll_shm__broken(s, x, rc);  /* the pair is out of step: tell
                                                everybody, the sender of a CMA
                                                message included */
     if (x->done == x->bytes) {
-        x->finished = 1;
-        x->result = 0;
+        coll_shm__finish(s, x, 0);
         moved = 1;
     }
     return moved;
@@ -755,12 +958,13 @@ static int coll_shm__step_recv(coll_shm *s, coll_shm__xfer *x)
 /* One pass over all live transfers; returns 1 if anything moved. */
 static int coll_shm__progress(coll_shm *s)
 {
-    int i, moved = 0;
-    for (i = 0; i < COLL_SHM_HANDLES + 2; i++) {
-        coll_shm__xfer *x = &s->x[i];
-        if (!x->used || x->finished)
-            continue;
-        moved |= x->is_send ? coll_shm__step_send(s, x) : coll_shm__step_recv(s, x);
+    uint32_t m = s->live;
+    int moved = 0;
+    while (m) {
+        coll_shm__xfer *x = &s->x[__builtin_ctz(m)];
+        m &= m - 1;
+        if (!x->finished)
+            moved |= x->is_send ? coll_shm__step_send(s, x) : coll_shm__step_recv(s, x);
     }
     return moved;
 }
@@ -768,10 +972,11 @@ static int coll_shm__progress(coll_shm *s)
 /* Is a peer of some unfinished transfer dead? (pids: the private copies) */
 static int coll_shm__peers_dead(coll_shm *s)
 {
-    int i;
-    for (i = 0; i < COLL_SHM_HANDLES + 2; i++) {
-        coll_shm__xfer *x = &s->x[i];
-        if (x->used && !x->finished && coll_shm__dead((pid_t)s->pid[x->peer]))
+    uint32_t m = s->live;
+    while (m) {
+        coll_shm__xfer *x = &s->x[__builtin_ctz(m)];
+        m &= m - 1;
+        if (coll_shm__dead((pid_t)s->pid[x->peer]))
             return 1;
     }
     return 0;
@@ -848,9 +1053,11 @@ static int32_t coll_shm__cpu(void)
 static void coll_shm__turn(coll_shm *s, uint64_t now)
 {
     coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
+    int32_t cpu = coll_shm__cpu();
     s->turn_ns = now;
     __atomic_store_n(&me->turn_ns, now, __ATOMIC_RELAXED);
-    __atomic_store_n(&me->cpu, coll_shm__cpu(), __ATOMIC_RELAXED);
+    if (__atomic_load_n(&me->cpu, __ATOMIC_RELAXED) != cpu)   /* a line peers read */
+        __atomic_store_n(&me->cpu, cpu, __ATOMIC_RELAXED);
 }
 
 /* Did another rank of ours run on our core between from and to? The
@@ -885,8 +1092,10 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
     uint64_t t0 = 0;         /* clock at the first read since the last progress */
     unsigned polls = 0;      /* polls since the last clock read              */
     int spun = 0;            /* paused since the last progress               */
-    int fresh = 0;           /* progress not yet stamped into s->last_ms     */
+    int fresh = s->fresh;    /* progress (or posting) not yet stamped into
+                                s->last_ms                                  */
     int rc = 0, i;
+    s->fresh = 0;
     for (;;) {
         int moved = coll_shm__progress(s);
         uint64_t now;
@@ -924,6 +1133,8 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
             s->last_ms = now / 1000000u;
             fresh = 0;
         }
+        if (now - s->turn_ns >= COLL_SHM__TURN_NS)
+            coll_shm__turn(s, now);
         if (!t0)
             t0 = now;
         if ((rc = coll_shm__idle(s, now / 1000000u)) != 0)
@@ -967,6 +1178,7 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
             uint32_t bell;
             COLL_SHM__SC_STORE(&me->sleeping, 1u);
             bell = COLL_SHM__SC_LOAD(&me->bell);
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);   /* see coll_shm__nudge */
             if (coll_shm__progress(s)) {
                 stage = SPIN;
                 t0 = 0;
@@ -985,6 +1197,7 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
         if (rc == 0 && x->finished && x->result)
             rc = x->result;
         x->used = 0;
+        s->live &= ~(1u << h[i]);     /* given up, if not finished */
     }
     return rc;
 }
@@ -1007,12 +1220,22 @@ static int coll_shm__post(coll_shm *s, int slot, int is_send, int peer,
     x->cma = 0;
     x->finished = 0;
     x->result = 0;
-    {
-        uint64_t now = coll_shm__now_ns();
-        s->last_ms = now / 1000000u;    /* the deadline starts at posting */
-        if (now - s->turn_ns >= COLL_SHM__TURN_NS)
-            coll_shm__turn(s, now);
-    }
+    s->fresh = 1;                 /* the deadline starts again at posting */
+    if (is_send) {
+        x->seq = s->sseq[peer]++ & COLL_SHM__SEQ;
+#if COLL_SHM_FBOX > 0
+        /* small, and not a CMA message: the fast box, if it has room;
+           then the send is over (and its handle finished) at once */
+        if (bytes <= COLL_SHM_FBOX_MAX && !(s->cma && s->cma_agreed && bytes >= s->cma_min) &&
+            coll_shm__box_put(s, peer, x->buf, bytes, x->seq)) {
+            x->done = bytes;
+            x->finished = 1;
+            return 0;
+        }
+#endif
+    } else
+        x->seq = s->rseq[peer]++ & COLL_SHM__SEQ;
+    s->live |= 1u << slot;
     return 0;
 }
 
@@ -1027,6 +1250,10 @@ COLL_SHM_API int coll_shm_send(void *ctx, int peer, const void *buf, size_t byte
     int h = COLL_SHM_HANDLES, rc = coll_shm__check(s);
     if (rc == 0)
         rc = coll_shm__post(s, h, 1, peer, buf, bytes);
+    if (rc == 0 && s->x[h].finished) {          /* by the fast box */
+        s->x[h].used = 0;
+        return 0;
+    }
     return rc ? rc : coll_shm__wait(s, &h, 1, 1);
 }
 
@@ -1047,7 +1274,7 @@ COLL_SHM_API int coll_shm_sendrecv(void *ctx, int to, const void *sbuf, size_t s
     if (rc == 0)
         rc = coll_shm__post(s, h[0], 0, from, rbuf, rbytes);
     if (rc == 0 && (rc = coll_shm__post(s, h[1], 1, to, sbuf, sbytes)) != 0)
-        s->x[h[0]].used = 0;
+        s->x[h[0]].used = 0, s->live &= ~(1u << h[0]);
     return rc ? rc : coll_shm__wait(s, h, 2, 1);
 }
 
@@ -1064,7 +1291,8 @@ static int coll_shm__ipost(coll_shm *s, int is_send, int peer, const void *buf,
     rc = coll_shm__post(s, h, is_send, peer, buf, bytes);
     if (rc)
         return rc;
-    coll_shm__progress(s);        /* eager: start moving bytes right away */
+    if (!s->x[h].finished)
+        coll_shm__progress(s);    /* eager: start moving bytes right away */
     *handle = h;
     return 0;
 }
@@ -1217,6 +1445,12 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
     memset(s->pid, 0, sizeof s->pid);
     memset(s->head, 0, sizeof s->head);
     memset(s->tail, 0, sizeof s->tail);
+    memset(s->sseq, 0, sizeof s->sseq);
+    memset(s->rseq, 0, sizeof s->rseq);
+    memset(s->bhead, 0, sizeof s->bhead);
+    memset(s->btail, 0, sizeof s->btail);
+    s->live = 0;
+    s->fresh = 0;
     memset(s->x, 0, sizeof s->x);
     me = coll_shm__rec(s, rank);
     me->pid = (int32_t)getpid();

@@ -136,6 +136,68 @@ static int port_body(int rank, coll_port *pt, void *arg)
         PB(rc == 0);
         free(a); free(b); free(b2);
     }
+    /* the fast box: every size up to its limit and one past it (the
+       ring), around the ring of ranks; then three messages in flight that
+       take the box, the ring and the box again, waited for in reverse */
+    {
+        enum { M = COLL_SHM_FBOX_MAX + 1, BIG = 20000 };
+        unsigned char *a = (unsigned char *)malloc(BIG), *b = (unsigned char *)malloc(BIG);
+        unsigned char *b2 = (unsigned char *)malloc(BIG), *b3 = (unsigned char *)malloc(BIG);
+        size_t bytes;
+        int h[6], rc = 0, k;
+        for (bytes = 1; bytes <= M && rc == 0; bytes++) {
+            for (i = 0; i < bytes; i++) a[i] = pat(i, rank, (int)bytes);
+            b[bytes] = 0xee;
+            rc = pt->irecv(pt->ctx, from, b, bytes, &h[0]);
+            if (!rc) rc = pt->isend(pt->ctx, to, a, bytes, &h[1]);
+            if (!rc) rc = pt->wait(pt->ctx, h[0], 1);
+            if (!rc) rc = pt->wait(pt->ctx, h[1], 1);
+            for (i = 0; i < bytes && !rc; i++) if (b[i] != pat(i, from, (int)bytes)) rc = -1000;
+            if (!rc && b[bytes] != 0xee) rc = -1001;          /* not one byte more */
+        }
+        PB(rc == 0);
+        for (k = 0; k < 3 && rc == 0; k++) {
+            size_t sz[3] = {24, BIG, 1000};
+            for (i = 0; i < BIG; i++) a[i] = pat(i, rank, 50 + k);
+            memset(b, 0, BIG); memset(b2, 0, BIG); memset(b3, 0, BIG);
+            rc = pt->irecv(pt->ctx, from, b, sz[k % 3], &h[0]);
+            if (!rc) rc = pt->irecv(pt->ctx, from, b2, sz[(k + 1) % 3], &h[1]);
+            if (!rc) rc = pt->irecv(pt->ctx, from, b3, sz[(k + 2) % 3], &h[2]);
+            if (!rc) rc = pt->isend(pt->ctx, to, a, sz[k % 3], &h[3]);
+            if (!rc) rc = pt->isend(pt->ctx, to, a, sz[(k + 1) % 3], &h[4]);
+            if (!rc) rc = pt->isend(pt->ctx, to, a, sz[(k + 2) % 3], &h[5]);
+            for (i = 6; i-- > 0 && !rc;) rc = pt->wait(pt->ctx, h[i], 1);
+            for (i = 0; i < BIG && !rc; i++) {
+                unsigned char want = pat(i, from, 50 + k);
+                if ((i < sz[k % 3] && b[i] != want) || (i < sz[(k + 1) % 3] && b2[i] != want) ||
+                    (i < sz[(k + 2) % 3] && b3[i] != want))
+                    rc = -1000;
+            }
+        }
+        PB(rc == 0);
+        free(a); free(b); free(b2); free(b3);
+    }
+    /* a full box: rank 0 sends 90 messages of 1 to 200 bytes before rank 1
+       receives any; the box fills, later ones take the ring (and wait for
+       room there), and once rank 1 drains the box they take it again, so
+       the two roads interleave. Every message lands in order. */
+    if (rank <= 1) {
+        unsigned char a[200], b[200];
+        int rc = 0, k;
+        for (k = 0; k < 90 && rc == 0; k++) {
+            size_t len = 1 + (size_t)(k * 37) % 200;
+            if (rank == 0) {
+                for (i = 0; i < len; i++) a[i] = pat(i, 0, k);
+                rc = pt->send(pt->ctx, 1, a, len);
+            } else {
+                if (k == 0) usleep(20000);
+                memset(b, 0, sizeof b);
+                rc = pt->recv(pt->ctx, 0, b, len);
+                for (i = 0; i < len && !rc; i++) if (b[i] != pat(i, 0, k)) rc = -1000;
+            }
+        }
+        PB(rc == 0);
+    }
     /* polling: wait(block = 0) answers COLL_AGAIN while nothing can have
        arrived - rank 1 sends only after rank 0's "go" - then completes */
     if (rank <= 1) {
@@ -293,6 +355,47 @@ static int fwd_wait(void *ctx, int h, int block)
 { dying *d = (dying *)ctx; return d->inner.wait(d->inner.ctx, h, block); }
 static void fwd_abort(void *ctx, int code)
 { dying *d = (dying *)ctx; if (d->inner.abort) d->inner.abort(d->inner.ctx, code); }
+
+/* A receive of another size than the message, whichever road each size
+   takes: the fast box (at most COLL_SHM_FBOX_MAX bytes) or the ring. The
+   receiver must answer COLL_ERR_MISMATCH, promptly; the sender's eager
+   send succeeds. */
+typedef struct mm_arg { shared_counts *sc; size_t sent, want; } mm_arg;
+
+static int mismatch_body(int rank, coll_port *pt, void *arg)
+{
+    mm_arg *m = (mm_arg *)arg;
+    unsigned char *buf = (unsigned char *)calloc(1, m->sent > m->want ? m->sent : m->want);
+    double t0 = now_ms();
+    if (!buf) return 1;
+    m->sc->rc[rank] = rank == 0 ? pt->send(pt->ctx, 1, buf, m->sent)
+                                : pt->recv(pt->ctx, 0, buf, m->want);
+    m->sc->ms[rank] = now_ms() - t0;
+    free(buf);
+    return 0;
+}
+
+static void mismatch_suite(void)
+{
+    static const size_t cases[][2] = {
+        {50, 5000}, {5000, 50}, {50, 100}, {COLL_SHM_FBOX_MAX, COLL_SHM_FBOX_MAX + 1},
+        {COLL_SHM_FBOX_MAX + 1, COLL_SHM_FBOX_MAX}, {1, 2}
+    };
+    size_t k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        mm_arg m;
+        m.sc = counts_new();
+        m.sent = cases[k][0];
+        m.want = cases[k][1];
+        coll_shm_spawn(2, mismatch_body, &m, 3000);
+        check(m.sc->rc[0] == 0 && m.sc->rc[1] == COLL_ERR_MISMATCH && m.sc->ms[1] < 1000.0,
+              "mismatch: %zu B sent, %zu B received: sender %d, receiver %d after %.0f ms",
+              m.sent, m.want, m.sc->rc[0], m.sc->rc[1], m.sc->ms[1]);
+        printf("  %zu B sent, %zu B received -> %d, %d\n", m.sent, m.want,
+               m.sc->rc[0], m.sc->rc[1]);
+        munmap(m.sc, sizeof *m.sc);
+    }
+}
 
 typedef struct fail_arg { shared_counts *sc; int victim; int hang; } fail_arg;
 
@@ -681,6 +784,7 @@ int main(int argc, char **argv)
         printf("\n");
         munmap(sc, sizeof *sc);
     }
+    mismatch_suite();
     open_suite(3);
     fail_unsupervised(3, 3000);
 

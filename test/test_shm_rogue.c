@@ -143,13 +143,26 @@ enum {
     F_KIND,         /* a kind no sender writes                              */
     F_HEAD,         /* the sender's head 1000 slots ahead of our tail       */
     F_TAIL,         /* the receiver's tail ahead of our head (send side)    */
+    F_SEQ,          /* a ring slot numbered far beyond anything sent        */
     F_GOOD,         /* control: a well-formed 100-byte message arrives      */
+    /* the fast box: the receive is 100 bytes unless said otherwise */
+    F_BOX_NOTOP,    /* a stamp without its top bit                          */
+    F_BOX_SEQ,      /* a stamp numbered far beyond anything sent            */
+    F_BOX_SEQ_OLD,  /* a stamp numbered before every receive of ours        */
+    F_BOX_LEN0,     /* length 0                                             */
+    F_BOX_LONG,     /* length COLL_SHM_FBOX_MAX + 1, into a 16 MiB receive  */
+    F_BOX_HUGE,     /* length UINT32_MAX, into a 16 MiB receive             */
+    F_BOX_GOOD,     /* control: a well-formed 100-byte message arrives      */
     F_COUNT
 };
 static const char *const f_name[F_COUNT] = {
     "slot bytes = 16 MiB", "slot bytes = UINT64_MAX", "slot bytes = slot size + 1",
     "slot bytes = 0", "slot kind = 77", "head 1000 slots ahead",
-    "tail ahead of the sender's head", "control: well-formed slot"
+    "tail ahead of the sender's head", "slot seq = 1000000",
+    "control: well-formed slot",
+    "box stamp without top bit", "box seq = 1000000", "box seq = -100",
+    "box len = 0", "box len = max + 1", "box len = UINT32_MAX",
+    "control: well-formed box message"
 };
 #define BIG (16u << 20)
 
@@ -160,13 +173,24 @@ static int forge_body(int rank, coll_port *pt, void *arg)
     if (rank == 1) {                    /* the rogue: writes, never calls the port */
         coll_shm__chan *c = coll_shm__chan_of(s, 1, 0);
         coll_shm__slot *sl = &c->slot[0];
-        if (f == F_TAIL) {
+        if (f >= F_BOX_NOTOP) {
+            coll_shm__box *b = &c->box[0];
+            b->len = f == F_BOX_LEN0 ? 0u : f == F_BOX_LONG ? COLL_SHM_FBOX_MAX + 1u :
+                     f == F_BOX_HUGE ? UINT32_MAX : 100u;
+            memset(b->data, 0x3c, sizeof b->data);
+            memset(c->box[1].data, 0x3c, sizeof c->box[1].data);
+            __atomic_store_n(&b->stamp, f == F_BOX_NOTOP ? 5u :
+                             COLL_SHM__TOP | (f == F_BOX_SEQ ? 1000000u :
+                                              f == F_BOX_SEQ_OLD ? COLL_SHM__SEQ - 99u : 0u),
+                             __ATOMIC_SEQ_CST);
+        } else if (f == F_TAIL) {
             __atomic_store_n(&coll_shm__chan_of(s, 0, 1)->tail, 5u, __ATOMIC_RELEASE);
         } else {
             sl->kind = COLL_SHM__DATA | COLL_SHM__LAST;
             sl->bytes = f == F_HUGE ? BIG : f == F_MAX ? UINT64_MAX :
                         f == F_SLOT_PLUS1 ? COLL_SHM_SLOT_BYTES + 1u : f == F_ZERO ? 0u : 100u;
             if (f == F_KIND) sl->kind = 77;
+            if (f == F_SEQ) sl->seq = 1000000u;
             memset(sl->data, 0x3c, 100);
             __atomic_store_n(&c->head, f == F_HEAD ? 1000u : 1u, __ATOMIC_RELEASE);
         }
@@ -176,7 +200,9 @@ static int forge_body(int rank, coll_port *pt, void *arg)
         await_flag(&g->done[0], 3000);
         return 0;
     } else {
-        size_t want = f == F_GOOD ? 100u : f == F_SLOT_PLUS1 ? COLL_SHM_SLOT_BYTES + 1u : BIG;
+        size_t want = f == F_GOOD || f == F_SEQ || (f >= F_BOX_NOTOP && f != F_BOX_LONG &&
+                      f != F_BOX_HUGE) ? 100u :
+                      f == F_SLOT_PLUS1 ? COLL_SHM_SLOT_BYTES + 1u : BIG;
         unsigned char *buf = (unsigned char *)malloc(BIG);
         size_t i, touched = 0;
         double t0;
@@ -184,10 +210,11 @@ static int forge_body(int rank, coll_port *pt, void *arg)
         memset(buf, 0x5a, BIG);
         await_flag(&g->done[1], 3000);
         t0 = now_ms();
-        g->rc[0] = f == F_TAIL ? coll_shm_send(s, 1, buf, 100)
+        /* F_TAIL: too large for the fast box, so the ring's tail counts */
+        g->rc[0] = f == F_TAIL ? coll_shm_send(s, 1, buf, COLL_SHM_FBOX_MAX + 1u)
                                : coll_shm_recv(s, 1, buf, want);
         g->ms[0] = now_ms() - t0;
-        if (f == F_GOOD) {
+        if (f == F_GOOD || f == F_BOX_GOOD) {
             for (i = 0; i < 100; i++) touched += buf[i] != 0x3c;
         } else if (f != F_TAIL) {
             for (i = 0; i < BIG; i++) touched += buf[i] != 0x5a;
@@ -208,7 +235,7 @@ static void test_forged_slots(void)
 {
     int f;
     for (f = 0; f < F_COUNT; f++) {
-        int st, expect = f == F_GOOD ? 0 : COLL_ERR_IO;
+        int st, expect = f == F_GOOD || f == F_BOX_GOOD ? 0 : COLL_ERR_IO;
         reset();
         st = bounded(f_name[f], forge_case, &f, 8000);
         check(st == 0, "%s: a rank failed or crashed (status %d)", f_name[f], st);
