@@ -1333,6 +1333,7 @@ static int coll_tcp__pump(coll_tcp *t)
     return moved;
 }
 
+#if COLL_TCP__BLOCKING
 /* Is q the only transfer still pending? Then nothing else needs this rank
    while q waits, and it may wait inside one blocking system call. */
 static int coll_tcp__alone(const coll_tcp *t, const coll_tcp__req *q)
@@ -1343,7 +1344,6 @@ static int coll_tcp__alone(const coll_tcp *t, const coll_tcp__req *q)
     return 1;
 }
 
-#if COLL_TCP__BLOCKING
 /* Finishes q in blocking calls: a receive with MSG_WAITALL returns once
    the whole message is in, a send once the kernel holds all of it; either
    returns early, having moved nothing, when the link's SO_RCVTIMEO or
