@@ -83,9 +83,10 @@
      and two ranks exchanging megabytes never stall on each other's full
      socket buffers. Per peer and direction, only the oldest posted
      transfer moves bytes: messages keep the order they were posted in.
-     A wait whose transfer is the only one pending sleeps in one blocking
-     recv or send instead (the links are blocking sockets after the
-     rendezvous; every try that must not wait passes MSG_DONTWAIT).
+     A wait that has spun without progress and whose transfer is the only
+     one pending sleeps in one blocking recv or send instead of poll() (the
+     links are blocking sockets after the rendezvous; every try that must
+     not wait passes MSG_DONTWAIT).
      isend/irecv take up to COLL_TCP_MAX_REQUESTS - 2 handles (then answer
      COLL_AGAIN); the last two slots are kept for the blocking calls.
      t.bytes_sent / t.bytes_received count payload bytes, for traffic checks.
@@ -94,13 +95,12 @@
 
    COST: system calls, above all for small messages (about 3 us each on the
      virtual machine measured, as much as the loopback TCP stack's own work
-     per message). A send the socket has room for is one call. A wait on a
-     transfer that is the only one pending is one blocking call: recv with
-     MSG_WAITALL or send, bounded by the link's SO_RCVTIMEO/SO_SNDTIMEO, the
-     kernel waking the rank when the bytes are there (4 ranks on 2 cores,
-     8 B all-reduce: 2 calls per message where polling took 3.2). Transfers
-     in flight both ways (sendrecv, pipelined segments) add the tries that
-     answer EAGAIN, sched_yield rounds and, when idle, a poll(). Large
+     per message). A send the socket has room for is one call, a receive
+     whose bytes are there one more; a wait that finds nothing yet spins
+     (a try that answers EAGAIN and a sched_yield per round, up to
+     COLL_TCP_SPIN rounds), then sleeps: in one blocking recv (MSG_WAITALL)
+     or send when its transfer is the only one pending, bounded by the
+     link's SO_RCVTIMEO/SO_SNDTIMEO, else in poll(). Large
      messages are bound by the kernel's two copies per byte (sender into
      the socket, receiver out of it): about 2 GB/s each way at once on
      loopback here, whatever the socket buffer sizes, several connections
@@ -1392,18 +1392,20 @@ static int coll_tcp__sleep(coll_tcp *t, int ms)
     return k < 0 ? COLL_ERR_IO : k;
 }
 
-/* Waiting. A transfer that is the only one pending finishes in blocking
-   system calls (coll_tcp__finish): the kernel wakes the rank when its
-   bytes are there, and a small message costs one call. Otherwise (a
-   sendrecv, segments in flight both ways), after a pump that moves
-   nothing, up to COLL_TCP_SPIN rounds of sched_yield + pump before poll()
-   puts the rank to sleep. On loopback the peer that will fill or drain our
-   socket is often a runnable process on this very core: yielding lets it
-   run and skips the sleep and wake-up that poll() costs (2 ranks, 8 and
-   64 MiB all-reduce: about twice the bandwidth measured here); with a core
-   to itself, the yield returns at once and the rank polls its sockets
-   without sleeping. The clock is read only when a wait goes to sleep, to
-   set the idle deadline. */
+/* Waiting: after a pump that moves nothing, up to COLL_TCP_SPIN rounds of
+   sched_yield + pump before the rank goes to sleep. On loopback the peer
+   that will fill or drain our socket is often a runnable process on this
+   very core: yielding lets it run and skips the sleep and wake-up (2 ranks,
+   8 and 64 MiB all-reduce: about twice the bandwidth measured here); with
+   a core to itself, the yield returns at once and the rank polls its
+   sockets without sleeping. Sleeping at once costs more than it saves
+   where cores fall idle: a wake-up that must reach an idle core of a
+   virtual machine took 70 us one way here, against 10 to 18 on a busy one
+   (4 ranks on 2 cores, 8 B all-reduce on a quiet machine: 70 us sleeping
+   at once, 43 spinning first). Then a transfer that is the only one
+   pending sleeps in blocking system calls (coll_tcp__finish), woken by the
+   kernel when its bytes are there; others sleep in poll(). The clock is
+   read only when a wait goes to sleep, to set the idle deadline. */
 COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block)
 {
     coll_tcp *t = (coll_tcp *)ctx;
@@ -1415,9 +1417,6 @@ COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block)
     q = &t->req[handle];
     for (;;) {
         int rc;
-#if COLL_TCP__BLOCKING
-        if (block && q->result == COLL_AGAIN && coll_tcp__alone(t, q)) coll_tcp__finish(t, q);
-#endif
         if (q->result == COLL_AGAIN) {
             rc = coll_tcp__pump(t);
             if (rc < 0 && q->result == COLL_AGAIN) q->result = rc;
@@ -1435,6 +1434,12 @@ COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block)
             continue;
         }
         spins = 0;
+#if COLL_TCP__BLOCKING
+        if (coll_tcp__alone(t, q)) {
+            coll_tcp__finish(t, q);
+            continue;
+        }
+#endif
         {
             long long now = coll_tcp__now_ms(), left;
             if (idle_since < 0 || moved) idle_since = now;
