@@ -96,22 +96,33 @@
    WAITING (ranks may outnumber cores, other programs may share them)
      A waiter goes through three stages, each only as long as the last one
      brought nothing; any progress puts it back to the first:
-       1. spin: poll the rings, with a pause between polls, for at most
-          s->spin_ns. The clock is read every COLL_SHM__POLLS polls, not on
-          every one (a clock read costs as much as a poll).
+       1. spin: poll the rings, with a pause between polls - but only
+          while a peer we wait on can answer: it is awake (not asleep on
+          its futex) and last ran on another core, or we woke it a moment
+          ago (2 x spin_max: it answers within a wake-up's latency). The
+          clock is read every COLL_SHM__POLLS polls, not on every one (a
+          clock read costs as much as a poll).
        2. yield: sched_yield and poll until COLL_SHM_YIELD_US have passed
           since the last progress. Where the rank we wait for shares our
           core (more ranks than cores, or the other cores busy with other
           programs), this hands it the core at once.
        3. sleep on a futex: each rank has a `bell` word that a peer
-          increments, and wakes, whenever it publishes a slot to that rank
-          or frees one of its slots, if that rank said it is asleep.
-     The spin budget adapts: a spin that ends in progress doubles it (up to
-     COLL_SHM_SPIN_US, or 1 us when ranks outnumber cores), one that runs
-     out halves it (down to COLL_SHM__SPIN_MIN). Where the peer has a core
-     of its own the rank spins and answers within a microsecond; where the
-     peer waits for our core, the rank stops spinning after a few calls.
-     (Before, a rank spun 2000 polls, ~110 us, whoever held the other
+          increments, and wakes, whenever it publishes a message to that
+          rank or frees one of its slots, if that rank said it is asleep
+          (coll_shm__nudge has the ordering, and why the sleeper calls
+          membarrier(2) so that a sender needs no fence).
+     How long a spin: where every rank may have a core (ranks <= online
+     cores), COLL_SHM_SPIN_US whenever the peer can answer; where ranks
+     outnumber cores, an adaptive budget of at most 1 us: a spin that ends
+     in progress doubles it, one that runs out halves it (down to
+     COLL_SHM__SPIN_MIN). Spinning only for a peer that can answer ended
+     a trap the adaptive budget alone fell into on a noisy machine: after
+     a few slow answers both ranks' budgets sank to the minimum, each
+     slept at every hand-off, and a sleeping peer answers no sooner than a
+     futex wake-up - so every spin ran out again. 8 B all-reduces stayed at
+     30-180 us per call (under `perf record` every time), where a waker
+     that spins through the peer's wake-up gets 0.5 us again.
+     (Before that, a rank spun 2000 polls, ~110 us, whoever held the other
      core: when another program held it, both ranks shared one core and
      every hand-off cost that spin, the bimodal 8 B times.)
      Yielding hands the core to whoever is next in line, and if that is
@@ -240,6 +251,15 @@
 extern "C" {
 #endif
 
+#ifdef COLL_SHM_STATS
+#define COLL_SHM__STAT(s, f) ((s)->st.f++)
+typedef struct coll_shm__stats {
+    unsigned long waits, spin_ok, spin_fail, spin_skip, yields, calm, sleeps, wakes;
+} coll_shm__stats;
+#else
+#define COLL_SHM__STAT(s, f) ((void)0)
+#endif
+
 /* One transfer in progress (private to its rank). */
 typedef struct coll_shm__xfer {
     int used, is_send, peer, result;
@@ -269,6 +289,12 @@ typedef struct coll_shm {
                                   rank's CMA sends off                      */
     uint32_t spin_ns;          /* spin budget now (adapts, see WAITING)     */
     uint32_t spin_max;         /* its ceiling (ns)                          */
+    int over;                  /* ranks outnumber the cores                 */
+    int mb;                    /* every rank registered for membarrier: the
+                                  sleeper fences, senders need not (see
+                                  coll_shm__nudge)                          */
+    int woke;                  /* we woke a peer lately (see WAITING)       */
+    uint64_t woke_ns;          /* clock at the first read after that wake   */
     uint32_t calm_ms;          /* how long the next no-yield stretch lasts  */
     uint64_t calm_until;       /* no yielding before this clock (ns)        */
     uint64_t turn_ns;          /* our last turn_ns published                */
@@ -294,6 +320,9 @@ typedef struct coll_shm {
     /* handles 0..COLL_SHM_HANDLES-1 for isend/irecv, two more for the
        blocking calls so they never find the table full */
     coll_shm__xfer x[COLL_SHM_HANDLES + 2];
+#ifdef COLL_SHM_STATS
+    coll_shm__stats st;
+#endif
 } coll_shm;
 
 /* Forks nranks processes; each runs fn(rank, port, arg) over a fresh
@@ -382,7 +411,7 @@ typedef struct coll_shm__group {
     uint32_t no_cma;           /* 1: some pair cannot use process_vm_readv    */
     int32_t failed;            /* 0, or the code every call now returns       */
     int32_t creator;           /* pid of the process that made the segment    */
-    uint32_t pad0;
+    uint32_t no_mb;            /* 1: some rank cannot use membarrier          */
     uint64_t creator_start;    /* its start time (/proc, ticks; 0: unknown)   */
     uint64_t nonce;            /* random, one per run                         */
 } coll_shm__group;
@@ -557,16 +586,49 @@ static void coll_shm__ring(coll_shm *s, int r)
     }
 }
 
-/* After a message or a freed slot was published with a sequentially
-   consistent store: wake rank r only if it says it sleeps. The sleeper
-   stores `sleeping` (seq_cst), fences and looks at the rings once more
-   before it sleeps, so either it sees what we published or we see it
-   asleep (Dekker's pattern). A peer that is awake costs one read of a
-   line that stays shared: no atomic read-modify-write, no system call. */
+/* membarrier(2) commands (linux/membarrier.h, Linux 4.16), spelled out
+   so that the header is not needed */
+#define COLL_SHM__MB_GLOBAL_EXPEDITED (1 << 1)
+#define COLL_SHM__MB_REGISTER_GLOBAL_EXPEDITED (1 << 2)
+
+/* A full barrier on every core that runs a rank of ours (or any program
+   registered alike), as if each had executed a fence right now; 0 if
+   done. */
+static int coll_shm__membarrier(void)
+{
+#if defined(SYS_membarrier)
+    return syscall(SYS_membarrier, COLL_SHM__MB_GLOBAL_EXPEDITED, 0, 0) == 0 ? 0 : -1;
+#else
+    return -1;
+#endif
+}
+
+/* After a message or a freed slot was published (a release store): wake
+   rank r only if it says it sleeps. This is Dekker's pattern - we store
+   the message and then load `sleeping`, the sleeper stores `sleeping` and
+   then looks at the rings once more - and it needs a store-load barrier on
+   both sides, or each may miss the other's store and the sleeper sleeps
+   through our message. A fence here costs what the message's stores take
+   to reach the peer's cache (on the machine we test on, 0.35 us of a 0.6
+   us all-reduce), so where every rank registered for membarrier(2), the
+   sleeper pays instead: after storing `sleeping` it makes every core that
+   runs one of us execute a barrier (coll_shm__membarrier), which orders
+   our store before our load after the fact, and here a compiler barrier
+   is enough. Otherwise: a fence. A peer that is awake costs one read of
+   a line that stays shared: no atomic read-modify-write, no system
+   call. */
 static void coll_shm__nudge(coll_shm *s, int r)
 {
-    if (COLL_SHM__SC_LOAD(&coll_shm__rec(s, r)->sleeping))
+    if (s->mb)
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    else
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&coll_shm__rec(s, r)->sleeping, __ATOMIC_RELAXED)) {
         coll_shm__ring(s, r);
+        s->woke = 1;              /* it will answer soon: worth a spin */
+        s->woke_ns = 0;
+        COLL_SHM__STAT(s, wakes);
+    }
 }
 
 /* A run's nonce: never 0 (0 marks a record nobody has written). Without
@@ -732,7 +794,7 @@ static uint32_t coll_shm__lines(size_t bytes)
    message's first line once it has copied all of it out, and the lines
    in use always run from its next message to ours, so a free stretch
    from ours on overlaps none of them). The data first, the stamp last
-   (seq_cst: see coll_shm__nudge). Returns 1 if sent, 0 if the box is
+   (release; then see coll_shm__nudge). Returns 1 if sent, 0 if the box is
    full. */
 static int coll_shm__box_put(coll_shm *s, int peer, const unsigned char *buf, size_t bytes,
                              uint32_t seq)
@@ -743,12 +805,12 @@ static int coll_shm__box_put(coll_shm *s, int peer, const unsigned char *buf, si
     for (i = 0; i < k; i++)
         if (COLL_SHM__LOAD(&box[coll_shm__wrap(h + i)].stamp))
             return 0;
-    for (i = 0, off = 0; off < bytes; i++, off += COLL_SHM__PIECE) {
-        size_t n = bytes - off < COLL_SHM__PIECE ? bytes - off : COLL_SHM__PIECE;
-        memcpy(box[coll_shm__wrap(h + i)].data, buf + off, n);
-    }
+    /* whole pieces as fixed-size copies (a few moves each), the rest after */
+    for (i = 0, off = 0; bytes - off > COLL_SHM__PIECE; i++, off += COLL_SHM__PIECE)
+        memcpy(box[coll_shm__wrap(h + i)].data, buf + off, COLL_SHM__PIECE);
+    memcpy(box[coll_shm__wrap(h + i)].data, buf + off, bytes - off);
     box[h].len = (uint32_t)bytes;
-    COLL_SHM__SC_STORE(&box[h].stamp, COLL_SHM__TOP | seq);
+    COLL_SHM__STORE(&box[h].stamp, COLL_SHM__TOP | seq);
     s->bhead[peer] = (uint16_t)coll_shm__wrap(h + k);
     coll_shm__nudge(s, peer);
     return 1;
@@ -778,10 +840,9 @@ static int coll_shm__box_take(coll_shm *s, coll_shm__xfer *x)
         return COLL_ERR_IO;
     if (len != x->bytes)
         return COLL_ERR_MISMATCH;
-    for (i = 0, off = 0; off < len; i++, off += COLL_SHM__PIECE) {
-        size_t n = len - off < COLL_SHM__PIECE ? len - off : COLL_SHM__PIECE;
-        memcpy(x->buf + off, box[coll_shm__wrap(t + i)].data, n);
-    }
+    for (i = 0, off = 0; len - off > COLL_SHM__PIECE; i++, off += COLL_SHM__PIECE)
+        memcpy(x->buf + off, box[coll_shm__wrap(t + i)].data, COLL_SHM__PIECE);
+    memcpy(x->buf + off, box[coll_shm__wrap(t + i)].data, len - off);
     COLL_SHM__STORE(&box[t].stamp, 0u);
     s->btail[x->peer] = (uint16_t)coll_shm__wrap(t + coll_shm__lines(len));
     x->done = x->bytes;
@@ -823,7 +884,7 @@ static int coll_shm__step_send(coll_shm *s, coll_shm__xfer *x)
             }
             head++;
             s->head[x->peer] = head;
-            COLL_SHM__SC_STORE(&c->head, head);
+            COLL_SHM__STORE(&c->head, head);
             moved = 1;
         }
         if (moved)
@@ -939,7 +1000,7 @@ static int coll_shm__step_recv(coll_shm *s, coll_shm__xfer *x)
             break;
         tail++;
         s->tail[x->peer] = tail;
-        COLL_SHM__SC_STORE(&c->tail, tail);
+        COLL_SHM__STORE(&c->tail, tail);
         moved = 1;
     }
     if (moved)
@@ -1077,6 +1138,23 @@ static int coll_shm__ours_ran(const coll_shm *s, uint64_t from, uint64_t to)
     return 0;
 }
 
+/* Can a peer we wait on answer while we spin? One that is awake (not
+   asleep on its futex) and last ran on another core than ours (cpu: ours,
+   -1 unknown). The records are the peers' to write: a wrong answer only
+   makes us spin, or stop spinning, sooner than we should. */
+static int coll_shm__peer_up(const coll_shm *s, int32_t cpu)
+{
+    uint32_t m = s->live;
+    while (m) {
+        const coll_shm__rankrec *rr = coll_shm__rec(s, s->x[__builtin_ctz(m)].peer);
+        m &= m - 1;
+        if (!__atomic_load_n(&rr->sleeping, __ATOMIC_RELAXED) &&
+            (cpu < 0 || __atomic_load_n(&rr->cpu, __ATOMIC_RELAXED) != cpu))
+            return 1;
+    }
+    return 0;
+}
+
 /* Wait until the transfers h[0..n-1] are finished (block = 0: advance once
    and answer COLL_AGAIN if they are not). Returns the first error among
    them, or a group failure; frees the handles unless COLL_AGAIN. The
@@ -1090,18 +1168,23 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
     coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
     enum { SPIN, YIELD, SLEEP } stage = SPIN;
     uint64_t t0 = 0;         /* clock at the first read since the last progress */
+    uint32_t budget = 0;     /* this spin's length (ns), set at t0           */
     unsigned polls = 0;      /* polls since the last clock read              */
     int spun = 0;            /* paused since the last progress               */
     int fresh = s->fresh;    /* progress (or posting) not yet stamped into
                                 s->last_ms                                  */
     int rc = 0, i;
     s->fresh = 0;
+    COLL_SHM__STAT(s, waits);
     for (;;) {
         int moved = coll_shm__progress(s);
         uint64_t now;
         if (moved) {
-            if (spun && stage == SPIN && s->spin_ns < s->spin_max)   /* it paid */
-                s->spin_ns = s->spin_ns > s->spin_max / 2 ? s->spin_max : s->spin_ns * 2;
+            if (spun && stage == SPIN) {
+                COLL_SHM__STAT(s, spin_ok);
+                if (s->spin_ns < s->spin_max)                       /* it paid */
+                    s->spin_ns = s->spin_ns > s->spin_max / 2 ? s->spin_max : s->spin_ns * 2;
+            }
             stage = SPIN;
             t0 = 0;
             polls = 0;
@@ -1135,24 +1218,42 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
         }
         if (now - s->turn_ns >= COLL_SHM__TURN_NS)
             coll_shm__turn(s, now);
-        if (!t0)
-            t0 = now;
         if ((rc = coll_shm__idle(s, now / 1000000u)) != 0)
             break;
+        if (!t0) {
+            /* How long to spin: only while a peer we wait on can answer -
+               it is awake on another core, or we woke it a moment ago (it
+               answers within a wake-up's latency) - as long as the
+               adaptive budget, or where every rank may have a core of its
+               own, the whole spin_max. */
+            t0 = now;
+            if (s->woke && !s->woke_ns)
+                s->woke_ns = now;
+            if (s->woke && now - s->woke_ns >= 2u * (uint64_t)s->spin_max)
+                s->woke = 0;
+            budget = s->woke || coll_shm__peer_up(s, coll_shm__cpu())
+                         ? (s->over ? s->spin_ns : s->spin_max) : 0;
+            if (!budget)
+                COLL_SHM__STAT(s, spin_skip);
+        }
         if (stage == SPIN) {
-            if (now - t0 < s->spin_ns) {
+            if (now - t0 < budget) {
                 spun = 1;
                 coll_shm__pause();
                 continue;
             }
-            if (spun && s->spin_ns > COLL_SHM__SPIN_MIN)   /* it did not pay */
-                s->spin_ns = s->spin_ns / 2 > COLL_SHM__SPIN_MIN ? s->spin_ns / 2
-                                                                 : COLL_SHM__SPIN_MIN;
+            if (budget) {
+                COLL_SHM__STAT(s, spin_fail);
+                if (s->spin_ns > COLL_SHM__SPIN_MIN)         /* it did not pay */
+                    s->spin_ns = s->spin_ns / 2 > COLL_SHM__SPIN_MIN ? s->spin_ns / 2
+                                                                     : COLL_SHM__SPIN_MIN;
+            }
             stage = now < s->calm_until ? SLEEP : YIELD;
         }
         if (stage == YIELD) {
             if (now - t0 < (uint64_t)COLL_SHM_YIELD_US * 1000u) {
                 uint64_t back;
+                COLL_SHM__STAT(s, yields);
                 sched_yield();
                 back = coll_shm__now_ns();
                 coll_shm__turn(s, back);
@@ -1164,6 +1265,7 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
                        (a sleeper, woken, gets the core back at once).
                        Sleep instead of yielding for calm_ms, and twice
                        as long after the next time. */
+                    COLL_SHM__STAT(s, calm);
                     s->calm_until = now + (uint64_t)s->calm_ms * 1000000u;
                     if (s->calm_ms < COLL_SHM__CALM_MAX_MS)
                         s->calm_ms *= 2;
@@ -1173,12 +1275,17 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
             }
             stage = SLEEP;
         }
-        /* Going to sleep: announce it, then look once more (see ring). */
+        /* Going to sleep: announce it, then look once more (see nudge). */
         {
             uint32_t bell;
+            int slice = COLL_SHM_SLICE_MS;
             COLL_SHM__SC_STORE(&me->sleeping, 1u);
             bell = COLL_SHM__SC_LOAD(&me->bell);
-            __atomic_thread_fence(__ATOMIC_SEQ_CST);   /* see coll_shm__nudge */
+            /* the sleeper's half of coll_shm__nudge; should membarrier
+               fail, a sender may have missed us: sleep 1 ms at a time */
+            if (s->mb && coll_shm__membarrier() != 0)
+                slice = 1;
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
             if (coll_shm__progress(s)) {
                 stage = SPIN;
                 t0 = 0;
@@ -1186,7 +1293,8 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
                 spun = 0;
                 fresh = 1;
             } else if (!COLL_SHM__LOAD(&g->failed)) {
-                coll_shm__sleep(&me->bell, bell, COLL_SHM_SLICE_MS);
+                COLL_SHM__STAT(s, sleeps);
+                coll_shm__sleep(&me->bell, bell, (unsigned)slice);
                 coll_shm__turn(s, coll_shm__now_ns());
             }
             COLL_SHM__SC_STORE(&me->sleeping, 0u);
@@ -1434,6 +1542,9 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
     if (s->spin_max < COLL_SHM__SPIN_MIN)
         s->spin_max = COLL_SHM__SPIN_MIN;
     s->spin_ns = s->spin_max;
+    s->over = !(ncpu > 0 && nranks <= ncpu);
+    s->mb = 0;                     /* fences until every rank has registered */
+    s->woke = 0;
     s->calm_until = 0;
     s->turn_ns = 0;
     s->calm_ms = COLL_SHM__CALM_MS;
@@ -1490,6 +1601,10 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
             v != COLL_SHM__PROBE)
             COLL_SHM__SC_STORE(&g->no_cma, 1u);
     }
+#if defined(SYS_membarrier)
+    if (syscall(SYS_membarrier, COLL_SHM__MB_REGISTER_GLOBAL_EXPEDITED, 0, 0) != 0)
+#endif
+        COLL_SHM__SC_STORE(&g->no_mb, 1u);
     __atomic_fetch_add(&g->probed, 1u, __ATOMIC_SEQ_CST);
     for (r = 0; r < nranks; r++)
         coll_shm__ring(s, r);
@@ -1497,6 +1612,7 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
         return rc;
     /* read once: from here on only the private answer counts */
     s->cma_agreed = s->cma = COLL_SHM__SC_LOAD(&g->no_cma) == 0;
+    s->mb = COLL_SHM__SC_LOAD(&g->no_mb) == 0;
     coll_shm__port(s, port);
     return 0;
 }
@@ -1842,6 +1958,11 @@ COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port,
                                 (timeout_ms ? timeout_ms : COLL_SHM_JOIN_MS), NULL, &port);
             if (rc == 0)
                 rc = fn(r, &port, arg);
+#ifdef COLL_SHM_STATS
+            fprintf(stderr, "rank %d: waits %lu spin ok %lu fail %lu skip %lu yields %lu calm %lu sleeps %lu wakes %lu spin_ns %u\n",
+                    r, s.st.waits, s.st.spin_ok, s.st.spin_fail, s.st.spin_skip, s.st.yields,
+                    s.st.calm, s.st.sleeps, s.st.wakes, s.spin_ns);
+#endif
             fflush(NULL);
             _exit(rc == 0 ? 0 : 1);
         }

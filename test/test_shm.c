@@ -84,6 +84,9 @@ static const size_t pp_sizes[] = { 1, 63, 8192, 8193, 32767, 32768, 100001, 1u <
    default, staging only; 1 = every message by process_vm_readv). */
 static size_t g_cma_min = SIZE_MAX;
 static int *g_cma_works;   /* shared: did the CMA probe succeed? */
+/* 1: every rank fences after each message instead of relying on the
+   sleeper's membarrier (the port's fallback where membarrier is missing) */
+static int g_no_mb;
 
 static unsigned char pat(size_t i, int who, int round) { return (unsigned char)(i * 131u + (unsigned)who * 7u + (unsigned)round); }
 
@@ -98,6 +101,7 @@ static int port_body(int rank, coll_port *pt, void *arg)
     size_t s, i;
     long ok = 0, bad = 0;
     ((coll_shm *)pt->ctx)->cma_min = g_cma_min;
+    if (g_no_mb) ((coll_shm *)pt->ctx)->mb = 0;
     if (g_cma_works) *g_cma_works = ((coll_shm *)pt->ctx)->cma;
     for (s = 0; s < NPP; s++) {
         size_t bytes = pp_sizes[s];
@@ -718,6 +722,17 @@ int main(int argc, char **argv)
             printf("  port checks, %d ranks, %s: %ld passed, %ld failed\n", n,
                    road ? (*g_cma_works ? "CMA" : "CMA refused by the kernel, staging")
                         : "staging", sc->passed, sc->failed);
+        }
+        if (n == 3) {                  /* wake-ups without membarrier */
+            g_cma_min = SIZE_MAX;
+            g_no_mb = 1;
+            memset(sc, 0, sizeof *sc);
+            failed = coll_shm_spawn(n, port_body, sc, 5000);
+            g_no_mb = 0;
+            check(failed == 0 && sc->failed == 0, "port checks at %d ranks, fences", n);
+            g_passed += sc->passed;
+            printf("  port checks, %d ranks, staging, fences instead of membarrier: %ld passed,"
+                   " %ld failed\n", n, sc->passed, sc->failed);
         }
         /* every collective; the fifth round again at 4 ranks, all by CMA */
         g_cma_min = i < 4 ? SIZE_MAX : 1;
