@@ -1347,9 +1347,9 @@ static int coll_tcp__alone(const coll_tcp *t, const coll_tcp__req *q)
 /* Finishes q in blocking calls: a receive with MSG_WAITALL returns once
    the whole message is in, a send once the kernel holds all of it; either
    returns early, having moved nothing, when the link's SO_RCVTIMEO or
-   SO_SNDTIMEO (the deadline) passes. One system call per message where
-   waiting by polling takes a try that answers EAGAIN, then a poll() or a
-   string of yields, then the call itself. */
+   SO_SNDTIMEO (the deadline) passes. For a wait that has spun in vain
+   this is one system call where sleeping in poll() takes two (the poll,
+   then the try that moves the bytes). */
 static void coll_tcp__finish(coll_tcp *t, coll_tcp__req *q)
 {
     int fd = t->fd[q->peer];
