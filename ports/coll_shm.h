@@ -125,12 +125,17 @@
      (Before that, a rank spun 2000 polls, ~110 us, whoever held the other
      core: when another program held it, both ranks shared one core and
      every hand-off cost that spin, the bimodal 8 B times.)
-     Yielding hands the core to whoever is next in line, and if that is
-     another program, for its whole time slice, while a woken sleeper gets
-     the core back at once. So a yield that kept us away for a time slice,
-     or for long while no rank of ours ran on the core (the records'
-     turn_ns and cpu say when and where each rank last ran), turns
-     yielding off for a while (COLL_SHM__CALM_MS, doubling each time).
+     Sleeping is the dear stage here: a futex wake-up that must bring an
+     idle core back costs ~50 us on the machine we test on (a hand-off by
+     sched_yield on one core ~5 us, through memory between two running
+     cores ~0.1 us), and once every rank on a core sleeps, the core idles.
+     So a waiter yields for COLL_SHM_YIELD_US before it sleeps, and
+     nothing else sends it to sleep sooner. (The port used to stop
+     yielding for 50 ms - up to 5 s, doubling - after a yield that kept
+     it off the core for a time slice, as another program's would: under
+     other programs' load that left the ranks sleeping at every hand-off,
+     and 4 ranks on 2 cores took 70 us per 8 B all-reduce where yielding
+     takes 15; with a busy loop on one core, yielding was no slower.)
      Sleeps are cut into COLL_SHM_SLICE_MS slices; while it waits the
      waiter also checks (at every clock read)
        - the deadline: timeout_ms without any progress -> COLL_ERR_TIMEOUT,
@@ -163,8 +168,8 @@
        - our own ring counters, every peer's pid (for CMA and liveness),
          the run's nonce and whether CMA was agreed are private copies
          taken at join, never read back from shared memory;
-       - a record's turn_ns and cpu (see WAITING) are only compared: any
-         value only decides whether a waiter yields or sleeps;
+       - a record's `cpu` and `sleeping` (see WAITING) are only compared:
+         any value only decides whether a waiter spins;
        - the `failed` word: 0 is healthy; a code in [-4095, -1] is returned
          as it is; anything else (positive, or out of range) becomes
          COLL_ERR_ABORTED - never a positive value a caller would take for
@@ -251,15 +256,6 @@
 extern "C" {
 #endif
 
-#ifdef COLL_SHM_STATS
-#define COLL_SHM__STAT(s, f) ((s)->st.f++)
-typedef struct coll_shm__stats {
-    unsigned long waits, spin_ok, spin_fail, spin_skip, yields, calm, sleeps, wakes;
-} coll_shm__stats;
-#else
-#define COLL_SHM__STAT(s, f) ((void)0)
-#endif
-
 /* One transfer in progress (private to its rank). */
 typedef struct coll_shm__xfer {
     int used, is_send, peer, result;
@@ -295,9 +291,7 @@ typedef struct coll_shm {
                                   coll_shm__nudge)                          */
     int woke;                  /* we woke a peer lately (see WAITING)       */
     uint64_t woke_ns;          /* clock at the first read after that wake   */
-    uint32_t calm_ms;          /* how long the next no-yield stretch lasts  */
-    uint64_t calm_until;       /* no yielding before this clock (ns)        */
-    uint64_t turn_ns;          /* our last turn_ns published                */
+    uint64_t turn_ns;          /* when we last said where we run            */
     uint32_t posted;           /* posting counter                           */
     uint32_t live;             /* bit h: handle h posted and not finished   */
     int fresh;                 /* posted since the last clock read: the
@@ -320,9 +314,6 @@ typedef struct coll_shm {
     /* handles 0..COLL_SHM_HANDLES-1 for isend/irecv, two more for the
        blocking calls so they never find the table full */
     coll_shm__xfer x[COLL_SHM_HANDLES + 2];
-#ifdef COLL_SHM_STATS
-    coll_shm__stats st;
-#endif
 } coll_shm;
 
 /* Forks nranks processes; each runs fn(rank, port, arg) over a fresh
@@ -418,8 +409,8 @@ typedef struct coll_shm__group {
 
 /* Two lines: the first is read by a peer after every message it sends us
    and written only around a sleep (or when we move to another core), so
-   it stays in every cache while nobody sleeps; the second changes now
-   and then (turn_ns). */
+   it stays in every cache while nobody sleeps; the second is written at
+   join only. */
 typedef struct coll_shm__rankrec {
     uint32_t bell;             /* futex word: bumped to wake this rank       */
     uint32_t sleeping;         /* 1 while this rank is (about to be) asleep  */
@@ -429,8 +420,7 @@ typedef struct coll_shm__rankrec {
     uint32_t pad1;
     uint64_t probe_addr;       /* address of a known word, for the CMA probe */
     uint64_t nonce;            /* the run's nonce: this record is this run's */
-    uint64_t turn_ns;          /* when this rank last ran in the port       */
-    unsigned char pad2[COLL_SHM__LINE - 32];
+    unsigned char pad2[COLL_SHM__LINE - 24];
 } coll_shm__rankrec;
 
 enum { COLL_SHM__DATA = 1, COLL_SHM__LAST = 2, COLL_SHM__CMA = 4 };
@@ -627,7 +617,6 @@ static void coll_shm__nudge(coll_shm *s, int r)
         coll_shm__ring(s, r);
         s->woke = 1;              /* it will answer soon: worth a spin */
         s->woke_ns = 0;
-        COLL_SHM__STAT(s, wakes);
     }
 }
 
@@ -1074,17 +1063,8 @@ static int coll_shm__idle(coll_shm *s, uint64_t now_ms)
 /* polls between clock reads while spinning (a power of two) */
 #define COLL_SHM__POLLS 16
 #define COLL_SHM__SPIN_MIN 500u     /* ns: the budget never goes below this */
-/* A sched_yield that kept us off the core for YIELD_SLICE (ns), or for
-   YIELD_LONG while none of our ranks ran on it, gave the core to another
-   program: its time slice is a millisecond or more, while a peer's turn
-   at the core is some microseconds (the first calls, which fault pages
-   in, take longer: then the peers say they ran). */
-#define COLL_SHM__YIELD_LONG 200000u
-#define COLL_SHM__YIELD_SLICE 1000000u
-#define COLL_SHM__CALM_MS 50u       /* the first stretch without yielding  */
-#define COLL_SHM__CALM_MAX_MS 5000u /* the longest                         */
-#define COLL_SHM__TURN_NS 50000u    /* a posting rank says it ran, at most
-                                       this often (ns)                     */
+#define COLL_SHM__TURN_NS 50000u    /* a waiting rank says where it runs,
+                                       at most this often (ns)             */
 
 static void coll_shm__pause(void)
 {
@@ -1109,33 +1089,17 @@ static int32_t coll_shm__cpu(void)
 #endif
 }
 
-/* Say in our record that we ran at `now` (CLOCK_MONOTONIC ns), and where.
-   Yielding peers read it (see coll_shm__ours_ran); nothing else does. */
+/* Say in our record on which core we run (at `now`, CLOCK_MONOTONIC ns).
+   Waiting peers read it (see coll_shm__peer_up); nothing else does. The
+   line is one every sender reads: it is written only when the core
+   changes. */
 static void coll_shm__turn(coll_shm *s, uint64_t now)
 {
     coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
     int32_t cpu = coll_shm__cpu();
     s->turn_ns = now;
-    __atomic_store_n(&me->turn_ns, now, __ATOMIC_RELAXED);
-    if (__atomic_load_n(&me->cpu, __ATOMIC_RELAXED) != cpu)   /* a line peers read */
+    if (__atomic_load_n(&me->cpu, __ATOMIC_RELAXED) != cpu)
         __atomic_store_n(&me->cpu, cpu, __ATOMIC_RELAXED);
-}
-
-/* Did another rank of ours run on our core between from and to? The
-   records are the peers' to write (or forge): a wrong answer only makes
-   us yield or sleep when the other would have been faster. */
-static int coll_shm__ours_ran(const coll_shm *s, uint64_t from, uint64_t to)
-{
-    int32_t cpu = coll_shm__cpu();
-    int r;
-    for (r = 0; r < s->nranks; r++) {
-        coll_shm__rankrec *rr = coll_shm__rec(s, r);
-        uint64_t t = __atomic_load_n(&rr->turn_ns, __ATOMIC_RELAXED);
-        if (r != s->rank && t > from && t <= to &&
-            __atomic_load_n(&rr->cpu, __ATOMIC_RELAXED) == cpu)
-            return 1;
-    }
-    return 0;
 }
 
 /* Can a peer we wait on answer while we spin? One that is awake (not
@@ -1175,16 +1139,12 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
                                 s->last_ms                                  */
     int rc = 0, i;
     s->fresh = 0;
-    COLL_SHM__STAT(s, waits);
     for (;;) {
         int moved = coll_shm__progress(s);
         uint64_t now;
         if (moved) {
-            if (spun && stage == SPIN) {
-                COLL_SHM__STAT(s, spin_ok);
-                if (s->spin_ns < s->spin_max)                       /* it paid */
-                    s->spin_ns = s->spin_ns > s->spin_max / 2 ? s->spin_max : s->spin_ns * 2;
-            }
+            if (spun && stage == SPIN && s->spin_ns < s->spin_max)   /* it paid */
+                s->spin_ns = s->spin_ns > s->spin_max / 2 ? s->spin_max : s->spin_ns * 2;
             stage = SPIN;
             t0 = 0;
             polls = 0;
@@ -1233,8 +1193,6 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
                 s->woke = 0;
             budget = s->woke || coll_shm__peer_up(s, coll_shm__cpu())
                          ? (s->over ? s->spin_ns : s->spin_max) : 0;
-            if (!budget)
-                COLL_SHM__STAT(s, spin_skip);
         }
         if (stage == SPIN) {
             if (now - t0 < budget) {
@@ -1242,35 +1200,18 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
                 coll_shm__pause();
                 continue;
             }
-            if (budget) {
-                COLL_SHM__STAT(s, spin_fail);
-                if (s->spin_ns > COLL_SHM__SPIN_MIN)         /* it did not pay */
-                    s->spin_ns = s->spin_ns / 2 > COLL_SHM__SPIN_MIN ? s->spin_ns / 2
-                                                                     : COLL_SHM__SPIN_MIN;
-            }
-            stage = now < s->calm_until ? SLEEP : YIELD;
+            if (budget && s->spin_ns > COLL_SHM__SPIN_MIN)    /* it did not pay */
+                s->spin_ns = s->spin_ns / 2 > COLL_SHM__SPIN_MIN ? s->spin_ns / 2
+                                                                 : COLL_SHM__SPIN_MIN;
+            stage = YIELD;
         }
         if (stage == YIELD) {
             if (now - t0 < (uint64_t)COLL_SHM_YIELD_US * 1000u) {
                 uint64_t back;
-                COLL_SHM__STAT(s, yields);
                 sched_yield();
                 back = coll_shm__now_ns();
-                coll_shm__turn(s, back);
-                if (back - now >= COLL_SHM__YIELD_SLICE ||
-                    (back - now >= COLL_SHM__YIELD_LONG && !coll_shm__ours_ran(s, now, back))) {
-                    /* Somebody kept the core for a time slice, or for
-                       long and none of our ranks ran: another program
-                       shares it, and each yield hands it a time slice
-                       (a sleeper, woken, gets the core back at once).
-                       Sleep instead of yielding for calm_ms, and twice
-                       as long after the next time. */
-                    COLL_SHM__STAT(s, calm);
-                    s->calm_until = now + (uint64_t)s->calm_ms * 1000000u;
-                    if (s->calm_ms < COLL_SHM__CALM_MAX_MS)
-                        s->calm_ms *= 2;
-                    stage = SLEEP;
-                }
+                if (back - s->turn_ns >= COLL_SHM__TURN_NS)
+                    coll_shm__turn(s, back);
                 continue;
             }
             stage = SLEEP;
@@ -1293,7 +1234,6 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
                 spun = 0;
                 fresh = 1;
             } else if (!COLL_SHM__LOAD(&g->failed)) {
-                COLL_SHM__STAT(s, sleeps);
                 coll_shm__sleep(&me->bell, bell, (unsigned)slice);
                 coll_shm__turn(s, coll_shm__now_ns());
             }
@@ -1545,9 +1485,7 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
     s->over = !(ncpu > 0 && nranks <= ncpu);
     s->mb = 0;                     /* fences until every rank has registered */
     s->woke = 0;
-    s->calm_until = 0;
     s->turn_ns = 0;
-    s->calm_ms = COLL_SHM__CALM_MS;
     s->posted = 0;
     s->last_ms = s->check_ms = coll_shm__now_ms();
     s->probe = COLL_SHM__PROBE;
@@ -1958,11 +1896,6 @@ COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port,
                                 (timeout_ms ? timeout_ms : COLL_SHM_JOIN_MS), NULL, &port);
             if (rc == 0)
                 rc = fn(r, &port, arg);
-#ifdef COLL_SHM_STATS
-            fprintf(stderr, "rank %d: waits %lu spin ok %lu fail %lu skip %lu yields %lu calm %lu sleeps %lu wakes %lu spin_ns %u\n",
-                    r, s.st.waits, s.st.spin_ok, s.st.spin_fail, s.st.spin_skip, s.st.yields,
-                    s.st.calm, s.st.sleeps, s.st.wakes, s.spin_ns);
-#endif
             fflush(NULL);
             _exit(rc == 0 ? 0 : 1);
         }
