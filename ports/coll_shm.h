@@ -65,7 +65,10 @@
          out and clears the stamp, which hands the lines back. No
          counters, no slot header line apart from the data, no atomic
          read-modify-write: an 8-byte message is one cache line crossing
-         to the receiver and back, and the send is over at once.
+         to the receiver and back, and the send is over at once. Above
+         512 bytes the ring's one contiguous copy per side wins over
+         copying 56 bytes a line (2 ranks, checks off: 768 B 0.84 us by
+         the box, 0.77 by the ring; 512 B 0.71 against 0.80).
      Every message carries its number on the pair (the ring's slots too),
      and a receive takes whichever road holds the next number it expects,
      so a small message may overtake a large one still filling the ring,
@@ -189,7 +192,7 @@
      COLL_SHM_FBOX        fast-box lines (64 B) per ordered pair      (64)
                           (0: no fast box; 4 KiB a pair)
      COLL_SHM_FBOX_MAX    largest message by the fast box (at most
-                          COLL_SHM_FBOX * 56)                       (1024)
+                          COLL_SHM_FBOX * 56)                        (512)
      COLL_SHM_CMA_MIN     default of s->cma_min            (SIZE_MAX: off)
      COLL_SHM_HANDLES     outstanding isend/irecv per rank (4..30)  (16)
      COLL_SHM_MAX_RANKS   largest group                             (256)
@@ -221,7 +224,7 @@
 #define COLL_SHM_FBOX 64             /* (0: no fast box)                     */
 #endif
 #ifndef COLL_SHM_FBOX_MAX            /* largest message by the fast box      */
-#define COLL_SHM_FBOX_MAX 1024
+#define COLL_SHM_FBOX_MAX 512
 #endif
 #ifndef COLL_SHM_CMA_MIN              /* SIZE_MAX: CMA off (see THE IDEA) */
 #define COLL_SHM_CMA_MIN SIZE_MAX
