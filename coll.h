@@ -47,15 +47,16 @@
        abort               tell every peer the group is broken; called once
                            after a transport error, so the peers fail now
                            instead of at their deadline.
-       irecv_fold          (with isend/irecv/wait, else ignored) an irecv that, instead of
-                           copying the sender's bytes into buf, calls
-                           fold(arg, buf + off, in, n) with `in` where they
-                           already lie (the sender's buffer, a shared slot)
-                           for pieces [off, off + n) in order, each starting
-                           where the last ended, until they cover the
-                           message; from any thread, one call at a time,
-                           before the handle completes. A piece out of
-                           order, or a message not covered, fails the call. The executor uses it for reduction
+       irecv_fold          (with isend/irecv/wait, else ignored) an irecv
+                           that, instead of copying the sender's bytes into
+                           buf, calls fold(arg, buf + off, in, n) with `in`
+                           where they already lie (the sender's buffer, a
+                           shared slot) for pieces [off, off + n) in order,
+                           each starting where the last ended, until they
+                           cover the message; from any thread, one call at
+                           a time, before the handle completes. A piece out
+                           of order, or a message not covered, fails the
+                           call. The executor uses it for reduction
                            steps whose result span no send of the same
                            step reads: the data is reduced straight from
                            the peer, with no copy into scratch.
@@ -2920,9 +2921,8 @@ static COLL__UNUSED void coll__fold(void *arg, void *piece, const void *in, size
 {
     coll__fold_arg *f = (coll__fold_arg *)arg;
     const coll_request *q = f->q;
-    const unsigned char *p = (const unsigned char *)piece;
-    size_t off = (size_t)(p - f->out), es = q->esize;
-    if (p < f->out || off != f->done || n > f->bytes - off || n % es) { f->bad = 1; return; }
+    size_t off = (size_t)((uintptr_t)piece - (uintptr_t)f->out), es = q->esize;
+    if (off != f->done || n > f->bytes - off || n % es) { f->bad = 1; return; }   /* below out: off wraps */
     f->done += n;
     if (q->st.reduce == 2) (void)coll__reduce(q->c, piece, in, f->a + off, n / es, q->a.dtype, q->a.op);
     else (void)coll__reduce(q->c, piece, f->a + off, in, n / es, q->a.dtype, q->a.op);
