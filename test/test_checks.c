@@ -372,18 +372,6 @@ static int damage_send(void *ctx, int peer, const void *buf, size_t bytes)
     }
     return d->inner.send(d->inner.ctx, peer, buf, bytes);
 }
-static int damage_recv(void *ctx, int peer, void *buf, size_t bytes)
-{
-    damage *d = (damage *)ctx;
-    return d->inner.recv(d->inner.ctx, peer, buf, bytes);
-}
-
-/* the abort callback of the wrapped port needs the inner port's ctx */
-static void damage_abort(void *ctx, int code)
-{
-    damage *d = (damage *)ctx;
-    if (d->inner.abort) d->inner.abort(d->inner.ctx, code);
-}
 
 typedef struct damage_world { coll_threads w; int mode, at, crc, small, rc[P], wrong[P]; } damage_world;
 
@@ -394,11 +382,10 @@ static int damage_rank(int r, void *arg)
     coll_port port;
     float in[N], out[N];
     int i;
-    memset(&port, 0, sizeof port);
-    dmg[r].inner = coll_threads_port(&D->w, r);
+    dmg[r].inner = coll_rendezvous_port(&D->w, r);      /* send/recv only */
     dmg[r].rank = r; dmg[r].sent = 0; dmg[r].at = D->at; dmg[r].mode = D->mode;
-    port.ctx = &dmg[r]; port.send = damage_send; port.recv = damage_recv;
-    port.abort = damage_abort;
+    port = coll_forward_port(&dmg[r]);
+    port.send = damage_send;
     coll_init(&c, r, P, &port, scr[r], sizeof scr[r]);
     coll_set_checks(&c, COLL_CHECK_CALLS | (D->crc ? COLL_CHECK_CRC : 0));
     for (i = 0; i < N; i++) in[i] = (float)(i + r);
@@ -622,16 +609,7 @@ static void bad_fold(void *arg, void *piece, const void *in, size_t n)
     }
     fc->fold(fc->arg, p, i, n);
 }
-static int bf_isend(void *ctx, int peer, const void *buf, size_t bytes, int *h)
-{
-    bad_folder *b = (bad_folder *)ctx;
-    return b->inner.isend(b->inner.ctx, peer, buf, bytes, h);
-}
-static int bf_irecv(void *ctx, int peer, void *buf, size_t bytes, int *h)
-{
-    bad_folder *b = (bad_folder *)ctx;
-    return b->inner.irecv(b->inner.ctx, peer, buf, bytes, h);
-}
+/* irecv_fold through bad_fold, with a record of the fold coll.h passed */
 static int bf_irecv_fold(void *ctx, int peer, void *buf, size_t bytes, coll_fold_fn fold, void *arg, int *h)
 {
     bad_folder *b = (bad_folder *)ctx;
@@ -642,26 +620,6 @@ static int bf_irecv_fold(void *ctx, int peer, void *buf, size_t bytes, coll_fold
     rc = b->inner.irecv_fold(b->inner.ctx, peer, buf, bytes, bad_fold, fc, h);
     if (rc == COLL_OK) b->posted++;
     return rc;
-}
-static int bf_wait(void *ctx, int h, int block)
-{
-    bad_folder *b = (bad_folder *)ctx;
-    return b->inner.wait(b->inner.ctx, h, block);
-}
-static int bf_send(void *ctx, int peer, const void *buf, size_t bytes)
-{
-    bad_folder *b = (bad_folder *)ctx;
-    return b->inner.send(b->inner.ctx, peer, buf, bytes);
-}
-static int bf_recv(void *ctx, int peer, void *buf, size_t bytes)
-{
-    bad_folder *b = (bad_folder *)ctx;
-    return b->inner.recv(b->inner.ctx, peer, buf, bytes);
-}
-static void bf_abort(void *ctx, int code)
-{
-    bad_folder *b = (bad_folder *)ctx;
-    if (b->inner.abort) b->inner.abort(b->inner.ctx, code);
 }
 
 #define FN 4096                           /* floats: fast-box pieces and whole messages */
@@ -675,11 +633,10 @@ static int fold_rank(int r, void *arg)
     coll_comm c;
     coll_port port;
     int i;
-    memset(&port, 0, sizeof port);
     bfold[r].inner = coll_threads_port(&F->w, r);
     bfold[r].rank = r; bfold[r].posted = 0; bfold[r].at = F->at; bfold[r].mode = F->mode;
-    port.ctx = &bfold[r]; port.send = bf_send; port.recv = bf_recv; port.abort = bf_abort;
-    port.isend = bf_isend; port.irecv = bf_irecv; port.wait = bf_wait; port.irecv_fold = bf_irecv_fold;
+    port = coll_forward_port(&bfold[r]);
+    port.irecv_fold = bf_irecv_fold;
     coll_init(&c, r, P, &port, fold_scr[r], sizeof fold_scr[r]);
     for (i = 0; i < F->n; i++) { fold_in[r][i] = (float)(i + r); fold_out[r][i] = -1; }
     F->rc[r] = coll_allreduce(&c, fold_in[r], fold_out[r], (size_t)F->n, COLL_FLOAT32, COLL_SUM, COLL_ALGO_RING);

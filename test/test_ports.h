@@ -31,7 +31,14 @@
        coll_port coll_failing_port(coll_failing *f, const coll_port *inner, int at, int code);
      Send number `at` (counted from 1; 0: none) answers `code` and sends
      nothing; every other send and every recv go to `inner`, and so does
-     abort when `inner` has one. Only send and recv: a blocking port. */
+     abort when `inner` has one. Only send and recv: a blocking port.
+
+   FORWARDING
+       coll_port coll_forward_port(void *wrapper);
+     For a test's own wrapper whose struct begins with the port it wraps
+     (`coll_port inner;` first): a port that passes every call `inner` has
+     straight on to it. The wrapper then replaces the calls it changes
+     (a damaging send, a misbehaving irecv_fold). */
 #ifndef COLL_TEST_PORTS_H
 #define COLL_TEST_PORTS_H
 
@@ -148,6 +155,58 @@ static COLL_TEST_PORTS__UNUSED coll_port coll_failing_port(coll_failing *f, cons
     p.send = coll_failing__send;
     p.recv = coll_failing__recv;
     if (inner->abort) p.abort = coll_failing__abort;
+    return p;
+}
+
+/* ---- forwarding: ctx points at a struct whose first member is the inner port */
+#define COLL_FORWARD__INNER(ctx) ((const coll_port *)(ctx))
+static COLL_TEST_PORTS__UNUSED int coll_forward__send(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    return COLL_FORWARD__INNER(ctx)->send(COLL_FORWARD__INNER(ctx)->ctx, peer, buf, bytes);
+}
+static COLL_TEST_PORTS__UNUSED int coll_forward__recv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    return COLL_FORWARD__INNER(ctx)->recv(COLL_FORWARD__INNER(ctx)->ctx, peer, buf, bytes);
+}
+static COLL_TEST_PORTS__UNUSED int coll_forward__sendrecv(void *ctx, int to, const void *sbuf, size_t sbytes, int from,
+                                  void *rbuf, size_t rbytes)
+{
+    return COLL_FORWARD__INNER(ctx)->sendrecv(COLL_FORWARD__INNER(ctx)->ctx, to, sbuf, sbytes, from, rbuf, rbytes);
+}
+static COLL_TEST_PORTS__UNUSED int coll_forward__isend(void *ctx, int peer, const void *buf, size_t bytes, int *h)
+{
+    return COLL_FORWARD__INNER(ctx)->isend(COLL_FORWARD__INNER(ctx)->ctx, peer, buf, bytes, h);
+}
+static COLL_TEST_PORTS__UNUSED int coll_forward__irecv(void *ctx, int peer, void *buf, size_t bytes, int *h)
+{
+    return COLL_FORWARD__INNER(ctx)->irecv(COLL_FORWARD__INNER(ctx)->ctx, peer, buf, bytes, h);
+}
+static COLL_TEST_PORTS__UNUSED int coll_forward__wait(void *ctx, int h, int block)
+{
+    return COLL_FORWARD__INNER(ctx)->wait(COLL_FORWARD__INNER(ctx)->ctx, h, block);
+}
+static COLL_TEST_PORTS__UNUSED int coll_forward__irecv_fold(void *ctx, int peer, void *buf, size_t bytes, coll_fold_fn fold,
+                                    void *arg, int *h)
+{
+    return COLL_FORWARD__INNER(ctx)->irecv_fold(COLL_FORWARD__INNER(ctx)->ctx, peer, buf, bytes, fold, arg, h);
+}
+static COLL_TEST_PORTS__UNUSED void coll_forward__abort(void *ctx, int code)
+{
+    COLL_FORWARD__INNER(ctx)->abort(COLL_FORWARD__INNER(ctx)->ctx, code);
+}
+
+static COLL_TEST_PORTS__UNUSED coll_port coll_forward_port(void *wrapper)
+{
+    const coll_port *in = COLL_FORWARD__INNER(wrapper);
+    coll_port p;
+    memset(&p, 0, sizeof p);
+    p.ctx = wrapper;
+    p.send = coll_forward__send;
+    p.recv = coll_forward__recv;
+    if (in->sendrecv) p.sendrecv = coll_forward__sendrecv;
+    if (in->isend) { p.isend = coll_forward__isend; p.irecv = coll_forward__irecv; p.wait = coll_forward__wait; }
+    if (in->irecv_fold) p.irecv_fold = coll_forward__irecv_fold;
+    if (in->abort) p.abort = coll_forward__abort;
     return p;
 }
 
