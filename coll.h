@@ -96,9 +96,10 @@
      COLL_CRC_SMALL        CRC-32C from a 16-entry table instead of 256
                            (on under -Os unless COLL_CRC_TABLE)            (off)
      COLL_EAGER_BYTES      small calls ride in the call check's frames up to
-                           this many bytes per rank (fewer beyond 8 ranks);
-                           the same on every rank (0: frames of 24 bytes,
-                           no eager calls)                                  (32)
+                           this many bytes per rank at 2 ranks, and beyond
+                           2 ranks 16 x this shared: 128 at 4 ranks, 64 at
+                           8; the same on every rank (0: frames of 24
+                           bytes, no eager calls)                           (32)
      COLL_FOLD_MAX         largest call (bytes) whose reductions fold
                            straight from the peer where the port has
                            irecv_fold (zero-copy); larger ones copy   (4 MiB)
@@ -128,7 +129,7 @@
      get COLL_ERR_MISMATCH, a refusal gives the refusing rank its own code
      and every other rank COLL_ERR_PEER, promptly and on every rank.
      Small calls cost no extra round: when one rank's contribution fits a
-     block (COLL_EAGER_BYTES, or 8 x COLL_EAGER_BYTES / p beyond 8 ranks)
+     block (COLL_EAGER_BYTES at 2 ranks, 16 x COLL_EAGER_BYTES / p beyond)
      and the algorithm is AUTO, the contributions
      travel inside the frames themselves (each round forwards what a rank
      has gathered, as Bruck's all-gather does) and every rank computes its
@@ -395,18 +396,19 @@ typedef struct coll__step {
     size_t rrun, rstride;      /* lies at off + i/run*stride + i%run         */
 } coll__step;
 
-/* Small calls ride inside the call check's frames (see CALL CHECKS): a
-   block of COLL_EAGER_BYTES per rank, with room for 8 ranks' blocks (more
-   ranks share it). Per rank, not per call, so that frames at 2 ranks stay
-   small (24 + 32 B: each extra cache line of a frame costs a shared-memory
-   hand-off ~0.1 us) while 4 and 8 ranks get the same 32 B: an all-reduce
-   of 32 B at 4 ranks then takes lg p rounds instead of 2 lg p (Open MPI
-   port: 29 -> 14 us). A request (and so each coll_comm) holds 48 + 12 x
-   this many bytes of frames. */
+/* Small calls ride inside the call check's frames (see CALL CHECKS). A
+   rank's block is COLL_EAGER_BYTES at 2 ranks, where the call is one
+   exchange and every extra cache line of a frame is a shared-memory
+   hand-off (~0.1 us of a ~0.5 us call): frames stay 24 + 32 B. Beyond 2
+   ranks the rounds cost more than the lines, so the ranks share a room of
+   16 x COLL_EAGER_BYTES: 128 B each at 4 ranks, 64 at 8, 8 at 64, and an
+   all-reduce up to that size takes lg p rounds instead of 2 lg p (4 ranks,
+   128 B: TCP port 113 -> 52 us, shm 30 -> 16). A request (and so each
+   coll_comm) holds 48 + 24 x COLL_EAGER_BYTES bytes of frames. */
 #ifndef COLL_EAGER_BYTES
 #define COLL_EAGER_BYTES 32
 #endif
-#define COLL__EAGER_ROOM (8 * COLL_EAGER_BYTES)    /* bytes of blocks, all ranks */
+#define COLL__EAGER_ROOM (16 * COLL_EAGER_BYTES)   /* bytes of blocks, all ranks */
 #ifndef COLL_NO_CHECKS             /* a request's check frames, out and in   */
 #define COLL__FRAME_OUT (24 + COLL__EAGER_ROOM)
 #define COLL__FRAME_IN  (24 + COLL__EAGER_ROOM / 2)
@@ -2695,7 +2697,7 @@ static uint32_t coll__frame_crc(const unsigned char *f, size_t bytes)
 static void coll__frame_pack(coll_request *q)
 {
     unsigned char *f = q->fo.b;
-    f[0] = 'c'; f[1] = (unsigned char)(1 + 2 * (COLL_EAGER_BYTES / 8 % 128));  /* version */
+    f[0] = 'c'; f[1] = (unsigned char)(2 + 2 * (COLL_EAGER_BYTES / 8 % 127));  /* version */
     f[2] = (unsigned char)q->flags; f[3] = (unsigned char)q->phase;
     coll__put32(f + 4, q->lo);
     coll__put32(f + 8, q->hi);
@@ -3767,8 +3769,8 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     if (rc != COLL_OK) COLL_MEMSET(pl, 0, sizeof *pl);     /* a refusal runs on rank and size alone */
     q->pl.rank = c->rank; q->pl.p = c->nranks;
     q->nchk = (unsigned char)(COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0);
-    q->cap = (size_t)(COLL__EAGER_ROOM / c->nranks < COLL_EAGER_BYTES ?   /* frame sizes: p alone */
-                      COLL__EAGER_ROOM / c->nranks : COLL_EAGER_BYTES) & ~(size_t)7;
+    q->cap = (size_t)(c->nranks <= 2 ? COLL_EAGER_BYTES :        /* frame sizes: p alone */
+                      COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;
     if (COLL__CHECKS)           /* what this p's frames send: zeros unless eager */
         COLL_MEMSET(q->fo.b, 0, COLL__FRAME + q->cap * (size_t)c->nranks);
     q->bad = 0xffffffffu;

@@ -362,7 +362,7 @@ static int damage_send(void *ctx, int peer, const void *buf, size_t bytes)
 {
     damage *d = (damage *)ctx;
     const unsigned char *b = (const unsigned char *)buf;
-    int frame = b[0] == 'c' && b[3] <= 2 && bytes <= 24 + 8 * COLL_EAGER_BYTES;   /* a check frame (mode 2: those) */
+    int frame = b[0] == 'c' && b[3] <= 2 && bytes <= 24 + 16 * COLL_EAGER_BYTES;   /* a check frame (mode 2: those) */
     if (d->rank == 1 && bytes >= 16 && bytes <= sizeof d->buf && frame == (d->mode == 2) &&
         d->sent++ == d->at) {
         memcpy(d->buf, buf, bytes);
