@@ -49,7 +49,12 @@
      deadline: COLL_ERR_TIMEOUT. An expired receive is cancelled, so nothing
      lands in its buffer later; an expired send stays posted (MPI cannot
      take a send back), so after a timeout treat the collective's peers as
-     out of step.
+     out of step. When a wait on a handle fails (a timeout, a size
+     mismatch, an MPI error) the collective it belongs to is over, and
+     coll.h never waits for the others it has in flight: the port then
+     cancels every receive still posted in its table (so none of them
+     lands later in a buffer the caller has been given back) and lets
+     every posted send finish on its own; the whole table is free again.
 
    CONFIGURATION (define before including)
      COLL_MPI_HANDLES   requests outstanding at once per rank      (16)
@@ -198,6 +203,38 @@ static double coll_mpi__now_ms(void)
     return MPI_Wtime() * 1e3;
 }
 
+/* Take back the receive requests in r[0..1] still posted, so that a late
+   message cannot land in a buffer the caller has been given back (one
+   that matched already completes here, before we return). */
+static void coll_mpi__cancel(MPI_Request r[2])
+{
+    int i;
+    for (i = 0; i < 2; i++)
+        if (r[i] != MPI_REQUEST_NULL) {
+            MPI_Cancel(&r[i]);
+            MPI_Wait(&r[i], MPI_STATUS_IGNORE);
+        }
+}
+
+/* A transfer failed (timeout, size, MPI error): the collective it belongs
+   to is over - coll.h breaks the communicator and never waits for the
+   other handles it has posted (the executor keeps up to four in flight).
+   Take back every receive still posted, so that none lands later in a
+   buffer the caller has been given back, and let every send finish on
+   its own (MPI cannot take one back); every slot is free again. */
+static void coll_mpi__drop_all(coll_mpi *m)
+{
+    int h, i;
+    for (h = 0; h < COLL_MPI_HANDLES; h++) {
+        if (!m->used[h]) continue;
+        if (m->is_recv[h]) coll_mpi__cancel(m->req[h]);
+        else
+            for (i = 0; i < 2; i++)
+                if (m->req[h][i] != MPI_REQUEST_NULL) MPI_Request_free(&m->req[h][i]);
+        m->used[h] = 0;
+    }
+}
+
 /* Complete requests r[0..1]; with block = 0 just test once. Each request
    is completed on its own (MPI_Wait/MPI_Test, not the -all forms): an error
    of a single request goes to our communicator's handler (return), while
@@ -224,8 +261,10 @@ static int coll_mpi__complete(coll_mpi *m, MPI_Request r[2], const int expect[2]
             }
             if (is_recv) {
                 MPI_Get_count(&st, i == 0 ? m->block : MPI_BYTE, &got);
-                if (got != expect[i])
+                if (got != expect[i]) {
+                    coll_mpi__cancel(r);     /* the other part, if still posted */
                     return COLL_ERR_MISMATCH;
+                }
             }
         }
         if (!pending)
@@ -237,11 +276,7 @@ static int coll_mpi__complete(coll_mpi *m, MPI_Request r[2], const int expect[2]
                buffer the caller has been given back. (A send cannot be
                taken back in MPI: it stays posted.) */
             if (is_recv)
-                for (i = 0; i < 2; i++)
-                    if (r[i] != MPI_REQUEST_NULL) {
-                        MPI_Cancel(&r[i]);
-                        MPI_Wait(&r[i], MPI_STATUS_IGNORE);
-                    }
+                coll_mpi__cancel(r);
             return COLL_ERR_TIMEOUT;
         }
         COLL_MPI__YIELD();
@@ -412,6 +447,8 @@ COLL_MPI_API int coll_mpi_wait(void *ctx, int handle, int block)
                             m->is_recv[handle], block);
     if (rc != COLL_AGAIN)
         m->used[handle] = 0;      /* done or failed: the slot is free again */
+    if (rc != COLL_AGAIN && rc != 0)
+        coll_mpi__drop_all(m);    /* and the failed collective's other transfers */
     return rc;
 }
 
