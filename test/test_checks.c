@@ -24,7 +24,10 @@
       describe with huge counts and steps, misaligned scratch.
    9. A port whose irecv_fold misbehaves (a piece skipped, folded twice,
       half folded, out of order, off an element boundary): an error on the
-      rank that sees it, and no rank returns COLL_OK with wrong data. */
+      rank that sees it, and no rank returns COLL_OK with wrong data.
+   10. Small calls at 2-16 ranks just below, at and above the eager block:
+      right on every rank, the eager ones in the check round's lg p
+      messages; one rank across the boundary: COLL_ERR_MISMATCH everywhere. */
 #define COLL_AGAIN_LIMIT 100000ul
 #define COLL_IMPLEMENTATION
 #include "../coll_layout.h"
@@ -690,6 +693,89 @@ static void misbehaving_folds(void)
     }
 }
 
+/* ---- 10. where small calls stop riding in the check round ------------------ */
+/* At every rank count, all-reduces just below, at and just above the eager
+   block (COLL_EAGER_BYTES at 2 ranks, 16 x COLL_EAGER_BYTES / p beyond,
+   rounded down to 8) against a plain loop on every rank; the eager ones
+   take exactly the check round's lg p messages per rank, the others more;
+   and ranks split across the boundary (one rank one element more) answer
+   COLL_ERR_MISMATCH everywhere. */
+enum { EP = 16, EN = 64 };
+typedef struct eager_world {
+    coll_threads w;
+    int p, count[EP], rc[EP], wrong[EP];
+    uint64_t msgs[EP];
+} eager_world;
+static double eager_scr[EP][128];
+static float eager_in[EP][EN], eager_out[EP][EN];
+
+static int eager_rank(int r, void *arg)
+{
+    eager_world *E = (eager_world *)arg;
+    coll_port inner = coll_threads_port(&E->w, r), port;
+    coll_counting k;
+    coll_comm c;
+    int i, j, n = E->count[r];
+    coll_counting_init(&k, &inner);
+    port = coll_counting_port(&k);
+    if (coll_init(&c, r, E->p, &port, eager_scr[r], sizeof eager_scr[r]) != COLL_OK) { E->rc[r] = -999; return 0; }
+    for (i = 0; i < EN; i++) { eager_in[r][i] = (float)(r * 3 + i % 5); eager_out[r][i] = -1; }
+    E->rc[r] = coll_allreduce(&c, eager_in[r], eager_out[r], (size_t)n, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+    E->msgs[r] = k.msgs;
+    E->wrong[r] = 0;
+    for (i = 0; i < n; i++) {
+        float want = 0;
+        for (j = 0; j < E->p; j++) want += (float)(j * 3 + i % 5);
+        E->wrong[r] += eager_out[r][i] != want;
+    }
+    for (i = n; i < EN; i++) E->wrong[r] += eager_out[r][i] != -1;   /* nothing past the count */
+    return 0;
+}
+
+static void eager_run(eager_world *E)
+{
+    coll_threads_init(&E->w, E->p, 10000);
+    coll_threads_run(&E->w, eager_rank, E);
+    coll_threads_destroy(&E->w);
+}
+
+static void eager_boundary(void)
+{
+    static const int ps[] = { 2, 3, 4, 5, 7, 8, 9, 16 };
+    size_t z;
+    for (z = 0; z < sizeof ps / sizeof ps[0]; z++) {
+        int p = ps[z], lg = 0, d, r;
+        int cap = (p <= 2 ? COLL_EAGER_BYTES : 16 * COLL_EAGER_BYTES / p) & ~7;   /* bytes */
+        for (lg = 0; (1 << lg) < p; lg++) {}
+        for (d = -1; d <= 1; d++) {
+            eager_world E;
+            int n = cap / 4 + d, eager = n * 4 <= cap;
+            if (n < 1 || n > EN) continue;
+            memset(&E, 0, sizeof E);
+            E.p = p;
+            for (r = 0; r < p; r++) E.count[r] = n;
+            eager_run(&E);
+            for (r = 0; r < p; r++) {
+                COLL_CHECK_MSG(E.rc[r] == COLL_OK && E.wrong[r] == 0, "p=%d, %d floats: rank %d rc %d, %d wrong",
+                               p, n, r, E.rc[r], E.wrong[r]);
+                COLL_CHECK_MSG(eager ? E.msgs[r] == (uint64_t)lg : E.msgs[r] > (uint64_t)lg,
+                               "p=%d, %d floats (%s): rank %d sent %d messages, the check round is %d",
+                               p, n, eager ? "eager" : "not eager", r, (int)E.msgs[r], lg);
+            }
+        }
+        if (cap / 4 >= 1 && cap / 4 < EN) {      /* one rank just across the boundary */
+            eager_world E;
+            memset(&E, 0, sizeof E);
+            E.p = p;
+            for (r = 0; r < p; r++) E.count[r] = cap / 4 + (r == p / 2);
+            eager_run(&E);
+            for (r = 0; r < p; r++)
+                COLL_CHECK_MSG(E.rc[r] == COLL_ERR_MISMATCH, "p=%d, rank %d across the eager boundary: rank %d rc %d",
+                               p, p / 2, r, E.rc[r]);
+        }
+    }
+}
+
 int main(void)
 {
     double t0 = now_s();
@@ -704,6 +790,7 @@ int main(void)
     odd_ports();
     core_inputs();
     misbehaving_folds();
+    eager_boundary();
     printf("  %.1f s\n", now_s() - t0);
     return coll_test_summary("checks");
 }
