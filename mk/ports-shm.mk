@@ -7,7 +7,8 @@
 #                     and hung peers, ranks joined by name, the template
 #                     port over socketpairs; then the segment forged by a
 #                     rogue member (test_shm_rogue.c), also under ASan and
-#                     UBSan
+#                     UBSan; the port checks and collectives on every road
+#                     irecv_fold (zero-copy reduce) folds from, under them too
 #
 # Outputs under $(B)/ports-mpi-shm/ (where they have always been built).
 SHM_B    := $(B)/ports-mpi-shm
@@ -29,11 +30,18 @@ $(SHM_B)/asan/test_shm_rogue: test/test_shm_rogue.c coll.h ports/coll_shm.h | $(
 	@mkdir -p $(@D)
 	$(CC) $(SHM_SAN) $(WARN) -I. -o $@ $<
 
+# folds straight from the segment's lines and slots: under ASan and UBSan
+$(SHM_B)/asan/test_shm: test/test_shm.c $(SHM_HDRS) | $(B)
+	@mkdir -p $(@D)
+	$(CC) $(SHM_SAN) $(WARN) -I. -o $@ $<
+
 .PHONY: test-shm
 ## test-shm: the shared-memory port: forked ranks, collectives, dead peers
-test-shm: $(SHM_B)/test_shm $(SHM_B)/test_shm_rogue $(SHM_B)/asan/test_shm_rogue
+test-shm: $(SHM_B)/test_shm $(SHM_B)/test_shm_rogue $(SHM_B)/asan/test_shm_rogue \
+          $(SHM_B)/asan/test_shm
 	$(SHM_B)/test_shm
 	$(SHM_B)/test_shm_rogue
 	$(SHM_B)/asan/test_shm_rogue
+	$(SHM_B)/asan/test_shm fold
 
 TEST_TARGETS += test-shm

@@ -96,6 +96,27 @@
      visited (a bit mask), and posting reads no clock: the deadline
      restarts at the next clock read instead.
 
+   ZERO-COPY REDUCE (irecv_fold)
+     coll.h posts a reduction step's receives with irecv_fold (see its
+     THE PORT). Such a receive copies nothing into its buffer: where the
+     copying receive would memcpy - out of a fast-box line, out of a ring
+     slot - it calls coll.h's fold on the bytes where they lie, and only
+     then hands the line or the slot back to the sender (clears the stamp,
+     advances the tail). The peer's bytes are reduced straight from the
+     segment, with no copy into scratch first. The pieces are the roads'
+     own, in order: 56-byte lines, slots of COLL_SHM_SLOT_BYTES (a multiple
+     of 8, and every slot but a message's last is full, so each piece but
+     the last is whole elements). Everything is checked before the fold
+     sees it, as for a copy (see SHARED MEMORY IS UNTRUSTED): no byte
+     outside the message or not yet published, and a receive of another
+     size is refused before its first piece (every DATA slot carries its
+     message's total size). A member that rewrites a slot it has
+     published can make us fold garbage, as it can make us copy garbage;
+     never read out of bounds. A CMA message lies in the sender's private
+     memory: it comes through a bounce buffer on our stack, 8 KiB and one
+     process_vm_readv at a time. s->folded_box, folded_ring and folded_cma
+     count the bytes folded each way.
+
    WAITING (ranks may outnumber cores, other programs may share them)
      A waiter goes through three stages, each only as long as the last one
      brought nothing; any progress puts it back to the first:
@@ -157,8 +178,10 @@
      error that aborts the group, never an access out of bounds or an
      endless wait:
        - a slot's kind must be DATA, DATA|LAST or (only if CMA was agreed
-         at join) CMA; a DATA slot's length 1..COLL_SHM_SLOT_BYTES; a
-         counter at most COLL_SHM_SLOTS ahead of ours -> else COLL_ERR_IO;
+         at join) CMA; a DATA slot's length 1..COLL_SHM_SLOT_BYTES, and
+         all of it unless LAST; a counter at most COLL_SHM_SLOTS ahead of
+         ours -> else COLL_ERR_IO; a DATA slot's total, or a CMA slot's
+         size, must be the receive's -> else COLL_ERR_MISMATCH;
        - a fast-box stamp must have its top bit set, a length
          1..COLL_SHM_FBOX_MAX; the lines it covers are counted from that
          checked length, from our private index, modulo the box;
@@ -188,7 +211,7 @@
 
    CONFIGURATION (define before including the implementation)
      COLL_SHM_SLOTS       slots per ordered pair                    (8)
-     COLL_SHM_SLOT_BYTES  staging bytes per slot                    (8192)
+     COLL_SHM_SLOT_BYTES  staging bytes per slot, a multiple of 8   (8192)
      COLL_SHM_FBOX        fast-box lines (64 B) per ordered pair      (64)
                           (0: no fast box; 4 KiB a pair)
      COLL_SHM_FBOX_MAX    largest message by the fast box (at most
@@ -269,6 +292,8 @@ typedef struct coll_shm__xfer {
     uint32_t cma_slot;         /* CMA send: the slot to see consumed        */
     int cma;                   /* CMA send published, waiting for the ack   */
     int finished;              /* 1: complete, result holds the outcome     */
+    coll_fold_fn fold;         /* receive by irecv_fold: fold, not copy     */
+    void *fold_arg;
 } coll_shm__xfer;
 
 /* The port's own code (errno-style, away from COLL_ERR_*): the name exists
@@ -303,6 +328,9 @@ typedef struct coll_shm {
     uint64_t check_ms;         /* last liveness check of the peers          */
     uint64_t probe;            /* a word peers read to test CMA             */
     const char *why;           /* after a failed open: why (else NULL)      */
+    /* bytes irecv_fold's receives folded, by where they lay (counters for
+       tests and benchmarks; CMA: through a bounce buffer, see ZERO-COPY) */
+    uint64_t folded_box, folded_ring, folded_cma;
     /* Private copies taken at join of what a peer could otherwise change
        under us in the shared segment (see SHARED MEMORY IS UNTRUSTED). */
     uint64_t nonce;            /* this run's random id                      */
@@ -358,6 +386,9 @@ COLL_SHM_API int coll_shm_sendrecv(void *ctx, int to, const void *sbuf, size_t s
 COLL_SHM_API int coll_shm_isend(void *ctx, int peer, const void *buf, size_t bytes, int *handle);
 COLL_SHM_API int coll_shm_irecv(void *ctx, int peer, void *buf, size_t bytes, int *handle);
 COLL_SHM_API int coll_shm_wait(void *ctx, int handle, int block);
+/* coll_port.irecv_fold: a receive folded where it lies (see ZERO-COPY). */
+COLL_SHM_API int coll_shm_irecv_fold(void *ctx, int peer, void *buf, size_t bytes,
+                                     coll_fold_fn fold, void *arg, int *handle);
 
 #ifdef __cplusplus
 }
@@ -393,7 +424,7 @@ COLL_SHM_API int coll_shm_wait(void *ctx, int handle, int block);
    Everything starts zeroed (fresh mmap / ftruncate), which is a valid
    initial state: all rings empty, no rank joined. */
 
-#define COLL_SHM__MAGIC 0x636f6c33u          /* "col3": this layout        */
+#define COLL_SHM__MAGIC 0x636f6c34u          /* "col4": this layout        */
 #define COLL_SHM__LINE  64
 #define COLL_SHM__STALE 2   /* internal: our segment is a dead run's; retry */
 
@@ -433,7 +464,10 @@ typedef struct coll_shm__slot {
     uint64_t addr;             /* CMA: the sender's buffer                   */
     uint32_t kind;             /* COLL_SHM__DATA [| LAST] or COLL_SHM__CMA   */
     uint32_t seq;              /* the message's number on the pair           */
-    unsigned char pad[COLL_SHM__LINE - 24];
+    uint64_t total;            /* DATA: the whole message's size, so that a
+                                  receive of another size is refused before
+                                  its first byte is taken (or folded)       */
+    unsigned char pad[COLL_SHM__LINE - 32];
     unsigned char data[COLL_SHM_SLOT_BYTES];
 } coll_shm__slot;
 
@@ -464,6 +498,9 @@ typedef struct coll_shm__chan {
 #if COLL_SHM_FBOX > 0 && (COLL_SHM_FBOX_MAX < 1 || COLL_SHM_FBOX > 65535 || \
     COLL_SHM_FBOX_MAX > COLL_SHM_FBOX * COLL_SHM__PIECE)
 #error "COLL_SHM_FBOX_MAX must fit the box: 1 .. COLL_SHM_FBOX * 56 (and COLL_SHM_FBOX <= 65535)"
+#endif
+#if COLL_SHM_SLOT_BYTES % 8 != 0
+#error "COLL_SHM_SLOT_BYTES must be a multiple of 8: a fold's pieces are whole elements"
 #endif
 #if COLL_SHM_HANDLES < 4 || COLL_SHM_HANDLES > 30
 #error "COLL_SHM_HANDLES must be 4 .. 30"
@@ -769,6 +806,22 @@ static int coll_shm__plausible(const coll_shm *s, int peer, uint32_t seq)
            (uint32_t)(COLL_SHM_HANDLES + 2 + COLL_SHM_FBOX + COLL_SHM_SLOTS);
 }
 
+/* Bytes [x->done, x->done + n) of a receive, from `in` - a box line, a
+   ring slot, a bounce buffer - into its buffer: copied, or for irecv_fold
+   folded where they lie (*folded counts them). The caller has checked n
+   against what is left of the message, and still owns `in`: it hands the
+   line or slot back to the sender only after this returns. */
+static void coll_shm__deliver(coll_shm__xfer *x, const unsigned char *in, size_t n,
+                              uint64_t *folded)
+{
+    if (x->fold) {
+        x->fold(x->fold_arg, x->buf + x->done, in, n);
+        *folded += n;
+    } else
+        memcpy(x->buf + x->done, in, n);
+    x->done += n;
+}
+
 #if COLL_SHM_FBOX > 0
 static uint32_t coll_shm__wrap(uint32_t i)
 {
@@ -832,9 +885,16 @@ static int coll_shm__box_take(coll_shm *s, coll_shm__xfer *x)
         return COLL_ERR_IO;
     if (len != x->bytes)
         return COLL_ERR_MISMATCH;
-    for (i = 0, off = 0; len - off > COLL_SHM__PIECE; i++, off += COLL_SHM__PIECE)
-        memcpy(x->buf + off, box[coll_shm__wrap(t + i)].data, COLL_SHM__PIECE);
-    memcpy(x->buf + off, box[coll_shm__wrap(t + i)].data, len - off);
+    if (x->fold) {                      /* line by line, where each lies */
+        for (i = 0; x->done < len; i++) {
+            size_t n = len - x->done < COLL_SHM__PIECE ? len - x->done : COLL_SHM__PIECE;
+            coll_shm__deliver(x, box[coll_shm__wrap(t + i)].data, n, &s->folded_box);
+        }
+    } else {
+        for (i = 0, off = 0; len - off > COLL_SHM__PIECE; i++, off += COLL_SHM__PIECE)
+            memcpy(x->buf + off, box[coll_shm__wrap(t + i)].data, COLL_SHM__PIECE);
+        memcpy(x->buf + off, box[coll_shm__wrap(t + i)].data, len - off);
+    }
     COLL_SHM__STORE(&box[t].stamp, 0u);
     s->btail[x->peer] = (uint16_t)coll_shm__wrap(t + coll_shm__lines(len));
     x->done = x->bytes;
@@ -871,6 +931,7 @@ static int coll_shm__step_send(coll_shm *s, coll_shm__xfer *x)
                     n = COLL_SHM_SLOT_BYTES;
                 memcpy(sl->data, x->buf + x->done, n);
                 sl->bytes = n;
+                sl->total = x->bytes;
                 x->done += n;
                 sl->kind = COLL_SHM__DATA | (x->done == x->bytes ? COLL_SHM__LAST : 0);
             }
@@ -923,6 +984,24 @@ static int coll_shm__cma_read(pid_t pid, void *dst, uint64_t src, size_t bytes)
     return 0;
 }
 
+/* A CMA message for a receive that folds: its bytes lie in the sender's
+   private memory, out of reach but through process_vm_readv, so they come
+   through a bounce buffer of ours, COLL_SHM__BOUNCE bytes at a time (one
+   copy, as for a CMA receive that copies, and a system call per piece). */
+#define COLL_SHM__BOUNCE 8192
+static int coll_shm__cma_fold(coll_shm *s, coll_shm__xfer *x, uint64_t src)
+{
+    union { unsigned char b[COLL_SHM__BOUNCE]; uint64_t align_; } bounce;
+    while (x->done < x->bytes) {
+        size_t n = x->bytes - x->done < COLL_SHM__BOUNCE ? x->bytes - x->done : COLL_SHM__BOUNCE;
+        int rc = coll_shm__cma_read((pid_t)s->pid[x->peer], bounce.b, src + x->done, n);
+        if (rc)
+            return rc;
+        coll_shm__deliver(x, bounce.b, n, &s->folded_cma);
+    }
+    return 0;
+}
+
 /* Advance a receive; returns 1 if anything moved, finishes x on
    completion or error. A receive that has taken nothing yet looks in the
    fast box first, then at the ring's next slot, and takes whichever
@@ -970,22 +1049,26 @@ static int coll_shm__step_recv(coll_shm *s, coll_shm__xfer *x)
                 rc = COLL_ERR_IO;           /* never agreed: a forged slot */
             else if (x->done != 0 || n != (uint64_t)x->bytes)
                 rc = COLL_ERR_MISMATCH;
-            else
-                rc = coll_shm__cma_read((pid_t)s->pid[x->peer], x->buf,
-                                        COLL_SHM__ONCE64(&sl->addr), x->bytes);
-            if (rc == 0)
+            else if (x->fold)
+                rc = coll_shm__cma_fold(s, x, COLL_SHM__ONCE64(&sl->addr));
+            else if ((rc = coll_shm__cma_read((pid_t)s->pid[x->peer], x->buf,
+                                              COLL_SHM__ONCE64(&sl->addr), x->bytes)) == 0)
                 x->done = x->bytes;
         } else if ((kind & ~(uint32_t)COLL_SHM__LAST) == COLL_SHM__DATA) {
             int last = (kind & COLL_SHM__LAST) != 0;
             if (n == 0 || n > COLL_SHM_SLOT_BYTES)
                 rc = COLL_ERR_IO;           /* no sender writes that      */
-            else if (n > (uint64_t)(x->bytes - x->done) ||
+            else if (COLL_SHM__ONCE64(&sl->total) != (uint64_t)x->bytes ||
+                     n > (uint64_t)(x->bytes - x->done) ||
                      last != (x->done + (size_t)n == x->bytes))
                 rc = COLL_ERR_MISMATCH;
-            else {
-                memcpy(x->buf + x->done, sl->data, (size_t)n);
-                x->done += (size_t)n;
-            }
+            else if (!last && n != COLL_SHM_SLOT_BYTES)
+                rc = COLL_ERR_IO;           /* a sender fills all but the
+                                               last slot: the pieces a
+                                               fold sees stay whole
+                                               elements                 */
+            else
+                coll_shm__deliver(x, sl->data, (size_t)n, &s->folded_ring);
         } else
             rc = COLL_ERR_IO;
         if (rc)
@@ -1271,6 +1354,8 @@ static int coll_shm__post(coll_shm *s, int slot, int is_send, int peer,
     x->cma = 0;
     x->finished = 0;
     x->result = 0;
+    x->fold = 0;
+    x->fold_arg = 0;
     s->fresh = 1;                 /* the deadline starts again at posting */
     if (is_send) {
         x->seq = s->sseq[peer]++ & COLL_SHM__SEQ;
@@ -1330,7 +1415,7 @@ COLL_SHM_API int coll_shm_sendrecv(void *ctx, int to, const void *sbuf, size_t s
 }
 
 static int coll_shm__ipost(coll_shm *s, int is_send, int peer, const void *buf,
-                           size_t bytes, int *handle)
+                           size_t bytes, coll_fold_fn fold, void *arg, int *handle)
 {
     int h, rc = coll_shm__check(s);
     if (rc)
@@ -1342,6 +1427,8 @@ static int coll_shm__ipost(coll_shm *s, int is_send, int peer, const void *buf,
     rc = coll_shm__post(s, h, is_send, peer, buf, bytes);
     if (rc)
         return rc;
+    s->x[h].fold = fold;
+    s->x[h].fold_arg = arg;
     if (!s->x[h].finished)
         coll_shm__progress(s);    /* eager: start moving bytes right away */
     *handle = h;
@@ -1350,12 +1437,22 @@ static int coll_shm__ipost(coll_shm *s, int is_send, int peer, const void *buf,
 
 COLL_SHM_API int coll_shm_isend(void *ctx, int peer, const void *buf, size_t bytes, int *handle)
 {
-    return coll_shm__ipost((coll_shm *)ctx, 1, peer, buf, bytes, handle);
+    return coll_shm__ipost((coll_shm *)ctx, 1, peer, buf, bytes, 0, 0, handle);
 }
 
 COLL_SHM_API int coll_shm_irecv(void *ctx, int peer, void *buf, size_t bytes, int *handle)
 {
-    return coll_shm__ipost((coll_shm *)ctx, 0, peer, buf, bytes, handle);
+    return coll_shm__ipost((coll_shm *)ctx, 0, peer, buf, bytes, 0, 0, handle);
+}
+
+/* The same receive, but each piece is folded into buf where it lies: a
+   box line, a ring slot (see ZERO-COPY REDUCE). */
+COLL_SHM_API int coll_shm_irecv_fold(void *ctx, int peer, void *buf, size_t bytes,
+                                     coll_fold_fn fold, void *arg, int *handle)
+{
+    if (!fold)
+        return COLL_ERR_INVAL;
+    return coll_shm__ipost((coll_shm *)ctx, 0, peer, buf, bytes, fold, arg, handle);
 }
 
 COLL_SHM_API int coll_shm_wait(void *ctx, int handle, int block)
@@ -1385,6 +1482,7 @@ static void coll_shm__port(coll_shm *s, coll_port *port)
     port->irecv = coll_shm_irecv;
     port->wait = coll_shm_wait;
     port->abort = coll_shm__abort_hook;
+    port->irecv_fold = coll_shm_irecv_fold;
 }
 
 /* Where a joiner's segment came from: the name, and the object it named
@@ -1503,6 +1601,7 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
     memset(s->btail, 0, sizeof s->btail);
     s->live = 0;
     s->fresh = 0;
+    s->folded_box = s->folded_ring = s->folded_cma = 0;
     memset(s->x, 0, sizeof s->x);
     me = coll_shm__rec(s, rank);
     me->pid = (int32_t)getpid();

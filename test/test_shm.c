@@ -44,6 +44,8 @@ typedef struct shared_counts {
     long passed, failed, unavailable;
     int rc[64];
     double ms[64];
+    /* bytes the ranks' irecv_fold receives folded: fast box, ring, CMA */
+    unsigned long long folded[3];
 } shared_counts;
 
 static shared_counts *counts_new(void)
@@ -93,6 +95,85 @@ static unsigned char pat(size_t i, int who, int round) { return (unsigned char)(
 /* One port check: count it, and say where a failure happened. */
 #define PB(cond) ((cond) ? (void)ok++ : (void)(bad++, fprintf(stderr, \
     "FAIL port check at test_shm.c:%d, rank %d of %d\n", __LINE__, rank, n)))
+
+/* A fold that checks what the contract promises coll.h (pieces in order,
+   each where the last ended, whole 8-byte elements but for the last,
+   covering the message) and where each piece lay: in the shared segment
+   (zero-copy) or not (CMA's bounce buffer). It copies the piece, so the
+   buffer can be compared with the message. */
+typedef struct fold_rec {
+    const coll_shm *s;
+    unsigned char *buf;
+    size_t bytes, done, pieces, in_seg;
+    int bad;
+} fold_rec;
+
+static void rec_fold(void *arg, void *piece, const void *in, size_t n)
+{
+    fold_rec *f = (fold_rec *)arg;
+    const unsigned char *p = (const unsigned char *)in;
+    if ((unsigned char *)piece != f->buf + f->done || n == 0 || n > f->bytes - f->done ||
+        (n % 8 && f->done + n != f->bytes))
+        f->bad = 1;
+    else {
+        memcpy(piece, in, n);
+        f->done += n;
+    }
+    f->pieces++;
+    if (p >= f->s->base && p + n <= f->s->base + f->s->size) f->in_seg++;
+}
+
+static void rec_init(fold_rec *f, const coll_shm *s, unsigned char *buf, size_t bytes)
+{
+    memset(f, 0, sizeof *f);
+    f->s = s; f->buf = buf; f->bytes = bytes;
+}
+
+/* irecv_fold around the ring of ranks, at sizes that take the fast box
+   (one line, several), one ring slot, several, and a ragged last slot;
+   by staging every piece must come straight from the segment, by CMA
+   none can. Every message twice in flight, waited for in reverse. */
+static long fold_checks(int rank, coll_port *pt, long *bad)
+{
+    static const size_t sz[] = { 8, 56, 64, 200, COLL_SHM_FBOX_MAX, COLL_SHM_FBOX_MAX + 8,
+                                 8192, 8200, 3 * 8192, 100000 };
+    coll_shm *s = (coll_shm *)pt->ctx;
+    int n = s->nranks, to = (rank + 1) % n, from = (rank + n - 1) % n;
+    size_t k, i;
+    long ok = 0;
+    for (k = 0; k < sizeof sz / sizeof sz[0]; k++) {
+        size_t bytes = sz[k];
+        unsigned char *a = (unsigned char *)malloc(bytes);
+        unsigned char *b = (unsigned char *)malloc(2 * bytes + 2);
+        uint64_t f0 = s->folded_box + s->folded_ring + s->folded_cma;
+        int cma = s->cma && s->cma_agreed && bytes >= s->cma_min, h[4], rc, j;
+        fold_rec f[2];
+        for (i = 0; i < bytes; i++) a[i] = pat(i, rank, (int)k);
+        memset(b, 0xee, 2 * bytes + 2);
+        rec_init(&f[0], s, b, bytes);
+        rec_init(&f[1], s, b + bytes + 1, bytes);
+        rc = pt->irecv_fold(pt->ctx, from, f[0].buf, bytes, rec_fold, &f[0], &h[0]);
+        if (!rc) rc = pt->irecv_fold(pt->ctx, from, f[1].buf, bytes, rec_fold, &f[1], &h[1]);
+        if (!rc) rc = pt->isend(pt->ctx, to, a, bytes, &h[2]);
+        if (!rc) rc = pt->isend(pt->ctx, to, a, bytes, &h[3]);
+        for (j = 4; j-- > 0 && !rc;) rc = pt->wait(pt->ctx, h[j], 1);
+        for (j = 0; j < 2 && !rc; j++) {
+            if (f[j].bad || f[j].done != bytes) rc = -1001;             /* the contract */
+            else if (f[j].in_seg != (cma ? 0 : f[j].pieces)) rc = -1002; /* zero-copy  */
+            for (i = 0; i < bytes && !rc; i++) if (f[j].buf[i] != pat(i, from, (int)k)) rc = -1000;
+            if (!rc && f[j].buf[bytes] != 0xee) rc = -1003;             /* one more    */
+        }
+        if (!rc && s->folded_box + s->folded_ring + s->folded_cma - f0 != 2 * bytes) rc = -1004;
+        if (rc == 0) ok++;
+        else {
+            (*bad)++;
+            fprintf(stderr, "FAIL fold check, %zu B, rank %d of %d%s: %d\n", bytes, rank, n,
+                    cma ? " (CMA)" : "", rc);
+        }
+        free(a); free(b);
+    }
+    return ok;
+}
 
 static int port_body(int rank, coll_port *pt, void *arg)
 {
@@ -222,6 +303,7 @@ static int port_body(int rank, coll_port *pt, void *arg)
             PB(rc == 0);
         }
     }
+    ok += fold_checks(rank, pt, &bad);
     /* bad arguments are refused before anything moves */
     {
         unsigned char m[8] = {0};
@@ -255,10 +337,13 @@ static int port_body(int rank, coll_port *pt, void *arg)
 /* ---- 2. every collective: the port checker over forked ranks -------------- */
 
 /* strip: 0 the whole port; 1 without isend/irecv/wait (the executor then
-   exchanges with sendrecv); 2 send and recv only. */
+   exchanges with sendrecv); 2 send and recv only; -1 the whole port but
+   irecv_fold (the executor copies into scratch, then reduces). scratch:
+   the communicator's (0: the checker's 4 KiB, segments of 2 KiB). */
 typedef struct suite_arg {
     shared_counts *sc;
     int quick, strip;
+    size_t scratch;
     coll_port_check_body body;     /* the checker's, for the launcher        */
     void *arg;
     int failed;                    /* what coll_shm_spawn said               */
@@ -272,10 +357,17 @@ static int suite_rank(int rank, coll_port *pt, void *arg)
 {
     suite_arg *sa = (suite_arg *)arg;
     coll_port p = *pt;
-    ((coll_shm *)pt->ctx)->cma_min = g_cma_min;
+    coll_shm *s = (coll_shm *)pt->ctx;
+    int rc;
+    s->cma_min = g_cma_min;
+    if (sa->strip != 0) p.irecv_fold = 0;
     if (sa->strip >= 1) { p.isend = 0; p.irecv = 0; p.wait = 0; }
     if (sa->strip >= 2) p.sendrecv = 0;
-    return sa->body(rank, &p, sa->arg);
+    rc = sa->body(rank, &p, sa->arg);
+    __atomic_fetch_add(&sa->sc->folded[0], (unsigned long long)s->folded_box, __ATOMIC_SEQ_CST);
+    __atomic_fetch_add(&sa->sc->folded[1], (unsigned long long)s->folded_ring, __ATOMIC_SEQ_CST);
+    __atomic_fetch_add(&sa->sc->folded[2], (unsigned long long)s->folded_cma, __ATOMIC_SEQ_CST);
+    return rc;
 }
 
 static int suite_launch(void *user, int nranks, coll_port_check_body body, void *arg)
@@ -300,7 +392,8 @@ static int own_launch(void *user, int nranks, coll_port_check_body body, void *a
 static double now_s(void) { return now_ms() / 1e3; }
 
 /* The checker's settings for n ranks; counts into sc (shared memory). */
-static void suite_setup(coll_port_check *ck, const char *name, int n, int quick, shared_counts *sc)
+static void suite_setup(coll_port_check *ck, const char *name, int n, int quick, shared_counts *sc,
+                        size_t scratch)
 {
     if (!g_arena) {
         g_arena = (unsigned char *)malloc(ARENA_BYTES);
@@ -309,7 +402,7 @@ static void suite_setup(coll_port_check *ck, const char *name, int n, int quick,
     memset(ck, 0, sizeof *ck);
     ck->name = name; ck->nranks = n;
     ck->arena = g_arena; ck->arena_bytes = ARENA_BYTES; ck->private_arena = 1;
-    ck->full = !quick; ck->big = 70001; ck->now = now_s;
+    ck->full = !quick; ck->big = 70001; ck->now = now_s; ck->scratch_bytes = scratch;
     ck->tally = (coll_port_check_tally *)(void *)&sc->passed;   /* the same layout */
 }
 
@@ -317,11 +410,24 @@ static void suite_setup(coll_port_check *ck, const char *name, int n, int quick,
 static int suite_run(int n, suite_arg *sa, const char *name)
 {
     static coll_port_check ck;
-    suite_setup(&ck, name, n, sa->quick, sa->sc);
+    suite_setup(&ck, name, n, sa->quick, sa->sc, sa->scratch);
     ck.launch = suite_launch; ck.launch_user = sa;
     sa->failed = 0;
     coll_port_check_run(&ck);
     return sa->failed;
+}
+
+/* Did the suite's reductions fold where the bytes lay? For the fast
+   box, the ring and CMA's bounce: want 1 some bytes, 0 none, -1 either. */
+static int fold_want(unsigned long long got, int want) { return want < 0 || (got > 0) == want; }
+static void fold_seen(const shared_counts *sc, int n, const char *how, int box, int ring, int cma)
+{
+    const unsigned long long *f = sc->folded;
+    check(fold_want(f[0], box) && fold_want(f[1], ring) && fold_want(f[2], cma),
+          "collectives, %d ranks, %s: folded box %llu, ring %llu, CMA %llu bytes", n, how,
+          f[0], f[1], f[2]);
+    printf("    of which folded where they lay (irecv_fold): box %llu B, ring %llu B,"
+           " CMA %llu B\n", f[0], f[1], f[2]);
 }
 
 /* A rank's share of the suite, for ranks forked by hand. */
@@ -330,7 +436,7 @@ static int suite_own(int rank, int n, coll_port *port, shared_counts *sc, const 
     static coll_port_check ck;
     own_rank o;
     o.rank = rank; o.port = *port;
-    suite_setup(&ck, name, n, 1, sc);
+    suite_setup(&ck, name, n, 1, sc, 0);
     ck.launch = own_launch; ck.launch_user = &o;
     return coll_port_check_run(&ck) != 0;
 }
@@ -364,16 +470,26 @@ static void fwd_abort(void *ctx, int code)
    takes: the fast box (at most COLL_SHM_FBOX_MAX bytes) or the ring. The
    receiver must answer COLL_ERR_MISMATCH, promptly; the sender's eager
    send succeeds. */
-typedef struct mm_arg { shared_counts *sc; size_t sent, want; } mm_arg;
+typedef struct mm_arg { shared_counts *sc; size_t sent, want; int fold; } mm_arg;
 
+/* By irecv_fold the receiver must refuse the message before its first
+   piece: rc[2] counts the pieces folded (none may be). */
 static int mismatch_body(int rank, coll_port *pt, void *arg)
 {
     mm_arg *m = (mm_arg *)arg;
     unsigned char *buf = (unsigned char *)calloc(1, m->sent > m->want ? m->sent : m->want);
     double t0 = now_ms();
+    fold_rec f;
+    int h;
     if (!buf) return 1;
-    m->sc->rc[rank] = rank == 0 ? pt->send(pt->ctx, 1, buf, m->sent)
-                                : pt->recv(pt->ctx, 0, buf, m->want);
+    rec_init(&f, (coll_shm *)pt->ctx, buf, m->want);
+    if (rank == 0)
+        m->sc->rc[0] = pt->send(pt->ctx, 1, buf, m->sent);
+    else if (!m->fold)
+        m->sc->rc[1] = pt->recv(pt->ctx, 0, buf, m->want);
+    else if ((m->sc->rc[1] = pt->irecv_fold(pt->ctx, 0, buf, m->want, rec_fold, &f, &h)) == 0)
+        m->sc->rc[1] = pt->wait(pt->ctx, h, 1);
+    if (rank == 1) m->sc->rc[2] = (int)f.pieces;
     m->sc->ms[rank] = now_ms() - t0;
     free(buf);
     return 0;
@@ -383,20 +499,23 @@ static void mismatch_suite(void)
 {
     static const size_t cases[][2] = {
         {50, 5000}, {5000, 50}, {50, 100}, {COLL_SHM_FBOX_MAX, COLL_SHM_FBOX_MAX + 1},
-        {COLL_SHM_FBOX_MAX + 1, COLL_SHM_FBOX_MAX}, {1, 2}
+        {COLL_SHM_FBOX_MAX + 1, COLL_SHM_FBOX_MAX}, {1, 2}, {20000, 10000}, {10000, 20000}
     };
     size_t k;
-    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    for (k = 0; k < 2 * (sizeof cases / sizeof cases[0]); k++) {
         mm_arg m;
         m.sc = counts_new();
-        m.sent = cases[k][0];
-        m.want = cases[k][1];
+        m.sent = cases[k / 2][0];
+        m.want = cases[k / 2][1];
+        m.fold = (int)(k % 2);
         coll_shm_spawn(2, mismatch_body, &m, 3000);
-        check(m.sc->rc[0] == 0 && m.sc->rc[1] == COLL_ERR_MISMATCH && m.sc->ms[1] < 1000.0,
-              "mismatch: %zu B sent, %zu B received: sender %d, receiver %d after %.0f ms",
-              m.sent, m.want, m.sc->rc[0], m.sc->rc[1], m.sc->ms[1]);
-        printf("  %zu B sent, %zu B received -> %d, %d\n", m.sent, m.want,
-               m.sc->rc[0], m.sc->rc[1]);
+        check(m.sc->rc[0] == 0 && m.sc->rc[1] == COLL_ERR_MISMATCH && m.sc->ms[1] < 1000.0 &&
+              m.sc->rc[2] == 0,
+              "mismatch: %zu B sent, %zu B received%s: sender %d, receiver %d after %.0f ms,"
+              " %d pieces folded", m.sent, m.want, m.fold ? " by irecv_fold" : "",
+              m.sc->rc[0], m.sc->rc[1], m.sc->ms[1], m.sc->rc[2]);
+        printf("  %zu B sent, %zu B received%s -> %d, %d\n", m.sent, m.want,
+               m.fold ? " by irecv_fold" : "", m.sc->rc[0], m.sc->rc[1]);
         munmap(m.sc, sizeof *m.sc);
     }
 }
@@ -681,11 +800,73 @@ static void bench(void)
 
 /* ---- main ----------------------------------------------------------------- */
 
+/* The port checks at n ranks, by staging or (road 1) by CMA. */
+static void port_round(int n, int road)
+{
+    shared_counts *sc = counts_new();
+    int failed;
+    g_cma_min = road ? 1 : SIZE_MAX;
+    failed = coll_shm_spawn(n, port_body, sc, 5000);
+    check(failed == 0 && sc->failed == 0, "port checks at %d ranks", n);
+    g_passed += sc->passed;
+    printf("  port checks, %d ranks, %s: %ld passed, %ld failed\n", n,
+           road ? (*g_cma_works ? "CMA" : "CMA refused by the kernel, staging")
+                : "staging", sc->passed, sc->failed);
+    munmap(sc, sizeof *sc);
+    g_cma_min = SIZE_MAX;
+}
+
+/* Zero-copy reduce with segments of 32 KiB (messages of four ring slots;
+   by CMA, four bounce pieces), at 2 and `many` ranks and by CMA at 4; then
+   the same port without irecv_fold, where the executor copies into
+   scratch: nothing may be folded. */
+static void fold_rounds(int many)
+{
+    int i;
+    for (i = 0; i < 4; i++) {
+        const int n = i == 1 ? many : i == 0 ? 2 : 4;
+        shared_counts *sc = counts_new();
+        suite_arg sa;
+        const char *how = i < 2 ? "staging, 64 KiB scratch" : i == 2 ? "CMA, 64 KiB scratch"
+                                                           : "staging, no irecv_fold";
+        int failed;
+        g_cma_min = i == 2 ? 1 : SIZE_MAX;
+        sa.sc = sc; sa.quick = 1; sa.strip = i == 3 ? -1 : 0; sa.scratch = i < 3 ? 65536 : 0;
+        failed = suite_run(n, &sa, how);
+        check(failed == 0, "collective suite, %d ranks, %s: %d ranks failed", n, how, failed);
+        g_passed += sc->passed;
+        g_failed += sc->failed;
+        printf("  collectives, %d ranks, %s: %ld checks passed, %ld failed\n", n, how,
+               sc->passed, sc->failed);
+        if (i == 3) fold_seen(sc, n, how, 0, 0, 0);
+        else if (i < 2 || !*g_cma_works) fold_seen(sc, n, how, -1, 1, 0);
+        else fold_seen(sc, n, how, 0, 0, 1);
+        munmap(sc, sizeof *sc);
+    }
+    g_cma_min = SIZE_MAX;
+}
+
+/* `test_shm fold`: what the zero-copy reduce touches, short enough for
+   the sanitizers - the port checks (irecv_fold's included) at 2, 3, 4
+   and 7 ranks by both roads, then the fold rounds. */
+static int fold_main(void)
+{
+    static const int nr[] = { 2, 3, 4, 7 };
+    int i;
+    g_cma_works = (int *)counts_new();
+    for (i = 0; i < 8; i++)
+        port_round(nr[i / 2], i % 2);
+    fold_rounds(3);
+    printf("shm fold: %ld passed, %ld failed\n", g_passed, g_failed);
+    return g_failed != 0;
+}
+
 int main(int argc, char **argv)
 {
     static const int nr[] = { 2, 3, 4, 7 };
     int i, quick = argc > 1 && strcmp(argv[1], "quick") == 0;
     if (argc > 1 && strcmp(argv[1], "bench") == 0) { bench(); return 0; }
+    if (argc > 1 && strcmp(argv[1], "fold") == 0) return fold_main();
     if (argc > 2 && strcmp(argv[1], "port") == 0) {     /* the port checks alone */
         shared_counts *sc = counts_new();
         int failed;
@@ -698,7 +879,7 @@ int main(int argc, char **argv)
         shared_counts *sc = counts_new();
         suite_arg sa;
         int failed;
-        sa.sc = sc; sa.quick = 0; sa.strip = 0;
+        sa.sc = sc; sa.quick = 0; sa.strip = 0; sa.scratch = 0;
         if (argc > 3) g_cma_min = (size_t)strtoull(argv[3], NULL, 10);
         failed = suite_run(atoi(argv[2]), &sa, "shm");
         printf("shm suite: %ld passed, %ld failed\n", sc->passed, sc->failed + (failed != 0));
@@ -713,16 +894,8 @@ int main(int argc, char **argv)
         int failed, n = i < 4 ? nr[i] : 4, road;
         const char *how = i < 4 ? "staging" : "CMA";
         /* the port alone, by both roads */
-        for (road = 0; road < 2 && i < 4; road++) {
-            g_cma_min = road ? 1 : SIZE_MAX;
-            memset(sc, 0, sizeof *sc);
-            failed = coll_shm_spawn(n, port_body, sc, 5000);
-            check(failed == 0 && sc->failed == 0, "port checks at %d ranks", n);
-            g_passed += sc->passed;
-            printf("  port checks, %d ranks, %s: %ld passed, %ld failed\n", n,
-                   road ? (*g_cma_works ? "CMA" : "CMA refused by the kernel, staging")
-                        : "staging", sc->passed, sc->failed);
-        }
+        for (road = 0; road < 2 && i < 4; road++)
+            port_round(n, road);
         if (n == 3) {                  /* wake-ups without membarrier */
             g_cma_min = SIZE_MAX;
             g_no_mb = 1;
@@ -737,7 +910,7 @@ int main(int argc, char **argv)
         /* every collective; the fifth round again at 4 ranks, all by CMA */
         g_cma_min = i < 4 ? SIZE_MAX : 1;
         memset(sc, 0, sizeof *sc);
-        sa.sc = sc; sa.quick = quick || n == 7 || i == 4; sa.strip = 0;
+        sa.sc = sc; sa.quick = quick || n == 7 || i == 4; sa.strip = 0; sa.scratch = 0;
         failed = suite_run(n, &sa, "shm");
         check(failed == 0, "collective suite at %d ranks: %d ranks failed", n, failed);
         g_passed += sc->passed;
@@ -745,9 +918,13 @@ int main(int argc, char **argv)
         printf("  collectives, %d ranks, %s: %ld checks passed, %ld failed, %ld cases not"
                " available in coll.h yet (%.0f ms)\n", n, how, sc->passed, sc->failed,
                sc->unavailable, now_ms() - t0);
+        if (i < 4 || !*g_cma_works) fold_seen(sc, n, how, 1, 1, 0);
+        else fold_seen(sc, n, how, 0, 0, 1);
         munmap(sc, sizeof *sc);
     }
     g_cma_min = SIZE_MAX;
+
+    fold_rounds(7);
 
     /* the port's blocking calls under the collectives: the executor uses
        isend/irecv/wait whenever a port has them, so strip them */
@@ -755,7 +932,7 @@ int main(int argc, char **argv)
         shared_counts *sc = counts_new();
         suite_arg sa;
         int failed;
-        sa.sc = sc; sa.quick = 1; sa.strip = i;
+        sa.sc = sc; sa.quick = 1; sa.strip = i; sa.scratch = 0;
         failed = suite_run(3, &sa, i == 1 ? "shm (no isend/irecv/wait)" : "shm (send/recv only)");
         check(failed == 0, "collective suite, %s: %d ranks failed",
               i == 1 ? "blocking + sendrecv" : "send/recv only", failed);
