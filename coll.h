@@ -95,11 +95,12 @@
                            coll_progress runs each step to its end      (off)
      COLL_CRC_SMALL        CRC-32C from a 16-entry table instead of 256
                            (on under -Os unless COLL_CRC_TABLE)            (off)
-     COLL_EAGER_BYTES      small calls ride in the call check's frames up to
-                           this many bytes per rank at 2 ranks, and beyond
-                           2 ranks 16 x this shared: 128 at 4 ranks, 64 at
-                           8; the same on every rank (0: frames of 24
-                           bytes, no eager calls)                           (32)
+     COLL_EAGER_BYTES      bytes of each rank's block inside a check frame;
+                           small calls ride in the check round up to
+                           16 x this / p bytes per rank (256 at 2 ranks,
+                           128 at 4), the rest of a block in a tail message
+                           behind the frame; the same on every rank (0:
+                           frames of 24 bytes, no eager calls)              (32)
      COLL_FOLD_MAX         largest call (bytes) whose reductions fold
                            straight from the peer where the port has
                            irecv_fold (zero-copy); larger ones copy   (4 MiB)
@@ -129,15 +130,18 @@
      get COLL_ERR_MISMATCH, a refusal gives the refusing rank its own code
      and every other rank COLL_ERR_PEER, promptly and on every rank.
      Small calls cost no extra round: when one rank's contribution fits a
-     block (COLL_EAGER_BYTES at 2 ranks, 16 x COLL_EAGER_BYTES / p beyond)
-     and the algorithm is AUTO, the contributions
-     travel inside the frames themselves (each round forwards what a rank
-     has gathered, as Bruck's all-gather does) and every rank computes its
-     result locally, in rank order, once the verdict is in: lg p rounds in
-     all, and nothing lands in a user buffer before the ranks agree. A frame
-     of round k carries min(2^k, p - 2^k) blocks (of that size rounded
-     down to 8), whether or not the call is small, so its size depends on
-     p alone.
+     block (16 x COLL_EAGER_BYTES / p bytes) and the algorithm is AUTO, the
+     contributions travel with the frames themselves (each round forwards
+     what a rank has gathered, as Bruck's all-gather does) and every rank
+     computes its result locally, in rank order, once the verdict is in:
+     lg p rounds in all, and nothing lands in a user buffer before the
+     ranks agree. A frame of round k carries COLL_EAGER_BYTES of each of
+     min(2^k, p - 2^k) blocks, whether or not the call is small, so its
+     size depends on p alone; a call whose blocks are larger sends their
+     rest as a second message right behind the frame (the round's tail,
+     also of a size fixed by p and k), announced by a flag and a CRC in
+     the frame: a receiver takes a tail because the sender said one
+     follows, never because of its own arguments.
      With COLL_CHECK_CRC every payload message is followed by its CRC-32C
      and a second round after the schedule tells every rank if any message
      arrived damaged (COLL_ERR_CORRUPT everywhere). The CRC reads the
@@ -396,14 +400,15 @@ typedef struct coll__step {
     size_t rrun, rstride;      /* lies at off + i/run*stride + i%run         */
 } coll__step;
 
-/* Small calls ride inside the call check's frames (see CALL CHECKS). A
-   rank's block is COLL_EAGER_BYTES at 2 ranks, where the call is one
-   exchange and every extra cache line of a frame is a shared-memory
-   hand-off (~0.1 us of a ~0.5 us call): frames stay 24 + 32 B. Beyond 2
-   ranks the rounds cost more than the lines, so the ranks share a room of
-   16 x COLL_EAGER_BYTES: 128 B each at 4 ranks, 64 at 8, 8 at 64, and an
-   all-reduce up to that size takes lg p rounds instead of 2 lg p (4 ranks,
-   128 B: TCP port 113 -> 52 us, shm 30 -> 16). A request (and so each
+/* Small calls ride with the call check's frames (see CALL CHECKS). The
+   ranks share a room of 16 x COLL_EAGER_BYTES: a rank's block is 256 B at
+   2 ranks, 128 at 4, 64 at 8, 8 at 64, and a call up to that size takes
+   lg p rounds instead of the check round plus the schedule's (4 ranks,
+   128 B: TCP port 113 -> 52 us, shm 30 -> 16). The frame itself carries
+   only COLL_EAGER_BYTES of each block, so that calls of any size pay few
+   cache lines for it (each is a shared-memory hand-off, ~0.1 us of a
+   ~0.5 us call at 2 ranks): frames are 24 + 32 B at 2 ranks; a larger
+   block's rest follows as the round's tail. A request (and so each
    coll_comm) holds 48 + 24 x COLL_EAGER_BYTES bytes of frames. */
 #ifndef COLL_EAGER_BYTES
 #define COLL_EAGER_BYTES 32
@@ -459,7 +464,8 @@ typedef struct coll_request {
     unsigned long spins;       /* COLL_AGAIN in a row (blocking calls)       */
     uint32_t sig, lo, hi;
     unsigned flags, bad;       /* F_* bits; lowest refusing rank, its code   */
-    size_t cap;                /* bytes per rank's block in a frame          */
+    size_t cap;                /* bytes a rank's block may take (eager call)  */
+    size_t blk;                /* bytes of each block in this eager call     */
     uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
     unsigned char crc_out[4], crc_in[4];
     unsigned char zc;          /* 1: this step's receives fold (irecv_fold)  */
@@ -2627,7 +2633,8 @@ enum {
     COLL__FRAME = 24,              /* bytes of a check frame's header (8-aligned blocks follow) */
     COLL__F_REFUSED = 1,           /* some rank refused its arguments        */
     COLL__F_CORRUPT = 2,           /* some rank got a damaged message        */
-    COLL__F_NULLDST = 4            /* a non-root of reduce passed no dst     */
+    COLL__F_NULLDST = 4,           /* a non-root of reduce passed no dst     */
+    COLL__F_TAIL = 8               /* (sender's own) the round's tail follows */
 };
 #ifndef COLL_AGAIN_LIMIT
 #define COLL_AGAIN_LIMIT (1ul << 26)
@@ -2680,13 +2687,43 @@ static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__p
 }
 
 /* A frame: 'c', version, flags, phase, lowest and highest signature seen,
-   lowest refusing rank and its code, CRC-32C of everything else (header
-   and blocks), 4 bytes of padding, then the blocks of an eager call (zeros
-   otherwise). */
+   lowest refusing rank and its code, CRC-32C of everything else, the
+   tail's CRC-32C (0 without one), then the first `inl` bytes of the
+   round's blocks (zeros unless eager). Round k carries m = min(2^k,
+   p - 2^k) blocks of `blk` bytes, packed: m x inl bytes of them in the
+   frame, and when m x blk is more, bytes m x inl .. m x cap follow as the
+   round's tail. Both sizes depend on p and k alone. */
+static int coll__round_blocks(const coll_request *q, int k)
+{
+    int d = 1 << k;
+    return d < q->pl.p - d ? d : q->pl.p - d;
+}
+
+/* Bytes of each block inside the frame: all of it, but at 2 ranks only
+   COLL_EAGER_BYTES. There the frame is the whole call for small ones, and
+   each cache line of it a shared-memory hand-off (~0.1 us of a ~0.5 us
+   call), so a larger block sends its rest as a tail. Beyond 2 ranks a
+   tail costs more than the lines it saves: one more wake-up per round
+   where ranks share cores (TCP port, 4 ranks, 128 B: 42 -> 72 us). */
+static size_t coll__inl(const coll_request *q)
+{
+    if (q->pl.p != 2) return q->cap;
+    return (COLL_EAGER_BYTES < q->cap ? (size_t)COLL_EAGER_BYTES : q->cap) & ~(size_t)7;
+}
+
 static size_t coll__frame_bytes(const coll_request *q, int k)
 {
-    int d = 1 << k, m = d < q->pl.p - d ? d : q->pl.p - d;
-    return COLL__FRAME + (size_t)m * q->cap;
+    return COLL__FRAME + (size_t)coll__round_blocks(q, k) * coll__inl(q);
+}
+
+static size_t coll__tail_bytes(const coll_request *q, int k)
+{
+    return (size_t)coll__round_blocks(q, k) * (q->cap - coll__inl(q));
+}
+
+static int coll__sends_tail(const coll_request *q)
+{
+    return q->eager && q->phase == 0 && q->blk > coll__inl(q);
 }
 
 static uint32_t coll__frame_crc(const unsigned char *f, size_t bytes)
@@ -2697,34 +2734,54 @@ static uint32_t coll__frame_crc(const unsigned char *f, size_t bytes)
 static void coll__frame_pack(coll_request *q)
 {
     unsigned char *f = q->fo.b;
+    size_t bytes = coll__frame_bytes(q, q->step);
+    int tail = coll__sends_tail(q);
     f[0] = 'c'; f[1] = (unsigned char)(2 + 2 * (COLL_EAGER_BYTES / 8 % 127));  /* version */
-    f[2] = (unsigned char)q->flags; f[3] = (unsigned char)q->phase;
+    f[2] = (unsigned char)(q->flags | (tail ? COLL__F_TAIL : 0)); f[3] = (unsigned char)q->phase;
     coll__put32(f + 4, q->lo);
     coll__put32(f + 8, q->hi);
     coll__put32(f + 12, q->bad);
-    coll__put32(f + 16, coll__frame_crc(f, coll__frame_bytes(q, q->step)));
+    coll__put32(f + 20, tail ? coll_crc32c(0, f + bytes, coll__tail_bytes(q, q->step)) : 0u);
+    coll__put32(f + 16, coll__frame_crc(f, bytes));
 }
 
-/* Fold a received frame into the running verdict (min, max, or); an eager
-   call also keeps the sender's blocks: they are the ranks r-2^k, r-2^k-1,
-   ..., so they follow the 2^k this rank holds already. */
-static void coll__frame_merge(coll_request *q)
+/* Piece k of a round is through both ways: the frame (k = 0) or the
+   tail (k = 1, sent when this rank's blocks need one, received when the
+   peer's frame says one follows). Nothing of a damaged frame is believed
+   but its tail flag, and that only to take the tail (its size fixed by p
+   and k) and throw it away: a sender is not left blocked on it while the
+   verdict is already COLL_ERR_CORRUPT. After the round's last piece, when no message
+   of the round still reads the blocks, fold the frame into the running
+   verdict (min, max, or); an eager call also keeps the sender's blocks:
+   they are the ranks r-2^k, r-2^k-1, ..., so they follow the 2^k this
+   rank holds already. */
+static void coll__frame_take(coll_request *q, size_t k)
 {
     const unsigned char *f = q->fin;
-    size_t bytes = coll__frame_bytes(q, q->step);
+    size_t bytes = coll__frame_bytes(q, q->step), tail = coll__tail_bytes(q, q->step);
+    size_t want = (size_t)coll__round_blocks(q, q->step) * q->blk, have = bytes - COLL__FRAME;
     uint32_t lo = coll__get32(f + 4), hi = coll__get32(f + 8), bad = coll__get32(f + 12);
-    if (f[0] != 'c' || f[1] != q->fo.b[1] || f[3] != q->phase || coll__get32(f + 16) != coll__frame_crc(f, bytes)) {
-        q->flags |= COLL__F_CORRUPT;     /* not a frame of this round: the link is out of step */
-        return;
-    }
+    if (k == 0 && (f[2] & COLL__F_TAIL) && q->phase == 0 && tail > 0)
+        q->nrecv = 2;                      /* the rest of its blocks follows */
+    if (k == 0 && (f[0] != 'c' || f[1] != q->fo.b[1] || f[3] != q->phase ||
+                   coll__get32(f + 16) != coll__frame_crc(f, bytes) ||
+                   ((f[2] & COLL__F_TAIL) && q->nrecv != 2)))
+        q->flags |= COLL__F_CORRUPT;       /* not a frame of this round: the link is out of step */
+    if (k == 1 && q->nrecv == 2 && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
+        q->flags |= COLL__F_CORRUPT;
+    if (k + 1 < (q->nsend > q->nrecv ? q->nsend : q->nrecv) || (q->flags & COLL__F_CORRUPT)) return;
     q->flags |= f[2] & (COLL__F_REFUSED | COLL__F_CORRUPT | COLL__F_NULLDST);
     if (lo < q->lo) q->lo = lo;
     if (hi > q->hi) q->hi = hi;
     if (bad < q->bad) q->bad = bad;
-    COLL_ASSERT(((size_t)1 << q->step) * q->cap + (bytes - COLL__FRAME) <= (size_t)COLL__EAGER_ROOM || !q->eager);
-    if (q->eager && q->phase == 0)
-        COLL_MEMCPY(q->fo.b + COLL__FRAME + ((size_t)1 << q->step) * q->cap, f + COLL__FRAME,
-                    bytes - COLL__FRAME);
+    if (q->eager && q->phase == 0) {
+        unsigned char *to = q->fo.b + COLL__FRAME + ((size_t)1 << q->step) * q->blk;
+        if (q->nrecv == 2) have += tail;
+        COLL_ASSERT(((size_t)1 << q->step) * q->blk + want <= (size_t)COLL__EAGER_ROOM);
+        /* a sender that sent less disagrees on the call: zeros, then MISMATCH */
+        COLL_MEMCPY(to, f + COLL__FRAME, want < have ? want : have);
+        if (want > have) COLL_MEMSET(to + have, 0, want - have);
+    }
 }
 
 /* Check round k: dissemination, signal r + 2^k and hear from r - 2^k;
@@ -2837,9 +2894,10 @@ static COLL__UNUSED int coll__paths_kept(const coll__step *st)
 /* Where segment k of the step's send comes from (packed if strided). */
 static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
 {
-    if (COLL__CHECKS && q->st.sbuf == COLL__BUF_FRAME) {
-        coll__frame_pack(q);
-        *ptr = q->fo.b; *bytes = coll__frame_bytes(q, q->step);
+    if (COLL__CHECKS && q->st.sbuf == COLL__BUF_FRAME) {   /* the frame, then its tail */
+        size_t fb = coll__frame_bytes(q, q->step);
+        if (k == 0) coll__frame_pack(q);
+        *ptr = q->fo.b + (k ? fb : 0); *bytes = k ? coll__tail_bytes(q, q->step) : fb;
         return COLL_OK;
     }
     coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, k, ptr, bytes);
@@ -2865,7 +2923,8 @@ static void coll__crc_verdict(coll_request *q)
 static void coll__recv_target(const coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
 {
     if (COLL__CHECKS && q->st.rbuf == COLL__BUF_FRAME) {
-        *ptr = (unsigned char *)(uintptr_t)q->fin; *bytes = coll__frame_bytes(q, q->step);
+        size_t fb = coll__frame_bytes(q, q->step);
+        *ptr = (unsigned char *)(uintptr_t)q->fin + (k ? fb : 0); *bytes = k ? coll__tail_bytes(q, q->step) : fb;
         return;
     }
     coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, ptr, bytes);
@@ -2937,10 +2996,10 @@ static int coll__absorb(coll_request *q, size_t k)
 {
     unsigned char *out, *a, *in;
     size_t bytes;
+    if (COLL__CHECKS && q->st.rbuf == COLL__BUF_FRAME) { coll__frame_take(q, k); return COLL_OK; }
     if (k >= q->nrecv) return COLL_OK;                 /* sends may outnumber receives */
     if (COLL__ZC(q))                                   /* the port folded it where it lay */
         return q->fold[k % 4].bad || q->fold[k % 4].done != q->fold[k % 4].bytes ? COLL_ERR_IO : COLL_OK;
-    if (COLL__CHECKS && q->st.rbuf == COLL__BUF_FRAME) { coll__frame_merge(q); return COLL_OK; }
     if (coll__crc_on(q)) {                  /* checked when the step's CRC arrives */
         coll__recv_target(q, k, &in, &bytes);
         q->crc_r = coll_crc32c(q->crc_r, in, bytes);
@@ -3026,12 +3085,12 @@ static int coll__wait(coll_request *q, int *h, int block)
 static int coll__step_pipelined(coll_request *q, int block)
 {
     const coll_port *pt = &q->c->port;
-    size_t n = q->nsend > q->nrecv ? q->nsend : q->nrecv;
+    size_t n;
     size_t depth = COLL__STRIDED && (q->st.srun || q->st.rrun) ? 1 : 2;   /* packed spans: one staging half each */
     unsigned char *ptr;
     size_t bytes;
     int rc, h;
-    while (q->done < n) {
+    while (q->done < (n = q->nsend > q->nrecv ? q->nsend : q->nrecv)) {   /* a frame may add its tail */
         while (q->sposted < q->nsend && q->sposted < q->done + depth) {
             if ((rc = coll__send_source(q, q->sposted, &ptr, &bytes)) != COLL_OK) return rc;
             rc = coll__port_rc(pt->isend(pt->ctx, q->st.to, ptr, bytes, &h));
@@ -3124,7 +3183,7 @@ static int coll__eager_finish(coll_request *q)
     size_t bn = pl->count * q->esize, mine = (size_t)pl->rank * bn;
     unsigned char *dst = (unsigned char *)q->a.dst;
     int i, p = pl->p, r = pl->rank, rc = COLL_OK;
-#define COLL__BLK(i) (q->fo.b + COLL__FRAME + (size_t)coll__mod(r - (i), p) * q->cap)
+#define COLL__BLK(i) (q->fo.b + COLL__FRAME + (size_t)coll__mod(r - (i), p) * q->blk)
     switch (COLL__KIND(pl->kind)) {
     case COLL_REDUCE:
         if (r != pl->root) return COLL_OK;
@@ -3173,6 +3232,9 @@ static void coll__eager_start(coll_request *q, const coll_args *a)
     }
     if (!q->nchk || a->algo != COLL_ALGO_AUTO || q->c->mem || bn == 0 || b > q->cap) return;
     q->eager = 1;
+    q->blk = (b + 7) & ~(size_t)7;
+    if (q->blk > coll__inl(q))            /* tails send the whole room: no stale bytes */
+        COLL_MEMSET(q->fo.b + COLL__FRAME, 0, q->cap * (size_t)pl->p);
     if (from) COLL_MEMCPY(q->fo.b + COLL__FRAME, from, b);
 }
 
@@ -3369,7 +3431,10 @@ static int coll__load_step(coll_request *q)
     COLL_ASSERT(q->st.to < q->pl.p && q->st.from < q->pl.p);
     COLL_ASSERT(q->phase != 1 || coll__spans_ok(q));
     COLL_ASSERT(coll__paths_kept(&q->st));
-    if (q->phase != 1) q->nsend = q->nrecv = 1;             /* one frame each way */
+    if (q->phase != 1) {                                  /* one frame each way, */
+        q->nsend = 1 + (size_t)coll__sends_tail(q);        /* and maybe its tail  */
+        q->nrecv = 1;                                      /* (the frame says)    */
+    }
     else {
         q->nsend = q->st.to >= 0 ? coll__nseg(q->st.slen, q->seg) : 0;
         q->nrecv = q->st.from >= 0 ? coll__nseg(q->st.rlen, q->seg) : 0;
@@ -3421,9 +3486,8 @@ static int coll__progress(coll_request *q, int block)
         if (nonblocking) {
             rc = coll__step_pipelined(q, block);
         } else {
-            size_t n = q->nsend > q->nrecv ? q->nsend : q->nrecv;
-            for (rc = COLL_OK; rc == COLL_OK && q->done < n; q->done++)
-                rc = coll__exchange_blocking(q, q->done);
+            for (rc = COLL_OK; rc == COLL_OK && q->done < (q->nsend > q->nrecv ? q->nsend : q->nrecv); q->done++)
+                rc = coll__exchange_blocking(q, q->done);   /* a frame may add its tail */
         }
         if (rc == COLL_AGAIN) return rc;
         if (rc != COLL_OK) return coll__end(q, coll__broke(q, rc, "the port failed (its code is returned)"));
@@ -3769,10 +3833,9 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     if (rc != COLL_OK) COLL_MEMSET(pl, 0, sizeof *pl);     /* a refusal runs on rank and size alone */
     q->pl.rank = c->rank; q->pl.p = c->nranks;
     q->nchk = (unsigned char)(COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0);
-    q->cap = (size_t)(c->nranks <= 2 ? COLL_EAGER_BYTES :        /* frame sizes: p alone */
-                      COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;
+    q->cap = (size_t)(COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;   /* frame sizes: p alone */
     if (COLL__CHECKS)           /* what this p's frames send: zeros unless eager */
-        COLL_MEMSET(q->fo.b, 0, COLL__FRAME + q->cap * (size_t)c->nranks);
+        COLL_MEMSET(q->fo.b, 0, COLL__FRAME + coll__inl(q) * (size_t)c->nranks);
     q->bad = 0xffffffffu;
 #ifndef COLL_NO_ERRSTR
     c->why = why;

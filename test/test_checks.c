@@ -15,7 +15,10 @@
    4. NaN, -0 and +0 under min, max and sum: every all-reduce algorithm
       leaves the same bits on every rank, and min/max propagate NaN.
    5. A port that damages messages (one bit flipped, or the stream shifted
-      by one byte): with COLL_CHECK_CRC every rank returns an error.
+      by one byte): with COLL_CHECK_CRC every rank returns an error; a
+      damaged check frame or tail of a small call: an error where it is
+      seen, COLL_OK only with the right data, within 5 s on a synchronous
+      port.
    6. After a transport error the communicator stays broken (COLL_ERR_BROKEN)
       until coll_init; after a disagreement it stays usable.
    7. A port that answers COLL_AGAIN forever or a positive code: the
@@ -26,8 +29,9 @@
       half folded, out of order, off an element boundary): an error on the
       rank that sees it, and no rank returns COLL_OK with wrong data.
    10. Small calls at 2-16 ranks just below, at and above the eager block:
-      right on every rank, the eager ones in the check round's lg p
-      messages; one rank across the boundary: COLL_ERR_MISMATCH everywhere. */
+      right on every rank, the eager ones in the check round's frames and
+      tails alone; one rank across the boundary: COLL_ERR_MISMATCH
+      everywhere. */
 #define COLL_AGAIN_LIMIT 100000ul
 #define COLL_IMPLEMENTATION
 #include "../coll_layout.h"
@@ -376,7 +380,7 @@ static int damage_send(void *ctx, int peer, const void *buf, size_t bytes)
     return d->inner.send(d->inner.ctx, peer, buf, bytes);
 }
 
-typedef struct damage_world { coll_threads w; int mode, at, crc, small, rc[P], wrong[P]; } damage_world;
+typedef struct damage_world { coll_threads w; int mode, at, crc, small, np, rc[P], wrong[P]; } damage_world;
 
 static int damage_rank(int r, void *arg)
 {
@@ -384,19 +388,20 @@ static int damage_rank(int r, void *arg)
     coll_comm c;
     coll_port port;
     float in[N], out[N];
-    int i;
+    int i, n;
     dmg[r].inner = coll_rendezvous_port(&D->w, r);      /* send/recv only */
     dmg[r].rank = r; dmg[r].sent = 0; dmg[r].at = D->at; dmg[r].mode = D->mode;
     port = coll_forward_port(&dmg[r]);
     port.send = damage_send;
-    coll_init(&c, r, P, &port, scr[r], sizeof scr[r]);
+    coll_init(&c, r, D->np, &port, scr[r], sizeof scr[r]);
     coll_set_checks(&c, COLL_CHECK_CALLS | (D->crc ? COLL_CHECK_CRC : 0));
     for (i = 0; i < N; i++) in[i] = (float)(i + r);
     for (i = 0; i < N; i++) out[i] = -1;
-    D->rc[r] = coll_allreduce(&c, in, out, D->small ? 2 : N, COLL_FLOAT32, COLL_SUM,
+    n = D->small == 1 ? 2 : D->small == 2 ? 60 : N;   /* 60 floats at 2 ranks: a frame and its tail */
+    D->rc[r] = coll_allreduce(&c, in, out, (size_t)n, COLL_FLOAT32, COLL_SUM,
                               D->small ? COLL_ALGO_AUTO : COLL_ALGO_RING);
     D->wrong[r] = 0;
-    for (i = 0; i < (D->small ? 2 : N); i++) D->wrong[r] += out[i] != (float)(4 * i + 6);
+    for (i = 0; i < n; i++) D->wrong[r] += out[i] != (float)(D->np * i + D->np * (D->np - 1) / 2);
     return 0;
 }
 
@@ -405,14 +410,18 @@ static void damaged_messages(void)
 {
     int mode, at, r;
     static const char *const mode_name[] = { "bit flip", "shifted stream", "frame bit flip",
-                                             "small call's frame bit flip" };
-    for (mode = 0; mode < 4; mode++)
-        for (at = 0; at < 3; at++) {
+                                             "small call's frame bit flip", "small call's tail bit flip",
+                                             "frame bit flip before a tail" };
+    static const int damage_mode[] = { 0, 1, 2, 2, 0, 2 }, small[] = { 0, 0, 0, 1, 2, 2 };
+    for (mode = 0; mode < 6; mode++)
+        for (at = 0; at < (mode >= 4 ? 1 : 3); at++) {   /* 2 ranks: one frame and tail */
             damage_world D;
             int silent = 0, errors = 0;
+            double t0 = now_s();
             memset(&D, 0, sizeof D);
-            D.mode = mode == 3 ? 2 : mode; D.at = at; D.crc = 1; D.small = mode == 3;
-            coll_threads_init(&D.w, P, 10000);
+            D.mode = damage_mode[mode]; D.at = at; D.crc = 1; D.small = small[mode];
+            D.np = small[mode] == 2 ? 2 : P;
+            coll_threads_init(&D.w, D.np, 10000);
             coll_threads_run(&D.w, damage_rank, &D);
             coll_threads_destroy(&D.w);
             /* damaged payload: an error on every rank (the closing round
@@ -420,7 +429,7 @@ static void damaged_messages(void)
                seen, and COLL_OK only with the right data (a frame of the
                closing round can reach its receiver after the others have
                returned their - right - answers). */
-            for (r = 0; r < P; r++) {
+            for (r = 0; r < D.np; r++) {
                 if (mode < 2)
                     COLL_CHECK_MSG(D.rc[r] != COLL_OK, "%s at message %d: rank %d returned COLL_OK (%d wrong elements)",
                                    mode_name[mode], at, r, D.wrong[r]);
@@ -429,13 +438,15 @@ static void damaged_messages(void)
             }
             COLL_CHECK_MSG(silent == 0, "%s at message %d: %d ranks with COLL_OK and wrong data", mode_name[mode], at, silent);
             COLL_CHECK_MSG(errors > 0, "%s at message %d: nobody saw it", mode_name[mode], at);
+            COLL_CHECK_MSG(now_s() - t0 < 5.0, "%s at message %d: %.1f s (a rank waited out its deadline)",
+                           mode_name[mode], at, now_s() - t0);
         }
     /* without the CRC the same bit flip goes unseen: the reason it exists */
     {
         damage_world D;
         int wrong = 0;
         memset(&D, 0, sizeof D);
-        D.mode = 0; D.at = 0; D.crc = 0;
+        D.mode = 0; D.at = 0; D.crc = 0; D.np = P;
         coll_threads_init(&D.w, P, 10000);
         coll_threads_run(&D.w, damage_rank, &D);
         coll_threads_destroy(&D.w);
@@ -695,16 +706,18 @@ static void misbehaving_folds(void)
 
 /* ---- 10. where small calls stop riding in the check round ------------------ */
 /* At every rank count, all-reduces just below, at and just above the eager
-   block (COLL_EAGER_BYTES at 2 ranks, 16 x COLL_EAGER_BYTES / p beyond,
-   rounded down to 8) against a plain loop on every rank; the eager ones
-   take exactly the check round's lg p messages per rank, the others more;
-   and ranks split across the boundary (one rank one element more) answer
-   COLL_ERR_MISMATCH everywhere. */
-enum { EP = 16, EN = 64 };
+   block (16 x COLL_EAGER_BYTES / p, rounded down to 8) against a plain loop
+   on every rank. The eager ones send exactly the check round's messages:
+   lg p frames of 24 + m x COLL_EAGER_BYTES bytes (m blocks in round k),
+   and behind each a tail of the blocks' rest, m x (block - COLL_EAGER_BYTES)
+   bytes, when a rank's contribution is larger than COLL_EAGER_BYTES; the
+   others send something else. Ranks split across the boundary (one rank
+   one element more) answer COLL_ERR_MISMATCH everywhere. */
+enum { EP = 16, EN = 80 };
 typedef struct eager_world {
     coll_threads w;
     int p, count[EP], rc[EP], wrong[EP];
-    uint64_t msgs[EP];
+    uint64_t msgs[EP], bytes[EP];
 } eager_world;
 static double eager_scr[EP][128];
 static float eager_in[EP][EN], eager_out[EP][EN];
@@ -722,6 +735,7 @@ static int eager_rank(int r, void *arg)
     for (i = 0; i < EN; i++) { eager_in[r][i] = (float)(r * 3 + i % 5); eager_out[r][i] = -1; }
     E->rc[r] = coll_allreduce(&c, eager_in[r], eager_out[r], (size_t)n, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
     E->msgs[r] = k.msgs;
+    E->bytes[r] = k.bytes_sent;
     E->wrong[r] = 0;
     for (i = 0; i < n; i++) {
         float want = 0;
@@ -745,12 +759,18 @@ static void eager_boundary(void)
     size_t z;
     for (z = 0; z < sizeof ps / sizeof ps[0]; z++) {
         int p = ps[z], lg = 0, d, r;
-        int cap = (p <= 2 ? COLL_EAGER_BYTES : 16 * COLL_EAGER_BYTES / p) & ~7;   /* bytes */
+        int cap = 16 * COLL_EAGER_BYTES / p & ~7, inl = p == 2 && COLL_EAGER_BYTES < cap ? COLL_EAGER_BYTES & ~7 : cap;
         for (lg = 0; (1 << lg) < p; lg++) {}
-        for (d = -1; d <= 1; d++) {
+        for (d = -2; d <= 1; d++) {      /* 2 floats (no tail), then around the block */
             eager_world E;
-            int n = cap / 4 + d, eager = n * 4 <= cap;
+            int n = d == -2 ? 2 : cap / 4 + d, eager = n * 4 <= cap, tails = (n * 4 + 7) / 8 * 8 > inl, k;
+            uint64_t msgs = 0, bytes = 0;     /* what an eager call of n floats sends */
             if (n < 1 || n > EN) continue;
+            for (k = 0; k < lg; k++) {
+                int m = (1 << k) < p - (1 << k) ? (1 << k) : p - (1 << k);
+                msgs += 1 + tails;
+                bytes += (uint64_t)(24 + m * inl + (tails ? m * (cap - inl) : 0));
+            }
             memset(&E, 0, sizeof E);
             E.p = p;
             for (r = 0; r < p; r++) E.count[r] = n;
@@ -758,9 +778,10 @@ static void eager_boundary(void)
             for (r = 0; r < p; r++) {
                 COLL_CHECK_MSG(E.rc[r] == COLL_OK && E.wrong[r] == 0, "p=%d, %d floats: rank %d rc %d, %d wrong",
                                p, n, r, E.rc[r], E.wrong[r]);
-                COLL_CHECK_MSG(eager ? E.msgs[r] == (uint64_t)lg : E.msgs[r] > (uint64_t)lg,
-                               "p=%d, %d floats (%s): rank %d sent %d messages, the check round is %d",
-                               p, n, eager ? "eager" : "not eager", r, (int)E.msgs[r], lg);
+                COLL_CHECK_MSG(eager == (E.msgs[r] == msgs && E.bytes[r] == bytes),
+                               "p=%d, %d floats (%s): rank %d sent %d messages, %d bytes; eager: %d, %d",
+                               p, n, eager ? "eager" : "not eager", r, (int)E.msgs[r], (int)E.bytes[r],
+                               (int)msgs, (int)bytes);
             }
         }
         if (cap / 4 >= 1 && cap / 4 < EN) {      /* one rank just across the boundary */
