@@ -632,7 +632,12 @@ COLL_API int coll_waitall(coll_request *r, int n);
    Comm_split, a collective over the whole parent): ranks passing the same
    color >= 0 form one sub, ordered by key, then parent rank; color < 0
    joins none (sub is zeroed: coll_size(sub) == -1; COLL_OK). members: room for 2 x
-   the parent's ranks ints; on return members[0..coll_size(sub)) lists it. */
+   the parent's ranks ints; on return members[0..coll_size(sub)) lists it.
+   The call checks sign a sub's calls with its members, and a split's also
+   with the parent call that made it: a sub never passes for its parent,
+   nor one split for another over the same members. Two subs that
+   coll_comm_sub (a local call) made over one member list look alike to
+   the checks: use them in one order on every rank, or split instead. */
 typedef struct coll_subport {
     coll_port parent;          /* the parent communicator's port              */
     const int *members;
@@ -3681,7 +3686,13 @@ COLL_API int coll_comm_split(coll_comm *sub, coll_subport *sp, coll_comm *parent
         members[2 * j + 1] = r;
     }
     for (i = 0; i < m; i++) members[i] = members[2 * i + 1];
-    return coll_comm_sub(sub, sp, parent, members, m, scratch, scratch_bytes);
+    rc = coll_comm_sub(sub, sp, parent, members, m, scratch, scratch_bytes);
+    if (rc == COLL_OK) {        /* the split's own place among the parent's calls, the same on */
+        unsigned char w[4];     /* every rank: two splits over one member list never sign alike */
+        coll__put32(w, parent->seq);
+        sub->group_id = coll_crc32c(sub->group_id, w, 4) | 1u;
+    }
+    return rc;
 }
 
 COLL_API int coll_rank(const coll_comm *c) { return c && c->magic == COLL__MAGIC ? c->rank : -1; }

@@ -40,11 +40,11 @@ $(PMS)/test_mpi.mpich: test/test_mpi.c $(PMS_MPI_HDRS) | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_MPICH) $(CFLAGS) $(WARN) -I. -o $@ $<
 
-$(PMS)/test_audit_mpi.ompi: test/test_audit_mpi.c coll.h ports/coll_mpi.h test/coll_test.h | $(B)
+$(PMS)/test_mpi_late.ompi: test/test_mpi_late.c coll.h ports/coll_mpi.h test/coll_test.h | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_OMPI) $(CFLAGS) $(WARN) -I. -o $@ $<
 
-$(PMS)/test_audit_mpi.mpich: test/test_audit_mpi.c coll.h ports/coll_mpi.h test/coll_test.h | $(B)
+$(PMS)/test_mpi_late.mpich: test/test_mpi_late.c coll.h ports/coll_mpi.h test/coll_test.h | $(B)
 	@mkdir -p $(@D)
 	$(MPICC_MPICH) $(CFLAGS) $(WARN) -I. -o $@ $<
 
@@ -56,7 +56,7 @@ $(PMS)/seed_mindspore.mpich: examples/seed_mindspore.c coll.h ports/coll_mpi.h |
 	@mkdir -p $(@D)
 	$(MPICC_MPICH) $(CFLAGS) $(WARN) -I. -o $@ $<
 
-.PHONY: seed-mindspore test-mpi test-audit-mpi seed-mindspore-test examples-ports-mpi-shm
+.PHONY: seed-mindspore test-mpi test-mpi-late seed-mindspore-test examples-ports-mpi-shm
 
 # rank 0's result lines (those starting "[" or " [") exactly: numpy's print of the four results
 PMS_MINDSPORE_EXPECT := [[6.]]\n[[0.]\n [1.]\n [2.]\n [3.]]\n[[0.]]\n[[0]]
@@ -87,19 +87,19 @@ test-mpi: $(PMS)/test_mpi.ompi $(PMS)/test_mpi_split.ompi $(PMS)/test_mpi.mpich
 	$(MPIRUN_OMPI) $(OMPI_FLAGS) -np 4 $(PMS)/test_mpi_split.ompi openmpi-split quick
 	$(MPIRUN_MPICH) -np 4 $(PMS)/test_mpi.mpich mpich quick yield
 
-## test-audit-mpi: after a timeout no receive the collective left posted lands later in the caller's buffer (Open MPI and MPICH, 2 ranks)
-test-audit-mpi: $(PMS)/test_audit_mpi.ompi $(PMS)/test_audit_mpi.mpich
-	$(MPIRUN_OMPI) $(OMPI_FLAGS) -np 2 $(PMS)/test_audit_mpi.ompi
-	$(MPIRUN_MPICH) -np 2 $(PMS)/test_audit_mpi.mpich
+## test-mpi-late: after a timeout no receive the collective left posted lands later in the caller's buffer (Open MPI and MPICH, 2 ranks)
+test-mpi-late: $(PMS)/test_mpi_late.ompi $(PMS)/test_mpi_late.mpich
+	$(MPIRUN_OMPI) $(OMPI_FLAGS) -np 2 $(PMS)/test_mpi_late.ompi
+	$(MPIRUN_MPICH) -np 2 $(PMS)/test_mpi_late.mpich
 
 ## examples-ports-mpi-shm: build the ring simulation and MindSpore seeds
 examples-ports-mpi-shm: $(PMS)/seed_ring_sim $(PMS)/seed_mindspore.ompi
 else
-seed-mindspore seed-mindspore-test test-mpi test-audit-mpi:
+seed-mindspore seed-mindspore-test test-mpi test-mpi-late:
 	$(pms_no_mpi)
 examples-ports-mpi-shm: $(PMS)/seed_ring_sim
 	@echo "*** MPI not found: seed_mindspore not built ***"
 endif
 
 EXAMPLES_TARGETS += examples-ports-mpi-shm
-TEST_TARGETS += test-mpi test-audit-mpi seed-mindspore-test
+TEST_TARGETS += test-mpi test-mpi-late seed-mindspore-test

@@ -17,7 +17,9 @@
    3. Requests in flight: several started on one communicator (and on a
       sub) and progressed in a different order on every rank, or driven by
       coll_waitall; every result checked. A blocking call while a request is
-      unfinished is refused, and the request still completes. */
+      unfinished is refused, and the request still completes.
+   4. Two splits over the same members used in crossed orders on different
+      ranks: COLL_ERR_MISMATCH on every rank, never the other's data. */
 #define COLL_IMPLEMENTATION
 #define COLL_THREADS_IMPLEMENTATION
 #include "../ports/coll_threads.h"
@@ -475,6 +477,67 @@ static void test_broken(void)
     }
 }
 
+/* ---- 4. sibling subs over the same members ---------------------------------- */
+/* Two splits of the parent with one color (two duplicates of it), used in
+   one order on every rank, then crossed: rank 0 calls on A then B, rank 1
+   on B then A. Each split signs the parent call that made it into its
+   calls, so crossed calls get COLL_ERR_MISMATCH on every rank instead of
+   each matching the other's (COLL_OK with the other communicator's data,
+   before). A small call (it rides in the check round) and one that runs a
+   schedule; results against a plain loop. */
+enum { SIB_P = 4, SIB_N = 3, SIB_BIG = 1024 };
+static int sib_crossed, sib_big;
+static int32_t sib_x[SIB_P][2][SIB_BIG], sib_y[SIB_P][2][SIB_BIG];
+
+static int32_t sib_val(int comm, int r, int i) { return (int32_t)(comm * 1000000 + r * 1000 + i); }
+
+static int siblings_body(int r, void *arg)
+{
+    static int members[SIB_P][2][2 * SIB_P];
+    coll_comm c, sub[2];
+    coll_subport sp[2];
+    coll_port pt = port_of(r);
+    size_t n = sib_big ? SIB_BIG : SIB_N, i;
+    int rc[2], k, q, first = sib_crossed ? r % 2 : 0;     /* crossed: odd ranks start with B */
+    unsigned char *s = (unsigned char *)scratch_of[r];
+    (void)arg;
+    COLL_CHECK_EQ(coll_init(&c, r, SIB_P, &pt, s, 16384), COLL_OK);
+    for (k = 0; k < 2; k++)
+        COLL_CHECK_EQ(coll_comm_split(&sub[k], &sp[k], &c, 0, r, members[r][k], s + 16384 * (k + 1), 16384), COLL_OK);
+    for (k = 0; k < 2; k++)
+        for (i = 0; i < n; i++) { sib_x[r][k][i] = sib_val(k, r, (int)i); sib_y[r][k][i] = -1; }
+    for (q = 0; q < 2; q++) {
+        k = q ^ first;
+        rc[k] = coll_allreduce(&sub[k], sib_x[r][k], sib_y[r][k], n, COLL_INT32, COLL_SUM, COLL_ALGO_AUTO);
+    }
+    for (k = 0; k < 2; k++) {
+        int bad = 0;
+        for (i = 0; i < n; i++) {
+            int32_t want = 0;
+            for (q = 0; q < SIB_P; q++) want += sib_val(k, q, (int)i);
+            bad += sib_y[r][k][i] != want;
+        }
+        if (sib_crossed)
+            COLL_CHECK_MSG(rc[k] == COLL_ERR_MISMATCH, "crossed siblings, %zu ints: rank %d, sub %c: rc %d, %d wrong",
+                           n, r, "AB"[k], rc[k], bad);
+        else
+            COLL_CHECK_MSG(rc[k] == COLL_OK && bad == 0, "siblings, %zu ints: rank %d, sub %c: rc %d, %d wrong",
+                           n, r, "AB"[k], rc[k], bad);
+    }
+    return 0;
+}
+
+static void test_siblings(void)
+{
+    for (sib_big = 0; sib_big < 2; sib_big++)
+        for (sib_crossed = 0; sib_crossed < 2; sib_crossed++) {
+            COLL_CHECK_EQ(coll_threads_init(&W, SIB_P, 10000), COLL_OK);
+            coll_threads_run(&W, siblings_body, NULL);
+            coll_threads_destroy(&W);
+        }
+}
+
+
 int main(int argc, char **argv)
 {
     if (argc > 1) { rendezvous = argv[1][0] == 'r'; test_inflight(); return coll_test_summary("in flight only"); }
@@ -485,6 +548,7 @@ int main(int argc, char **argv)
         test_groups();
         printf("groups%s: %lu passed, %lu failed\n", rendezvous ? " (rendezvous)" : "", coll_test_passed, coll_test_failed);
         fflush(stdout);
+        test_siblings();
         test_inflight();
         test_broken();
         printf("in flight%s: %lu passed, %lu failed\n", rendezvous ? " (rendezvous)" : "", coll_test_passed, coll_test_failed);

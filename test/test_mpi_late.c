@@ -1,7 +1,7 @@
-/* test_audit_mpi.c - the MPI port: after a timeout, nothing lands later in
+/* test_mpi_late.c - the MPI port: after a timeout, nothing lands later in
    a buffer the caller has been given back.
 
-   mpirun -np 2 test_audit_mpi
+   mpirun -np 2 test_mpi_late
 
    The executor keeps two segments in flight, so when the wait for segment
    k's receive expires, segment k+1's receive is posted too. The port used
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
     }
     mine[0] = (long)coll_test_passed; mine[1] = (long)coll_test_failed;
     MPI_Reduce(mine, all, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) printf("audit-mpi: %ld passed, %ld failed\n", all[0], all[1]);
+    if (rank == 0) printf("mpi-late: %ld passed, %ld failed\n", all[0], all[1]);
     MPI_Barrier(MPI_COMM_WORLD);
     coll_mpi_port_free(&m);
     MPI_Finalize();
