@@ -125,7 +125,8 @@
      rank and size alone, so it cannot deadlock whatever the arguments):
      each frame carries a hash of the call's signature - sequence number,
      collective, algorithm actually run, counts, dtype, op, root, group,
-     segment size, check flags - and whether a rank refused its arguments.
+     segment size, check flags, all-to-all in place - and whether a rank
+     refused its arguments.
      Every rank ends the round with the same verdict: ranks that disagree
      get COLL_ERR_MISMATCH, a refusal gives the refusing rank its own code
      and every other rank COLL_ERR_PEER, promptly and on every rank.
@@ -2676,7 +2677,8 @@ static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__p
     coll__put32(w + 32, k == COLL_BARRIER ? 0u : (uint32_t)a->dtype);
     coll__put32(w + 36, (uint32_t)es);
     coll__put32(w + 40, (uint32_t)c->segment);
-    coll__put32(w + 44, c->checks | (user && c->user.commutative ? 256u : 0u));
+    coll__put32(w + 44, c->checks | (user && c->user.commutative ? 256u : 0u) |   /* all-to-all in place */
+                        ((k == COLL_ALLTOALL || k == COLL_ALLTOALLV) && pl->inplace ? 512u : 0u));   /* swaps */
     h = coll_crc32c(0, w, sizeof w);
     if (c->group_id) { coll__put32(w, c->group_id); h = coll_crc32c(h, w, 4); }
     nc = !pl->counts ? 0 : k == COLL_ALLTOALLV ? (size_t)pl->p * (size_t)pl->p : (size_t)pl->p;

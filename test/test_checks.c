@@ -2,9 +2,9 @@
    error on every rank that can see it.
 
    1. Ranks that disagree on any field of the call (op, dtype, count, root,
-      algorithm, scratch size, collective, call order, check flags) all get
-      COLL_ERR_MISMATCH, promptly: the port's deadline is 30 s and the test
-      wants every answer within 5 s. Over the threads port and over the
+      algorithm, scratch size, collective, call order, check flags, all-to-all
+      in place) all get COLL_ERR_MISMATCH, promptly: the port's deadline is
+      30 s and the test wants every answer within 5 s. Over the threads port and over the
       strictly rendezvous port (no sendrecv, synchronous send).
    2. A rank that refuses its arguments (NULL as a non-root's result of a
       forced binomial reduce, a bad dtype) makes every other rank return
@@ -108,9 +108,9 @@ static void fill(int r)
 static const char *const variant_name[] = {
     "op", "dtype", "count", "root", "algorithm", "scratch size", "collective",
     "call order", "check flags", "group", "small count", "small vs large count",
-    "small root", "small AUTO vs forced"
+    "small root", "small AUTO vs forced", "all-to-all in place on one rank"
 };
-enum { NVARIANTS = 14 };
+enum { NVARIANTS = 15 };
 
 static int disagree_body(world *W, int r, coll_comm *c)
 {
@@ -142,6 +142,8 @@ static int disagree_body(world *W, int r, coll_comm *c)
     case 12: return coll_broadcast(c, fdst[r], 2, COLL_FLOAT32, odd ? 2 : 1, COLL_ALGO_AUTO);
     case 13: return coll_allreduce(c, fsrc[r], fdst[r], 2, COLL_FLOAT32, COLL_SUM,
                                    odd ? COLL_ALGO_RING : COLL_ALGO_AUTO);
+    case 14:                              /* in place: pairwise swaps instead of shifts */
+        return coll_alltoall(c, fsrc[r], odd ? fsrc[r] : fdst[r], N / P, COLL_FLOAT32, COLL_ALGO_PAIRWISE);
     case 9: {
         coll_args a;
         memset(&a, 0, sizeof a);
