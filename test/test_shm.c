@@ -131,8 +131,9 @@ static void rec_init(fold_rec *f, const coll_shm *s, unsigned char *buf, size_t 
 
 /* irecv_fold around the ring of ranks, at sizes that take the fast box
    (one line, several), one ring slot, several, and a ragged last slot;
-   by staging every piece must come straight from the segment, by CMA
-   none can. Every message twice in flight, waited for in reverse. */
+   by the ring every piece must come straight from the segment, by the
+   box one piece gathered out of it, by CMA none can. Every message twice
+   in flight, waited for in reverse. */
 static long fold_checks(int rank, coll_port *pt, long *bad)
 {
     static const size_t sz[] = { 8, 56, 64, 200, COLL_SHM_FBOX_MAX, COLL_SHM_FBOX_MAX + 8,
@@ -159,7 +160,10 @@ static long fold_checks(int rank, coll_port *pt, long *bad)
         for (j = 4; j-- > 0 && !rc;) rc = pt->wait(pt->ctx, h[j], 1);
         for (j = 0; j < 2 && !rc; j++) {
             if (f[j].bad || f[j].done != bytes) rc = -1001;             /* the contract */
-            else if (f[j].in_seg != (cma ? 0 : f[j].pieces)) rc = -1002; /* zero-copy  */
+            else if (!(cma ? f[j].in_seg == 0 :                         /* zero-copy  */
+                       f[j].in_seg == f[j].pieces ||                       /* (by ring)  */
+                       (bytes <= COLL_SHM_FBOX_MAX && f[j].in_seg == 0 && f[j].pieces == 1)))
+                rc = -1002;                                                /* (gathered) */
             for (i = 0; i < bytes && !rc; i++) if (f[j].buf[i] != pat(i, from, (int)k)) rc = -1000;
             if (!rc && f[j].buf[bytes] != 0xee) rc = -1003;             /* one more    */
         }
