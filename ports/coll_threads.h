@@ -774,6 +774,19 @@ static int coll_threads__cancel(coll_threads__rank *me, int h, int code)
     return rc;
 }
 
+/* The world failed while this rank waited on `h`: give up h and every
+   other op this rank still owns. coll.h keeps two segments in flight and
+   does not wait for the rest of a failed collective, so a receive left
+   posted could otherwise be matched by a sender that saw the world alive a
+   moment before, and filled after the call returned its error. */
+static int coll_threads__give_up(coll_threads__rank *me, int h, int code)
+{
+    int i, rc = coll_threads__cancel(me, h, code);
+    for (i = 0; i < COLL_THREADS_MAX_OPS; i++)
+        if (i != h && me->ops[i].owned) (void)coll_threads__cancel(me, i, code);
+    return rc;
+}
+
 static int coll_threads__is_done(coll_threads__op *op)
 {
     return COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE;
@@ -826,7 +839,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
     if (!coll_threads__is_done(op)) {
         if (!block) {
             failed = COLL_THREADS__LOAD(&w->failed);
-            return failed ? coll_threads__cancel(me, h, failed) : COLL_AGAIN;
+            return failed ? coll_threads__give_up(me, h, failed) : COLL_AGAIN;
         }
         clock_gettime(CLOCK_MONOTONIC, &deadline);
         deadline.tv_sec += w->timeout_ms / 1000;
@@ -848,7 +861,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
         }
         if (failed) {
             if (failed == COLL_ERR_TIMEOUT) coll_threads__fail(w, failed);
-            return coll_threads__cancel(me, h, failed);
+            return coll_threads__give_up(me, h, failed);
         }
     }
     rc = op->result;
