@@ -117,8 +117,10 @@
      that rewrites a slot after publishing it can make us fold garbage, as
      it can make us copy garbage; never read out of bounds.
      s->folded_box, folded_ring and folded_cma count the bytes folded.
-     What it buys: see ports/README.md (a win from 512 KiB up; at 2 ranks
-     a loss between 16 and 256 KiB that only coll.h could avoid).
+     What it buys (ports/README.md has the table): 1-4 MiB all-reduces
+     5-25% faster, small ones unchanged, but 64 KiB at 2 ranks ~10%
+     slower on a loaded machine; a lower bound on folding would be
+     coll.h's to set (a port cannot decline one message's fold).
 
    WAITING (ranks may outnumber cores, other programs may share them)
      A waiter goes through three stages, each only as long as the last one
