@@ -94,7 +94,9 @@
      it); receives match messages by number, not by position. A
      fast-box send is finished when posted. Only live handles are
      visited (a bit mask), and posting reads no clock: the deadline
-     restarts at the next clock read instead.
+     restarts at the next clock read instead. A wait that fails ends
+     every transfer still live with its error (coll_shm__cancel): coll.h
+     does not wait for them, and nothing may land, or be folded, late.
 
    ZERO-COPY REDUCE (irecv_fold)
      coll.h posts a reduction step's receives with irecv_fold (its THE
@@ -797,6 +799,21 @@ static int coll_shm__broken(coll_shm *s, coll_shm__xfer *x, int rc)
     return 1;
 }
 
+/* After a failed wait nothing may land late (ports/README.md): coll.h
+   returns the error without waiting for the transfers it still has
+   posted and lets their buffers go - and a fold's arg, which lives in its
+   request. So every transfer still live ends with the error, and no
+   later call copies or folds another byte of it. */
+static void coll_shm__cancel(coll_shm *s, int rc)
+{
+    uint32_t m = s->live;
+    while (m) {
+        coll_shm__xfer *x = &s->x[__builtin_ctz(m)];
+        m &= m - 1;
+        coll_shm__finish(s, x, rc);
+    }
+}
+
 /* Could a correct sender have sent message `seq` to us? Each message not
    yet taken holds a fast-box line or a ring slot, so the sender is at most
    COLL_SHM_FBOX + COLL_SHM_SLOTS messages ahead of the receives we have
@@ -1338,6 +1355,8 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
         x->used = 0;
         s->live &= ~(1u << h[i]);     /* given up, if not finished */
     }
+    if (rc != 0)
+        coll_shm__cancel(s, rc);
     return rc;
 }
 

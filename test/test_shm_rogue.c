@@ -333,6 +333,75 @@ static void test_forged_slots(void)
         }
 }
 
+/* ---- 1b. nothing folded after a failed wait ------------------------------ */
+
+/* Rank 0 posts two fold receives; the rogue forges the first one's slot,
+   rank 0's wait for it fails; only then does the second message arrive,
+   well-formed, in the fast box. coll.h does not wait for a receive it
+   still has posted after an error, and a fold's arg lives in its
+   request: the port must never call that fold again. */
+static int late_fold_body(int rank, coll_port *pt, void *arg)
+{
+    coll_shm *s = (coll_shm *)pt->ctx;
+    coll_shm__chan *c = coll_shm__chan_of(s, 1, 0);
+    (void)arg;
+    if (rank == 1) {                    /* the rogue */
+        await_flag(&g->done[2], 3000);  /* both receives posted */
+        c->slot[0].kind = 77;
+        c->slot[0].bytes = 100;
+        c->slot[0].total = 100;
+        __atomic_store_n(&c->head, 1u, __ATOMIC_RELEASE);
+        coll_shm__ring(s, 0);
+        await_flag(&g->done[3], 3000);  /* the first wait has failed */
+        memset(c->box[0].data, 0x3c, sizeof c->box[0].data);
+        memset(c->box[1].data, 0x3c, sizeof c->box[1].data);
+        c->box[0].len = 100;
+        __atomic_store_n(&c->box[0].stamp, COLL_SHM__TOP | 1u, __ATOMIC_SEQ_CST);
+        coll_shm__ring(s, 0);
+        g->done[1] = 1;
+        await_flag(&g->done[0], 3000);
+        return 0;
+    } else {
+        static unsigned char a[100], b[100];
+        guard ga, gb;
+        int ha, hb;
+        memset(&ga, 0, sizeof ga);
+        ga.lo = (const unsigned char *)c; ga.hi = (const unsigned char *)(c + 1);
+        gb = ga;
+        ga.buf = a; gb.buf = b; ga.bytes = gb.bytes = 100;
+        g->rc[0] = coll_shm_irecv_fold(s, 1, a, 100, guard_fold, &ga, &ha);
+        if (g->rc[0] == 0) g->rc[0] = coll_shm_irecv_fold(s, 1, b, 100, guard_fold, &gb, &hb);
+        g->done[2] = 1;
+        if (g->rc[0] == 0) g->rc[0] = coll_shm_wait(s, ha, 1);
+        g->done[3] = 1;
+        await_flag(&g->done[1], 3000);  /* the second message is there */
+        g->rc[1] = coll_shm_wait(s, hb, 1);
+        g->rc[2] = ga.pieces + gb.pieces;
+        g->done[0] = 1;
+        return 0;
+    }
+}
+
+static int late_fold_case(void *arg)
+{
+    return coll_shm_spawn(2, late_fold_body, arg, 2000) == 0 ? 0 : 1;
+}
+
+static void test_late_fold(void)
+{
+    int st;
+    reset();
+    st = bounded("late fold", late_fold_case, NULL, 8000);
+    check(st == 0 || st == 1, "late fold: a rank crashed or hung (status %d)", st);
+    check(g->rc[0] == COLL_ERR_IO, "late fold: the forged receive returned %d, expected %d",
+          g->rc[0], COLL_ERR_IO);
+    check(g->rc[1] < 0 && g->rc[2] == 0, "late fold: the receive still posted returned %d"
+          " after the failed wait, and %d pieces were folded (expected an error, none)",
+          g->rc[1], g->rc[2]);
+    printf("  fold receive still posted when another's wait failed -> %d, %d pieces folded\n",
+           g->rc[1], g->rc[2]);
+}
+
 /* ---- 2. the `failed` word: every value but 0 is a negative result -------- */
 
 typedef struct fail_arg { int32_t value; int strip; } fail_arg;
@@ -828,6 +897,7 @@ int main(void)
     g = (shared *)shared_new(sizeof *g);
     signal(SIGPIPE, SIG_IGN);
     test_forged_slots();
+    test_late_fold();
     test_failed_word();
     test_squat();
     test_rogue_member();
