@@ -404,13 +404,11 @@ typedef struct coll__step {
 /* Small calls ride with the call check's frames (see CALL CHECKS). The
    ranks share a room of 16 x COLL_EAGER_BYTES: a rank's block is 256 B at
    2 ranks, 128 at 4, 64 at 8, 8 at 64, and a call up to that size takes
-   lg p rounds instead of the check round plus the schedule's (4 ranks,
-   128 B: TCP port 113 -> 52 us, shm 30 -> 16). The frame itself carries
-   only COLL_EAGER_BYTES of each block, so that calls of any size pay few
-   cache lines for it (each is a shared-memory hand-off, ~0.1 us of a
-   ~0.5 us call at 2 ranks): frames are 24 + 32 B at 2 ranks; a larger
-   block's rest follows as the round's tail. A request (and so each
-   coll_comm) holds 48 + 24 x COLL_EAGER_BYTES bytes of frames. */
+   lg p rounds instead of the check round plus the schedule's. The frame
+   itself carries only COLL_EAGER_BYTES of each block, so that calls of
+   any size pay little for it: 24 + 32 B at 2 ranks; a larger block's
+   rest follows as the round's tail. A request (and so each coll_comm)
+   holds 48 + 24 x COLL_EAGER_BYTES bytes of frames. */
 #ifndef COLL_EAGER_BYTES
 #define COLL_EAGER_BYTES 32
 #endif
@@ -2706,15 +2704,14 @@ static int coll__round_blocks(const coll_request *q, int k)
     return d < q->pl.p - d ? d : q->pl.p - d;
 }
 
-/* Bytes of each block inside the frame: all of it, but at 2 ranks only
-   COLL_EAGER_BYTES. There the frame is the whole call for small ones, and
-   each cache line of it a shared-memory hand-off (~0.1 us of a ~0.5 us
-   call), so a larger block sends its rest as a tail. Beyond 2 ranks a
-   tail costs more than the lines it saves: one more wake-up per round
-   where ranks share cores (TCP port, 4 ranks, 128 B: 42 -> 72 us). */
+/* Bytes of each block inside the frame: COLL_EAGER_BYTES, the rest of a
+   larger block in the round's tail. Every call sends the frames, so they
+   stay small: whole blocks in them (280 B a round at 4 ranks) made every
+   call at 4 ranks slower on Open MPI's shared memory (MPI port, 8 B
+   14.8 -> 22.4 us, 2 KiB 44.7 -> 53.7), and a frame's every cache line is
+   a hand-off on ours (~0.1 us of a ~0.5 us call at 2 ranks). */
 static size_t coll__inl(const coll_request *q)
 {
-    if (q->pl.p != 2) return q->cap;
     return (COLL_EAGER_BYTES < q->cap ? (size_t)COLL_EAGER_BYTES : q->cap) & ~(size_t)7;
 }
 

@@ -761,7 +761,7 @@ static void eager_boundary(void)
     size_t z;
     for (z = 0; z < sizeof ps / sizeof ps[0]; z++) {
         int p = ps[z], lg = 0, d, r;
-        int cap = 16 * COLL_EAGER_BYTES / p & ~7, inl = p == 2 && COLL_EAGER_BYTES < cap ? COLL_EAGER_BYTES & ~7 : cap;
+        int cap = 16 * COLL_EAGER_BYTES / p & ~7, inl = (COLL_EAGER_BYTES < cap ? COLL_EAGER_BYTES : cap) & ~7;
         for (lg = 0; (1 << lg) < p; lg++) {}
         for (d = -2; d <= 1; d++) {      /* 2 floats (no tail), then around the block */
             eager_world E;
