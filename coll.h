@@ -2749,22 +2749,40 @@ static void coll__frame_pack(coll_request *q)
     coll__put32(f + 16, coll__frame_crc(f, bytes));
 }
 
+/* Fold a frame whose round is through into the running verdict (min,
+   max, or); an eager call also keeps the sender's blocks (`got` bytes of
+   them arrived): they are the ranks r-2^k, r-2^k-1, ..., so they follow
+   the 2^k this rank holds already. */
+static void coll__frame_merge(coll_request *q, size_t got)
+{
+    const unsigned char *f = q->fin;
+    uint32_t lo = coll__get32(f + 4), hi = coll__get32(f + 8), bad = coll__get32(f + 12);
+    q->flags |= f[2] & (COLL__F_REFUSED | COLL__F_CORRUPT | COLL__F_NULLDST);
+    if (lo < q->lo) q->lo = lo;
+    if (hi > q->hi) q->hi = hi;
+    if (bad < q->bad) q->bad = bad;
+    if (q->eager && q->phase == 0) {
+        size_t want = (size_t)coll__round_blocks(q, q->step) * q->blk;
+        unsigned char *to = q->fo.b + COLL__FRAME + ((size_t)1 << q->step) * q->blk;
+        COLL_ASSERT(((size_t)1 << q->step) * q->blk + want <= (size_t)COLL__EAGER_ROOM);
+        /* a sender that sent less disagrees on the call: zeros, then MISMATCH */
+        COLL_MEMCPY(to, f + COLL__FRAME, want < got ? want : got);
+        if (want > got) COLL_MEMSET(to + got, 0, want - got);
+    }
+}
+
 /* Piece k of a round is through both ways: the frame (k = 0) or the
    tail (k = 1, sent when this rank's blocks need one, received when the
    peer's frame says one follows). Nothing of a damaged frame is believed
    but its tail flag, and that only to take the tail (its size fixed by p
    and k) and throw it away: a sender is not left blocked on it while the
-   verdict is already COLL_ERR_CORRUPT. After the round's last piece, when no message
-   of the round still reads the blocks, fold the frame into the running
-   verdict (min, max, or); an eager call also keeps the sender's blocks:
-   they are the ranks r-2^k, r-2^k-1, ..., so they follow the 2^k this
-   rank holds already. */
-static void coll__frame_take(coll_request *q, size_t k)
+   verdict is already COLL_ERR_CORRUPT. The frame is merged after the
+   round's last piece, when no message of the round still reads the
+   blocks. Its own function, off coll_progress's deepest stack chain. */
+static COLL__NOINLINE void coll__frame_take(coll_request *q, size_t k)
 {
     const unsigned char *f = q->fin;
     size_t bytes = coll__frame_bytes(q, q->step), tail = coll__tail_bytes(q, q->step);
-    size_t want = (size_t)coll__round_blocks(q, q->step) * q->blk, have = bytes - COLL__FRAME;
-    uint32_t lo = coll__get32(f + 4), hi = coll__get32(f + 8), bad = coll__get32(f + 12);
     if (k == 0 && (f[2] & COLL__F_TAIL) && q->phase == 0 && tail > 0)
         q->nrecv = 2;                      /* the rest of its blocks follows */
     if (k == 0 && (f[0] != 'c' || f[1] != q->fo.b[1] || f[3] != q->phase ||
@@ -2774,18 +2792,7 @@ static void coll__frame_take(coll_request *q, size_t k)
     if (k == 1 && q->nrecv == 2 && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
         q->flags |= COLL__F_CORRUPT;
     if (k + 1 < (q->nsend > q->nrecv ? q->nsend : q->nrecv) || (q->flags & COLL__F_CORRUPT)) return;
-    q->flags |= f[2] & (COLL__F_REFUSED | COLL__F_CORRUPT | COLL__F_NULLDST);
-    if (lo < q->lo) q->lo = lo;
-    if (hi > q->hi) q->hi = hi;
-    if (bad < q->bad) q->bad = bad;
-    if (q->eager && q->phase == 0) {
-        unsigned char *to = q->fo.b + COLL__FRAME + ((size_t)1 << q->step) * q->blk;
-        if (q->nrecv == 2) have += tail;
-        COLL_ASSERT(((size_t)1 << q->step) * q->blk + want <= (size_t)COLL__EAGER_ROOM);
-        /* a sender that sent less disagrees on the call: zeros, then MISMATCH */
-        COLL_MEMCPY(to, f + COLL__FRAME, want < have ? want : have);
-        if (want > have) COLL_MEMSET(to + have, 0, want - have);
-    }
+    coll__frame_merge(q, bytes - COLL__FRAME + (q->nrecv == 2 ? tail : 0));
 }
 
 /* Check round k: dissemination, signal r + 2^k and hear from r - 2^k;
