@@ -2698,6 +2698,13 @@ static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__p
    p - 2^k) blocks of `blk` bytes, packed: m x inl bytes of them in the
    frame, and when m x blk is more, bytes m x inl .. m x cap follow as the
    round's tail. Both sizes depend on p and k alone. */
+/* Pieces of the step loaded: the more of its sends and its receives (a
+   frame's tail adds one once the frame that announces it is in). */
+static size_t coll__pieces(const coll_request *q)
+{
+    return q->nsend > q->nrecv ? q->nsend : q->nrecv;
+}
+
 static int coll__round_blocks(const coll_request *q, int k)
 {
     int d = 1 << k;
@@ -2783,15 +2790,15 @@ static COLL__NOINLINE void coll__frame_take(coll_request *q, size_t k)
 {
     const unsigned char *f = q->fin;
     size_t bytes = coll__frame_bytes(q, q->step), tail = coll__tail_bytes(q, q->step);
-    if (k == 0 && (f[2] & COLL__F_TAIL) && q->phase == 0 && tail > 0)
-        q->nrecv = 2;                      /* the rest of its blocks follows */
-    if (k == 0 && (f[0] != 'c' || f[1] != q->fo.b[1] || f[3] != q->phase ||
-                   coll__get32(f + 16) != coll__frame_crc(f, bytes) ||
-                   ((f[2] & COLL__F_TAIL) && q->nrecv != 2)))
-        q->flags |= COLL__F_CORRUPT;       /* not a frame of this round: the link is out of step */
-    if (k == 1 && q->nrecv == 2 && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
-        q->flags |= COLL__F_CORRUPT;
-    if (k + 1 < (q->nsend > q->nrecv ? q->nsend : q->nrecv) || (q->flags & COLL__F_CORRUPT)) return;
+    if (k == 0) {
+        int flagged = (f[2] & COLL__F_TAIL) != 0, can = q->phase == 0 && tail > 0;
+        if (flagged && can) q->nrecv = 2;  /* the rest of its blocks follows */
+        if (f[0] != 'c' || f[1] != q->fo.b[1] || f[3] != q->phase ||
+            coll__get32(f + 16) != coll__frame_crc(f, bytes) || (flagged && !can))
+            q->flags |= COLL__F_CORRUPT;   /* not a frame of this round: the link is out of step */
+    } else if (q->nrecv == 2 && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
+        q->flags |= COLL__F_CORRUPT;       /* the tail it announced */
+    if (k + 1 < coll__pieces(q) || (q->flags & COLL__F_CORRUPT)) return;
     coll__frame_merge(q, bytes - COLL__FRAME + (q->nrecv == 2 ? tail : 0));
 }
 
@@ -3068,7 +3075,7 @@ static int coll__exchange_blocking(coll_request *q, size_t k)
     if (has_r) coll__recv_target(q, k, &rp, &rn);
     rc = coll__transfer(q, has_s, sp, sn, has_r, rp, rn);
     if (rc == COLL_OK) rc = coll__absorb(q, k);
-    if (rc == COLL_OK && coll__crc_on(q) && k + 1 == (q->nsend > q->nrecv ? q->nsend : q->nrecv)) {
+    if (rc == COLL_OK && coll__crc_on(q) && k + 1 == coll__pieces(q)) {
         coll__put32(q->crc_out, q->crc_s);
         rc = coll__transfer(q, q->nsend > 0, q->crc_out, 4, q->nrecv > 0, q->crc_in, 4);
         if (rc == COLL_OK) coll__crc_verdict(q);
@@ -3101,7 +3108,7 @@ static int coll__step_pipelined(coll_request *q, int block)
     unsigned char *ptr;
     size_t bytes;
     int rc, h;
-    while (q->done < (n = q->nsend > q->nrecv ? q->nsend : q->nrecv)) {   /* a frame may add its tail */
+    while (q->done < (n = coll__pieces(q))) {       /* a frame may add its tail */
         while (q->sposted < q->nsend && q->sposted < q->done + depth) {
             if ((rc = coll__send_source(q, q->sposted, &ptr, &bytes)) != COLL_OK) return rc;
             rc = coll__port_rc(pt->isend(pt->ctx, q->st.to, ptr, bytes, &h));
@@ -3497,7 +3504,7 @@ static int coll__progress(coll_request *q, int block)
         if (nonblocking) {
             rc = coll__step_pipelined(q, block);
         } else {
-            for (rc = COLL_OK; rc == COLL_OK && q->done < (q->nsend > q->nrecv ? q->nsend : q->nrecv); q->done++)
+            for (rc = COLL_OK; rc == COLL_OK && q->done < coll__pieces(q); q->done++)
                 rc = coll__exchange_blocking(q, q->done);   /* a frame may add its tail */
         }
         if (rc == COLL_AGAIN) return rc;
