@@ -3251,8 +3251,9 @@ static void coll__eager_start(coll_request *q, const coll_args *a)
     if (!q->nchk || a->algo != COLL_ALGO_AUTO || q->c->mem || bn == 0 || b > q->cap) return;
     q->eager = 1;
     q->blk = (b + 7) & ~(size_t)7;
-    if (q->blk > coll__inl(q))            /* tails send the whole room: no stale bytes */
-        COLL_MEMSET(q->fo.b + COLL__FRAME, 0, q->cap * (size_t)pl->p);
+    if (q->blk > coll__inl(q))            /* tails send the whole room: clear the rest */
+        COLL_MEMSET(q->fo.b + COLL__FRAME + coll__inl(q) * (size_t)pl->p, 0,   /* (coll_start */
+                    (q->cap - coll__inl(q)) * (size_t)pl->p);                  /* cleared the frames') */
     if (from) COLL_MEMCPY(q->fo.b + COLL__FRAME, from, b);
 }
 
