@@ -4,8 +4,9 @@
    1. Ranks that disagree on any field of the call (op, dtype, count, root,
       algorithm, scratch size, collective, call order, check flags, all-to-all
       in place) all get COLL_ERR_MISMATCH, promptly: the port's deadline is
-      30 s and the test wants every answer within 5 s. Over the threads port and over the
-      strictly rendezvous port (no sendrecv, synchronous send).
+      30 s and the test wants every answer within 5 s. Over the threads
+      port and over the strictly rendezvous port (no sendrecv, synchronous
+      send).
    2. A rank that refuses its arguments (NULL as a non-root's result of a
       forced binomial reduce, a bad dtype) makes every other rank return
       COLL_ERR_PEER at once, and the next collective on the same
@@ -760,7 +761,7 @@ static void eager_boundary(void)
     static const int ps[] = { 2, 3, 4, 5, 7, 8, 9, 16 };
     size_t z;
     for (z = 0; z < sizeof ps / sizeof ps[0]; z++) {
-        int p = ps[z], lg = 0, d, r;
+        int p = ps[z], lg, d, r;
         int cap = 16 * COLL_EAGER_BYTES / p & ~7, inl = (COLL_EAGER_BYTES < cap ? COLL_EAGER_BYTES : cap) & ~7;
         for (lg = 0; (1 << lg) < p; lg++) {}
         for (d = -2; d <= 1; d++) {      /* 2 floats (no tail), then around the block */
