@@ -5,9 +5,14 @@
      In exactly one file:
          #define COLL_SHM_IMPLEMENTATION
          #include "ports/coll_shm.h"
-     The implementation uses POSIX and Linux calls (syscall, MAP_ANONYMOUS):
-     build it as gnu99/gnu11 (gcc's default), or under -std=c99 define
-     _DEFAULT_SOURCE (or _GNU_SOURCE) before the first #include.
+     The implementation uses POSIX and Linux calls (syscall, MAP_ANONYMOUS),
+     which a strict -std=c99 or -std=c11 hides unless a feature-test macro
+     asks for them. Where neither _GNU_SOURCE nor _DEFAULT_SOURCE is set,
+     this header asks for _DEFAULT_SOURCE itself, which takes effect only if
+     no system header has been read yet: so in the implementation file
+     include ports/coll_shm.h first (it includes coll.h), or pass
+     -D_DEFAULT_SOURCE (pkg-config coll-shm does). Too late on glibc stops
+     the build with an #error that says so.
 
      Forked ranks (the launcher makes the shared memory, forks, supervises):
          static int body(int rank, coll_port *port, void *arg) { ... return 0; }
@@ -31,6 +36,15 @@
            -> removed and made anew; joiners that find such a dead segment
            wait for the new one instead of joining it;
          - a live group's, or not a coll segment at all -> COLL_ERR_IO.
+       Rank 0 reserves every page of the segment when it makes it
+       (posix_fallocate): n x n x 70 KiB with the defaults, 1.1 MiB for 4
+       ranks, 70 MiB for 32. Where /dev/shm has less room (Docker's default
+       is 64 MiB), every rank's coll_shm_open returns COLL_ERR_NOSPC with
+       both sizes in s->why - never a SIGBUS at the first touch of a page
+       past the room, which is what tmpfs does to a segment only sized by
+       ftruncate. (Rank 0 tells the joiners through a 64-byte record under
+       the name; where not even that fits, they time out, and their reason
+       names both sizes too.)
        After a failed open, s->why holds a one-line reason.
        Two runs must not use one name at the same time.
 
@@ -235,6 +249,12 @@
 
    LICENCE: MIT, as coll.h.
 */
+/* Outside the include guard: it matters only before the first system header. */
+#if defined(COLL_SHM_IMPLEMENTATION) && !defined(__cplusplus) && !defined(_GNU_SOURCE) && \
+    !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
+#define _DEFAULT_SOURCE 1
+#endif
+
 #ifndef COLL_SHM_H
 #define COLL_SHM_H
 
@@ -335,6 +355,7 @@ typedef struct coll_shm {
     uint64_t check_ms;         /* last liveness check of the peers          */
     uint64_t probe;            /* a word peers read to test CMA             */
     const char *why;           /* after a failed open: why (else NULL)      */
+    char why_buf[200];         /* where a reason with figures is written    */
     /* bytes irecv_fold's receives folded, by where they lay (counters for
        tests and benchmarks; CMA: through a bounce buffer, see ZERO-COPY) */
     uint64_t folded_box, folded_ring, folded_cma;
@@ -371,7 +392,8 @@ COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port,
    the collectives then have no deadline). 0 or a negative code:
    COLL_ERR_TIMEOUT, COLL_SHM_ERR_ACCESS (unsafe object), COLL_ERR_IO (the
    name is a live group's or not a coll segment), COLL_ERR_MISMATCH
-   (another nranks); s->why says which. */
+   (another nranks), COLL_ERR_NOSPC (/dev/shm has no room for the
+   segment); s->why says which. */
 COLL_SHM_API int coll_shm_open(coll_shm *s, const char *name, int rank, int nranks,
                                unsigned timeout_ms, coll_port *port);
 COLL_SHM_API void coll_shm_close(coll_shm *s);
@@ -418,12 +440,18 @@ COLL_SHM_API int coll_shm_irecv_fold(void *ctx, int peer, void *buf, size_t byte
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #if defined(SYS_futex)
 #include <linux/futex.h>
+#endif
+
+/* glibc read its feature macros before the Linux calls were asked for. */
+#if defined(__GLIBC__) && !defined(__USE_MISC)
+#error "coll_shm.h needs _DEFAULT_SOURCE (syscall, MAP_ANONYMOUS), which this strict ISO C build hides: include ports/coll_shm.h before any other header in this file, or compile with -D_DEFAULT_SOURCE"
 #endif
 
 /* ---- the shared layout ---------------------------------------------------
@@ -463,6 +491,16 @@ typedef struct coll_shm__rankrec {
     uint64_t nonce;            /* the run's nonce: this record is this run's */
     unsigned char pad2[COLL_SHM__LINE - 24];
 } coll_shm__rankrec;
+
+/* What rank 0 leaves under the name when /dev/shm cannot hold the
+   segment: the group header with `failed` set and both sizes, so that
+   every joiner returns the same error and reason instead of waiting out
+   its deadline. Its size is never a segment's (those are >= 192 bytes
+   plus a channel). */
+typedef struct coll_shm__noroom {
+    coll_shm__group g;
+    uint64_t need, room;       /* the segment's bytes, the free bytes there */
+} coll_shm__noroom;
 
 enum { COLL_SHM__DATA = 1, COLL_SHM__LAST = 2, COLL_SHM__CMA = 4 };
 
@@ -1774,6 +1812,46 @@ static void coll_shm__stamp(coll_shm__group *g, int nranks)
     COLL_SHM__SC_STORE(&g->magic, COLL_SHM__MAGIC);
 }
 
+/* ---- room in /dev/shm ------------------------------------------------------ */
+
+/* Free bytes on the file system of `fd` (or of /dev/shm when fd < 0);
+   UINT64_MAX when unknown. */
+static uint64_t coll_shm__room(int fd)
+{
+    struct statvfs v;
+    if ((fd >= 0 ? fstatvfs(fd, &v) : statvfs("/dev/shm", &v)) != 0)
+        return UINT64_MAX;
+    return (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+}
+
+static void coll_shm__say_room(coll_shm *s, const char *what, uint64_t need, uint64_t room,
+                               int nranks)
+{
+    char free_kib[32] = "?";
+    if (room != UINT64_MAX)
+        snprintf(free_kib, sizeof free_kib, "%llu", (unsigned long long)(room / 1024));
+    snprintf(s->why_buf, sizeof s->why_buf, "%s: /dev/shm has %s KiB free, the segment "
+             "for %d ranks needs %llu KiB (give /dev/shm more room, e.g. docker --shm-size)",
+             what, free_kib, nranks, (unsigned long long)((need + 1023) / 1024));
+    s->why = s->why_buf;
+}
+
+/* Gives the new object its size by reserving every page of it: tmpfs lets
+   ftruncate promise more than /dev/shm holds, and the first touch past
+   the room is then a SIGBUS in whichever rank gets there. posix_fallocate
+   fails instead (ENOSPC), and the object keeps size 0 until all of it is
+   reserved, so no joiner maps it before. 0 or an errno value. */
+static int coll_shm__reserve(int fd, size_t size)
+{
+    int e;
+    do
+        e = posix_fallocate(fd, 0, (off_t)size);
+    while (e == EINTR);
+    if (e == EINVAL || e == EOPNOTSUPP || e == ENOSYS)    /* cannot reserve here */
+        e = ftruncate(fd, (off_t)size) == 0 ? 0 : errno;
+    return e;
+}
+
 static int coll_shm__map(coll_shm *s, int fd, size_t size)
 {
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -1785,6 +1863,43 @@ static int coll_shm__map(coll_shm *s, int fd, size_t size)
     s->base = (unsigned char *)p;
     s->size = size;
     return 0;
+}
+
+/* Rank 0 found no room for the segment: it tells the joiners through a
+   coll_shm__noroom record under the name, waits until all have read it
+   (or the deadline), and removes the name. */
+static int coll_shm__no_room(coll_shm *s, int fd, const coll_shm__where *w, int nranks,
+                             size_t need, uint64_t deadline)
+{
+    uint64_t room = coll_shm__room(fd);
+    if (nranks > 1 && coll_shm__reserve(fd, sizeof(coll_shm__noroom)) != 0)
+        close(fd);                    /* not even the record fits: joiners time out */
+    else if (nranks > 1 && coll_shm__map(s, fd, sizeof(coll_shm__noroom)) == 0) {
+        coll_shm__noroom *rec = (coll_shm__noroom *)s->base;
+        rec->need = need;
+        rec->room = room;
+        rec->g.failed = COLL_ERR_NOSPC;
+        coll_shm__stamp(&rec->g, nranks);            /* magic last: complete */
+        while (COLL_SHM__SC_LOAD(&rec->g.joined) < (uint32_t)(nranks - 1) &&
+               coll_shm__now_ms() < deadline)
+            coll_shm__nap_ms(1);
+    } else if (nranks == 1) {
+        close(fd);
+    }
+    coll_shm__unlink_ours(w);
+    coll_shm__say_room(s, "no room for the shared segment", need, room, nranks);
+    return COLL_ERR_NOSPC;
+}
+
+/* A joiner found rank 0's no-room record: the same error, the same figures. */
+static int coll_shm__no_room_seen(coll_shm *s, int nranks)
+{
+    coll_shm__noroom *rec = (coll_shm__noroom *)s->base;
+    int rc = coll_shm__failed(s);
+    coll_shm__say_room(s, "rank 0 found no room for the shared segment",
+                       COLL_SHM__ONCE64(&rec->need), COLL_SHM__ONCE64(&rec->room), nranks);
+    __atomic_fetch_add(&rec->g.joined, 1u, __ATOMIC_SEQ_CST);
+    return rc ? rc : COLL_ERR_IO;
 }
 
 static int coll_shm__open0(coll_shm *s, const char *name, int nranks, unsigned timeout_ms,
@@ -1809,7 +1924,19 @@ static int coll_shm__open0(coll_shm *s, const char *name, int nranks, unsigned t
         if ((rc = coll_shm__inspect(s, name)) != COLL_SHM__STALE)
             return rc;
     }
-    if (fstat(fd, &st) != 0 || ftruncate(fd, (off_t)size) != 0) {
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        shm_unlink(name);
+        s->why = "fstat on the shared memory object failed";
+        return COLL_ERR_IO;
+    }
+    w.name = name;
+    w.dev = st.st_dev;
+    w.ino = st.st_ino;
+    rc = coll_shm__reserve(fd, size);
+    if (rc == ENOSPC || rc == ENOMEM || rc == EFBIG)
+        return coll_shm__no_room(s, fd, &w, nranks, size, deadline);
+    if (rc != 0) {
         close(fd);
         shm_unlink(name);
         s->why = "could not size the shared memory object";
@@ -1819,9 +1946,6 @@ static int coll_shm__open0(coll_shm *s, const char *name, int nranks, unsigned t
         shm_unlink(name);
         return rc;
     }
-    w.name = name;
-    w.dev = st.st_dev;
-    w.ino = st.st_ino;
     coll_shm__stamp(coll_shm__grp(s), nranks);
     rc = coll_shm__join(s, 0, nranks, timeout_ms, deadline, NULL, port);
     coll_shm__unlink_ours(&w);   /* all mapped it (or gave up): drop the name */
@@ -1837,12 +1961,15 @@ static int coll_shm__openk(coll_shm *s, const char *name, int rank, int nranks,
     coll_shm__where w;
     coll_shm__group *g;
     struct stat st;
-    int fd, rc;
+    int fd, rc, norec;
     w.name = name;
     for (;;) {
         uint64_t next = 0;
         if (coll_shm__now_ms() >= deadline) {
+            uint64_t room = coll_shm__room(-1);
             s->why = "timed out waiting for rank 0 to make the segment";
+            if (room < size)             /* perhaps why rank 0 could not */
+                coll_shm__say_room(s, s->why, size, room, nranks);
             return COLL_ERR_TIMEOUT;
         }
         fd = shm_open(name, O_RDWR, 0);
@@ -1862,12 +1989,13 @@ static int coll_shm__openk(coll_shm *s, const char *name, int rank, int nranks,
             close(fd);
             return rc;
         }
-        if ((size_t)st.st_size != size) {   /* being sized, or not ours yet */
+        norec = (size_t)st.st_size == sizeof(coll_shm__noroom);
+        if ((size_t)st.st_size != size && !norec) {   /* being sized, or not ours yet */
             close(fd);
             coll_shm__nap_ms(1);
             continue;
         }
-        if ((rc = coll_shm__map(s, fd, size)) != 0)
+        if ((rc = coll_shm__map(s, fd, norec ? sizeof(coll_shm__noroom) : size)) != 0)
             return rc;
         w.dev = st.st_dev;
         w.ino = st.st_ino;
@@ -1893,7 +2021,9 @@ static int coll_shm__openk(coll_shm *s, const char *name, int rank, int nranks,
             s->why = "the group was made for another number of ranks";
             rc = COLL_ERR_MISMATCH;
         }
-        if (rc == 0)
+        if (rc == 0 && norec)
+            rc = coll_shm__no_room_seen(s, nranks);
+        else if (rc == 0)
             rc = coll_shm__join(s, rank, nranks, timeout_ms, deadline, &w, port);
         if (rc != COLL_SHM__STALE)
             return rc;
