@@ -4,7 +4,10 @@
 #
 # Every target has a line `## name: what it does` above its rule (here or in
 # its mk/ fragment); `make help` lists those lines, and `make test-make`
-# fails on a target without one.
+# fails on a target without one. `## name: [group] what` puts it in a group
+# of `make help` (run, test, bench, firmware, docs, or internal: hidden);
+# without a tag, test*/*-test go to test, bench* to bench, the rest to
+# other (tools/make_help.awk).
 CC      ?= cc
 CXX     ?= c++
 CFLAGS  ?= -O2 -g
@@ -16,13 +19,13 @@ LDLIBS_THREADS := -lpthread
 TEST_TARGETS :=
 
 .PHONY: all demo test traffic examples install uninstall clean help
-## all: the demo program (build/demo), nothing else
+## all: [run] the demo program (build/demo), nothing else
 all: demo-bin
 
 include $(sort $(wildcard mk/*.mk))
 
 # every area's example programs (their fragments add to EXAMPLES_TARGETS)
-## examples: build every example program of every area
+## examples: [run] build every example program of every area
 examples: $(EXAMPLES_TARGETS)
 
 ## test: every suite in TEST_TARGETS, one closing line "N passed, N failed"
@@ -32,15 +35,13 @@ test:
 $(B):
 	@mkdir -p $(B)
 
-## clean: remove build/ and half-written bench tables
+## clean: [run] remove build/ and half-written bench tables
 clean:
 	rm -rf $(B) bench/results/*.tsv.tmp
 
-## help: this list, one line per target (the `## name: what` lines)
+## help: [docs] this list, by group (the `## name: [group] what` lines; ALL=1 adds the internal ones)
 help:
-	@awk '/^## [^ :]+:/ { if (FILENAME != f) { f = FILENAME; printf "%s%s\n", n++ ? "\n" : "", f } \
-	    t = $$2; sub(/:$$/, "", t); d = $$0; sub(/^## [^ :]+: */, "", d); \
-	    printf "  make %-24s %s\n", t, d }' Makefile $(sort $(wildcard mk/*.mk))
+	@awk -v all='$(ALL)' -f tools/make_help.awk Makefile $(sort $(wildcard mk/*.mk))
 
 # `make -n` (and -t, -q) runs nothing. GNU make still runs a recipe line
 # that names $(MAKE), so that a sub-make can print its own commands; here

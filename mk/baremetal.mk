@@ -111,14 +111,14 @@ $(BM)/cross/%/linked.o: $(BM)/cross/%/coll.o
 	    "$$($(BM_CC_$*) $(or $(BM_LIB_$*),$(BM_ARCH_$*)) -print-libgcc-file-name)" -o $@
 
 # One target: build, then compare what the object needs with its libgcc.
-## bm-cross-%: one `make cross` target alone, e.g. bm-cross-cortex-m0plus (internal)
+## bm-cross-%: [internal] one `make cross` target alone, e.g. bm-cross-cortex-m0plus
 bm-cross-%:
 	@echo "cross $*: $(BM_ARCH_$*)"
 	@$(MAKE) --no-print-directory -s $(BM)/cross/$*/coll.o && \
 	sh tools/cross_check.sh $(BM)/cross/$*/coll.o $(patsubst %gcc,%nm,$(BM_CC_$*)) \
 	    "$$($(BM_CC_$*) $(or $(BM_LIB_$*),$(BM_ARCH_$*)) -print-libgcc-file-name)"
 
-## cross: the library alone, freestanding, for five MCU targets; fails beyond libgcc helpers
+## cross: [firmware] the library alone, freestanding, for five MCU targets; fails beyond libgcc helpers
 cross:
 	@$(call bm_need,$(ARM_GCC) $(RV_GCC)); \
 	p=0; f=0; \
@@ -168,7 +168,7 @@ BM_QEMU_IO := -nographic -monitor none -serial none -chardev stdio,id=s0 \
 BM_QEMU_ARM  = timeout $(BM_TIMEOUT) $(QEMU_SYS_ARM) -M mps2-an385 -cpu cortex-m3 $(BM_QEMU_IO) -kernel
 BM_QEMU_RV32 = timeout $(BM_TIMEOUT) $(QEMU_SYS_RV32) -M virt -bios none $(BM_QEMU_IO) -kernel
 
-## qemu: the portable suite as firmware, 4 ranks on one core, Cortex-M3 and RV32 under QEMU
+## qemu: [firmware] the portable suite as firmware, 4 ranks on one core, Cortex-M3 and RV32 under QEMU
 qemu:
 	@$(call bm_need,$(ARM_GCC) $(RV_GCC) $(QEMU_SYS_ARM) $(QEMU_SYS_RV32)); \
 	$(MAKE) --no-print-directory $(BM)/qemu/mps2-an385.elf $(BM)/qemu/riscv-virt.elf \
@@ -212,7 +212,7 @@ $(BM)/min/%/min_allreduce.elf: $(BM)/min/%/coll.o $(BM_MIN_SRC) coll.h $(BM_ARM_
 	    examples/baremetal/min_allreduce.c $< \
 	    "$$($(BM_CC_$*) $(or $(BM_LIB_$*),$(BM_ARCH_$*)) -print-libgcc-file-name)" -o $@
 
-## size: flash of the full, core and minimal profiles and worst-case stack per MCU target (build/baremetal/size.md)
+## size: [firmware] flash of the full, core and minimal profiles and worst-case stack per MCU target (build/baremetal/size.md)
 size:
 	@$(call bm_need,$(ARM_GCC) $(RV_GCC)); \
 	for t in $(BM_TARGETS); do \
@@ -222,13 +222,13 @@ size:
 	sh tools/size_report.sh $(BM)/size.md $(BM)/size.tsv $(BM) \
 	    $(foreach t,$(BM_TARGETS),$(t)=$(patsubst %gcc,%size,$(BM_CC_$(t))))
 
-## size-check: Cortex-M4F flash and stack against tools/size_budgets.txt; fails on any budget exceeded
+## size-check: [firmware] Cortex-M4F flash and stack against tools/size_budgets.txt; fails on any budget exceeded
 size-check:
 	@$(call bm_need,$(ARM_GCC) $(RV_GCC)); \
 	$(MAKE) --no-print-directory size > $(BM)/size.log 2>&1 || { cat $(BM)/size.log; exit 1; }; \
 	sh tools/size_check.sh $(BM_BUDGETS) $(BM)/size.tsv
 
-## size-macros: Cortex-M4F .text saved by each trimming macro, alone on the full build and dropped from minimal
+## size-macros: [firmware] Cortex-M4F .text saved by each trimming macro, alone on the full build and dropped from minimal
 size-macros:
 	@$(call bm_need,$(ARM_GCC)); \
 	sh tools/size_macros.sh $(BM)/macros.md $(BM)/macros "$(MAKE) --no-print-directory -s" \
@@ -243,7 +243,7 @@ BM_MIN_RUNS := cortex-m3:$(QEMU_SYS_ARM):mps2-an385:cortex-m3 \
                cortex-m4f:$(QEMU_SYS_ARM):mps2-an386:cortex-m4 \
                rv32imac:$(QEMU_SYS_RV32):virt:
 
-## qemu-min: the minimal firmware (ring all-reduce, float32 sum) on Cortex-M3, M4F and RV32 under QEMU
+## qemu-min: [firmware] the minimal firmware (ring all-reduce, float32 sum) on Cortex-M3, M4F and RV32 under QEMU
 qemu-min:
 	@$(call bm_need,$(ARM_GCC) $(RV_GCC) $(QEMU_SYS_ARM) $(QEMU_SYS_RV32)); \
 	$(MAKE) --no-print-directory $(foreach r,$(BM_MIN_RUNS),$(BM)/min/$(word 1,$(subst :, ,$(r)))/min_allreduce.elf) || exit 1; \
@@ -272,7 +272,7 @@ $(BM)/user/ppc/test_portable: $(BM_SUITE_SRC_HOSTED)
 	@mkdir -p $(@D)
 	$(PPC_CC) $(BM_USER_FLAGS) test/test_portable.c -o $@
 
-## qemu-user: the portable suite on 32-bit ARM and big-endian PowerPC Linux under qemu-user
+## qemu-user: [firmware] the portable suite on 32-bit ARM and big-endian PowerPC Linux under qemu-user
 qemu-user:
 	@$(call bm_need,$(ARMHF_CC) $(PPC_CC) $(QEMU_USER_ARM) $(QEMU_USER_PPC)); \
 	$(MAKE) --no-print-directory $(BM)/user/armhf/test_portable $(BM)/user/ppc/test_portable || exit 1; \

@@ -45,7 +45,7 @@ TEST_TARGETS += test-bench
 .PHONY: bench bench-quick bench-plot bench-goals bench-auto bench-auto-raw fit-auto bench-checks bench-null bench-bins sim test-bench
 BENCH_TABLES ?= bench/results/latest.tsv
 
-## bench-bins: build every benchmark program that this machine can build (internal)
+## bench-bins: [internal] build every benchmark program that this machine can build
 bench-bins: $(BENCH_BINS)
 
 ## bench: full table vs Open MPI, MPICH, Gloo (< 10 min), bench/results/latest.tsv
@@ -120,7 +120,7 @@ $(B)/tools/fit_auto: tools/fit_auto.c coll.h bench/bench_common.h bench/bench_co
 	@echo "  CC  $@" >&2
 	@$(CC) $(BENCH_CFLAGS) $< -o $@ -lm
 
-## fit-auto: fit AUTO's alpha/beta/gamma to FIT_TABLES; default vs fitted picks, every row
+## fit-auto: [bench] fit AUTO's alpha/beta/gamma to FIT_TABLES; default vs fitted picks, every row
 fit-auto: $(B)/tools/fit_auto
 	@$(B)/tools/fit_auto $(FIT_ARGS) $(FIT_TABLES)
 
@@ -133,7 +133,7 @@ bench-null: $(BENCH_B)/nullport
 	@$(BENCH_B)/nullport
 
 # The schedules of every collective at a few rank counts, up to 4096.
-## sim: coll's schedules for up to 4096 ranks under an alpha-beta-gamma clock
+## sim: [bench] coll's schedules for up to 4096 ranks under an alpha-beta-gamma clock
 sim: $(BENCH_B)/sim
 	@$(BENCH_B)/sim -c allreduce -p 2,4,7,64,4096 -n 8,64M
 	@$(BENCH_B)/sim -c reduce_scatter,allgather,broadcast,reduce -p 64,4096 -n 8,64M

@@ -136,7 +136,7 @@ $(B)/traffic: test/traffic.c coll.h ports/coll_threads.h test/test_ports.h | $(B
 	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
 .PHONY: traffic test-traffic
-## traffic: measured bytes and rounds of every algorithm against its formula, TSV
+## traffic: [docs] measured bytes and rounds of every algorithm against its formula, TSV
 traffic: $(B)/traffic
 	@$(B)/traffic
 

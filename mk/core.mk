@@ -44,6 +44,6 @@ TEST_TARGETS += test-valgrind
 # what AUTO chooses, as markdown tables (for the README)
 $(B)/auto_table: tools/auto_table.c coll.h | $(B)
 	$(CC) -std=c99 -DCOLL_DEBUG $(CFLAGS) $(WARN) -o $@ $<
-## auto-table: AUTO's choices by size and rank count, markdown
+## auto-table: [docs] AUTO's choices by size and rank count, markdown
 auto-table: $(B)/auto_table
 	@$(B)/auto_table

@@ -5,12 +5,12 @@
 #   make test-demo   the demo as a test, quiet unless it fails
 POSIX := -D_POSIX_C_SOURCE=200809L
 
-## demo-bin: build build/demo without running it
+## demo-bin: [internal] build build/demo without running it
 demo-bin: $(B)/demo
 $(B)/demo: examples/demo.c coll.h ports/coll_threads.h test/test_ports.h | $(B)
 	$(CC) -std=c99 $(POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
-## demo: 4 ranks in threads: the MindSpore primitives and every all-reduce, checked
+## demo: [run] 4 ranks in threads: the MindSpore primitives and every all-reduce, checked
 demo: $(B)/demo
 	$(B)/demo
 

@@ -4,13 +4,17 @@
 #   make install        headers and pkg-config files (layout below)
 #   make uninstall      removes exactly what install put there
 #   make test-install   install into a temporary DESTDIR, and into a
-#                       temporary PREFIX; build the README's Quick start
-#                       against each with pkg-config, run it, uninstall,
+#                       temporary PREFIX; build every C block of README.md
+#                       and docs/*.md against each with pkg-config, run
+#                       the programs, uninstall,
 #                       check that no coll file is left
-#   make test-readme    the README's Quick start blocks compiled as written
-#                       (-std=c99 -Wall -Wextra -pedantic -Werror), the
-#                       complete program run; ports/coll_threads.h as the
-#                       first include of a strict C99 file
+#   make test-readme    every C block of README.md and docs/*.md compiled
+#                       as written (-std=c99 -Wall -Wextra -pedantic
+#                       -Werror), each program run; the make targets of
+#                       their sh blocks exist, python blocks parse, links
+#                       resolve, the size tables match `make size`;
+#                       ports/coll_threads.h as the first include of a
+#                       strict C99 file (test/readme.sh)
 #   make test-make      every target has its `## name:` line; `make -n` of
 #                       every target prints its commands and runs none
 #
@@ -42,7 +46,7 @@ COLL_VERSION := $(or $(shell sed -n '1s/^.* - v\([0-9][0-9.]*\) - .*/\1/p' coll.
 .PHONY: install uninstall test-install test-readme test-make
 TEST_TARGETS += test-install test-readme test-make
 
-## install: headers to PREFIX/include/coll, coll*.pc to PREFIX/share/pkgconfig (PREFIX=/usr/local, DESTDIR)
+## install: [run] headers to PREFIX/include/coll, coll*.pc to PREFIX/share/pkgconfig (PREFIX=/usr/local, DESTDIR)
 install:
 	install -d $(INST_INC)/ports $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 644 $(INST_HDRS) $(INST_INC)/
@@ -55,7 +59,7 @@ install:
 
 # The same list as install, file by file; then coll's own two folders if
 # they are empty. Shared folders (include/, share/pkgconfig/) stay.
-## uninstall: remove exactly the files install writes (same PREFIX, DESTDIR)
+## uninstall: [run] remove exactly the files install writes (same PREFIX, DESTDIR)
 uninstall:
 	rm -f $(INST_FILES)
 	rmdir $(INST_INC)/ports 2>/dev/null || true
@@ -63,13 +67,13 @@ uninstall:
 
 IB := $(B)/install
 
-## test-install: install to a temp DESTDIR and PREFIX, build + run the Quick start via pkg-config, uninstall
+## test-install: install to a temp DESTDIR and PREFIX, build + run the README's and docs' C blocks via pkg-config, uninstall
 test-install:
 	@sh test/install.sh '$(IB)' '$(CC)' '$(INST_HDRS)' '$(INST_PORTS)' '$(INST_PC)'
 
-## test-readme: compile the README Quick start blocks as written (strict C99, warnings as errors), run the program
+## test-readme: every code block of README.md and docs/*.md as written (C compiled strictly and run), links, size tables
 test-readme:
-	@sh test/readme.sh '$(IB)/readme' '$(CC)'
+	@sh test/readme.sh '$(IB)/readme' '$(CC)' '$(B)'
 
 ## test-make: every target has a `## name:` line; `make -n` of each prints and runs nothing
 test-make:

@@ -72,7 +72,7 @@ endef
 
 ifneq ($(PMS_HAVE_MPI),)
 # mpirun -np 4 as the seed does (Open MPI, oversubscribed, as root)
-## seed-mindspore: MindSpore's four primitives under mpirun -np 4 (Open MPI)
+## seed-mindspore: [run] MindSpore's four primitives under mpirun -np 4 (Open MPI)
 seed-mindspore: $(PMS)/seed_mindspore.ompi
 	$(MPIRUN_OMPI) $(OMPI_FLAGS) -np 4 $<
 
@@ -92,7 +92,7 @@ test-mpi-late: $(PMS)/test_mpi_late.ompi $(PMS)/test_mpi_late.mpich
 	$(MPIRUN_OMPI) $(OMPI_FLAGS) -np 2 $(PMS)/test_mpi_late.ompi
 	UCX_LOG_LEVEL=error $(MPIRUN_MPICH) -np 2 $(PMS)/test_mpi_late.mpich   # the late messages it cancels: no warnings
 
-## examples-ports-mpi-shm: build the ring simulation and MindSpore seeds
+## examples-ports-mpi-shm: [internal] build the ring simulation and MindSpore seeds
 examples-ports-mpi-shm: $(PMS)/seed_ring_sim $(PMS)/seed_mindspore.ompi
 else
 seed-mindspore seed-mindspore-test test-mpi test-mpi-late:

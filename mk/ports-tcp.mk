@@ -67,13 +67,13 @@ $(TCPB)/seed_muji: examples/seed_muji.c coll.h ports/coll_threads.h
 	$(CC) $(TCP_CFLAGS) -o $@ $< $(LDLIBS_THREADS)
 
 .PHONY: seed-torch seed-muji seed-oneflow seed-torch-test seed-muji-test seed-oneflow-test
-## seed-torch: naive and ring all-reduce, 4 processes, torchrun-style env launch
+## seed-torch: [run] naive and ring all-reduce, 4 processes, torchrun-style env launch
 seed-torch: $(TCPB)/seed_torch
 	@$(TCPB)/seed_torch
-## seed-muji: tree all-reduce on 2..8 ranks, hierarchical 2 x 4
+## seed-muji: [run] tree all-reduce on 2..8 ranks, hierarchical 2 x 4
 seed-muji: $(TCPB)/seed_muji
 	@$(TCPB)/seed_muji
-## seed-oneflow: a 4 x 5 tensor split over 2 processes, SBP changes, split x broadcast matmul
+## seed-oneflow: [run] a 4 x 5 tensor split over 2 processes, SBP changes, split x broadcast matmul
 seed-oneflow: $(TCPB)/seed_oneflow
 	@$(TCPB)/seed_oneflow
 

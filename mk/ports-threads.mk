@@ -51,7 +51,7 @@ $(RING_B)/seed_ring_sim: examples/seed_ring_sim.c coll.h ports/coll_mailbox.h | 
 	$(CC) -std=c99 $(CFLAGS) $(WARN) -I. -o $@ $< -lm
 
 .PHONY: seed-ring-sim seed-ring-sim-test
-## seed-ring-sim: the numpy ring simulation seed over the mailbox port, with its trace
+## seed-ring-sim: [run] the numpy ring simulation seed over the mailbox port, with its trace
 seed-ring-sim: $(RING_B)/seed_ring_sim
 	$(RING_B)/seed_ring_sim
 

@@ -21,7 +21,7 @@ TRACE_ARGS = $(if $(COLL),coll=$(COLL)) $(if $(ALGO),algo=$(ALGO)) $(if $(P),p=$
              $(if $(GROUP),group=$(GROUP)) $(if $(SCRATCH),scratch=$(SCRATCH))
 
 .PHONY: trace test-trace
-## trace: any collective step by step on every rank (COLL= ALGO= P= N= ...), checked against a plain loop
+## trace: [docs] any collective step by step on every rank (COLL= ALGO= P= N= ...), checked against a plain loop
 trace: $(TEACH_B)/trace
 	@$(TEACH_B)/trace $(TRACE_ARGS)
 
@@ -40,14 +40,14 @@ $(TEACH_B)/diagrams: tools/diagrams.c $(TEACH_HDRS)
 	$(CC) $(TEACH_CFLAGS) -o $@ $< -lm
 
 .PHONY: diagrams docs-diagrams test-diagrams
-## diagrams: build/diagrams/index.html, one SVG per (collective, algorithm, p)
+## diagrams: [docs] build/diagrams/index.html, one SVG per (collective, algorithm, p)
 diagrams: $(TEACH_B)/diagrams
 	@mkdir -p $(B)/diagrams
 	@$(TEACH_B)/diagrams $(B)/diagrams
 	@echo "open $(B)/diagrams/index.html"
 
 # the copy under docs/ that README.md links to
-## docs-diagrams: the diagrams again under docs/diagrams, the copy README.md links to
+## docs-diagrams: [docs] the diagrams again under docs/diagrams, the copy README.md links to
 docs-diagrams: $(TEACH_B)/diagrams
 	@rm -rf docs/diagrams && mkdir -p docs/diagrams
 	@$(TEACH_B)/diagrams docs/diagrams

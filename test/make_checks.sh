@@ -2,8 +2,9 @@
 # test/make_checks.sh OUTDIR - `make help` and `make -n`.
 #
 # 1. Every target named by a rule in Makefile or mk/*.mk has a line
-#    `## name: what` (so `make help` lists it), and every such line names a
-#    target that exists.
+#    `## name: what` (so `make help ALL=1` lists it; plain `make help` all
+#    but those tagged `## name: [internal] what`), and every such line
+#    names a target that exists.
 # 2. `make -n TARGET`, for every target in that list, prints commands and
 #    runs none. The programs a recipe could start (compilers, QEMU, the MPI
 #    launchers, nvcc, timeout, sh, make itself...) are replaced on PATH by
@@ -32,12 +33,23 @@ done
 n=$(wc -l < "$out/rules")
 if [ "$f" -eq 0 ]; then echo "  ok    all $n targets documented"; p=$((p + 1)); fi
 
+# `make help ALL=1` lists every target; plain `make help` all but the
+# ones tagged [internal]
+"$make" --no-print-directory help ALL=1 > "$out/help-all.txt" 2>&1
 "$make" --no-print-directory help > "$out/help.txt" 2>&1
+sed -n 's/^## \([^ :]*\): \[internal\] .*/\1/p' $files | sort -u > "$out/internal"
 missing=0
 for t in $(cat "$out/rules"); do
-    grep -qE "^  make $t( |\$)" "$out/help.txt" || { echo "  FAIL  make help does not list $t"; missing=1; }
+    grep -qE "^  make $t( |\$)" "$out/help-all.txt" || { echo "  FAIL  make help ALL=1 does not list $t"; missing=1; }
+    if grep -qxF "$t" "$out/internal"; then
+        ! grep -qE "^  make $t( |\$)" "$out/help.txt" || { echo "  FAIL  make help shows internal $t"; missing=1; }
+    else
+        grep -qE "^  make $t( |\$)" "$out/help.txt" || { echo "  FAIL  make help does not list $t"; missing=1; }
+    fi
 done
-if [ $missing -eq 0 ]; then echo "  ok    make help lists all $n"; p=$((p + 1)); else f=$((f + 1)); fi
+if [ $missing -eq 0 ]; then
+    echo "  ok    make help lists all $n ($(wc -l < "$out/internal") internal only with ALL=1)"; p=$((p + 1))
+else f=$((f + 1)); fi
 
 # stand-ins for everything a recipe here can start
 for prog in cc gcc clang c++ g++ clang++ cpp ld as sh bash dash make timeout env \

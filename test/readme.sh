@@ -1,16 +1,31 @@
 #!/bin/sh
-# test/readme.sh OUTDIR CC - the README's Quick start, as written.
+# test/readme.sh OUTDIR CC [BUILD] - the README and docs/*.md, as written.
 #
-# Every ```c block of the Quick start section compiles under
-# -std=c99 -Wall -Wextra -pedantic -Werror with CC and with clang (when
-# installed) against this tree (-I.); a block with main() is linked, run,
-# must exit 0 and print the line the README shows for it. Then the rule of
-# ports/coll_threads.h under strict ISO C: as the first include it needs no
-# feature-test macro (C99 and C11); after another header it stops the build
-# with its own #error message; gnu99 needs nothing either way.
+# The code blocks of README.md and docs/*.md, by their info string:
+#   ```c        compiles under -std=c99 -Wall -Wextra -pedantic -Werror with
+#               CC and with clang (when installed) against this tree (-I.);
+#               a block with main() is linked and run, must exit 0, and its
+#               last line of output must appear in the same page (the
+#               "prints:" line shown for it). A block that includes <mpi.h>
+#               is compiled (not linked) with mpicc instead.
+#   ```c excerpt  lines that go inside coll.h (design.md's new algorithm):
+#               not compiled; listed, and counted as neither.
+#   ```sh       every `make TARGET` in it names a target that exists (a
+#               `## TARGET:` line in Makefile or mk/*.mk); nothing is run.
+#   ```python   parses (python3's ast); nothing is run.
+#   other kinds (```cpp, output, plain ```) are not checked.
+# Links: every relative link of those pages names a file that exists.
+# Tables: the parts of docs/firmware.md that `make size` and `make
+# size-macros` write equal BUILD/baremetal/size.md and macros.md when those
+# are newer than coll.h (tools/docs_tables.sh).
+# Then the rule of ports/coll_threads.h under strict ISO C: as the first
+# include it needs no feature-test macro (C99 and C11); after another
+# header it stops the build with its own #error message; gnu99 needs
+# nothing either way.
 # Ends with "readme: N passed, N failed".
-out=$1; cc=${2:-cc}
+out=$1; cc=${2:-cc}; build=${3:-build}
 STRICT="-std=c99 -Wall -Wextra -pedantic -Werror"
+DOCS="README.md $(ls docs/*.md 2>/dev/null | sort)"
 p=0; f=0
 rm -rf "$out"; mkdir -p "$out"
 
@@ -19,30 +34,94 @@ check() {       # check NAME COMMAND...: counts, and shows the log on failure
     if "$@" >"$out/$what.log" 2>&1; then p=$((p + 1)); echo "  ok    $what"
     else f=$((f + 1)); echo "  FAIL  $what"; sed 's/^/        /' "$out/$what.log" | head -30; fi
 }
+need() {        # need TOOL WHAT: 0 if TOOL is here; else a skip, or under CI a failure
+    command -v "$1" >/dev/null 2>&1 && return 0
+    if [ "$CI" = true ]; then echo "  FAIL  $2: $1 not found (required under CI)"; f=$((f + 1))
+    else echo "  skip  $2: $1 not found"; fi
+    return 1
+}
 
 compilers=$cc
 if command -v clang >/dev/null 2>&1 && [ "$cc" != clang ]; then compilers="$cc clang"; fi
+mpicc=$(command -v mpicc.openmpi || command -v mpicc || echo mpicc)
 
-blocks=$(sh test/readme_blocks.sh README.md "$out")
-if [ -z "$blocks" ]; then echo "  FAIL  no \`\`\`c block in the README's Quick start"; f=$((f + 1)); fi
-
-for src in $blocks; do
+# ---- ```c blocks
+sh test/readme_blocks.sh c "$out" $DOCS > "$out/c.list"
+grep -q '^[^ ]* README.md ' "$out/c.list" || { echo "  FAIL  no \`\`\`c block in README.md"; f=$((f + 1)); }
+while read -r src doc line; do
     b=$(basename "$src" .c)
+    if grep -q '^#include <mpi.h>' "$src"; then
+        need "$mpicc" "$doc:$line (mpi.h)" &&
+            check "$b-mpicc-compile" "$mpicc" $STRICT -I. -c "$src" -o "$out/$b-mpi.o"
+        continue
+    fi
     for c in $compilers; do
         cn=$(basename "$c")
         if grep -q '^int main' "$src"; then
             check "$b-$cn-build" $c $STRICT -I. "$src" -o "$out/$b-$cn" -pthread
-            # its output, and that output shown in the README
+            # its output, and that output shown in its page
             check "$b-$cn-run" sh -c "'$out/$b-$cn' > '$out/$b-$cn.out' &&
                 line=\$(tail -n 1 '$out/$b-$cn.out') && echo \"\$line\" &&
-                grep -qF \"\$line\" README.md"
+                grep -qF -- \"\$line\" '$doc'"
         else
             check "$b-$cn-compile" $c $STRICT -I. -c "$src" -o "$out/$b-$cn.o"
         fi
     done
+done < "$out/c.list"
+for doc in $DOCS; do
+    grep -n '^```c excerpt' "$doc" | while IFS=: read -r line rest; do
+        echo "  note  $doc:$line: a \`\`\`c excerpt (lines for inside coll.h), not compiled"
+    done
 done
 
-# ports/coll_threads.h first, no feature-test macro
+# ---- ```sh blocks: the make targets they name
+has_target() {  # has_target NAME WHERE
+    grep -qxF "$1" "$out/targets" && return 0
+    echo "$2: make $1: no such target (no '## $1:' line in Makefile or mk/*.mk)"; return 1
+}
+sed -n 's/^## \([^ :]*\):.*/\1/p' Makefile mk/*.mk | sort -u > "$out/targets"
+sh test/readme_blocks.sh sh "$out" $DOCS > "$out/sh.list"
+while read -r src doc line; do
+    # "make NAME" where a command starts: line start, or after ; & | ( $(
+    sed -e 's/#.*//' "$src" | tr ';&|(' '\n\n\n\n' |
+        sed -n 's/^[ \t]*make[ \t]\{1,\}\([A-Za-z][A-Za-z0-9_.-]*\).*/\1/p' > "$out/sh.make"
+    while read -r t; do
+        check "$(basename "$src")-make-$t" has_target "$t" "$doc:$line"
+    done < "$out/sh.make"
+done < "$out/sh.list"
+
+# ---- ```python blocks: they parse
+sh test/readme_blocks.sh python "$out" $DOCS > "$out/py.list"
+if [ -s "$out/py.list" ] && need python3 "python blocks"; then
+    while read -r src doc line; do
+        check "$(basename "$src")-parses" python3 -c \
+            'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$src"
+    done < "$out/py.list"
+fi
+
+# ---- relative links name files that exist
+for doc in $DOCS; do
+    dir=$(dirname "$doc")
+    grep -o '](\([^)#]*\)[)#]' "$doc" | sed 's/^](//; s/[)#]$//' | sort -u |
+    while read -r l; do
+        case $l in http*|mailto:*|"") continue ;; esac
+        echo "$l"
+    done > "$out/links"
+    bad=""
+    while read -r l; do [ -e "$dir/$l" ] || bad="$bad $l"; done < "$out/links"
+    check "links-$(echo "$doc" | tr '/.' '__')" sh -c "[ -z '$bad' ] || { echo 'missing:$bad'; exit 1; }"
+done
+
+# ---- the tables make size and make size-macros write
+if [ -f docs/firmware.md ]; then
+    sh tools/docs_tables.sh check docs/firmware.md size="$build/baremetal/size.md" \
+        size-macros="$build/baremetal/macros.md" > "$out/tables.log" 2>&1
+    cat "$out/tables.log"
+    p=$((p + $(grep -c '^  ok ' "$out/tables.log")))
+    f=$((f + $(grep -c '^  FAIL ' "$out/tables.log")))
+fi
+
+# ---- ports/coll_threads.h first, no feature-test macro
 cat > "$out/threads_first.c" <<'C'
 #define COLL_IMPLEMENTATION
 #define COLL_THREADS_IMPLEMENTATION
@@ -54,7 +133,7 @@ int main(void)
 {
     int rc = coll_threads_init(&w, 2, 0);
     if (rc == COLL_OK) rc = coll_threads_run(&w, body, NULL);
-    coll_threads_destroy(&w);
+    coll_threads_close(&w);
     printf("%s\n", rc == COLL_OK ? "ok" : coll_result_str(rc));
     return rc != COLL_OK;
 }
