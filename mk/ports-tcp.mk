@@ -4,7 +4,11 @@
 #                         rendezvous, the collectives, killed and stopped peers
 #   make test-tcp-auth    the rendezvous against intruders, an impostor master,
 #                         idle and malformed connections, other versions/tokens
-#   make test-tcp-san     both of the above under ASan + UBSan
+#   make test-tcp-flood   the rendezvous against strangers that would hold it:
+#                         a version-1 peer that streams without end, 200
+#                         silent strangers reconnecting, MASTER_PORT held
+#                         by another program (loopback only, ~10 s)
+#   make test-tcp-san     test-tcp, test-tcp-auth, test-tcp-flood under ASan + UBSan
 #   make test-tcp-netns   ranks on separate network namespaces (root; skipped
 #                         loudly elsewhere, a failure under CI=true)
 #   make seed-torch       naive and ring all-reduce, 4 processes, env launch
@@ -28,13 +32,17 @@ $(TCPB)/test_tcp_auth: test/test_tcp_auth.c $(TCP_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -o $@ $<
 
+$(TCPB)/test_tcp_flood: test/test_tcp_flood.c $(TCP_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -o $@ $<
+
 # The same two under AddressSanitizer and UndefinedBehaviorSanitizer.
 TCP_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 $(TCPB)/san/%: test/%.c $(TCP_HDRS) $(TCP_CHECK)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -O1 $(TCP_SAN) -o $@ $<
 
-.PHONY: test-tcp test-tcp-auth test-tcp-san test-tcp-netns
+.PHONY: test-tcp test-tcp-auth test-tcp-flood test-tcp-san test-tcp-netns
 ## test-tcp: the TCP port, ranks as processes on 127.0.0.1, killed and stopped peers
 test-tcp: $(TCPB)/test_tcp
 	@timeout 120 $(TCPB)/test_tcp
@@ -43,15 +51,20 @@ test-tcp: $(TCPB)/test_tcp
 test-tcp-auth: $(TCPB)/test_tcp_auth
 	@timeout 120 $(TCPB)/test_tcp_auth
 
-## test-tcp-san: test-tcp-auth and test-tcp under ASan + UBSan
-test-tcp-san: $(TCPB)/san/test_tcp $(TCPB)/san/test_tcp_auth
-	@timeout 300 $(TCPB)/san/test_tcp_auth && timeout 300 $(TCPB)/san/test_tcp
+## test-tcp-flood: the TCP rendezvous against a streaming stranger, a flood of strangers, a MASTER_PORT already taken
+test-tcp-flood: $(TCPB)/test_tcp_flood
+	@timeout 120 $(TCPB)/test_tcp_flood
+
+## test-tcp-san: test-tcp-auth, test-tcp-flood and test-tcp under ASan + UBSan
+test-tcp-san: $(TCPB)/san/test_tcp $(TCPB)/san/test_tcp_auth $(TCPB)/san/test_tcp_flood
+	@timeout 300 $(TCPB)/san/test_tcp_auth && timeout 300 $(TCPB)/san/test_tcp_flood && \
+	 timeout 300 $(TCPB)/san/test_tcp
 
 ## test-tcp-netns: the TCP tests across network namespaces (root)
 test-tcp-netns: $(TCPB)/test_tcp
 	@sh test/tcp_netns.sh $(TCPB)/test_tcp
 
-TEST_TARGETS += test-tcp test-tcp-auth test-tcp-netns
+TEST_TARGETS += test-tcp test-tcp-auth test-tcp-flood test-tcp-netns
 
 # ---- seeds -------------------------------------------------------------------
 $(TCPB)/seed_torch: examples/seed_torch.c $(TCP_HDRS)

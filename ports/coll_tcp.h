@@ -19,8 +19,15 @@
      same facts passed explicitly (the token still from COLL_TCP_TOKEN), or
      coll_tcp_init_token(..., token) with the token passed too. LOCAL_RANK,
      if set, is kept in t.local_rank (the process's index on its own host);
-     it plays no part in the rendezvous. Under a strict -std=c99 define
-     _POSIX_C_SOURCE=200809L (getaddrinfo, clock_gettime) before any include.
+     it plays no part in the rendezvous.
+     The implementation needs POSIX.1-2008 (getaddrinfo, clock_gettime),
+     which a strict -std=c99 or -std=c11 hides unless a feature-test macro
+     asks for it. When no such macro is set, this header asks for
+     _POSIX_C_SOURCE 200809L itself, which takes effect only if no system
+     header has been read yet: so in the implementation file include
+     ports/coll_tcp.h first (it includes coll.h), or pass
+     -D_POSIX_C_SOURCE=200809L. Too late on glibc stops the build with an
+     #error that says so.
 
    THE JOB TOKEN
      Every rank of a job must know one shared secret, the job token: the
@@ -118,6 +125,13 @@
      COLL_TCP_SOCKBUF            0      socket buffer bytes; 0 keeps the kernel's autotuning
      COLL_TCP_LOG(t, line)       fputs to stderr   where "dropped ..." lines go
 */
+/* Outside the include guard: it matters only before the first system header. */
+#if defined(COLL_TCP_IMPLEMENTATION) && !defined(__cplusplus) && !defined(_POSIX_C_SOURCE) && \
+    !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && \
+    !defined(_BSD_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
 #ifndef COLL_TCP_H
 #define COLL_TCP_H
 
@@ -151,6 +165,7 @@
    COLL_ERR_* codes (coll_result_str does not know them). */
 #define COLL_TCP_ERR_AUTH    (-2001)   /* the master or a peer failed the token check */
 #define COLL_TCP_ERR_VERSION (-2002)   /* the master or a peer speaks another protocol version */
+#define COLL_TCP_ERR_INUSE   (-2003)   /* rank 0: another program holds MASTER_PORT */
 #define COLL_TCP_VERSION 2             /* of the rendezvous protocol; 1 had no token */
 
 #ifndef COLL_TCP_API
@@ -253,6 +268,11 @@ COLL_TCP_API uint64_t coll_tcp_siphash(uint64_t k0, uint64_t k1, const void *msg
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+/* glibc read its feature macros before POSIX was asked for (see USAGE). */
+#if defined(__GLIBC__) && !defined(__USE_XOPEN2K)
+#error "coll_tcp.h needs POSIX.1-2008, which this strict ISO C build hides: include ports/coll_tcp.h before any other header in this file, or compile with -D_POSIX_C_SOURCE=200809L"
+#endif
 
 #ifdef MSG_NOSIGNAL                    /* a dead peer must not SIGPIPE us   */
 #define COLL_TCP__SEND_FLAGS MSG_NOSIGNAL
@@ -448,14 +468,22 @@ static int coll_tcp__connect(const struct sockaddr_storage *a, socklen_t alen, l
     }
 }
 
+/* A listener's backlog: deep, so that under a flood of strangers a rank's
+   connection still finds room in it while we recycle slots (the kernel
+   caps it at net.core.somaxconn). */
+#define COLL_TCP__BACKLOG 4096
+
+/* A listening socket, or COLL_TCP_ERR_INUSE (another socket holds the
+   address), or COLL_ERR_IO. */
 static int coll_tcp__listen(const struct sockaddr_storage *a, socklen_t alen, int backlog)
 {
     int fd = socket(a->ss_family, SOCK_STREAM, 0), one = 1;
     if (fd < 0) return COLL_ERR_IO;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (bind(fd, (const struct sockaddr *)a, alen) < 0 || listen(fd, backlog) < 0) {
+        int e = errno;
         close(fd);
-        return COLL_ERR_IO;
+        return e == EADDRINUSE ? COLL_TCP_ERR_INUSE : COLL_ERR_IO;
     }
     coll_tcp__tune(fd);
     return fd;
@@ -698,12 +726,29 @@ typedef struct coll_tcp__shake {
     int fd;                    /* -1: slot free                              */
     int stage;                 /* 0: reading HELLO, 1: PROOF, 2: refused     */
     size_t got;
+    size_t drained;            /* stage 2: bytes read since, at most COLL_TCP__DRAIN */
     long long until;           /* dropped if not authenticated by then       */
+    long long since;           /* accepted at                                */
+    long long moved;           /* its last byte in                           */
     unsigned char hello[COLL_TCP__HELLO], reply[COLL_TCP__REPLY], proof[COLL_TCP__TAG];
 } coll_tcp__shake;
 
+/* A refused peer is read until it hangs up (so that our version reaches it
+   before the close), but never more than this many bytes: a stranger that
+   streams must not hold the listener. */
+#define COLL_TCP__DRAIN 4096
+
 static void coll_tcp__drop(coll_tcp *t, coll_tcp__shake *s)
 {
+    /* One that has not said who it is yet may be a rank held up on its
+       way: our "coll" + version first tells it that a coll rank hung up
+       (dial again), not a program that is no coll rank at all. */
+    if (s->stage == 0 && s->got < 8) {
+        unsigned char head[8];
+        coll_tcp__put32(head, COLL_TCP__MAGIC);
+        coll_tcp__put32(head + 4, COLL_TCP_VERSION);
+        (void)send(s->fd, head, sizeof head, COLL_TCP__SEND_FLAGS | COLL_TCP__TRY);
+    }
     close(s->fd);
     s->fd = -1;
     t->dropped++;
@@ -724,8 +769,10 @@ static int coll_tcp__step(coll_tcp *t, coll_tcp__shake *s, int lo, int hi,
         ssize_t k = recv(s->fd, dst + s->got, need - s->got, 0);
         if (k < 0 && errno == EINTR) continue;
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
-        if (s->stage == 2) {                 /* refused: drain until it hangs up */
-            if (k > 0) continue;
+        if (s->stage == 2) {   /* refused: drain until it hangs up, a little at most */
+            if (k > 0 && (s->drained += (size_t)k) <= COLL_TCP__DRAIN) continue;
+            if (k > 0)
+                coll_tcp__log(t, s->fd, "hung up on a refused peer that kept sending");
             close(s->fd);
             s->fd = -1;
             return 0;
@@ -737,6 +784,7 @@ static int coll_tcp__step(coll_tcp *t, coll_tcp__shake *s, int lo, int hi,
             return 0;
         }
         s->got += (size_t)k;
+        s->moved = coll_tcp__now_ms();
         if (s->stage == 0 && s->got >= 8) {
             if (coll_tcp__get32(s->hello) != COLL_TCP__MAGIC) {
                 coll_tcp__log(t, s->fd, "dropped a connection that is not a coll rank");
@@ -752,7 +800,7 @@ static int coll_tcp__step(coll_tcp *t, coll_tcp__shake *s, int lo, int hi,
                 /* Hang up only after it has read that: closing with its
                    hello unread would send a reset that may overtake it. */
                 shutdown(s->fd, SHUT_WR);
-                s->stage = 2; s->got = 0;
+                s->stage = 2; s->got = 0; s->drained = 0;
                 t->dropped++;
                 continue;
             }
@@ -811,10 +859,44 @@ static int coll_tcp__step(coll_tcp *t, coll_tcp__shake *s, int lo, int hi,
     }
 }
 
+/* When every slot is taken and more connections wait in the backlog, a
+   slot is recycled (see coll_tcp__victim): a refused peer's at once, a
+   silent connection's once it has had COLL_TCP__QUIET_MS to speak, one
+   stalled inside the handshake once it has moved no byte for
+   COLL_TCP_HELLO_MS / 4. A rank sends its hello the moment it is
+   connected, and it is usually in the socket when we accept, so a rank
+   is past the first stage at once and a flood of silent strangers only
+   makes it queue: a slot serves 1000 / COLL_TCP__QUIET_MS of them a second. */
+#define COLL_TCP__QUIET_MS 50
+
+/* The slot to recycle for a connection waiting in the backlog, or -1 (and
+   *wake lowered to when one becomes recyclable). */
+static int coll_tcp__victim(const coll_tcp__shake *s, long long now, long long *wake)
+{
+    int i, best = -1, best_class = 3;
+    long long best_at = 0;
+    for (i = 0; i < COLL_TCP_MAX_PENDING; i++) {
+        int cls;
+        long long from;
+        if (s[i].fd < 0) return i;
+        if (s[i].stage == 2) { cls = 0; from = s[i].since; }
+        else if (s[i].stage == 0 && s[i].got == 0) { cls = 1; from = s[i].since + COLL_TCP__QUIET_MS; }
+        else { cls = 2; from = s[i].moved + COLL_TCP_HELLO_MS / 4; }
+        if (from > now) {
+            if (from < *wake) *wake = from;
+            continue;
+        }
+        if (cls < best_class || (cls == best_class && from < best_at)) {
+            best = i; best_class = cls; best_at = from;
+        }
+    }
+    return best;
+}
+
 /* Accepts ranks lo..hi-1 on the listener `lfd`. Up to COLL_TCP_MAX_PENDING
    connections are served at once, each with COLL_TCP_HELLO_MS to prove
-   itself, so strangers that stall only ever cost a slot for that long.
-   When every slot is taken, new connections wait in the kernel's backlog. */
+   itself; when more wait, the least promising slot is recycled (above),
+   so strangers that stall only ever cost a slot for a short while. */
 static int coll_tcp__admit(coll_tcp *t, int lfd, int lo, int hi, unsigned char *table,
                            unsigned char (*tags)[COLL_TCP__TAG], long long deadline)
 {
@@ -824,7 +906,7 @@ static int coll_tcp__admit(coll_tcp *t, int lfd, int lo, int hi, unsigned char *
     for (i = 0; i < COLL_TCP_MAX_PENDING; i++) s[i].fd = -1;
     while (rc == COLL_OK && joined < hi - lo) {
         long long now = coll_tcp__now_ms(), wake = deadline;
-        int n = 0, k, room = 0;
+        int n = 0, k, room, accepted;
         if (now >= deadline) { rc = COLL_ERR_TIMEOUT; break; }
         for (i = 0; i < COLL_TCP_MAX_PENDING; i++) {
             if (s[i].fd >= 0 && s[i].until <= now && s[i].stage == 2) {
@@ -835,32 +917,49 @@ static int coll_tcp__admit(coll_tcp *t, int lfd, int lo, int hi, unsigned char *
                               "within %d ms", COLL_TCP_HELLO_MS);
                 coll_tcp__drop(t, &s[i]);
             }
-            if (s[i].fd < 0) { room = 1; continue; }
+            if (s[i].fd < 0) continue;
             if (s[i].until < wake) wake = s[i].until;
             p[n].fd = s[i].fd; p[n].events = POLLIN; p[n].revents = 0; n++;
         }
+        /* Listen only while a slot is free or may be recycled now. */
+        room = coll_tcp__victim(s, now, &wake) >= 0;
         if (room) { p[n].fd = lfd; p[n].events = POLLIN; p[n].revents = 0; n++; }
         do k = poll(p, (nfds_t)n, coll_tcp__left(wake));
         while (k < 0 && errno == EINTR);
         if (k < 0) { rc = COLL_ERR_IO; break; }
-        now = coll_tcp__now_ms();
-        for (i = 0; room && i < COLL_TCP_MAX_PENDING; i++) {
-            int fd;
-            if (s[i].fd >= 0) continue;
-            fd = accept(lfd, NULL, NULL);
-            if (fd < 0) {
-                if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) { i--; continue; }
-                if (errno != EAGAIN && errno != EWOULDBLOCK) rc = COLL_ERR_IO;
-                break;
-            }
-            coll_tcp__tune(fd);
-            s[i].fd = fd; s[i].stage = 0; s[i].got = 0;
-            s[i].until = now + COLL_TCP_HELLO_MS < deadline ? now + COLL_TCP_HELLO_MS : deadline;
-        }
         for (i = 0; rc == COLL_OK && i < COLL_TCP_MAX_PENDING; i++) {
             if (s[i].fd < 0) continue;
             k = coll_tcp__step(t, &s[i], lo, hi, table, tags);
             if (k < 0) rc = k; else joined += k;
+        }
+        /* Take what waits in the backlog, at most one slot's worth each:
+           a connection is stepped at once (its hello is usually there). */
+        now = coll_tcp__now_ms();
+        for (accepted = 0; rc == COLL_OK && room && accepted < COLL_TCP_MAX_PENDING; accepted++) {
+            long long never = deadline;
+            int fd, v = coll_tcp__victim(s, now, &never);
+            if (v < 0) break;
+            fd = accept(lfd, NULL, NULL);
+            if (fd < 0) {
+                if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+                if (errno != EAGAIN && errno != EWOULDBLOCK) rc = COLL_ERR_IO;
+                break;
+            }
+            if (s[v].fd >= 0 && s[v].stage == 2) {
+                close(s[v].fd);
+                s[v].fd = -1;
+            } else if (s[v].fd >= 0) {
+                coll_tcp__log(t, s[v].fd, "dropped a connection that %s, for one waiting",
+                              s[v].stage == 0 && s[v].got == 0 ? "said nothing" : "stalled in the handshake");
+                coll_tcp__drop(t, &s[v]);
+            }
+            coll_tcp__tune(fd);
+            s[v].fd = fd; s[v].stage = 0; s[v].got = 0; s[v].drained = 0;
+            s[v].since = s[v].moved = now;
+            s[v].until = now + COLL_TCP_HELLO_MS < deadline ? now + COLL_TCP_HELLO_MS : deadline;
+            k = coll_tcp__step(t, &s[v], lo, hi, table, tags);
+            if (k < 0) rc = k; else joined += k;
+            if (joined >= hi - lo) break;
         }
     }
     for (i = 0; i < COLL_TCP_MAX_PENDING; i++) {
@@ -879,7 +978,7 @@ static int coll_tcp__admit(coll_tcp *t, int lfd, int lo, int hi, unsigned char *
    the peer said yes (it dropped us as too slow, say: dial again), or an
    error. */
 static int coll_tcp__shake_out(coll_tcp *t, int fd, int peer, const unsigned char *entry,
-                               unsigned char *tag_a, long long deadline)
+                               unsigned char *tag_a, int *heard, long long deadline)
 {
     unsigned char hello[COLL_TCP__HELLO], reply[COLL_TCP__REPLY], tag[COLL_TCP__TAG], want[COLL_TCP__TAG];
     const char *who = peer == 0 ? "the master" : "a peer";
@@ -888,9 +987,15 @@ static int coll_tcp__shake_out(coll_tcp *t, int fd, int peer, const unsigned cha
     if (coll_tcp__nonce(hello + 16)) return COLL_ERR_IO;
     if (entry) memcpy(hello + 32, entry, COLL_TCP__ENTRY);
     else memset(hello + 32, 0, COLL_TCP__ENTRY);
+    *heard = 0;
     rc = coll_tcp__write_all(fd, hello, sizeof hello, deadline);
     if (!rc) rc = coll_tcp__read_all(fd, reply, 8, deadline);
+    if (rc == COLL_ERR_TIMEOUT)
+        coll_tcp__log(t, fd, "what listens at %s's address (rank %d) took the connection and "
+                      "said nothing until the deadline: a rank too busy, or another program's port",
+                      who, peer);
     if (rc) return rc == COLL_ERR_IO ? COLL_AGAIN : rc;
+    *heard = 1;
     if (coll_tcp__get32(reply) != COLL_TCP__MAGIC) {
         coll_tcp__log(t, fd, "what answered at %s's address (rank %d) is not a coll rank", who, peer);
         return COLL_TCP_ERR_AUTH;
@@ -938,20 +1043,34 @@ static int coll_tcp__shake_out(coll_tcp *t, int fd, int peer, const unsigned cha
     return COLL_TCP_ERR_AUTH;
 }
 
+/* Hang-ups without an answer after which the dialled address is taken for
+   another program's. */
+#define COLL_TCP__MUTE 8
+
 /* Dials `peer` and authenticates both ways, dialling again while the link
    breaks before the peer said yes. t->fd[peer], if already connected, is
    used first. The link ends in t->fd[peer] (closed by coll_tcp_close). */
 static int coll_tcp__dial(coll_tcp *t, int peer, const struct sockaddr_storage *a, socklen_t alen,
                           const unsigned char *entry, unsigned char *tag_a, long long deadline)
 {
+    int mute = 0;              /* hang-ups in a row without a byte of answer */
     for (;;) {
-        int rc;
+        int rc, heard = 0;
         if (t->fd[peer] < 0) {
             int fd = coll_tcp__connect(a, alen, deadline);
             if (fd < 0) return fd;
             t->fd[peer] = fd;
         }
-        rc = coll_tcp__shake_out(t, t->fd[peer], peer, entry, tag_a, deadline);
+        rc = coll_tcp__shake_out(t, t->fd[peer], peer, entry, tag_a, &heard, deadline);
+        /* A coll rank that drops us says "coll" first (coll_tcp__drop);
+           what keeps hanging up without a word is another program. */
+        mute = rc == COLL_AGAIN && !heard ? mute + 1 : 0;
+        if (mute == COLL_TCP__MUTE) {
+            coll_tcp__log(t, t->fd[peer], "what listens at %s's address (rank %d) hung up %d times "
+                          "without a word: not a coll rank (another program on that port?)",
+                          peer == 0 ? "the master" : "a peer", peer, mute);
+            rc = COLL_TCP_ERR_AUTH;
+        }
         if (rc != COLL_AGAIN) return rc;
         close(t->fd[peer]);
         t->fd[peer] = -1;
@@ -1007,7 +1126,7 @@ static int coll_tcp__worker(coll_tcp *t, const struct sockaddr_storage *master,
     if (me.ss_family == AF_INET) ((struct sockaddr_in *)&me)->sin_port = 0;
     else ((struct sockaddr_in6 *)&me)->sin6_port = 0;
     if (t->rank < t->nranks - 1) {
-        lfd = coll_tcp__listen(&me, melen, t->nranks + COLL_TCP_MAX_PENDING);
+        lfd = coll_tcp__listen(&me, melen, COLL_TCP__BACKLOG);
         if (lfd < 0) return lfd;
         melen = sizeof me;
         if (getsockname(lfd, (struct sockaddr *)&me, &melen) < 0) { close(lfd); return COLL_ERR_IO; }
@@ -1144,8 +1263,8 @@ COLL_TCP_API int coll_tcp_init_token(coll_tcp *t, const char *master_addr, int m
         /* Listen on MASTER_ADDR itself when it is ours; when it is not (an
            address the others reach us by through NAT, say), on every
            address of its family. */
-        int lfd = coll_tcp__listen(&master, mlen, world + COLL_TCP_MAX_PENDING);
-        if (lfd < 0) {
+        int lfd = coll_tcp__listen(&master, mlen, COLL_TCP__BACKLOG);
+        if (lfd == COLL_ERR_IO) {
             struct sockaddr_storage any;
             memset(&any, 0, sizeof any);
             any.ss_family = master.ss_family;
@@ -1153,8 +1272,14 @@ COLL_TCP_API int coll_tcp_init_token(coll_tcp *t, const char *master_addr, int m
                 ((struct sockaddr_in *)&any)->sin_port = ((struct sockaddr_in *)&master)->sin_port;
             else
                 ((struct sockaddr_in6 *)&any)->sin6_port = ((struct sockaddr_in6 *)&master)->sin6_port;
-            lfd = coll_tcp__listen(&any, mlen, world + COLL_TCP_MAX_PENDING);
+            lfd = coll_tcp__listen(&any, mlen, COLL_TCP__BACKLOG);
         }
+        if (lfd == COLL_TCP_ERR_INUSE)
+            coll_tcp__log(t, -1, "MASTER_PORT %d on %s: address in use - another program "
+                          "(torch's store, an earlier job) holds it; pick a free port",
+                          master_port, master_addr);
+        else if (lfd < 0)
+            coll_tcp__log(t, -1, "cannot listen on MASTER_PORT %d on %s", master_port, master_addr);
         if (lfd < 0) rc = lfd;
         else {
             rc = coll_tcp__master(t, lfd, deadline);
