@@ -1,0 +1,60 @@
+# mk/torch.mk - coll as a torch.distributed backend (torch/, docs/torch.md).
+#
+#   make torch         the Python module build/python/coll_torch.so:
+#                      PYTHONPATH=build/python, `import coll_torch`, then
+#                      init_process_group(backend="coll")
+#   make test-torch    every operation x dtype at 2, 3 and 4 processes (shm
+#                      and TCP ports, env:// and tcp://), the torch seed's
+#                      all-reduces, DDP against gloo, wrong calls raising on
+#                      every rank
+#   make bench-torch   dist.all_reduce, coll against gloo, 2 and 4 processes
+#
+# Debian's torch: python3-torch (1.13) for /usr/bin/python3, its C++ headers
+# from libtorch-dev, pybind11-dev. Plain g++, no setuptools.
+TORCH_PY    := $(firstword $(wildcard /usr/bin/python3) python3)
+TORCH_B     := $(B)/torch
+TORCH_MOD   := $(B)/python/coll_torch.so
+TORCH_HDRS  := coll.h ports/coll_shm.h ports/coll_tcp.h
+# deferred (=): asked of Python only when the module is built
+TORCH_PYINC  = $(shell $(TORCH_PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+TORCH_CXXFLAGS := -std=c++17 -O2 -g -fPIC -Wall -Wextra -Werror -D_GLIBCXX_USE_CXX11_ABI=1 \
+                  -isystem /usr/include/torch/csrc/api/include
+TORCH_LIBS  := -ltorch_python -ltorch -ltorch_cpu -lc10
+TORCH_NEED  := /usr/include/torch/csrc/distributed/c10d/ProcessGroup.hpp /usr/include/pybind11/pybind11.h
+
+# coll.h and the two ports, once, as C; their symbols stay inside the module
+$(TORCH_B)/coll_ports.o: torch/coll_ports.c $(TORCH_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 -g -fPIC -fvisibility=hidden $(WARN) -I. -c -o $@ $<
+
+$(TORCH_MOD): torch/coll_torch.cpp $(TORCH_B)/coll_ports.o $(TORCH_HDRS)
+	@for f in $(TORCH_NEED); do [ -f $$f ] || { echo "$$f missing: apt-get install libtorch-dev pybind11-dev python3-torch python3-dev"; exit 1; }; done
+	@mkdir -p $(@D)
+	$(CXX) $(TORCH_CXXFLAGS) -isystem $(TORCH_PYINC) -I. -shared -o $@ torch/coll_torch.cpp $(TORCH_B)/coll_ports.o $(TORCH_LIBS)
+
+.PHONY: torch test-torch test-torch-quick bench-torch
+## torch: the torch.distributed backend, build/python/coll_torch.so (backend="coll")
+torch: $(TORCH_MOD)
+
+# Without torch's headers: a skip here, a failure under CI.
+TORCH_OR_SKIP = if ! $(TORCH_PY) -c 'import torch' 2>/dev/null || ! ls $(TORCH_NEED) >/dev/null 2>&1; then \
+	    if [ "$$CI" = true ]; then echo "python3-torch, libtorch-dev or pybind11-dev not found (CI): failing"; \
+	        echo "torch: 0 passed, 1 failed"; exit 1; fi; \
+	    echo "*** SKIPPED $@: apt-get install python3-torch libtorch-dev pybind11-dev ***"; \
+	    echo "torch: 0 passed, 0 failed"; exit 0; fi
+
+## test-torch: the backend at 2, 3, 4 processes: every op x dtype, the torch seed, DDP vs gloo, wrong calls
+test-torch:
+	@$(TORCH_OR_SKIP); $(MAKE) --no-print-directory torch && \
+	    PYTHONPATH=$(B)/python timeout 600 $(TORCH_PY) torch/test_torch.py
+
+## test-torch-quick: the backend's checks at 2 processes over shm only
+test-torch-quick:
+	@$(TORCH_OR_SKIP); $(MAKE) --no-print-directory torch && \
+	    PYTHONPATH=$(B)/python timeout 300 $(TORCH_PY) torch/test_torch.py quick
+
+## bench-torch: dist.all_reduce float32 sum, coll against gloo, 2 and 4 processes, medians
+bench-torch: torch
+	@PYTHONPATH=$(B)/python $(TORCH_PY) torch/bench_torch.py
+
+TEST_TARGETS += test-torch

@@ -1,0 +1,1050 @@
+// torch/coll_torch.cpp - coll as a torch.distributed backend.
+//
+//     import coll_torch                      # registers the backend "coll"
+//     torch.distributed.init_process_group(backend="coll", ...)
+//
+// One ProcessGroupColl per process group: it meets its peers through the
+// Store that init_process_group (or new_group) made, picks a port - shm when
+// every rank is on this host, TCP otherwise, COLL_TORCH_PORT=shm|tcp forces
+// one - and runs every operation on a thread of its own, in the order
+// Python issued them, each returning a Work whose wait() and getFuture()
+// are what DDP expects. A coll error becomes a RuntimeError carrying
+// coll_last_error. docs/torch.md says what is supported and why.
+
+#include <ATen/ATen.h>
+#include <torch/csrc/utils/pybind.h>
+#include <pybind11/chrono.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coll.h"
+#include "ports/coll_shm.h"
+#include "ports/coll_tcp.h"
+
+namespace coll_torch {
+
+using c10d::OpType;
+using WorkPtr = c10::intrusive_ptr<c10d::Work>;
+
+// ---- errors ------------------------------------------------------------------
+
+// What reaches Python as RuntimeError: every message starts with "coll".
+struct Error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// An argument this rank cannot run (checked before anything is queued).
+// The caller gets it at once; the peers get COLL_ERR_PEER from the call
+// check of a refused stand-in call, so nobody waits for this rank.
+struct Refusal : Error {
+    using Error::Error;
+};
+
+// "COLL_ERR_MISMATCH" for -74: the name a user can look up in coll.h.
+static const char *code_name(int rc)
+{
+    switch (rc) {
+    case COLL_ERR_IO: return "COLL_ERR_IO";
+    case COLL_ERR_BROKEN: return "COLL_ERR_BROKEN";
+    case COLL_ERR_CORRUPT: return "COLL_ERR_CORRUPT";
+    case COLL_ERR_PEER: return "COLL_ERR_PEER";
+    case COLL_ERR_INVAL: return "COLL_ERR_INVAL";
+    case COLL_ERR_NOSPC: return "COLL_ERR_NOSPC";
+    case COLL_ERR_NOSYS: return "COLL_ERR_NOSYS";
+    case COLL_ERR_MISMATCH: return "COLL_ERR_MISMATCH";
+    case COLL_ERR_TIMEOUT: return "COLL_ERR_TIMEOUT";
+    case COLL_ERR_ABORTED: return "COLL_ERR_ABORTED";
+    case COLL_TCP_ERR_AUTH: return "COLL_TCP_ERR_AUTH";
+    case COLL_TCP_ERR_VERSION: return "COLL_TCP_ERR_VERSION";
+    case COLL_SHM_ERR_ACCESS: return "COLL_SHM_ERR_ACCESS";
+    default: return "error";
+    }
+}
+
+// torch's own name of a dtype ("int16", not c10's "Short").
+static std::string dtype_name(at::ScalarType t)
+{
+    switch (t) {
+    case at::kFloat: return "float32";
+    case at::kDouble: return "float64";
+    case at::kHalf: return "float16";
+    case at::kBFloat16: return "bfloat16";
+    case at::kChar: return "int8";
+    case at::kByte: return "uint8";
+    case at::kShort: return "int16";
+    case at::kInt: return "int32";
+    case at::kLong: return "int64";
+    case at::kBool: return "bool";
+    case at::kComplexFloat: return "complex64";
+    case at::kComplexDouble: return "complex128";
+    default: return c10::toString(t);
+    }
+}
+
+static std::string env_str(const char *name, const char *dflt)
+{
+    const char *v = std::getenv(name);
+    return v && *v ? v : dflt;
+}
+
+// ---- dtypes and operators ------------------------------------------------------
+
+// The torch dtype as coll's, for reductions. false: coll has none.
+static bool dtype_of(at::ScalarType t, coll_dtype *out)
+{
+    switch (t) {
+    case at::kFloat: *out = COLL_FLOAT32; return true;
+    case at::kDouble: *out = COLL_FLOAT64; return true;
+    case at::kHalf: *out = COLL_FLOAT16; return true;
+    case at::kBFloat16: *out = COLL_BFLOAT16; return true;
+    case at::kChar: *out = COLL_INT8; return true;
+    case at::kByte: *out = COLL_UINT8; return true;
+    case at::kInt: *out = COLL_INT32; return true;
+    case at::kLong: *out = COLL_INT64; return true;
+    default: return false;
+    }
+}
+
+static coll_op op_of(const c10d::ReduceOp &op)
+{
+    switch (op.op_) {
+    case c10d::ReduceOp::SUM: return COLL_SUM;
+    case c10d::ReduceOp::AVG: return COLL_AVG;
+    case c10d::ReduceOp::PRODUCT: return COLL_PROD;
+    case c10d::ReduceOp::MIN: return COLL_MIN;
+    case c10d::ReduceOp::MAX: return COLL_MAX;
+    case c10d::ReduceOp::BAND: return COLL_BAND;
+    case c10d::ReduceOp::BOR: return COLL_BOR;
+    case c10d::ReduceOp::BXOR: return COLL_BXOR;
+    default:
+        throw Refusal("coll: reduce op " + std::to_string((int)op.op_) +
+                      " (PREMUL_SUM?) is not supported; SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR are");
+    }
+}
+
+// A tensor coll can read and write in place: dense, on the CPU, contiguous.
+static void check_tensor(const at::Tensor &t, const char *op)
+{
+    std::string why;
+    if (!t.defined()) why = "an undefined tensor";
+    else if (t.layout() != at::kStrided) why = "a sparse tensor (only dense tensors are supported)";
+    else if (!t.device().is_cpu())
+        why = "a tensor on " + t.device().str() + " (this build moves CPU tensors only)";
+    else if (!t.is_contiguous()) why = "a non-contiguous tensor (call .contiguous() first)";
+    if (!why.empty()) throw Refusal(std::string("coll: ") + op + ": " + why);
+}
+
+static void check_one(const std::vector<at::Tensor> &ts, const char *op)
+{
+    if (ts.size() != 1)
+        throw Refusal(std::string("coll: ") + op + ": one tensor per process, got " + std::to_string(ts.size()));
+    check_tensor(ts[0], op);
+}
+
+// For a reduction: coll's dtype, or a refusal naming the torch one.
+static coll_dtype reduce_dtype(const at::Tensor &t, const char *op)
+{
+    coll_dtype d;
+    if (!dtype_of(t.scalar_type(), &d))
+        throw Refusal(std::string("coll: ") + op + ": dtype " + dtype_name(t.scalar_type()) +
+                      " cannot be reduced (float32/64, float16, bfloat16, int8, uint8, int32, int64 can)");
+    return d;
+}
+
+// For a copy: coll's dtype where there is one (the call check then also
+// compares dtypes), else bytes.
+struct Elems {
+    coll_dtype dtype;
+    size_t count, size;
+};
+static Elems copy_elems(const at::Tensor &t)
+{
+    coll_dtype d;
+    size_t es = t.element_size();
+    if (dtype_of(t.scalar_type(), &d)) return {d, (size_t)t.numel(), es};
+    return {COLL_UINT8, (size_t)t.numel() * es, 1};
+}
+
+static void same_shape(const at::Tensor &a, const at::Tensor &b, const char *op)
+{
+    if (a.scalar_type() != b.scalar_type() || a.numel() != b.numel())
+        throw Refusal(std::string("coll: ") + op + ": tensors of one call must have one dtype and size (" +
+                      dtype_name(a.scalar_type()) + " x " + std::to_string(a.numel()) + " vs " +
+                      dtype_name(b.scalar_type()) + " x " + std::to_string(b.numel()) + ")");
+}
+
+// ---- Work ----------------------------------------------------------------------
+
+// One queued operation: what the worker runs, and what Python waits on.
+class CollWork : public c10d::Work {
+public:
+    CollWork(int rank, OpType type, std::vector<at::Tensor> outputs)
+        : c10d::Work(rank, type), outputs_(std::move(outputs)),
+          future_(c10::make_intrusive<at::ivalue::Future>(c10::ListType::create(c10::TensorType::get())))
+    {
+    }
+
+    c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+    std::vector<at::Tensor> result() override { return outputs_; }
+
+    // The future first (DDP's callbacks hang on it), then wait()'s waiters.
+    void done(std::exception_ptr e)
+    {
+        if (e) future_->setError(e);
+        else future_->markCompleted(c10::IValue(outputs_));
+        finish(e);
+    }
+
+    std::function<void(CollWork &)> run;   // on the worker thread
+    std::vector<at::Tensor> keep;          // inputs, alive until done
+    bool deferred = false;                 // run() left it in flight (send)
+    int handle[2] = {-1, -1};              // the port's handles of a send
+    unsigned char header[24];              // a send's header, in flight
+
+private:
+    std::vector<at::Tensor> outputs_;
+    c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+// ---- the process group -----------------------------------------------------------
+
+// Point-to-point messages carry a header first: the receive checks it and
+// knows the payload's size before posting it (a byte stream cannot tell).
+enum { P2P_MAGIC = 0x636f6c70u, P2P_REFUSED = 1, P2P_MAX_SENDS = 4 };
+
+class ProcessGroupColl : public c10d::ProcessGroup {
+public:
+    ProcessGroupColl(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
+                     std::chrono::milliseconds timeout)
+        : c10d::ProcessGroup(rank, size), timeout_(timeout)
+    {
+        rendezvous(store);
+        worker_ = std::thread([this] { loop(); });
+    }
+
+    ~ProcessGroupColl() override
+    {
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        if (worker_.joinable()) worker_.join();
+        if (shm_) coll_shm_close(shm_.get());
+        if (tcp_) coll_tcp_close(tcp_.get());
+    }
+
+    const std::string getBackendName() const override { return "coll"; }
+    std::string portName() const { return port_name_; }
+
+    // ---- collectives (each checks here, runs on the worker) ----
+
+    WorkPtr allreduce(std::vector<at::Tensor> &ts, const c10d::AllreduceOptions &o) override
+    {
+        return guarded("allreduce", [&] {
+            check_one(ts, "allreduce");
+            at::Tensor t = ts[0];
+            coll_dtype d = reduce_dtype(t, "allreduce");
+            coll_op op = op_of(o.reduceOp);
+            return submit(OpType::ALLREDUCE, {t}, {}, o.timeout, [=](CollWork &) {
+                void *p = t.data_ptr();
+                check(coll_allreduce(comm(), p, p, (size_t)t.numel(), d, op, COLL_ALGO_AUTO), "allreduce");
+            });
+        });
+    }
+
+    WorkPtr allreduce_coalesced(std::vector<at::Tensor> &ts, const c10d::AllreduceCoalescedOptions &o) override
+    {
+        return guarded("allreduce_coalesced", [&] {
+            if (ts.empty()) throw Refusal("coll: allreduce_coalesced: no tensors");
+            for (auto &t : ts) check_tensor(t, "allreduce_coalesced");
+            coll_dtype d = reduce_dtype(ts[0], "allreduce_coalesced");
+            for (auto &t : ts)
+                if (t.scalar_type() != ts[0].scalar_type())
+                    throw Refusal("coll: allreduce_coalesced: tensors of one dtype only");
+            coll_op op = op_of(o.reduceOp);
+            std::vector<at::Tensor> out = ts;
+            return submit(OpType::ALLREDUCE_COALESCED, out, {}, o.timeout, [=](CollWork &) {
+                at::Tensor flat = at::cat(flatten(out));
+                check(coll_allreduce(comm(), flat.data_ptr(), flat.data_ptr(), (size_t)flat.numel(), d, op,
+                                     COLL_ALGO_AUTO), "allreduce_coalesced");
+                int64_t off = 0;
+                for (auto &t : out) {
+                    t.view(-1).copy_(flat.narrow(0, off, t.numel()));
+                    off += t.numel();
+                }
+            });
+        });
+    }
+
+    WorkPtr broadcast(std::vector<at::Tensor> &ts, const c10d::BroadcastOptions &o) override
+    {
+        return guarded("broadcast", [&] {
+            check_one(ts, "broadcast");
+            at::Tensor t = ts[0];
+            int root = root_of(o.rootRank, "broadcast");
+            return submit(OpType::BROADCAST, {t}, {}, o.timeout, [=](CollWork &) {
+                Elems e = copy_elems(t);
+                check(coll_broadcast(comm(), t.data_ptr(), e.count, e.dtype, root, COLL_ALGO_AUTO), "broadcast");
+            });
+        });
+    }
+
+    // The result lands in the root's tensor; the others' stay as they were.
+    WorkPtr reduce(std::vector<at::Tensor> &ts, const c10d::ReduceOptions &o) override
+    {
+        return guarded("reduce", [&] {
+            check_one(ts, "reduce");
+            at::Tensor t = ts[0];
+            coll_dtype d = reduce_dtype(t, "reduce");
+            coll_op op = op_of(o.reduceOp);
+            int root = root_of(o.rootRank, "reduce");
+            return submit(OpType::REDUCE, {t}, {}, o.timeout, [=](CollWork &) {
+                at::Tensor dst = rank_ == root ? t : at::empty_like(t);
+                check(coll_reduce(comm(), t.data_ptr(), dst.data_ptr(), (size_t)t.numel(), d, op, root,
+                                  COLL_ALGO_AUTO), "reduce");
+            });
+        });
+    }
+
+    WorkPtr allgather(std::vector<std::vector<at::Tensor>> &outs, std::vector<at::Tensor> &ins,
+                      const c10d::AllgatherOptions &o) override
+    {
+        return guarded("allgather", [&] {
+            check_one(ins, "allgather");
+            if (outs.size() != 1 || outs[0].size() != (size_t)size_)
+                throw Refusal("coll: allgather: one output list of " + std::to_string(size_) + " tensors expected");
+            at::Tensor in = ins[0];
+            std::vector<at::Tensor> out = outs[0];
+            for (auto &t : out) {
+                check_tensor(t, "allgather");
+                same_shape(t, in, "allgather");
+            }
+            return submit(OpType::ALLGATHER, out, {in}, o.timeout, [=](CollWork &) {
+                Elems e = copy_elems(in);
+                at::Tensor flat = at::empty({(int64_t)size_ * in.numel()}, in.options());
+                check(coll_allgather(comm(), in.data_ptr(), flat.data_ptr(), e.count, e.dtype, COLL_ALGO_AUTO),
+                      "allgather");
+                unflatten(flat, out);
+            });
+        });
+    }
+
+    WorkPtr _allgather_base(at::Tensor &out, at::Tensor &in, const c10d::AllgatherOptions &o) override
+    {
+        return guarded("_allgather_base", [&] {
+            check_tensor(in, "_allgather_base");
+            check_tensor(out, "_allgather_base");
+            if (out.scalar_type() != in.scalar_type() || out.numel() != in.numel() * size_)
+                throw Refusal("coll: _allgather_base: the output must hold world_size x the input, same dtype");
+            at::Tensor i = in, d = out;
+            return submit(OpType::_ALLGATHER_BASE, {d}, {i}, o.timeout, [=](CollWork &) {
+                Elems e = copy_elems(i);
+                check(coll_allgather(comm(), i.data_ptr(), d.data_ptr(), e.count, e.dtype, COLL_ALGO_AUTO),
+                      "_allgather_base");
+            });
+        });
+    }
+
+    WorkPtr reduce_scatter(std::vector<at::Tensor> &outs, std::vector<std::vector<at::Tensor>> &ins,
+                           const c10d::ReduceScatterOptions &o) override
+    {
+        return guarded("reduce_scatter", [&] {
+            check_one(outs, "reduce_scatter");
+            if (ins.size() != 1 || ins[0].size() != (size_t)size_)
+                throw Refusal("coll: reduce_scatter: one input list of " + std::to_string(size_) + " tensors expected");
+            at::Tensor out = outs[0];
+            std::vector<at::Tensor> in = ins[0];
+            for (auto &t : in) {
+                check_tensor(t, "reduce_scatter");
+                same_shape(t, out, "reduce_scatter");
+            }
+            coll_dtype d = reduce_dtype(out, "reduce_scatter");
+            coll_op op = op_of(o.reduceOp);
+            return submit(OpType::REDUCE_SCATTER, {out}, in, o.timeout, [=](CollWork &) {
+                at::Tensor flat = at::cat(flatten(in));
+                check(coll_reduce_scatter(comm(), flat.data_ptr(), out.data_ptr(), (size_t)out.numel(), d, op,
+                                          COLL_ALGO_AUTO), "reduce_scatter");
+            });
+        });
+    }
+
+    WorkPtr _reduce_scatter_base(at::Tensor &out, at::Tensor &in, const c10d::ReduceScatterOptions &o) override
+    {
+        return guarded("_reduce_scatter_base", [&] {
+            check_tensor(in, "_reduce_scatter_base");
+            check_tensor(out, "_reduce_scatter_base");
+            if (out.scalar_type() != in.scalar_type() || in.numel() != out.numel() * size_)
+                throw Refusal("coll: _reduce_scatter_base: the input must hold world_size x the output, same dtype");
+            coll_dtype d = reduce_dtype(out, "_reduce_scatter_base");
+            coll_op op = op_of(o.reduceOp);
+            at::Tensor i = in, r = out;
+            return submit(OpType::_REDUCE_SCATTER_BASE, {r}, {i}, o.timeout, [=](CollWork &) {
+                check(coll_reduce_scatter(comm(), i.data_ptr(), r.data_ptr(), (size_t)r.numel(), d, op,
+                                          COLL_ALGO_AUTO), "_reduce_scatter_base");
+            });
+        });
+    }
+
+    WorkPtr gather(std::vector<std::vector<at::Tensor>> &outs, std::vector<at::Tensor> &ins,
+                   const c10d::GatherOptions &o) override
+    {
+        return guarded("gather", [&] {
+            check_one(ins, "gather");
+            int root = root_of(o.rootRank, "gather");
+            at::Tensor in = ins[0];
+            std::vector<at::Tensor> out;
+            if (rank_ == root) {
+                if (outs.size() != 1 || outs[0].size() != (size_t)size_)
+                    throw Refusal("coll: gather: the root needs one output list of " + std::to_string(size_) +
+                                  " tensors");
+                out = outs[0];
+                for (auto &t : out) {
+                    check_tensor(t, "gather");
+                    same_shape(t, in, "gather");
+                }
+            } else if (!outs.empty() && !outs[0].empty()) {
+                throw Refusal("coll: gather: only the root passes output tensors");
+            }
+            return submit(OpType::GATHER, out, {in}, o.timeout, [=](CollWork &) {
+                Elems e = copy_elems(in);
+                at::Tensor flat;
+                if (rank_ == root) flat = at::empty({(int64_t)size_ * in.numel()}, in.options());
+                check(coll_gather(comm(), in.data_ptr(), flat.defined() ? flat.data_ptr() : nullptr, e.count,
+                                  e.dtype, root, COLL_ALGO_AUTO), "gather");
+                if (rank_ == root) unflatten(flat, out);
+            });
+        });
+    }
+
+    WorkPtr scatter(std::vector<at::Tensor> &outs, std::vector<std::vector<at::Tensor>> &ins,
+                    const c10d::ScatterOptions &o) override
+    {
+        return guarded("scatter", [&] {
+            check_one(outs, "scatter");
+            int root = root_of(o.rootRank, "scatter");
+            at::Tensor out = outs[0];
+            std::vector<at::Tensor> in;
+            if (rank_ == root) {
+                if (ins.size() != 1 || ins[0].size() != (size_t)size_)
+                    throw Refusal("coll: scatter: the root needs one input list of " + std::to_string(size_) +
+                                  " tensors");
+                in = ins[0];
+                for (auto &t : in) {
+                    check_tensor(t, "scatter");
+                    same_shape(t, out, "scatter");
+                }
+            } else if (!ins.empty() && !ins[0].empty()) {
+                throw Refusal("coll: scatter: only the root passes input tensors");
+            }
+            return submit(OpType::SCATTER, {out}, in, o.timeout, [=](CollWork &) {
+                Elems e = copy_elems(out);
+                at::Tensor flat;
+                if (rank_ == root) flat = at::cat(flatten(in));
+                check(coll_scatter(comm(), flat.defined() ? flat.data_ptr() : nullptr, out.data_ptr(), e.count,
+                                   e.dtype, root, COLL_ALGO_AUTO), "scatter");
+            });
+        });
+    }
+
+    // Split sizes count rows of dim 0, as in torch; none = equal blocks.
+    WorkPtr alltoall_base(at::Tensor &out, at::Tensor &in, std::vector<int64_t> &outSplit,
+                          std::vector<int64_t> &inSplit, const c10d::AllToAllOptions &o) override
+    {
+        return guarded("alltoall_base", [&] {
+            check_tensor(in, "alltoall_base");
+            check_tensor(out, "alltoall_base");
+            if (in.scalar_type() != out.scalar_type())
+                throw Refusal("coll: alltoall_base: input and output of one dtype");
+            at::Tensor i = in, d = out;
+            if (outSplit.empty() && inSplit.empty()) {
+                if (in.numel() % size_ || out.numel() != in.numel())
+                    throw Refusal("coll: alltoall_base: without split sizes, input and output must be equal and "
+                                  "divisible by world_size");
+                return submit(OpType::ALLTOALL_BASE, {d}, {i}, o.timeout, [=](CollWork &) {
+                    Elems e = copy_elems(i);
+                    check(coll_alltoall(comm(), i.data_ptr(), d.data_ptr(), e.count / size_, e.dtype, COLL_ALGO_AUTO),
+                          "alltoall_base");
+                });
+            }
+            std::vector<size_t> send = split_counts(in, inSplit, "input"), recv = split_counts(out, outSplit, "output");
+            return submit(OpType::ALLTOALL_BASE, {d}, {i}, o.timeout, [=](CollWork &) {
+                alltoallv(i.data_ptr(), d.data_ptr(), send, recv, i, "alltoall_base");
+            });
+        });
+    }
+
+    WorkPtr alltoall(std::vector<at::Tensor> &outs, std::vector<at::Tensor> &ins,
+                     const c10d::AllToAllOptions &o) override
+    {
+        return guarded("alltoall", [&] {
+            if (outs.size() != (size_t)size_ || ins.size() != (size_t)size_)
+                throw Refusal("coll: alltoall: lists of world_size tensors expected");
+            std::vector<size_t> send, recv;
+            for (int j = 0; j < size_; j++) {
+                check_tensor(ins[j], "alltoall");
+                check_tensor(outs[j], "alltoall");
+                if (ins[j].scalar_type() != ins[0].scalar_type() || outs[j].scalar_type() != ins[0].scalar_type())
+                    throw Refusal("coll: alltoall: tensors of one dtype only");
+                send.push_back((size_t)ins[j].numel());
+                recv.push_back((size_t)outs[j].numel());
+            }
+            std::vector<at::Tensor> in = ins, out = outs;
+            return submit(OpType::ALLTOALL, out, in, o.timeout, [=](CollWork &) {
+                at::Tensor flat_in = at::cat(flatten(in));
+                int64_t total = 0;
+                for (auto &t : out) total += t.numel();
+                at::Tensor flat_out = at::empty({total}, flat_in.options());
+                alltoallv(flat_in.data_ptr(), flat_out.data_ptr(), send, recv, flat_in, "alltoall");
+                unflatten(flat_out, out);
+            });
+        });
+    }
+
+    WorkPtr barrier(const c10d::BarrierOptions &o) override
+    {
+        return submit(OpType::BARRIER, {}, {}, o.timeout,
+                      [=](CollWork &) { check(coll_barrier(comm(), COLL_ALGO_AUTO), "barrier"); });
+    }
+
+    // ---- point to point ----
+
+    WorkPtr send(std::vector<at::Tensor> &ts, int dst, int tag) override
+    {
+        peer_ok(dst, "send");
+        std::string refused;
+        try {
+            check_one(ts, "send");
+        } catch (const Refusal &e) {
+            refused = e.what();
+        }
+        at::Tensor t = refused.empty() ? ts[0] : at::Tensor();
+        auto w = submit(OpType::SEND, {}, {}, c10d::kUnsetTimeout, [=](CollWork &w) {
+            post_send(w, t, dst, tag);
+        });
+        if (!refused.empty()) throw Error(refused);   // the receiver hears of it
+        return w;
+    }
+
+    WorkPtr recv(std::vector<at::Tensor> &ts, int src, int tag) override
+    {
+        peer_ok(src, "recv");
+        std::string refused;
+        try {
+            check_one(ts, "recv");
+        } catch (const Refusal &e) {
+            refused = e.what();
+        }
+        at::Tensor t = refused.empty() ? ts[0] : at::Tensor();
+        std::vector<at::Tensor> out;
+        if (t.defined()) out.push_back(t);
+        auto w = submit(OpType::RECV, out, {}, c10d::kUnsetTimeout, [=](CollWork &) {
+            take_recv(t, src, tag);
+        });
+        if (!refused.empty()) throw Error(refused);   // its message is drained
+        return w;
+    }
+
+    WorkPtr recvAnysource(std::vector<at::Tensor> &, int) override
+    {
+        throw Error("coll: recv without a source rank is not supported: name the sender (src=...)");
+    }
+
+private:
+    // ---- rendezvous through the Store ----
+
+    // What tells hosts apart for shared memory: the kernel (boot id), the
+    // host name, and the /dev/shm this process sees (containers differ).
+    static std::string host_id()
+    {
+        char h[256] = "";
+        gethostname(h, sizeof h - 1);
+        std::string id = h, boot;
+        std::ifstream f("/proc/sys/kernel/random/boot_id");
+        std::getline(f, boot);
+        id += "|" + boot;
+        struct stat st;
+        if (stat("/dev/shm", &st) == 0) id += "|" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+        return id;
+    }
+
+    static std::string get(c10d::Store &s, const std::string &k)
+    {
+        auto v = s.get(k);
+        return std::string(v.begin(), v.end());
+    }
+    static void set(c10d::Store &s, const std::string &k, const std::string &v)
+    {
+        s.set(k, std::vector<uint8_t>(v.begin(), v.end()));
+    }
+
+    // The address rank 0's TCP listener is reachable at: where torch's own
+    // TCPStore is (rank 0 hosts it), else MASTER_ADDR, else the host name.
+    static std::string store_host(const c10::intrusive_ptr<c10d::Store> &store)
+    {
+        c10::intrusive_ptr<c10d::Store> s = store;
+        for (int depth = 0; depth < 8 && s; depth++) {
+            if (auto *p = dynamic_cast<c10d::PrefixStore *>(s.get())) s = p->getUnderlyingStore();
+            else if (auto *t = dynamic_cast<c10d::TCPStore *>(s.get())) return t->getHost();
+            else break;
+        }
+        std::string m = env_str("MASTER_ADDR", "");
+        if (!m.empty()) return m;
+        char h[256] = "";
+        gethostname(h, sizeof h - 1);
+        return h;
+    }
+
+    static std::string random_hex(size_t bytes)
+    {
+        std::random_device rd;
+        std::string s;
+        for (size_t i = 0; i < bytes; i++) s += "0123456789abcdef"[rd() & 0xf], s += "0123456789abcdef"[rd() & 0xf];
+        return s;
+    }
+
+    void rendezvous(const c10::intrusive_ptr<c10d::Store> &sp)
+    {
+        c10d::Store &store = *sp;
+        auto timeout_ms = (unsigned long long)timeout_.count();
+        unsigned op_ms = timeout_ms > 0xffffffffull ? 0xffffffffu : (unsigned)timeout_ms;
+        unsigned join_ms = op_ms < 60000u ? op_ms : 60000u;   // everybody is here already
+        std::string want = env_str("COLL_TORCH_PORT", "auto");
+        set(store, "coll/host/" + std::to_string(rank_), want + "\n" + host_id());
+
+        // Every rank reads every rank's entry and comes to the same verdict.
+        bool one_host = true;
+        std::string host0;
+        for (int r = 0; r < size_; r++) {
+            std::string v = get(store, "coll/host/" + std::to_string(r));
+            std::string w = v.substr(0, v.find('\n')), h = v.substr(v.find('\n') + 1);
+            if (r == 0) host0 = h;
+            else one_host = one_host && h == host0;
+            if (w != "auto" && w != "shm" && w != "tcp")
+                throw Error("coll: rank " + std::to_string(r) + ": COLL_TORCH_PORT=" + w +
+                            " is none of auto, shm, tcp");
+            if (w != want)
+                throw Error("coll: COLL_TORCH_PORT differs between ranks (" + want + " here, " + w + " on rank " +
+                            std::to_string(r) + ")");
+        }
+        if (want == "shm" && !one_host)
+            throw Error("coll: COLL_TORCH_PORT=shm, but the ranks are not all on one host");
+        port_name_ = want != "auto" ? want : one_host ? "shm" : "tcp";
+
+        int rc;
+        if (port_name_ == "shm") {
+            if (rank_ == 0) set(store, "coll/shm", "/coll-torch-" + std::to_string(getpid()) + "-" + random_hex(8));
+            std::string name = get(store, "coll/shm");
+            shm_.reset(new coll_shm());
+            rc = coll_shm_open(shm_.get(), name.c_str(), rank_, size_, join_ms, &port_);
+            if (rc) {
+                std::string why = shm_->why ? shm_->why : "";
+                shm_.reset();
+                fail(rc, "joining the shm group " + name + (why.empty() ? "" : ": " + why));
+            }
+            shm_->timeout_ms = op_ms;
+        } else {
+            if (rank_ == 0) {
+                char token[33];
+                if (coll_tcp_new_token(token)) throw Error("coll: no random source for the TCP job token");
+                std::string addr = env_str("COLL_TORCH_TCP_ADDR", "");
+                if (addr.empty()) addr = one_host ? "127.0.0.1" : store_host(sp);
+                int port = coll_tcp_free_port();
+                if (port < 0) throw Error("coll: no free TCP port for the rendezvous");
+                set(store, "coll/tcp", addr + "\n" + std::to_string(port) + "\n" + token);
+            }
+            std::string v = get(store, "coll/tcp");
+            std::istringstream in(v);
+            std::string addr, port, token;
+            std::getline(in, addr);
+            std::getline(in, port);
+            std::getline(in, token);
+            tcp_.reset(new coll_tcp());
+            rc = coll_tcp_init_token(tcp_.get(), addr.c_str(), std::atoi(port.c_str()), rank_, size_, join_ms,
+                                     token.c_str());
+            if (rc) {
+                tcp_.reset();
+                fail(rc, "joining over TCP at " + addr + ":" + port);
+            }
+            coll_tcp_set_timeout(tcp_.get(), op_ms);
+            port_ = coll_tcp_port(tcp_.get());
+        }
+
+        // Scratch: the message segment is half of it (1 MiB default, the same
+        // on every rank: the call check compares segment sizes).
+        size_t scratch = (size_t)std::strtoull(env_str("COLL_TORCH_SCRATCH", "1048576").c_str(), nullptr, 10);
+        scratch_.resize(scratch < 64 ? 64 : scratch);
+        comm_.reset(new coll_comm());
+        rc = coll_init(comm_.get(), rank_, size_, &port_, scratch_.data(), scratch_.size());
+        if (rc) fail(rc, "coll_init");
+        default_timeout_ = op_ms;
+    }
+
+    // ---- the worker ----
+
+    coll_comm *comm() { return comm_.get(); }
+
+    [[noreturn]] void fail(int rc, const std::string &what) const
+    {
+        std::string last = comm_ ? coll_last_error(comm_.get()) : "";
+        std::ostringstream o;
+        o << "coll: " << what << " failed on rank " << rank_ << " of " << size_ << " (" << port_name_
+          << " port): " << code_name(rc) << " (" << rc << ", " << coll_result_str(rc) << ")";
+        if (!last.empty()) o << ": " << last;
+        throw Error(o.str());
+    }
+    void check(int rc, const char *what) const
+    {
+        if (rc != COLL_OK) fail(rc, what);
+    }
+
+    int root_of(int64_t root, const char *op) const
+    {
+        if (root < 0 || root >= size_)
+            throw Refusal(std::string("coll: ") + op + ": root " + std::to_string(root) + " is not a rank of this group");
+        return (int)root;
+    }
+
+    void peer_ok(int peer, const char *op) const
+    {
+        if (peer < 0 || peer >= size_ || peer == rank_)
+            throw Error(std::string("coll: ") + op + ": rank " + std::to_string(peer) +
+                        " is not another rank of this group");
+    }
+
+    static std::vector<at::Tensor> flatten(const std::vector<at::Tensor> &ts)
+    {
+        std::vector<at::Tensor> v;
+        for (auto &t : ts) v.push_back(t.reshape({-1}));
+        return v;
+    }
+    static void unflatten(const at::Tensor &flat, const std::vector<at::Tensor> &out)
+    {
+        int64_t off = 0;
+        for (auto &t : out) {
+            t.view({-1}).copy_(flat.narrow(0, off, t.numel()));
+            off += t.numel();
+        }
+    }
+
+    // Elements per destination (or source) rank from torch's split sizes.
+    std::vector<size_t> split_counts(const at::Tensor &t, const std::vector<int64_t> &split, const char *which) const
+    {
+        int64_t rows = t.dim() ? t.size(0) : 1, per = rows ? t.numel() / rows : 0, sum = 0;
+        std::vector<size_t> n(size_);
+        if (split.empty() && rows % size_)
+            throw Refusal(std::string("coll: alltoall_base: ") + which + " of " + std::to_string(rows) +
+                          " rows does not split evenly");
+        if (!split.empty() && split.size() != (size_t)size_)
+            throw Refusal(std::string("coll: alltoall_base: ") + which + " split sizes need world_size entries");
+        for (int j = 0; j < size_; j++) {
+            int64_t r = split.empty() ? rows / size_ : split[j];
+            if (r < 0) throw Refusal("coll: alltoall_base: a negative split size");
+            sum += r;
+            n[j] = (size_t)(r * per);
+        }
+        if (sum != rows)
+            throw Refusal(std::string("coll: alltoall_base: ") + which + " split sizes add up to " + std::to_string(sum) +
+                          ", the tensor has " + std::to_string(rows) + " rows");
+        return n;
+    }
+
+    // All-to-all with per-pair counts: one all-gather of every rank's sends
+    // and receives, the same verdict on every rank, then coll_alltoallv.
+    void alltoallv(const void *in, void *out, const std::vector<size_t> &send, const std::vector<size_t> &recv,
+                   const at::Tensor &like, const char *what)
+    {
+        size_t p = (size_t)size_;
+        std::vector<uint64_t> mine(2 * p), all(2 * p * p);
+        for (size_t j = 0; j < p; j++) {
+            mine[j] = send[j];
+            mine[p + j] = recv[j];
+        }
+        check(coll_allgather(comm(), mine.data(), all.data(), 2 * p, COLL_UINT64, COLL_ALGO_AUTO), what);
+        std::vector<size_t> counts(p * p);   // counts[i*p + j]: i sends to j
+        for (size_t i = 0; i < p; i++)
+            for (size_t j = 0; j < p; j++) {
+                counts[i * p + j] = (size_t)all[i * 2 * p + j];
+                if (all[j * 2 * p + p + i] != all[i * 2 * p + j]) {
+                    std::ostringstream o;
+                    o << "coll: " << what << ": rank " << i << " sends " << all[i * 2 * p + j] << " elements to rank "
+                      << j << ", which expects " << all[j * 2 * p + p + i] << " (split sizes disagree)";
+                    throw Error(o.str());
+                }
+            }
+        Elems e = copy_elems(like);
+        size_t k = e.count / (like.numel() ? (size_t)like.numel() : 1);   // coll elements per torch element
+        if (k != 1)
+            for (auto &c : counts) c *= k;
+        check(coll_alltoallv(comm(), in, out, counts.data(), e.dtype, COLL_ALGO_AUTO), what);
+    }
+
+    // A send: its header and payload posted, left in flight (the worker
+    // moves on; a later wait on the port moves its bytes, and the worker
+    // completes it once the port says so). A refused send sends its header
+    // with the flag and nothing else, so the receiver raises too.
+    void post_send(CollWork &w, const at::Tensor &t, int dst, int tag)
+    {
+        while (sends_.size() >= P2P_MAX_SENDS) finish_send(sends_.front(), 1);
+        uint32_t h[6] = {P2P_MAGIC, (uint32_t)tag, t.defined() ? 0u : (uint32_t)P2P_REFUSED,
+                         t.defined() ? (uint32_t)t.scalar_type() : 0u, 0, 0};
+        uint64_t bytes = t.defined() ? (uint64_t)t.nbytes() : 0;
+        std::memcpy(&h[4], &bytes, 8);
+        std::memcpy(w.header, h, sizeof w.header);
+        check(post(1, dst, w.header, sizeof w.header, &w.handle[0]), "send");
+        if (bytes) check(post(1, dst, t.data_ptr(), bytes, &w.handle[1]), "send");
+        w.deferred = true;
+        sends_.push_back(c10::intrusive_ptr<CollWork>::reclaim_copy(&w));
+        if (t.defined()) w.keep.push_back(t);
+    }
+
+    int post(int is_send, int peer, void *buf, size_t bytes, int *h)
+    {
+        for (;;) {
+            int rc = is_send ? port_.isend(port_.ctx, peer, buf, bytes, h) : port_.irecv(port_.ctx, peer, buf, bytes, h);
+            if (rc != COLL_AGAIN) return rc;
+            if (sends_.empty()) return rc;                    // nothing of ours to wait for
+            finish_send(sends_.front(), 1);
+        }
+    }
+
+    // Waits for (block) or polls a send's handles; completes its Work when
+    // both are done. true when it completed.
+    bool finish_send(const c10::intrusive_ptr<CollWork> &w, int block)
+    {
+        int err = 0;
+        for (int &h : w->handle) {
+            if (h < 0) continue;
+            int rc = port_.wait(port_.ctx, h, block);
+            if (rc == COLL_AGAIN) continue;
+            h = -1;
+            if (rc && !err) err = rc;
+        }
+        if (err) {
+            // A transfer failed: the links are in an unknown state.
+            for (int &h : w->handle)
+                if (h >= 0) { port_.wait(port_.ctx, h, 1); h = -1; }
+            abort_port(err);
+        }
+        if (w->handle[0] >= 0 || w->handle[1] >= 0) return false;
+        for (auto it = sends_.begin(); it != sends_.end(); ++it)
+            if (it->get() == w.get()) {
+                sends_.erase(it);
+                break;
+            }
+        std::exception_ptr e;
+        if (err) {
+            try {
+                fail(err, "send");
+            } catch (...) {
+                e = std::current_exception();
+            }
+        }
+        w->done(e);
+        return true;
+    }
+
+    bool poll_sends()
+    {
+        bool any = false;
+        auto copy = sends_;
+        for (auto &w : copy) any |= finish_send(w, 0);
+        return any;
+    }
+
+    void abort_port(int code)
+    {
+        if (shm_) coll_shm_abort(shm_.get(), code);
+        if (tcp_) coll_tcp_abort(tcp_.get(), code);
+    }
+
+    int wait_one(int is_send, int peer, void *buf, size_t bytes)
+    {
+        int h, rc = post(is_send, peer, buf, bytes, &h);
+        return rc ? rc : port_.wait(port_.ctx, h, 1);
+    }
+
+    // A receive: the header first, then (if it agrees) the payload. A
+    // header of another size leaves the link unreadable: the group is
+    // aborted, so the sender fails too instead of waiting.
+    void take_recv(const at::Tensor &t, int src, int tag)
+    {
+        uint32_t h[6];
+        uint64_t bytes;
+        check(wait_one(0, src, h, sizeof h), "recv");
+        std::memcpy(&bytes, &h[4], 8);
+        std::string from = "coll: recv from rank " + std::to_string(src) + ": ";
+        if (h[0] != P2P_MAGIC) {
+            abort_port(COLL_ERR_MISMATCH);
+            throw Error(from + "not a send's header (the ranks' calls are out of step); group aborted");
+        }
+        if (h[2] & P2P_REFUSED) throw Error(from + "the sender refused its tensor (see its error)");
+        uint64_t want = t.defined() ? (uint64_t)t.nbytes() : bytes;
+        if (bytes != want) {
+            abort_port(COLL_ERR_MISMATCH);
+            throw Error(from + "the sender sent " + std::to_string(bytes) + " bytes, this receive takes " +
+                        std::to_string(want) + "; group aborted");
+        }
+        at::Tensor into = t.defined() ? t : at::empty({(int64_t)bytes}, at::kByte);   // a refused receive drains it
+        if (bytes) check(wait_one(0, src, into.data_ptr(), bytes), "recv");
+        if (!t.defined()) return;
+        if ((int)h[1] != tag)
+            throw Error(from + "tag " + std::to_string((int)h[1]) + " sent, tag " + std::to_string(tag) + " expected");
+        if (h[3] != (uint32_t)t.scalar_type())
+            throw Error(from + "dtype " + dtype_name((at::ScalarType)h[3]) + " sent, " +
+                        dtype_name(t.scalar_type()) + " expected");
+    }
+
+    // Queues one operation. Its timeout, if given, replaces the group's for
+    // the port's waits while it runs.
+    WorkPtr submit(OpType type, std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
+                   std::chrono::milliseconds timeout, std::function<void(CollWork &)> fn)
+    {
+        auto w = c10::make_intrusive<CollWork>(rank_, type, std::move(outputs));
+        w->keep = std::move(keep);
+        unsigned ms = timeout.count() >= 0 ? (unsigned)std::min<long long>(timeout.count(), 0xffffffffll) : 0;
+        w->run = [fn = std::move(fn), ms, this](CollWork &x) {
+            set_timeout(ms ? ms : default_timeout_);
+            fn(x);
+        };
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            if (stop_) throw Error("coll: the process group is shut down");
+            queue_.push_back(w);
+        }
+        cv_.notify_one();
+        return w;
+    }
+
+    // A collective this rank refuses still takes part in the call check,
+    // with a call coll refuses (no buffer): every other rank then gets
+    // COLL_ERR_PEER instead of waiting for this one.
+    template <class F>
+    WorkPtr guarded(const char *, F &&body)
+    {
+        try {
+            return body();
+        } catch (const Refusal &) {
+            submit(OpType::UNKNOWN, {}, {}, c10d::kUnsetTimeout, [this](CollWork &) {
+                coll_allreduce(comm(), nullptr, nullptr, 1, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+            });
+            throw;
+        }
+    }
+
+    void set_timeout(unsigned ms)
+    {
+        if (shm_) shm_->timeout_ms = ms;
+        if (tcp_) coll_tcp_set_timeout(tcp_.get(), ms);
+    }
+
+    void run_one(const c10::intrusive_ptr<CollWork> &w)
+    {
+        std::exception_ptr e;
+        try {
+            w->run(*w);
+        } catch (...) {
+            e = std::current_exception();
+        }
+        w->run = nullptr;
+        if (!w->deferred || e) w->done(e);
+    }
+
+    // Issue order, one at a time. Sends left in flight are polled between
+    // operations and while idle, and finished before the worker ends.
+    void loop()
+    {
+        std::unique_lock<std::mutex> lk(mu_);
+        int idle = 0;
+        for (;;) {
+            if (!queue_.empty()) {
+                auto w = queue_.front();
+                queue_.pop_front();
+                lk.unlock();
+                run_one(w);
+                if (!sends_.empty()) poll_sends();
+                idle = 0;
+                lk.lock();
+                continue;
+            }
+            if (!sends_.empty()) {
+                lk.unlock();
+                if (stop_) finish_send(sends_.front(), 1);
+                else if (poll_sends()) idle = 0;
+                else if (idle++ < 64) sched_yield();
+                lk.lock();
+                if (idle >= 64 && queue_.empty() && !stop_)
+                    cv_.wait_for(lk, std::chrono::microseconds(idle < 256 ? 20 : 500));
+                continue;
+            }
+            if (stop_) return;
+            cv_.wait(lk);
+        }
+    }
+
+    std::chrono::milliseconds timeout_;
+    unsigned default_timeout_ = 0;
+    std::string port_name_;
+    std::unique_ptr<coll_shm> shm_;
+    std::unique_ptr<coll_tcp> tcp_;
+    coll_port port_{};
+    std::unique_ptr<coll_comm> comm_;
+    std::vector<unsigned char> scratch_;
+
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<c10::intrusive_ptr<CollWork>> queue_;
+    std::deque<c10::intrusive_ptr<CollWork>> sends_;   // worker thread only
+    bool stop_ = false;
+    std::thread worker_;
+};
+
+static c10::intrusive_ptr<ProcessGroupColl> create(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
+                                                   const std::chrono::duration<double> &timeout)
+{
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+    return c10::make_intrusive<ProcessGroupColl>(store, rank, size, ms);
+}
+
+} // namespace coll_torch
+
+PYBIND11_MODULE(coll_torch, m)
+{
+    namespace py = pybind11;
+    m.doc() = "coll as a torch.distributed backend: import it, then init_process_group(backend=\"coll\")";
+    py::object dist = py::module::import("torch.distributed");
+    py::class_<coll_torch::ProcessGroupColl, c10d::ProcessGroup, c10::intrusive_ptr<coll_torch::ProcessGroupColl>>(
+        m, "ProcessGroupColl")
+        .def("port", &coll_torch::ProcessGroupColl::portName,
+             "the port this group runs over: \"shm\" or \"tcp\"");
+    m.def("create_process_group", &coll_torch::create, py::arg("store"), py::arg("rank"), py::arg("size"),
+          py::arg("timeout"), py::call_guard<py::gil_scoped_release>(),
+          "the backend's creator (what init_process_group calls for backend=\"coll\")");
+    py::object backend = dist.attr("Backend");
+    if (!py::hasattr(backend, "COLL"))
+        backend.attr("register_backend")("coll", m.attr("create_process_group"));
+}

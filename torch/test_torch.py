@@ -1,0 +1,445 @@
+"""torch/test_torch.py - the "coll" torch.distributed backend, run for real.
+
+    PYTHONPATH=build/python /usr/bin/python3 torch/test_torch.py
+
+Starts its own processes (torchrun is not used: Debian's fails on Python
+3.11), several runs of 2, 3 and 4 ranks, by env:// and tcp://, over the shm
+port and the TCP port. In each, every rank checks every operation the
+backend has, over every dtype coll reduces, against a plain-loop reference
+computed from all ranks' inputs, which every rank can rebuild; then the
+torch seed's own naive and ring all-reduce; a DDP training loop against the
+same loop over gloo; and wrong calls, which must raise on every rank (and
+leave the group usable where coll says so). Ends with
+"torch: N passed, N failed".
+"""
+import datetime
+import os
+import socket
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# ---- the launcher -------------------------------------------------------------
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def launch(name, p, mode, init="env", env_per_rank=None, env=None, limit=150):
+    """Runs p ranks of this file's worker; returns (passed, failed)."""
+    port = free_port()
+    procs = []
+    t0 = time.time()
+    for r in range(p):
+        e = dict(os.environ)
+        e.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(r), "WORLD_SIZE": str(p),
+                  "PYTHONPATH": os.pathsep.join([x for x in (os.environ.get("PYTHONPATH"), ) if x] +
+                                                [os.path.join(ROOT, "build", "python")])})
+        e.update(env or {})
+        if env_per_rank:
+            e.update(env_per_rank[r])
+        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "worker", mode, init], env=e,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    passed = failed = 0
+    outs = []
+    for r, pr in enumerate(procs):
+        try:
+            out, _ = pr.communicate(timeout=max(1, limit - (time.time() - t0)))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            out, _ = pr.communicate()
+            out += "\nKILLED after %d s" % limit
+        outs.append(out)
+        ok = False
+        for line in out.splitlines():
+            if line.startswith("RESULT "):
+                a, b = line.split()[1:3]
+                passed += int(a)
+                failed += int(b)
+                ok = True
+        if not ok or pr.returncode != 0:
+            failed += 1
+    print("%-34s %d ranks %5.1f s  %d passed, %d failed" % (name, p, time.time() - t0, passed, failed))
+    if failed:
+        for r, out in enumerate(outs):
+            lines = [l for l in out.splitlines() if not l.startswith("RESULT ")]
+            print("  --- rank %d ---\n  " % r + "\n  ".join(lines[-40:]))
+    sys.stdout.flush()
+    return passed, failed
+
+
+def main():
+    runs = [
+        ("shm, env://, everything", 2, "full", "env", None, None),
+        ("shm, tcp://, everything", 4, "full", "tcp", None, None),
+        ("tcp port (forced), env://", 3, "full", "env", None, {"COLL_TORCH_PORT": "tcp"}),
+        ("COLL_TORCH_PORT differs", 2, "portclash", "env", [{"COLL_TORCH_PORT": "shm"}, {"COLL_TORCH_PORT": "tcp"}],
+         None),
+    ]
+    if "quick" in sys.argv[1:]:
+        runs = runs[:1]
+    tp = tf = 0
+    for name, p, mode, init, per, env in runs:
+        a, b = launch(name, p, mode, init, per, env)
+        tp += a
+        tf += b
+    print("torch: %d passed, %d failed" % (tp, tf))
+    sys.exit(1 if tf else 0)
+
+
+# ---- the worker ------------------------------------------------------------------
+
+passed = failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL rank %s: %s" % (os.environ.get("RANK"), what))
+        sys.stdout.flush()
+
+
+def raises(fn, *words):
+    """fn() raises RuntimeError whose text has every word; the text or None."""
+    try:
+        w = fn()
+        if w is not None and hasattr(w, "wait"):
+            w.wait()
+    except RuntimeError as e:
+        text = str(e)
+        return text if all(x in text for x in words) else None
+    return None
+
+
+def worker(mode, init):
+    import torch
+    import torch.distributed as dist
+    import coll_torch  # noqa: F401  (registers "coll")
+
+    rank, p = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    url = "env://" if init == "env" else "tcp://127.0.0.1:%s" % os.environ["MASTER_PORT"]
+
+    if mode == "portclash":
+        t = raises(lambda: dist.init_process_group("coll", init_method=url, rank=rank, world_size=p), "COLL_TORCH_PORT")
+        check(t is not None, "differing COLL_TORCH_PORT raises at init on every rank")
+        return
+
+    dist.init_process_group("coll", init_method=url, rank=rank, world_size=p,
+                            timeout=datetime.timedelta(seconds=60))
+    pg = dist.distributed_c10d._get_default_group()
+    want_port = os.environ.get("COLL_TORCH_PORT", "shm")
+    check(pg.port() == want_port, "port %s picked, %s expected" % (pg.port(), want_port))
+    check(dist.get_backend() == "coll", "get_backend() says coll")
+
+    t0 = time.time()
+    ops_matrix(torch, dist, rank, p)
+    p2p(torch, dist, rank, p)
+    seed(torch, dist, rank, p)
+    ddp(torch, dist, rank, p)
+    wrong_calls(torch, dist, rank, p)
+    print("rank %d: checks took %.1f s" % (rank, time.time() - t0))
+    dist.destroy_process_group()
+
+
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64"]
+
+
+def value(torch, r, n, dtype, salt=0):
+    """Rank r's input: small whole numbers, exact in every dtype and sum."""
+    i = torch.arange(n, dtype=torch.int64)
+    v = (i * 7 + r * 3 + salt) % 5 + 1
+    if dtype in (torch.int8, torch.int32, torch.int64, torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        v = torch.where(i % 3 == 0, -v, v)
+    return v.to(dtype)
+
+
+def reference(torch, xs, op):
+    """The plain loop: fold the ranks' inputs in rank order."""
+    acc = xs[0].clone()
+    for x in xs[1:]:
+        if op == "sum" or op == "avg":
+            acc = acc + x
+        elif op == "product":
+            acc = acc * x
+        elif op == "min":
+            acc = torch.minimum(acc, x)
+        elif op == "max":
+            acc = torch.maximum(acc, x)
+        elif op == "band":
+            acc = acc & x
+        elif op == "bor":
+            acc = acc | x
+        elif op == "bxor":
+            acc = acc ^ x
+    if op == "avg":
+        acc = (acc.double() / len(xs)).to(xs[0].dtype)
+    return acc
+
+
+def ops_matrix(torch, dist, rank, p):
+    R = dist.ReduceOp
+    for name in DTYPES:
+        dt = getattr(torch, name)
+        is_int = not dt.is_floating_point
+        ops = ["sum", "product", "min", "max"] + (["band", "bor", "bxor"] if is_int else ["avg"])
+        for n in (1, 7, 1000, 70001 if name == "float32" else 300):
+            xs = [value(torch, r, n, dt) for r in range(p)]
+            tag = "%s n=%d" % (name, n)
+            for op in ops:
+                x = xs[rank].clone()
+                dist.all_reduce(x, op=getattr(R, op.upper()))
+                check(torch.equal(x, reference(torch, xs, op)), "all_reduce %s %s" % (op, tag))
+            # reduce: the root gets the result, the others keep their input
+            root = p - 1
+            for op in ("sum", "max"):
+                x = xs[rank].clone()
+                dist.reduce(x, dst=root, op=getattr(R, op.upper()))
+                want = reference(torch, xs, op) if rank == root else xs[rank]
+                check(torch.equal(x, want), "reduce %s root %d %s" % (op, root, tag))
+            # broadcast from each root in turn
+            for root in range(p):
+                x = xs[rank].clone()
+                dist.broadcast(x, src=root)
+                check(torch.equal(x, xs[root]), "broadcast root %d %s" % (root, tag))
+            # all-gather, list and tensor forms
+            out = [torch.zeros(n, dtype=dt) for _ in range(p)]
+            dist.all_gather(out, xs[rank])
+            check(all(torch.equal(out[r], xs[r]) for r in range(p)), "all_gather %s" % tag)
+            flat = torch.zeros(n * p, dtype=dt)
+            dist.all_gather_into_tensor(flat, xs[rank])
+            check(torch.equal(flat, torch.cat(xs)), "all_gather_into_tensor %s" % tag)
+            # reduce-scatter, list and tensor forms: block j of rank r's input is value(r, n, salt=j)
+            blocks = [[value(torch, r, n, dt, salt=j) for j in range(p)] for r in range(p)]
+            want = reference(torch, [blocks[r][rank] for r in range(p)], "sum")
+            out = torch.zeros(n, dtype=dt)
+            dist.reduce_scatter(out, [b.clone() for b in blocks[rank]])
+            check(torch.equal(out, want), "reduce_scatter %s" % tag)
+            out = torch.zeros(n, dtype=dt)
+            dist.reduce_scatter_tensor(out, torch.cat(blocks[rank]))
+            check(torch.equal(out, want), "reduce_scatter_tensor %s" % tag)
+            out = torch.zeros(n, dtype=dt)
+            dist.reduce_scatter_tensor(out, torch.cat(blocks[rank]), op=R.MAX)
+            check(torch.equal(out, reference(torch, [blocks[r][rank] for r in range(p)], "max")),
+                  "reduce_scatter_tensor max %s" % tag)
+            # gather and scatter, root 0 and the last rank
+            for root in (0, p - 1):
+                out = [torch.zeros(n, dtype=dt) for _ in range(p)] if rank == root else None
+                dist.gather(xs[rank], gather_list=out, dst=root)
+                if rank == root:
+                    check(all(torch.equal(out[r], xs[r]) for r in range(p)), "gather root %d %s" % (root, tag))
+                out = torch.zeros(n, dtype=dt)
+                dist.scatter(out, scatter_list=[b.clone() for b in blocks[root]] if rank == root else None, src=root)
+                check(torch.equal(out, blocks[root][rank]), "scatter root %d %s" % (root, tag))
+            # all-to-all: equal blocks, then split sizes (rank r sends r+j+1 rows to j)
+            a = torch.cat(blocks[rank])
+            out = torch.zeros_like(a)
+            dist.all_to_all_single(out, a)
+            check(torch.equal(out, torch.cat([blocks[r][rank] for r in range(p)])), "all_to_all_single %s" % tag)
+            rows = lambda r, j: (r + j + 1) % 3          # noqa: E731 (some zero)
+            ins = [torch.cat([value(torch, r, rows(r, j) * 2, dt, salt=j).view(-1, 2) for j in range(p)])
+                   for r in range(p)]
+            out = torch.zeros(sum(rows(r, rank) for r in range(p)), 2, dtype=dt)
+            dist.all_to_all_single(out, ins[rank], output_split_sizes=[rows(r, rank) for r in range(p)],
+                                   input_split_sizes=[rows(rank, j) for j in range(p)])
+            want = torch.cat([value(torch, r, rows(r, rank) * 2, dt, salt=rank).view(-1, 2) for r in range(p)])
+            check(torch.equal(out, want), "all_to_all_single with split sizes %s" % tag)
+            outs = [torch.zeros(rows(r, rank) * 2, dtype=dt) for r in range(p)]
+            dist.all_to_all(outs, [value(torch, rank, rows(rank, j) * 2, dt, salt=j) for j in range(p)])
+            check(all(torch.equal(outs[r], value(torch, r, rows(r, rank) * 2, dt, salt=rank)) for r in range(p)),
+                  "all_to_all (lists) %s" % tag)
+    # dtypes coll cannot reduce still move: bool, int16, complex as bytes
+    for dt in (torch.bool, torch.int16, torch.complex64):
+        xs = [(torch.arange(10) * (r + 1) % 3).to(dt) for r in range(p)]
+        x = xs[rank].clone()
+        dist.broadcast(x, src=p - 1)
+        check(torch.equal(x, xs[p - 1]), "broadcast %s" % dt)
+        out = [torch.zeros(10, dtype=dt) for _ in range(p)]
+        dist.all_gather(out, xs[rank])
+        check(all(torch.equal(out[r], xs[r]) for r in range(p)), "all_gather %s" % dt)
+    # coalesced all-reduce, object collectives, barrier
+    ts = [value(torch, rank, 5, torch.float32), value(torch, rank, 3, torch.float32)]
+    dist.all_reduce_coalesced(ts)
+    check(torch.equal(ts[0], reference(torch, [value(torch, r, 5, torch.float32) for r in range(p)], "sum")) and
+          torch.equal(ts[1], reference(torch, [value(torch, r, 3, torch.float32) for r in range(p)], "sum")),
+          "all_reduce_coalesced")
+    objs = [None] * p
+    dist.all_gather_object(objs, {"rank": rank, "pad": "x" * rank * 50})
+    check(objs == [{"rank": r, "pad": "x" * r * 50} for r in range(p)], "all_gather_object (uneven sizes)")
+    dist.barrier()
+    check(True, "barrier")
+    # several in flight, in issue order; wait() and getFuture() agree
+    works, xs = [], []
+    for k in range(6):
+        x = torch.full((4096,), float(rank + k))
+        xs.append(x)
+        works.append(dist.all_reduce(x, async_op=True))
+    fut = works[-1].get_future()
+    for k, w in enumerate(works):
+        w.wait()
+        check(torch.equal(xs[k], torch.full((4096,), float(sum(r + k for r in range(p))))), "async all_reduce %d" % k)
+    v = fut.wait()
+    check(isinstance(v, list) and torch.equal(v[0], xs[-1]), "getFuture() gives the result tensor")
+    check(works[0].is_completed() and works[0].is_success(), "Work.is_completed / is_success")
+
+
+def p2p(torch, dist, rank, p):
+    # every ordered pair, blocking and isend/irecv, with a tag
+    for src in range(p):
+        for dst in range(p):
+            if src == dst:
+                continue
+            n = 1000 + src * 10 + dst
+            if rank == src:
+                dist.send(value(torch, src, n, torch.float32, salt=dst), dst=dst, tag=7)
+            elif rank == dst:
+                x = torch.zeros(n)
+                got = dist.recv(x, src=src, tag=7)
+                check(got == src and torch.equal(x, value(torch, src, n, torch.float32, salt=dst)),
+                      "send/recv %d -> %d" % (src, dst))
+    # a ring of isend then recv: every rank sends first; 1 MiB (beyond any eager buffer)
+    n = 1 << 18
+    right, left = (rank + 1) % p, (rank - 1) % p
+    s = dist.isend(value(torch, rank, n, torch.float32), dst=right)
+    x = torch.zeros(n)
+    dist.recv(x, src=left)
+    s.wait()
+    check(torch.equal(x, value(torch, left, n, torch.float32)), "isend/recv ring, 1 MiB")
+    ops = [dist.P2POp(dist.isend, value(torch, rank, 100, torch.int64), right),
+           dist.P2POp(dist.irecv, torch.zeros(100, dtype=torch.int64), left)]
+    for w in dist.batch_isend_irecv(ops):
+        w.wait()
+    check(torch.equal(ops[1].tensor, value(torch, left, 100, torch.int64)), "batch_isend_irecv ring")
+
+
+def seed(torch, dist, rank, p):
+    """The torch seed's own all-reduces (examples/seeds_py/torch_all_reduce.py,
+    unchanged) over the coll group, on the seed's inputs and on ramps."""
+    sys.path.insert(0, os.path.join(ROOT, "examples", "seeds_py"))
+    from torch_all_reduce import naive_all_reduce, ring_all_reduce
+    fns = [("naive", naive_all_reduce), ("ring", ring_all_reduce), ("torch", dist.all_reduce)]
+    for n, fill in ((p, "rank"), (4 * p, "ramp"), (64 * p, "ramp")):
+        for name, fn in fns:
+            if fill == "ramp":
+                tensor = torch.tensor([rank * 10 + i for i in range(n)])
+            else:
+                tensor = torch.tensor([rank for _ in range(n)])
+            fn(tensor)
+            want = torch.tensor([sum(r if fill == "rank" else r * 10 + i for r in range(p)) for i in range(n)])
+            check(torch.equal(tensor, want), "seed %s all-reduce n=%d %s" % (name, n, fill))
+
+
+def ddp(torch, dist, rank, p):
+    """A few steps of a small model under DDP over coll and over gloo: the
+    same parameters (float tolerance), and the same on every rank."""
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    gloo = dist.new_group(backend="gloo")
+
+    def train(group):
+        torch.manual_seed(100 + rank)          # different on each rank: DDP broadcasts rank 0's
+        model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+        m = DDP(model, process_group=group)
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+        g = torch.Generator().manual_seed(1000 + rank)
+        for _ in range(5):
+            x = torch.randn(8, 16, generator=g)
+            y = torch.randn(8, 4, generator=g)
+            opt.zero_grad()
+            nn.functional.mse_loss(m(x), y).backward()
+            opt.step()
+        return torch.cat([q.detach().reshape(-1) for q in model.parameters()])
+
+    a = train(None)
+    b = train(gloo)
+    check(torch.allclose(a, b, rtol=1e-5, atol=1e-6), "DDP over coll == DDP over gloo (max diff %.3g)"
+          % (a - b).abs().max().item())
+    check(not torch.equal(a, train_start(torch, nn, rank)), "DDP moved the parameters")
+    everyone = [torch.zeros_like(a) for _ in range(p)]
+    dist.all_gather(everyone, a, group=gloo)
+    check(all(torch.equal(e, a) for e in everyone), "DDP over coll: every rank holds the same parameters")
+
+
+def train_start(torch, nn, rank):
+    torch.manual_seed(100)
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+    return torch.cat([q.detach().reshape(-1) for q in model.parameters()])
+
+
+def wrong_calls(torch, dist, rank, p):
+    """Calls the ranks disagree on raise on every rank, and coll's call
+    check leaves the group usable after them."""
+    def still_works(what):
+        x = torch.full((5,), float(rank))
+        dist.all_reduce(x)
+        check(torch.equal(x, torch.full((5,), float(sum(range(p))))), "the group works after %s" % what)
+
+    # sizes differ: rank 0 has one element more
+    x = torch.ones(10 + (rank == 0))
+    t = raises(lambda: dist.all_reduce(x), "COLL_ERR_MISMATCH")
+    check(t is not None, "all_reduce of different sizes raises (COLL_ERR_MISMATCH) on every rank")
+    still_works("different sizes")
+    # different collectives: rank 0 broadcasts, the others all-reduce
+    x = torch.ones(10)
+    t = raises(lambda: dist.broadcast(x, src=0) if rank == 0 else dist.all_reduce(x), "coll")
+    check(t is not None, "broadcast against all_reduce raises on every rank")
+    still_works("different collectives")
+    # dtypes differ
+    x = torch.ones(10, dtype=torch.float32 if rank else torch.float64)
+    check(raises(lambda: dist.all_reduce(x), "coll") is not None, "all_reduce of different dtypes raises everywhere")
+    still_works("different dtypes")
+    # one rank refuses (non-contiguous): it raises at once, the others from the call check
+    x = torch.ones(10, 2)
+    y = x.t() if rank == 0 else torch.ones(20)
+    want = "non-contiguous" if rank == 0 else "refused"
+    t = raises(lambda: dist.all_reduce(y), want)
+    check(t is not None, "a non-contiguous tensor on rank 0 raises on every rank (%s)" % want)
+    still_works("a refusal")
+    # refused on every rank: a dtype coll cannot reduce, a sparse tensor
+    check(raises(lambda: dist.all_reduce(torch.ones(4, dtype=torch.int16)), "int16", "cannot be reduced") is not None,
+          "all_reduce of int16 says why")
+    sp = torch.ones(4).to_sparse()
+    check(raises(lambda: dist.broadcast(sp, src=0), "sparse") is not None, "a sparse tensor says why")
+    check(raises(lambda: dist.recv(torch.zeros(1)), "src") is not None, "recv from any source says why")
+    still_works("refusals everywhere")
+    # p2p: a refused send raises on both ends; sizes that differ
+    if p >= 2 and rank < 2:
+        if rank == 0:
+            t = raises(lambda: dist.send(torch.ones(4, 2).t(), dst=1), "non-contiguous")
+        else:
+            t = raises(lambda: dist.recv(torch.zeros(8), src=0), "refused")
+        check(t is not None, "a refused send raises on sender and receiver")
+    still_works("a refused send")
+    # a rank that does not come: the others time out (a group with a 1 s timeout)
+    short = dist.new_group(backend="coll", timeout=datetime.timedelta(seconds=1))
+    t0 = time.time()
+    if rank != 0:
+        t = raises(lambda: dist.all_reduce(torch.ones(4), group=short), "coll")
+        check(t is not None and time.time() - t0 < 20, "a missing rank: the others raise after the timeout (%.1f s)"
+              % (time.time() - t0))
+    dist.barrier()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "worker":
+        try:
+            worker(sys.argv[2], sys.argv[3])
+        except Exception:
+            traceback.print_exc()
+            failed += 1
+        print("RESULT %d %d" % (passed, failed))
+        sys.stdout.flush()
+        os._exit(0)
+    main()
