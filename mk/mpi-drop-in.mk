@@ -1,0 +1,63 @@
+# mk/mpi-drop-in.mk - the MPI drop-in (mpi/): a PMPI library per MPI that
+# runs an unchanged MPI program's collectives through coll, its suite, its
+# benchmark and the tuning run that makes its thresholds.
+#
+#   make mpi-drop-in          build/lib/libcoll_mpi_openmpi.so, libcoll_mpi_mpich.so
+#   make test-mpi-drop-in     the suite (mpi/test_drop_in.sh), both MPIs, 1-8 ranks
+#   make bench-mpi-drop-in    plain MPI vs preloaded, both MPIs, 2 and 4 ranks
+#   make mpi-drop-in-tune     measure and rewrite mpi/thresholds_*.h
+#
+# The two MPIs differ in ABI, so each gets its own library, built by its own
+# mpicc. Names are this fragment's own (it is read before mk/ports-mpi.mk).
+DI_B         := $(B)/mpi
+DI_LIB       := $(B)/lib
+DI_MPICC_OMPI  ?= mpicc.openmpi
+DI_MPICC_MPICH ?= mpicc.mpich
+DI_SO_FLAGS  := -O2 -g -std=gnu99 -shared -fPIC -fvisibility=hidden
+DI_DEPS      := mpi/coll_mpi_drop_in.c coll.h ports/coll_mpi.h ports/coll_shm.h
+DI_HAVE_MPI  := $(and $(shell command -v $(DI_MPICC_OMPI)),$(shell command -v $(DI_MPICC_MPICH)))
+DI_LIBS      := $(DI_LIB)/libcoll_mpi_openmpi.so $(DI_LIB)/libcoll_mpi_mpich.so
+DI_PROGS     := $(foreach m,ompi mpich,$(DI_B)/test_drop_in.$(m) $(DI_B)/seed_mindspore_mpi.$(m) \
+                  $(DI_B)/bench_drop_in.$(m))
+
+$(DI_LIB)/libcoll_mpi_openmpi.so: $(DI_DEPS) mpi/thresholds_openmpi.h | $(B)
+	@mkdir -p $(@D)
+	$(DI_MPICC_OMPI) $(DI_SO_FLAGS) $(WARN) -o $@ mpi/coll_mpi_drop_in.c -lm
+
+$(DI_LIB)/libcoll_mpi_mpich.so: $(DI_DEPS) mpi/thresholds_mpich.h | $(B)
+	@mkdir -p $(@D)
+	$(DI_MPICC_MPICH) $(DI_SO_FLAGS) $(WARN) -o $@ mpi/coll_mpi_drop_in.c -lm
+
+# the programs are MPI programs only: nothing of coll is compiled into them
+$(DI_B)/%.ompi: mpi/%.c | $(B)
+	@mkdir -p $(@D)
+	$(DI_MPICC_OMPI) $(CFLAGS) $(WARN) -o $@ $<
+
+$(DI_B)/%.mpich: mpi/%.c | $(B)
+	@mkdir -p $(@D)
+	$(DI_MPICC_MPICH) $(CFLAGS) $(WARN) -o $@ $<
+
+.PHONY: mpi-drop-in test-mpi-drop-in bench-mpi-drop-in mpi-drop-in-tune
+
+ifneq ($(DI_HAVE_MPI),)
+## mpi-drop-in: the PMPI libraries build/lib/libcoll_mpi_openmpi.so and libcoll_mpi_mpich.so
+mpi-drop-in: $(DI_LIBS)
+
+## test-mpi-drop-in: MPI-only programs under mpirun with the drop-in preloaded and verify on (Open MPI, MPICH, 1-8 ranks)
+test-mpi-drop-in: $(DI_LIBS) $(DI_PROGS) $(B)/ports-mpi-shm/seed_mindspore.ompi
+	@bash mpi/test_drop_in.sh $(B)
+
+## bench-mpi-drop-in: allreduce/bcast/allgather 8 B-64 MiB, plain MPI vs the drop-in preloaded, both MPIs, 2 and 4 ranks
+bench-mpi-drop-in: $(DI_LIBS) $(DI_PROGS)
+	@bash mpi/bench_drop_in.sh $(B) bench
+
+## mpi-drop-in-tune: time every routed collective plain and through coll, rewrite mpi/thresholds_*.h from it
+mpi-drop-in-tune: $(DI_LIBS) $(DI_PROGS)
+	@bash mpi/bench_drop_in.sh $(B) tune
+else
+mpi-drop-in test-mpi-drop-in bench-mpi-drop-in mpi-drop-in-tune:
+	@if [ "$$CI" = true ]; then echo "$(DI_MPICC_OMPI) or $(DI_MPICC_MPICH) not found (CI): failing"; exit 1; fi
+	@echo "*** SKIPPED $@: $(DI_MPICC_OMPI) or $(DI_MPICC_MPICH) not found (apt-get install openmpi-bin libopenmpi-dev mpich libmpich-dev) ***"
+endif
+
+TEST_TARGETS += test-mpi-drop-in

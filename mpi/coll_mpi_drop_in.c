@@ -1,0 +1,1269 @@
+/* coll_mpi_drop_in.c - an unchanged MPI program's collectives through coll
+
+   A PMPI library: it defines MPI_Allreduce, MPI_Bcast, MPI_Reduce,
+   MPI_Allgather(v), MPI_Gather(v), MPI_Scatter(v), MPI_Alltoall(v),
+   MPI_Reduce_scatter(_block), MPI_Scan, MPI_Exscan and MPI_Barrier; each
+   call it can express, at a size where coll was measured faster than the
+   MPI library, runs through coll.h; every other call goes to the PMPI_
+   function unchanged. Built once per MPI (the ABIs differ):
+
+       mpirun -x LD_PRELOAD=build/lib/libcoll_mpi_openmpi.so ./prog     Open MPI
+       mpirun.mpich -genv LD_PRELOAD build/lib/libcoll_mpi_mpich.so ./prog
+
+   or linked before the MPI library (-lcoll_mpi_openmpi before -lmpi).
+
+   THE RULE: never a wrong result. A call routes only when every argument
+   means to coll exactly what it means to MPI: predefined contiguous
+   datatypes (reductions: those that are a coll dtype), predefined ops
+   coll has, or MPI_Op_create ops carried by coll's user op, on an
+   intracommunicator. Everything else falls back. The decision reads only
+   arguments MPI requires to agree on every rank (counts, the datatype's
+   signature, op, root), so all ranks take the same road; a program that
+   passes a derived datatype on one rank and the same signature as a
+   predefined one on another is legal MPI that this library cannot serve
+   (those ranks would take different roads): see docs/mpi.md.
+
+   TRANSPORT: one coll communicator per MPI communicator, made at its first
+   routed call (collective over it) and cached on it with an attribute;
+   MPI frees it with the communicator. Ranks all on one host talk through
+   the shm port (ports/coll_shm.h, a segment of their own), otherwise
+   through the MPI port (ports/coll_mpi.h: point-to-point on a private
+   duplicate, so the program's messages never match coll's).
+
+   ENVIRONMENT
+     COLL_MPI_ROUTE=0         route nothing (every call to PMPI)
+     COLL_MPI_VERBOSE=1       at MPI_Finalize, rank 0 prints per collective
+                              the calls routed and why the others fell back
+                              (summed over MPI_COMM_WORLD's ranks)
+     COLL_MPI_VERIFY=1        every routed call also runs through PMPI on a
+                              copy; a difference aborts with a message
+     COLL_MPI_MIN=<bytes>     route every collective from this size ("off":
+                              never), over the shipped table
+     COLL_MPI_MIN_<NAME>=..   the same for one collective (ALLREDUCE, BCAST,
+                              REDUCE, ALLGATHER, ALLGATHERV, GATHER, GATHERV,
+                              SCATTER, SCATTERV, ALLTOALL, ALLTOALLV,
+                              REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, SCAN,
+                              EXSCAN, BARRIER)
+     COLL_MPI_TRANSPORT=shm|mpi   force a transport (shm needs one host)
+     COLL_MPI_SCRATCH=<bytes> coll scratch per communicator      (1 MiB)
+     COLL_MPI_PROGRESS=0      while coll waits, do not drive MPI's progress
+
+   LICENCE: MIT, as coll.h. */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <math.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wunused-function"   /* the ports' unused calls */
+#endif
+#define COLL_STATIC                    /* private copies: a program may have its own */
+#define COLL_IMPLEMENTATION
+#include "../coll.h"
+#define COLL_MPI_STATIC
+#define COLL_MPI_IMPLEMENTATION
+#include "../ports/coll_mpi.h"
+#define COLL_SHM_STATIC
+#define COLL_SHM_IMPLEMENTATION
+#include "../ports/coll_shm.h"
+
+#define DI_EXPORT __attribute__((visibility("default")))
+
+/* ---- the collectives, the reasons, the thresholds ------------------------ */
+#define DI_KIND_LIST(X)                                                       \
+    X(ALLREDUCE, "MPI_Allreduce") X(BCAST, "MPI_Bcast") X(REDUCE, "MPI_Reduce") \
+    X(ALLGATHER, "MPI_Allgather") X(ALLGATHERV, "MPI_Allgatherv")             \
+    X(GATHER, "MPI_Gather") X(GATHERV, "MPI_Gatherv")                         \
+    X(SCATTER, "MPI_Scatter") X(SCATTERV, "MPI_Scatterv")                     \
+    X(ALLTOALL, "MPI_Alltoall") X(ALLTOALLV, "MPI_Alltoallv")                 \
+    X(REDUCE_SCATTER, "MPI_Reduce_scatter")                                   \
+    X(REDUCE_SCATTER_BLOCK, "MPI_Reduce_scatter_block")                       \
+    X(SCAN, "MPI_Scan") X(EXSCAN, "MPI_Exscan") X(BARRIER, "MPI_Barrier")
+#define DI__ENUM(N, S) DI_##N,
+#define DI__NAME(N, S) S,
+#define DI__ENV(N, S) #N,
+enum { DI_KIND_LIST(DI__ENUM) DI_KINDS };
+static const char *const di_name[DI_KINDS] = { DI_KIND_LIST(DI__NAME) };
+static const char *const di_env[DI_KINDS] = { DI_KIND_LIST(DI__ENV) };
+
+/* Why a call went where it went (the verbose report's columns). */
+#define DI_WHY_LIST(X)                                                        \
+    X(ROUTED, "routed") X(OFF, "switched off") X(SIZE, "below threshold")    \
+    X(TYPE, "datatype") X(OP, "op") X(COMM, "communicator")                   \
+    X(ARGS, "arguments") X(SETUP, "no transport") X(REFUSED, "coll refused")
+#define DI__WHY(N, S) W_##N,
+enum { DI_WHY_LIST(DI__WHY) DI_WHYS };
+static const char *const di_why_name[DI_WHYS] = { DI_WHY_LIST(DI__NAME) };
+
+/* Smallest size (bytes of the call's largest buffer, the same on every
+   rank) routed, per collective and rank count 1..8 (index 8: 8 and more);
+   -1 never. The v-forms whose size no rank knows whole (gatherv, scatterv,
+   alltoallv) and barrier route only where the entry is 0. Measured by
+   `make mpi-drop-in-tune` on the machine the library was built for. */
+#define DI_NEVER (-1LL)
+#if defined(OPEN_MPI)
+#include "thresholds_openmpi.h"
+#define DI_TABLE di_min_openmpi
+#else
+#include "thresholds_mpich.h"
+#define DI_TABLE di_min_mpich
+#endif
+
+/* ---- the process's settings and counters --------------------------------- */
+static struct {
+    int ready, on, verbose, verify, progress, thread_multiple;
+    int transport;                  /* 0 auto, 1 shm, 2 mpi                  */
+    size_t scratch;
+    long long min[DI_KINDS][9];
+    int key;                        /* the attribute keyval                  */
+    long long count[DI_KINDS][DI_WHYS];
+    unsigned serial;                /* shm segment names                     */
+    int inject;                     /* tests: spoil the first routed result  */
+} di;
+
+/* MPI_Op_create's functions: MPI gives no way back from an op to them. */
+#define DI_UOPS 64
+static struct { MPI_Op op; MPI_User_function *fn; int commute; } di_uop[DI_UOPS];
+static int di_nuop;
+
+/* One MPI communicator's coll side. */
+typedef struct di_comm {
+    coll_comm c;
+    int rank, p, dead;              /* dead: setup failed, never route       */
+    MPI_Comm comm;
+    coll_port inner, port;          /* the transport's port; ours around it  */
+    coll_shm *shm;
+    coll_mpi *mp;
+    unsigned char *scratch;
+    unsigned char *buf[2];          /* pack/unpack and workspace, growing    */
+    size_t cap[2];
+    size_t *counts;                 /* p x p for alltoallv, else p           */
+    uint64_t *row;                  /* exchanged counts                      */
+    struct { MPI_User_function *fn; MPI_Datatype dt; } uctx;   /* user op   */
+    struct di_comm *next;
+} di_comm;
+static di_comm *di_list;
+
+static long long di_env_size(const char *name, long long dflt)
+{
+    const char *e = getenv(name);
+    char *end;
+    long long v;
+    if (!e || !*e) return dflt;
+    if (!strcmp(e, "off") || !strcmp(e, "never")) return DI_NEVER;
+    v = strtoll(e, &end, 0);
+    if (*end == 'k' || *end == 'K') v <<= 10;
+    else if (*end == 'm' || *end == 'M') v <<= 20;
+    return v < 0 ? DI_NEVER : v;
+}
+
+static void di_settings(void)
+{
+    int k, p;
+    long long all;
+    const char *t = getenv("COLL_MPI_TRANSPORT");
+    char name[64];
+    if (di.ready) return;
+    di.ready = 1;
+    di.on = di_env_size("COLL_MPI_ROUTE", 1) != 0;
+    di.verbose = di_env_size("COLL_MPI_VERBOSE", 0) > 0;
+    di.verify = di_env_size("COLL_MPI_VERIFY", 0) > 0;
+    di.progress = di_env_size("COLL_MPI_PROGRESS", 1) != 0;
+    di.inject = (int)di_env_size("COLL_MPI_VERIFY_INJECT", 0);
+    di.transport = !t ? 0 : !strcmp(t, "shm") ? 1 : !strcmp(t, "mpi") ? 2 : 0;
+    di.scratch = (size_t)di_env_size("COLL_MPI_SCRATCH", 1 << 20);
+    if (di.scratch < 4096) di.scratch = 4096;
+    all = di_env_size("COLL_MPI_MIN", -2);
+    for (k = 0; k < DI_KINDS; k++) {
+        long long one;
+        snprintf(name, sizeof name, "COLL_MPI_MIN_%s", di_env[k]);
+        one = di_env_size(name, -2);
+        for (p = 0; p < 9; p++)
+            di.min[k][p] = one != -2 ? one : all != -2 ? all : DI_TABLE[k][p];
+    }
+    di.key = MPI_KEYVAL_INVALID;
+}
+
+/* ---- datatypes and ops ---------------------------------------------------- */
+/* Bytes per element of a named datatype without holes (copies move bytes),
+   0 for anything else: derived types fall back. */
+static size_t di_plain_size(MPI_Datatype t)
+{
+    int ni, na, nd, comb, size;
+    MPI_Aint lb, ext, tlb, text;
+    if (t == MPI_DATATYPE_NULL) return 0;
+    if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS || comb != MPI_COMBINER_NAMED)
+        return 0;
+    if (PMPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0) return 0;
+    if (PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS || lb != 0 || ext != size) return 0;
+    if (PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS || tlb != 0 || text != size) return 0;
+    return (size_t)size;
+}
+
+/* The coll dtype a predefined MPI type reduces as, by its C type's size. */
+static int di_dtype(MPI_Datatype t, coll_dtype *ct)
+{
+#define DI_INT(T, MT, S, U)                                                   \
+    if (t == (MT)) { *ct = sizeof(T) == 1 ? (S ? COLL_INT8 : COLL_UINT8)       \
+                         : sizeof(T) == 4 ? (S ? COLL_INT32 : COLL_UINT32)     \
+                         : sizeof(T) == 8 ? (S ? COLL_INT64 : COLL_UINT64)     \
+                         : COLL_DTYPE_COUNT; return *ct != COLL_DTYPE_COUNT; }
+    DI_INT(signed char, MPI_SIGNED_CHAR, 1, 0) DI_INT(unsigned char, MPI_UNSIGNED_CHAR, 0, 0)
+    DI_INT(int8_t, MPI_INT8_T, 1, 0) DI_INT(uint8_t, MPI_UINT8_T, 0, 0)
+    DI_INT(int, MPI_INT, 1, 0) DI_INT(unsigned, MPI_UNSIGNED, 0, 0)
+    DI_INT(int32_t, MPI_INT32_T, 1, 0) DI_INT(uint32_t, MPI_UINT32_T, 0, 0)
+    DI_INT(long, MPI_LONG, 1, 0) DI_INT(unsigned long, MPI_UNSIGNED_LONG, 0, 0)
+    DI_INT(long long, MPI_LONG_LONG, 1, 0) DI_INT(unsigned long long, MPI_UNSIGNED_LONG_LONG, 0, 0)
+    DI_INT(int64_t, MPI_INT64_T, 1, 0) DI_INT(uint64_t, MPI_UINT64_T, 0, 0)
+#undef DI_INT
+    if (t == MPI_FLOAT && sizeof(float) == 4) { *ct = COLL_FLOAT32; return 1; }
+    if (t == MPI_DOUBLE && sizeof(double) == 8) { *ct = COLL_FLOAT64; return 1; }
+    return 0;
+}
+
+static int di_is_int(coll_dtype t) { return t != COLL_FLOAT32 && t != COLL_FLOAT64; }
+
+/* How a reduction's (datatype, op) runs in coll: 0 and ct, co, es set; or
+   the reason it cannot. MPI_BYTE reduces only bitwise (as MPI allows). */
+typedef struct di_red {
+    coll_dtype ct;
+    coll_op co;
+    size_t es;
+    int uop;                        /* index into di_uop, or -1             */
+    int fp;                         /* result may differ in rounding        */
+} di_red;
+
+static int di_reduction(int k, int root, MPI_Datatype t, MPI_Op op, di_red *r)
+{
+    int i;
+    r->uop = -1;
+    for (i = 0; i < di_nuop; i++)
+        if (di_uop[i].op == op) {   /* a user op carries any plain type      */
+            r->es = di_plain_size(t);
+            if (!r->es) return W_TYPE;
+            /* not commutative: only where coll folds in rank order */
+            if (!di_uop[i].commute && !(k == DI_ALLREDUCE || k == DI_SCAN || k == DI_EXSCAN ||
+                                         (k == DI_REDUCE && root == 0)))
+                return W_OP;
+            r->ct = COLL_USER_TYPE; r->co = COLL_USER_OP; r->uop = i;
+            r->fp = t == MPI_FLOAT || t == MPI_DOUBLE;
+            return 0;
+        }
+    if (op == MPI_SUM) r->co = COLL_SUM;
+    else if (op == MPI_PROD) r->co = COLL_PROD;
+    else if (op == MPI_MIN) r->co = COLL_MIN;
+    else if (op == MPI_MAX) r->co = COLL_MAX;
+    else if (op == MPI_BAND) r->co = COLL_BAND;
+    else if (op == MPI_BOR) r->co = COLL_BOR;
+    else if (op == MPI_BXOR) r->co = COLL_BXOR;
+    else return W_OP;               /* logical ops, MINLOC/MAXLOC, REPLACE   */
+    if (t == MPI_BYTE && r->co >= COLL_BAND) r->ct = COLL_UINT8;
+    else if (!di_dtype(t, &r->ct)) return W_TYPE;
+    if (r->co >= COLL_BAND && !di_is_int(r->ct)) return W_OP;
+    r->es = coll_dtype_size(r->ct);
+    r->fp = !di_is_int(r->ct) && (r->co == COLL_SUM || r->co == COLL_PROD);
+    return 0;
+}
+
+/* coll's user op calls out = a (+) b with a the lower ranks'; MPI's
+   function computes inoutvec = invec (+) inoutvec, invec the lower ranks'.
+   out may be a (then b goes through a bounce buffer), b, or neither. */
+static void di_user_fn(void *out, const void *a, const void *b, size_t count, void *user)
+{
+    di_comm *d = (di_comm *)user;
+    int es;
+    unsigned char bounce[4096];
+    PMPI_Type_size(d->uctx.dt, &es);
+    if (out == a) {
+        size_t per = sizeof bounce / (size_t)es, done = 0;
+        if (per == 0) per = 1;
+        while (done < count) {
+            size_t n = count - done < per ? count - done : per;
+            int len = (int)n;
+            unsigned char *big = n * (size_t)es > sizeof bounce ? (unsigned char *)malloc(n * (size_t)es) : bounce;
+            memcpy(big, (const unsigned char *)b + done * (size_t)es, n * (size_t)es);
+            d->uctx.fn((unsigned char *)out + done * (size_t)es, big, &len, &d->uctx.dt);
+            memcpy((unsigned char *)out + done * (size_t)es, big, n * (size_t)es);
+            if (big != bounce) free(big);
+            done += n;
+        }
+        return;
+    }
+    if (out != b) memcpy(out, b, count * (size_t)es);
+    while (count) {                 /* MPI counts are int                    */
+        int len = count > (size_t)INT_MAX ? INT_MAX : (int)count;
+        d->uctx.fn((void *)a, out, &len, &d->uctx.dt);
+        a = (const unsigned char *)a + (size_t)len * (size_t)es;
+        out = (unsigned char *)out + (size_t)len * (size_t)es;
+        count -= (size_t)len;
+    }
+}
+
+/* ---- the transport and its progress --------------------------------------- */
+/* Our port wraps the transport's so that a blocking wait also drives MPI's
+   own progress: a program may rely on a collective to move its pending
+   nonblocking point-to-point (legal MPI), which coll's shm waits would
+   otherwise leave standing. The other calls pass straight through. */
+static int di_send(void *x, int peer, const void *b, size_t n)
+{ di_comm *d = (di_comm *)x; return d->inner.send(d->inner.ctx, peer, b, n); }
+static int di_recv(void *x, int peer, void *b, size_t n)
+{ di_comm *d = (di_comm *)x; return d->inner.recv(d->inner.ctx, peer, b, n); }
+static int di_sendrecv(void *x, int to, const void *sb, size_t sn, int from, void *rb, size_t rn)
+{ di_comm *d = (di_comm *)x; return d->inner.sendrecv(d->inner.ctx, to, sb, sn, from, rb, rn); }
+static int di_isend(void *x, int peer, const void *b, size_t n, int *h)
+{ di_comm *d = (di_comm *)x; return d->inner.isend(d->inner.ctx, peer, b, n, h); }
+static int di_irecv(void *x, int peer, void *b, size_t n, int *h)
+{ di_comm *d = (di_comm *)x; return d->inner.irecv(d->inner.ctx, peer, b, n, h); }
+static int di_irecv_fold(void *x, int peer, void *b, size_t n, coll_fold_fn f, void *arg, int *h)
+{ di_comm *d = (di_comm *)x; return d->inner.irecv_fold(d->inner.ctx, peer, b, n, f, arg, h); }
+static void di_abort(void *x, int code)
+{ di_comm *d = (di_comm *)x; d->inner.abort(d->inner.ctx, code); }
+
+static int di_wait(void *x, int h, int block)
+{
+    di_comm *d = (di_comm *)x;
+    unsigned long n;
+    int rc, flag;
+    if (!block || !d->shm) return d->inner.wait(d->inner.ctx, h, block);
+    for (n = 1;; n++) {
+        rc = d->inner.wait(d->inner.ctx, h, 0);
+        if (rc != COLL_AGAIN) return rc;
+        if ((n & 63) == 0) {        /* every 64 polls: MPI's progress, the core */
+            PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, d->comm, &flag, MPI_STATUS_IGNORE);
+            sched_yield();
+        }
+    }
+}
+
+static void di_wrap_port(di_comm *d)
+{
+    coll_port *q = &d->port, *in = &d->inner;
+    if (!di.progress) { *q = *in; return; }   /* the transport's port as is */
+    memset(q, 0, sizeof *q);
+    q->ctx = d;
+    q->send = in->send ? di_send : 0;
+    q->recv = in->recv ? di_recv : 0;
+    q->sendrecv = in->sendrecv ? di_sendrecv : 0;
+    q->isend = in->isend ? di_isend : 0;
+    q->irecv = in->irecv ? di_irecv : 0;
+    q->wait = in->wait ? di_wait : 0;
+    q->abort = in->abort ? di_abort : 0;
+    q->irecv_fold = in->irecv_fold ? di_irecv_fold : 0;
+}
+
+static void di_free(di_comm *d)
+{
+    di_comm **pp;
+    for (pp = &di_list; *pp; pp = &(*pp)->next)
+        if (*pp == d) { *pp = d->next; break; }
+    if (d->shm) { if (d->shm->base) coll_shm_close(d->shm); free(d->shm); }
+    if (d->mp) { if (d->mp->comm != MPI_COMM_NULL && d->mp->comm) coll_mpi_port_free(d->mp); free(d->mp); }
+    free(d->scratch); free(d->buf[0]); free(d->buf[1]); free(d->counts); free(d->row);
+    free(d);
+}
+
+static int di_delete(MPI_Comm comm, int key, void *val, void *extra)
+{
+    (void)comm; (void)key; (void)extra;
+    di_free((di_comm *)val);
+    return MPI_SUCCESS;
+}
+
+/* Collective over comm: every rank reaches it at the same call (the
+   decision to route reads only arguments that agree), and every rank ends
+   with the same verdict on whether the transport came up. */
+static di_comm *di_setup(MPI_Comm comm)
+{
+    di_comm *d = (di_comm *)calloc(1, sizeof *d);
+    int ok = 1, all = 0, rank = 0, p = 1, shm = 0, nodes, r2, n2;
+    MPI_Comm node;
+    if (!d) PMPI_Abort(comm, 12);
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &p);
+    d->rank = rank; d->p = p; d->comm = comm;
+    d->scratch = (unsigned char *)malloc(di.scratch);
+    d->counts = (size_t *)malloc((size_t)p * (size_t)p * sizeof(size_t));
+    d->row = (uint64_t *)malloc((size_t)p * (size_t)p * sizeof(uint64_t));
+    if (!d->scratch || !d->counts || !d->row) ok = 0;
+    if (di.transport != 2) {        /* shm only if every rank shares this host */
+        PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        PMPI_Comm_size(node, &nodes);
+        PMPI_Comm_free(&node);
+        shm = nodes == p && p <= COLL_SHM_MAX_RANKS;
+    }
+    if (shm) {
+        char name[64];
+        memset(name, 0, sizeof name);
+        if (rank == 0)
+            snprintf(name, sizeof name, "/coll-mpi-%ld-%u-%lx", (long)getpid(), di.serial,
+                     (unsigned long)time(NULL));
+        di.serial++;
+        PMPI_Bcast(name, (int)sizeof name, MPI_CHAR, 0, comm);
+        d->shm = (coll_shm *)calloc(1, sizeof *d->shm);
+        if (!d->shm || coll_shm_open(d->shm, name, rank, p, 0, &d->inner) != 0) ok = 0;
+    } else {
+        d->mp = (coll_mpi *)calloc(1, sizeof *d->mp);
+        if (!d->mp || coll_mpi_port_init(d->mp, comm, &d->inner, &r2, &n2) != 0) ok = 0;
+    }
+    if (ok) {
+        di_wrap_port(d);
+        if (coll_init(&d->c, rank, p, &d->port, d->scratch, di.scratch) != 0) ok = 0;
+    }
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (!all) {                     /* every rank falls back on this comm     */
+        if (d->shm) { if (d->shm->base) coll_shm_close(d->shm); free(d->shm); d->shm = 0; }
+        d->dead = 1;
+    }
+    d->next = di_list;
+    di_list = d;
+    PMPI_Comm_set_attr(comm, di.key, d);
+    return d;
+}
+
+/* Which road a call takes: its coll side, or NULL and *why. bytes: the
+   size the thresholds compare (the same on every rank). */
+static di_comm *di_gate(int k, MPI_Comm comm, long long bytes, int *why)
+{
+    int inter, p, flag;
+    long long min;
+    void *v;
+    di_settings();
+    if (!di.on) { *why = W_OFF; return 0; }
+    if (di.thread_multiple || comm == MPI_COMM_NULL) { *why = W_COMM; return 0; }
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) { *why = W_COMM; return 0; }
+    PMPI_Comm_size(comm, &p);
+    min = di.min[k][p > 8 ? 8 : p];
+    if (min < 0 || bytes < min) { *why = W_SIZE; return 0; }
+    if (di.key == MPI_KEYVAL_INVALID &&
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, di_delete, &di.key, NULL) != MPI_SUCCESS) {
+        *why = W_SETUP; return 0;
+    }
+    if (PMPI_Comm_get_attr(comm, di.key, &v, &flag) != MPI_SUCCESS) { *why = W_SETUP; return 0; }
+    if (!flag) v = di_setup(comm);
+    if (((di_comm *)v)->dead) { *why = W_SETUP; return 0; }
+    return (di_comm *)v;
+}
+
+/* A pack buffer of at least n bytes (slot 0 or 1), kept for later calls. */
+static unsigned char *di_buf(di_comm *d, int i, size_t n)
+{
+    if (n == 0) n = 1;
+    if (d->cap[i] < n) {
+        unsigned char *b = (unsigned char *)realloc(d->buf[i], n);
+        if (!b) PMPI_Abort(d->comm, 12);
+        d->buf[i] = b;
+        d->cap[i] = n;
+    }
+    return d->buf[i];
+}
+
+/* What coll answered. Refusals found by the call check reach every rank
+   at once and move no payload, so all ranks fall back together; an
+   error after payload moved leaves the ranks out of step: abort. */
+static int di_done(di_comm *d, int k, int rc)
+{
+    if (rc == COLL_OK) { di.count[k][W_ROUTED]++; return 1; }
+    if (rc == COLL_ERR_MISMATCH || rc == COLL_ERR_PEER || rc == COLL_ERR_INVAL ||
+        rc == COLL_ERR_NOSPC || rc == COLL_ERR_NOSYS) {
+        di.count[k][W_REFUSED]++;
+        if (di.verbose)
+            fprintf(stderr, "coll-mpi: %s refused by coll (%s: %s), run by MPI\n", di_name[k],
+                    coll_result_str(rc), coll_last_error(&d->c));
+        return 0;
+    }
+    fprintf(stderr, "coll-mpi: %s failed in coll on rank %d of %d: %s (%s); aborting\n",
+            di_name[k], d->rank, d->p, coll_result_str(rc), coll_last_error(&d->c));
+    PMPI_Abort(d->comm, 70);
+    return 0;
+}
+
+#define DI_FALLBACK(k, why) ((void)di.count[k][why]++)
+
+/* ---- verify mode ----------------------------------------------------------- */
+/* Exact bytes, except rounding of floating sums and products (coll and the
+   MPI library add in different orders): relative 64 p eps. */
+static void di_compare(di_comm *d, int k, const void *got, const void *want, size_t n,
+                       size_t es, const di_red *r)
+{
+    size_t i;
+    int fp = r && r->fp;
+    if (!fp) {
+        const unsigned char *g = (const unsigned char *)got, *w = (const unsigned char *)want;
+        for (i = 0; i < n * es; i++)
+            if (g[i] != w[i]) {
+                fprintf(stderr, "coll-mpi verify: %s on rank %d of %d: byte %zu of %zu is 0x%02x, "
+                        "MPI gives 0x%02x; aborting\n", di_name[k], d->rank, d->p, i, n * es, g[i], w[i]);
+                PMPI_Abort(MPI_COMM_WORLD, 71);
+            }
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        double g, w, eps;
+        if (es == 4) { g = ((const float *)got)[i]; w = ((const float *)want)[i]; eps = 1.2e-7; }
+        else { g = ((const double *)got)[i]; w = ((const double *)want)[i]; eps = 2.3e-16; }
+        if (g == w || (isnan(g) && isnan(w))) continue;
+        if (fabs(g - w) <= 64.0 * d->p * eps * (fabs(g) + fabs(w))) continue;
+        fprintf(stderr, "coll-mpi verify: %s on rank %d of %d: element %zu of %zu is %.17g, "
+                "MPI gives %.17g; aborting\n", di_name[k], d->rank, d->p, i, n, g, w);
+        PMPI_Abort(MPI_COMM_WORLD, 71);
+    }
+}
+
+/* A copy of the receive region [lo, hi) bytes around base, for PMPI to
+   write; returns the copy's base (the same offsets reach it). */
+static unsigned char *di_ref(const void *base, long long lo, long long hi, unsigned char **mem)
+{
+    size_t n = hi > lo ? (size_t)(hi - lo) : 1;
+    *mem = (unsigned char *)malloc(n);
+    if (!*mem) PMPI_Abort(MPI_COMM_WORLD, 12);
+    if (base && hi > lo) memcpy(*mem, (const unsigned char *)base + lo, (size_t)(hi - lo));
+    return *mem - lo;
+}
+
+/* The tests' proof that verify sees a difference: spoil one byte. */
+static void di_spoil(void *buf, size_t bytes)
+{
+    if (di.inject > 0 && bytes) { ((unsigned char *)buf)[bytes / 2] ^= 0x5a; di.inject = 0; }
+}
+
+/* ---- small helpers for the v-forms ----------------------------------------- */
+static long long di_ll(size_t x) { return (long long)x; }
+
+/* displs in order and back to back: the blocks are coll's layout as is */
+static int di_packed(const int *counts, const int *displs, int p)
+{
+    long long at = 0;
+    int i;
+    for (i = 0; i < p; i++) {
+        if (displs[i] != at) return 0;
+        at += counts[i];
+    }
+    return 1;
+}
+
+static int di_counts_ok(const int *counts, int p, long long *total)
+{
+    int i;
+    *total = 0;
+    for (i = 0; i < p; i++) {
+        if (counts[i] < 0) return 0;
+        *total += counts[i];
+    }
+    return 1;
+}
+
+/* the extent [lo, hi) in elements the blocks (counts, displs) cover */
+static void di_span(const int *counts, const int *displs, int p, long long *lo, long long *hi)
+{
+    int i;
+    *lo = 0; *hi = 0;
+    for (i = 0; i < p; i++) {
+        if (!counts[i]) continue;
+        if (displs[i] < *lo) *lo = displs[i];
+        if ((long long)displs[i] + counts[i] > *hi) *hi = (long long)displs[i] + counts[i];
+    }
+}
+
+/* ================================================================================ */
+/* The collectives                                                                   */
+/* ================================================================================ */
+
+DI_EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                            MPI_Comm comm)
+{
+    const int k = DI_ALLREDUCE;
+    di_red r;
+    di_comm *d;
+    int why, rc;
+    unsigned char *mem = 0, *ref = 0;
+    size_t n;
+    if (count < 0 || !rbuf) return DI_FALLBACK(k, W_ARGS), PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
+    if ((why = di_reduction(k, 0, dt, op, &r))) return DI_FALLBACK(k, why), PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
+    n = (size_t)count;
+    if (!(d = di_gate(k, comm, di_ll(n * r.es), &why)))
+        return DI_FALLBACK(k, why), PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
+    if (di.verify) {
+        ref = di_ref(rbuf, 0, di_ll(n * r.es), &mem);
+        PMPI_Allreduce(sbuf, ref, count, dt, op, comm);
+    }
+    if (r.uop >= 0) {
+        coll_user_op u = { di_user_fn, 0, 0, 0 };
+        u.elem_size = r.es; u.commutative = di_uop[r.uop].commute; u.user = d;
+        d->uctx.fn = di_uop[r.uop].fn; d->uctx.dt = dt;
+        coll_set_user_op(&d->c, &u);
+    }
+    rc = coll_allreduce(&d->c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, n, r.ct, r.co, COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm); }
+    if (di.verify) { di_spoil(rbuf, n * r.es); di_compare(d, k, rbuf, ref, n, r.es, &r); free(mem); }
+    return MPI_SUCCESS;
+}
+
+DI_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    const int k = DI_BCAST;
+    di_comm *d;
+    int why, rc, p = 0;
+    size_t es = di_plain_size(dt), n;
+    unsigned char *mem = 0, *ref = 0;
+    if (count < 0 || !buf) return DI_FALLBACK(k, W_ARGS), PMPI_Bcast(buf, count, dt, root, comm);
+    if (!es) return DI_FALLBACK(k, W_TYPE), PMPI_Bcast(buf, count, dt, root, comm);
+    if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &p);
+    if (root < 0 || root >= p) return DI_FALLBACK(k, W_ARGS), PMPI_Bcast(buf, count, dt, root, comm);
+    n = (size_t)count * es;
+    if (!(d = di_gate(k, comm, di_ll(n), &why))) return DI_FALLBACK(k, why), PMPI_Bcast(buf, count, dt, root, comm);
+    if (di.verify) {
+        ref = di_ref(buf, 0, di_ll(n), &mem);
+        PMPI_Bcast(ref, count, dt, root, comm);
+    }
+    rc = coll_broadcast(&d->c, buf, n, COLL_UINT8, root, COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return PMPI_Bcast(buf, count, dt, root, comm); }
+    if (di.verify) { di_spoil(buf, n); di_compare(d, k, buf, ref, n, 1, 0); free(mem); }
+    return MPI_SUCCESS;
+}
+
+DI_EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                         int root, MPI_Comm comm)
+{
+    const int k = DI_REDUCE;
+    di_red r;
+    di_comm *d;
+    int why, rc, p = 0, rank = 0, at_root;
+    unsigned char *mem = 0, *ref = 0;
+    const void *src;
+    void *dst;
+    size_t n;
+    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    at_root = rank == root;
+    if (count < 0 || root < 0 || root >= p || (at_root && !rbuf) || (!at_root && sbuf == MPI_IN_PLACE))
+        return DI_FALLBACK(k, W_ARGS), PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
+    if ((why = di_reduction(k, root, dt, op, &r))) return DI_FALLBACK(k, why), PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
+    n = (size_t)count;
+    if (!(d = di_gate(k, comm, di_ll(n * r.es), &why)))
+        return DI_FALLBACK(k, why), PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
+    if (di.verify) {
+        ref = di_ref(at_root ? rbuf : 0, 0, di_ll(n * r.es), &mem);
+        PMPI_Reduce(sbuf, ref, count, dt, op, root, comm);
+    }
+    if (r.uop >= 0) {
+        coll_user_op u = { di_user_fn, 0, 0, 0 };
+        u.elem_size = r.es; u.commutative = di_uop[r.uop].commute; u.user = d;
+        d->uctx.fn = di_uop[r.uop].fn; d->uctx.dt = dt;
+        coll_set_user_op(&d->c, &u);
+    }
+    src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    dst = at_root ? rbuf : di_buf(d, 0, n * r.es);   /* workspace elsewhere   */
+    rc = coll_reduce(&d->c, src, dst, n, r.ct, r.co, root, COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm); }
+    if (di.verify) {
+        if (at_root) { di_spoil(rbuf, n * r.es); di_compare(d, k, rbuf, ref, n, r.es, &r); }
+        free(mem);
+    }
+    return MPI_SUCCESS;
+}
+
+/* scan and exscan: one body; MPI leaves exscan's rank 0 result undefined */
+static int di_scan(int k, const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm)
+{
+    di_red r;
+    di_comm *d;
+    int why, rc, ex = k == DI_EXSCAN;
+    unsigned char *mem = 0, *ref = 0;
+    size_t n;
+#define DI_PSCAN() (ex ? PMPI_Exscan(sbuf, rbuf, count, dt, op, comm) : PMPI_Scan(sbuf, rbuf, count, dt, op, comm))
+    if (count < 0 || !rbuf) return DI_FALLBACK(k, W_ARGS), DI_PSCAN();
+    if ((why = di_reduction(k, 0, dt, op, &r))) return DI_FALLBACK(k, why), DI_PSCAN();
+    n = (size_t)count;
+    if (!(d = di_gate(k, comm, di_ll(n * r.es), &why))) return DI_FALLBACK(k, why), DI_PSCAN();
+    if (di.verify) {
+        ref = di_ref(rbuf, 0, di_ll(n * r.es), &mem);
+        if (ex) PMPI_Exscan(sbuf, ref, count, dt, op, comm);
+        else PMPI_Scan(sbuf, ref, count, dt, op, comm);
+    }
+    if (r.uop >= 0) {
+        coll_user_op u = { di_user_fn, 0, 0, 0 };
+        u.elem_size = r.es; u.commutative = di_uop[r.uop].commute; u.user = d;
+        d->uctx.fn = di_uop[r.uop].fn; d->uctx.dt = dt;
+        coll_set_user_op(&d->c, &u);
+    }
+    rc = (ex ? coll_exscan : coll_scan)(&d->c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, n, r.ct, r.co,
+                                         COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return DI_PSCAN(); }
+    if (di.verify) {
+        if (!ex || d->rank > 0) { di_spoil(rbuf, n * r.es); di_compare(d, k, rbuf, ref, n, r.es, &r); }
+        free(mem);
+    }
+    return MPI_SUCCESS;
+#undef DI_PSCAN
+}
+
+DI_EXPORT int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    return di_scan(DI_SCAN, sbuf, rbuf, count, dt, op, comm);
+}
+
+DI_EXPORT int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    return di_scan(DI_EXSCAN, sbuf, rbuf, count, dt, op, comm);
+}
+
+DI_EXPORT int MPI_Barrier(MPI_Comm comm)
+{
+    const int k = DI_BARRIER;
+    di_comm *d;
+    int why;
+    if (!(d = di_gate(k, comm, 0, &why))) return DI_FALLBACK(k, why), PMPI_Barrier(comm);
+    if (!di_done(d, k, coll_barrier(&d->c, COLL_ALGO_AUTO))) return PMPI_Barrier(comm);
+    return MPI_SUCCESS;
+}
+
+/* The block collectives move bytes: a send (count, type) and a receive
+   (count, type) that MPI requires to have one signature; with both
+   predefined and plain, that is the same number of bytes. */
+static int di_same(size_t sbytes, size_t rbytes) { return sbytes == rbytes; }
+
+DI_EXPORT int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                            MPI_Datatype rtype, MPI_Comm comm)
+{
+    const int k = DI_ALLGATHER;
+    di_comm *d;
+    int why, rc, p = 0, rank = 0, inplace = sbuf == MPI_IN_PLACE;
+    size_t res = di_plain_size(rtype), ses = inplace ? res : di_plain_size(stype), blk;
+    unsigned char *mem = 0, *ref = 0;
+#define DI_P() PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm)
+    if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
+    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    if (rcount < 0 || scount < 0 || !rbuf || (!inplace && !di_same((size_t)scount * ses, (size_t)rcount * res)))
+        return DI_FALLBACK(k, W_ARGS), DI_P();
+    blk = (size_t)rcount * res;
+    if (!(d = di_gate(k, comm, di_ll(blk * (size_t)p), &why))) return DI_FALLBACK(k, why), DI_P();
+    if (di.verify) {
+        ref = di_ref(rbuf, 0, di_ll(blk * (size_t)p), &mem);
+        PMPI_Allgather(sbuf, scount, stype, ref, rcount, rtype, comm);
+    }
+    rc = coll_allgather(&d->c, inplace ? (unsigned char *)rbuf + blk * (size_t)rank : sbuf, rbuf, blk,
+                        COLL_UINT8, COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (di.verify) { di_spoil(rbuf, blk * (size_t)p); di_compare(d, k, rbuf, ref, blk * (size_t)p, 1, 0); free(mem); }
+    return MPI_SUCCESS;
+#undef DI_P
+}
+
+DI_EXPORT int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                             const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+{
+    const int k = DI_ALLGATHERV;
+    di_comm *d;
+    int why, rc, p = 0, rank = 0, i, inplace = sbuf == MPI_IN_PLACE, packed;
+    size_t res = di_plain_size(rtype), ses = inplace ? res : di_plain_size(stype);
+    long long total, lo, hi;
+    unsigned char *mem = 0, *ref = 0, *dst;
+    const unsigned char *src;
+#define DI_P() PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm)
+    if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
+    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    if (p < 1 || !rcounts || !displs || !rbuf || !di_counts_ok(rcounts, p, &total) ||
+        (!inplace && (scount < 0 || !di_same((size_t)scount * ses, (size_t)rcounts[rank] * res))))
+        return DI_FALLBACK(k, W_ARGS), DI_P();
+    if (!(d = di_gate(k, comm, total * (long long)res, &why))) return DI_FALLBACK(k, why), DI_P();
+    di_span(rcounts, displs, p, &lo, &hi);
+    if (di.verify) {
+        ref = di_ref(rbuf, lo * (long long)res, hi * (long long)res, &mem);
+        PMPI_Allgatherv(sbuf, scount, stype, ref, rcounts, displs, rtype, comm);
+    }
+    for (i = 0; i < p; i++) d->counts[i] = (size_t)rcounts[i] * res;
+    packed = di_packed(rcounts, displs, p);
+    src = inplace ? (const unsigned char *)rbuf + (long long)displs[rank] * (long long)res
+                  : (const unsigned char *)sbuf;
+    dst = packed ? (unsigned char *)rbuf : di_buf(d, 0, (size_t)total * res);
+    rc = coll_allgatherv(&d->c, src, dst, d->counts, COLL_UINT8, COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (!packed) {                  /* the blocks to their displacements     */
+        size_t at = 0;
+        for (i = 0; i < p; i++) {
+            memcpy((unsigned char *)rbuf + (long long)displs[i] * (long long)res, dst + at, d->counts[i]);
+            at += d->counts[i];
+        }
+    }
+    if (di.verify) {
+        for (i = 0; i < p; i++) {
+            unsigned char *got = (unsigned char *)rbuf + (long long)displs[i] * (long long)res;
+            if (i == p - 1) di_spoil(got, d->counts[i]);
+            di_compare(d, k, got, ref + (long long)displs[i] * (long long)res, d->counts[i], 1, 0);
+        }
+        free(mem);
+    }
+    return MPI_SUCCESS;
+#undef DI_P
+}
+
+DI_EXPORT int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                         MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    const int k = DI_GATHER;
+    di_comm *d;
+    int why, rc, p = 0, rank = 0, at_root, inplace = sbuf == MPI_IN_PLACE;
+    size_t ses, res, blk;
+    unsigned char *mem = 0, *ref = 0;
+#define DI_P() PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm)
+    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    at_root = rank == root;
+    if (root < 0 || root >= p || (inplace && !at_root)) return DI_FALLBACK(k, W_ARGS), DI_P();
+    res = at_root ? di_plain_size(rtype) : 0;
+    ses = inplace ? res : di_plain_size(stype);
+    if (!ses || (at_root && !res)) return DI_FALLBACK(k, W_TYPE), DI_P();
+    if (scount < 0 && !inplace) return DI_FALLBACK(k, W_ARGS), DI_P();
+    blk = inplace ? (size_t)rcount * res : (size_t)scount * ses;   /* every rank's block */
+    if (at_root && (rcount < 0 || !rbuf || !di_same(blk, (size_t)rcount * res)))
+        return DI_FALLBACK(k, W_ARGS), DI_P();
+    if (!(d = di_gate(k, comm, di_ll(blk * (size_t)p), &why))) return DI_FALLBACK(k, why), DI_P();
+    if (di.verify) {
+        ref = di_ref(at_root ? rbuf : 0, 0, at_root ? di_ll(blk * (size_t)p) : 0, &mem);
+        PMPI_Gather(sbuf, scount, stype, at_root ? ref : rbuf, rcount, rtype, root, comm);
+    }
+    rc = coll_gather(&d->c, inplace ? (unsigned char *)rbuf + blk * (size_t)rank : sbuf,
+                     at_root ? rbuf : 0, blk, COLL_UINT8, root, COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (di.verify) {
+        if (at_root) { di_spoil(rbuf, blk * (size_t)p); di_compare(d, k, rbuf, ref, blk * (size_t)p, 1, 0); }
+        free(mem);
+    }
+    return MPI_SUCCESS;
+#undef DI_P
+}
+
+DI_EXPORT int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                          MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    const int k = DI_SCATTER;
+    di_comm *d;
+    int why, rc, p = 0, rank = 0, at_root, inplace = rbuf == MPI_IN_PLACE;
+    size_t ses, res, blk;
+    unsigned char *mem = 0, *ref = 0;
+#define DI_P() PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm)
+    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    at_root = rank == root;
+    if (root < 0 || root >= p || (inplace && !at_root)) return DI_FALLBACK(k, W_ARGS), DI_P();
+    ses = at_root ? di_plain_size(stype) : 0;
+    res = inplace ? ses : di_plain_size(rtype);
+    if (!res || (at_root && !ses)) return DI_FALLBACK(k, W_TYPE), DI_P();
+    if (rcount < 0 && !inplace) return DI_FALLBACK(k, W_ARGS), DI_P();
+    blk = inplace ? (size_t)scount * ses : (size_t)rcount * res;
+    if ((at_root && (scount < 0 || !sbuf || !di_same(blk, (size_t)scount * ses))) || (!inplace && !rbuf && blk))
+        return DI_FALLBACK(k, W_ARGS), DI_P();
+    if (!(d = di_gate(k, comm, di_ll(blk * (size_t)p), &why))) return DI_FALLBACK(k, why), DI_P();
+    if (di.verify) {
+        ref = di_ref(inplace ? 0 : rbuf, 0, inplace ? 0 : di_ll(blk), &mem);
+        PMPI_Scatter(sbuf, scount, stype, inplace ? MPI_IN_PLACE : (void *)ref, rcount, rtype, root, comm);
+    }
+    rc = coll_scatter(&d->c, at_root ? sbuf : 0,
+                      inplace ? (unsigned char *)sbuf + blk * (size_t)rank : (unsigned char *)rbuf, blk,
+                      COLL_UINT8, root, COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (di.verify) {
+        if (!inplace) { di_spoil(rbuf, blk); di_compare(d, k, rbuf, ref, blk, 1, 0); }
+        free(mem);
+    }
+    return MPI_SUCCESS;
+#undef DI_P
+}
+
+/* Gatherv and scatterv: only the root knows every count, and coll needs
+   them on every rank, so the ranks first gather each one's (one small
+   coll all-gather, which rides in the call check's round). */
+static int di_share_counts(di_comm *d, size_t mine)
+{
+    int i, rc;
+    uint64_t m = mine;
+    rc = coll_allgather(&d->c, &m, d->row, 1, COLL_UINT64, COLL_ALGO_AUTO);
+    if (rc) return rc;
+    for (i = 0; i < d->p; i++) d->counts[i] = (size_t)d->row[i];
+    return 0;
+}
+
+DI_EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                          const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    const int k = DI_GATHERV;
+    di_comm *d;
+    int why, rc, p = 0, rank = 0, i, at_root, inplace = sbuf == MPI_IN_PLACE, packed = 1;
+    size_t ses, res, mine, total = 0;
+    long long sum = 0, lo = 0, hi = 0;
+    unsigned char *mem = 0, *ref = 0, *dst = 0;
+    const unsigned char *src;
+#define DI_P() PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm)
+    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    at_root = rank == root;
+    if (root < 0 || root >= p || (inplace && !at_root)) return DI_FALLBACK(k, W_ARGS), DI_P();
+    res = at_root ? di_plain_size(rtype) : 0;
+    ses = inplace ? res : di_plain_size(stype);
+    if (!ses || (at_root && !res)) return DI_FALLBACK(k, W_TYPE), DI_P();
+    if (at_root && (!rcounts || !displs || !rbuf || !di_counts_ok(rcounts, p, &sum)))
+        return DI_FALLBACK(k, W_ARGS), DI_P();
+    if (!inplace && scount < 0) return DI_FALLBACK(k, W_ARGS), DI_P();
+    mine = inplace ? (size_t)rcounts[rank] * res : (size_t)scount * ses;
+    if (at_root && !di_same(mine, (size_t)rcounts[rank] * res)) return DI_FALLBACK(k, W_ARGS), DI_P();
+    if (!(d = di_gate(k, comm, 0, &why))) return DI_FALLBACK(k, why), DI_P();
+    if (at_root) di_span(rcounts, displs, p, &lo, &hi);
+    if (di.verify) {
+        ref = di_ref(at_root ? rbuf : 0, lo * (long long)res, hi * (long long)res, &mem);
+        PMPI_Gatherv(sbuf, scount, stype, at_root ? ref : rbuf, rcounts, displs, rtype, root, comm);
+    }
+    rc = di_share_counts(d, mine);
+    if (rc == 0 && at_root)         /* root: the counts must be the senders' */
+        for (i = 0; i < p; i++)
+            if (d->counts[i] != (size_t)rcounts[i] * res) rc = COLL_ERR_MISMATCH;
+    if (rc) {                       /* told to nobody yet: abort, not hang    */
+        fprintf(stderr, "coll-mpi: MPI_Gatherv on rank %d: the counts the ranks send are not the root's "
+                "(%s); aborting\n", rank, coll_result_str(rc));
+        PMPI_Abort(comm, 70);
+    }
+    for (i = 0; i < p; i++) total += d->counts[i];
+    if (at_root) packed = di_packed(rcounts, displs, p);
+    if (at_root) dst = packed ? (unsigned char *)rbuf : di_buf(d, 0, total);
+    src = inplace ? (const unsigned char *)rbuf + (long long)displs[rank] * (long long)res
+                  : (const unsigned char *)sbuf;
+    if (inplace && !packed) {       /* root's own block into the pack too    */
+        size_t at = 0;
+        for (i = 0; i < rank; i++) at += d->counts[i];
+        memcpy(dst + at, (const unsigned char *)rbuf + (long long)displs[rank] * (long long)res, mine);
+        src = dst + at;
+    }
+    rc = coll_gatherv(&d->c, src, dst, d->counts, COLL_UINT8, root, COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (at_root && !packed) {
+        size_t at = 0;
+        for (i = 0; i < p; i++) {
+            memcpy((unsigned char *)rbuf + (long long)displs[i] * (long long)res, dst + at, d->counts[i]);
+            at += d->counts[i];
+        }
+    }
+    if (di.verify) {
+        if (at_root)
+            for (i = 0; i < p; i++) {
+                unsigned char *got = (unsigned char *)rbuf + (long long)displs[i] * (long long)res;
+                if (i == p - 1) di_spoil(got, d->counts[i]);
+                di_compare(d, k, got, ref + (long long)displs[i] * (long long)res, d->counts[i], 1, 0);
+            }
+        free(mem);
+    }
+    return MPI_SUCCESS;
+#undef DI_P
+}
+
+DI_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
+                           void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    const int k = DI_SCATTERV;
+    di_comm *d;
+    int why, rc, p = 0, rank = 0, i, at_root, inplace = rbuf == MPI_IN_PLACE, packed = 1;
+    size_t ses, res, mine, total = 0, at = 0;
+    long long sum = 0;
+    unsigned char *mem = 0, *ref = 0, *dst;
+    const unsigned char *src = 0;
+#define DI_P() PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm)
+    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    at_root = rank == root;
+    if (root < 0 || root >= p || (inplace && !at_root)) return DI_FALLBACK(k, W_ARGS), DI_P();
+    ses = at_root ? di_plain_size(stype) : 0;
+    res = inplace ? ses : di_plain_size(rtype);
+    if (!res || (at_root && !ses)) return DI_FALLBACK(k, W_TYPE), DI_P();
+    if (at_root && (!scounts || !displs || !sbuf || !di_counts_ok(scounts, p, &sum)))
+        return DI_FALLBACK(k, W_ARGS), DI_P();
+    if (!inplace && rcount < 0) return DI_FALLBACK(k, W_ARGS), DI_P();
+    mine = inplace ? (size_t)scounts[rank] * ses : (size_t)rcount * res;
+    if (at_root && !di_same(mine, (size_t)scounts[rank] * ses)) return DI_FALLBACK(k, W_ARGS), DI_P();
+    if (!(d = di_gate(k, comm, 0, &why))) return DI_FALLBACK(k, why), DI_P();
+    if (di.verify) {
+        ref = di_ref(inplace ? 0 : rbuf, 0, inplace ? 0 : di_ll(mine), &mem);
+        PMPI_Scatterv(sbuf, scounts, displs, stype, inplace ? MPI_IN_PLACE : (void *)ref, rcount, rtype, root, comm);
+    }
+    rc = di_share_counts(d, mine);
+    if (rc == 0 && at_root)
+        for (i = 0; i < p; i++)
+            if (d->counts[i] != (size_t)scounts[i] * ses) rc = COLL_ERR_MISMATCH;
+    if (rc) {
+        fprintf(stderr, "coll-mpi: MPI_Scatterv on rank %d: the counts the ranks receive are not the root's "
+                "(%s); aborting\n", rank, coll_result_str(rc));
+        PMPI_Abort(comm, 70);
+    }
+    for (i = 0; i < p; i++) total += d->counts[i];
+    for (i = 0; i < rank; i++) at += d->counts[i];
+    if (at_root) {
+        packed = di_packed(scounts, displs, p);
+        if (packed) src = (const unsigned char *)sbuf;
+        else {                      /* the blocks from their displacements   */
+            unsigned char *pk = di_buf(d, 0, total);
+            size_t o = 0;
+            for (i = 0; i < p; i++) {
+                memcpy(pk + o, (const unsigned char *)sbuf + (long long)displs[i] * (long long)ses, d->counts[i]);
+                o += d->counts[i];
+            }
+            src = pk;
+        }
+    }
+    dst = inplace ? (unsigned char *)src + at : (unsigned char *)rbuf;
+    rc = coll_scatterv(&d->c, src, dst, d->counts, COLL_UINT8, root, COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (di.verify) {
+        if (!inplace) { di_spoil(rbuf, mine); di_compare(d, k, rbuf, ref, mine, 1, 0); }
+        free(mem);
+    }
+    return MPI_SUCCESS;
+#undef DI_P
+}
+
+DI_EXPORT int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                           MPI_Datatype rtype, MPI_Comm comm)
+{
+    const int k = DI_ALLTOALL;
+    di_comm *d;
+    int why, rc, p = 0, inplace = sbuf == MPI_IN_PLACE;
+    size_t res = di_plain_size(rtype), ses = inplace ? res : di_plain_size(stype), blk;
+    unsigned char *mem = 0, *ref = 0;
+#define DI_P() PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm)
+    if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
+    if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &p);
+    if (rcount < 0 || !rbuf || (!inplace && (scount < 0 || !di_same((size_t)scount * ses, (size_t)rcount * res))))
+        return DI_FALLBACK(k, W_ARGS), DI_P();
+    blk = (size_t)rcount * res;
+    if (!(d = di_gate(k, comm, di_ll(blk * (size_t)p), &why))) return DI_FALLBACK(k, why), DI_P();
+    if (di.verify) {
+        ref = di_ref(rbuf, 0, di_ll(blk * (size_t)p), &mem);
+        PMPI_Alltoall(sbuf, scount, stype, ref, rcount, rtype, comm);
+    }
+    rc = coll_alltoall(&d->c, inplace ? rbuf : sbuf, rbuf, blk, COLL_UINT8, COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (di.verify) { di_spoil(rbuf, blk * (size_t)p); di_compare(d, k, rbuf, ref, blk * (size_t)p, 1, 0); free(mem); }
+    return MPI_SUCCESS;
+#undef DI_P
+}
+
+/* Alltoallv: each rank knows its row (what it sends) and its column (what
+   it receives); coll needs the whole matrix, gathered first (bytes). */
+DI_EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                            void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                            MPI_Comm comm)
+{
+    const int k = DI_ALLTOALLV;
+    di_comm *d;
+    int why, rc, p = 0, rank = 0, i, j, inplace = sbuf == MPI_IN_PLACE, spacked, rpacked;
+    size_t res = di_plain_size(rtype), ses = inplace ? res : di_plain_size(stype), rtot = 0, stot = 0;
+    long long sum, lo, hi;
+    unsigned char *mem = 0, *ref = 0, *src, *dst;
+    const int *sc = inplace ? rcounts : scounts, *sd = inplace ? rdispls : sdispls;
+#define DI_P() PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm)
+    if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
+    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    if (p < 1 || !rcounts || !rdispls || !sc || !sd || !rbuf || !di_counts_ok(rcounts, p, &sum) ||
+        !di_counts_ok(sc, p, &sum))
+        return DI_FALLBACK(k, W_ARGS), DI_P();
+    if (!(d = di_gate(k, comm, 0, &why))) return DI_FALLBACK(k, why), DI_P();
+    di_span(rcounts, rdispls, p, &lo, &hi);
+    if (di.verify) {
+        ref = di_ref(rbuf, lo * (long long)res, hi * (long long)res, &mem);
+        PMPI_Alltoallv(sbuf, scounts, sdispls, stype, ref, rcounts, rdispls, rtype, comm);
+    }
+    {                               /* every rank's row of the byte matrix   */
+        uint64_t *mine = d->row + (size_t)rank * (size_t)p;
+        for (j = 0; j < p; j++) mine[j] = (uint64_t)sc[j] * ses;
+        rc = coll_allgather(&d->c, mine, d->row, (size_t)p, COLL_UINT64, COLL_ALGO_AUTO);
+    }
+    for (i = 0; rc == 0 && i < p; i++)
+        for (j = 0; j < p; j++) d->counts[(size_t)i * (size_t)p + (size_t)j] = (size_t)d->row[(size_t)i * (size_t)p + (size_t)j];
+    for (i = 0; rc == 0 && i < p; i++)      /* column r must be what we receive */
+        if (d->counts[(size_t)i * (size_t)p + (size_t)rank] != (size_t)rcounts[i] * res) rc = COLL_ERR_MISMATCH;
+    if (rc) {
+        fprintf(stderr, "coll-mpi: MPI_Alltoallv on rank %d: the counts sent and received disagree (%s); "
+                "aborting\n", rank, coll_result_str(rc));
+        PMPI_Abort(comm, 70);
+    }
+    for (j = 0; j < p; j++) { stot += (size_t)sc[j] * ses; rtot += (size_t)rcounts[j] * res; }
+    spacked = di_packed(sc, sd, p);
+    rpacked = di_packed(rcounts, rdispls, p);
+    if (inplace) {                  /* one buffer: packed, or through a pack */
+        dst = rpacked ? (unsigned char *)rbuf : di_buf(d, 1, rtot);
+        if (!rpacked) {
+            size_t o = 0;
+            for (j = 0; j < p; j++) {
+                memcpy(dst + o, (unsigned char *)rbuf + (long long)rdispls[j] * (long long)res, (size_t)rcounts[j] * res);
+                o += (size_t)rcounts[j] * res;
+            }
+        }
+        src = dst;
+    } else {
+        dst = rpacked ? (unsigned char *)rbuf : di_buf(d, 1, rtot);
+        src = spacked ? (unsigned char *)sbuf : di_buf(d, 0, stot);
+        if (!spacked) {
+            size_t o = 0;
+            for (j = 0; j < p; j++) {
+                memcpy(src + o, (const unsigned char *)sbuf + (long long)sdispls[j] * (long long)ses, (size_t)scounts[j] * ses);
+                o += (size_t)scounts[j] * ses;
+            }
+        }
+    }
+    rc = coll_alltoallv(&d->c, src, dst, d->counts, COLL_UINT8, COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (!rpacked) {
+        size_t o = 0;
+        for (j = 0; j < p; j++) {
+            memcpy((unsigned char *)rbuf + (long long)rdispls[j] * (long long)res, dst + o, (size_t)rcounts[j] * res);
+            o += (size_t)rcounts[j] * res;
+        }
+    }
+    if (di.verify) {
+        for (j = 0; j < p; j++) {
+            unsigned char *got = (unsigned char *)rbuf + (long long)rdispls[j] * (long long)res;
+            if (j == p - 1) di_spoil(got, (size_t)rcounts[j] * res);
+            di_compare(d, k, got, ref + (long long)rdispls[j] * (long long)res, (size_t)rcounts[j] * res, 1, 0);
+        }
+        free(mem);
+    }
+    return MPI_SUCCESS;
+#undef DI_P
+}
+
+/* Reduce_scatter(_block): MPI's in place keeps the whole vector in rbuf and
+   wants the result at its start; coll's in place puts it at the rank's
+   block, from where it moves down. */
+static int di_reduce_scatter(int k, const void *sbuf, void *rbuf, const int *rcounts, int bcount,
+                             MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    di_red r;
+    di_comm *d;
+    int why, rc, p = 0, rank = 0, i, inplace = sbuf == MPI_IN_PLACE, blk = k == DI_REDUCE_SCATTER_BLOCK;
+    long long total = 0;
+    size_t off = 0, mine;
+    unsigned char *mem = 0, *ref = 0, *dst;
+    const unsigned char *src;
+#define DI_P() (blk ? PMPI_Reduce_scatter_block(sbuf, rbuf, bcount, dt, op, comm) \
+                    : PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm))
+    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    if (p < 1 || (blk ? bcount < 0 : (!rcounts || !di_counts_ok(rcounts, p, &total))))
+        return DI_FALLBACK(k, W_ARGS), DI_P();
+    if (blk) total = (long long)bcount * p;
+    if ((why = di_reduction(k, 0, dt, op, &r))) return DI_FALLBACK(k, why), DI_P();
+    mine = blk ? (size_t)bcount : (size_t)rcounts[rank];
+    if (!rbuf && (mine || inplace)) return DI_FALLBACK(k, W_ARGS), DI_P();
+    if (!(d = di_gate(k, comm, total * (long long)r.es, &why))) return DI_FALLBACK(k, why), DI_P();
+    if (di.verify) {
+        ref = di_ref(rbuf, 0, (inplace ? total : (long long)mine) * (long long)r.es, &mem);
+        if (blk) PMPI_Reduce_scatter_block(sbuf, ref, bcount, dt, op, comm);
+        else PMPI_Reduce_scatter(sbuf, ref, rcounts, dt, op, comm);
+    }
+    if (r.uop >= 0) {
+        coll_user_op u = { di_user_fn, 0, 0, 0 };
+        u.elem_size = r.es; u.commutative = di_uop[r.uop].commute; u.user = d;
+        d->uctx.fn = di_uop[r.uop].fn; d->uctx.dt = dt;
+        coll_set_user_op(&d->c, &u);
+    }
+    for (i = 0; i < p; i++) {
+        d->counts[i] = blk ? (size_t)bcount : (size_t)rcounts[i];
+        if (i < rank) off += d->counts[i];
+    }
+    src = inplace ? (const unsigned char *)rbuf : (const unsigned char *)sbuf;
+    dst = inplace ? (unsigned char *)rbuf + off * r.es : (unsigned char *)rbuf;
+    rc = blk ? coll_reduce_scatter(&d->c, src, dst, (size_t)bcount, r.ct, r.co, COLL_ALGO_AUTO)
+             : coll_reduce_scatterv(&d->c, src, dst, d->counts, r.ct, r.co, COLL_ALGO_AUTO);
+    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (inplace && off) memmove(rbuf, dst, mine * r.es);
+    if (di.verify) { di_spoil(rbuf, mine * r.es); di_compare(d, k, rbuf, ref, mine, r.es, &r); free(mem); }
+    return MPI_SUCCESS;
+#undef DI_P
+}
+
+DI_EXPORT int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+                                 MPI_Op op, MPI_Comm comm)
+{
+    return di_reduce_scatter(DI_REDUCE_SCATTER, sbuf, rbuf, rcounts, 0, dt, op, comm);
+}
+
+DI_EXPORT int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                                       MPI_Op op, MPI_Comm comm)
+{
+    return di_reduce_scatter(DI_REDUCE_SCATTER_BLOCK, sbuf, rbuf, 0, count, dt, op, comm);
+}
+
+/* ================================================================================ */
+/* Init, ops, finalize                                                               */
+/* ================================================================================ */
+
+DI_EXPORT int MPI_Init(int *argc, char ***argv)
+{
+    di_settings();
+    return PMPI_Init(argc, argv);
+}
+
+/* With MPI_THREAD_MULTIPLE two threads may call collectives at once: the
+   counters and the lazy setup are not made for that, so nothing routes. */
+DI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    di_settings();
+    if (rc == MPI_SUCCESS && provided && *provided == MPI_THREAD_MULTIPLE) di.thread_multiple = 1;
+    return rc;
+}
+
+DI_EXPORT int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
+{
+    int rc = PMPI_Op_create(fn, commute, op);
+    if (rc == MPI_SUCCESS && di_nuop < DI_UOPS) {   /* beyond: falls back    */
+        di_uop[di_nuop].op = *op;
+        di_uop[di_nuop].fn = fn;
+        di_uop[di_nuop].commute = commute;
+        di_nuop++;
+    }
+    return rc;
+}
+
+DI_EXPORT int MPI_Op_free(MPI_Op *op)
+{
+    int i;
+    for (i = 0; op && i < di_nuop; i++)
+        if (di_uop[i].op == *op) { di_uop[i] = di_uop[--di_nuop]; break; }
+    return PMPI_Op_free(op);
+}
+
+/* The verbose report: every rank's counters summed, printed by rank 0 of
+   MPI_COMM_WORLD; the line "coll-mpi: routed R of N calls" first. */
+static void di_report(void)
+{
+    long long sum[DI_KINDS][DI_WHYS], routed = 0, calls = 0;
+    int rank = 0, p = 1, k, w;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &p);
+    PMPI_Reduce(di.count, sum, DI_KINDS * DI_WHYS, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank) return;
+    for (k = 0; k < DI_KINDS; k++)
+        for (w = 0; w < DI_WHYS; w++) { calls += sum[k][w]; if (w == W_ROUTED) routed += sum[k][w]; }
+    printf("coll-mpi: routed %lld of %lld calls (%d ranks; %s%s)\n", routed, calls, p,
+           di.on ? "routing on" : "routing off", di.verify ? ", verified" : "");
+    for (k = 0; k < DI_KINDS; k++) {
+        long long n = 0;
+        for (w = 0; w < DI_WHYS; w++) n += sum[k][w];
+        if (!n) continue;
+        printf("coll-mpi:   %-25s %6lld calls, routed %6lld", di_name[k], n, sum[k][W_ROUTED]);
+        for (w = 1; w < DI_WHYS; w++)
+            if (sum[k][w]) printf(", %s %lld", di_why_name[w], sum[k][w]);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+DI_EXPORT int MPI_Finalize(void)
+{
+    di_settings();
+    if (di.verbose) di_report();
+    while (di_list) {               /* the delete callback unlinks each       */
+        di_comm *d = di_list;
+        if (PMPI_Comm_delete_attr(d->comm, di.key) != MPI_SUCCESS) di_free(d);
+    }
+    if (di.key != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&di.key);
+    return PMPI_Finalize();
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# test_drop_in.sh - the MPI drop-in's suite: unchanged MPI programs under
+# mpirun with the library preloaded, Open MPI and MPICH, 1 to 8 ranks.
+#
+#   bash mpi/test_drop_in.sh [build-dir]       (make test-mpi-drop-in)
+#
+# Runs build/mpi/test_drop_in.{ompi,mpich} with every call routed
+# (COLL_MPI_MIN=0) and verified against PMPI (COLL_MPI_VERIFY=1); once with
+# the shipped thresholds, once with routing switched off, once over the
+# MPI transport; a run whose verify must catch a spoiled byte; and the
+# MindSpore seed in plain MPI (plus the coll-based seed, which embeds its
+# own coll.h, beside the library). Each program's checks count, and so
+# does each check made here on a run (exit status, counts routed, the
+# seed's output). Ends with "mpi-drop-in: N passed, N failed" and the share
+# of calls routed in the forced-routing runs.
+set -u
+B=${1:-build}
+ROOT=$(pwd)
+LIB_OMPI=$ROOT/$B/lib/libcoll_mpi_openmpi.so
+LIB_MPICH=$ROOT/$B/lib/libcoll_mpi_mpich.so
+OMPI_RUN="mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader"
+MPICH_RUN="mpirun.mpich"
+LOGS=$B/mpi/logs
+mkdir -p "$LOGS"
+pass=0 fail=0 routed=0 calls=0
+
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "  FAILED: $*"; }
+
+# launch IMPL NP LOG VAR=VAL... -- PROGRAM ARGS: under mpirun with the
+# library preloaded and the variables given to every rank; the exit status
+launch() {
+    local impl=$1 np=$2 log=$3 env=() args=()
+    shift 3
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        if [ "$impl" = ompi ]; then env+=(-x "$1"); else env+=(-genv "${1%%=*}" "${1#*=}"); fi
+        shift
+    done
+    shift
+    if [ "$impl" = ompi ]; then
+        timeout 300 $OMPI_RUN -np "$np" -x LD_PRELOAD="$LIB_OMPI" "${env[@]}" "$@" >"$log" 2>&1
+    else
+        timeout 300 $MPICH_RUN -np "$np" -genv LD_PRELOAD "$LIB_MPICH" "${env[@]}" "$@" >"$log" 2>&1
+    fi
+}
+
+# suite IMPL NP MODE WHAT VAR=VAL...: the test program; its checks, its
+# exit status, and what the drop-in's report says it routed
+suite() {
+    local impl=$1 np=$2 mode=$3 what=$4 log line p f r n rc
+    shift 4
+    log=$LOGS/$impl-np$np-$what.log
+    launch "$impl" "$np" "$log" COLL_MPI_VERBOSE=1 "$@" -- "$B/mpi/test_drop_in.$impl" "$what" "$mode"
+    rc=$?
+    line=$(grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+    p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/'); p=${p:-0}
+    f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/'); f=${f:-0}
+    r=$(sed -nE 's/^coll-mpi: routed ([0-9]+) of ([0-9]+) calls.*/\1/p' "$log"); r=${r:-0}
+    n=$(sed -nE 's/^coll-mpi: routed ([0-9]+) of ([0-9]+) calls.*/\2/p' "$log"); n=${n:-0}
+    pass=$((pass + p)); fail=$((fail + f))
+    printf '  %-6s np=%d %-10s %5d checks passed, %d failed; coll routed %d of %d calls\n' \
+        "$impl" "$np" "$what" "$p" "$f" "$r" "$n"
+    if [ "$rc" -eq 0 ] && [ -n "$line" ]; then ok; else bad "$impl np=$np $what: exit $rc (log $log)"; tail -5 "$log"; fi
+    if grep -q 'coll-mpi verify' "$log"; then bad "$impl np=$np $what: verify found a difference"; else ok; fi
+    case $what in
+    off) if [ "$r" -eq 0 ] && [ "$n" -gt 0 ]; then ok; else bad "$impl np=$np off: routed $r"; fi ;;
+    *)   if [ "$r" -gt 0 ]; then ok; else bad "$impl np=$np $what: nothing routed"; fi ;;
+    esac
+    case $what in forced*) routed=$((routed + r)); calls=$((calls + n)) ;; esac
+}
+
+FORCE="COLL_MPI_MIN=0 COLL_MPI_VERIFY=1"
+echo "Open MPI, every call routed and verified"
+suite ompi 1 full forced $FORCE
+suite ompi 2 full forced $FORCE
+suite ompi 3 quick forced $FORCE
+suite ompi 4 full forced $FORCE
+suite ompi 5 tiny forced $FORCE
+suite ompi 8 quick forced $FORCE
+echo "MPICH, every call routed and verified"
+suite mpich 1 quick forced $FORCE
+suite mpich 2 full forced $FORCE
+suite mpich 3 quick forced $FORCE
+suite mpich 4 tiny forced $FORCE
+suite mpich 8 tiny forced $FORCE
+echo "the MPI transport (point-to-point on a duplicate), routed and verified"
+suite ompi 3 tiny forced-mpi $FORCE COLL_MPI_TRANSPORT=mpi
+suite mpich 2 tiny forced-mpi $FORCE COLL_MPI_TRANSPORT=mpi
+echo "the shipped thresholds, verified; routing switched off"
+suite ompi 4 quick shipped COLL_MPI_VERIFY=1 COLL_MPI_MIN_ALLREDUCE=1 COLL_MPI_MIN_BARRIER=off
+suite mpich 2 quick shipped COLL_MPI_VERIFY=1 COLL_MPI_MIN_ALLREDUCE=1 COLL_MPI_MIN_BARRIER=off
+suite ompi 4 tiny off COLL_MPI_ROUTE=0 COLL_MPI_MIN=0
+
+echo "verify catches a difference (one byte of a routed result spoiled)"
+for impl in ompi mpich; do
+    log=$LOGS/$impl-inject.log
+    launch "$impl" 2 "$log" $FORCE COLL_MPI_VERIFY_INJECT=1 -- "$B/mpi/test_drop_in.$impl" inject tiny
+    rc=$?
+    if [ "$rc" -ne 0 ] && grep -q 'coll-mpi verify: MPI_Allreduce on rank' "$log"; then
+        ok; echo "  $impl: aborted: $(grep -m1 'coll-mpi verify' "$log")"
+    else bad "$impl inject: exit $rc, no verify message (log $log)"; fi
+done
+
+echo "the MindSpore seed in plain MPI, 4 ranks, preloaded"
+EXPECT=$(printf '[[6.]]\n[[0.]\n [1.]\n [2.]\n [3.]]\n[[0.]]\n[[0]]')
+for impl in ompi mpich; do
+    for how in forced shipped; do
+        log=$LOGS/$impl-seed-$how.log
+        if [ $how = forced ]; then set -- $FORCE COLL_MPI_VERBOSE=1; else set -- COLL_MPI_VERIFY=1 COLL_MPI_VERBOSE=1; fi
+        launch "$impl" 4 "$log" "$@" -- "$B/mpi/seed_mindspore_mpi.$impl"
+        rc=$?
+        res=$(grep -E '^ ?\[' "$log")
+        r=$(sed -nE 's/^coll-mpi: routed ([0-9]+) of ([0-9]+) calls.*/\1 of \2/p' "$log")
+        if [ "$rc" -eq 0 ] && [ "$res" = "$EXPECT" ]; then ok; echo "  $impl $how: the seed's output; coll routed ${r:-?} calls"
+        else bad "$impl seed $how: exit $rc or output (log $log)"; fi
+        if [ $how = forced ]; then
+            if [ "$r" = "20 of 20" ]; then ok; else bad "$impl seed: routed '$r', want 20 of 20"; fi
+        fi
+    done
+done
+log=$LOGS/ompi-seed-coll.log
+if [ -x "$B/ports-mpi-shm/seed_mindspore.ompi" ]; then
+    launch ompi 4 "$log" $FORCE -- "$B/ports-mpi-shm/seed_mindspore.ompi"
+    rc=$?
+    if [ "$rc" -eq 0 ] && [ "$(grep -E '^ ?\[' "$log")" = "$EXPECT" ]; then ok; echo "  ompi: the coll-based seed beside the library: same output"
+    else bad "coll-based seed under the library: exit $rc (log $log)"; fi
+fi
+
+if [ "$calls" -gt 0 ]; then
+    echo "mpi-drop-in: routed $routed of $calls collective calls in the forced runs ($((100 * routed / calls))%; the rest are the fallback cases)"
+fi
+echo "mpi-drop-in: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
