@@ -9,10 +9,13 @@
        the job forms, and the master is never held past its deadline (a
        lone master with such a stranger returns at its deadline);
      - a flood: one process keeps 200 silent connections open against
-       MASTER_PORT, reconnecting each as soon as it is dropped, from
-       before the ranks start until they are done; 4 ranks must still form
-       the job (all-reduces checked against a plain loop) well within a
-       15 s deadline, and the master must have recycled strangers' slots;
+       MASTER_PORT, reconnecting each as soon as it is dropped (or its
+       connect is not answered within 20 ms), from before the ranks start
+       until they are done; 4 ranks must still form the job (all-reduces
+       checked against a plain loop) well within a 15 s deadline, and the
+       master must have recycled strangers' slots. The same with strangers
+       that send a well-formed hello (no token needed) and then stall
+       inside the handshake;
      - MASTER_PORT already bound by another program: rank 0 returns
        COLL_TCP_ERR_INUSE at once and says "address in use"; the workers,
        where that program takes their connection and hangs up (as torch's
@@ -263,7 +266,7 @@ static void test_streamer(void)
 
 /* ---- scenario: a flood of silent strangers ------------------------------ */
 
-typedef struct flood_cfg { int port, n, ready_fd, stop_fd, ms; } flood_cfg;
+typedef struct flood_cfg { int port, n, ready_fd, stop_fd, ms, hello; } flood_cfg;
 
 static int open_nb(int port)
 {
@@ -279,12 +282,13 @@ static int open_nb(int port)
     return fd;
 }
 
-/* Keeps cfg->n silent connections to the port until stop_fd becomes
-   readable or cfg->ms have passed: each is opened again at once when it
-   is hung up on, and so is a connect still unanswered after 20 ms (a SYN
-   dropped by a full backlog: a fresh one takes the first room there, long
-   before the kernel would send it again). `conns` counts connections
-   opened. */
+/* Keeps cfg->n connections to the port until stop_fd becomes readable or
+   cfg->ms have passed: each is opened again at once when it is hung up
+   on, and so is a connect still unanswered after 20 ms (a SYN dropped by
+   a full backlog: a fresh one takes the first room there, long before the
+   kernel would send it again). Each says nothing or, with cfg->hello, a
+   well-formed hello (no token needed), and then nothing: it stalls
+   inside the handshake. `conns` counts connections opened. */
 static outcome flood(int idx, void *arg)
 {
     const flood_cfg *fc = (const flood_cfg *)arg;
@@ -315,7 +319,18 @@ static outcome flood(int idx, void *arg)
             if (!again && p[i].events == POLLOUT) {           /* connecting */
                 if (p[i].revents) {
                     if (getsockopt(p[i].fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 || err) again = 1;
-                    else p[i].events = POLLIN;                /* in: say nothing */
+                    else {                                    /* in: stall */
+                        p[i].events = POLLIN;
+                        if (fc->hello) {
+                            unsigned char h[COLL_TCP__HELLO];
+                            coll_tcp fake;
+                            memset(&fake, 0, sizeof fake);
+                            fake.nranks = 4;
+                            memset(h, 0, sizeof h);
+                            coll_tcp__hello(&fake, h, 1 + i % 3);
+                            (void)send(p[i].fd, h, sizeof h, MSG_NOSIGNAL | MSG_DONTWAIT);
+                        }
+                    }
                 } else if (now - born[i] >= 20) again = 1;
             } else if (!again && p[i].revents) {
                 ssize_t got = recv(p[i].fd, b, sizeof b, MSG_DONTWAIT);
@@ -333,7 +348,7 @@ static outcome flood(int idx, void *arg)
     return o;
 }
 
-static void test_flood(void)
+static void test_flood(int hello)
 {
     enum { WORLD = 4 };
     job j;
@@ -346,6 +361,7 @@ static void test_flood(void)
     j.port = coll_tcp_free_port(); j.world = WORLD; j.timeout_ms = 15000;
     if (pipe(pfd) < 0 || pipe(sfd) < 0) exit(2);
     fc.port = j.port; fc.n = 200; fc.ready_fd = pfd[1]; fc.stop_fd = sfd[0]; fc.ms = 25000;
+    fc.hello = hello;
     ranks[0] = spawn(real_rank, 0, &j);
     sleep_ms(100);                                   /* the master listens */
     fl = spawn(flood, 0, &fc);
@@ -469,7 +485,8 @@ int main(void)
     RUN(test_streamer(), "a version-1 stranger that streams without end");
     RUN(test_port_taken(1, "taken, hangs up"), "MASTER_PORT held by a program that hangs up");
     RUN(test_port_taken(0, "taken, silent"), "MASTER_PORT held by a program that says nothing");
-    RUN(test_flood(), "200 silent strangers, reconnecting, 4 ranks");
+    RUN(test_flood(0), "200 silent strangers, reconnecting, 4 ranks");
+    RUN(test_flood(1), "200 strangers stalling after a hello, 4 ranks");
     printf("tcp-flood: %ld passed, %ld failed\n", g_pass, g_fail);
     return g_fail != 0;
 }
