@@ -10,7 +10,8 @@
 #               is compiled (not linked) with mpicc instead.
 #   ```c excerpt  lines that go inside coll.h (design.md's new algorithm):
 #               not compiled; listed, and counted as neither.
-#   ```sh       every `make TARGET` in it names a target that exists (a
+#   ```sh (```bash, ```shell)
+#               every `make TARGET` in it names a target that exists (a
 #               `## TARGET:` line in Makefile or mk/*.mk); nothing is run.
 #   ```python   parses (python3's ast); nothing is run.
 #   other kinds (```cpp, output, plain ```) are not checked.
@@ -80,7 +81,7 @@ has_target() {  # has_target NAME WHERE
     echo "$2: make $1: no such target (no '## $1:' line in Makefile or mk/*.mk)"; return 1
 }
 sed -n 's/^## \([^ :]*\):.*/\1/p' Makefile mk/*.mk | sort -u > "$out/targets"
-sh test/readme_blocks.sh sh "$out" $DOCS > "$out/sh.list"
+for k in sh bash shell; do sh test/readme_blocks.sh $k "$out" $DOCS; done > "$out/sh.list"
 while read -r src doc line; do
     # "make NAME" where a command starts: line start, or after ; & | ( $(
     sed -e 's/#.*//' "$src" | tr ';&|(' '\n\n\n\n' |
@@ -110,6 +111,23 @@ for doc in $DOCS; do
     bad=""
     while read -r l; do [ -e "$dir/$l" ] || bad="$bad $l"; done < "$out/links"
     check "links-$(echo "$doc" | tr '/.' '__')" sh -c "[ -z '$bad' ] || { echo 'missing:$bad'; exit 1; }"
+done
+
+# ---- a link's #anchor names a heading of its page (GitHub's slugs)
+slugs() {       # slugs PAGE: one anchor per heading
+    sed -n 's/^#\{1,6\} \{1,\}//p' "$1" | tr '[:upper:]' '[:lower:]' |
+        sed 's/[^a-z0-9 _-]//g; s/ /-/g'
+}
+for doc in $DOCS; do
+    dir=$(dirname "$doc"); bad=""
+    for l in $(grep -o '](\([^) ]*\)#\([^) ]*\))' "$doc" | sed 's/^](//; s/)$//' | sort -u); do
+        page=${l%%#*}; anchor=${l#*#}
+        case $page in http*) continue ;; esac
+        if [ -z "$page" ]; then page=$doc; else page=$dir/$page; fi
+        case $page in *.md) ;; *) continue ;; esac
+        [ -f "$page" ] && slugs "$page" | grep -qxF "$anchor" || bad="$bad $l"
+    done
+    check "anchors-$(echo "$doc" | tr '/.' '__')" sh -c "[ -z '$bad' ] || { echo 'no such heading:$bad'; exit 1; }"
 done
 
 # ---- the tables make size and make size-macros write
