@@ -199,16 +199,21 @@ static void same_shape(const at::Tensor &a, const at::Tensor &b, const char *op)
 
 // ---- Work ----------------------------------------------------------------------
 
+class ProcessGroupColl;
+
 // One queued operation: what the worker runs, and what Python waits on.
 class CollWork : public c10d::Work {
 public:
-    CollWork(int rank, OpType type, std::vector<at::Tensor> outputs)
-        : c10d::Work(rank, type), outputs_(std::move(outputs)),
+    CollWork(c10d::ProcessGroup *pg, int rank, OpType type, std::vector<at::Tensor> outputs)
+        : c10d::Work(rank, type),
+          group(c10::intrusive_ptr<c10d::ProcessGroup>::unsafe_reclaim_from_nonowning(pg)),
+          outputs_(std::move(outputs)),
           future_(c10::make_intrusive<at::ivalue::Future>(c10::ListType::create(c10::TensorType::get())))
     {
     }
 
     c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+    bool wait(std::chrono::milliseconds timeout) override;   // below
     std::vector<at::Tensor> result() override { return outputs_; }
 
     // The future first (DDP's callbacks hang on it), then wait()'s waiters.
@@ -219,7 +224,8 @@ public:
         finish(e);
     }
 
-    std::function<void(CollWork &)> run;   // on the worker thread
+    std::function<void(CollWork &)> run;   // by whoever holds the executor
+    c10::weak_intrusive_ptr<c10d::ProcessGroup> group;   // for wait()
     std::vector<at::Tensor> keep;          // inputs, alive until done
     bool deferred = false;                 // run() left it in flight (send)
     int handle[2] = {-1, -1};              // the port's handles of a send
@@ -924,7 +930,7 @@ private:
     WorkPtr submit(OpType type, std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
                    std::chrono::milliseconds timeout, std::function<void(CollWork &)> fn)
     {
-        auto w = c10::make_intrusive<CollWork>(rank_, type, std::move(outputs));
+        auto w = c10::make_intrusive<CollWork>(this, rank_, type, std::move(outputs));
         w->keep = std::move(keep);
         unsigned ms = timeout.count() >= 0 ? (unsigned)std::min<long long>(timeout.count(), 0xffffffffll) : 0;
         w->run = [fn = std::move(fn), ms, this](CollWork &x) {
@@ -974,6 +980,36 @@ private:
         if (!w->deferred || e) w->done(e);
     }
 
+public:
+    // A caller waiting for `w` runs the queue up to it itself when the
+    // worker is idle: a blocking call then costs no thread hand-off (two
+    // wake-ups, ~50 us each on a busy 2-core machine, against 1 us for an
+    // 8-byte all-reduce). Whoever holds `busy_` owns the communicator.
+    void help(CollWork &w)
+    {
+        std::unique_lock<std::mutex> lk(mu_);
+        if (busy_) return;               // the worker has it: wait for it
+        busy_ = true;
+        while (!w.isCompleted() && !queue_.empty()) {
+            auto x = queue_.front();
+            queue_.pop_front();
+            lk.unlock();
+            run_one(x);
+            lk.lock();
+        }
+        lk.unlock();
+        for (bool mine = true; mine && !w.isCompleted();) {  // a send in flight
+            mine = false;
+            for (auto &x : sends_) mine |= x.get() == &w;
+            if (mine) finish_send(c10::intrusive_ptr<CollWork>::reclaim_copy(&w), 1);
+        }
+        if (!sends_.empty()) poll_sends();
+        lk.lock();
+        busy_ = false;
+        if (!queue_.empty() || !sends_.empty()) cv_.notify_all();
+    }
+
+private:
     // Issue order, one at a time. Sends left in flight are polled between
     // operations and while idle, and finished before the worker ends.
     void loop()
@@ -981,22 +1017,30 @@ private:
         std::unique_lock<std::mutex> lk(mu_);
         int idle = 0;
         for (;;) {
+            if (busy_) {                          // a waiting caller runs them
+                cv_.wait(lk);
+                continue;
+            }
             if (!queue_.empty()) {
                 auto w = queue_.front();
                 queue_.pop_front();
+                busy_ = true;
                 lk.unlock();
                 run_one(w);
                 if (!sends_.empty()) poll_sends();
                 idle = 0;
                 lk.lock();
+                busy_ = false;
                 continue;
             }
             if (!sends_.empty()) {
+                busy_ = true;
                 lk.unlock();
                 if (stop_) finish_send(sends_.front(), 1);
                 else if (poll_sends()) idle = 0;
                 else if (idle++ < 64) sched_yield();
                 lk.lock();
+                busy_ = false;
                 if (idle >= 64 && queue_.empty() && !stop_)
                     cv_.wait_for(lk, std::chrono::microseconds(idle < 256 ? 20 : 500));
                 continue;
@@ -1018,10 +1062,18 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     std::deque<c10::intrusive_ptr<CollWork>> queue_;
-    std::deque<c10::intrusive_ptr<CollWork>> sends_;   // worker thread only
+    std::deque<c10::intrusive_ptr<CollWork>> sends_;   // the executor's
     bool stop_ = false;
+    bool busy_ = false;                 // the worker or a waiting caller runs
     std::thread worker_;
 };
+
+bool CollWork::wait(std::chrono::milliseconds timeout)
+{
+    if (!isCompleted())
+        if (auto g = group.lock()) static_cast<ProcessGroupColl *>(g.get())->help(*this);
+    return c10d::Work::wait(timeout);
+}
 
 static c10::intrusive_ptr<ProcessGroupColl> create(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
                                                    const std::chrono::duration<double> &timeout)
