@@ -40,7 +40,7 @@ $(DI_B)/%.mpich: mpi/%.c | $(B)
 .PHONY: mpi-drop-in test-mpi-drop-in bench-mpi-drop-in mpi-drop-in-tune
 
 ifneq ($(DI_HAVE_MPI),)
-## mpi-drop-in: the PMPI libraries build/lib/libcoll_mpi_openmpi.so and libcoll_mpi_mpich.so
+## mpi-drop-in: [run] the PMPI libraries build/lib/libcoll_mpi_openmpi.so and libcoll_mpi_mpich.so
 mpi-drop-in: $(DI_LIBS)
 
 ## test-mpi-drop-in: MPI-only programs under mpirun with the drop-in preloaded and verify on (Open MPI, MPICH, 1-8 ranks)
@@ -51,7 +51,7 @@ test-mpi-drop-in: $(DI_LIBS) $(DI_PROGS) $(B)/ports-mpi-shm/seed_mindspore.ompi
 bench-mpi-drop-in: $(DI_LIBS) $(DI_PROGS)
 	@bash mpi/bench_drop_in.sh $(B) bench
 
-## mpi-drop-in-tune: time every routed collective plain and through coll, rewrite mpi/thresholds_*.h from it
+## mpi-drop-in-tune: [bench] time every routed collective plain and through coll, rewrite mpi/thresholds_*.h from it
 mpi-drop-in-tune: $(DI_LIBS) $(DI_PROGS)
 	@bash mpi/bench_drop_in.sh $(B) tune
 else

@@ -33,7 +33,7 @@ $(TORCH_MOD): torch/coll_torch.cpp $(TORCH_B)/coll_ports.o $(TORCH_HDRS)
 	$(CXX) $(TORCH_CXXFLAGS) -isystem $(TORCH_PYINC) -I. -shared -o $@ torch/coll_torch.cpp $(TORCH_B)/coll_ports.o $(TORCH_LIBS)
 
 .PHONY: torch test-torch test-torch-quick bench-torch
-## torch: the torch.distributed backend, build/python/coll_torch.so (backend="coll")
+## torch: [run] the torch.distributed backend, build/python/coll_torch.so (backend="coll")
 torch: $(TORCH_MOD)
 
 # Without torch's headers: a skip here, a failure under CI.
