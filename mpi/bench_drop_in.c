@@ -13,7 +13,7 @@
    round's mean time per call, the slowest rank's. Without the library
    preloaded both columns are the MPI library.
 
-   Sizes are the call's largest buffer (what the thresholds compare):
+   Sizes go up by 8x to 256 KiB, then by 4x. They are the call's largest buffer (what the thresholds compare):
    allreduce, bcast, reduce, scan, exscan: the vector; allgather(v), gather(v),
    scatter(v), alltoall(v), reduce_scatter(_block): all ranks' blocks. float32
    with MPI_SUM. Each size's first call of each kind is checked. Rows:
@@ -125,22 +125,22 @@ int main(int argc, char **argv)
             at = strstr(at + 1, kinds[k]);
         }
     }
-    src = (float *)malloc(hi + 64);
-    dst = (float *)malloc(hi + 64);
+    src = (float *)malloc(hi + 64 + (size_t)p * 4);   /* a block of 1 at tiny sizes */
+    dst = (float *)malloc(hi + 64 + (size_t)p * 4);
     cnt = (int *)malloc((size_t)p * sizeof(int));
     dsp = (int *)malloc((size_t)p * sizeof(int));
     if (!src || !dst || !cnt || !dsp) MPI_Abort(MPI_COMM_WORLD, 2);
     if (rank == 0) printf("# kind ranks bytes plain_us dropin_us\n");
     for (k = 0; k < NKINDS; k++) {
         if (!want[k]) continue;
-        for (bytes = lo; bytes <= hi; bytes *= 8) {
+        for (bytes = lo; bytes <= hi; bytes *= bytes < ((size_t)256 << 10) ? 8 : 4) {
             int block = k == 0 || k == 1 || k == 2 || k == 13 || k == 14 || k == 15;
             int n = block ? (int)(bytes / 4) : (int)(bytes / 4 / (size_t)p), iters, r, plain;
             double best[2] = { 1e30, 1e30 }, e, t1;
-            if (n < 1) n = 1;
-            fill(k, (size_t)n * (size_t)p);
+            size_t nf = block ? (size_t)n : (size_t)n * (size_t)p;   /* floats in the buffers */
+            if (n < 1) n = 1, nf = block ? 1 : (size_t)p;
             for (plain = 1; plain >= 0; plain--) {      /* each road's first call checked */
-                fill(k, (size_t)n * (size_t)p);
+                fill(k, nf);
                 call(k, n, plain);
                 e = expect0(k);
                 if (e >= 0 && dst[0] != (float)e) {

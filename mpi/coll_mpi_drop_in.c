@@ -46,7 +46,9 @@
                               EXSCAN, BARRIER)
      COLL_MPI_TRANSPORT=shm|mpi   force a transport (shm needs one host)
      COLL_MPI_SCRATCH=<bytes> coll scratch per communicator      (1 MiB)
-     COLL_MPI_PROGRESS=0      while coll waits, do not drive MPI's progress
+     COLL_MPI_PROGRESS=1      while coll waits on shm, poll and drive MPI's
+                              progress instead of the port's own waiting
+                              (see the transport's note below)      (off)
 
    LICENCE: MIT, as coll.h. */
 #define _GNU_SOURCE
@@ -174,7 +176,7 @@ static void di_settings(void)
     di.on = di_env_size("COLL_MPI_ROUTE", 1) != 0;
     di.verbose = di_env_size("COLL_MPI_VERBOSE", 0) > 0;
     di.verify = di_env_size("COLL_MPI_VERIFY", 0) > 0;
-    di.progress = di_env_size("COLL_MPI_PROGRESS", 1) != 0;
+    di.progress = di_env_size("COLL_MPI_PROGRESS", 0) > 0;
     di.inject = (int)di_env_size("COLL_MPI_VERIFY_INJECT", 0);
     di.transport = !t ? 0 : !strcmp(t, "shm") ? 1 : !strcmp(t, "mpi") ? 2 : 0;
     di.scratch = (size_t)di_env_size("COLL_MPI_SCRATCH", 1 << 20);
@@ -306,10 +308,14 @@ static void di_user_fn(void *out, const void *a, const void *b, size_t count, vo
 }
 
 /* ---- the transport and its progress --------------------------------------- */
-/* Our port wraps the transport's so that a blocking wait also drives MPI's
-   own progress: a program may rely on a collective to move its pending
-   nonblocking point-to-point (legal MPI), which coll's shm waits would
-   otherwise leave standing. The other calls pass straight through. */
+/* With COLL_MPI_PROGRESS=1 our port wraps the transport's so that a
+   blocking wait also drives MPI's own progress: a program may rely on a
+   collective to move its pending nonblocking point-to-point (legal MPI),
+   which the shm port's waits leave standing. Off by default: polling
+   loses the shm port's tuned waiting (2 ranks, 2 MiB all-reduce, Open MPI:
+   4.75 ms polling against 0.33 ms), and the MPIs here complete a large
+   message on the receiver's side (CMA) without the sender's help. The
+   other calls pass straight through. */
 static int di_send(void *x, int peer, const void *b, size_t n)
 { di_comm *d = (di_comm *)x; return d->inner.send(d->inner.ctx, peer, b, n); }
 static int di_recv(void *x, int peer, void *b, size_t n)

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# bench_drop_in.sh - the drop-in's benchmark and its tuning run
+#
+#   bash mpi/bench_drop_in.sh [build-dir] bench   (make bench-mpi-drop-in)
+#       allreduce, bcast, allgather, 8 B to 64 MiB, Open MPI and MPICH,
+#       2 and 4 ranks: plain MPI (PMPI_*) against the same calls through
+#       the preloaded library with its shipped thresholds, one run each;
+#       a table of the times and their ratio. $B/mpi/bench.txt keeps it.
+#   bash mpi/bench_drop_in.sh [build-dir] tune    (make mpi-drop-in-tune)
+#       every routed collective, plain against always routed
+#       (COLL_MPI_MIN=0); rewrites mpi/thresholds_openmpi.h and
+#       mpi/thresholds_mpich.h: per collective and rank count, the smallest
+#       measured size from which coll was at least as fast at every larger
+#       measured size (-1: never). Ranks measured: DI_TUNE_RANKS ("2 4");
+#       3 takes the larger of its neighbours' thresholds, counts above the
+#       largest measured never route. Rebuild the libraries afterwards.
+# Keep the machine quiet; `uptime` goes into the output.
+set -u
+B=${1:-build}
+MODE=${2:-bench}
+ROOT=$(pwd)
+OMPI_RUN="mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader"
+RANKS=${DI_TUNE_RANKS:-2 4}
+[ "$MODE" = bench ] && RANKS="2 4"
+out=$B/mpi/$MODE.tsv
+: >"$out"
+echo "# $(date -u '+%F %T') UTC, $(nproc) cores, load: $(uptime | sed 's/.*load average: //')"
+for impl in ompi mpich; do
+    lib=$ROOT/$B/lib/libcoll_mpi_$([ $impl = ompi ] && echo openmpi || echo mpich).so
+    for np in $RANKS; do
+        if [ "$MODE" = bench ]; then args=(-k allreduce,bcast,allgather -s 8:67108864 -t 20 -r 3); env=()
+        else args=(-k all -s 8:67108864 -t 10 -r 3); env=(COLL_MPI_MIN=0); fi
+        if [ $impl = ompi ]; then
+            run=($OMPI_RUN -np "$np" -x LD_PRELOAD="$lib")
+            for e in "${env[@]}"; do run+=(-x "$e"); done
+        else
+            run=(mpirun.mpich -np "$np" -genv LD_PRELOAD "$lib")
+            for e in "${env[@]}"; do run+=(-genv "${e%%=*}" "${e#*=}"); done
+        fi
+        echo "# $impl, $np ranks: ${run[*]} $B/mpi/bench_drop_in.$impl ${args[*]}" >&2
+        timeout 900 "${run[@]}" "$B/mpi/bench_drop_in.$impl" "${args[@]}" | grep -v '^#' |
+            sed "s/^/$impl /" >>"$out" || { echo "bench_drop_in failed ($impl, $np ranks)"; exit 1; }
+    done
+done
+
+if [ "$MODE" = bench ]; then
+    python3 - "$out" <<'EOF' | tee "$B/mpi/bench.txt"
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 6]
+t = {}
+for impl, kind, p, size, plain, drop in rows:
+    t[(impl, int(p), int(size), kind)] = (float(plain), float(drop))
+def fmt(b):
+    return "%d MiB" % (b >> 20) if b >= 1 << 20 else "%d KiB" % (b >> 10) if b >= 1024 else "%d B" % b
+kinds = ["allreduce", "bcast", "allgather"]
+print("| MPI | ranks | bytes | " + " | ".join("%s plain / drop-in us (x)" % k for k in kinds) + " |")
+print("|---|---|---|" + "---|" * len(kinds))
+worst, big = 9e9, []
+for impl in ["ompi", "mpich"]:
+    for p in sorted({k[1] for k in t if k[0] == impl}):
+        for size in sorted({k[2] for k in t if k[0] == impl and k[1] == p}):
+            cells = []
+            for k in kinds:
+                if (impl, p, size, k) not in t: cells.append("-"); continue
+                a, b = t[(impl, p, size, k)]
+                r = a / b if b > 0 else 0
+                worst = min(worst, r)
+                if size >= 8 << 20: big.append(r)
+                cells.append("%.1f / %.1f (%.2f)" % (a, b, r))
+            print("| %s | %d | %s | %s |" % ("Open MPI" if impl == "ompi" else "MPICH", p, fmt(size), " | ".join(cells)))
+print()
+print("worst ratio plain/drop-in at any size: %.2f; at >= 8 MiB: min %.2f, max %.2f" % (worst, min(big), max(big)))
+EOF
+    exit 0
+fi
+
+# tune: the threshold tables
+python3 - "$out" "$RANKS" <<'EOF'
+import sys, time
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 6]
+measured = [int(x) for x in sys.argv[2].split()]
+kinds = ["allreduce", "bcast", "reduce", "allgather", "allgatherv", "gather", "gatherv", "scatter",
+         "scatterv", "alltoall", "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan",
+         "barrier"]
+local = {"gatherv", "scatterv", "alltoallv", "barrier"}   # sizes no rank knows whole: all or nothing
+NEVER = -1
+for impl, name in [("ompi", "openmpi"), ("mpich", "mpich")]:
+    thr = {}
+    for k in kinds:
+        for p in measured:
+            pts = sorted((int(s), float(a), float(b)) for i, kk, pp, s, a, b in rows
+                         if i == impl and kk == k and int(pp) == p)
+            best = NEVER
+            for j in range(len(pts) - 1, -1, -1):      # from the largest size down
+                if pts[j][2] <= pts[j][1]: best = pts[j][0]
+                else: break
+            if k in local: best = 0 if pts and best == pts[0][0] else NEVER
+            elif pts and best == pts[0][0]: best = 0   # faster everywhere measured
+            thr[(k, p)] = best
+    def at(k, p):
+        if p in measured: return thr[(k, p)]
+        lo = [m for m in measured if m < p]; hi = [m for m in measured if m > p]
+        if not lo or not hi: return NEVER
+        a, b = thr[(k, max(lo))], thr[(k, min(hi))]
+        return NEVER if a == NEVER or b == NEVER else max(a, b)
+    lines = ["/* thresholds_%s.h - from `make mpi-drop-in-tune`, %s UTC: the smallest" % (name, time.strftime("%Y-%m-%d %H:%M", time.gmtime())),
+             "   size (bytes of the call's largest buffer) routed through coll, per",
+             "   collective, indexed by rank count 1..8 (8: 8 and more; 0 unused);",
+             "   DI_NEVER: never.",
+             "   Measured at %s ranks; see mpi/bench_drop_in.sh for the rule. */" % ", ".join(map(str, measured)),
+             "static const long long di_min_%s[DI_KINDS][9] = {" % name]
+    body = []
+    for k in kinds:
+        vals = [at(k, p) if p > 0 else NEVER for p in range(0, 9)]   # index 0 unused
+        body.append("    /* %-20s */ { %s }" % (k, ", ".join("%lld" % v if v != NEVER else "DI_NEVER" for v in vals)))
+    lines.append(",\n".join(body))
+    lines.append("};")
+    open("mpi/thresholds_%s.h" % name, "w").write("\n".join(lines) + "\n")
+    print("mpi/thresholds_%s.h:" % name)
+    for k in kinds:
+        print("  %-22s %s" % (k, "  ".join("%d:%s" % (p, thr[(k, p)]) for p in measured)))
+EOF
