@@ -47,8 +47,11 @@ def launch(name, p, mode, init="env", env_per_rank=None, env=None, limit=150):
         e.update(env or {})
         if env_per_rank:
             e.update(env_per_rank[r])
-        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "worker", mode, init], env=e,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        cmd = [sys.executable, os.path.abspath(__file__), "worker", mode, init]
+        if e.pop("TEST_OTHER_SHM", None):
+            # another "host" as far as shared memory goes: its own /dev/shm
+            cmd = ["unshare", "-m", "sh", "-c", 'mount -t tmpfs -o size=64m tmpfs /dev/shm && exec "$@"', "sh"] + cmd
+        procs.append(subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     passed = failed = 0
     outs = []
     for r, pr in enumerate(procs):
@@ -84,6 +87,13 @@ def main():
         ("shm, tcp://, everything", 4, "full", "tcp", None, None),
         ("tcp port (forced), env://", 3, "full", "env", None, {"COLL_TORCH_PORT": "tcp"}),
     ]
+    # A rank with a /dev/shm of its own (a private mount: root only) cannot
+    # share memory with the others: the TCP port must be picked by itself.
+    if os.geteuid() == 0 and subprocess.run(["unshare", "-m", "true"]).returncode == 0:
+        runs.append(("other /dev/shm: tcp picked", 2, "small", "env", [{}, {"TEST_OTHER_SHM": "1"}],
+                     {"TEST_WANT_PORT": "tcp"}))
+    else:
+        print("(not root: the run with a private /dev/shm is left out)")
     if "quick" in sys.argv[1:]:
         runs = runs[:1]
     tp = tf = 0
@@ -133,11 +143,31 @@ def worker(mode, init):
     dist.init_process_group("coll", init_method=url, rank=rank, world_size=p,
                             timeout=datetime.timedelta(seconds=60))
     pg = dist.distributed_c10d._get_default_group()
-    want_port = os.environ.get("COLL_TORCH_PORT", "shm")
+    want_port = os.environ.get("TEST_WANT_PORT", os.environ.get("COLL_TORCH_PORT", "shm"))
     check(pg.port() == want_port, "port %s picked, %s expected" % (pg.port(), want_port))
     check(dist.get_backend() == "coll", "get_backend() says coll")
 
     t0 = time.time()
+    if mode == "small":
+        for n in (1, 1000, 300000):
+            x = value(torch, rank, n, torch.float32)
+            dist.all_reduce(x)
+            check(torch.equal(x, reference(torch, [value(torch, r, n, torch.float32) for r in range(p)], "sum")),
+                  "all_reduce n=%d" % n)
+        p2p(torch, dist, rank, p)
+        seed(torch, dist, rank, p)
+        # the last rank dies: the others raise promptly, and can still shut down
+        dist.barrier()
+        if rank == p - 1:
+            print("RESULT %d %d" % (passed, failed))
+            sys.stdout.flush()
+            os._exit(0)
+        t0 = time.time()
+        t = raises(lambda: dist.all_reduce(torch.ones(100)), "COLL_ERR")
+        check(t is not None and time.time() - t0 < 10, "a dead peer: all_reduce raises in %.2f s (%s)"
+              % (time.time() - t0, t))
+        dist.destroy_process_group()
+        return
     ops_matrix(torch, dist, rank, p)
     p2p(torch, dist, rank, p)
     seed(torch, dist, rank, p)
