@@ -445,6 +445,31 @@ def wrong_calls(torch, dist, rank, p):
             t = raises(lambda: dist.recv(torch.zeros(8), src=0), "refused")
         check(t is not None, "a refused send raises on sender and receiver")
     still_works("a refused send")
+    # all-to-all split sizes that do not fit together: rank 0 expects 2 rows from rank 0, none from rank 1
+    a = torch.arange(p * 2, dtype=torch.float32).view(p, 2)
+    outs = [2, 0] + [1] * (p - 2) if rank == 0 else [1] * p
+    t = raises(lambda: dist.all_to_all_single(torch.zeros(p, 2), a, output_split_sizes=outs,
+                                              input_split_sizes=[1] * p), "split sizes disagree")
+    check(t is not None, "all_to_all_single with split sizes that disagree raises on every rank")
+    still_works("split sizes that disagree")
+    # p2p on a group of its own: a tag that differs (the receiver raises, the
+    # link stays in step), then a size that differs (the group is aborted)
+    pp = dist.new_group(backend="coll")
+    if rank == 0:
+        dist.send(torch.ones(10), dst=1, group=pp, tag=3)
+    elif rank == 1:
+        check(raises(lambda: dist.recv(torch.zeros(10), src=0, group=pp, tag=4), "tag 3 sent, tag 4 expected")
+              is not None, "recv with another tag raises on the receiver")
+    x = torch.full((4,), float(rank))
+    dist.all_reduce(x, group=pp)
+    check(torch.equal(x, torch.full((4,), float(sum(range(p))))), "the group works after a tag that differs")
+    if rank == 0:
+        dist.send(torch.ones(10), dst=1, group=pp)
+    elif rank == 1:
+        check(raises(lambda: dist.recv(torch.zeros(12), src=0, group=pp), "40 bytes", "aborted") is not None,
+              "recv of another size raises on the receiver and aborts the group")
+    check(raises(lambda: dist.all_reduce(torch.ones(4), group=pp), "coll") is not None,
+          "after a p2p size mismatch every rank's next call on the group raises")
     # ranks that ask for different ports: the group is refused on every rank
     saved = os.environ.get("COLL_TORCH_PORT")
     os.environ["COLL_TORCH_PORT"] = "tcp" if rank == p - 1 else "shm"
