@@ -355,7 +355,6 @@ typedef struct coll_shm {
     uint64_t check_ms;         /* last liveness check of the peers          */
     uint64_t probe;            /* a word peers read to test CMA             */
     const char *why;           /* after a failed open: why (else NULL)      */
-    char why_buf[200];         /* where a reason with figures is written    */
     /* bytes irecv_fold's receives folded, by where they lay (counters for
        tests and benchmarks; CMA: through a bounce buffer, see ZERO-COPY) */
     uint64_t folded_box, folded_ring, folded_cma;
@@ -373,6 +372,8 @@ typedef struct coll_shm {
     /* handles 0..COLL_SHM_HANDLES-1 for isend/irecv, two more for the
        blocking calls so they never find the table full */
     coll_shm__xfer x[COLL_SHM_HANDLES + 2];
+    char why_buf[200];         /* where a reason with figures is written
+                                  (last: the fields above keep their place) */
 } coll_shm;
 
 /* Forks nranks processes; each runs fn(rank, port, arg) over a fresh

@@ -7,7 +7,8 @@
      - a stranger that sends the "coll" magic with protocol version 1 and
        then streams bytes without end, at the master before rank 1 comes:
        the job forms, and the master is never held past its deadline (a
-       lone master with such a stranger returns at its deadline);
+       lone master with such a stranger returns at its deadline); the same
+       at rank 1's own listener, where rank 2 dials in;
      - a flood: one process keeps 200 silent connections open against
        MASTER_PORT, reconnecting each as soon as it is dropped (or its
        connect is not answered within 20 ms), from before the ranks start
@@ -34,6 +35,7 @@ static void test_log(const char *line);
 #define COLL_TCP_IMPLEMENTATION
 #include "ports/coll_tcp.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,7 +192,43 @@ static outcome real_rank(int rank, void *arg)
 
 /* ---- scenario: a stranger of protocol version 1 that streams forever ---- */
 
-typedef struct streamer_cfg { int port, ready_fd, ms; } streamer_cfg;
+/* The port of the 127.0.0.1 listener that process `pid` holds: its socket
+   inodes from /proc/PID/fd, matched against the LISTEN rows of
+   /proc/net/tcp. Only ever a socket of our own child. 0 if none yet. */
+static int listener_of(pid_t pid)
+{
+    char path[64], link[64], line[512];
+    unsigned long inodes[64];
+    int n = 0, port = 0, i;
+    DIR *d;
+    struct dirent *e;
+    FILE *f;
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    if (!(d = opendir(path))) return 0;
+    while ((e = readdir(d)) && n < 64) {
+        char fdpath[400];
+        ssize_t k;
+        snprintf(fdpath, sizeof fdpath, "%s/%s", path, e->d_name);
+        k = readlink(fdpath, link, sizeof link - 1);
+        if (k <= 0) continue;
+        link[k] = 0;
+        if (sscanf(link, "socket:[%lu]", &inodes[n]) == 1) n++;
+    }
+    closedir(d);
+    if (!(f = fopen("/proc/net/tcp", "r"))) return 0;
+    while (!port && fgets(line, sizeof line, f)) {
+        unsigned addr, lport, st;
+        unsigned long inode;
+        if (sscanf(line, " %*d: %x:%x %*x:%*x %x %*x:%*x %*x:%*x %*x %*d %*d %lu",
+                   &addr, &lport, &st, &inode) != 4 || st != 0x0A)
+            continue;
+        for (i = 0; i < n; i++) if (inodes[i] == inode) port = (int)lport;
+    }
+    fclose(f);
+    return port;
+}
+
+typedef struct streamer_cfg { int port, ready_fd, ms; pid_t worker; } streamer_cfg;
 
 /* Sends the version-1 registration ("coll", 1, ...) and then bytes as fast
    as the master takes them, for cfg->ms at most or until hung up on. */
@@ -201,10 +239,13 @@ static outcome streamer(int idx, void *arg)
     struct sockaddr_storage a;
     long long end = coll_tcp__now_ms() + sc->ms;
     outcome o;
-    int fd;
+    int fd, port = sc->port, tries;
     (void)idx;
     memset(&o, 0, sizeof o);
-    loopback(&a, sc->port);
+    for (tries = 0; sc->worker && !(port = listener_of(sc->worker)) && tries < 300; tries++)
+        sleep_ms(10);                       /* a worker's own listener */
+    if (!port) { o.rc = 2; return o; }
+    loopback(&a, port);
     fd = coll_tcp__connect(&a, sizeof(struct sockaddr_in), end);
     if (fd < 0) { o.rc = 1; return o; }
     memset(b, 0x5a, sizeof b);
@@ -237,7 +278,7 @@ static void test_streamer(void)
     memset(&j, 0, sizeof j);
     j.port = coll_tcp_free_port(); j.world = 2; j.timeout_ms = 3000;
     if (pipe(pfd) < 0) exit(2);
-    sc.port = j.port; sc.ready_fd = pfd[1]; sc.ms = 8000;
+    sc.port = j.port; sc.ready_fd = pfd[1]; sc.ms = 8000; sc.worker = 0;
     c0 = spawn(real_rank, 0, &j);
     st = spawn(streamer, 0, &sc);
     CHECK(wait_ready(pfd[0], 3000), "streamer: it never connected");
@@ -262,6 +303,35 @@ static void test_streamer(void)
     CHECK(o0.rc == COLL_ERR_TIMEOUT, "streamer alone: the master returned %d", o0.rc);
     CHECK(o0.ms < 1500, "streamer alone: the master took %lld ms (deadline 1000)", o0.ms);
     close(pfd[0]); close(pfd[1]);
+}
+
+/* The same at rank 1's own listener, where rank 2 must dial in. */
+static void test_streamer_worker(void)
+{
+    job j;
+    streamer_cfg sc;
+    child st, c[3];
+    outcome os, o[3];
+    int pfd[2], r;
+    memset(&j, 0, sizeof j);
+    j.port = coll_tcp_free_port(); j.world = 3; j.timeout_ms = 3000;
+    if (pipe(pfd) < 0) exit(2);
+    c[0] = spawn(real_rank, 0, &j);
+    c[1] = spawn(real_rank, 1, &j);
+    sc.port = 0; sc.ready_fd = pfd[1]; sc.ms = 8000; sc.worker = c[1].pid;
+    st = spawn(streamer, 0, &sc);
+    CHECK(wait_ready(pfd[0], 4000), "streamer at rank 1: it never connected");
+    sleep_ms(200);
+    c[2] = spawn(real_rank, 2, &j);
+    for (r = 0; r < 3; r++) o[r] = reap(c[r]);
+    os = reap(st);
+    close(pfd[0]); close(pfd[1]);
+    for (r = 0; r < 3; r++) {
+        CHECK(o[r].rc == COLL_OK && o[r].data_ok, "streamer at rank 1: rank %d init %d, data %d",
+              r, o[r].rc, o[r].data_ok);
+        CHECK(o[r].ms < 2500, "streamer at rank 1: rank %d took %lld ms (deadline 3000)", r, o[r].ms);
+    }
+    CHECK(os.rc == 0x10, "streamer at rank 1: never hung up on (code %d)", os.rc);
 }
 
 /* ---- scenario: a flood of silent strangers ------------------------------ */
@@ -483,6 +553,7 @@ int main(void)
         fflush(stdout);                                                        \
     } while (0)
     RUN(test_streamer(), "a version-1 stranger that streams without end");
+    RUN(test_streamer_worker(), "the same at rank 1's own listener");
     RUN(test_port_taken(1, "taken, hangs up"), "MASTER_PORT held by a program that hangs up");
     RUN(test_port_taken(0, "taken, silent"), "MASTER_PORT held by a program that says nothing");
     RUN(test_flood(0), "200 silent strangers, reconnecting, 4 ranks");
