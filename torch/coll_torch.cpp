@@ -248,7 +248,13 @@ public:
                      std::chrono::milliseconds timeout)
         : c10d::ProcessGroup(rank, size), timeout_(timeout)
     {
-        rendezvous(store);
+        init();                          // torch's usage logging
+        try {
+            rendezvous(store);
+        } catch (...) {
+            close_port();
+            throw;
+        }
         worker_ = std::thread([this] { loop(); });
     }
 
@@ -260,8 +266,15 @@ public:
         }
         cv_.notify_all();
         if (worker_.joinable()) worker_.join();
+        close_port();
+    }
+
+    void close_port()
+    {
         if (shm_) coll_shm_close(shm_.get());
         if (tcp_) coll_tcp_close(tcp_.get());
+        shm_.reset();
+        tcp_.reset();
     }
 
     const std::string getBackendName() const override { return "coll"; }
