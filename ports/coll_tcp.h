@@ -66,8 +66,12 @@
      poll(), each with its own short deadline (COLL_TCP_HELLO_MS): a stranger
      that connects and says nothing, a connection that speaks something else,
      a peer of another protocol version or one that fails the token check is
-     dropped with one line on stderr (COLL_TCP_LOG) and counted in
-     t.dropped; the rendezvous goes on. Only an authenticated peer can make
+     dropped with one line on stderr (COLL_TCP_LOG; for the first 64, then
+     one line with the total) and counted in t.dropped; the rendezvous goes
+     on. When every slot is taken and more connections wait, the least
+     promising slot is recycled (coll_tcp__victim), and the listen backlog
+     is deep: a flood of strangers delays the ranks, within limits that
+     ports/README.md ("Threat model") states. Only an authenticated peer can make
      it fail: one that claims a rank already taken, or disagrees on
      WORLD_SIZE (COLL_ERR_MISMATCH). The other way round, a rank that reaches
      something that fails the token check where the master or a peer should
@@ -681,6 +685,11 @@ COLL_TCP_API int coll_tcp_free_port(void)
     return port;
 }
 
+/* Lines about strangers shown per rendezvous; past that, t.dropped still
+   counts them and the listener says how many went unshown (a flood must
+   not become a flood of lines). */
+#define COLL_TCP__LOG_DROPS 64
+
 /* One line for COLL_TCP_LOG: who we are, who the connection came from. */
 static void coll_tcp__log(const coll_tcp *t, int fd, const char *fmt, ...)
 {
@@ -689,6 +698,9 @@ static void coll_tcp__log(const coll_tcp *t, int fd, const char *fmt, ...)
     socklen_t alen = sizeof a;
     va_list ap;
     int n;
+    if (t->dropped >= COLL_TCP__LOG_DROPS && (strncmp(fmt, "dropped", 7) == 0 ||
+        strncmp(fmt, "refused", 7) == 0 || strncmp(fmt, "hung up", 7) == 0))
+        return;
     if (fd >= 0 && getpeername(fd, (struct sockaddr *)&a, &alen) == 0) {
         char host[INET6_ADDRSTRLEN] = "?";
         unsigned port = 0;
@@ -968,6 +980,9 @@ static int coll_tcp__admit(coll_tcp *t, int lfd, int lo, int hi, unsigned char *
                       "rendezvous %s", rc ? "failed" : "was complete");
         coll_tcp__drop(t, &s[i]);
     }
+    if (t->dropped > COLL_TCP__LOG_DROPS)
+        coll_tcp__log(t, -1, "%u connections dropped in all, a line shown for the first %d",
+                      t->dropped, COLL_TCP__LOG_DROPS);
     return rc;
 }
 
