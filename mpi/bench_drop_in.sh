@@ -14,6 +14,8 @@
 #       measured size (-1: never). Ranks measured: DI_TUNE_RANKS ("2 4");
 #       3 takes the larger of its neighbours' thresholds, counts above the
 #       largest measured never route. Rebuild the libraries afterwards.
+#   bash mpi/bench_drop_in.sh [build-dir] tables  the tables again from the
+#       last tuning run's $B/mpi/tune.tsv
 # Keep the machine quiet; `uptime` goes into the output.
 set -u
 B=${1:-build}
@@ -22,10 +24,11 @@ ROOT=$(pwd)
 OMPI_RUN="mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader"
 RANKS=${DI_TUNE_RANKS:-2 4}
 [ "$MODE" = bench ] && RANKS="2 4"
-out=$B/mpi/$MODE.tsv
-: >"$out"
+out=$B/mpi/$([ "$MODE" = tables ] && echo tune || echo "$MODE").tsv
+[ "$MODE" = tables ] || : >"$out"
 echo "# $(date -u '+%F %T') UTC, $(nproc) cores, load: $(uptime | sed 's/.*load average: //')"
 for impl in ompi mpich; do
+    [ "$MODE" = tables ] && break
     lib=$ROOT/$B/lib/libcoll_mpi_$([ $impl = ompi ] && echo openmpi || echo mpich).so
     for np in $RANKS; do
         if [ "$MODE" = bench ]; then args=(-k allreduce,bcast,allgather -s 8:67108864 -t 20 -r 3); env=()
@@ -112,7 +115,7 @@ for impl, name in [("ompi", "openmpi"), ("mpich", "mpich")]:
     body = []
     for k in kinds:
         vals = [at(k, p) if p > 0 else NEVER for p in range(0, 9)]   # index 0 unused
-        body.append("    /* %-20s */ { %s }" % (k, ", ".join("%lld" % v if v != NEVER else "DI_NEVER" for v in vals)))
+        body.append("    /* %-20s */ { %s }" % (k, ", ".join("%d" % v if v != NEVER else "DI_NEVER" for v in vals)))
     lines.append(",\n".join(body))
     lines.append("};")
     open("mpi/thresholds_%s.h" % name, "w").write("\n".join(lines) + "\n")

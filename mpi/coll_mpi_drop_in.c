@@ -432,6 +432,30 @@ static di_comm *di_setup(MPI_Comm comm)
     return d;
 }
 
+/* The first look at every call, before any datatype is examined: routing
+   on, and the size at or above the threshold for this rank count. It
+   reads only the communicator's size, so a call below its threshold costs
+   a few nanoseconds more than the MPI library alone. bytes x p if times_p. */
+static int di_quick(int k, MPI_Comm comm, long long bytes, int times_p)
+{
+    int p;
+    long long min;
+    if (!di.ready) di_settings();
+    if (!di.on) return W_OFF;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &p) != MPI_SUCCESS) return W_COMM;
+    min = di.min[k][p > 8 ? 8 : p];
+    if (times_p) bytes *= p;
+    return min < 0 || bytes < min ? W_SIZE : 0;
+}
+
+/* A datatype's size for the thresholds (its signature's bytes; 0 if none). */
+static long long di_tsize(MPI_Datatype t)
+{
+    int s = 0;
+    if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &s) != MPI_SUCCESS) return 0;
+    return s;
+}
+
 /* Which road a call takes: its coll side, or NULL and *why. bytes: the
    size the thresholds compare (the same on every rank). */
 static di_comm *di_gate(int k, MPI_Comm comm, long long bytes, int *why)
@@ -589,6 +613,8 @@ DI_EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatyp
     int why, rc;
     unsigned char *mem = 0, *ref = 0;
     size_t n;
+    if ((why = di_quick(k, comm, (long long)count * di_tsize(dt), 0)))
+        return DI_FALLBACK(k, why), PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
     if (count < 0 || !rbuf) return DI_FALLBACK(k, W_ARGS), PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
     if ((why = di_reduction(k, 0, dt, op, &r))) return DI_FALLBACK(k, why), PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
     n = (size_t)count;
@@ -615,8 +641,11 @@ DI_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Com
     const int k = DI_BCAST;
     di_comm *d;
     int why, rc, p = 0;
-    size_t es = di_plain_size(dt), n;
+    size_t es, n;
     unsigned char *mem = 0, *ref = 0;
+    if ((why = di_quick(k, comm, (long long)count * di_tsize(dt), 0)))
+        return DI_FALLBACK(k, why), PMPI_Bcast(buf, count, dt, root, comm);
+    es = di_plain_size(dt);
     if (count < 0 || !buf) return DI_FALLBACK(k, W_ARGS), PMPI_Bcast(buf, count, dt, root, comm);
     if (!es) return DI_FALLBACK(k, W_TYPE), PMPI_Bcast(buf, count, dt, root, comm);
     if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &p);
@@ -644,7 +673,9 @@ DI_EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype d
     const void *src;
     void *dst;
     size_t n;
-    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    if ((why = di_quick(k, comm, (long long)count * di_tsize(dt), 0)))
+        return DI_FALLBACK(k, why), PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
+    PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank);
     at_root = rank == root;
     if (count < 0 || root < 0 || root >= p || (at_root && !rbuf) || (!at_root && sbuf == MPI_IN_PLACE))
         return DI_FALLBACK(k, W_ARGS), PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
@@ -683,6 +714,7 @@ static int di_scan(int k, const void *sbuf, void *rbuf, int count, MPI_Datatype 
     unsigned char *mem = 0, *ref = 0;
     size_t n;
 #define DI_PSCAN() (ex ? PMPI_Exscan(sbuf, rbuf, count, dt, op, comm) : PMPI_Scan(sbuf, rbuf, count, dt, op, comm))
+    if ((why = di_quick(k, comm, (long long)count * di_tsize(dt), 0))) return DI_FALLBACK(k, why), DI_PSCAN();
     if (count < 0 || !rbuf) return DI_FALLBACK(k, W_ARGS), DI_PSCAN();
     if ((why = di_reduction(k, 0, dt, op, &r))) return DI_FALLBACK(k, why), DI_PSCAN();
     n = (size_t)count;
@@ -724,7 +756,8 @@ DI_EXPORT int MPI_Barrier(MPI_Comm comm)
     const int k = DI_BARRIER;
     di_comm *d;
     int why;
-    if (!(d = di_gate(k, comm, 0, &why))) return DI_FALLBACK(k, why), PMPI_Barrier(comm);
+    if ((why = di_quick(k, comm, 0, 0)) || !(d = di_gate(k, comm, 0, &why)))
+        return DI_FALLBACK(k, why), PMPI_Barrier(comm);
     if (!di_done(d, k, coll_barrier(&d->c, COLL_ALGO_AUTO))) return PMPI_Barrier(comm);
     return MPI_SUCCESS;
 }
@@ -740,9 +773,12 @@ DI_EXPORT int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, vo
     const int k = DI_ALLGATHER;
     di_comm *d;
     int why, rc, p = 0, rank = 0, inplace = sbuf == MPI_IN_PLACE;
-    size_t res = di_plain_size(rtype), ses = inplace ? res : di_plain_size(stype), blk;
+    size_t res, ses, blk;
     unsigned char *mem = 0, *ref = 0;
 #define DI_P() PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm)
+    if ((why = di_quick(k, comm, (long long)rcount * di_tsize(rtype), 1))) return DI_FALLBACK(k, why), DI_P();
+    res = di_plain_size(rtype);
+    ses = inplace ? res : di_plain_size(stype);
     if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
     if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
     if (rcount < 0 || scount < 0 || !rbuf || (!inplace && !di_same((size_t)scount * ses, (size_t)rcount * res)))
@@ -767,13 +803,17 @@ DI_EXPORT int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, v
     const int k = DI_ALLGATHERV;
     di_comm *d;
     int why, rc, p = 0, rank = 0, i, inplace = sbuf == MPI_IN_PLACE, packed;
-    size_t res = di_plain_size(rtype), ses = inplace ? res : di_plain_size(stype);
-    long long total, lo, hi;
+    size_t res, ses;
+    long long total = 0, lo, hi;
     unsigned char *mem = 0, *ref = 0, *dst;
     const unsigned char *src;
 #define DI_P() PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm)
-    if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
     if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    if (p >= 1 && rcounts) di_counts_ok(rcounts, p, &total);
+    if ((why = di_quick(k, comm, total * di_tsize(rtype), 0))) return DI_FALLBACK(k, why), DI_P();
+    res = di_plain_size(rtype);
+    ses = inplace ? res : di_plain_size(stype);
+    if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
     if (p < 1 || !rcounts || !displs || !rbuf || !di_counts_ok(rcounts, p, &total) ||
         (!inplace && (scount < 0 || !di_same((size_t)scount * ses, (size_t)rcounts[rank] * res))))
         return DI_FALLBACK(k, W_ARGS), DI_P();
@@ -820,6 +860,8 @@ DI_EXPORT int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void 
 #define DI_P() PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm)
     if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
     at_root = rank == root;
+    if ((why = di_quick(k, comm, at_root ? (long long)rcount * di_tsize(rtype) : (long long)scount * di_tsize(stype), 1)))
+        return DI_FALLBACK(k, why), DI_P();
     if (root < 0 || root >= p || (inplace && !at_root)) return DI_FALLBACK(k, W_ARGS), DI_P();
     res = at_root ? di_plain_size(rtype) : 0;
     ses = inplace ? res : di_plain_size(stype);
@@ -855,6 +897,8 @@ DI_EXPORT int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void
 #define DI_P() PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm)
     if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
     at_root = rank == root;
+    if ((why = di_quick(k, comm, at_root ? (long long)scount * di_tsize(stype) : (long long)rcount * di_tsize(rtype), 1)))
+        return DI_FALLBACK(k, why), DI_P();
     if (root < 0 || root >= p || (inplace && !at_root)) return DI_FALLBACK(k, W_ARGS), DI_P();
     ses = at_root ? di_plain_size(stype) : 0;
     res = inplace ? ses : di_plain_size(rtype);
@@ -904,6 +948,7 @@ DI_EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void
     unsigned char *mem = 0, *ref = 0, *dst = 0;
     const unsigned char *src;
 #define DI_P() PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm)
+    if ((why = di_quick(k, comm, 0, 0))) return DI_FALLBACK(k, why), DI_P();
     if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
     at_root = rank == root;
     if (root < 0 || root >= p || (inplace && !at_root)) return DI_FALLBACK(k, W_ARGS), DI_P();
@@ -974,6 +1019,7 @@ DI_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[], const int disp
     unsigned char *mem = 0, *ref = 0, *dst;
     const unsigned char *src = 0;
 #define DI_P() PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm)
+    if ((why = di_quick(k, comm, 0, 0))) return DI_FALLBACK(k, why), DI_P();
     if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
     at_root = rank == root;
     if (root < 0 || root >= p || (inplace && !at_root)) return DI_FALLBACK(k, W_ARGS), DI_P();
@@ -1031,9 +1077,12 @@ DI_EXPORT int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, voi
     const int k = DI_ALLTOALL;
     di_comm *d;
     int why, rc, p = 0, inplace = sbuf == MPI_IN_PLACE;
-    size_t res = di_plain_size(rtype), ses = inplace ? res : di_plain_size(stype), blk;
+    size_t res, ses, blk;
     unsigned char *mem = 0, *ref = 0;
 #define DI_P() PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm)
+    if ((why = di_quick(k, comm, (long long)rcount * di_tsize(rtype), 1))) return DI_FALLBACK(k, why), DI_P();
+    res = di_plain_size(rtype);
+    ses = inplace ? res : di_plain_size(stype);
     if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
     if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &p);
     if (rcount < 0 || !rbuf || (!inplace && (scount < 0 || !di_same((size_t)scount * ses, (size_t)rcount * res))))
@@ -1060,11 +1109,14 @@ DI_EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdi
     const int k = DI_ALLTOALLV;
     di_comm *d;
     int why, rc, p = 0, rank = 0, i, j, inplace = sbuf == MPI_IN_PLACE, spacked, rpacked;
-    size_t res = di_plain_size(rtype), ses = inplace ? res : di_plain_size(stype), rtot = 0, stot = 0;
+    size_t res = 0, ses = 0, rtot = 0, stot = 0;
     long long sum, lo, hi;
     unsigned char *mem = 0, *ref = 0, *src, *dst;
     const int *sc = inplace ? rcounts : scounts, *sd = inplace ? rdispls : sdispls;
 #define DI_P() PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm)
+    if ((why = di_quick(k, comm, 0, 0))) return DI_FALLBACK(k, why), DI_P();
+    res = di_plain_size(rtype);
+    ses = inplace ? res : di_plain_size(stype);
     if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
     if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
     if (p < 1 || !rcounts || !rdispls || !sc || !sd || !rbuf || !di_counts_ok(rcounts, p, &sum) ||
@@ -1151,6 +1203,9 @@ static int di_reduce_scatter(int k, const void *sbuf, void *rbuf, const int *rco
 #define DI_P() (blk ? PMPI_Reduce_scatter_block(sbuf, rbuf, bcount, dt, op, comm) \
                     : PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm))
     if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    if (blk) total = (long long)bcount * p;
+    else if (p >= 1 && rcounts) di_counts_ok(rcounts, p, &total);
+    if ((why = di_quick(k, comm, total * di_tsize(dt), 0))) return DI_FALLBACK(k, why), DI_P();
     if (p < 1 || (blk ? bcount < 0 : (!rcounts || !di_counts_ok(rcounts, p, &total))))
         return DI_FALLBACK(k, W_ARGS), DI_P();
     if (blk) total = (long long)bcount * p;
