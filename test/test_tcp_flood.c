@@ -16,7 +16,8 @@
        checked against a plain loop) well within a 15 s deadline, and the
        master must have recycled strangers' slots. The same with strangers
        that send a well-formed hello (no token needed) and then stall
-       inside the handshake;
+       inside the handshake; and with a second such flood at rank 1's own
+       listener, where ranks 2 and 3 dial in;
      - MASTER_PORT already bound by another program: rank 0 returns
        COLL_TCP_ERR_INUSE at once and says "address in use"; the workers,
        where that program takes their connection and hangs up (as torch's
@@ -336,7 +337,7 @@ static void test_streamer_worker(void)
 
 /* ---- scenario: a flood of silent strangers ------------------------------ */
 
-typedef struct flood_cfg { int port, n, ready_fd, stop_fd, ms, hello; } flood_cfg;
+typedef struct flood_cfg { int port, n, ready_fd, stop_fd, ms, hello; pid_t worker; } flood_cfg;
 
 static int open_nb(int port)
 {
@@ -366,11 +367,14 @@ static outcome flood(int idx, void *arg)
     long long born[256];
     long long end = coll_tcp__now_ms() + fc->ms;
     outcome o;
-    int i, n = fc->n < 256 ? fc->n : 256;
+    int i, n = fc->n < 256 ? fc->n : 256, port = fc->port, tries;
     (void)idx;
     memset(&o, 0, sizeof o);
+    for (tries = 0; fc->worker && !(port = listener_of(fc->worker)) && tries < 500; tries++)
+        sleep_ms(10);                       /* a worker's own listener */
+    if (!port) { o.rc = 2; return o; }
     for (i = 0; i < n; i++) {
-        p[i].fd = open_nb(fc->port); p[i].events = POLLOUT; p[i].revents = 0;
+        p[i].fd = open_nb(port); p[i].events = POLLOUT; p[i].revents = 0;
         born[i] = coll_tcp__now_ms();
         o.conns += p[i].fd >= 0;
     }
@@ -408,7 +412,7 @@ static outcome flood(int idx, void *arg)
             }
             if (!again) { p[i].revents = 0; continue; }
             if (p[i].fd >= 0) close(p[i].fd);
-            p[i].fd = open_nb(fc->port);
+            p[i].fd = open_nb(port);
             p[i].events = POLLOUT; p[i].revents = 0;
             born[i] = now;
             o.conns += p[i].fd >= 0;
@@ -418,30 +422,47 @@ static outcome flood(int idx, void *arg)
     return o;
 }
 
-static void test_flood(int hello)
+/* With at_worker, a second flood of the same kind holds rank 1's own
+   listener, where ranks 2 and 3 must dial in. */
+static void test_flood(int hello, int at_worker)
 {
     enum { WORLD = 4 };
     job j;
-    flood_cfg fc;
-    child fl, ranks[WORLD];
-    outcome of, o[WORLD];
+    flood_cfg fc, fw;
+    child fl, flw, ranks[WORLD];
+    outcome of, ow, o[WORLD];
     int pfd[2], sfd[2], r;
     long long t0, worst = 0;
     memset(&j, 0, sizeof j);
+    memset(&ow, 0, sizeof ow);
+    memset(&flw, 0, sizeof flw);
     j.port = coll_tcp_free_port(); j.world = WORLD; j.timeout_ms = 15000;
     if (pipe(pfd) < 0 || pipe(sfd) < 0) exit(2);
     fc.port = j.port; fc.n = 200; fc.ready_fd = pfd[1]; fc.stop_fd = sfd[0]; fc.ms = 25000;
-    fc.hello = hello;
+    fc.hello = hello; fc.worker = 0;
     ranks[0] = spawn(real_rank, 0, &j);
     sleep_ms(100);                                   /* the master listens */
     fl = spawn(flood, 0, &fc);
     CHECK(wait_ready(pfd[0], 5000), "flood: the strangers never got going");
     sleep_ms(500);                                   /* in full flow */
     t0 = coll_tcp__now_ms();
-    for (r = 1; r < WORLD; r++) ranks[r] = spawn(real_rank, r, &j);
+    ranks[1] = spawn(real_rank, 1, &j);
+    if (at_worker) {
+        fw = fc; fw.worker = ranks[1].pid;
+        flw = spawn(flood, 1, &fw);
+        CHECK(wait_ready(pfd[0], 5000), "flood: the strangers at rank 1 never got going");
+        sleep_ms(500);
+    }
+    for (r = 2; r < WORLD; r++) ranks[r] = spawn(real_rank, r, &j);
     for (r = 0; r < WORLD; r++) o[r] = reap(ranks[r]);
     if (write(sfd[1], "s", 1) != 1) exit(2);
     of = reap(fl);
+    if (at_worker) {
+        ow = reap(flw);
+        CHECK(ow.exited && ow.rc == 0 && ow.conns >= 200, "flood: the strangers at rank 1 made "
+              "%ld connections (code %d)", ow.conns, ow.rc);
+        CHECK(o[1].said & SAID_RECYCLED, "flood: rank 1 never recycled a stranger's slot");
+    }
     close(pfd[0]); close(pfd[1]); close(sfd[0]); close(sfd[1]);
     for (r = 0; r < WORLD; r++) {
         CHECK(o[r].rc == COLL_OK, "flood: rank %d init %d after %lld ms", r, o[r].rc, o[r].ms);
@@ -452,8 +473,9 @@ static void test_flood(int hello)
     CHECK(of.exited && of.conns >= 200, "flood: the strangers made only %ld connections", of.conns);
     CHECK(o[0].said & SAID_RECYCLED, "flood: the master never recycled a stranger's slot");
     printf("    the job formed %lld ms after the workers started (worst worker %lld ms); "
-           "%ld stranger connections, %u dropped by the master\n",
-           coll_tcp__now_ms() - t0, worst, of.conns, o[0].dropped);
+           "%ld stranger connections, %u dropped by the master, %u by rank 1\n",
+           coll_tcp__now_ms() - t0, worst, of.conns + (at_worker ? ow.conns : 0), o[0].dropped,
+           o[1].dropped);
 }
 
 /* ---- scenario: MASTER_PORT held by another program ----------------------- */
@@ -556,8 +578,9 @@ int main(void)
     RUN(test_streamer_worker(), "the same at rank 1's own listener");
     RUN(test_port_taken(1, "taken, hangs up"), "MASTER_PORT held by a program that hangs up");
     RUN(test_port_taken(0, "taken, silent"), "MASTER_PORT held by a program that says nothing");
-    RUN(test_flood(0), "200 silent strangers, reconnecting, 4 ranks");
-    RUN(test_flood(1), "200 strangers stalling after a hello, 4 ranks");
+    RUN(test_flood(0, 0), "200 silent strangers, reconnecting, 4 ranks");
+    RUN(test_flood(1, 0), "200 strangers stalling after a hello, 4 ranks");
+    RUN(test_flood(0, 1), "200 silent strangers at the master and at rank 1");
     printf("tcp-flood: %ld passed, %ld failed\n", g_pass, g_fail);
     return g_fail != 0;
 }
