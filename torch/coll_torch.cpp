@@ -80,6 +80,7 @@ static const char *code_name(int rc)
     case COLL_ERR_ABORTED: return "COLL_ERR_ABORTED";
     case COLL_TCP_ERR_AUTH: return "COLL_TCP_ERR_AUTH";
     case COLL_TCP_ERR_VERSION: return "COLL_TCP_ERR_VERSION";
+    case COLL_TCP_ERR_INUSE: return "COLL_TCP_ERR_INUSE";
     case COLL_SHM_ERR_ACCESS: return "COLL_SHM_ERR_ACCESS";
     default: return "error";
     }
