@@ -1,6 +1,25 @@
 /* coll.h - v0.1.0 - collective communication over send/recv functions you supply
                      single header, C99, no heap, no global state, freestanding-ready
 
+   CONTENTS (each section is tagged: search for ">>engine", say)
+     >>api        the public declarations: results, types, the port, the
+                  communicator, the calls
+     >>config     memcpy/memset, the trimming masks, small helpers
+     >>schedules  1. every algorithm as a pure function (plan, step) ->
+                  what this rank sends and receives; >>registry, the one
+                  row per algorithm; >>cost, its cost formula for AUTO
+     >>engine     2. runs steps over the port: segments, two in flight,
+                  strided spans, copy or reduce into place; >>fold
+                  (zero-copy reduce), >>moves (local moves around them)
+     >>agree      3. the agreement layer beside it: call checks, small
+                  calls riding in them, CRCs (COLL_NO_CHECKS: none of it)
+     >>planner    4. AUTO; >>args 5. what coll_start checks of a call
+     >>kernels    6. the dtypes and the reduction loops, CRC-32C
+     >>calls      7. the definitions of the API
+   A first read (about 15 minutes): coll__ring_allreduce in >>schedules,
+   then coll__progress and coll__exchange_blocking in >>engine, which run
+   its steps; then coll__agree_source in >>agree, which wraps them.
+
    USAGE
      In exactly one C or C++ file:
          #define COLL_IMPLEMENTATION
@@ -19,7 +38,7 @@
      algorithms (ring, trees, recursive doubling/halving, Rabenseifner,
      Bruck, ...) written as
      *schedules*: pure functions from (rank, ranks, count, step) to "send this
-     block to r1, receive that block from r2, copy or reduce it". One executor
+     block to r1, receive that block from r2, copy or reduce it". One engine
      runs every schedule over your port; the same schedule can be printed
      (coll_describe) or fed to a cost model without moving a byte.
 
@@ -39,7 +58,7 @@
                            for it (block = 1) or poll it (block = 0 returns
                            COLL_AGAIN while pending). isend/irecv may return
                            COLL_AGAIN ("cannot post now, nothing happened").
-                           With these the executor keeps two segments in
+                           With these the engine keeps two segments in
                            flight and coll_progress never blocks. A port must
                            accept at least 4 outstanding handles per rank.
                            When present they carry every transfer (blocking
@@ -56,7 +75,7 @@
                            cover the message; from any thread, one call at
                            a time, before the handle completes. A piece out
                            of order, or a message not covered, fails the
-                           call. The executor uses it for reduction
+                           call. The engine uses it for reduction
                            steps whose result span no send of the same
                            step reads: the data is reduced straight from
                            the peer, with no copy into scratch.
@@ -90,9 +109,11 @@
                            first algorithm compiled in for the collective  (off)
      COLL_NO_NAMES         coll_algo_name/coll_kind_name return ""         (off)
      COLL_NO_CHECKS        leave out the call checks and CRCs (see below)  (off)
-     COLL_NO_NONBLOCKING   leave out the executor's non-blocking path: a
+     COLL_NO_NONBLOCKING   leave out the engine's non-blocking path: a
                            port's isend/irecv/wait go unused and
                            coll_progress runs each step to its end      (off)
+     COLL_NO_ZERO_COPY     leave out the zero-copy reduce (>>fold): a
+                           port's irecv_fold goes unused               (off)
      COLL_CRC_SMALL        CRC-32C from a 16-entry table instead of 256
                            (on under -Os unless COLL_CRC_TABLE)            (off)
      COLL_EAGER_BYTES      bytes of each rank's block inside a check frame;
@@ -186,7 +207,7 @@ extern "C" {
 
 #define COLL_BIT(x) (1ul << (x))   /* for COLL_DTYPES, COLL_OPS, COLL_ALGOS */
 
-/* ---- results ------------------------------------------------------------ */
+/* ---- >>api  results ------------------------------------------------------ */
 enum {
     COLL_OK           = 0,
     COLL_AGAIN        = 1,     /* not finished: call coll_progress again    */
@@ -387,7 +408,7 @@ typedef struct coll__plan {
     const struct coll__entry *row;   /* the registry row run (0 before picking) */
 } coll__plan;
 
-/* One step of a schedule on one rank (private; the executor's unit of work).
+/* One step of a schedule on one rank (private; the engine's unit of work).
    Offsets and lengths count elements; buffers are COLL_BUF_SRC or _DST. */
 typedef struct coll__step {
     int to, from;              /* send to / receive from, -1 = none          */
@@ -711,7 +732,7 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
 #endif
 #endif
 
-/* ---- memcpy / memset: libc when hosted, plain loops when freestanding ----- */
+/* ---- >>config  memcpy / memset: libc when hosted, loops when freestanding - */
 #if !defined(COLL_MEMCPY) || !defined(COLL_MEMSET)
 #if defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 0
 #if defined(__GNUC__) && !defined(__clang__)
@@ -816,342 +837,7 @@ static coll_comm *coll__top(coll_comm *c)
 #endif
 #define COLL__NONE  (-1)
 
-/* ========================================================================== */
-/* 1. Types: sizes, half-precision conversion                                 */
-/* ========================================================================== */
-
-#define COLL__DTYPE_SIZE(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E: return sizeof(T);
-#define COLL__DTYPE_CLASS(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E: return COLL__IS_##CL;
-#define COLL__IS_INT 1
-#define COLL__IS_FLOAT 0
-COLL_API size_t coll_dtype_size(coll_dtype dtype)
-{
-    switch (dtype) {
-    COLL_DTYPE_LIST(COLL__DTYPE_SIZE)
-    default: return 0;
-    }
-}
-
-static int coll__is_integer(coll_dtype t)
-{
-    switch (t) {
-    COLL_DTYPE_LIST(COLL__DTYPE_CLASS)
-    default: return 0;
-    }
-}
-
-typedef union { float f; uint32_t u; } coll__f32;
-
-/* IEEE binary16 <-> float, round to nearest even; NaN stays NaN. */
-static float coll__h2f(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    coll__f32 v;
-    if (e == 0x1f)      v.u = sign | 0x7f800000u | (m << 13);
-    else if (e != 0)    v.u = sign | ((e + 112u) << 23) | (m << 13);
-    else if (m == 0)    v.u = sign;
-    else {                                  /* subnormal: normalise */
-        e = 113;
-        while (!(m & 0x400u)) { m <<= 1; e--; }
-        v.u = sign | (e << 23) | ((m & 0x3ffu) << 13);
-    }
-    return v.f;
-}
-
-static uint16_t coll__f2h(float f)
-{
-    coll__f32 v;
-    uint32_t sign, ax, r, rem, half, shift, m;
-    v.f = f;
-    sign = (v.u >> 16) & 0x8000u;
-    ax = v.u & 0x7fffffffu;
-    if (ax >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));
-    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);      /* >= 65520: inf */
-    if (ax < 0x33000000u) return (uint16_t)sign;                   /* < 2^-25: zero */
-    if (ax < 0x38800000u) {                                        /* subnormal     */
-        shift = 126u - (ax >> 23);
-        m = (ax & 0x7fffffu) | 0x800000u;
-        r = m >> shift; rem = m & ((1u << shift) - 1u); half = 1u << (shift - 1u);
-    } else {
-        r = (ax - 0x38000000u) >> 13; rem = ax & 0x1fffu; half = 0x1000u;
-    }
-    if (rem > half || (rem == half && (r & 1u))) r++;
-    return (uint16_t)(sign | r);
-}
-
-/* bfloat16 is the top half of a float. */
-static float coll__b2f(uint16_t b) { coll__f32 v; v.u = (uint32_t)b << 16; return v.f; }
-static uint16_t coll__f2b(float f)
-{
-    coll__f32 v;
-    v.f = f;
-    if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u);
-    v.u += 0x7fffu + ((v.u >> 16) & 1u);
-    return (uint16_t)(v.u >> 16);
-}
-
-/* ---- CRC-32C: the integrity check of COLL_CHECK_CRC and of check frames --- */
-/* Castagnoli polynomial, reflected (0x82F63B78), as in iSCSI and ext4: it
-   catches every burst error up to 32 bits. The instruction where the
-   target has one (SSE4.2, ARMv8 CRC), else a table of 256 entries (1 KiB),
-   or of 16 with COLL_CRC_SMALL (64 B, two look-ups per byte). */
-#if defined(__OPTIMIZE_SIZE__) && !defined(COLL_CRC_SMALL) && !defined(COLL_CRC_TABLE)
-#define COLL_CRC_SMALL             /* built for size: the 64-byte table */
-#endif
-#if defined(__SSE4_2__) && !defined(COLL_CRC_SMALL)
-#include <nmmintrin.h>
-#define COLL__CRC_HW(c, b) ((uint32_t)_mm_crc32_u8((c), (b)))
-#elif defined(__ARM_FEATURE_CRC32) && !defined(COLL_CRC_SMALL)
-#include <arm_acle.h>
-#define COLL__CRC_HW(c, b) __crc32cb((c), (b))
-#elif defined(COLL_CRC_SMALL)
-static const uint32_t coll__crc_tab[16] = {
-    0x00000000u, 0x105ec76fu, 0x20bd8edeu, 0x30e349b1u, 0x417b1dbcu, 0x5125dad3u, 0x61c69362u, 0x7198540du,
-    0x82f63b78u, 0x92a8fc17u, 0xa24bb5a6u, 0xb21572c9u, 0xc38d26c4u, 0xd3d3e1abu, 0xe330a81au, 0xf36e6f75u
-};
-#else
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1
-/* x86-64 without -msse4.2: use the instruction when this CPU has it */
-#include <nmmintrin.h>
-#define COLL__CRC_DISPATCH 1
-__attribute__((target("sse4.2")))
-static uint32_t coll__crc_sse42(uint32_t c, const unsigned char *b, size_t n)
-{
-    for (; n >= 8; n -= 8, b += 8) {
-        uint64_t w; COLL_MEMCPY(&w, b, 8);
-        c = (uint32_t)_mm_crc32_u64(c, w);
-    }
-    while (n--) c = _mm_crc32_u8(c, *b++);
-    return c;
-}
-#endif
-static const uint32_t coll__crc_tab[256] = {
-    0x00000000u, 0xf26b8303u, 0xe13b70f7u, 0x1350f3f4u, 0xc79a971fu, 0x35f1141cu,
-    0x26a1e7e8u, 0xd4ca64ebu, 0x8ad958cfu, 0x78b2dbccu, 0x6be22838u, 0x9989ab3bu,
-    0x4d43cfd0u, 0xbf284cd3u, 0xac78bf27u, 0x5e133c24u, 0x105ec76fu, 0xe235446cu,
-    0xf165b798u, 0x030e349bu, 0xd7c45070u, 0x25afd373u, 0x36ff2087u, 0xc494a384u,
-    0x9a879fa0u, 0x68ec1ca3u, 0x7bbcef57u, 0x89d76c54u, 0x5d1d08bfu, 0xaf768bbcu,
-    0xbc267848u, 0x4e4dfb4bu, 0x20bd8edeu, 0xd2d60dddu, 0xc186fe29u, 0x33ed7d2au,
-    0xe72719c1u, 0x154c9ac2u, 0x061c6936u, 0xf477ea35u, 0xaa64d611u, 0x580f5512u,
-    0x4b5fa6e6u, 0xb93425e5u, 0x6dfe410eu, 0x9f95c20du, 0x8cc531f9u, 0x7eaeb2fau,
-    0x30e349b1u, 0xc288cab2u, 0xd1d83946u, 0x23b3ba45u, 0xf779deaeu, 0x05125dadu,
-    0x1642ae59u, 0xe4292d5au, 0xba3a117eu, 0x4851927du, 0x5b016189u, 0xa96ae28au,
-    0x7da08661u, 0x8fcb0562u, 0x9c9bf696u, 0x6ef07595u, 0x417b1dbcu, 0xb3109ebfu,
-    0xa0406d4bu, 0x522bee48u, 0x86e18aa3u, 0x748a09a0u, 0x67dafa54u, 0x95b17957u,
-    0xcba24573u, 0x39c9c670u, 0x2a993584u, 0xd8f2b687u, 0x0c38d26cu, 0xfe53516fu,
-    0xed03a29bu, 0x1f682198u, 0x5125dad3u, 0xa34e59d0u, 0xb01eaa24u, 0x42752927u,
-    0x96bf4dccu, 0x64d4cecfu, 0x77843d3bu, 0x85efbe38u, 0xdbfc821cu, 0x2997011fu,
-    0x3ac7f2ebu, 0xc8ac71e8u, 0x1c661503u, 0xee0d9600u, 0xfd5d65f4u, 0x0f36e6f7u,
-    0x61c69362u, 0x93ad1061u, 0x80fde395u, 0x72966096u, 0xa65c047du, 0x5437877eu,
-    0x4767748au, 0xb50cf789u, 0xeb1fcbadu, 0x197448aeu, 0x0a24bb5au, 0xf84f3859u,
-    0x2c855cb2u, 0xdeeedfb1u, 0xcdbe2c45u, 0x3fd5af46u, 0x7198540du, 0x83f3d70eu,
-    0x90a324fau, 0x62c8a7f9u, 0xb602c312u, 0x44694011u, 0x5739b3e5u, 0xa55230e6u,
-    0xfb410cc2u, 0x092a8fc1u, 0x1a7a7c35u, 0xe811ff36u, 0x3cdb9bddu, 0xceb018deu,
-    0xdde0eb2au, 0x2f8b6829u, 0x82f63b78u, 0x709db87bu, 0x63cd4b8fu, 0x91a6c88cu,
-    0x456cac67u, 0xb7072f64u, 0xa457dc90u, 0x563c5f93u, 0x082f63b7u, 0xfa44e0b4u,
-    0xe9141340u, 0x1b7f9043u, 0xcfb5f4a8u, 0x3dde77abu, 0x2e8e845fu, 0xdce5075cu,
-    0x92a8fc17u, 0x60c37f14u, 0x73938ce0u, 0x81f80fe3u, 0x55326b08u, 0xa759e80bu,
-    0xb4091bffu, 0x466298fcu, 0x1871a4d8u, 0xea1a27dbu, 0xf94ad42fu, 0x0b21572cu,
-    0xdfeb33c7u, 0x2d80b0c4u, 0x3ed04330u, 0xccbbc033u, 0xa24bb5a6u, 0x502036a5u,
-    0x4370c551u, 0xb11b4652u, 0x65d122b9u, 0x97baa1bau, 0x84ea524eu, 0x7681d14du,
-    0x2892ed69u, 0xdaf96e6au, 0xc9a99d9eu, 0x3bc21e9du, 0xef087a76u, 0x1d63f975u,
-    0x0e330a81u, 0xfc588982u, 0xb21572c9u, 0x407ef1cau, 0x532e023eu, 0xa145813du,
-    0x758fe5d6u, 0x87e466d5u, 0x94b49521u, 0x66df1622u, 0x38cc2a06u, 0xcaa7a905u,
-    0xd9f75af1u, 0x2b9cd9f2u, 0xff56bd19u, 0x0d3d3e1au, 0x1e6dcdeeu, 0xec064eedu,
-    0xc38d26c4u, 0x31e6a5c7u, 0x22b65633u, 0xd0ddd530u, 0x0417b1dbu, 0xf67c32d8u,
-    0xe52cc12cu, 0x1747422fu, 0x49547e0bu, 0xbb3ffd08u, 0xa86f0efcu, 0x5a048dffu,
-    0x8ecee914u, 0x7ca56a17u, 0x6ff599e3u, 0x9d9e1ae0u, 0xd3d3e1abu, 0x21b862a8u,
-    0x32e8915cu, 0xc083125fu, 0x144976b4u, 0xe622f5b7u, 0xf5720643u, 0x07198540u,
-    0x590ab964u, 0xab613a67u, 0xb831c993u, 0x4a5a4a90u, 0x9e902e7bu, 0x6cfbad78u,
-    0x7fab5e8cu, 0x8dc0dd8fu, 0xe330a81au, 0x115b2b19u, 0x020bd8edu, 0xf0605beeu,
-    0x24aa3f05u, 0xd6c1bc06u, 0xc5914ff2u, 0x37faccf1u, 0x69e9f0d5u, 0x9b8273d6u,
-    0x88d28022u, 0x7ab90321u, 0xae7367cau, 0x5c18e4c9u, 0x4f48173du, 0xbd23943eu,
-    0xf36e6f75u, 0x0105ec76u, 0x12551f82u, 0xe03e9c81u, 0x34f4f86au, 0xc69f7b69u,
-    0xd5cf889du, 0x27a40b9eu, 0x79b737bau, 0x8bdcb4b9u, 0x988c474du, 0x6ae7c44eu,
-    0xbe2da0a5u, 0x4c4623a6u, 0x5f16d052u, 0xad7d5351u
-};
-#endif
-
-COLL_API uint32_t coll_crc32c(uint32_t crc, const void *buf, size_t n)
-{
-    const unsigned char *b = (const unsigned char *)buf;
-    uint32_t c = ~crc;
-#if defined(COLL__CRC_HW)
-#if defined(__SSE4_2__) && defined(__x86_64__)
-    for (; n >= 8; n -= 8, b += 8) {
-        uint64_t w; COLL_MEMCPY(&w, b, 8);
-        c = (uint32_t)_mm_crc32_u64(c, w);
-    }
-#endif
-    while (n--) c = COLL__CRC_HW(c, *b++);
-#elif defined(COLL_CRC_SMALL)
-    while (n--) {
-        c ^= *b++;
-        c = (c >> 4) ^ coll__crc_tab[c & 15];
-        c = (c >> 4) ^ coll__crc_tab[c & 15];
-    }
-#else
-#ifdef COLL__CRC_DISPATCH
-    if (__builtin_cpu_supports("sse4.2")) return ~coll__crc_sse42(c, b, n);
-#endif
-    while (n--) c = (c >> 8) ^ coll__crc_tab[(c ^ *b++) & 255];
-#endif
-    return ~c;
-}
-
-/* Little-endian words on the wire, whatever the host's byte order. */
-static void coll__put32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
-}
-static uint32_t coll__get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* ========================================================================== */
-/* 2. Local kernels: out[i] = a[i] (+) b[i]                                   */
-/* ========================================================================== */
-/* One loop per (dtype, op), chosen once per call from a table, so the inner
-   loop holds no switch and the compiler vectorises it. Two forms: out == a
-   (the common in-place accumulate) and three distinct arrays; `restrict` on
-   both keeps the vector path. Signed sums and products wrap through the
-   unsigned type (no undefined overflow); halves go through float. */
-
-typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
-
-#define COLL__ID(x) (x)
-/* The body runs in blocks of 8 with a fixed inner trip count, in a typed
-   function whose restrict parameters let the compiler skip alias checks:
-   that is vector code even at -O2 (gcc's cheap vectoriser will not touch a
-   plain loop of unknown length). A scalar tail follows. Built for size
-   (-Os) there is one plain loop per (dtype, op), no restrict (out may
-   equal a), and one table: half the code. */
-#define COLL__VEC 8
-/* out[i] = A[i] (+) b[i], A being `a` or, in place, `o` itself. */
-#define COLL__LOOP(A, C, IN, OUT, EXPR)                                          \
-    size_t i = 0, j;                                                             \
-    for (; i + COLL__VEC <= n; i += COLL__VEC)                                   \
-        for (j = 0; j < COLL__VEC; j++) { C x = IN(A[i + j]), y = IN(b[i + j]); o[i + j] = OUT(EXPR); } \
-    for (; i < n; i++) { C x = IN(A[i]), y = IN(b[i]); o[i] = OUT(EXPR); }
-#if defined(__OPTIMIZE_SIZE__)
-#define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
-    static COLL__UNUSED void NAME##_3(void *vo, const void *va, const void *vb, size_t n) \
-    {                                                                            \
-        T *o = (T *)vo; const T *a = (const T *)va, *b = (const T *)vb; size_t i; \
-        for (i = 0; i < n; i++) { C x = IN(a[i]), y = IN(b[i]); o[i] = OUT(EXPR); } \
-    }
-#else
-#define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
-    static COLL__UNUSED void NAME##_3t(T *COLL__RESTRICT o, const T *COLL__RESTRICT a, \
-                                       const T *COLL__RESTRICT b, size_t n)      \
-    { COLL__LOOP(a, C, IN, OUT, EXPR) }                                          \
-    static COLL__UNUSED void NAME##_2t(T *COLL__RESTRICT o, const T *COLL__RESTRICT b, size_t n) \
-    { COLL__LOOP(o, C, IN, OUT, EXPR) }                                          \
-    static COLL__UNUSED void NAME##_3(void *o, const void *a, const void *b, size_t n) \
-    { NAME##_3t((T *)o, (const T *)a, (const T *)b, n); }                        \
-    static COLL__UNUSED void NAME##_2(void *o, const void *a, const void *b, size_t n) \
-    { (void)a; NAME##_2t((T *)o, (const T *)b, n); }
-#endif
-
-/* Float min and max propagate NaN (y != y is true only for NaN).
-   Which operand wins among equals (+0/-0, two NaNs) depends on operand
-   order: every algorithm fixes that order, so every rank gets the same bits. */
-#define COLL__MIN(x, y) ((y) < (x) ? (y) : (x))
-#define COLL__MAX(x, y) ((y) > (x) ? (y) : (x))
-#define COLL__FMIN(x, y) ((y) < (x) || (y) != (y) ? (y) : (x))
-#define COLL__FMAX(x, y) ((y) > (x) || (y) != (y) ? (y) : (x))
-
-#define COLL__INT_KERNELS(N, T, U)                                               \
-    COLL__KERNEL(coll__##N##_sum,  T, T, COLL__ID, (T), (U)x + (U)y)             \
-    COLL__KERNEL(coll__##N##_prod, T, T, COLL__ID, (T), (U)x * (U)y)             \
-    COLL__KERNEL(coll__##N##_min,  T, T, COLL__ID, (T), COLL__MIN(x, y))         \
-    COLL__KERNEL(coll__##N##_max,  T, T, COLL__ID, (T), COLL__MAX(x, y))         \
-    COLL__KERNEL(coll__##N##_band, T, T, COLL__ID, (T), x & y)                   \
-    COLL__KERNEL(coll__##N##_bor,  T, T, COLL__ID, (T), x | y)                   \
-    COLL__KERNEL(coll__##N##_bxor, T, T, COLL__ID, (T), x ^ y)
-
-#define COLL__FLOAT_KERNELS(N, T, C, IN, OUT)                                    \
-    COLL__KERNEL(coll__##N##_sum,  T, C, IN, OUT, x + y)                         \
-    COLL__KERNEL(coll__##N##_prod, T, C, IN, OUT, x * y)                         \
-    COLL__KERNEL(coll__##N##_min,  T, C, IN, OUT, COLL__FMIN(x, y))              \
-    COLL__KERNEL(coll__##N##_max,  T, C, IN, OUT, COLL__FMAX(x, y))
-
-#define COLL__KERNELS_INT(N, T, C, IN, OUT, U) COLL__INT_KERNELS(N, T, U)
-#define COLL__KERNELS_FLOAT(N, T, C, IN, OUT, U) COLL__FLOAT_KERNELS(N, T, C, IN, OUT)
-#define COLL__DTYPE_KERNELS(E, N, T, C, IN, OUT, U, W, CL) COLL__KERNELS_##CL(N, T, C, IN, OUT, U)
-COLL_DTYPE_LIST(COLL__DTYPE_KERNELS)
-
-/* Table entry for (dtype T, op O), or 0 if either is trimmed out. */
-#define COLL__K(T, O, FN) (COLL__ON(COLL_DTYPES, T) && COLL__ON(COLL_OPS, O) ? FN : 0)
-#define COLL__ARITH(T, N, F) COLL__K(T, COLL_SUM, coll__##N##_sum_##F),          \
-    COLL__K(T, COLL_PROD, coll__##N##_prod_##F), COLL__K(T, COLL_MIN, coll__##N##_min_##F), \
-    COLL__K(T, COLL_MAX, coll__##N##_max_##F), COLL__K(T, COLL_AVG, coll__##N##_sum_##F)
-#define COLL__INT_ROW(T, N, F) { COLL__ARITH(T, N, F),                            \
-    COLL__K(T, COLL_BAND, coll__##N##_band_##F), COLL__K(T, COLL_BOR, coll__##N##_bor_##F),  \
-    COLL__K(T, COLL_BXOR, coll__##N##_bxor_##F), 0 }
-#define COLL__FLOAT_ROW(T, N, F) { COLL__ARITH(T, N, F), 0, 0, 0, 0 }
-#define COLL__ROW3(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_ROW(COLL_##E, N, 3),
-#define COLL__ROW2(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_ROW(COLL_##E, N, 2),
-
-/* [dtype][op]; avg reduces as a sum (the division comes once, at the end). */
-static const coll__kernel coll__kernels3[COLL_DTYPE_COUNT][COLL_OP_COUNT] = {
-    COLL_DTYPE_LIST(COLL__ROW3) { 0, 0, 0, 0, 0, 0, 0, 0, 0 } };
-#if !defined(__OPTIMIZE_SIZE__)
-static const coll__kernel coll__kernels2[COLL_DTYPE_COUNT][COLL_OP_COUNT] = {
-    COLL_DTYPE_LIST(COLL__ROW2) { 0, 0, 0, 0, 0, 0, 0, 0, 0 } };
-#endif
-
-/* avg's one division: buf[i] /= d, in the element type (integers truncate). */
-static void coll__scale_host(void *buf, size_t n, coll_dtype t, size_t d)
-{
-    size_t i;
-#define COLL__DTYPE_SCALE(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E:          \
-    if (COLL__ON(COLL_DTYPES, COLL_##E)) {                                       \
-        T *p = (T *)buf;                                                         \
-        for (i = 0; i < n; i++) p[i] = (T)OUT((C)((W)IN(p[i]) / (W)d));          \
-    } break;
-    switch (t) {
-    COLL_DTYPE_LIST(COLL__DTYPE_SCALE)
-    default: break;
-    }
-#undef COLL__DTYPE_SCALE
-}
-
-/* The three local operations the executor needs, host or caller-supplied. */
-static int coll__copy(const coll_comm *c, void *dst, const void *src, size_t bytes)
-{
-    if (dst == src || bytes == 0) return COLL_OK;
-    if (c->mem) return c->mem->copy(c->mem->ctx, dst, src, bytes);
-    COLL_MEMCPY(dst, src, bytes);
-    return COLL_OK;
-}
-
-static int coll__reduce(const coll_comm *c, void *out, const void *a, const void *b,
-                        size_t n, coll_dtype t, coll_op op)
-{
-    if (n == 0) return COLL_OK;
-    if (COLL__USER_OPS && op == COLL_USER_OP) {
-        c->user.fn(out, a, b, n, c->user.user);
-        return COLL_OK;
-    }
-    if (c->mem) return c->mem->reduce(c->mem->ctx, out, a, b, n, t, op);
-#if defined(__OPTIMIZE_SIZE__)
-    coll__kernels3[COLL__DT(t)][COLL__OPV(op)](out, a, b, n);
-#else
-    (out == a ? coll__kernels2 : coll__kernels3)[COLL__DT(t)][COLL__OPV(op)](out, a, b, n);
-#endif
-    return COLL_OK;
-}
-
-static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, size_t d)
-{
-    if (n == 0 || d == 1) return COLL_OK;
-    if (c->mem) return c->mem->scale(c->mem->ctx, buf, n, t, d);
-    coll__scale_host(buf, n, t, d);
-    return COLL_OK;
-}
+/* ---- kinds of collective ---------------------------------------------------- */
 
 /* Collectives that combine data (and so need an op and scratch). */
 static int coll__reduces(coll_kind k)
@@ -1178,13 +864,37 @@ static int coll__vector(coll_kind k)
            k == COLL_SCAN || k == COLL_EXSCAN;
 }
 
+/* Little-endian words on the wire, whatever the host's byte order. */
+static void coll__put32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+}
+static uint32_t coll__get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* ---- what the sections ahead of their definitions use -------------------- */
+/* Local data movement (>>kernels): host loops, or the caller's memops. */
+static int coll__copy(const coll_comm *c, void *dst, const void *src, size_t n);
+static int coll__reduce(const coll_comm *c, void *out, const void *a, const void *b, size_t n,
+                        coll_dtype t, coll_op op);
+static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, size_t d);
+static int coll__kernel_kept(coll_dtype t, coll_op op);   /* a loop compiled in for (t, op) */
+static int coll__is_integer(coll_dtype t);
+/* What a call moves and touches (>>planner). */
+static size_t coll__total_bytes(const struct coll__plan *pl, size_t esize);
+static void coll__extents(const struct coll__plan *pl, size_t *in_n, size_t *out_n);
+static int coll__overlap(const void *a, size_t an, const void *b, size_t bn);
+
 /* ========================================================================== */
-/* 3. Schedules                                                               */
+/* >>schedules  1. Schedules                                                  */
 /* ========================================================================== */
 /* A schedule is a pure function: (plan, step number) -> what this rank does
    in that step. It returns 1 and fills *st while there are steps (an idle
    step has to = from = -1) and 0 after the last. No state, no buffers: the
-   executor, coll_describe and any cost model all read the same function.
+   engine, coll_describe and any cost model all read the same function.
 
    Costs below: p ranks, n bytes, α per message, β per byte sent, γ per byte
    reduced; lg = ceil(log2 p); p2 = the largest power of two <= p. Message
@@ -2100,7 +1810,7 @@ static int coll__dissemination_barrier(const coll__plan *pl, int s, coll__step *
     return 1;
 }
 
-/* ---- the registry: the one home of every algorithm -------------------------
+/* ---- >>registry  the one home of every algorithm ---------------------------
 
    One row per (collective, algorithm) gives everything the library knows
    about it: its schedule, its cost formula (the one in the schedule's
@@ -2126,7 +1836,7 @@ enum {
     COLL__PIPELINE  = 512, /* counts its steps in chunks: bound them           */
     COLL__OOP       = 1024,/* out of place only                                */
     COLL__STAGE_IP  = 2048,/* in place, stages what arrives through scratch    */
-    /* not conditions on the call: which executor paths the row's steps use
+    /* not conditions on the call: which engine paths the row's steps use
        (a build that keeps no such row leaves the path out) */
     COLL__STRIDES   = 4096,/* strided spans, packed through scratch            */
     COLL__FOLD_LEFT = 8192,/* received (+) local (reduce == 2): in scratch      */
@@ -2166,7 +1876,7 @@ typedef struct coll__entry {
 #define COLL__S(K, A, F) (COLL__KEEPS(K, A) ? F : 0)
 #define COLL__H(K, A, F) (COLL__KEEPS(K, A) ? (coll__hook)(F) : (coll__hook)0)
 
-/* ---- the cost model behind COLL_ALGO_AUTO (α-β-γ; see each schedule) ---- */
+/* ---- >>cost  the model behind COLL_ALGO_AUTO (α-β-γ; see each schedule) -- */
 #ifndef COLL_NO_COST_MODEL
 #define COLL__C(NAME, EXPR)                                                      \
     static double NAME(const coll__plan *pl, double n, const coll_tuning *t)     \
@@ -2384,274 +2094,7 @@ static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es,
 }
 
 /* ========================================================================== */
-/* 4. Planner: AUTO                                                           */
-/* ========================================================================== */
-
-static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
-{
-    size_t n = pl->total;
-    if (COLL__KIND(pl->kind) == COLL_ALLTOALL) n = pl->count * (size_t)pl->p;
-    if (COLL__KIND(pl->kind) == COLL_ALLTOALLV) n = pl->total / (size_t)pl->p;   /* the mean row: alike everywhere */
-    return n * esize;
-}
-
-/* AUTO: the caller's per-size rule if one matches; else the cheapest row
-   that fits and needs nothing only some ranks could give (so every rank
-   picks the same one); without the cost model, the first such row. */
-static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t esize, int ordered)
-{
-    coll_algo best = COLL_ALGO_AUTO;
-    size_t bytes = coll__total_bytes(pl, esize), i;
-#ifndef COLL_NO_COST_MODEL
-    double best_cost = 0, n = (double)bytes;
-#endif
-    const char *why;
-    for (i = 0; i < (size_t)c->nrules; i++) {
-        const coll_rule *u = &c->rules[i];
-        if (u->kind == COLL__KIND(pl->kind) && bytes >= u->min_bytes && bytes <= u->max_bytes) return u->algo;
-    }
-    for (i = 0; i < coll__registry[COLL__KIND(pl->kind)].n; i++) {
-        const coll__entry *e = &coll__registry[COLL__KIND(pl->kind)].row[i];
-        if (COLL__NEEDS(e) & COLL__CALLER) continue;
-        if (coll__fits(c, pl, e, ordered, &why) != COLL_OK) continue;
-        /* a row that packs through scratch is no choice without it (a need
-           every row of the call shares is coll_start's to report: NOSPC) */
-        if ((COLL__NEEDS(e) & COLL__SCRATCH) && c->segment < coll__scratch_need(c, pl, e, esize)) continue;
-#ifdef COLL_NO_COST_MODEL
-        return (coll_algo)e->algo;
-#else
-        {                               /* costs read the call, not pl->algo */
-            double cost = e->cost(pl, n, &c->tune);
-            if (best == COLL_ALGO_AUTO || cost < best_cost) { best = (coll_algo)e->algo; best_cost = cost; }
-        }
-#endif
-    }
-    return best;
-}
-
-/* ========================================================================== */
-/* 5. Checking arguments and planning                                         */
-/* ========================================================================== */
-
-/* [a, a+an) and [b, b+bn) share a byte. */
-static int coll__overlap(const void *a, size_t an, const void *b, size_t bn)
-{
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    if (an == 0 || bn == 0 || !a || !b) return 0;     /* NULL: not given (planning only) */
-    return x < y + bn && y < x + an;
-}
-
-static size_t coll__esize(const coll_comm *c, coll_dtype t)
-{
-    return t == COLL_USER_TYPE ? c->user.elem_size : coll_dtype_size(t);
-}
-
-
-/* Everything coll_start checks about the arguments that every rank can
-   check alike, without touching a buffer: kinds, types, ops, roots, sizes. */
-static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t *esize_out,
-                           const char **why)
-{
-    size_t es, n;
-    int p, r, i;
-    if (!c || c->magic != COLL__MAGIC) return COLL__NO(why, COLL_ERR_INVAL, "comm: not initialised");
-    if (!a) return COLL__NO(why, COLL_ERR_INVAL, "args: NULL");
-    p = c->nranks; r = c->rank;
-    if ((unsigned)a->kind >= (unsigned)COLL_KIND_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "kind: not a coll_kind");
-    if (!COLL__ON(COLL_KINDS, a->kind)) return COLL__NO(why, COLL_ERR_NOSYS, "kind: not compiled in (COLL_KINDS)");
-    if ((unsigned)a->algo >= (unsigned)COLL_ALGO_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "algo: not a coll_algo");
-    pl->kind = COLL__KIND(a->kind); pl->algo = a->algo; pl->rank = r; pl->p = p;
-    pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0;
-    pl->inplace = 0; pl->row = 0;
-    for (pl->p2 = 1; pl->p2 * 2 <= p; pl->p2 *= 2) {}
-    pl->rem = p - pl->p2;
-    if (COLL__KIND(a->kind) == COLL_BARRIER) {
-        pl->count = pl->total = 1; pl->chunk = 1; pl->inplace = 0;
-        *esize_out = 1;
-        return COLL_OK;
-    }
-    if ((unsigned)a->dtype >= (unsigned)COLL_DTYPE_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "dtype: not a coll_dtype");
-    es = coll__esize(c, a->dtype);
-    if (es == 0) return COLL__NO(why, COLL_ERR_INVAL, "dtype: COLL_USER_TYPE without coll_set_user_op");
-    if (coll__reduces(COLL__KIND(a->kind))) {
-        if ((unsigned)a->op >= (unsigned)COLL_OP_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "op: not a coll_op");
-        if (a->op == COLL_USER_OP) {
-            if (!COLL__USER_OPS) return COLL__NO(why, COLL_ERR_NOSYS, "op: COLL_USER_OP not compiled in (COLL_OPS)");
-            if (!c->user.fn) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without coll_set_user_op");
-            if (c->mem) return COLL__NO(why, COLL_ERR_NOSYS, "op: a user op cannot read device memory");
-        }
-        else if (a->dtype == COLL_USER_TYPE) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_TYPE needs COLL_USER_OP");
-        else if (a->op >= COLL_BAND && !coll__is_integer(a->dtype)) return COLL__NO(why, COLL_ERR_INVAL, "op: bitwise op on a float type");
-        else if (!c->mem && (COLL__ONE(COLL_DTYPES) && COLL__ONE(COLL_OPS)
-                             ? a->dtype != COLL__DT(a->dtype) || a->op != COLL__OPV(a->op)
-                             : !coll__kernels3[a->dtype][a->op]))
-            return COLL__NO(why, COLL_ERR_NOSYS, "op: dtype or op not compiled in");
-    }
-    if (coll__rooted(COLL__KIND(a->kind))) {
-        if (a->root < 0 || a->root >= p) return COLL__NO(why, COLL_ERR_INVAL, "root: not a rank");
-    }
-    if (coll__vkind(COLL__KIND(a->kind))) {
-        if (!a->counts) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
-        n = 0;
-        for (i = 0; i < p; i++) {
-            if (a->counts[i] > ((size_t)-1) / es - n) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
-            n += a->counts[i];
-        }
-        pl->counts = a->counts;
-        pl->count = a->counts[r];
-        pl->total = n;
-    } else if (COLL__KIND(a->kind) == COLL_ALLTOALLV) {
-        size_t k, pp = (size_t)p * (size_t)p;
-        if (!a->counts) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
-        n = 0;
-        for (k = 0; k < pp; k++) {
-            if (a->counts[k] > ((size_t)-1) / es - n) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
-            n += a->counts[k];
-        }
-        pl->counts = a->counts;
-        pl->total = n;
-        pl->count = 0;                              /* this rank's row */
-        for (k = 0; k < (size_t)p; k++) pl->count += a->counts[(size_t)r * (size_t)p + k];
-    } else {
-        if (a->count > ((size_t)-1) / es / (size_t)p) return COLL__NO(why, COLL_ERR_INVAL, "count: too large");
-        n = a->count;
-        pl->total = coll__vector(COLL__KIND(a->kind)) ? n : n * (size_t)p;
-    }
-    /* pipeline chunk: one message segment, or the whole vector uncut */
-    pl->chunk = c->segment ? c->segment / es : pl->count;
-    if (pl->chunk == 0) pl->chunk = 1;
-    /* the in-place layouts, from addresses (no arithmetic on NULL) */
-    {
-        uintptr_t src = (uintptr_t)a->src, dst = (uintptr_t)a->dst, mine, len;
-        size_t off, l;
-        coll__block(pl, r, &off, &l);
-        mine = (uintptr_t)(off * es); len = (uintptr_t)l;
-        (void)len;
-        switch (COLL__KIND(a->kind)) {
-        case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_SCAN: case COLL_EXSCAN:
-            pl->inplace = src == dst; break;
-        case COLL_BROADCAST: pl->inplace = 1; break;
-        case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: case COLL_SCATTER: case COLL_SCATTERV:
-            pl->inplace = src && dst == src + mine; break;
-        case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: case COLL_GATHERV:
-            pl->inplace = dst && src == dst + mine; break;
-        case COLL_ALLTOALL: case COLL_ALLTOALLV: pl->inplace = src && src == dst; break;
-        default: pl->inplace = 0; break;
-        }
-    }
-    if (COLL__KIND(a->kind) == COLL_ALLTOALLV && pl->inplace) {   /* a block leaves where its reply lands */
-        for (i = 0; i < p; i++)
-            if (a->counts[(size_t)r * (size_t)p + (size_t)i] != a->counts[(size_t)i * (size_t)p + (size_t)r])
-                return COLL__NO(why, COLL_ERR_INVAL, "counts: alltoallv in place needs row r == column r");
-    }
-    *esize_out = es;
-    return COLL_OK;
-}
-
-/* Which buffers this rank uses, in elements (0: not touched, may be NULL):
-   linear gather and scatter use only the root's big buffer; broadcast has
-   one buffer; v forms skip an empty own block. */
-static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
-{
-    size_t off, len, n = pl->count, p = (size_t)pl->p;
-    int root = pl->rank == pl->root, big = !pl->row || !(COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__ROOT_ONLY);
-    coll__block(pl, pl->rank, &off, &len);
-    switch (COLL__KIND(pl->kind)) {
-    case COLL_ALLREDUCE: case COLL_SCAN: case COLL_EXSCAN: *in_n = *out_n = n; break;
-    case COLL_REDUCE: *in_n = n; *out_n = root || big ? n : 0; break;
-    case COLL_BROADCAST: *in_n = 0; *out_n = n; break;
-    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: *in_n = pl->total; *out_n = len; break;
-    case COLL_ALLGATHER: case COLL_ALLGATHERV: *in_n = len; *out_n = pl->total; break;
-    case COLL_GATHER: case COLL_GATHERV: *in_n = len; *out_n = root || big ? pl->total : 0; break;
-    case COLL_SCATTER: case COLL_SCATTERV: *in_n = root || big ? pl->total : 0; *out_n = len; break;
-    case COLL_ALLTOALL: *in_n = *out_n = n * p; break;
-    case COLL_ALLTOALLV:
-        coll__rblock(pl, pl->p - 1, &off, &len);
-        *in_n = n; *out_n = off + len; break;
-    default: *in_n = *out_n = 0; break;
-    }
-    if (pl->total == 0) *in_n = *out_n = 0;
-}
-
-/* The buffers this rank passed, for the algorithm picked: present where
-   used, inside the address space, and overlapping only in the in-place
-   layout. A refusal here is this rank's alone: the call check tells the
-   others. */
-static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es, int nulldst,
-                            const char **why)
-{
-    size_t in_n, out_n;
-    coll__extents(pl, &in_n, &out_n);
-    if (nulldst) out_n = 0;                     /* told to the others instead */
-    if (COLL__KIND(pl->kind) == COLL_BARRIER) return COLL_OK;
-    if (COLL__KIND(pl->kind) == COLL_BROADCAST) in_n = 0;
-    if (in_n && !a->src) return COLL__NO(why, COLL_ERR_INVAL, "src: NULL");
-    if (out_n && !a->dst) return COLL__NO(why, COLL_ERR_INVAL, "dst: NULL");
-    if (in_n && in_n * es > UINTPTR_MAX - (uintptr_t)a->src) return COLL__NO(why, COLL_ERR_INVAL, "src: wraps the address space");
-    if (out_n && out_n * es > UINTPTR_MAX - (uintptr_t)a->dst) return COLL__NO(why, COLL_ERR_INVAL, "dst: wraps the address space");
-    if (!pl->inplace && coll__overlap(a->src, in_n * es, a->dst, out_n * es))
-        return COLL__NO(why, COLL_ERR_INVAL, "src and dst overlap outside the in-place layout");
-    return COLL_OK;
-}
-
-/* Resolve AUTO and check the algorithm fits this call. */
-#ifndef COLL_NO_COST_MODEL
-#define COLL__MEMO(c) (&(c)->memo)
-#define COLL__FORGET(c) ((c)->memo.algo = COLL_ALGO_AUTO)
-#else
-#define COLL__MEMO(c) ((coll__memo *)0)
-#define COLL__FORGET(c) ((void)0)
-#endif
-
-/* coll__choose through the communicator's memo (m; NULL: none): the same
-   call as last time gets the same pick without the cost model. Every input
-   of the choice is in the key, or clears the memo when it changes; the v
-   forms (whose per-rank counts it reads) always choose afresh. */
-static coll_algo coll__choose_memo(const coll_comm *c, coll__memo *m, const coll__plan *pl, size_t es, int ordered)
-{
-#ifdef COLL_NO_COST_MODEL
-    (void)m;                                    /* the first row that fits: cheap */
-#else
-    if (m && !pl->counts) {
-        if (m->algo != COLL_ALGO_AUTO && m->count == pl->count && m->total == pl->total &&
-            m->chunk == pl->chunk && m->es == es && m->kind == (int)pl->kind && m->root == pl->root &&
-            m->group == pl->group && m->inplace == pl->inplace && m->ordered == ordered)
-            return (coll_algo)m->algo;
-        m->count = pl->count; m->total = pl->total; m->chunk = pl->chunk; m->es = es;
-        m->kind = (int)pl->kind; m->root = pl->root; m->group = pl->group; m->inplace = pl->inplace;
-        m->ordered = ordered;
-        return (coll_algo)(m->algo = (int)coll__choose(c, pl, es, ordered));
-    }
-#endif
-    return coll__choose(c, pl, es, ordered);
-}
-
-static int coll__pick(const coll_comm *c, coll__memo *m, const coll_args *a, coll__plan *pl, size_t es,
-                      const char **why)
-{
-    const coll__entry *e;
-    int ordered = COLL__USER_OPS && a->op == COLL_USER_OP && coll__reduces(COLL__KIND(a->kind)) && !c->user.commutative;
-    if (pl->algo == COLL_ALGO_AUTO)
-        pl->algo = COLL__KIND(a->kind) == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose_memo(c, m, pl, es, ordered);
-    e = coll__entry_of(COLL__KIND(pl->kind), pl->algo);
-    pl->row = e;
-    return coll__fits(c, pl, e, ordered, why);
-}
-
-COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
-{
-    size_t es = 0;
-    coll__plan pl;
-    const char *why;
-    if (!c || !a || c->magic != COLL__MAGIC) return 0;
-    if (coll__plan_args(c, a, &pl, &es, &why) != COLL_OK) return 0;
-    if (coll__pick(c, 0, a, &pl, es, &why) != COLL_OK)       /* no row: what any row would need */
-        return coll__reduces(COLL__KIND(a->kind)) && c->nranks > 1 && pl.total > 0 ? 2 * es : 0;
-    return 2 * coll__scratch_need(c, &pl, COLL__ROW_OF(&pl), es);   /* one element per half */
-}
-
-/* ========================================================================== */
-/* >>engine  6. The step engine                                               */
+/* >>engine  2. The step engine                                               */
 /* ========================================================================== */
 /* Runs steps, one after another, over the port. Where a step comes from is
    not its business: the request's source loads the next one (the plain
@@ -3236,7 +2679,7 @@ static int coll__plain_source(coll_request *q)
 }
 
 /* ========================================================================== */
-/* >>agree  7. The agreement layer: call checks, small calls, CRCs            */
+/* >>agree  3. The agreement layer: call checks, small calls, CRCs            */
 /* ========================================================================== */
 /* The first promise - the right answer on every rank, or an error on every
    rank that can see it - kept by a layer that drives the engine: it hands
@@ -3659,7 +3102,603 @@ static int coll__agree_start(coll_request *q, const coll_args *a, size_t es, int
 #endif
 
 /* ========================================================================== */
-/* 7. API                                                                     */
+/* >>planner  4. Planner: AUTO                                                */
+/* ========================================================================== */
+
+static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
+{
+    size_t n = pl->total;
+    if (COLL__KIND(pl->kind) == COLL_ALLTOALL) n = pl->count * (size_t)pl->p;
+    if (COLL__KIND(pl->kind) == COLL_ALLTOALLV) n = pl->total / (size_t)pl->p;   /* the mean row: alike everywhere */
+    return n * esize;
+}
+
+/* AUTO: the caller's per-size rule if one matches; else the cheapest row
+   that fits and needs nothing only some ranks could give (so every rank
+   picks the same one); without the cost model, the first such row. */
+static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t esize, int ordered)
+{
+    coll_algo best = COLL_ALGO_AUTO;
+    size_t bytes = coll__total_bytes(pl, esize), i;
+#ifndef COLL_NO_COST_MODEL
+    double best_cost = 0, n = (double)bytes;
+#endif
+    const char *why;
+    for (i = 0; i < (size_t)c->nrules; i++) {
+        const coll_rule *u = &c->rules[i];
+        if (u->kind == COLL__KIND(pl->kind) && bytes >= u->min_bytes && bytes <= u->max_bytes) return u->algo;
+    }
+    for (i = 0; i < coll__registry[COLL__KIND(pl->kind)].n; i++) {
+        const coll__entry *e = &coll__registry[COLL__KIND(pl->kind)].row[i];
+        if (COLL__NEEDS(e) & COLL__CALLER) continue;
+        if (coll__fits(c, pl, e, ordered, &why) != COLL_OK) continue;
+        /* a row that packs through scratch is no choice without it (a need
+           every row of the call shares is coll_start's to report: NOSPC) */
+        if ((COLL__NEEDS(e) & COLL__SCRATCH) && c->segment < coll__scratch_need(c, pl, e, esize)) continue;
+#ifdef COLL_NO_COST_MODEL
+        return (coll_algo)e->algo;
+#else
+        {                               /* costs read the call, not pl->algo */
+            double cost = e->cost(pl, n, &c->tune);
+            if (best == COLL_ALGO_AUTO || cost < best_cost) { best = (coll_algo)e->algo; best_cost = cost; }
+        }
+#endif
+    }
+    return best;
+}
+
+/* ========================================================================== */
+/* >>args  5. Checking arguments and planning                                 */
+/* ========================================================================== */
+
+/* [a, a+an) and [b, b+bn) share a byte. */
+static int coll__overlap(const void *a, size_t an, const void *b, size_t bn)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    if (an == 0 || bn == 0 || !a || !b) return 0;     /* NULL: not given (planning only) */
+    return x < y + bn && y < x + an;
+}
+
+static size_t coll__esize(const coll_comm *c, coll_dtype t)
+{
+    return t == COLL_USER_TYPE ? c->user.elem_size : coll_dtype_size(t);
+}
+
+
+/* Everything coll_start checks about the arguments that every rank can
+   check alike, without touching a buffer: kinds, types, ops, roots, sizes. */
+static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t *esize_out,
+                           const char **why)
+{
+    size_t es, n;
+    int p, r, i;
+    if (!c || c->magic != COLL__MAGIC) return COLL__NO(why, COLL_ERR_INVAL, "comm: not initialised");
+    if (!a) return COLL__NO(why, COLL_ERR_INVAL, "args: NULL");
+    p = c->nranks; r = c->rank;
+    if ((unsigned)a->kind >= (unsigned)COLL_KIND_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "kind: not a coll_kind");
+    if (!COLL__ON(COLL_KINDS, a->kind)) return COLL__NO(why, COLL_ERR_NOSYS, "kind: not compiled in (COLL_KINDS)");
+    if ((unsigned)a->algo >= (unsigned)COLL_ALGO_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "algo: not a coll_algo");
+    pl->kind = COLL__KIND(a->kind); pl->algo = a->algo; pl->rank = r; pl->p = p;
+    pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0;
+    pl->inplace = 0; pl->row = 0;
+    for (pl->p2 = 1; pl->p2 * 2 <= p; pl->p2 *= 2) {}
+    pl->rem = p - pl->p2;
+    if (COLL__KIND(a->kind) == COLL_BARRIER) {
+        pl->count = pl->total = 1; pl->chunk = 1; pl->inplace = 0;
+        *esize_out = 1;
+        return COLL_OK;
+    }
+    if ((unsigned)a->dtype >= (unsigned)COLL_DTYPE_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "dtype: not a coll_dtype");
+    es = coll__esize(c, a->dtype);
+    if (es == 0) return COLL__NO(why, COLL_ERR_INVAL, "dtype: COLL_USER_TYPE without coll_set_user_op");
+    if (coll__reduces(COLL__KIND(a->kind))) {
+        if ((unsigned)a->op >= (unsigned)COLL_OP_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "op: not a coll_op");
+        if (a->op == COLL_USER_OP) {
+            if (!COLL__USER_OPS) return COLL__NO(why, COLL_ERR_NOSYS, "op: COLL_USER_OP not compiled in (COLL_OPS)");
+            if (!c->user.fn) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without coll_set_user_op");
+            if (c->mem) return COLL__NO(why, COLL_ERR_NOSYS, "op: a user op cannot read device memory");
+        }
+        else if (a->dtype == COLL_USER_TYPE) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_TYPE needs COLL_USER_OP");
+        else if (a->op >= COLL_BAND && !coll__is_integer(a->dtype)) return COLL__NO(why, COLL_ERR_INVAL, "op: bitwise op on a float type");
+        else if (!c->mem && (COLL__ONE(COLL_DTYPES) && COLL__ONE(COLL_OPS)
+                             ? a->dtype != COLL__DT(a->dtype) || a->op != COLL__OPV(a->op)
+                             : !coll__kernel_kept(a->dtype, a->op)))
+            return COLL__NO(why, COLL_ERR_NOSYS, "op: dtype or op not compiled in");
+    }
+    if (coll__rooted(COLL__KIND(a->kind))) {
+        if (a->root < 0 || a->root >= p) return COLL__NO(why, COLL_ERR_INVAL, "root: not a rank");
+    }
+    if (coll__vkind(COLL__KIND(a->kind))) {
+        if (!a->counts) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
+        n = 0;
+        for (i = 0; i < p; i++) {
+            if (a->counts[i] > ((size_t)-1) / es - n) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
+            n += a->counts[i];
+        }
+        pl->counts = a->counts;
+        pl->count = a->counts[r];
+        pl->total = n;
+    } else if (COLL__KIND(a->kind) == COLL_ALLTOALLV) {
+        size_t k, pp = (size_t)p * (size_t)p;
+        if (!a->counts) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
+        n = 0;
+        for (k = 0; k < pp; k++) {
+            if (a->counts[k] > ((size_t)-1) / es - n) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
+            n += a->counts[k];
+        }
+        pl->counts = a->counts;
+        pl->total = n;
+        pl->count = 0;                              /* this rank's row */
+        for (k = 0; k < (size_t)p; k++) pl->count += a->counts[(size_t)r * (size_t)p + k];
+    } else {
+        if (a->count > ((size_t)-1) / es / (size_t)p) return COLL__NO(why, COLL_ERR_INVAL, "count: too large");
+        n = a->count;
+        pl->total = coll__vector(COLL__KIND(a->kind)) ? n : n * (size_t)p;
+    }
+    /* pipeline chunk: one message segment, or the whole vector uncut */
+    pl->chunk = c->segment ? c->segment / es : pl->count;
+    if (pl->chunk == 0) pl->chunk = 1;
+    /* the in-place layouts, from addresses (no arithmetic on NULL) */
+    {
+        uintptr_t src = (uintptr_t)a->src, dst = (uintptr_t)a->dst, mine, len;
+        size_t off, l;
+        coll__block(pl, r, &off, &l);
+        mine = (uintptr_t)(off * es); len = (uintptr_t)l;
+        (void)len;
+        switch (COLL__KIND(a->kind)) {
+        case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_SCAN: case COLL_EXSCAN:
+            pl->inplace = src == dst; break;
+        case COLL_BROADCAST: pl->inplace = 1; break;
+        case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: case COLL_SCATTER: case COLL_SCATTERV:
+            pl->inplace = src && dst == src + mine; break;
+        case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: case COLL_GATHERV:
+            pl->inplace = dst && src == dst + mine; break;
+        case COLL_ALLTOALL: case COLL_ALLTOALLV: pl->inplace = src && src == dst; break;
+        default: pl->inplace = 0; break;
+        }
+    }
+    if (COLL__KIND(a->kind) == COLL_ALLTOALLV && pl->inplace) {   /* a block leaves where its reply lands */
+        for (i = 0; i < p; i++)
+            if (a->counts[(size_t)r * (size_t)p + (size_t)i] != a->counts[(size_t)i * (size_t)p + (size_t)r])
+                return COLL__NO(why, COLL_ERR_INVAL, "counts: alltoallv in place needs row r == column r");
+    }
+    *esize_out = es;
+    return COLL_OK;
+}
+
+/* Which buffers this rank uses, in elements (0: not touched, may be NULL):
+   linear gather and scatter use only the root's big buffer; broadcast has
+   one buffer; v forms skip an empty own block. */
+static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
+{
+    size_t off, len, n = pl->count, p = (size_t)pl->p;
+    int root = pl->rank == pl->root, big = !pl->row || !(COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__ROOT_ONLY);
+    coll__block(pl, pl->rank, &off, &len);
+    switch (COLL__KIND(pl->kind)) {
+    case COLL_ALLREDUCE: case COLL_SCAN: case COLL_EXSCAN: *in_n = *out_n = n; break;
+    case COLL_REDUCE: *in_n = n; *out_n = root || big ? n : 0; break;
+    case COLL_BROADCAST: *in_n = 0; *out_n = n; break;
+    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: *in_n = pl->total; *out_n = len; break;
+    case COLL_ALLGATHER: case COLL_ALLGATHERV: *in_n = len; *out_n = pl->total; break;
+    case COLL_GATHER: case COLL_GATHERV: *in_n = len; *out_n = root || big ? pl->total : 0; break;
+    case COLL_SCATTER: case COLL_SCATTERV: *in_n = root || big ? pl->total : 0; *out_n = len; break;
+    case COLL_ALLTOALL: *in_n = *out_n = n * p; break;
+    case COLL_ALLTOALLV:
+        coll__rblock(pl, pl->p - 1, &off, &len);
+        *in_n = n; *out_n = off + len; break;
+    default: *in_n = *out_n = 0; break;
+    }
+    if (pl->total == 0) *in_n = *out_n = 0;
+}
+
+/* The buffers this rank passed, for the algorithm picked: present where
+   used, inside the address space, and overlapping only in the in-place
+   layout. A refusal here is this rank's alone: the call check tells the
+   others. */
+static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es, int nulldst,
+                            const char **why)
+{
+    size_t in_n, out_n;
+    coll__extents(pl, &in_n, &out_n);
+    if (nulldst) out_n = 0;                     /* told to the others instead */
+    if (COLL__KIND(pl->kind) == COLL_BARRIER) return COLL_OK;
+    if (COLL__KIND(pl->kind) == COLL_BROADCAST) in_n = 0;
+    if (in_n && !a->src) return COLL__NO(why, COLL_ERR_INVAL, "src: NULL");
+    if (out_n && !a->dst) return COLL__NO(why, COLL_ERR_INVAL, "dst: NULL");
+    if (in_n && in_n * es > UINTPTR_MAX - (uintptr_t)a->src) return COLL__NO(why, COLL_ERR_INVAL, "src: wraps the address space");
+    if (out_n && out_n * es > UINTPTR_MAX - (uintptr_t)a->dst) return COLL__NO(why, COLL_ERR_INVAL, "dst: wraps the address space");
+    if (!pl->inplace && coll__overlap(a->src, in_n * es, a->dst, out_n * es))
+        return COLL__NO(why, COLL_ERR_INVAL, "src and dst overlap outside the in-place layout");
+    return COLL_OK;
+}
+
+/* Resolve AUTO and check the algorithm fits this call. */
+#ifndef COLL_NO_COST_MODEL
+#define COLL__MEMO(c) (&(c)->memo)
+#define COLL__FORGET(c) ((c)->memo.algo = COLL_ALGO_AUTO)
+#else
+#define COLL__MEMO(c) ((coll__memo *)0)
+#define COLL__FORGET(c) ((void)0)
+#endif
+
+/* coll__choose through the communicator's memo (m; NULL: none): the same
+   call as last time gets the same pick without the cost model. Every input
+   of the choice is in the key, or clears the memo when it changes; the v
+   forms (whose per-rank counts it reads) always choose afresh. */
+static coll_algo coll__choose_memo(const coll_comm *c, coll__memo *m, const coll__plan *pl, size_t es, int ordered)
+{
+#ifdef COLL_NO_COST_MODEL
+    (void)m;                                    /* the first row that fits: cheap */
+#else
+    if (m && !pl->counts) {
+        if (m->algo != COLL_ALGO_AUTO && m->count == pl->count && m->total == pl->total &&
+            m->chunk == pl->chunk && m->es == es && m->kind == (int)pl->kind && m->root == pl->root &&
+            m->group == pl->group && m->inplace == pl->inplace && m->ordered == ordered)
+            return (coll_algo)m->algo;
+        m->count = pl->count; m->total = pl->total; m->chunk = pl->chunk; m->es = es;
+        m->kind = (int)pl->kind; m->root = pl->root; m->group = pl->group; m->inplace = pl->inplace;
+        m->ordered = ordered;
+        return (coll_algo)(m->algo = (int)coll__choose(c, pl, es, ordered));
+    }
+#endif
+    return coll__choose(c, pl, es, ordered);
+}
+
+static int coll__pick(const coll_comm *c, coll__memo *m, const coll_args *a, coll__plan *pl, size_t es,
+                      const char **why)
+{
+    const coll__entry *e;
+    int ordered = COLL__USER_OPS && a->op == COLL_USER_OP && coll__reduces(COLL__KIND(a->kind)) && !c->user.commutative;
+    if (pl->algo == COLL_ALGO_AUTO)
+        pl->algo = COLL__KIND(a->kind) == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose_memo(c, m, pl, es, ordered);
+    e = coll__entry_of(COLL__KIND(pl->kind), pl->algo);
+    pl->row = e;
+    return coll__fits(c, pl, e, ordered, why);
+}
+
+COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
+{
+    size_t es = 0;
+    coll__plan pl;
+    const char *why;
+    if (!c || !a || c->magic != COLL__MAGIC) return 0;
+    if (coll__plan_args(c, a, &pl, &es, &why) != COLL_OK) return 0;
+    if (coll__pick(c, 0, a, &pl, es, &why) != COLL_OK)       /* no row: what any row would need */
+        return coll__reduces(COLL__KIND(a->kind)) && c->nranks > 1 && pl.total > 0 ? 2 * es : 0;
+    return 2 * coll__scratch_need(c, &pl, COLL__ROW_OF(&pl), es);   /* one element per half */
+}
+
+/* ========================================================================== */
+/* >>kernels  6. Types: sizes, half-precision conversion                      */
+/* ========================================================================== */
+
+#define COLL__DTYPE_SIZE(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E: return sizeof(T);
+#define COLL__DTYPE_CLASS(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E: return COLL__IS_##CL;
+#define COLL__IS_INT 1
+#define COLL__IS_FLOAT 0
+COLL_API size_t coll_dtype_size(coll_dtype dtype)
+{
+    switch (dtype) {
+    COLL_DTYPE_LIST(COLL__DTYPE_SIZE)
+    default: return 0;
+    }
+}
+
+static int coll__is_integer(coll_dtype t)
+{
+    switch (t) {
+    COLL_DTYPE_LIST(COLL__DTYPE_CLASS)
+    default: return 0;
+    }
+}
+
+typedef union { float f; uint32_t u; } coll__f32;
+
+/* IEEE binary16 <-> float, round to nearest even; NaN stays NaN. */
+static float coll__h2f(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    coll__f32 v;
+    if (e == 0x1f)      v.u = sign | 0x7f800000u | (m << 13);
+    else if (e != 0)    v.u = sign | ((e + 112u) << 23) | (m << 13);
+    else if (m == 0)    v.u = sign;
+    else {                                  /* subnormal: normalise */
+        e = 113;
+        while (!(m & 0x400u)) { m <<= 1; e--; }
+        v.u = sign | (e << 23) | ((m & 0x3ffu) << 13);
+    }
+    return v.f;
+}
+
+static uint16_t coll__f2h(float f)
+{
+    coll__f32 v;
+    uint32_t sign, ax, r, rem, half, shift, m;
+    v.f = f;
+    sign = (v.u >> 16) & 0x8000u;
+    ax = v.u & 0x7fffffffu;
+    if (ax >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);      /* >= 65520: inf */
+    if (ax < 0x33000000u) return (uint16_t)sign;                   /* < 2^-25: zero */
+    if (ax < 0x38800000u) {                                        /* subnormal     */
+        shift = 126u - (ax >> 23);
+        m = (ax & 0x7fffffu) | 0x800000u;
+        r = m >> shift; rem = m & ((1u << shift) - 1u); half = 1u << (shift - 1u);
+    } else {
+        r = (ax - 0x38000000u) >> 13; rem = ax & 0x1fffu; half = 0x1000u;
+    }
+    if (rem > half || (rem == half && (r & 1u))) r++;
+    return (uint16_t)(sign | r);
+}
+
+/* bfloat16 is the top half of a float. */
+static float coll__b2f(uint16_t b) { coll__f32 v; v.u = (uint32_t)b << 16; return v.f; }
+static uint16_t coll__f2b(float f)
+{
+    coll__f32 v;
+    v.f = f;
+    if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u);
+    v.u += 0x7fffu + ((v.u >> 16) & 1u);
+    return (uint16_t)(v.u >> 16);
+}
+
+/* ---- CRC-32C: the integrity check of COLL_CHECK_CRC and of check frames --- */
+/* Castagnoli polynomial, reflected (0x82F63B78), as in iSCSI and ext4: it
+   catches every burst error up to 32 bits. The instruction where the
+   target has one (SSE4.2, ARMv8 CRC), else a table of 256 entries (1 KiB),
+   or of 16 with COLL_CRC_SMALL (64 B, two look-ups per byte). */
+#if defined(__OPTIMIZE_SIZE__) && !defined(COLL_CRC_SMALL) && !defined(COLL_CRC_TABLE)
+#define COLL_CRC_SMALL             /* built for size: the 64-byte table */
+#endif
+#if defined(__SSE4_2__) && !defined(COLL_CRC_SMALL)
+#include <nmmintrin.h>
+#define COLL__CRC_HW(c, b) ((uint32_t)_mm_crc32_u8((c), (b)))
+#elif defined(__ARM_FEATURE_CRC32) && !defined(COLL_CRC_SMALL)
+#include <arm_acle.h>
+#define COLL__CRC_HW(c, b) __crc32cb((c), (b))
+#elif defined(COLL_CRC_SMALL)
+static const uint32_t coll__crc_tab[16] = {
+    0x00000000u, 0x105ec76fu, 0x20bd8edeu, 0x30e349b1u, 0x417b1dbcu, 0x5125dad3u, 0x61c69362u, 0x7198540du,
+    0x82f63b78u, 0x92a8fc17u, 0xa24bb5a6u, 0xb21572c9u, 0xc38d26c4u, 0xd3d3e1abu, 0xe330a81au, 0xf36e6f75u
+};
+#else
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1
+/* x86-64 without -msse4.2: use the instruction when this CPU has it */
+#include <nmmintrin.h>
+#define COLL__CRC_DISPATCH 1
+__attribute__((target("sse4.2")))
+static uint32_t coll__crc_sse42(uint32_t c, const unsigned char *b, size_t n)
+{
+    for (; n >= 8; n -= 8, b += 8) {
+        uint64_t w; COLL_MEMCPY(&w, b, 8);
+        c = (uint32_t)_mm_crc32_u64(c, w);
+    }
+    while (n--) c = _mm_crc32_u8(c, *b++);
+    return c;
+}
+#endif
+static const uint32_t coll__crc_tab[256] = {
+    0x00000000u, 0xf26b8303u, 0xe13b70f7u, 0x1350f3f4u, 0xc79a971fu, 0x35f1141cu,
+    0x26a1e7e8u, 0xd4ca64ebu, 0x8ad958cfu, 0x78b2dbccu, 0x6be22838u, 0x9989ab3bu,
+    0x4d43cfd0u, 0xbf284cd3u, 0xac78bf27u, 0x5e133c24u, 0x105ec76fu, 0xe235446cu,
+    0xf165b798u, 0x030e349bu, 0xd7c45070u, 0x25afd373u, 0x36ff2087u, 0xc494a384u,
+    0x9a879fa0u, 0x68ec1ca3u, 0x7bbcef57u, 0x89d76c54u, 0x5d1d08bfu, 0xaf768bbcu,
+    0xbc267848u, 0x4e4dfb4bu, 0x20bd8edeu, 0xd2d60dddu, 0xc186fe29u, 0x33ed7d2au,
+    0xe72719c1u, 0x154c9ac2u, 0x061c6936u, 0xf477ea35u, 0xaa64d611u, 0x580f5512u,
+    0x4b5fa6e6u, 0xb93425e5u, 0x6dfe410eu, 0x9f95c20du, 0x8cc531f9u, 0x7eaeb2fau,
+    0x30e349b1u, 0xc288cab2u, 0xd1d83946u, 0x23b3ba45u, 0xf779deaeu, 0x05125dadu,
+    0x1642ae59u, 0xe4292d5au, 0xba3a117eu, 0x4851927du, 0x5b016189u, 0xa96ae28au,
+    0x7da08661u, 0x8fcb0562u, 0x9c9bf696u, 0x6ef07595u, 0x417b1dbcu, 0xb3109ebfu,
+    0xa0406d4bu, 0x522bee48u, 0x86e18aa3u, 0x748a09a0u, 0x67dafa54u, 0x95b17957u,
+    0xcba24573u, 0x39c9c670u, 0x2a993584u, 0xd8f2b687u, 0x0c38d26cu, 0xfe53516fu,
+    0xed03a29bu, 0x1f682198u, 0x5125dad3u, 0xa34e59d0u, 0xb01eaa24u, 0x42752927u,
+    0x96bf4dccu, 0x64d4cecfu, 0x77843d3bu, 0x85efbe38u, 0xdbfc821cu, 0x2997011fu,
+    0x3ac7f2ebu, 0xc8ac71e8u, 0x1c661503u, 0xee0d9600u, 0xfd5d65f4u, 0x0f36e6f7u,
+    0x61c69362u, 0x93ad1061u, 0x80fde395u, 0x72966096u, 0xa65c047du, 0x5437877eu,
+    0x4767748au, 0xb50cf789u, 0xeb1fcbadu, 0x197448aeu, 0x0a24bb5au, 0xf84f3859u,
+    0x2c855cb2u, 0xdeeedfb1u, 0xcdbe2c45u, 0x3fd5af46u, 0x7198540du, 0x83f3d70eu,
+    0x90a324fau, 0x62c8a7f9u, 0xb602c312u, 0x44694011u, 0x5739b3e5u, 0xa55230e6u,
+    0xfb410cc2u, 0x092a8fc1u, 0x1a7a7c35u, 0xe811ff36u, 0x3cdb9bddu, 0xceb018deu,
+    0xdde0eb2au, 0x2f8b6829u, 0x82f63b78u, 0x709db87bu, 0x63cd4b8fu, 0x91a6c88cu,
+    0x456cac67u, 0xb7072f64u, 0xa457dc90u, 0x563c5f93u, 0x082f63b7u, 0xfa44e0b4u,
+    0xe9141340u, 0x1b7f9043u, 0xcfb5f4a8u, 0x3dde77abu, 0x2e8e845fu, 0xdce5075cu,
+    0x92a8fc17u, 0x60c37f14u, 0x73938ce0u, 0x81f80fe3u, 0x55326b08u, 0xa759e80bu,
+    0xb4091bffu, 0x466298fcu, 0x1871a4d8u, 0xea1a27dbu, 0xf94ad42fu, 0x0b21572cu,
+    0xdfeb33c7u, 0x2d80b0c4u, 0x3ed04330u, 0xccbbc033u, 0xa24bb5a6u, 0x502036a5u,
+    0x4370c551u, 0xb11b4652u, 0x65d122b9u, 0x97baa1bau, 0x84ea524eu, 0x7681d14du,
+    0x2892ed69u, 0xdaf96e6au, 0xc9a99d9eu, 0x3bc21e9du, 0xef087a76u, 0x1d63f975u,
+    0x0e330a81u, 0xfc588982u, 0xb21572c9u, 0x407ef1cau, 0x532e023eu, 0xa145813du,
+    0x758fe5d6u, 0x87e466d5u, 0x94b49521u, 0x66df1622u, 0x38cc2a06u, 0xcaa7a905u,
+    0xd9f75af1u, 0x2b9cd9f2u, 0xff56bd19u, 0x0d3d3e1au, 0x1e6dcdeeu, 0xec064eedu,
+    0xc38d26c4u, 0x31e6a5c7u, 0x22b65633u, 0xd0ddd530u, 0x0417b1dbu, 0xf67c32d8u,
+    0xe52cc12cu, 0x1747422fu, 0x49547e0bu, 0xbb3ffd08u, 0xa86f0efcu, 0x5a048dffu,
+    0x8ecee914u, 0x7ca56a17u, 0x6ff599e3u, 0x9d9e1ae0u, 0xd3d3e1abu, 0x21b862a8u,
+    0x32e8915cu, 0xc083125fu, 0x144976b4u, 0xe622f5b7u, 0xf5720643u, 0x07198540u,
+    0x590ab964u, 0xab613a67u, 0xb831c993u, 0x4a5a4a90u, 0x9e902e7bu, 0x6cfbad78u,
+    0x7fab5e8cu, 0x8dc0dd8fu, 0xe330a81au, 0x115b2b19u, 0x020bd8edu, 0xf0605beeu,
+    0x24aa3f05u, 0xd6c1bc06u, 0xc5914ff2u, 0x37faccf1u, 0x69e9f0d5u, 0x9b8273d6u,
+    0x88d28022u, 0x7ab90321u, 0xae7367cau, 0x5c18e4c9u, 0x4f48173du, 0xbd23943eu,
+    0xf36e6f75u, 0x0105ec76u, 0x12551f82u, 0xe03e9c81u, 0x34f4f86au, 0xc69f7b69u,
+    0xd5cf889du, 0x27a40b9eu, 0x79b737bau, 0x8bdcb4b9u, 0x988c474du, 0x6ae7c44eu,
+    0xbe2da0a5u, 0x4c4623a6u, 0x5f16d052u, 0xad7d5351u
+};
+#endif
+
+COLL_API uint32_t coll_crc32c(uint32_t crc, const void *buf, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)buf;
+    uint32_t c = ~crc;
+#if defined(COLL__CRC_HW)
+#if defined(__SSE4_2__) && defined(__x86_64__)
+    for (; n >= 8; n -= 8, b += 8) {
+        uint64_t w; COLL_MEMCPY(&w, b, 8);
+        c = (uint32_t)_mm_crc32_u64(c, w);
+    }
+#endif
+    while (n--) c = COLL__CRC_HW(c, *b++);
+#elif defined(COLL_CRC_SMALL)
+    while (n--) {
+        c ^= *b++;
+        c = (c >> 4) ^ coll__crc_tab[c & 15];
+        c = (c >> 4) ^ coll__crc_tab[c & 15];
+    }
+#else
+#ifdef COLL__CRC_DISPATCH
+    if (__builtin_cpu_supports("sse4.2")) return ~coll__crc_sse42(c, b, n);
+#endif
+    while (n--) c = (c >> 8) ^ coll__crc_tab[(c ^ *b++) & 255];
+#endif
+    return ~c;
+}
+
+
+/* ========================================================================== */
+/* 6. Local kernels: out[i] = a[i] (+) b[i]                                   */
+/* ========================================================================== */
+/* One loop per (dtype, op), chosen once per call from a table, so the inner
+   loop holds no switch and the compiler vectorises it. Two forms: out == a
+   (the common in-place accumulate) and three distinct arrays; `restrict` on
+   both keeps the vector path. Signed sums and products wrap through the
+   unsigned type (no undefined overflow); halves go through float. */
+
+typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
+
+#define COLL__ID(x) (x)
+/* The body runs in blocks of 8 with a fixed inner trip count, in a typed
+   function whose restrict parameters let the compiler skip alias checks:
+   that is vector code even at -O2 (gcc's cheap vectoriser will not touch a
+   plain loop of unknown length). A scalar tail follows. Built for size
+   (-Os) there is one plain loop per (dtype, op), no restrict (out may
+   equal a), and one table: half the code. */
+#define COLL__VEC 8
+/* out[i] = A[i] (+) b[i], A being `a` or, in place, `o` itself. */
+#define COLL__LOOP(A, C, IN, OUT, EXPR)                                          \
+    size_t i = 0, j;                                                             \
+    for (; i + COLL__VEC <= n; i += COLL__VEC)                                   \
+        for (j = 0; j < COLL__VEC; j++) { C x = IN(A[i + j]), y = IN(b[i + j]); o[i + j] = OUT(EXPR); } \
+    for (; i < n; i++) { C x = IN(A[i]), y = IN(b[i]); o[i] = OUT(EXPR); }
+#if defined(__OPTIMIZE_SIZE__)
+#define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
+    static COLL__UNUSED void NAME##_3(void *vo, const void *va, const void *vb, size_t n) \
+    {                                                                            \
+        T *o = (T *)vo; const T *a = (const T *)va, *b = (const T *)vb; size_t i; \
+        for (i = 0; i < n; i++) { C x = IN(a[i]), y = IN(b[i]); o[i] = OUT(EXPR); } \
+    }
+#else
+#define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
+    static COLL__UNUSED void NAME##_3t(T *COLL__RESTRICT o, const T *COLL__RESTRICT a, \
+                                       const T *COLL__RESTRICT b, size_t n)      \
+    { COLL__LOOP(a, C, IN, OUT, EXPR) }                                          \
+    static COLL__UNUSED void NAME##_2t(T *COLL__RESTRICT o, const T *COLL__RESTRICT b, size_t n) \
+    { COLL__LOOP(o, C, IN, OUT, EXPR) }                                          \
+    static COLL__UNUSED void NAME##_3(void *o, const void *a, const void *b, size_t n) \
+    { NAME##_3t((T *)o, (const T *)a, (const T *)b, n); }                        \
+    static COLL__UNUSED void NAME##_2(void *o, const void *a, const void *b, size_t n) \
+    { (void)a; NAME##_2t((T *)o, (const T *)b, n); }
+#endif
+
+/* Float min and max propagate NaN (y != y is true only for NaN).
+   Which operand wins among equals (+0/-0, two NaNs) depends on operand
+   order: every algorithm fixes that order, so every rank gets the same bits. */
+#define COLL__MIN(x, y) ((y) < (x) ? (y) : (x))
+#define COLL__MAX(x, y) ((y) > (x) ? (y) : (x))
+#define COLL__FMIN(x, y) ((y) < (x) || (y) != (y) ? (y) : (x))
+#define COLL__FMAX(x, y) ((y) > (x) || (y) != (y) ? (y) : (x))
+
+#define COLL__INT_KERNELS(N, T, U)                                               \
+    COLL__KERNEL(coll__##N##_sum,  T, T, COLL__ID, (T), (U)x + (U)y)             \
+    COLL__KERNEL(coll__##N##_prod, T, T, COLL__ID, (T), (U)x * (U)y)             \
+    COLL__KERNEL(coll__##N##_min,  T, T, COLL__ID, (T), COLL__MIN(x, y))         \
+    COLL__KERNEL(coll__##N##_max,  T, T, COLL__ID, (T), COLL__MAX(x, y))         \
+    COLL__KERNEL(coll__##N##_band, T, T, COLL__ID, (T), x & y)                   \
+    COLL__KERNEL(coll__##N##_bor,  T, T, COLL__ID, (T), x | y)                   \
+    COLL__KERNEL(coll__##N##_bxor, T, T, COLL__ID, (T), x ^ y)
+
+#define COLL__FLOAT_KERNELS(N, T, C, IN, OUT)                                    \
+    COLL__KERNEL(coll__##N##_sum,  T, C, IN, OUT, x + y)                         \
+    COLL__KERNEL(coll__##N##_prod, T, C, IN, OUT, x * y)                         \
+    COLL__KERNEL(coll__##N##_min,  T, C, IN, OUT, COLL__FMIN(x, y))              \
+    COLL__KERNEL(coll__##N##_max,  T, C, IN, OUT, COLL__FMAX(x, y))
+
+#define COLL__KERNELS_INT(N, T, C, IN, OUT, U) COLL__INT_KERNELS(N, T, U)
+#define COLL__KERNELS_FLOAT(N, T, C, IN, OUT, U) COLL__FLOAT_KERNELS(N, T, C, IN, OUT)
+#define COLL__DTYPE_KERNELS(E, N, T, C, IN, OUT, U, W, CL) COLL__KERNELS_##CL(N, T, C, IN, OUT, U)
+COLL_DTYPE_LIST(COLL__DTYPE_KERNELS)
+
+/* Table entry for (dtype T, op O), or 0 if either is trimmed out. */
+#define COLL__K(T, O, FN) (COLL__ON(COLL_DTYPES, T) && COLL__ON(COLL_OPS, O) ? FN : 0)
+#define COLL__ARITH(T, N, F) COLL__K(T, COLL_SUM, coll__##N##_sum_##F),          \
+    COLL__K(T, COLL_PROD, coll__##N##_prod_##F), COLL__K(T, COLL_MIN, coll__##N##_min_##F), \
+    COLL__K(T, COLL_MAX, coll__##N##_max_##F), COLL__K(T, COLL_AVG, coll__##N##_sum_##F)
+#define COLL__INT_ROW(T, N, F) { COLL__ARITH(T, N, F),                            \
+    COLL__K(T, COLL_BAND, coll__##N##_band_##F), COLL__K(T, COLL_BOR, coll__##N##_bor_##F),  \
+    COLL__K(T, COLL_BXOR, coll__##N##_bxor_##F), 0 }
+#define COLL__FLOAT_ROW(T, N, F) { COLL__ARITH(T, N, F), 0, 0, 0, 0 }
+#define COLL__ROW3(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_ROW(COLL_##E, N, 3),
+#define COLL__ROW2(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_ROW(COLL_##E, N, 2),
+
+/* [dtype][op]; avg reduces as a sum (the division comes once, at the end). */
+static const coll__kernel coll__kernels3[COLL_DTYPE_COUNT][COLL_OP_COUNT] = {
+    COLL_DTYPE_LIST(COLL__ROW3) { 0, 0, 0, 0, 0, 0, 0, 0, 0 } };
+#if !defined(__OPTIMIZE_SIZE__)
+static const coll__kernel coll__kernels2[COLL_DTYPE_COUNT][COLL_OP_COUNT] = {
+    COLL_DTYPE_LIST(COLL__ROW2) { 0, 0, 0, 0, 0, 0, 0, 0, 0 } };
+#endif
+
+/* avg's one division: buf[i] /= d, in the element type (integers truncate). */
+static void coll__scale_host(void *buf, size_t n, coll_dtype t, size_t d)
+{
+    size_t i;
+#define COLL__DTYPE_SCALE(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E:          \
+    if (COLL__ON(COLL_DTYPES, COLL_##E)) {                                       \
+        T *p = (T *)buf;                                                         \
+        for (i = 0; i < n; i++) p[i] = (T)OUT((C)((W)IN(p[i]) / (W)d));          \
+    } break;
+    switch (t) {
+    COLL_DTYPE_LIST(COLL__DTYPE_SCALE)
+    default: break;
+    }
+#undef COLL__DTYPE_SCALE
+}
+
+static int coll__kernel_kept(coll_dtype t, coll_op op) { return coll__kernels3[t][op] != 0; }
+
+/* The three local operations the engine needs, host or caller-supplied. */
+static int coll__copy(const coll_comm *c, void *dst, const void *src, size_t bytes)
+{
+    if (dst == src || bytes == 0) return COLL_OK;
+    if (c->mem) return c->mem->copy(c->mem->ctx, dst, src, bytes);
+    COLL_MEMCPY(dst, src, bytes);
+    return COLL_OK;
+}
+
+static int coll__reduce(const coll_comm *c, void *out, const void *a, const void *b,
+                        size_t n, coll_dtype t, coll_op op)
+{
+    if (n == 0) return COLL_OK;
+    if (COLL__USER_OPS && op == COLL_USER_OP) {
+        c->user.fn(out, a, b, n, c->user.user);
+        return COLL_OK;
+    }
+    if (c->mem) return c->mem->reduce(c->mem->ctx, out, a, b, n, t, op);
+#if defined(__OPTIMIZE_SIZE__)
+    coll__kernels3[COLL__DT(t)][COLL__OPV(op)](out, a, b, n);
+#else
+    (out == a ? coll__kernels2 : coll__kernels3)[COLL__DT(t)][COLL__OPV(op)](out, a, b, n);
+#endif
+    return COLL_OK;
+}
+
+static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, size_t d)
+{
+    if (n == 0 || d == 1) return COLL_OK;
+    if (c->mem) return c->mem->scale(c->mem->ctx, buf, n, t, d);
+    coll__scale_host(buf, n, t, d);
+    return COLL_OK;
+}
+
+/* ========================================================================== */
+/* >>calls  7. The API's definitions                                          */
 /* ========================================================================== */
 
 COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port,
