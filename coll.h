@@ -328,6 +328,11 @@ typedef struct coll_port {
        into buf where it lies instead of a copy (zero-copy reduce) */
     int (*irecv_fold)(void *ctx, int peer, void *buf, size_t bytes,
                       coll_fold_fn fold, void *arg, int *handle);
+    /* optional: how many communicators coll_init attached to this port
+       (this rank's end of it) before this one: 0, 1, 2 ... It enters every
+       call's signature, so two communicators over one port never take each
+       other's messages for their own. A negative code refuses the new one. */
+    int (*attach)(void *ctx);
 } coll_port;
 
 /* What the communicator verifies (coll_set_checks; see CALL CHECKS). */
@@ -546,6 +551,7 @@ struct coll_comm {
     int broken;                /* 0, or the error that broke the communicator */
     const char *why;           /* what the last error was about (static)      */
     struct coll_comm *up;      /* a sub-communicator's parent, else NULL      */
+    uint32_t context;          /* which communicator on its port (attach)     */
     uint32_t group_id;         /* 0, or a hash of the sub's members (signed)  */
     uint32_t ticket, turn;     /* requests started / finished, this rank, on
                                   the top communicator: they run in turn      */
@@ -2710,6 +2716,9 @@ enum {
     COLL__F_NULLDST = 4,           /* a non-root of reduce passed no dst     */
     COLL__F_TAIL = 8               /* (sender's own) the round's tail follows */
 };
+/* A small call rides in the rounds (never with COLL_EAGER_BYTES 0: then
+   the compiler drops every line of it). */
+#define COLL__EAGER(g) (COLL_EAGER_BYTES > 0 && (g)->eager)
 enum { COLL__LAST_NONE, COLL__LAST_FRAME, COLL__LAST_TAIL, COLL__LAST_PAYLOAD, COLL__LAST_CRC };
 
 /* A hash of everything that shapes the message pattern or the meaning of
@@ -2737,6 +2746,8 @@ static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__p
                         ((k == COLL_ALLTOALL || k == COLL_ALLTOALLV) && pl->inplace ? 512u : 0u));   /* swaps */
     h = coll_crc32c(0, w, sizeof w);
     if (c->group_id) { coll__put32(w, c->group_id); h = coll_crc32c(h, w, 4); }
+    while (c->up) c = c->up;          /* which communicator on the port: its top's */
+    if (c->context) { coll__put32(w, c->context); h = coll_crc32c(h, w, 4); }
     nc = !pl->counts ? 0 : k == COLL_ALLTOALLV ? (size_t)pl->p * (size_t)pl->p : (size_t)pl->p;
     for (i = 0; i < nc; ) {         /* six counts per CRC call: p x p of them for alltoallv */
         size_t m = 0;
@@ -2786,7 +2797,7 @@ static size_t coll__tail_bytes(const coll_request *q, int k)
 
 static int coll__sends_tail(const coll_request *q)
 {
-    return q->g.eager && q->g.phase == 0 && q->g.blk > coll__inl(q);
+    return COLL__EAGER(&q->g) && q->g.phase == 0 && q->g.blk > coll__inl(q);
 }
 
 static uint32_t coll__frame_crc(const unsigned char *f, size_t bytes)
@@ -2843,7 +2854,7 @@ static void coll__round_end(coll_request *q)
         if (lo < g->lo) g->lo = lo;
         if (hi > g->hi) g->hi = hi;
         if (bad < g->bad) g->bad = bad;
-        if (g->eager && g->phase == 0) {
+        if (COLL__EAGER(g) && g->phase == 0) {
             size_t want = (size_t)coll__round_blocks(q, g->round) * g->blk;
             unsigned char *to = g->fo.b + COLL__FRAME + ((size_t)1 << g->round) * g->blk;
             COLL_ASSERT(((size_t)1 << g->round) * g->blk + want <= (size_t)COLL__EAGER_ROOM);
@@ -3012,14 +3023,14 @@ static int coll__agreed(coll_request *q)
     int rc = coll__verdict(q);
     if (rc != COLL_OK) return rc;
     g->round = 0;
-    if ((g->flags & COLL__F_NULLDST) && !g->eager) {   /* a non-root has no dst */
+    if ((g->flags & COLL__F_NULLDST) && !COLL__EAGER(g)) {   /* a non-root has no dst */
         const coll__entry *e = coll__entry_of(COLL_REDUCE, COLL_ALGO_LINEAR);
         if (!e || !e->f) return COLL__NO(&q->c->why, COLL_ERR_NOSYS, "algo: linear reduce (for a NULL dst) not compiled in");
         q->pl.algo = COLL_ALGO_LINEAR;
         q->pl.row = e;
         q->sched = e->f;
     }
-    if (g->eager) {                      /* the rounds carried the call: finish here */
+    if (COLL__EAGER(g)) {                /* the rounds carried the call: finish here */
         g->phase = 2;
         rc = coll__eager_finish(q);
         return rc == COLL_OK ? rc : coll__broke(q, rc, "a local operation failed");
@@ -3052,7 +3063,8 @@ static int coll__agree_source(coll_request *q)
     if (g->phase == 1) {
         if (!g->skip && q->sched(&q->pl, q->step, &q->st)) {
             q->step++;
-            g->crc_s = g->crc_r = 0;
+            g->crc_s = g->crc_r = g->lo;   /* seeded with the call's signature: a
+                                              message of another call fails it */
             q->watch = (q->c->checks & COLL_CHECK_CRC) ? coll__crc_watch : 0;
             g->last = COLL__LAST_PAYLOAD;
             return 1;
@@ -3066,7 +3078,9 @@ static int coll__agree_source(coll_request *q)
     }
     if (g->flags & COLL__F_CORRUPT)
         return coll__broke(q, COLL_ERR_CORRUPT, "a message failed its CRC (on this rank or another)");
-    return g->eager ? 0 : coll__close(q);
+    if (g->lo != g->hi)              /* a closing frame of another call came in */
+        return coll__broke(q, COLL_ERR_CORRUPT, "a closing frame belongs to another call (replayed or misdelivered)");
+    return COLL__EAGER(g) ? 0 : coll__close(q);
 }
 
 /* coll_start's part: 1 if this call runs the agreement rounds (checks on,
@@ -3356,6 +3370,15 @@ static int coll__pick(const coll_comm *c, coll__memo *m, const coll_args *a, col
     return coll__fits(c, pl, e, ordered, why);
 }
 
+/* Scratch whose halves, as coll_init rounds them (to 8 bytes below 64, to
+   64 above), still hold `half` bytes each. */
+static size_t coll__halves(size_t half)
+{
+    if (half == 0) return 0;
+    half = half < 64 ? (half + 7) & ~(size_t)7 : (half + 63) & ~(size_t)63;
+    return 2 * half;
+}
+
 COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
 {
     size_t es = 0;
@@ -3364,8 +3387,8 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
     if (!c || !a || c->magic != COLL__MAGIC) return 0;
     if (coll__plan_args(c, a, &pl, &es, &why) != COLL_OK) return 0;
     if (coll__pick(c, 0, a, &pl, es, &why) != COLL_OK)       /* no row: what any row would need */
-        return coll__reduces(COLL__KIND(a->kind)) && c->nranks > 1 && pl.total > 0 ? 2 * es : 0;
-    return 2 * coll__scratch_need(c, &pl, COLL__ROW_OF(&pl), es);   /* one element per half */
+        return coll__reduces(COLL__KIND(a->kind)) && c->nranks > 1 && pl.total > 0 ? coll__halves(es) : 0;
+    return coll__halves(coll__scratch_need(c, &pl, COLL__ROW_OF(&pl), es));
 }
 
 /* ========================================================================== */
@@ -3704,6 +3727,7 @@ static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, si
 COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port,
                        void *scratch, size_t scratch_bytes)
 {
+    int context = 0;
     if (!c || !port || !port->send || !port->recv) return COLL_ERR_INVAL;
     if (nranks < 1 || rank < 0 || rank >= nranks || nranks > 0xffff) return COLL_ERR_INVAL;
     if (!scratch && scratch_bytes) return COLL_ERR_INVAL;
@@ -3711,7 +3735,9 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     if ((uintptr_t)scratch % 8) return COLL_ERR_INVAL;
     if ((port->isend || port->irecv || port->wait) &&
         !(port->isend && port->irecv && port->wait)) return COLL_ERR_INVAL;
+    if (port->attach && (context = port->attach(port->ctx)) < 0) return context;
     COLL_MEMSET(c, 0, sizeof *c);
+    c->context = (uint32_t)context;
     c->rank = rank;
     c->nranks = nranks;
     COLL_MEMCPY(&c->port, port, sizeof c->port);
