@@ -79,6 +79,10 @@
                            steps whose result span no send of the same
                            step reads: the data is reduced straight from
                            the peer, with no copy into scratch.
+       attach              how many communicators coll_init put on this
+                           port (this rank's end) before: 0, 1, ... It
+                           enters every call's signature, so communicators
+                           sharing a port never take each other's messages.
 
    MEMORY
      The library never allocates. Large messages are cut into segments of
@@ -2009,7 +2013,10 @@ COLL__REGISTRY(COLL__ROWS_ARRAY)
    one-collective build reads one entry at a constant index, so the other
    lists are never referenced and drop out. */
 typedef struct coll__rows { const coll__entry *row; unsigned n; } coll__rows;
-#define COLL__KIND_ROWS(N, S) { coll__rows_##N, sizeof coll__rows_##N / sizeof coll__rows_##N[0] },
+/* A collective the masks leave out has no rows (its array is then unused
+   and dropped). */
+#define COLL__KIND_ROWS(N, S) { COLL__ON(COLL_KINDS, COLL_##N) ? coll__rows_##N : 0,                  \
+                                COLL__ON(COLL_KINDS, COLL_##N) ? sizeof coll__rows_##N / sizeof coll__rows_##N[0] : 0 },
 static const coll__rows coll__registry[COLL_KIND_COUNT] = { COLL_KIND_LIST(COLL__KIND_ROWS) };
 #undef COLL__KIND_ROWS
 
