@@ -834,12 +834,14 @@ static coll_comm *coll__top(coll_comm *c)
     return c;
 }
 
-/* A refusal: the code and a short reason for coll_last_error. */
+/* A refusal: the code and a short reason for coll_last_error; with
+   COLL_NO_ERRSTR no reason is kept, not even as a string in flash. */
 #ifdef COLL_NO_ERRSTR
-#define COLL__NO(why_out, code, text) (*(why_out) = "", (code))
+#define COLL__WHY(text) ""
 #else
-#define COLL__NO(why_out, code, text) (*(why_out) = (text), (code))
+#define COLL__WHY(text) text
 #endif
+#define COLL__NO(why_out, code, text) (*(why_out) = COLL__WHY(text), (code))
 
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
@@ -2513,7 +2515,7 @@ static int coll__progress(coll_request *q, int block)
         for (rc = COLL_OK; rc == COLL_OK && q->done < coll__pieces(q); q->done++)
             rc = coll__exchange_blocking(q, q->done);
         if (rc == COLL_AGAIN) return rc;
-        if (rc != COLL_OK) return coll__end(q, coll__broke(q, rc, "the port failed (its code is returned)"));
+        if (rc != COLL_OK) return coll__end(q, coll__broke(q, rc, COLL__WHY("the port failed (its code is returned)")));
         q->loaded = 0;
     }
 }
@@ -2680,7 +2682,7 @@ static int coll__finish(coll_request *q)
 static int coll__close(coll_request *q)
 {
     int rc = coll__finish(q);
-    return rc == COLL_OK ? 0 : coll__broke(q, rc, "a local operation failed");
+    return rc == COLL_OK ? 0 : coll__broke(q, rc, COLL__WHY("a local operation failed"));
 }
 
 /* The source of a call without the agreement layer (its begin ran in
@@ -2909,11 +2911,11 @@ static int coll__verdict(coll_request *q)
 {
     coll_comm *c = q->c;
     coll__agree *g = &q->g;
-    if (g->flags & COLL__F_CORRUPT) return coll__broke(q, COLL_ERR_CORRUPT, "a check frame arrived damaged");
+    if (g->flags & COLL__F_CORRUPT) return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a check frame arrived damaged"));
     if (g->refused) return g->refused;
 #ifndef COLL_NO_ERRSTR
-    if (g->flags & COLL__F_REFUSED) c->why = "another rank refused its arguments";
-    else if (g->lo != g->hi) c->why = "ranks disagree on the call (order, collective, algorithm, counts, dtype, op, root, scratch or checks)";
+    if (g->flags & COLL__F_REFUSED) c->why = COLL__WHY("another rank refused its arguments");
+    else if (g->lo != g->hi) c->why = COLL__WHY("ranks disagree on the call (order, collective, algorithm, counts, dtype, op, root, scratch or checks)");
 #endif
     (void)c;
     if (g->flags & COLL__F_REFUSED) return COLL_ERR_PEER;
@@ -3040,11 +3042,11 @@ static int coll__agreed(coll_request *q)
     if (COLL__EAGER(g)) {                /* the rounds carried the call: finish here */
         g->phase = 2;
         rc = coll__eager_finish(q);
-        return rc == COLL_OK ? rc : coll__broke(q, rc, "a local operation failed");
+        return rc == COLL_OK ? rc : coll__broke(q, rc, COLL__WHY("a local operation failed"));
     }
     g->phase = 1;
     rc = coll__begin(q);
-    return rc == COLL_OK ? rc : coll__broke(q, rc, "a local copy failed");
+    return rc == COLL_OK ? rc : coll__broke(q, rc, COLL__WHY("a local copy failed"));
 }
 
 /* First what the step just run leaves to do (a frame's tail, a CRC step,
@@ -3084,9 +3086,9 @@ static int coll__agree_source(coll_request *q)
         return 1;
     }
     if (g->flags & COLL__F_CORRUPT)
-        return coll__broke(q, COLL_ERR_CORRUPT, "a message failed its CRC (on this rank or another)");
+        return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a message failed its CRC (on this rank or another)"));
     if (g->lo != g->hi)              /* a closing frame of another call came in */
-        return coll__broke(q, COLL_ERR_CORRUPT, "a closing frame belongs to another call (replayed or misdelivered)");
+        return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a closing frame belongs to another call (replayed or misdelivered)"));
     return COLL__EAGER(g) ? 0 : coll__close(q);
 }
 
@@ -3755,7 +3757,7 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
 #ifndef COLL_NO_CHECKS
     c->checks = COLL_CHECK_CALLS;
 #endif
-    c->why = "";
+    c->why = COLL__WHY("");
 #ifndef COLL_NO_COST_MODEL     /* the only reader of the constants */
     /* fitted by `make fit-auto` to every forced algorithm's time on the
        threads, shm, tcp and MPI ports (2-core host); only β/α and γ/β
@@ -3891,7 +3893,7 @@ COLL_API int coll_comm_split(coll_comm *sub, coll_subport *sp, coll_comm *parent
     if (rc != COLL_OK) return rc;
     for (i = 0; i < p; i++)
         if (members[2 * i] == COLL__SPLIT_REFUSED) {
-            parent->why = "split: a rank passed no sub, subport or usable scratch";
+            parent->why = COLL__WHY("split: a rank passed no sub, subport or usable scratch");
             return refused ? COLL_ERR_INVAL : COLL_ERR_PEER;
         }
     if (color < 0) {                            /* in no group: coll_size(sub) == -1 */
@@ -3940,7 +3942,7 @@ COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem)
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
     if (mem && (!mem->copy || !mem->reduce || !mem->scale)) return COLL_ERR_INVAL;
     if (mem && (c->checks & COLL_CHECK_CRC)) {     /* the CRC reads buffers on the host */
-        c->why = "memops: not with COLL_CHECK_CRC";
+        c->why = COLL__WHY("memops: not with COLL_CHECK_CRC");
         return COLL_ERR_NOSYS;
     }
     c->mem = mem;
@@ -3956,7 +3958,7 @@ COLL_API int coll_set_checks(coll_comm *c, unsigned flags)
     if (flags) return COLL_ERR_NOSYS;
 #endif
     if ((flags & COLL_CHECK_CRC) && c->mem) {
-        c->why = "checks: COLL_CHECK_CRC not with memops";
+        c->why = COLL__WHY("checks: COLL_CHECK_CRC not with memops");
         return COLL_ERR_NOSYS;
     }
     c->checks = flags;
@@ -3965,7 +3967,7 @@ COLL_API int coll_set_checks(coll_comm *c, unsigned flags)
 
 COLL_API const char *coll_last_error(const coll_comm *c)
 {
-    if (!c || c->magic != COLL__MAGIC) return "comm: not initialised";
+    if (!c || c->magic != COLL__MAGIC) return COLL__WHY("comm: not initialised");
     return c->why ? c->why : "";
 }
 
@@ -4078,7 +4080,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     const char *why = "";
     int rc, nulldst;
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
-    if (!q) { c->why = "request: NULL"; return COLL_ERR_INVAL; }
+    if (!q) { c->why = COLL__WHY("request: NULL"); return COLL_ERR_INVAL; }
     COLL_MEMSET(q, 0, COLL__CLEARED);
     q->c = c;
     q->source = coll__plain_source;
@@ -4110,7 +4112,7 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     q->ticket = top->ticket++;
     if (rc != COLL_OK) return COLL_OK;       /* refused: the rounds tell the others */
     if (q->source == coll__plain_source && (rc = coll__begin(q)) != COLL_OK)
-        return coll__end(q, coll__broke(q, rc, "a local copy failed"));   /* no agreement: begin at once */
+        return coll__end(q, coll__broke(q, rc, COLL__WHY("a local copy failed")));   /* no agreement: begin at once */
     return COLL_OK;
 }
 
@@ -4129,7 +4131,7 @@ COLL_API int coll_run(coll_comm *c, const coll_args *a)
     int rc;
     if (!top) return COLL_ERR_INVAL;
     if (top->ticket != top->turn) {
-        c->why = "an earlier request on this communicator (or its group) is unfinished";
+        c->why = COLL__WHY("an earlier request on this communicator (or its group) is unfinished");
         return COLL_ERR_INVAL;
     }
     rc = coll_start(&top->blk, c, a);
@@ -4152,7 +4154,7 @@ COLL_API int coll_waitall(coll_request *q, int n)
         }
         if (!next) return first;
         if (next->queued && next->ticket != coll__top(next->c)->turn) {
-            next->c->why = "an earlier request, not in this list, is unfinished";
+            next->c->why = COLL__WHY("an earlier request, not in this list, is unfinished");
             return COLL_ERR_INVAL;
         }
         rc = coll__progress(next, 1);
