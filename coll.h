@@ -2181,7 +2181,7 @@ static size_t coll__pieces(const coll_request *q)
 /* Strided spans travel packed: segment k of the logical message is copied
    between its runs in the buffer and a flat scratch half (send: half 0,
    receive: half 1; one segment in flight). */
-static int coll__pack(coll_request *q, int buf, size_t off, size_t run, size_t stride,
+static COLL__NOINLINE int coll__pack(coll_request *q, int buf, size_t off, size_t run, size_t stride,
                       size_t len, size_t k, unsigned char *flat, int into_flat)
 {
     size_t es = q->esize, first = k * q->seg, n = len - first < q->seg ? len - first : q->seg;
@@ -2295,7 +2295,7 @@ static void coll__fold(void *arg, void *piece, const void *in, size_t n)
 }
 
 /* Post segment k's receive as a fold into its place. */
-static int coll__irecv_fold(coll_request *q, size_t k, int *h)
+static COLL__NOINLINE int coll__irecv_fold(coll_request *q, size_t k, int *h)
 {
     const coll_port *pt = &q->c->port;
     coll__fold_arg *f = &q->fold[k % 4];
@@ -2346,7 +2346,7 @@ static int coll__spin(coll_request *q)
 
 /* Blocking ports: exchange segment k, one message each way in schedule
    order, and absorb it. */
-static int coll__exchange_blocking(coll_request *q, size_t k)
+static COLL__NOINLINE int coll__exchange_blocking(coll_request *q, size_t k)
 {
     const coll_port *pt = &q->c->port;
     unsigned char *sp = 0, *rp = 0;
@@ -2385,7 +2385,7 @@ static int coll__wait(coll_request *q, int *h, int block)
 
 /* Non-blocking ports: keep segments [done, done+2) posted, complete them
    in order. Returns COLL_AGAIN when it would have to wait and may not. */
-static int coll__step_pipelined(coll_request *q, int block)
+static COLL__NOINLINE int coll__step_pipelined(coll_request *q, int block)
 {
     const coll_port *pt = &q->c->port;
     size_t n = coll__pieces(q);
@@ -2460,7 +2460,7 @@ static int coll__spans_ok(const coll_request *q)
 /* The step the source just put in q->st becomes the one in flight: its
    pieces each way, no handles yet, and how its receives land. Nothing
    changes these counts until the step is through. */
-static void coll__load(coll_request *q)
+static COLL__NOINLINE void coll__load(coll_request *q)
 {
     const coll__step *st = &q->st;
     COLL_ASSERT(st->to < q->pl.p && st->from < q->pl.p);
@@ -3049,13 +3049,15 @@ static int coll__agreed(coll_request *q)
     return rc == COLL_OK ? rc : coll__broke(q, rc, COLL__WHY("a local copy failed"));
 }
 
-/* First what the step just run leaves to do (a frame's tail, a CRC step,
-   the verdict), then the next step of the phase: 1 loaded, 0 the call is
-   complete, < 0 its error. */
-static int coll__agree_source(coll_request *q)
+/* What the step just run leaves to do: take its frame (and load the tail
+   step if either end has one), end its round, load the CRC step after a
+   payload step, check a CRC; then the verdict once the agreement rounds
+   are through. 1: a step is loaded; 0: go on; < 0: the call's error. Its
+   own function, off the stack chain that runs the schedule. */
+static COLL__NOINLINE int coll__agree_after(coll_request *q)
 {
     coll__agree *g = &q->g;
-    int rc, last = g->last;
+    int last = g->last;
     g->last = COLL__LAST_NONE;
     if (last == COLL__LAST_FRAME) {
         coll__frame_check(q);
@@ -3068,7 +3070,17 @@ static int coll__agree_source(coll_request *q)
     }
     if (last == COLL__LAST_CRC && q->nrecv && coll__get32(g->crc_in) != g->crc_r)
         g->flags |= COLL__F_CORRUPT;
-    if (g->phase == 0 && g->round == g->nchk && (rc = coll__agreed(q)) != COLL_OK) return rc;
+    return g->phase == 0 && g->round == g->nchk ? coll__agreed(q) : 0;
+}
+
+/* The layer's next step: what the last one leaves to do, then the next
+   of the phase - an agreement round, a step of the schedule, a closing
+   round. 1: loaded; 0: the call is complete; < 0: its error. */
+static int coll__agree_source(coll_request *q)
+{
+    coll__agree *g = &q->g;
+    int rc = coll__agree_after(q);
+    if (rc != 0) return rc;
     if (g->phase == 1) {
         if (!g->skip && q->sched(&q->pl, q->step, &q->st)) {
             q->step++;
