@@ -487,6 +487,7 @@ typedef struct coll__agree {
     unsigned flags, bad;       /* F_* bits; lowest refusing rank, its code   */
     size_t cap;                /* bytes a rank's block may take (eager call) */
     size_t blk;                /* bytes of each block in this eager call     */
+    size_t fb, tb;             /* bytes of this round's frame and tail       */
     uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
     unsigned char crc_out[4], crc_in[4];
     /* the frames last: coll_start clears only the part this p sends */
@@ -848,6 +849,15 @@ static coll_comm *coll__top(coll_comm *c)
 #pragma GCC diagnostic ignored "-Wunused-function"   /* trimmed schedules */
 #endif
 #define COLL__NONE  (-1)
+
+/* A small build (-Os: firmware) keeps the engine's per-step helpers out of
+   coll_progress's frame, so its deepest chain stays short; a fast one
+   (-O2) lets the compiler inline them. */
+#if defined(__OPTIMIZE_SIZE__)
+#define COLL__OFF_CHAIN COLL__NOINLINE
+#else
+#define COLL__OFF_CHAIN
+#endif
 
 /* ---- kinds of collective ---------------------------------------------------- */
 
@@ -2153,7 +2163,7 @@ static int coll__broke(coll_request *q, int rc, const char *why)
 
 static unsigned char *coll__buf(const coll_request *q, int which) { return q->b[which].at; }
 
-static size_t coll__nseg(size_t len, size_t cut) { return len == 0 ? 0 : (len - 1) / cut + 1; }
+static size_t coll__nseg(size_t len, size_t cut) { return len <= cut ? len > 0 : (len - 1) / cut + 1; }
 
 /* Segment k of a span of buffer b: byte pointer and byte length. */
 static void coll__seg(const coll_request *q, int b, size_t off, size_t len, size_t k,
@@ -2346,7 +2356,7 @@ static int coll__spin(coll_request *q)
 
 /* Blocking ports: exchange segment k, one message each way in schedule
    order, and absorb it. */
-static COLL__NOINLINE int coll__exchange_blocking(coll_request *q, size_t k)
+static COLL__OFF_CHAIN int coll__exchange_blocking(coll_request *q, size_t k)
 {
     const coll_port *pt = &q->c->port;
     unsigned char *sp = 0, *rp = 0;
@@ -2385,7 +2395,7 @@ static int coll__wait(coll_request *q, int *h, int block)
 
 /* Non-blocking ports: keep segments [done, done+2) posted, complete them
    in order. Returns COLL_AGAIN when it would have to wait and may not. */
-static COLL__NOINLINE int coll__step_pipelined(coll_request *q, int block)
+static COLL__OFF_CHAIN int coll__step_pipelined(coll_request *q, int block)
 {
     const coll_port *pt = &q->c->port;
     size_t n = coll__pieces(q);
@@ -2460,7 +2470,7 @@ static int coll__spans_ok(const coll_request *q)
 /* The step the source just put in q->st becomes the one in flight: its
    pieces each way, no handles yet, and how its receives land. Nothing
    changes these counts until the step is through. */
-static COLL__NOINLINE void coll__load(coll_request *q)
+static COLL__OFF_CHAIN void coll__load(coll_request *q)
 {
     const coll__step *st = &q->st;
     COLL_ASSERT(st->to < q->pl.p && st->from < q->pl.p);
@@ -2818,14 +2828,14 @@ static void coll__frame_pack(coll_request *q)
 {
     coll__agree *g = &q->g;
     unsigned char *f = g->fo.b;
-    size_t bytes = coll__frame_bytes(q, g->round);
+    size_t bytes = g->fb;
     int tail = coll__sends_tail(q);
     f[0] = 'c'; f[1] = (unsigned char)(2 + 2 * (COLL_EAGER_BYTES / 8 % 127));  /* version */
     f[2] = (unsigned char)(g->flags | (tail ? COLL__F_TAIL : 0)); f[3] = g->phase;
     coll__put32(f + 4, g->lo);
     coll__put32(f + 8, g->hi);
     coll__put32(f + 12, g->bad);
-    coll__put32(f + 20, tail ? coll_crc32c(0, f + bytes, coll__tail_bytes(q, g->round)) : 0u);
+    coll__put32(f + 20, tail ? coll_crc32c(0, f + bytes, g->tb) : 0u);
     coll__put32(f + 16, coll__frame_crc(f, bytes));
 }
 
@@ -2837,10 +2847,10 @@ static void coll__frame_check(coll_request *q)
 {
     coll__agree *g = &q->g;
     const unsigned char *f = g->fin;
-    int flagged = (f[2] & COLL__F_TAIL) != 0, can = g->phase == 0 && coll__tail_bytes(q, g->round) > 0;
+    int flagged = (f[2] & COLL__F_TAIL) != 0, can = g->phase == 0 && g->tb > 0;
     g->tail_in = (unsigned char)(flagged && can);   /* the rest of its blocks follows */
     if (f[0] != 'c' || f[1] != g->fo.b[1] || f[3] != g->phase ||
-        coll__get32(f + 16) != coll__frame_crc(f, coll__frame_bytes(q, g->round)) || (flagged && !can))
+        coll__get32(f + 16) != coll__frame_crc(f, g->fb) || (flagged && !can))
         g->flags |= COLL__F_CORRUPT;    /* not a frame of this round: the link is out of step */
 }
 
@@ -2853,7 +2863,7 @@ static void coll__round_end(coll_request *q)
 {
     coll__agree *g = &q->g;
     const unsigned char *f = g->fin;
-    size_t bytes = coll__frame_bytes(q, g->round), tail = coll__tail_bytes(q, g->round);
+    size_t bytes = g->fb, tail = g->tb;
     size_t got = bytes - COLL__FRAME + (g->tail_in ? tail : 0);
     if (g->tail_in && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
         g->flags |= COLL__F_CORRUPT;         /* the tail it announced */
@@ -2893,13 +2903,13 @@ static void coll__round_step(coll_request *q, int tail)
     coll__agree *g = &q->g;
     coll__step *st = &q->st;
     int r = q->pl.rank, p = q->pl.p, d = 1 << g->round;
-    size_t fb = coll__frame_bytes(q, g->round);
+    size_t fb = g->fb;
     coll__idle(st);
     st->to = tail && !coll__sends_tail(q) ? -1 : coll__mod(r + d, p);
     st->from = tail && !g->tail_in ? -1 : coll__mod(r - d, p);
     st->send_first = coll__shift_send_first(r, p, d);
     st->sbuf = COLL__BUF_OUT; st->rbuf = COLL__BUF_IN;
-    st->slen = st->rlen = tail ? coll__tail_bytes(q, g->round) : fb;
+    st->slen = st->rlen = tail ? g->tb : fb;
     coll__layer_buffers(q, g->fo.b + (tail ? fb : 0), g->fin + (tail ? fb : 0));
     q->watch = 0;
     g->last = (unsigned char)(tail ? COLL__LAST_TAIL : COLL__LAST_FRAME);
@@ -3079,7 +3089,7 @@ static COLL__NOINLINE int coll__agree_after(coll_request *q)
 static int coll__agree_source(coll_request *q)
 {
     coll__agree *g = &q->g;
-    int rc = coll__agree_after(q);
+    int rc = g->last != COLL__LAST_NONE || g->phase == 1 ? coll__agree_after(q) : 0;
     if (rc != 0) return rc;
     if (g->phase == 1) {
         if (!g->skip && q->sched(&q->pl, q->step, &q->st)) {
@@ -3093,6 +3103,8 @@ static int coll__agree_source(coll_request *q)
         g->phase = 2;
     }
     if (g->round < (g->phase == 0 ? g->nchk : g->nepi)) {
+        g->fb = coll__frame_bytes(q, g->round);   /* the round's two sizes */
+        g->tb = coll__tail_bytes(q, g->round);
         coll__frame_pack(q);
         coll__round_step(q, 0);
         return 1;
