@@ -2251,7 +2251,7 @@ static void coll__recv_target(const coll_request *q, size_t k, unsigned char **p
    the step's result span must not overlap what this rank sends in the same
    step, and may meet an operand only exactly (out == a, the in-place
    accumulate; the kernels' restrict forbids a partial overlap). Not while
-   a layer watches the pieces (the CRC reads the raw bytes), with memops
+   a layer watches the pieces (it reads the raw bytes), with memops
    (device memory) or user operators (they run in the caller's thread
    only). Cost: one copy per received byte saved; but where the call is too
    big for the caches the copy into scratch wins (it pipelines: the port
