@@ -1,6 +1,25 @@
 /* coll.h - v0.1.0 - collective communication over send/recv functions you supply
                      single header, C99, no heap, no global state, freestanding-ready
 
+   CONTENTS (each section is tagged: search for ">>engine", say)
+     >>api        the public declarations: results, types, the port, the
+                  communicator, the calls
+     >>config     memcpy/memset, the trimming masks, small helpers
+     >>schedules  1. every algorithm as a pure function (plan, step) ->
+                  what this rank sends and receives; >>registry, the one
+                  row per algorithm; >>cost, its cost formula for AUTO
+     >>engine     2. runs steps over the port: segments, two in flight,
+                  strided spans, copy or reduce into place; >>fold
+                  (zero-copy reduce), >>moves (local moves around them)
+     >>agree      3. the agreement layer beside it: call checks, small
+                  calls riding in them, CRCs (COLL_NO_CHECKS: none of it)
+     >>planner    4. AUTO; >>args 5. what coll_start checks of a call
+     >>kernels    6. the dtypes and the reduction loops, CRC-32C
+     >>calls      7. the definitions of the API
+   A first read (about 15 minutes): coll__ring_allreduce in >>schedules,
+   then coll__progress and coll__exchange_blocking in >>engine, which run
+   its steps; then coll__agree_source in >>agree, which wraps them.
+
    USAGE
      In exactly one C or C++ file:
          #define COLL_IMPLEMENTATION
@@ -19,7 +38,7 @@
      algorithms (ring, trees, recursive doubling/halving, Rabenseifner,
      Bruck, ...) written as
      *schedules*: pure functions from (rank, ranks, count, step) to "send this
-     block to r1, receive that block from r2, copy or reduce it". One executor
+     block to r1, receive that block from r2, copy or reduce it". One engine
      runs every schedule over your port; the same schedule can be printed
      (coll_describe) or fed to a cost model without moving a byte.
 
@@ -39,7 +58,7 @@
                            for it (block = 1) or poll it (block = 0 returns
                            COLL_AGAIN while pending). isend/irecv may return
                            COLL_AGAIN ("cannot post now, nothing happened").
-                           With these the executor keeps two segments in
+                           With these the engine keeps two segments in
                            flight and coll_progress never blocks. A port must
                            accept at least 4 outstanding handles per rank.
                            When present they carry every transfer (blocking
@@ -56,10 +75,14 @@
                            cover the message; from any thread, one call at
                            a time, before the handle completes. A piece out
                            of order, or a message not covered, fails the
-                           call. The executor uses it for reduction
+                           call. The engine uses it for reduction
                            steps whose result span no send of the same
                            step reads: the data is reduced straight from
                            the peer, with no copy into scratch.
+       attach              how many communicators coll_init put on this
+                           port (this rank's end) before: 0, 1, ... It
+                           enters every call's signature, so communicators
+                           sharing a port never take each other's messages.
 
    MEMORY
      The library never allocates. Large messages are cut into segments of
@@ -90,9 +113,11 @@
                            first algorithm compiled in for the collective  (off)
      COLL_NO_NAMES         coll_algo_name/coll_kind_name return ""         (off)
      COLL_NO_CHECKS        leave out the call checks and CRCs (see below)  (off)
-     COLL_NO_NONBLOCKING   leave out the executor's non-blocking path: a
+     COLL_NO_NONBLOCKING   leave out the engine's non-blocking path: a
                            port's isend/irecv/wait go unused and
                            coll_progress runs each step to its end      (off)
+     COLL_NO_ZERO_COPY     leave out the zero-copy reduce (>>fold): a
+                           port's irecv_fold goes unused               (off)
      COLL_CRC_SMALL        CRC-32C from a 16-entry table instead of 256
                            (on under -Os unless COLL_CRC_TABLE)            (off)
      COLL_EAGER_BYTES      bytes of each rank's block inside a check frame;
@@ -186,7 +211,7 @@ extern "C" {
 
 #define COLL_BIT(x) (1ul << (x))   /* for COLL_DTYPES, COLL_OPS, COLL_ALGOS */
 
-/* ---- results ------------------------------------------------------------ */
+/* ---- >>api  results ------------------------------------------------------ */
 enum {
     COLL_OK           = 0,
     COLL_AGAIN        = 1,     /* not finished: call coll_progress again    */
@@ -307,6 +332,11 @@ typedef struct coll_port {
        into buf where it lies instead of a copy (zero-copy reduce) */
     int (*irecv_fold)(void *ctx, int peer, void *buf, size_t bytes,
                       coll_fold_fn fold, void *arg, int *handle);
+    /* optional: how many communicators coll_init attached to this port
+       (this rank's end of it) before this one: 0, 1, 2 ... It enters every
+       call's signature, so two communicators over one port never take each
+       other's messages for their own. A negative code refuses the new one. */
+    int (*attach)(void *ctx);
 } coll_port;
 
 /* What the communicator verifies (coll_set_checks; see CALL CHECKS). */
@@ -387,7 +417,7 @@ typedef struct coll__plan {
     const struct coll__entry *row;   /* the registry row run (0 before picking) */
 } coll__plan;
 
-/* One step of a schedule on one rank (private; the executor's unit of work).
+/* One step of a schedule on one rank (private; the engine's unit of work).
    Offsets and lengths count elements; buffers are COLL_BUF_SRC or _DST. */
 typedef struct coll__step {
     int to, from;              /* send to / receive from, -1 = none          */
@@ -421,7 +451,6 @@ typedef struct coll__step {
 #define COLL__FRAME_IN  8
 #endif
 
-/* A collective in progress (caller-owned, fields private). */
 /* What a zero-copy fold needs besides the bytes (private). */
 typedef struct coll__fold_arg {
     const struct coll_request *q;
@@ -433,48 +462,79 @@ typedef struct coll__fold_arg {
                                   order or out of the segment (a port's bug) */
 } coll__fold_arg;
 
-typedef struct coll_request {
-    coll_comm *c;
-    struct {                   /* the call's buffers and types (pl: the rest) */
-        const void *src;
-        void *dst;
-        coll_dtype dtype;
-        coll_op op;
-    } a;
-    size_t esize;              /* bytes per element                          */
-    size_t seg;                /* elements per message segment               */
-    coll__plan pl;
-    int (*sched)(const coll__plan *, int, coll__step *);   /* pl.algo's      */
-    int step;                  /* schedule step being executed               */
-    coll__step st;
-    size_t nsend, nrecv;       /* segments of this step                      */
-    size_t sposted, rposted, done;
-    int hs[4], hr[4];          /* port handles of messages in flight, -1    */
-    uint32_t ticket;
-    unsigned char loaded;      /* 1: `st` holds step `step`                  */
-    unsigned char finished;
-    unsigned char queued;      /* 1: holds `ticket` on the top communicator  */
-    unsigned char eager;       /* 1: the call rides in the agreement round   */
-    unsigned char token[2];    /* the barrier's one-byte messages            */
-    /* call checks: phase 0 = the agreement round, 1 = the schedule, 2 = the
-       closing round (CRC only); rounds (lg p each); the running verdict */
-    unsigned char phase, nchk, nepi, skip;
-    int refused, err;
-    unsigned long spins;       /* COLL_AGAIN in a row (blocking calls)       */
-    uint32_t sig, lo, hi;
+/* A buffer a step may name (private): the call's src and dst, and two a
+   layer registers for messages of its own (the agreement layer's frames
+   and CRCs). Spans count elements of `unit` bytes; messages are cut into
+   segments of `cut` elements ((size_t)-1: never cut). */
+typedef struct coll__buffer {
+    unsigned char *at;
+    size_t unit, cut;
+} coll__buffer;
+enum { COLL__BUF_OUT = 2, COLL__BUF_IN = 3, COLL__NBUF = 4 };
+
+#ifndef COLL_NO_CHECKS
+/* The agreement layer's state in a request (private; see >>agree). */
+typedef struct coll__agree {
+    unsigned char phase;       /* 0: agreement rounds, 1: schedule, 2: closing */
+    unsigned char last;        /* the layer's step just run (COLL__LAST_*)   */
+    unsigned char round;       /* the round being run                        */
+    unsigned char nchk, nepi;  /* rounds of the agreement and of the closing */
+    unsigned char eager;       /* 1: the call rides in the agreement rounds  */
+    unsigned char skip;        /* 1: no schedule (the rounds were a barrier) */
+    unsigned char tail_in;     /* 1: this round's frame announced a tail     */
+    int refused;               /* this rank's own refusal, or 0              */
+    uint32_t lo, hi;           /* lowest and highest signature seen          */
     unsigned flags, bad;       /* F_* bits; lowest refusing rank, its code   */
-    size_t cap;                /* bytes a rank's block may take (eager call)  */
+    size_t cap;                /* bytes a rank's block may take (eager call) */
     size_t blk;                /* bytes of each block in this eager call     */
+    size_t fb, tb;             /* bytes of this round's frame and tail       */
     uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
     unsigned char crc_out[4], crc_in[4];
-    unsigned char zc;          /* 1: this step's receives fold (irecv_fold)  */
-    coll__fold_arg fold[4];    /* per segment in flight                      */
     /* the frames last: coll_start clears only the part this p sends */
     union {                    /* 8-aligned: the kernels read the blocks     */
         unsigned char b[COLL__FRAME_OUT];
         uint64_t align_;
     } fo;
     unsigned char fin[COLL__FRAME_IN];
+} coll__agree;
+#endif
+
+/* A collective in progress (caller-owned, fields private). */
+typedef struct coll_request {
+    coll_comm *c;
+    coll__plan pl;
+    struct {                   /* the call's element type and operator       */
+        coll_dtype dtype;
+        coll_op op;
+    } a;
+    size_t esize;              /* bytes per element                          */
+    size_t seg;                /* elements per message segment               */
+    int (*sched)(const coll__plan *, int, coll__step *);   /* pl.algo's      */
+    int step;                  /* the schedule's next step                   */
+    /* the engine: where steps come from, who watches their pieces, the
+       buffers they name, the step in flight */
+    int (*source)(struct coll_request *q);   /* load the next step into st:
+                                  1, or 0 when the call is complete, or < 0 */
+    int (*watch)(struct coll_request *q, const unsigned char *piece, size_t n, int in);
+                               /* sees each piece (in: received; nonzero
+                                  keeps it from being folded), or NULL       */
+    coll__buffer b[COLL__NBUF];
+    coll__step st;
+    size_t nsend, nrecv;       /* segments of this step                      */
+    size_t sposted, rposted, done;
+    int hs[4], hr[4];          /* port handles of messages in flight, -1    */
+    unsigned long spins;       /* COLL_AGAIN in a row (blocking calls)       */
+    uint32_t ticket;
+    int err;
+    unsigned char loaded;      /* 1: `st` holds the step in flight           */
+    unsigned char finished;
+    unsigned char queued;      /* 1: holds `ticket` on the top communicator  */
+    unsigned char zc;          /* 1: this step's receives fold (irecv_fold)  */
+    unsigned char token[2];    /* the barrier's one-byte messages            */
+    coll__fold_arg fold[4];    /* per segment in flight                      */
+#ifndef COLL_NO_CHECKS
+    coll__agree g;             /* last: its frames are cleared on demand     */
+#endif
 } coll_request;
 
 /* ---- the communicator (caller-owned; fields are private) ----------------- */
@@ -496,6 +556,7 @@ struct coll_comm {
     int broken;                /* 0, or the error that broke the communicator */
     const char *why;           /* what the last error was about (static)      */
     struct coll_comm *up;      /* a sub-communicator's parent, else NULL      */
+    uint32_t context;          /* which communicator on its port (attach)     */
     uint32_t group_id;         /* 0, or a hash of the sub's members (signed)  */
     uint32_t ticket, turn;     /* requests started / finished, this rank, on
                                   the top communicator: they run in turn      */
@@ -682,7 +743,7 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
 #endif
 #endif
 
-/* ---- memcpy / memset: libc when hosted, plain loops when freestanding ----- */
+/* ---- >>config  memcpy / memset: libc when hosted, loops when freestanding - */
 #if !defined(COLL_MEMCPY) || !defined(COLL_MEMSET)
 #if defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 0
 #if defined(__GNUC__) && !defined(__clang__)
@@ -774,12 +835,14 @@ static coll_comm *coll__top(coll_comm *c)
     return c;
 }
 
-/* A refusal: the code and a short reason for coll_last_error. */
+/* A refusal: the code and a short reason for coll_last_error; with
+   COLL_NO_ERRSTR no reason is kept, not even as a string in flash. */
 #ifdef COLL_NO_ERRSTR
-#define COLL__NO(why_out, code, text) (*(why_out) = "", (code))
+#define COLL__WHY(text) ""
 #else
-#define COLL__NO(why_out, code, text) (*(why_out) = (text), (code))
+#define COLL__WHY(text) text
 #endif
+#define COLL__NO(why_out, code, text) (*(why_out) = COLL__WHY(text), (code))
 
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
@@ -787,331 +850,16 @@ static coll_comm *coll__top(coll_comm *c)
 #endif
 #define COLL__NONE  (-1)
 
-/* ========================================================================== */
-/* 1. Types: sizes, half-precision conversion                                 */
-/* ========================================================================== */
-
-#define COLL__DTYPE_SIZE(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E: return sizeof(T);
-#define COLL__DTYPE_CLASS(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E: return COLL__IS_##CL;
-#define COLL__IS_INT 1
-#define COLL__IS_FLOAT 0
-COLL_API size_t coll_dtype_size(coll_dtype dtype)
-{
-    switch (dtype) {
-    COLL_DTYPE_LIST(COLL__DTYPE_SIZE)
-    default: return 0;
-    }
-}
-
-static int coll__is_integer(coll_dtype t)
-{
-    switch (t) {
-    COLL_DTYPE_LIST(COLL__DTYPE_CLASS)
-    default: return 0;
-    }
-}
-
-typedef union { float f; uint32_t u; } coll__f32;
-
-/* IEEE binary16 <-> float, round to nearest even; NaN stays NaN. */
-static float coll__h2f(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    coll__f32 v;
-    if (e == 0x1f)      v.u = sign | 0x7f800000u | (m << 13);
-    else if (e != 0)    v.u = sign | ((e + 112u) << 23) | (m << 13);
-    else if (m == 0)    v.u = sign;
-    else {                                  /* subnormal: normalise */
-        e = 113;
-        while (!(m & 0x400u)) { m <<= 1; e--; }
-        v.u = sign | (e << 23) | ((m & 0x3ffu) << 13);
-    }
-    return v.f;
-}
-
-static uint16_t coll__f2h(float f)
-{
-    coll__f32 v;
-    uint32_t sign, ax, r, rem, half, shift, m;
-    v.f = f;
-    sign = (v.u >> 16) & 0x8000u;
-    ax = v.u & 0x7fffffffu;
-    if (ax >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));
-    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);      /* >= 65520: inf */
-    if (ax < 0x33000000u) return (uint16_t)sign;                   /* < 2^-25: zero */
-    if (ax < 0x38800000u) {                                        /* subnormal     */
-        shift = 126u - (ax >> 23);
-        m = (ax & 0x7fffffu) | 0x800000u;
-        r = m >> shift; rem = m & ((1u << shift) - 1u); half = 1u << (shift - 1u);
-    } else {
-        r = (ax - 0x38000000u) >> 13; rem = ax & 0x1fffu; half = 0x1000u;
-    }
-    if (rem > half || (rem == half && (r & 1u))) r++;
-    return (uint16_t)(sign | r);
-}
-
-/* bfloat16 is the top half of a float. */
-static float coll__b2f(uint16_t b) { coll__f32 v; v.u = (uint32_t)b << 16; return v.f; }
-static uint16_t coll__f2b(float f)
-{
-    coll__f32 v;
-    v.f = f;
-    if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u);
-    v.u += 0x7fffu + ((v.u >> 16) & 1u);
-    return (uint16_t)(v.u >> 16);
-}
-
-/* ---- CRC-32C: the integrity check of COLL_CHECK_CRC and of check frames --- */
-/* Castagnoli polynomial, reflected (0x82F63B78), as in iSCSI and ext4: it
-   catches every burst error up to 32 bits. The instruction where the
-   target has one (SSE4.2, ARMv8 CRC), else a table of 256 entries (1 KiB),
-   or of 16 with COLL_CRC_SMALL (64 B, two look-ups per byte). */
-#if defined(__OPTIMIZE_SIZE__) && !defined(COLL_CRC_SMALL) && !defined(COLL_CRC_TABLE)
-#define COLL_CRC_SMALL             /* built for size: the 64-byte table */
-#endif
-#if defined(__SSE4_2__) && !defined(COLL_CRC_SMALL)
-#include <nmmintrin.h>
-#define COLL__CRC_HW(c, b) ((uint32_t)_mm_crc32_u8((c), (b)))
-#elif defined(__ARM_FEATURE_CRC32) && !defined(COLL_CRC_SMALL)
-#include <arm_acle.h>
-#define COLL__CRC_HW(c, b) __crc32cb((c), (b))
-#elif defined(COLL_CRC_SMALL)
-static const uint32_t coll__crc_tab[16] = {
-    0x00000000u, 0x105ec76fu, 0x20bd8edeu, 0x30e349b1u, 0x417b1dbcu, 0x5125dad3u, 0x61c69362u, 0x7198540du,
-    0x82f63b78u, 0x92a8fc17u, 0xa24bb5a6u, 0xb21572c9u, 0xc38d26c4u, 0xd3d3e1abu, 0xe330a81au, 0xf36e6f75u
-};
-#else
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1
-/* x86-64 without -msse4.2: use the instruction when this CPU has it */
-#include <nmmintrin.h>
-#define COLL__CRC_DISPATCH 1
-__attribute__((target("sse4.2")))
-static uint32_t coll__crc_sse42(uint32_t c, const unsigned char *b, size_t n)
-{
-    for (; n >= 8; n -= 8, b += 8) {
-        uint64_t w; COLL_MEMCPY(&w, b, 8);
-        c = (uint32_t)_mm_crc32_u64(c, w);
-    }
-    while (n--) c = _mm_crc32_u8(c, *b++);
-    return c;
-}
-#endif
-static const uint32_t coll__crc_tab[256] = {
-    0x00000000u, 0xf26b8303u, 0xe13b70f7u, 0x1350f3f4u, 0xc79a971fu, 0x35f1141cu,
-    0x26a1e7e8u, 0xd4ca64ebu, 0x8ad958cfu, 0x78b2dbccu, 0x6be22838u, 0x9989ab3bu,
-    0x4d43cfd0u, 0xbf284cd3u, 0xac78bf27u, 0x5e133c24u, 0x105ec76fu, 0xe235446cu,
-    0xf165b798u, 0x030e349bu, 0xd7c45070u, 0x25afd373u, 0x36ff2087u, 0xc494a384u,
-    0x9a879fa0u, 0x68ec1ca3u, 0x7bbcef57u, 0x89d76c54u, 0x5d1d08bfu, 0xaf768bbcu,
-    0xbc267848u, 0x4e4dfb4bu, 0x20bd8edeu, 0xd2d60dddu, 0xc186fe29u, 0x33ed7d2au,
-    0xe72719c1u, 0x154c9ac2u, 0x061c6936u, 0xf477ea35u, 0xaa64d611u, 0x580f5512u,
-    0x4b5fa6e6u, 0xb93425e5u, 0x6dfe410eu, 0x9f95c20du, 0x8cc531f9u, 0x7eaeb2fau,
-    0x30e349b1u, 0xc288cab2u, 0xd1d83946u, 0x23b3ba45u, 0xf779deaeu, 0x05125dadu,
-    0x1642ae59u, 0xe4292d5au, 0xba3a117eu, 0x4851927du, 0x5b016189u, 0xa96ae28au,
-    0x7da08661u, 0x8fcb0562u, 0x9c9bf696u, 0x6ef07595u, 0x417b1dbcu, 0xb3109ebfu,
-    0xa0406d4bu, 0x522bee48u, 0x86e18aa3u, 0x748a09a0u, 0x67dafa54u, 0x95b17957u,
-    0xcba24573u, 0x39c9c670u, 0x2a993584u, 0xd8f2b687u, 0x0c38d26cu, 0xfe53516fu,
-    0xed03a29bu, 0x1f682198u, 0x5125dad3u, 0xa34e59d0u, 0xb01eaa24u, 0x42752927u,
-    0x96bf4dccu, 0x64d4cecfu, 0x77843d3bu, 0x85efbe38u, 0xdbfc821cu, 0x2997011fu,
-    0x3ac7f2ebu, 0xc8ac71e8u, 0x1c661503u, 0xee0d9600u, 0xfd5d65f4u, 0x0f36e6f7u,
-    0x61c69362u, 0x93ad1061u, 0x80fde395u, 0x72966096u, 0xa65c047du, 0x5437877eu,
-    0x4767748au, 0xb50cf789u, 0xeb1fcbadu, 0x197448aeu, 0x0a24bb5au, 0xf84f3859u,
-    0x2c855cb2u, 0xdeeedfb1u, 0xcdbe2c45u, 0x3fd5af46u, 0x7198540du, 0x83f3d70eu,
-    0x90a324fau, 0x62c8a7f9u, 0xb602c312u, 0x44694011u, 0x5739b3e5u, 0xa55230e6u,
-    0xfb410cc2u, 0x092a8fc1u, 0x1a7a7c35u, 0xe811ff36u, 0x3cdb9bddu, 0xceb018deu,
-    0xdde0eb2au, 0x2f8b6829u, 0x82f63b78u, 0x709db87bu, 0x63cd4b8fu, 0x91a6c88cu,
-    0x456cac67u, 0xb7072f64u, 0xa457dc90u, 0x563c5f93u, 0x082f63b7u, 0xfa44e0b4u,
-    0xe9141340u, 0x1b7f9043u, 0xcfb5f4a8u, 0x3dde77abu, 0x2e8e845fu, 0xdce5075cu,
-    0x92a8fc17u, 0x60c37f14u, 0x73938ce0u, 0x81f80fe3u, 0x55326b08u, 0xa759e80bu,
-    0xb4091bffu, 0x466298fcu, 0x1871a4d8u, 0xea1a27dbu, 0xf94ad42fu, 0x0b21572cu,
-    0xdfeb33c7u, 0x2d80b0c4u, 0x3ed04330u, 0xccbbc033u, 0xa24bb5a6u, 0x502036a5u,
-    0x4370c551u, 0xb11b4652u, 0x65d122b9u, 0x97baa1bau, 0x84ea524eu, 0x7681d14du,
-    0x2892ed69u, 0xdaf96e6au, 0xc9a99d9eu, 0x3bc21e9du, 0xef087a76u, 0x1d63f975u,
-    0x0e330a81u, 0xfc588982u, 0xb21572c9u, 0x407ef1cau, 0x532e023eu, 0xa145813du,
-    0x758fe5d6u, 0x87e466d5u, 0x94b49521u, 0x66df1622u, 0x38cc2a06u, 0xcaa7a905u,
-    0xd9f75af1u, 0x2b9cd9f2u, 0xff56bd19u, 0x0d3d3e1au, 0x1e6dcdeeu, 0xec064eedu,
-    0xc38d26c4u, 0x31e6a5c7u, 0x22b65633u, 0xd0ddd530u, 0x0417b1dbu, 0xf67c32d8u,
-    0xe52cc12cu, 0x1747422fu, 0x49547e0bu, 0xbb3ffd08u, 0xa86f0efcu, 0x5a048dffu,
-    0x8ecee914u, 0x7ca56a17u, 0x6ff599e3u, 0x9d9e1ae0u, 0xd3d3e1abu, 0x21b862a8u,
-    0x32e8915cu, 0xc083125fu, 0x144976b4u, 0xe622f5b7u, 0xf5720643u, 0x07198540u,
-    0x590ab964u, 0xab613a67u, 0xb831c993u, 0x4a5a4a90u, 0x9e902e7bu, 0x6cfbad78u,
-    0x7fab5e8cu, 0x8dc0dd8fu, 0xe330a81au, 0x115b2b19u, 0x020bd8edu, 0xf0605beeu,
-    0x24aa3f05u, 0xd6c1bc06u, 0xc5914ff2u, 0x37faccf1u, 0x69e9f0d5u, 0x9b8273d6u,
-    0x88d28022u, 0x7ab90321u, 0xae7367cau, 0x5c18e4c9u, 0x4f48173du, 0xbd23943eu,
-    0xf36e6f75u, 0x0105ec76u, 0x12551f82u, 0xe03e9c81u, 0x34f4f86au, 0xc69f7b69u,
-    0xd5cf889du, 0x27a40b9eu, 0x79b737bau, 0x8bdcb4b9u, 0x988c474du, 0x6ae7c44eu,
-    0xbe2da0a5u, 0x4c4623a6u, 0x5f16d052u, 0xad7d5351u
-};
-#endif
-
-COLL_API uint32_t coll_crc32c(uint32_t crc, const void *buf, size_t n)
-{
-    const unsigned char *b = (const unsigned char *)buf;
-    uint32_t c = ~crc;
-#if defined(COLL__CRC_HW)
-#if defined(__SSE4_2__) && defined(__x86_64__)
-    for (; n >= 8; n -= 8, b += 8) {
-        uint64_t w; COLL_MEMCPY(&w, b, 8);
-        c = (uint32_t)_mm_crc32_u64(c, w);
-    }
-#endif
-    while (n--) c = COLL__CRC_HW(c, *b++);
-#elif defined(COLL_CRC_SMALL)
-    while (n--) {
-        c ^= *b++;
-        c = (c >> 4) ^ coll__crc_tab[c & 15];
-        c = (c >> 4) ^ coll__crc_tab[c & 15];
-    }
-#else
-#ifdef COLL__CRC_DISPATCH
-    if (__builtin_cpu_supports("sse4.2")) return ~coll__crc_sse42(c, b, n);
-#endif
-    while (n--) c = (c >> 8) ^ coll__crc_tab[(c ^ *b++) & 255];
-#endif
-    return ~c;
-}
-
-/* ========================================================================== */
-/* 2. Local kernels: out[i] = a[i] (+) b[i]                                   */
-/* ========================================================================== */
-/* One loop per (dtype, op), chosen once per call from a table, so the inner
-   loop holds no switch and the compiler vectorises it. Two forms: out == a
-   (the common in-place accumulate) and three distinct arrays; `restrict` on
-   both keeps the vector path. Signed sums and products wrap through the
-   unsigned type (no undefined overflow); halves go through float. */
-
-typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
-
-#define COLL__ID(x) (x)
-/* The body runs in blocks of 8 with a fixed inner trip count, in a typed
-   function whose restrict parameters let the compiler skip alias checks:
-   that is vector code even at -O2 (gcc's cheap vectoriser will not touch a
-   plain loop of unknown length). A scalar tail follows. Built for size
-   (-Os) there is one plain loop per (dtype, op), no restrict (out may
-   equal a), and one table: half the code. */
-#define COLL__VEC 8
-/* out[i] = A[i] (+) b[i], A being `a` or, in place, `o` itself. */
-#define COLL__LOOP(A, C, IN, OUT, EXPR)                                          \
-    size_t i = 0, j;                                                             \
-    for (; i + COLL__VEC <= n; i += COLL__VEC)                                   \
-        for (j = 0; j < COLL__VEC; j++) { C x = IN(A[i + j]), y = IN(b[i + j]); o[i + j] = OUT(EXPR); } \
-    for (; i < n; i++) { C x = IN(A[i]), y = IN(b[i]); o[i] = OUT(EXPR); }
+/* A small build (-Os: firmware) keeps the engine's per-step helpers out of
+   coll_progress's frame, so its deepest chain stays short; a fast one
+   (-O2) lets the compiler inline them. */
 #if defined(__OPTIMIZE_SIZE__)
-#define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
-    static COLL__UNUSED void NAME##_3(void *vo, const void *va, const void *vb, size_t n) \
-    {                                                                            \
-        T *o = (T *)vo; const T *a = (const T *)va, *b = (const T *)vb; size_t i; \
-        for (i = 0; i < n; i++) { C x = IN(a[i]), y = IN(b[i]); o[i] = OUT(EXPR); } \
-    }
+#define COLL__OFF_CHAIN COLL__NOINLINE
 #else
-#define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
-    static COLL__UNUSED void NAME##_3t(T *COLL__RESTRICT o, const T *COLL__RESTRICT a, \
-                                       const T *COLL__RESTRICT b, size_t n)      \
-    { COLL__LOOP(a, C, IN, OUT, EXPR) }                                          \
-    static COLL__UNUSED void NAME##_2t(T *COLL__RESTRICT o, const T *COLL__RESTRICT b, size_t n) \
-    { COLL__LOOP(o, C, IN, OUT, EXPR) }                                          \
-    static COLL__UNUSED void NAME##_3(void *o, const void *a, const void *b, size_t n) \
-    { NAME##_3t((T *)o, (const T *)a, (const T *)b, n); }                        \
-    static COLL__UNUSED void NAME##_2(void *o, const void *a, const void *b, size_t n) \
-    { (void)a; NAME##_2t((T *)o, (const T *)b, n); }
+#define COLL__OFF_CHAIN
 #endif
 
-/* Float min and max propagate NaN (y != y is true only for NaN).
-   Which operand wins among equals (+0/-0, two NaNs) depends on operand
-   order: every algorithm fixes that order, so every rank gets the same bits. */
-#define COLL__MIN(x, y) ((y) < (x) ? (y) : (x))
-#define COLL__MAX(x, y) ((y) > (x) ? (y) : (x))
-#define COLL__FMIN(x, y) ((y) < (x) || (y) != (y) ? (y) : (x))
-#define COLL__FMAX(x, y) ((y) > (x) || (y) != (y) ? (y) : (x))
-
-#define COLL__INT_KERNELS(N, T, U)                                               \
-    COLL__KERNEL(coll__##N##_sum,  T, T, COLL__ID, (T), (U)x + (U)y)             \
-    COLL__KERNEL(coll__##N##_prod, T, T, COLL__ID, (T), (U)x * (U)y)             \
-    COLL__KERNEL(coll__##N##_min,  T, T, COLL__ID, (T), COLL__MIN(x, y))         \
-    COLL__KERNEL(coll__##N##_max,  T, T, COLL__ID, (T), COLL__MAX(x, y))         \
-    COLL__KERNEL(coll__##N##_band, T, T, COLL__ID, (T), x & y)                   \
-    COLL__KERNEL(coll__##N##_bor,  T, T, COLL__ID, (T), x | y)                   \
-    COLL__KERNEL(coll__##N##_bxor, T, T, COLL__ID, (T), x ^ y)
-
-#define COLL__FLOAT_KERNELS(N, T, C, IN, OUT)                                    \
-    COLL__KERNEL(coll__##N##_sum,  T, C, IN, OUT, x + y)                         \
-    COLL__KERNEL(coll__##N##_prod, T, C, IN, OUT, x * y)                         \
-    COLL__KERNEL(coll__##N##_min,  T, C, IN, OUT, COLL__FMIN(x, y))              \
-    COLL__KERNEL(coll__##N##_max,  T, C, IN, OUT, COLL__FMAX(x, y))
-
-#define COLL__KERNELS_INT(N, T, C, IN, OUT, U) COLL__INT_KERNELS(N, T, U)
-#define COLL__KERNELS_FLOAT(N, T, C, IN, OUT, U) COLL__FLOAT_KERNELS(N, T, C, IN, OUT)
-#define COLL__DTYPE_KERNELS(E, N, T, C, IN, OUT, U, W, CL) COLL__KERNELS_##CL(N, T, C, IN, OUT, U)
-COLL_DTYPE_LIST(COLL__DTYPE_KERNELS)
-
-/* Table entry for (dtype T, op O), or 0 if either is trimmed out. */
-#define COLL__K(T, O, FN) (COLL__ON(COLL_DTYPES, T) && COLL__ON(COLL_OPS, O) ? FN : 0)
-#define COLL__ARITH(T, N, F) COLL__K(T, COLL_SUM, coll__##N##_sum_##F),          \
-    COLL__K(T, COLL_PROD, coll__##N##_prod_##F), COLL__K(T, COLL_MIN, coll__##N##_min_##F), \
-    COLL__K(T, COLL_MAX, coll__##N##_max_##F), COLL__K(T, COLL_AVG, coll__##N##_sum_##F)
-#define COLL__INT_ROW(T, N, F) { COLL__ARITH(T, N, F),                            \
-    COLL__K(T, COLL_BAND, coll__##N##_band_##F), COLL__K(T, COLL_BOR, coll__##N##_bor_##F),  \
-    COLL__K(T, COLL_BXOR, coll__##N##_bxor_##F), 0 }
-#define COLL__FLOAT_ROW(T, N, F) { COLL__ARITH(T, N, F), 0, 0, 0, 0 }
-#define COLL__ROW3(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_ROW(COLL_##E, N, 3),
-#define COLL__ROW2(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_ROW(COLL_##E, N, 2),
-
-/* [dtype][op]; avg reduces as a sum (the division comes once, at the end). */
-static const coll__kernel coll__kernels3[COLL_DTYPE_COUNT][COLL_OP_COUNT] = {
-    COLL_DTYPE_LIST(COLL__ROW3) { 0, 0, 0, 0, 0, 0, 0, 0, 0 } };
-#if !defined(__OPTIMIZE_SIZE__)
-static const coll__kernel coll__kernels2[COLL_DTYPE_COUNT][COLL_OP_COUNT] = {
-    COLL_DTYPE_LIST(COLL__ROW2) { 0, 0, 0, 0, 0, 0, 0, 0, 0 } };
-#endif
-
-/* avg's one division: buf[i] /= d, in the element type (integers truncate). */
-static void coll__scale_host(void *buf, size_t n, coll_dtype t, size_t d)
-{
-    size_t i;
-#define COLL__DTYPE_SCALE(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E:          \
-    if (COLL__ON(COLL_DTYPES, COLL_##E)) {                                       \
-        T *p = (T *)buf;                                                         \
-        for (i = 0; i < n; i++) p[i] = (T)OUT((C)((W)IN(p[i]) / (W)d));          \
-    } break;
-    switch (t) {
-    COLL_DTYPE_LIST(COLL__DTYPE_SCALE)
-    default: break;
-    }
-#undef COLL__DTYPE_SCALE
-}
-
-/* The three local operations the executor needs, host or caller-supplied. */
-static int coll__copy(const coll_comm *c, void *dst, const void *src, size_t bytes)
-{
-    if (dst == src || bytes == 0) return COLL_OK;
-    if (c->mem) return c->mem->copy(c->mem->ctx, dst, src, bytes);
-    COLL_MEMCPY(dst, src, bytes);
-    return COLL_OK;
-}
-
-static int coll__reduce(const coll_comm *c, void *out, const void *a, const void *b,
-                        size_t n, coll_dtype t, coll_op op)
-{
-    if (n == 0) return COLL_OK;
-    if (COLL__USER_OPS && op == COLL_USER_OP) {
-        c->user.fn(out, a, b, n, c->user.user);
-        return COLL_OK;
-    }
-    if (c->mem) return c->mem->reduce(c->mem->ctx, out, a, b, n, t, op);
-#if defined(__OPTIMIZE_SIZE__)
-    coll__kernels3[COLL__DT(t)][COLL__OPV(op)](out, a, b, n);
-#else
-    (out == a ? coll__kernels2 : coll__kernels3)[COLL__DT(t)][COLL__OPV(op)](out, a, b, n);
-#endif
-    return COLL_OK;
-}
-
-static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, size_t d)
-{
-    if (n == 0 || d == 1) return COLL_OK;
-    if (c->mem) return c->mem->scale(c->mem->ctx, buf, n, t, d);
-    coll__scale_host(buf, n, t, d);
-    return COLL_OK;
-}
+/* ---- kinds of collective ---------------------------------------------------- */
 
 /* Collectives that combine data (and so need an op and scratch). */
 static int coll__reduces(coll_kind k)
@@ -1138,13 +886,37 @@ static int coll__vector(coll_kind k)
            k == COLL_SCAN || k == COLL_EXSCAN;
 }
 
+/* Little-endian words on the wire, whatever the host's byte order. */
+static void coll__put32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+}
+static uint32_t coll__get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* ---- what the sections ahead of their definitions use -------------------- */
+/* Local data movement (>>kernels): host loops, or the caller's memops. */
+static int coll__copy(const coll_comm *c, void *dst, const void *src, size_t n);
+static int coll__reduce(const coll_comm *c, void *out, const void *a, const void *b, size_t n,
+                        coll_dtype t, coll_op op);
+static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, size_t d);
+static int coll__kernel_kept(coll_dtype t, coll_op op);   /* a loop compiled in for (t, op) */
+static int coll__is_integer(coll_dtype t);
+/* What a call moves and touches (>>planner). */
+static size_t coll__total_bytes(const struct coll__plan *pl, size_t esize);
+static void coll__extents(const struct coll__plan *pl, size_t *in_n, size_t *out_n);
+static int coll__overlap(const void *a, size_t an, const void *b, size_t bn);
+
 /* ========================================================================== */
-/* 3. Schedules                                                               */
+/* >>schedules  1. Schedules                                                  */
 /* ========================================================================== */
 /* A schedule is a pure function: (plan, step number) -> what this rank does
    in that step. It returns 1 and fills *st while there are steps (an idle
    step has to = from = -1) and 0 after the last. No state, no buffers: the
-   executor, coll_describe and any cost model all read the same function.
+   engine, coll_describe and any cost model all read the same function.
 
    Costs below: p ranks, n bytes, α per message, β per byte sent, γ per byte
    reduced; lg = ceil(log2 p); p2 = the largest power of two <= p. Message
@@ -2060,7 +1832,7 @@ static int coll__dissemination_barrier(const coll__plan *pl, int s, coll__step *
     return 1;
 }
 
-/* ---- the registry: the one home of every algorithm -------------------------
+/* ---- >>registry  the one home of every algorithm ---------------------------
 
    One row per (collective, algorithm) gives everything the library knows
    about it: its schedule, its cost formula (the one in the schedule's
@@ -2086,7 +1858,7 @@ enum {
     COLL__PIPELINE  = 512, /* counts its steps in chunks: bound them           */
     COLL__OOP       = 1024,/* out of place only                                */
     COLL__STAGE_IP  = 2048,/* in place, stages what arrives through scratch    */
-    /* not conditions on the call: which executor paths the row's steps use
+    /* not conditions on the call: which engine paths the row's steps use
        (a build that keeps no such row leaves the path out) */
     COLL__STRIDES   = 4096,/* strided spans, packed through scratch            */
     COLL__FOLD_LEFT = 8192,/* received (+) local (reduce == 2): in scratch      */
@@ -2126,7 +1898,7 @@ typedef struct coll__entry {
 #define COLL__S(K, A, F) (COLL__KEEPS(K, A) ? F : 0)
 #define COLL__H(K, A, F) (COLL__KEEPS(K, A) ? (coll__hook)(F) : (coll__hook)0)
 
-/* ---- the cost model behind COLL_ALGO_AUTO (α-β-γ; see each schedule) ---- */
+/* ---- >>cost  the model behind COLL_ALGO_AUTO (α-β-γ; see each schedule) -- */
 #ifndef COLL_NO_COST_MODEL
 #define COLL__C(NAME, EXPR)                                                      \
     static double NAME(const coll__plan *pl, double n, const coll_tuning *t)     \
@@ -2253,7 +2025,10 @@ COLL__REGISTRY(COLL__ROWS_ARRAY)
    one-collective build reads one entry at a constant index, so the other
    lists are never referenced and drop out. */
 typedef struct coll__rows { const coll__entry *row; unsigned n; } coll__rows;
-#define COLL__KIND_ROWS(N, S) { coll__rows_##N, sizeof coll__rows_##N / sizeof coll__rows_##N[0] },
+/* A collective the masks leave out has no rows (its array is then unused
+   and dropped). */
+#define COLL__KIND_ROWS(N, S) { COLL__ON(COLL_KINDS, COLL_##N) ? coll__rows_##N : 0,                  \
+                                COLL__ON(COLL_KINDS, COLL_##N) ? sizeof coll__rows_##N / sizeof coll__rows_##N[0] : 0 },
 static const coll__rows coll__registry[COLL_KIND_COUNT] = { COLL_KIND_LIST(COLL__KIND_ROWS) };
 #undef COLL__KIND_ROWS
 
@@ -2344,7 +2119,1037 @@ static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es,
 }
 
 /* ========================================================================== */
-/* 4. Planner: AUTO                                                           */
+/* >>engine  2. The step engine                                               */
+/* ========================================================================== */
+/* Runs steps, one after another, over the port. Where a step comes from is
+   not its business: the request's source loads the next one (the plain
+   source asks the schedule; the agreement layer, >>agree, wraps the
+   schedule with rounds of its own). A step names its buffers by their
+   place in one table, q->b: the call's src and dst, and two that a layer
+   registers for its own messages.
+
+   Each message is cut into segments of at most `cut` elements of its
+   buffer (both ends cut the same way). A copy lands straight in its place;
+   a reduction lands in one half of scratch and is folded in from there, or
+   is folded where it lies if the port can (>>fold). With a non-blocking
+   port two segments are in flight, so the fold of one hides behind the
+   transfer of the next; with only blocking send/recv each segment is
+   exchanged in the order the schedule gives (send_first), which keeps
+   rendezvous ports deadlock-free. A layer may watch every piece that
+   passes (q->watch) and keep a received one from being folded.
+
+   Cost: nothing beyond the schedule's own messages and folds; per segment
+   one port call each way, per step one call of the source. */
+
+#ifndef COLL_AGAIN_LIMIT
+#define COLL_AGAIN_LIMIT (1ul << 26)
+#endif
+
+/* An error after payload began to move: the communicator is broken for
+   good, and the port (if it can) tells every peer at once. */
+static int coll__broke(coll_request *q, int rc, const char *why)
+{
+    coll_comm *c = q->c;
+    const coll_port *pt = &c->port;
+    coll__top(c)->broken = rc;      /* one transport: parent and every sub */
+#ifndef COLL_NO_ERRSTR
+    c->why = why;
+#else
+    (void)why;
+#endif
+    if (pt->abort && rc != COLL_ERR_ABORTED) pt->abort(pt->ctx, rc);
+    return rc;
+}
+
+static unsigned char *coll__buf(const coll_request *q, int which) { return q->b[which].at; }
+
+static size_t coll__nseg(size_t len, size_t cut) { return len <= cut ? len > 0 : (len - 1) / cut + 1; }
+
+/* Segment k of a span of buffer b: byte pointer and byte length. */
+static void coll__seg(const coll_request *q, int b, size_t off, size_t len, size_t k,
+                      unsigned char **ptr, size_t *bytes)
+{
+    const coll__buffer *B = &q->b[b];
+    size_t first = k * B->cut, n = len - first < B->cut ? len - first : B->cut;
+    COLL_ASSERT(first < len);
+    *ptr = B->at + (off + first) * B->unit;
+    *bytes = n * B->unit;
+}
+
+static unsigned char *coll__scratch_half(const coll_request *q, size_t k)
+{
+    COLL_ASSERT(q->c->segment > 0 && q->seg * q->esize <= q->c->segment);
+    return q->c->scratch + (k % 2) * q->seg * q->esize;
+}
+
+/* Pieces of the step loaded: the more of its sends and its receives. */
+static size_t coll__pieces(const coll_request *q)
+{
+    return q->nsend > q->nrecv ? q->nsend : q->nrecv;
+}
+
+/* Strided spans travel packed: segment k of the logical message is copied
+   between its runs in the buffer and a flat scratch half (send: half 0,
+   receive: half 1; one segment in flight). */
+static COLL__NOINLINE int coll__pack(coll_request *q, int buf, size_t off, size_t run, size_t stride,
+                      size_t len, size_t k, unsigned char *flat, int into_flat)
+{
+    size_t es = q->esize, first = k * q->seg, n = len - first < q->seg ? len - first : q->seg;
+    unsigned char *base = coll__buf(q, buf);
+    int rc = COLL_OK;
+    while (n && rc == COLL_OK) {
+        size_t in = first % run, take = run - in < n ? run - in : n;
+        unsigned char *at = base + (off + first / run * stride + in) * es;
+        rc = into_flat ? coll__copy(q->c, flat, at, take * es) : coll__copy(q->c, at, flat, take * es);
+        flat += take * es; first += take; n -= take;
+    }
+    return rc;
+}
+
+/* Two engine paths serve only some schedules, marked in the registry:
+   strided spans (COLL__STRIDES: exscan's shift, in-place pairwise and
+   Bruck all-to-all) and folding into scratch before the move
+   (COLL__FOLD_LEFT: recursive doubling, the scans). A build whose masks
+   keep no such row leaves the path out; coll__load asserts the marks. */
+#define COLL__STRIDED ((COLL__NEEDS_KEPT & COLL__STRIDES) != 0)
+#define COLL__FOLD2 ((COLL__NEEDS_KEPT & COLL__FOLD_LEFT) != 0)
+
+/* The step uses only engine paths this build keeps (a row whose marks
+   miss a path its schedule takes would fail here, in a debug build). */
+static COLL__UNUSED int coll__paths_kept(const coll__step *st)
+{
+    return (COLL__STRIDED || !(st->srun || st->rrun)) && (COLL__FOLD2 || st->reduce != 2);
+}
+
+/* Where segment k of the step's send comes from (packed if strided). */
+static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
+{
+    coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, k, ptr, bytes);
+    if (COLL__STRIDED && q->st.srun) {
+        int rc;
+        *ptr = coll__scratch_half(q, 0);
+        rc = coll__pack(q, q->st.sbuf, q->st.soff, q->st.srun, q->st.sstride, q->st.slen, k, *ptr, 1);
+        if (rc != COLL_OK) return rc;
+    }
+    if (q->watch) (void)q->watch(q, *ptr, *bytes, 0);
+    return COLL_OK;
+}
+
+/* Where segment k of the step's receive lands: its place, or scratch. */
+static void coll__recv_target(const coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
+{
+    coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, ptr, bytes);
+    if (q->st.reduce) *ptr = coll__scratch_half(q, k);
+    else if (COLL__STRIDED && q->st.rrun) *ptr = coll__scratch_half(q, 1);
+}
+
+/* ---- >>fold  zero-copy reduce, a receive strategy --------------------------
+   With the port's irecv_fold a reduction step's receives fold the peer's
+   bytes into their place where they lie, in whichever thread the port
+   delivers them, instead of landing in scratch first. Picked when a step
+   loads. Safe only when nothing a peer may still read changes under it:
+   the step's result span must not overlap what this rank sends in the same
+   step, and may meet an operand only exactly (out == a, the in-place
+   accumulate; the kernels' restrict forbids a partial overlap). Not while
+   a layer watches the pieces (it reads the raw bytes), with memops
+   (device memory) or user operators (they run in the caller's thread
+   only). Cost: one copy per received byte saved; but where the call is too
+   big for the caches the copy into scratch wins (it pipelines: the port
+   copies segment k + 1 while this rank folds k), so calls over
+   COLL_FOLD_MAX bytes copy. Threads port, 2 ranks, medians of 5
+   back-to-back rounds: all-reduce 1 MiB 110 -> 55 us, 2 MiB 228 -> 149,
+   4 MiB 375 -> 332, but 8 MiB 1232 -> 1321 and 32 MiB 4734 -> 5952.
+   COLL_NO_ZERO_COPY (or COLL_NO_NONBLOCKING) leaves it out. */
+#ifndef COLL_FOLD_MAX
+#define COLL_FOLD_MAX (4u << 20)
+#endif
+#if defined(COLL_NO_NONBLOCKING) || defined(COLL_NO_ZERO_COPY)
+#define COLL__ZC(q) 0                     /* every receive lands, then folds */
+#else
+#define COLL__ZC(q) ((q)->zc)
+#define COLL__IRECV_FOLD 1
+
+static int coll__zero_copy(const coll_request *q)
+{
+    const coll_comm *c = q->c;
+    const coll__step *st = &q->st;
+    size_t es = q->esize, n = st->rlen * es;
+    const unsigned char *out, *a;
+    if (!c->port.irecv_fold || !st->reduce || st->from < 0 || q->watch || c->mem ||
+        coll__total_bytes(&q->pl, es) > (size_t)COLL_FOLD_MAX ||
+        q->a.op == COLL_USER_OP || (COLL__STRIDED && (st->rrun || st->srun)))
+        return 0;
+    out = coll__buf(q, st->rbuf) + st->roff * es;
+    a = coll__buf(q, st->abuf) + st->aoff * es;
+    if (st->to >= 0 && coll__overlap(out, n, coll__buf(q, st->sbuf) + st->soff * es, st->slen * es)) return 0;
+    if ((out != a || st->reduce == 2) && coll__overlap(out, n, a, n)) return 0;
+    return 1;
+}
+
+/* The fold a port calls for a piece of a segment: piece = a (+) in, or
+   in (+) a (reduce == 2), `a` at the piece's offset. Pieces come in order,
+   so "each byte folded exactly once" is two counts: every piece starts
+   where the last ended, and at the end they reached the segment's end. A
+   piece that does not (skipped, repeated, outside the segment, off the
+   element boundaries) is the port's bug: marked, and the call fails
+   (COLL_ERR_IO) instead of returning a half-reduced result. */
+static void coll__fold(void *arg, void *piece, const void *in, size_t n)
+{
+    coll__fold_arg *f = (coll__fold_arg *)arg;
+    const coll_request *q = f->q;
+    size_t off = (size_t)((uintptr_t)piece - (uintptr_t)f->out), es = q->esize;
+    if (off != f->done || n > f->bytes - off || n % es) { f->bad = 1; return; }   /* below out: off wraps */
+    f->done += n;
+    if (q->st.reduce == 2) (void)coll__reduce(q->c, piece, in, f->a + off, n / es, q->a.dtype, q->a.op);
+    else (void)coll__reduce(q->c, piece, f->a + off, in, n / es, q->a.dtype, q->a.op);
+}
+
+/* Post segment k's receive as a fold into its place. */
+static COLL__NOINLINE int coll__irecv_fold(coll_request *q, size_t k, int *h)
+{
+    const coll_port *pt = &q->c->port;
+    coll__fold_arg *f = &q->fold[k % 4];
+    unsigned char *out, *a;
+    size_t bytes;
+    coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, &out, &bytes);
+    coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, k, &a, &bytes);
+    f->q = q; f->out = out; f->a = a; f->bytes = bytes; f->done = 0; f->bad = 0;
+    return pt->irecv_fold(pt->ctx, q->st.from, out, bytes, coll__fold, f, h);
+}
+#endif
+
+/* Received segment k is through: let a watching layer see it, then fold
+   it (now in scratch) into its place, or unpack it if strided. */
+static int coll__absorb(coll_request *q, size_t k)
+{
+    unsigned char *out, *a, *in;
+    size_t bytes;
+    if (k >= q->nrecv) return COLL_OK;                 /* sends may outnumber receives */
+    if (COLL__ZC(q))                                   /* the port folded it where it lay */
+        return q->fold[k % 4].bad || q->fold[k % 4].done != q->fold[k % 4].bytes ? COLL_ERR_IO : COLL_OK;
+    if (q->watch) {                                    /* the layer may keep it out */
+        coll__recv_target(q, k, &in, &bytes);
+        if (q->watch(q, in, bytes, 1)) return COLL_OK;
+    }
+    if (COLL__STRIDED && q->st.rrun)
+        return coll__pack(q, q->st.rbuf, q->st.roff, q->st.rrun, q->st.rstride, q->st.rlen, k,
+                          coll__scratch_half(q, 1), 0);
+    if (!q->st.reduce) return COLL_OK;
+    coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, &out, &bytes);
+    coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, k, &a, &bytes);
+    in = coll__scratch_half(q, k);
+    if (COLL__FOLD2 && q->st.reduce == 2) {   /* received (+) a: fold in scratch, then move */
+        int rc = coll__reduce(q->c, in, in, a, bytes / q->esize, q->a.dtype, q->a.op);
+        return rc != COLL_OK ? rc : coll__copy(q->c, out, in, bytes);
+    }
+    return coll__reduce(q->c, out, a, in, bytes / q->esize, q->a.dtype, q->a.op);
+}
+
+/* A port's answer: positive codes other than COLL_AGAIN mean nothing here. */
+static int coll__port_rc(int rc) { return rc > 0 && rc != COLL_AGAIN ? COLL_ERR_IO : rc; }
+
+/* One more COLL_AGAIN in a blocking call: bounded, never spin forever. */
+static int coll__spin(coll_request *q)
+{
+    return ++q->spins > (unsigned long)COLL_AGAIN_LIMIT ? COLL_ERR_TIMEOUT : COLL_OK;
+}
+
+/* Blocking ports: exchange segment k, one message each way in schedule
+   order, and absorb it. */
+static COLL__OFF_CHAIN int coll__exchange_blocking(coll_request *q, size_t k)
+{
+    const coll_port *pt = &q->c->port;
+    unsigned char *sp = 0, *rp = 0;
+    size_t sn = 0, rn = 0;
+    int rc, has_s = k < q->nsend, has_r = k < q->nrecv;
+    if (has_s && (rc = coll__send_source(q, k, &sp, &sn)) != COLL_OK) return rc;
+    if (has_r) coll__recv_target(q, k, &rp, &rn);
+    if (has_s && has_r && pt->sendrecv)
+        rc = pt->sendrecv(pt->ctx, q->st.to, sp, sn, q->st.from, rp, rn);
+    else if (has_s && has_r && q->st.send_first) {
+        rc = pt->send(pt->ctx, q->st.to, sp, sn);
+        if (rc == COLL_OK) rc = pt->recv(pt->ctx, q->st.from, rp, rn);
+    } else if (has_s && has_r) {
+        rc = pt->recv(pt->ctx, q->st.from, rp, rn);
+        if (rc == COLL_OK) rc = pt->send(pt->ctx, q->st.to, sp, sn);
+    } else if (has_s) rc = pt->send(pt->ctx, q->st.to, sp, sn);
+    else              rc = pt->recv(pt->ctx, q->st.from, rp, rn);
+    if (rc > 0) rc = COLL_ERR_IO;
+    return rc == COLL_OK ? coll__absorb(q, k) : rc;
+}
+
+#ifndef COLL_NO_NONBLOCKING
+/* Wait for one posted message (handle -1: nothing to wait for). */
+static int coll__wait(coll_request *q, int *h, int block)
+{
+    const coll_port *pt = &q->c->port;
+    while (*h >= 0) {
+        int rc = coll__port_rc(pt->wait(pt->ctx, *h, block));
+        if (rc == COLL_OK) { *h = -1; break; }
+        if (rc != COLL_AGAIN) return rc;
+        if (!block) return COLL_AGAIN;
+        if ((rc = coll__spin(q)) != COLL_OK) return rc;
+    }
+    return COLL_OK;
+}
+
+/* Non-blocking ports: keep segments [done, done+2) posted, complete them
+   in order. Returns COLL_AGAIN when it would have to wait and may not. */
+static COLL__OFF_CHAIN int coll__step_pipelined(coll_request *q, int block)
+{
+    const coll_port *pt = &q->c->port;
+    size_t n = coll__pieces(q);
+    size_t depth = COLL__STRIDED && (q->st.srun || q->st.rrun) ? 1 : 2;   /* packed spans: one staging half each */
+    unsigned char *ptr;
+    size_t bytes;
+    int rc, h;
+    while (q->done < n) {
+        while (q->sposted < q->nsend && q->sposted < q->done + depth) {
+            if ((rc = coll__send_source(q, q->sposted, &ptr, &bytes)) != COLL_OK) return rc;
+            rc = coll__port_rc(pt->isend(pt->ctx, q->st.to, ptr, bytes, &h));
+            if (rc == COLL_AGAIN) break;
+            if (rc != COLL_OK) return rc;
+            q->hs[q->sposted % 4] = h;
+            q->sposted++;
+        }
+        while (q->rposted < q->nrecv && q->rposted < q->done + depth) {
+#ifdef COLL__IRECV_FOLD
+            if (COLL__ZC(q))                     /* reduce where it lies: into its place */
+                rc = coll__port_rc(coll__irecv_fold(q, q->rposted, &h));
+            else
+#endif
+            {
+                coll__recv_target(q, q->rposted, &ptr, &bytes);
+                rc = coll__port_rc(pt->irecv(pt->ctx, q->st.from, ptr, bytes, &h));
+            }
+            if (rc == COLL_AGAIN) break;
+            if (rc != COLL_OK) return rc;
+            q->hr[q->rposted % 4] = h;
+            q->rposted++;
+        }
+        /* segment `done` completes when both its halves are through */
+        if ((q->done < q->nsend && q->sposted <= q->done) ||
+            (q->done < q->nrecv && q->rposted <= q->done)) {
+            if (!block) return COLL_AGAIN;
+            if ((rc = coll__spin(q)) != COLL_OK) return rc;
+            continue;                      /* the port said "later": ask again */
+        }
+        if (q->done < q->nrecv && (rc = coll__wait(q, &q->hr[q->done % 4], block)) != COLL_OK) return rc;
+        if (q->done < q->nsend && (rc = coll__wait(q, &q->hs[q->done % 4], block)) != COLL_OK) return rc;
+        if ((rc = coll__absorb(q, q->done)) != COLL_OK) return rc;
+        q->done++;
+        q->spins = 0;
+    }
+    return COLL_OK;
+}
+#endif
+
+#ifdef COLL_DEBUG
+/* The invariant behind "nothing outside the caller's buffers": every span
+   a step names in src or dst lies inside that buffer's extent on this
+   rank (a layer's own buffers are the layer's to check). */
+static int coll__span_in(const coll_request *q, int buf, size_t off, size_t len, size_t run, size_t stride)
+{
+    size_t in_n, out_n, end;
+    if (len == 0 || buf > COLL_BUF_DST || COLL__KIND(q->pl.kind) == COLL_BARRIER) return 1;
+    coll__extents(&q->pl, &in_n, &out_n);
+    if (COLL__KIND(q->pl.kind) == COLL_BROADCAST || q->b[COLL_BUF_SRC].at == q->b[COLL_BUF_DST].at)
+        in_n = out_n = in_n > out_n ? in_n : out_n;
+    end = run ? off + (len - 1) / run * stride + (len - 1) % run + 1 : off + len;
+    return end <= (buf == COLL_BUF_SRC ? in_n : out_n);
+}
+static int coll__spans_ok(const coll_request *q)
+{
+    const coll__step *st = &q->st;
+    return (st->to < 0 || coll__span_in(q, st->sbuf, st->soff, st->slen, st->srun, st->sstride)) &&
+           (st->from < 0 || coll__span_in(q, st->rbuf, st->roff, st->rlen, st->rrun, st->rstride)) &&
+           (st->from < 0 || !st->reduce || coll__span_in(q, st->abuf, st->aoff, st->rlen, 0, 0));
+}
+#endif
+
+/* The step the source just put in q->st becomes the one in flight: its
+   pieces each way, no handles yet, and how its receives land. Nothing
+   changes these counts until the step is through. */
+static COLL__OFF_CHAIN void coll__load(coll_request *q)
+{
+    const coll__step *st = &q->st;
+    COLL_ASSERT(st->to < q->pl.p && st->from < q->pl.p);
+    COLL_ASSERT(coll__spans_ok(q));
+    COLL_ASSERT(coll__paths_kept(st));
+    q->nsend = st->to >= 0 ? coll__nseg(st->slen, q->b[st->sbuf].cut) : 0;
+    q->nrecv = st->from >= 0 ? coll__nseg(st->rlen, q->b[st->rbuf].cut) : 0;
+    q->sposted = q->rposted = q->done = 0;
+    q->hs[0] = q->hs[1] = q->hs[2] = q->hs[3] = -1;
+    q->hr[0] = q->hr[1] = q->hr[2] = q->hr[3] = -1;
+#if !defined(COLL_NO_NONBLOCKING) && !defined(COLL_NO_ZERO_COPY)
+    q->zc = (unsigned char)coll__zero_copy(q);
+#endif
+    q->loaded = 1;
+}
+
+/* The request's result, kept: later coll_progress calls return it again. */
+static int coll__end(coll_request *q, int rc)
+{
+    q->finished = 1;
+    q->err = rc;
+    if (q->queued) { q->queued = 0; coll__top(q->c)->turn++; }
+    return rc;
+}
+
+/* Drive a request: load a step from its source, move its pieces, repeat
+   until the source has no more (0) or something fails. */
+static int coll__progress(coll_request *q, int block)
+{
+#ifdef COLL_NO_NONBLOCKING
+    (void)block;                                  /* send/recv/sendrecv only */
+#else
+    const coll_port *pt = &q->c->port;
+    int nonblocking = pt->isend && pt->irecv && pt->wait;
+#endif
+    int rc;
+    if (q->finished) return q->err;
+    {
+        const coll_comm *top = coll__top(q->c);
+        if (q->queued && q->ticket != top->turn) return COLL_AGAIN;   /* not its turn yet */
+        if (top->broken) return coll__end(q, COLL_ERR_BROKEN);        /* an earlier one broke it */
+    }
+    for (;;) {
+        if (!q->loaded) {
+            if ((rc = q->source(q)) <= 0) return coll__end(q, rc);    /* 0: all done */
+            coll__load(q);
+        }
+#ifndef COLL_NO_NONBLOCKING
+        if (nonblocking) rc = coll__step_pipelined(q, block);
+        else
+#endif
+        for (rc = COLL_OK; rc == COLL_OK && q->done < coll__pieces(q); q->done++)
+            rc = coll__exchange_blocking(q, q->done);
+        if (rc == COLL_AGAIN) return rc;
+        if (rc != COLL_OK) return coll__end(q, coll__broke(q, rc, COLL__WHY("the port failed (its code is returned)")));
+        q->loaded = 0;
+    }
+}
+
+/* ---- >>moves  local moves around the messages ----------------------------
+   The registry's begin and finish hooks: what a rank does to its own
+   buffers before an algorithm's first message and after its last. */
+
+static void coll__swap(unsigned char *a, unsigned char *b, size_t n)
+{
+    while (n--) { unsigned char t = *a; *a++ = *b; *b++ = t; }
+}
+
+/* Reverse bytes [0, n) in place. */
+static void coll__reverse(unsigned char *b, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n / 2; i++) { unsigned char t = b[i]; b[i] = b[n - 1 - i]; b[n - 1 - i] = t; }
+}
+
+/* Slide n bytes down to a lower address that may overlap the source. */
+static void coll__move_down(unsigned char *d, const unsigned char *s, size_t n)
+{
+    while (n--) *d++ = *s++;
+}
+
+/* Work in place: dst takes src, and the schedule runs on dst alone
+   (hierarchical; any reducing collective on one rank). */
+static int coll__work_in_place(coll_request *q)
+{
+    int rc = coll__copy(q->c, coll__buf(q, COLL_BUF_DST), coll__buf(q, COLL_BUF_SRC), q->pl.count * q->esize);
+    q->b[COLL_BUF_SRC].at = q->b[COLL_BUF_DST].at;
+    q->pl.inplace = 1;
+    return rc;
+}
+
+/* The root works in place; the other ranks keep their buffers (linear
+   reduce: they only send). */
+static int coll__root_in_place(coll_request *q)
+{
+    return q->pl.rank == q->pl.root ? coll__work_in_place(q) : COLL_OK;
+}
+
+/* This rank's block to its own place in dst, if this rank uses dst
+   (all-gather, gather). */
+static int coll__own_block(coll_request *q)
+{
+    size_t off, len, in_n, out_n, es = q->esize;
+    coll__extents(&q->pl, &in_n, &out_n);
+    if (!out_n) return COLL_OK;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    return coll__copy(q->c, coll__buf(q, COLL_BUF_DST) + off * es, coll__buf(q, COLL_BUF_SRC), len * es);
+}
+
+/* All-to-all: the block a rank sends itself. */
+static int coll__own_block_a2a(coll_request *q)
+{
+    size_t off, len, roff, rlen, es = q->esize;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    coll__rblock(&q->pl, q->pl.rank, &roff, &rlen);
+    if (len == 0) return COLL_OK;           /* alltoallv: src or dst may be NULL */
+    return coll__copy(q->c, coll__buf(q, COLL_BUF_DST) + roff * es, coll__buf(q, COLL_BUF_SRC) + off * es, len * es);
+}
+
+/* Scatter: this rank's block out of the big buffer, if this rank has it. */
+static int coll__take_block(coll_request *q)
+{
+    size_t off, len, in_n, out_n, es = q->esize;
+    coll__extents(&q->pl, &in_n, &out_n);
+    if (!in_n) return COLL_OK;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    return coll__copy(q->c, coll__buf(q, COLL_BUF_DST), coll__buf(q, COLL_BUF_SRC) + off * es, len * es);
+}
+
+/* Bruck all-gather works on dst rotated so that this rank's block is first;
+   at the end three reversals rotate it back in place. */
+static int coll__bruck_begin(coll_request *q)
+{
+    size_t off, len, es = q->esize;
+    unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    if (coll__overlap(dst, len * es, src, len * es)) { coll__move_down(dst, src, len * es); return COLL_OK; }
+    return coll__copy(q->c, dst, src, len * es);
+}
+
+static int coll__bruck_finish(coll_request *q)
+{
+    size_t off, len, es = q->esize, n = q->pl.total * es, m;
+    unsigned char *dst = coll__buf(q, COLL_BUF_DST);
+    if (q->pl.p == 1) return COLL_OK;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    m = n - off * es;
+    coll__reverse(dst, m); coll__reverse(dst + m, n - m); coll__reverse(dst, n);
+    return COLL_OK;
+}
+
+/* Bruck all-to-all: block j of dst starts as the block for rank r+j; at the
+   end block i holds the one from rank r-i, swapped into rank order. */
+static int coll__bruck_a2a_begin(coll_request *q)
+{
+    size_t off, len, es = q->esize;
+    unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
+    int j, p = q->pl.p, rc = COLL_OK;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    for (j = 0; j < p && rc == COLL_OK; j++)
+        rc = coll__copy(q->c, dst + (size_t)j * len * es, src + (size_t)((q->pl.rank + j) % p) * len * es, len * es);
+    return rc;
+}
+
+static int coll__bruck_a2a_finish(coll_request *q)
+{
+    size_t off, len, es = q->esize;
+    unsigned char *dst = coll__buf(q, COLL_BUF_DST);
+    int i, p = q->pl.p;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    for (i = 0; i < p; i++) {
+        int j = coll__mod(q->pl.rank - i, p);
+        if (i < j) coll__swap(dst + (size_t)i * len * es, dst + (size_t)j * len * es, len * es);
+    }
+    return COLL_OK;
+}
+
+/* The first local moves, once the ranks agree, so the schedules find every
+   rank's own data where they expect it: the row's begin hook (a reducing
+   collective on one rank just copies). */
+static int coll__begin(coll_request *q)
+{
+    const coll__plan *pl = &q->pl;
+    const coll__entry *e = COLL__ROW_OF(pl);
+    size_t off, len;
+    if (pl->total == 0) return COLL_OK;           /* nothing to move (buffers may be NULL) */
+    if (pl->p == 1 && (COLL__KIND(pl->kind) == COLL_REDUCE_SCATTER || COLL__KIND(pl->kind) == COLL_REDUCE_SCATTERV)) {
+        coll__block(pl, 0, &off, &len);
+        return coll__copy(q->c, coll__buf(q, COLL_BUF_DST), coll__buf(q, COLL_BUF_SRC), len * q->esize);
+    }
+    if (pl->p == 1 && coll__reduces(COLL__KIND(pl->kind))) return coll__work_in_place(q);
+    return e->begin ? e->begin(q) : COLL_OK;
+}
+
+/* The last local touches: the row's finish hook, and avg's one division
+   of the reduced result. */
+static int coll__finish(coll_request *q)
+{
+    const coll__plan *pl = &q->pl;
+    const coll__entry *e = COLL__ROW_OF(pl);
+    size_t off, len;
+    int rc;
+    if (pl->total == 0) return COLL_OK;
+    if (e->finish && (rc = e->finish(q)) != COLL_OK) return rc;
+    if (!COLL__ON(COLL_OPS, COLL_AVG) || !coll__reduces(COLL__KIND(pl->kind)) || q->a.op != COLL_AVG) return COLL_OK;
+    if (COLL__KIND(pl->kind) == COLL_REDUCE && pl->rank != pl->root) return COLL_OK;
+    coll__block(pl, pl->rank, &off, &len);
+    if (coll__vector(COLL__KIND(pl->kind))) len = pl->count;
+    /* a scan's average is over the ranks it covers: r+1, or r (exscan) */
+    return coll__scale(q->c, coll__buf(q, COLL_BUF_DST), len, q->a.dtype,
+                       COLL__KIND(pl->kind) == COLL_SCAN ? (size_t)pl->rank + 1 :
+                       COLL__KIND(pl->kind) == COLL_EXSCAN ? (size_t)(pl->rank ? pl->rank : 1) : (size_t)pl->p);
+}
+
+
+/* ---- the plain source: the schedule's steps, then its finish ------------- */
+
+/* The last local touches, or the error that breaks the communicator. */
+static int coll__close(coll_request *q)
+{
+    int rc = coll__finish(q);
+    return rc == COLL_OK ? 0 : coll__broke(q, rc, COLL__WHY("a local operation failed"));
+}
+
+/* The source of a call without the agreement layer (its begin ran in
+   coll_start): step after step of the schedule. */
+static int coll__plain_source(coll_request *q)
+{
+    if (q->sched(&q->pl, q->step, &q->st)) { q->step++; return 1; }
+    return coll__close(q);
+}
+
+/* ========================================================================== */
+/* >>agree  3. The agreement layer: call checks, small calls, CRCs            */
+/* ========================================================================== */
+/* The first promise - the right answer on every rank, or an error on every
+   rank that can see it - kept by a layer that drives the engine: it hands
+   the engine steps of its own around the schedule's and watches the
+   schedule's pieces, and the engine knows none of it (see CALL CHECKS at
+   the top). Its source, coll__agree_source, runs
+     phase 0  the agreement rounds: lg p dissemination rounds of frames
+              (24 bytes, and the blocks of a small call), each round a
+              frame step and, where one end's blocks need it, a tail step;
+              then the verdict, the same on every rank;
+     phase 1  the schedule, each step followed, with COLL_CHECK_CRC, by a
+              step that exchanges the CRC-32C of what the step moved;
+     phase 2  the closing rounds (COLL_CHECK_CRC only): did any rank see a
+              damaged message?
+   A small call (AUTO, a block of at most 16 x COLL_EAGER_BYTES / p bytes)
+   rides in the frames of phase 0 and every rank computes its result
+   locally once the verdict is in: lg p rounds in all.
+   State: q->g. Cost: lg p messages of 24 + min(2^k, p - 2^k) x 32 bytes
+   per rank per call (more for a small call's tails); with the CRC one
+   4-byte message per schedule step each way and lg p closing frames.
+   COLL_NO_CHECKS leaves the whole layer out. */
+#ifndef COLL_NO_CHECKS
+#define COLL__CHECKS 1
+enum {
+    COLL__FRAME = 24,              /* bytes of a check frame's header (8-aligned blocks follow) */
+    COLL__F_REFUSED = 1,           /* some rank refused its arguments        */
+    COLL__F_CORRUPT = 2,           /* some rank got a damaged message        */
+    COLL__F_NULLDST = 4,           /* a non-root of reduce passed no dst     */
+    COLL__F_TAIL = 8               /* (sender's own) the round's tail follows */
+};
+/* A small call rides in the rounds (never with COLL_EAGER_BYTES 0: then
+   the compiler drops every line of it). */
+#define COLL__EAGER(g) (COLL_EAGER_BYTES > 0 && (g)->eager)
+enum { COLL__LAST_NONE, COLL__LAST_FRAME, COLL__LAST_TAIL, COLL__LAST_PAYLOAD, COLL__LAST_CRC };
+
+/* A hash of everything that shapes the message pattern or the meaning of
+   the bytes: ranks that agree on it run the same steps with the same
+   sizes. Byte order fixed, so mixed-endian ranks compare alike. */
+static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const coll_args *a, size_t es)
+{
+    unsigned char w[48];
+    uint32_t h;
+    int k = COLL__KIND(pl->kind), rooted = coll__rooted(COLL__KIND(pl->kind));
+    int user = coll__reduces(COLL__KIND(pl->kind)) && a->op == COLL_USER_OP;
+    size_t i, nc, t = pl->total;
+    coll__put32(w, c->seq);
+    coll__put32(w + 4, (uint32_t)k);
+    coll__put32(w + 8, (uint32_t)pl->algo);
+    coll__put32(w + 12, rooted ? (uint32_t)pl->root : 0u);
+    coll__put32(w + 16, COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__GROUP ? (uint32_t)pl->group : 0u);
+    coll__put32(w + 20, (uint32_t)t);
+    coll__put32(w + 24, (uint32_t)((t >> 16) >> 16));
+    coll__put32(w + 28, coll__reduces(COLL__KIND(pl->kind)) ? (uint32_t)a->op : 0u);
+    coll__put32(w + 32, k == COLL_BARRIER ? 0u : (uint32_t)a->dtype);
+    coll__put32(w + 36, (uint32_t)es);
+    coll__put32(w + 40, (uint32_t)c->segment);
+    coll__put32(w + 44, c->checks | (user && c->user.commutative ? 256u : 0u) |   /* all-to-all in place */
+                        ((k == COLL_ALLTOALL || k == COLL_ALLTOALLV) && pl->inplace ? 512u : 0u));   /* swaps */
+    h = coll_crc32c(0, w, sizeof w);
+    if (c->group_id) { coll__put32(w, c->group_id); h = coll_crc32c(h, w, 4); }
+    while (c->up) c = c->up;          /* which communicator on the port: its top's */
+    if (c->context) { coll__put32(w, c->context); h = coll_crc32c(h, w, 4); }
+    nc = !pl->counts ? 0 : k == COLL_ALLTOALLV ? (size_t)pl->p * (size_t)pl->p : (size_t)pl->p;
+    for (i = 0; i < nc; ) {         /* six counts per CRC call: p x p of them for alltoallv */
+        size_t m = 0;
+        for (; i < nc && m < sizeof w; i++, m += 8) {
+            coll__put32(w + m, (uint32_t)pl->counts[i]);
+            coll__put32(w + m + 4, (uint32_t)((pl->counts[i] >> 16) >> 16));
+        }
+        h = coll_crc32c(h, w, m);
+    }
+    return h;
+}
+
+/* ---- frames ----------------------------------------------------------------
+   A frame: 'c', version, flags, phase, lowest and highest signature seen,
+   lowest refusing rank and its code, CRC-32C of everything else, the
+   tail's CRC-32C (0 without one), then the first `inl` bytes of the
+   round's blocks (zeros unless eager). Round k carries m = min(2^k,
+   p - 2^k) blocks of `blk` bytes, packed: m x inl bytes of them in the
+   frame, and when m x blk is more, bytes m x inl .. m x cap follow as the
+   round's tail. Both sizes depend on p and k alone. */
+static int coll__round_blocks(const coll_request *q, int k)
+{
+    int d = 1 << k;
+    return d < q->pl.p - d ? d : q->pl.p - d;
+}
+
+/* Bytes of each block inside the frame: COLL_EAGER_BYTES, the rest of a
+   larger block in the round's tail. Every call sends the frames, so they
+   stay small: whole blocks in them (280 B a round at 4 ranks) made every
+   call at 4 ranks slower on Open MPI's shared memory (MPI port, 8 B
+   14.8 -> 22.4 us, 2 KiB 44.7 -> 53.7), and a frame's every cache line is
+   a hand-off on ours (~0.1 us of a ~0.5 us call at 2 ranks). */
+static size_t coll__inl(const coll_request *q)
+{
+    return (COLL_EAGER_BYTES < q->g.cap ? (size_t)COLL_EAGER_BYTES : q->g.cap) & ~(size_t)7;
+}
+
+static size_t coll__frame_bytes(const coll_request *q, int k)
+{
+    return COLL__FRAME + (size_t)coll__round_blocks(q, k) * coll__inl(q);
+}
+
+static size_t coll__tail_bytes(const coll_request *q, int k)
+{
+    return (size_t)coll__round_blocks(q, k) * (q->g.cap - coll__inl(q));
+}
+
+static int coll__sends_tail(const coll_request *q)
+{
+    return COLL__EAGER(&q->g) && q->g.phase == 0 && q->g.blk > coll__inl(q);
+}
+
+static uint32_t coll__frame_crc(const unsigned char *f, size_t bytes)
+{
+    return coll_crc32c(coll_crc32c(0, f, 16), f + 20, bytes - 20);   /* all but the CRC itself */
+}
+
+static void coll__frame_pack(coll_request *q)
+{
+    coll__agree *g = &q->g;
+    unsigned char *f = g->fo.b;
+    size_t bytes = g->fb;
+    int tail = coll__sends_tail(q);
+    f[0] = 'c'; f[1] = (unsigned char)(2 + 2 * (COLL_EAGER_BYTES / 8 % 127));  /* version */
+    f[2] = (unsigned char)(g->flags | (tail ? COLL__F_TAIL : 0)); f[3] = g->phase;
+    coll__put32(f + 4, g->lo);
+    coll__put32(f + 8, g->hi);
+    coll__put32(f + 12, g->bad);
+    coll__put32(f + 20, tail ? coll_crc32c(0, f + bytes, g->tb) : 0u);
+    coll__put32(f + 16, coll__frame_crc(f, bytes));
+}
+
+/* The frame of this round is in: believe it, or mark the link out of step.
+   Nothing of a damaged frame is believed but its tail flag, and that only
+   to take the tail (its size fixed by p and k) and throw it away: a sender
+   is not left blocked on it while the verdict is already COLL_ERR_CORRUPT. */
+static void coll__frame_check(coll_request *q)
+{
+    coll__agree *g = &q->g;
+    const unsigned char *f = g->fin;
+    int flagged = (f[2] & COLL__F_TAIL) != 0, can = g->phase == 0 && g->tb > 0;
+    g->tail_in = (unsigned char)(flagged && can);   /* the rest of its blocks follows */
+    if (f[0] != 'c' || f[1] != g->fo.b[1] || f[3] != g->phase ||
+        coll__get32(f + 16) != coll__frame_crc(f, g->fb) || (flagged && !can))
+        g->flags |= COLL__F_CORRUPT;    /* not a frame of this round: the link is out of step */
+}
+
+/* The round is through both ways (frame and tail): fold the frame into the
+   running verdict (min, max, or); an eager call also keeps the sender's
+   blocks (`got` bytes of them arrived): they are the ranks r-2^k, r-2^k-1,
+   ..., so they follow the 2^k this rank holds already. Merged only now,
+   when no message of the round still reads the blocks. */
+static void coll__round_end(coll_request *q)
+{
+    coll__agree *g = &q->g;
+    const unsigned char *f = g->fin;
+    size_t bytes = g->fb, tail = g->tb;
+    size_t got = bytes - COLL__FRAME + (g->tail_in ? tail : 0);
+    if (g->tail_in && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
+        g->flags |= COLL__F_CORRUPT;         /* the tail it announced */
+    if (!(g->flags & COLL__F_CORRUPT)) {
+        uint32_t lo = coll__get32(f + 4), hi = coll__get32(f + 8), bad = coll__get32(f + 12);
+        g->flags |= f[2] & (COLL__F_REFUSED | COLL__F_CORRUPT | COLL__F_NULLDST);
+        if (lo < g->lo) g->lo = lo;
+        if (hi > g->hi) g->hi = hi;
+        if (bad < g->bad) g->bad = bad;
+        if (COLL__EAGER(g) && g->phase == 0) {
+            size_t want = (size_t)coll__round_blocks(q, g->round) * g->blk;
+            unsigned char *to = g->fo.b + COLL__FRAME + ((size_t)1 << g->round) * g->blk;
+            COLL_ASSERT(((size_t)1 << g->round) * g->blk + want <= (size_t)COLL__EAGER_ROOM);
+            /* a sender that sent less disagrees on the call: zeros, then MISMATCH */
+            COLL_MEMCPY(to, f + COLL__FRAME, want < got ? want : got);
+            if (want > got) COLL_MEMSET(to + got, 0, want - got);
+        }
+    }
+    g->round++;
+}
+
+/* The layer's two buffers in the engine's table: bytes, never cut. */
+static void coll__layer_buffers(coll_request *q, unsigned char *out, unsigned char *in)
+{
+    q->b[COLL__BUF_OUT].at = out; q->b[COLL__BUF_OUT].unit = 1; q->b[COLL__BUF_OUT].cut = (size_t)-1;
+    q->b[COLL__BUF_IN].at = in;   q->b[COLL__BUF_IN].unit = 1;  q->b[COLL__BUF_IN].cut = (size_t)-1;
+}
+
+/* Round k as a step: dissemination, signal r + 2^k and hear from r - 2^k;
+   after lg p rounds every rank has heard, transitively, from every rank.
+   The frame goes first; the tail is a step of its own right behind it,
+   sent when this rank's blocks need one, received when the peer's frame
+   said one follows. The pattern depends on rank and size alone, so it
+   cannot deadlock whatever the arguments. */
+static void coll__round_step(coll_request *q, int tail)
+{
+    coll__agree *g = &q->g;
+    coll__step *st = &q->st;
+    int r = q->pl.rank, p = q->pl.p, d = 1 << g->round;
+    size_t fb = g->fb;
+    coll__idle(st);
+    st->to = tail && !coll__sends_tail(q) ? -1 : coll__mod(r + d, p);
+    st->from = tail && !g->tail_in ? -1 : coll__mod(r - d, p);
+    st->send_first = coll__shift_send_first(r, p, d);
+    st->sbuf = COLL__BUF_OUT; st->rbuf = COLL__BUF_IN;
+    st->slen = st->rlen = tail ? g->tb : fb;
+    coll__layer_buffers(q, g->fo.b + (tail ? fb : 0), g->fin + (tail ? fb : 0));
+    q->watch = 0;
+    g->last = (unsigned char)(tail ? COLL__LAST_TAIL : COLL__LAST_FRAME);
+}
+
+/* What every rank concludes from the agreement rounds (the same frames
+   reached all of them, so the same verdict). */
+static int coll__verdict(coll_request *q)
+{
+    coll_comm *c = q->c;
+    coll__agree *g = &q->g;
+    if (g->flags & COLL__F_CORRUPT) return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a check frame arrived damaged"));
+    if (g->refused) return g->refused;
+#ifndef COLL_NO_ERRSTR
+    if (g->flags & COLL__F_REFUSED) c->why = COLL__WHY("another rank refused its arguments");
+    else if (g->lo != g->hi) c->why = COLL__WHY("ranks disagree on the call (order, collective, algorithm, counts, dtype, op, root, scratch or checks)");
+#endif
+    (void)c;
+    if (g->flags & COLL__F_REFUSED) return COLL_ERR_PEER;
+    if (g->lo != g->hi) return COLL_ERR_MISMATCH;
+    return COLL_OK;
+}
+
+/* ---- COLL_CHECK_CRC: a watch on every payload piece, a step after each ----
+   The running CRC-32C of what a step sends and receives; after the step, its
+   CRC travels as one 4-byte message each way to the same peers (so payload
+   segments still pipeline). A mismatch is noted for the closing rounds;
+   once one is seen nothing more is folded. */
+static int coll__crc_watch(coll_request *q, const unsigned char *piece, size_t n, int in)
+{
+    coll__agree *g = &q->g;
+    if (!in) { g->crc_s = coll_crc32c(g->crc_s, piece, n); return 0; }
+    g->crc_r = coll_crc32c(g->crc_r, piece, n);
+    return (g->flags & COLL__F_CORRUPT) != 0;
+}
+
+static void coll__crc_step(coll_request *q)
+{
+    coll__agree *g = &q->g;
+    coll__step *st = &q->st;
+    int to = q->nsend ? st->to : -1, from = q->nrecv ? st->from : -1, first = st->send_first;
+    coll__idle(st);
+    st->to = to; st->from = from; st->send_first = first;
+    st->sbuf = COLL__BUF_OUT; st->rbuf = COLL__BUF_IN;
+    st->slen = st->rlen = 4;
+    coll__put32(g->crc_out, g->crc_s);
+    coll__layer_buffers(q, g->crc_out, g->crc_in);
+    q->watch = 0;
+    g->last = COLL__LAST_CRC;
+}
+
+/* ---- small calls: they ride in the agreement rounds ----------------------- */
+
+/* Eager or not (the same on every rank that agrees on the call), and this
+   rank's contribution into block 0 of its outgoing frame. */
+static void coll__eager_start(coll_request *q, const coll_args *a)
+{
+    coll__agree *g = &q->g;
+    const coll__plan *pl = &q->pl;
+    size_t bn = pl->count * q->esize, b = bn;
+    const void *from = a->src;
+    if (COLL_EAGER_BYTES == 0) return;
+    switch (COLL__KIND(pl->kind)) {
+    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_ALLGATHER: case COLL_GATHER: break;
+    case COLL_BROADCAST: from = pl->rank == pl->root ? a->dst : 0; break;
+    case COLL_SCATTER: from = pl->rank == pl->root ? a->src : 0; b = bn * (size_t)pl->p; break;
+    case COLL_REDUCE_SCATTER: case COLL_ALLTOALL: b = bn * (size_t)pl->p; break;
+    default: return;
+    }
+    if (a->algo != COLL_ALGO_AUTO || q->c->mem || bn == 0 || b > g->cap) return;
+    g->eager = 1;
+    g->blk = (b + 7) & ~(size_t)7;
+    if (g->blk > coll__inl(q))            /* tails send the whole room: clear the rest */
+        COLL_MEMSET(g->fo.b + COLL__FRAME + coll__inl(q) * (size_t)pl->p, 0,   /* (coll_start */
+                    (g->cap - coll__inl(q)) * (size_t)pl->p);                  /* cleared the frames') */
+    if (from) COLL_MEMCPY(g->fo.b + COLL__FRAME, from, b);
+}
+
+/* An eager call's result, computed on every rank from the blocks the
+   agreement rounds gathered (block j holds rank r - j's contribution),
+   reducing strictly in rank order so every rank gets the same bits. */
+static int coll__eager_finish(coll_request *q)
+{
+    const coll__plan *pl = &q->pl;
+    coll_comm *c = q->c;
+    size_t bn = pl->count * q->esize, mine = (size_t)pl->rank * bn;
+    unsigned char *dst = coll__buf(q, COLL_BUF_DST);
+    int i, p = pl->p, r = pl->rank, rc = COLL_OK;
+#define COLL__BLK(i) (q->g.fo.b + COLL__FRAME + (size_t)coll__mod(r - (i), p) * q->g.blk)
+    switch (COLL__KIND(pl->kind)) {
+    case COLL_REDUCE:
+        if (r != pl->root) return COLL_OK;
+        /* fall through */
+    case COLL_ALLREDUCE: case COLL_REDUCE_SCATTER: {
+        size_t at = COLL__KIND(pl->kind) == COLL_REDUCE_SCATTER ? mine : 0;
+        COLL_MEMCPY(dst, COLL__BLK(0) + at, bn);
+        for (i = 1; i < p && rc == COLL_OK; i++)
+            rc = coll__reduce(c, dst, dst, COLL__BLK(i) + at, pl->count, q->a.dtype, q->a.op);
+        if (rc == COLL_OK && q->a.op == COLL_AVG) rc = coll__scale(c, dst, pl->count, q->a.dtype, (size_t)p);
+        return rc;
+    }
+    case COLL_BROADCAST:
+        if (r != pl->root) COLL_MEMCPY(dst, COLL__BLK(pl->root), bn);
+        return COLL_OK;
+    case COLL_GATHER:
+        if (r != pl->root) return COLL_OK;
+        /* fall through */
+    case COLL_ALLGATHER:
+        for (i = 0; i < p; i++) COLL_MEMCPY(dst + (size_t)i * bn, COLL__BLK(i), bn);
+        return COLL_OK;
+    case COLL_SCATTER:
+        COLL_MEMCPY(dst, COLL__BLK(pl->root) + mine, bn);
+        return COLL_OK;
+    case COLL_ALLTOALL:
+        for (i = 0; i < p; i++) COLL_MEMCPY(dst + (size_t)i * bn, COLL__BLK(i) + mine, bn);
+        return COLL_OK;
+    default: return COLL_ERR_INVAL;
+    }
+#undef COLL__BLK
+}
+
+/* ---- the layer's source ---------------------------------------------------- */
+
+/* The verdict is in (phase 0 is through): an error on every rank, or the
+   call goes on - as linear reduce if a non-root had no dst, finished here
+   if it rode in the rounds, else into the schedule. */
+static int coll__agreed(coll_request *q)
+{
+    coll__agree *g = &q->g;
+    int rc = coll__verdict(q);
+    if (rc != COLL_OK) return rc;
+    g->round = 0;
+    if ((g->flags & COLL__F_NULLDST) && !COLL__EAGER(g)) {   /* a non-root has no dst */
+        const coll__entry *e = coll__entry_of(COLL_REDUCE, COLL_ALGO_LINEAR);
+        if (!e || !e->f) return COLL__NO(&q->c->why, COLL_ERR_NOSYS, "algo: linear reduce (for a NULL dst) not compiled in");
+        q->pl.algo = COLL_ALGO_LINEAR;
+        q->pl.row = e;
+        q->sched = e->f;
+    }
+    if (COLL__EAGER(g)) {                /* the rounds carried the call: finish here */
+        g->phase = 2;
+        rc = coll__eager_finish(q);
+        return rc == COLL_OK ? rc : coll__broke(q, rc, COLL__WHY("a local operation failed"));
+    }
+    g->phase = 1;
+    rc = coll__begin(q);
+    return rc == COLL_OK ? rc : coll__broke(q, rc, COLL__WHY("a local copy failed"));
+}
+
+/* What the step just run leaves to do: take its frame (and load the tail
+   step if either end has one), end its round, load the CRC step after a
+   payload step, check a CRC; then the verdict once the agreement rounds
+   are through. 1: a step is loaded; 0: go on; < 0: the call's error. Its
+   own function, off the stack chain that runs the schedule. */
+static COLL__NOINLINE int coll__agree_after(coll_request *q)
+{
+    coll__agree *g = &q->g;
+    int last = g->last;
+    g->last = COLL__LAST_NONE;
+    if (last == COLL__LAST_FRAME) {
+        coll__frame_check(q);
+        if (coll__sends_tail(q) || g->tail_in) { coll__round_step(q, 1); return 1; }
+    }
+    if (last == COLL__LAST_FRAME || last == COLL__LAST_TAIL) coll__round_end(q);
+    if (last == COLL__LAST_PAYLOAD && (q->c->checks & COLL_CHECK_CRC) && (q->nsend || q->nrecv)) {
+        coll__crc_step(q);
+        return 1;
+    }
+    if (last == COLL__LAST_CRC && q->nrecv && coll__get32(g->crc_in) != g->crc_r)
+        g->flags |= COLL__F_CORRUPT;
+    return g->phase == 0 && g->round == g->nchk ? coll__agreed(q) : 0;
+}
+
+/* The layer's next step: what the last one leaves to do, then the next
+   of the phase - an agreement round, a step of the schedule, a closing
+   round. 1: loaded; 0: the call is complete; < 0: its error. */
+static int coll__agree_source(coll_request *q)
+{
+    coll__agree *g = &q->g;
+    int rc = g->last != COLL__LAST_NONE || g->phase == 1 ? coll__agree_after(q) : 0;
+    if (rc != 0) return rc;
+    if (g->phase == 1) {
+        if (!g->skip && q->sched(&q->pl, q->step, &q->st)) {
+            q->step++;
+            g->crc_s = g->crc_r = g->lo;   /* seeded with the call's signature: a
+                                              message of another call fails it */
+            q->watch = (q->c->checks & COLL_CHECK_CRC) ? coll__crc_watch : 0;
+            g->last = COLL__LAST_PAYLOAD;
+            return 1;
+        }
+        g->phase = 2;
+    }
+    if (g->round < (g->phase == 0 ? g->nchk : g->nepi)) {
+        g->fb = coll__frame_bytes(q, g->round);   /* the round's two sizes */
+        g->tb = coll__tail_bytes(q, g->round);
+        coll__frame_pack(q);
+        coll__round_step(q, 0);
+        return 1;
+    }
+    if (g->flags & COLL__F_CORRUPT)
+        return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a message failed its CRC (on this rank or another)"));
+    if (g->lo != g->hi)              /* a closing frame of another call came in */
+        return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a closing frame belongs to another call (replayed or misdelivered)"));
+    return COLL__EAGER(g) ? 0 : coll__close(q);
+}
+
+/* coll_start's part: 1 if this call runs the agreement rounds (checks on,
+   more than one rank), with this rank's frame ready - its signature or its
+   refusal (rc), and a small call's block. A refusing rank still takes part
+   in the rounds, so every other rank returns now instead of waiting for
+   it; its own code comes back from coll_progress (coll_run: at once). */
+static int coll__agree_start(coll_request *q, const coll_args *a, size_t es, int rc, int nulldst)
+{
+    coll_comm *c = q->c;
+    coll__agree *g = &q->g;
+    if (!(c->checks & COLL_CHECK_CALLS) || c->nranks < 2) return 0;
+    g->nchk = (unsigned char)coll__ceil_log2(c->nranks);
+    g->cap = (size_t)(COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;   /* frame sizes: p alone */
+    COLL_MEMSET(g->fo.b, 0, COLL__FRAME + coll__inl(q) * (size_t)c->nranks);   /* zeros unless eager */
+    g->bad = 0xffffffffu;
+    q->source = coll__agree_source;
+    if (rc != COLL_OK) {
+        g->refused = rc;
+        g->flags = COLL__F_REFUSED;
+        g->bad = (uint32_t)c->rank << 16 | (uint32_t)(-rc & 0xffff);
+        return 1;
+    }
+    g->nepi = (unsigned char)((c->checks & COLL_CHECK_CRC) ? g->nchk : 0);
+    g->skip = COLL__KIND(a->kind) == COLL_BARRIER;   /* the agreement rounds are a barrier */
+    if (nulldst) g->flags |= COLL__F_NULLDST;
+    coll__eager_start(q, a);
+    g->lo = g->hi = coll__signature(c, &q->pl, a, es) ^ (uint32_t)g->eager;
+    return 1;
+}
+#else
+#define COLL__CHECKS 0
+#endif
+
+/* ========================================================================== */
+/* >>planner  4. Planner: AUTO                                                */
 /* ========================================================================== */
 
 static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
@@ -2390,7 +3195,7 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
 }
 
 /* ========================================================================== */
-/* 5. Checking arguments and planning                                         */
+/* >>args  5. Checking arguments and planning                                 */
 /* ========================================================================== */
 
 /* [a, a+an) and [b, b+bn) share a byte. */
@@ -2444,7 +3249,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         else if (a->op >= COLL_BAND && !coll__is_integer(a->dtype)) return COLL__NO(why, COLL_ERR_INVAL, "op: bitwise op on a float type");
         else if (!c->mem && (COLL__ONE(COLL_DTYPES) && COLL__ONE(COLL_OPS)
                              ? a->dtype != COLL__DT(a->dtype) || a->op != COLL__OPV(a->op)
-                             : !coll__kernels3[a->dtype][a->op]))
+                             : !coll__kernel_kept(a->dtype, a->op)))
             return COLL__NO(why, COLL_ERR_NOSYS, "op: dtype or op not compiled in");
     }
     if (coll__rooted(COLL__KIND(a->kind))) {
@@ -2598,6 +3403,15 @@ static int coll__pick(const coll_comm *c, coll__memo *m, const coll_args *a, col
     return coll__fits(c, pl, e, ordered, why);
 }
 
+/* Scratch whose halves, as coll_init rounds them (to 8 bytes below 64, to
+   64 above), still hold `half` bytes each. */
+static size_t coll__halves(size_t half)
+{
+    if (half == 0) return 0;
+    half = half < 64 ? (half + 7) & ~(size_t)7 : (half + 63) & ~(size_t)63;
+    return 2 * half;
+}
+
 COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
 {
     size_t es = 0;
@@ -2606,922 +3420,347 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
     if (!c || !a || c->magic != COLL__MAGIC) return 0;
     if (coll__plan_args(c, a, &pl, &es, &why) != COLL_OK) return 0;
     if (coll__pick(c, 0, a, &pl, es, &why) != COLL_OK)       /* no row: what any row would need */
-        return coll__reduces(COLL__KIND(a->kind)) && c->nranks > 1 && pl.total > 0 ? 2 * es : 0;
-    return 2 * coll__scratch_need(c, &pl, COLL__ROW_OF(&pl), es);   /* one element per half */
+        return coll__reduces(COLL__KIND(a->kind)) && c->nranks > 1 && pl.total > 0 ? coll__halves(es) : 0;
+    return coll__halves(coll__scratch_need(c, &pl, COLL__ROW_OF(&pl), es));
 }
 
 /* ========================================================================== */
-/* 6. Executor                                                                */
+/* >>kernels  6. Types: sizes, half-precision conversion                      */
 /* ========================================================================== */
-/* Runs one schedule step after another. Each message is cut into segments
-   of at most `seg` elements (both ends cut the same way). A copy lands
-   straight in its place; a reduction lands in one half of scratch and is
-   folded in from there. With a non-blocking port two segments are in
-   flight, so the fold of one hides behind the transfer of the next; with
-   only blocking send/recv each segment is exchanged in the order the
-   schedule gives (send_first), which keeps rendezvous ports deadlock-free.
 
-   Around the schedule run the call checks (see CALL CHECKS at the top):
-   phase 0, the agreement round, before any payload moves; phase 1, the
-   schedule; phase 2, the closing round (COLL_CHECK_CRC only). The rounds
-   are steps like any other, whose messages are the request's 24-byte
-   frames, so the blocking, pipelined and resumable paths all run them. */
+#define COLL__DTYPE_SIZE(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E: return sizeof(T);
+#define COLL__DTYPE_CLASS(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E: return COLL__IS_##CL;
+#define COLL__IS_INT 1
+#define COLL__IS_FLOAT 0
+COLL_API size_t coll_dtype_size(coll_dtype dtype)
+{
+    switch (dtype) {
+    COLL_DTYPE_LIST(COLL__DTYPE_SIZE)
+    default: return 0;
+    }
+}
 
-#define COLL__BUF_FRAME 2          /* a step buffer: the request's frames    */
-#ifdef COLL_NO_CHECKS
-#define COLL__CHECKS 0             /* every check branch below folds away    */
-#else
-#define COLL__CHECKS 1
+static int coll__is_integer(coll_dtype t)
+{
+    switch (t) {
+    COLL_DTYPE_LIST(COLL__DTYPE_CLASS)
+    default: return 0;
+    }
+}
+
+typedef union { float f; uint32_t u; } coll__f32;
+
+/* IEEE binary16 <-> float, round to nearest even; NaN stays NaN. */
+static float coll__h2f(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    coll__f32 v;
+    if (e == 0x1f)      v.u = sign | 0x7f800000u | (m << 13);
+    else if (e != 0)    v.u = sign | ((e + 112u) << 23) | (m << 13);
+    else if (m == 0)    v.u = sign;
+    else {                                  /* subnormal: normalise */
+        e = 113;
+        while (!(m & 0x400u)) { m <<= 1; e--; }
+        v.u = sign | (e << 23) | ((m & 0x3ffu) << 13);
+    }
+    return v.f;
+}
+
+static uint16_t coll__f2h(float f)
+{
+    coll__f32 v;
+    uint32_t sign, ax, r, rem, half, shift, m;
+    v.f = f;
+    sign = (v.u >> 16) & 0x8000u;
+    ax = v.u & 0x7fffffffu;
+    if (ax >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);      /* >= 65520: inf */
+    if (ax < 0x33000000u) return (uint16_t)sign;                   /* < 2^-25: zero */
+    if (ax < 0x38800000u) {                                        /* subnormal     */
+        shift = 126u - (ax >> 23);
+        m = (ax & 0x7fffffu) | 0x800000u;
+        r = m >> shift; rem = m & ((1u << shift) - 1u); half = 1u << (shift - 1u);
+    } else {
+        r = (ax - 0x38000000u) >> 13; rem = ax & 0x1fffu; half = 0x1000u;
+    }
+    if (rem > half || (rem == half && (r & 1u))) r++;
+    return (uint16_t)(sign | r);
+}
+
+/* bfloat16 is the top half of a float. */
+static float coll__b2f(uint16_t b) { coll__f32 v; v.u = (uint32_t)b << 16; return v.f; }
+static uint16_t coll__f2b(float f)
+{
+    coll__f32 v;
+    v.f = f;
+    if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u);
+    v.u += 0x7fffu + ((v.u >> 16) & 1u);
+    return (uint16_t)(v.u >> 16);
+}
+
+/* ---- CRC-32C: the integrity check of COLL_CHECK_CRC and of check frames --- */
+/* Castagnoli polynomial, reflected (0x82F63B78), as in iSCSI and ext4: it
+   catches every burst error up to 32 bits. The instruction where the
+   target has one (SSE4.2, ARMv8 CRC), else a table of 256 entries (1 KiB),
+   or of 16 with COLL_CRC_SMALL (64 B, two look-ups per byte). */
+#if defined(__OPTIMIZE_SIZE__) && !defined(COLL_CRC_SMALL) && !defined(COLL_CRC_TABLE)
+#define COLL_CRC_SMALL             /* built for size: the 64-byte table */
 #endif
-enum {
-    COLL__FRAME = 24,              /* bytes of a check frame's header (8-aligned blocks follow) */
-    COLL__F_REFUSED = 1,           /* some rank refused its arguments        */
-    COLL__F_CORRUPT = 2,           /* some rank got a damaged message        */
-    COLL__F_NULLDST = 4,           /* a non-root of reduce passed no dst     */
-    COLL__F_TAIL = 8               /* (sender's own) the round's tail follows */
+#if defined(__SSE4_2__) && !defined(COLL_CRC_SMALL)
+#include <nmmintrin.h>
+#define COLL__CRC_HW(c, b) ((uint32_t)_mm_crc32_u8((c), (b)))
+#elif defined(__ARM_FEATURE_CRC32) && !defined(COLL_CRC_SMALL)
+#include <arm_acle.h>
+#define COLL__CRC_HW(c, b) __crc32cb((c), (b))
+#elif defined(COLL_CRC_SMALL)
+static const uint32_t coll__crc_tab[16] = {
+    0x00000000u, 0x105ec76fu, 0x20bd8edeu, 0x30e349b1u, 0x417b1dbcu, 0x5125dad3u, 0x61c69362u, 0x7198540du,
+    0x82f63b78u, 0x92a8fc17u, 0xa24bb5a6u, 0xb21572c9u, 0xc38d26c4u, 0xd3d3e1abu, 0xe330a81au, 0xf36e6f75u
 };
-#ifndef COLL_AGAIN_LIMIT
-#define COLL_AGAIN_LIMIT (1ul << 26)
-#endif
-
-static void coll__put32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
-}
-static uint32_t coll__get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* A hash of everything that shapes the message pattern or the meaning of
-   the bytes: ranks that agree on it run the same steps with the same
-   sizes. Byte order fixed, so mixed-endian ranks compare alike. */
-static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const coll_args *a, size_t es)
-{
-    unsigned char w[48];
-    uint32_t h;
-    int k = COLL__KIND(pl->kind), rooted = coll__rooted(COLL__KIND(pl->kind));
-    int user = coll__reduces(COLL__KIND(pl->kind)) && a->op == COLL_USER_OP;
-    size_t i, nc, t = pl->total;
-    coll__put32(w, c->seq);
-    coll__put32(w + 4, (uint32_t)k);
-    coll__put32(w + 8, (uint32_t)pl->algo);
-    coll__put32(w + 12, rooted ? (uint32_t)pl->root : 0u);
-    coll__put32(w + 16, COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__GROUP ? (uint32_t)pl->group : 0u);
-    coll__put32(w + 20, (uint32_t)t);
-    coll__put32(w + 24, (uint32_t)((t >> 16) >> 16));
-    coll__put32(w + 28, coll__reduces(COLL__KIND(pl->kind)) ? (uint32_t)a->op : 0u);
-    coll__put32(w + 32, k == COLL_BARRIER ? 0u : (uint32_t)a->dtype);
-    coll__put32(w + 36, (uint32_t)es);
-    coll__put32(w + 40, (uint32_t)c->segment);
-    coll__put32(w + 44, c->checks | (user && c->user.commutative ? 256u : 0u) |   /* all-to-all in place */
-                        ((k == COLL_ALLTOALL || k == COLL_ALLTOALLV) && pl->inplace ? 512u : 0u));   /* swaps */
-    h = coll_crc32c(0, w, sizeof w);
-    if (c->group_id) { coll__put32(w, c->group_id); h = coll_crc32c(h, w, 4); }
-    nc = !pl->counts ? 0 : k == COLL_ALLTOALLV ? (size_t)pl->p * (size_t)pl->p : (size_t)pl->p;
-    for (i = 0; i < nc; ) {         /* six counts per CRC call: p x p of them for alltoallv */
-        size_t m = 0;
-        for (; i < nc && m < sizeof w; i++, m += 8) {
-            coll__put32(w + m, (uint32_t)pl->counts[i]);
-            coll__put32(w + m + 4, (uint32_t)((pl->counts[i] >> 16) >> 16));
-        }
-        h = coll_crc32c(h, w, m);
-    }
-    return h;
-}
-
-/* A frame: 'c', version, flags, phase, lowest and highest signature seen,
-   lowest refusing rank and its code, CRC-32C of everything else, the
-   tail's CRC-32C (0 without one), then the first `inl` bytes of the
-   round's blocks (zeros unless eager). Round k carries m = min(2^k,
-   p - 2^k) blocks of `blk` bytes, packed: m x inl bytes of them in the
-   frame, and when m x blk is more, bytes m x inl .. m x cap follow as the
-   round's tail. Both sizes depend on p and k alone. */
-/* Pieces of the step loaded: the more of its sends and its receives (a
-   frame's tail adds one once the frame that announces it is in). */
-static size_t coll__pieces(const coll_request *q)
-{
-    return q->nsend > q->nrecv ? q->nsend : q->nrecv;
-}
-
-static int coll__round_blocks(const coll_request *q, int k)
-{
-    int d = 1 << k;
-    return d < q->pl.p - d ? d : q->pl.p - d;
-}
-
-/* Bytes of each block inside the frame: COLL_EAGER_BYTES, the rest of a
-   larger block in the round's tail. Every call sends the frames, so they
-   stay small: whole blocks in them (280 B a round at 4 ranks) made every
-   call at 4 ranks slower on Open MPI's shared memory (MPI port, 8 B
-   14.8 -> 22.4 us, 2 KiB 44.7 -> 53.7), and a frame's every cache line is
-   a hand-off on ours (~0.1 us of a ~0.5 us call at 2 ranks). */
-static size_t coll__inl(const coll_request *q)
-{
-    return (COLL_EAGER_BYTES < q->cap ? (size_t)COLL_EAGER_BYTES : q->cap) & ~(size_t)7;
-}
-
-static size_t coll__frame_bytes(const coll_request *q, int k)
-{
-    return COLL__FRAME + (size_t)coll__round_blocks(q, k) * coll__inl(q);
-}
-
-static size_t coll__tail_bytes(const coll_request *q, int k)
-{
-    return (size_t)coll__round_blocks(q, k) * (q->cap - coll__inl(q));
-}
-
-static int coll__sends_tail(const coll_request *q)
-{
-    return q->eager && q->phase == 0 && q->blk > coll__inl(q);
-}
-
-static uint32_t coll__frame_crc(const unsigned char *f, size_t bytes)
-{
-    return coll_crc32c(coll_crc32c(0, f, 16), f + 20, bytes - 20);   /* all but the CRC itself */
-}
-
-static void coll__frame_pack(coll_request *q)
-{
-    unsigned char *f = q->fo.b;
-    size_t bytes = coll__frame_bytes(q, q->step);
-    int tail = coll__sends_tail(q);
-    f[0] = 'c'; f[1] = (unsigned char)(2 + 2 * (COLL_EAGER_BYTES / 8 % 127));  /* version */
-    f[2] = (unsigned char)(q->flags | (tail ? COLL__F_TAIL : 0)); f[3] = (unsigned char)q->phase;
-    coll__put32(f + 4, q->lo);
-    coll__put32(f + 8, q->hi);
-    coll__put32(f + 12, q->bad);
-    coll__put32(f + 20, tail ? coll_crc32c(0, f + bytes, coll__tail_bytes(q, q->step)) : 0u);
-    coll__put32(f + 16, coll__frame_crc(f, bytes));
-}
-
-/* Fold a frame whose round is through into the running verdict (min,
-   max, or); an eager call also keeps the sender's blocks (`got` bytes of
-   them arrived): they are the ranks r-2^k, r-2^k-1, ..., so they follow
-   the 2^k this rank holds already. */
-static void coll__frame_merge(coll_request *q, size_t got)
-{
-    const unsigned char *f = q->fin;
-    uint32_t lo = coll__get32(f + 4), hi = coll__get32(f + 8), bad = coll__get32(f + 12);
-    q->flags |= f[2] & (COLL__F_REFUSED | COLL__F_CORRUPT | COLL__F_NULLDST);
-    if (lo < q->lo) q->lo = lo;
-    if (hi > q->hi) q->hi = hi;
-    if (bad < q->bad) q->bad = bad;
-    if (q->eager && q->phase == 0) {
-        size_t want = (size_t)coll__round_blocks(q, q->step) * q->blk;
-        unsigned char *to = q->fo.b + COLL__FRAME + ((size_t)1 << q->step) * q->blk;
-        COLL_ASSERT(((size_t)1 << q->step) * q->blk + want <= (size_t)COLL__EAGER_ROOM);
-        /* a sender that sent less disagrees on the call: zeros, then MISMATCH */
-        COLL_MEMCPY(to, f + COLL__FRAME, want < got ? want : got);
-        if (want > got) COLL_MEMSET(to + got, 0, want - got);
-    }
-}
-
-/* Piece k of a round is through both ways: the frame (k = 0) or the
-   tail (k = 1, sent when this rank's blocks need one, received when the
-   peer's frame says one follows). Nothing of a damaged frame is believed
-   but its tail flag, and that only to take the tail (its size fixed by p
-   and k) and throw it away: a sender is not left blocked on it while the
-   verdict is already COLL_ERR_CORRUPT. The frame is merged after the
-   round's last piece, when no message of the round still reads the
-   blocks. Its own function, off coll_progress's deepest stack chain. */
-static COLL__NOINLINE void coll__frame_take(coll_request *q, size_t k)
-{
-    const unsigned char *f = q->fin;
-    size_t bytes = coll__frame_bytes(q, q->step), tail = coll__tail_bytes(q, q->step);
-    if (k == 0) {
-        int flagged = (f[2] & COLL__F_TAIL) != 0, can = q->phase == 0 && tail > 0;
-        if (flagged && can) q->nrecv = 2;  /* the rest of its blocks follows */
-        if (f[0] != 'c' || f[1] != q->fo.b[1] || f[3] != q->phase ||
-            coll__get32(f + 16) != coll__frame_crc(f, bytes) || (flagged && !can))
-            q->flags |= COLL__F_CORRUPT;   /* not a frame of this round: the link is out of step */
-    } else if (q->nrecv == 2 && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
-        q->flags |= COLL__F_CORRUPT;       /* the tail it announced */
-    if (k + 1 < coll__pieces(q) || (q->flags & COLL__F_CORRUPT)) return;
-    coll__frame_merge(q, bytes - COLL__FRAME + (q->nrecv == 2 ? tail : 0));
-}
-
-/* Check round k: dissemination, signal r + 2^k and hear from r - 2^k;
-   after lg p rounds every rank has heard, transitively, from every rank. */
-static void coll__check_step(const coll_request *q, int k, coll__step *st)
-{
-    int r = q->pl.rank, p = q->pl.p, d = 1 << k;
-    coll__idle(st);
-    st->to = coll__mod(r + d, p);
-    st->from = coll__mod(r - d, p);
-    st->send_first = coll__shift_send_first(r, p, d);
-    st->sbuf = st->rbuf = COLL__BUF_FRAME;
-    st->slen = st->rlen = 1;
-}
-
-/* An error after payload began to move: the communicator is broken for
-   good, and the port (if it can) tells every peer at once. */
-static int coll__broke(coll_request *q, int rc, const char *why)
-{
-    coll_comm *c = q->c;
-    const coll_port *pt = &c->port;
-    coll__top(c)->broken = rc;      /* one transport: parent and every sub */
-#ifndef COLL_NO_ERRSTR
-    c->why = why;
 #else
-    (void)why;
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1
+/* x86-64 without -msse4.2: use the instruction when this CPU has it */
+#include <nmmintrin.h>
+#define COLL__CRC_DISPATCH 1
+__attribute__((target("sse4.2")))
+static uint32_t coll__crc_sse42(uint32_t c, const unsigned char *b, size_t n)
+{
+    for (; n >= 8; n -= 8, b += 8) {
+        uint64_t w; COLL_MEMCPY(&w, b, 8);
+        c = (uint32_t)_mm_crc32_u64(c, w);
+    }
+    while (n--) c = _mm_crc32_u8(c, *b++);
+    return c;
+}
 #endif
-    if (pt->abort && rc != COLL_ERR_ABORTED) pt->abort(pt->ctx, rc);
-    return rc;
-}
-
-/* What every rank concludes from the agreement round (the same frames
-   reached all of them, so the same verdict). */
-static int coll__verdict(coll_request *q)
-{
-    coll_comm *c = q->c;
-    if (q->flags & COLL__F_CORRUPT) return coll__broke(q, COLL_ERR_CORRUPT, "a check frame arrived damaged");
-    if (q->refused) return q->refused;
-#ifndef COLL_NO_ERRSTR
-    if (q->flags & COLL__F_REFUSED) c->why = "another rank refused its arguments";
-    else if (q->lo != q->hi) c->why = "ranks disagree on the call (order, collective, algorithm, counts, dtype, op, root, scratch or checks)";
+static const uint32_t coll__crc_tab[256] = {
+    0x00000000u, 0xf26b8303u, 0xe13b70f7u, 0x1350f3f4u, 0xc79a971fu, 0x35f1141cu,
+    0x26a1e7e8u, 0xd4ca64ebu, 0x8ad958cfu, 0x78b2dbccu, 0x6be22838u, 0x9989ab3bu,
+    0x4d43cfd0u, 0xbf284cd3u, 0xac78bf27u, 0x5e133c24u, 0x105ec76fu, 0xe235446cu,
+    0xf165b798u, 0x030e349bu, 0xd7c45070u, 0x25afd373u, 0x36ff2087u, 0xc494a384u,
+    0x9a879fa0u, 0x68ec1ca3u, 0x7bbcef57u, 0x89d76c54u, 0x5d1d08bfu, 0xaf768bbcu,
+    0xbc267848u, 0x4e4dfb4bu, 0x20bd8edeu, 0xd2d60dddu, 0xc186fe29u, 0x33ed7d2au,
+    0xe72719c1u, 0x154c9ac2u, 0x061c6936u, 0xf477ea35u, 0xaa64d611u, 0x580f5512u,
+    0x4b5fa6e6u, 0xb93425e5u, 0x6dfe410eu, 0x9f95c20du, 0x8cc531f9u, 0x7eaeb2fau,
+    0x30e349b1u, 0xc288cab2u, 0xd1d83946u, 0x23b3ba45u, 0xf779deaeu, 0x05125dadu,
+    0x1642ae59u, 0xe4292d5au, 0xba3a117eu, 0x4851927du, 0x5b016189u, 0xa96ae28au,
+    0x7da08661u, 0x8fcb0562u, 0x9c9bf696u, 0x6ef07595u, 0x417b1dbcu, 0xb3109ebfu,
+    0xa0406d4bu, 0x522bee48u, 0x86e18aa3u, 0x748a09a0u, 0x67dafa54u, 0x95b17957u,
+    0xcba24573u, 0x39c9c670u, 0x2a993584u, 0xd8f2b687u, 0x0c38d26cu, 0xfe53516fu,
+    0xed03a29bu, 0x1f682198u, 0x5125dad3u, 0xa34e59d0u, 0xb01eaa24u, 0x42752927u,
+    0x96bf4dccu, 0x64d4cecfu, 0x77843d3bu, 0x85efbe38u, 0xdbfc821cu, 0x2997011fu,
+    0x3ac7f2ebu, 0xc8ac71e8u, 0x1c661503u, 0xee0d9600u, 0xfd5d65f4u, 0x0f36e6f7u,
+    0x61c69362u, 0x93ad1061u, 0x80fde395u, 0x72966096u, 0xa65c047du, 0x5437877eu,
+    0x4767748au, 0xb50cf789u, 0xeb1fcbadu, 0x197448aeu, 0x0a24bb5au, 0xf84f3859u,
+    0x2c855cb2u, 0xdeeedfb1u, 0xcdbe2c45u, 0x3fd5af46u, 0x7198540du, 0x83f3d70eu,
+    0x90a324fau, 0x62c8a7f9u, 0xb602c312u, 0x44694011u, 0x5739b3e5u, 0xa55230e6u,
+    0xfb410cc2u, 0x092a8fc1u, 0x1a7a7c35u, 0xe811ff36u, 0x3cdb9bddu, 0xceb018deu,
+    0xdde0eb2au, 0x2f8b6829u, 0x82f63b78u, 0x709db87bu, 0x63cd4b8fu, 0x91a6c88cu,
+    0x456cac67u, 0xb7072f64u, 0xa457dc90u, 0x563c5f93u, 0x082f63b7u, 0xfa44e0b4u,
+    0xe9141340u, 0x1b7f9043u, 0xcfb5f4a8u, 0x3dde77abu, 0x2e8e845fu, 0xdce5075cu,
+    0x92a8fc17u, 0x60c37f14u, 0x73938ce0u, 0x81f80fe3u, 0x55326b08u, 0xa759e80bu,
+    0xb4091bffu, 0x466298fcu, 0x1871a4d8u, 0xea1a27dbu, 0xf94ad42fu, 0x0b21572cu,
+    0xdfeb33c7u, 0x2d80b0c4u, 0x3ed04330u, 0xccbbc033u, 0xa24bb5a6u, 0x502036a5u,
+    0x4370c551u, 0xb11b4652u, 0x65d122b9u, 0x97baa1bau, 0x84ea524eu, 0x7681d14du,
+    0x2892ed69u, 0xdaf96e6au, 0xc9a99d9eu, 0x3bc21e9du, 0xef087a76u, 0x1d63f975u,
+    0x0e330a81u, 0xfc588982u, 0xb21572c9u, 0x407ef1cau, 0x532e023eu, 0xa145813du,
+    0x758fe5d6u, 0x87e466d5u, 0x94b49521u, 0x66df1622u, 0x38cc2a06u, 0xcaa7a905u,
+    0xd9f75af1u, 0x2b9cd9f2u, 0xff56bd19u, 0x0d3d3e1au, 0x1e6dcdeeu, 0xec064eedu,
+    0xc38d26c4u, 0x31e6a5c7u, 0x22b65633u, 0xd0ddd530u, 0x0417b1dbu, 0xf67c32d8u,
+    0xe52cc12cu, 0x1747422fu, 0x49547e0bu, 0xbb3ffd08u, 0xa86f0efcu, 0x5a048dffu,
+    0x8ecee914u, 0x7ca56a17u, 0x6ff599e3u, 0x9d9e1ae0u, 0xd3d3e1abu, 0x21b862a8u,
+    0x32e8915cu, 0xc083125fu, 0x144976b4u, 0xe622f5b7u, 0xf5720643u, 0x07198540u,
+    0x590ab964u, 0xab613a67u, 0xb831c993u, 0x4a5a4a90u, 0x9e902e7bu, 0x6cfbad78u,
+    0x7fab5e8cu, 0x8dc0dd8fu, 0xe330a81au, 0x115b2b19u, 0x020bd8edu, 0xf0605beeu,
+    0x24aa3f05u, 0xd6c1bc06u, 0xc5914ff2u, 0x37faccf1u, 0x69e9f0d5u, 0x9b8273d6u,
+    0x88d28022u, 0x7ab90321u, 0xae7367cau, 0x5c18e4c9u, 0x4f48173du, 0xbd23943eu,
+    0xf36e6f75u, 0x0105ec76u, 0x12551f82u, 0xe03e9c81u, 0x34f4f86au, 0xc69f7b69u,
+    0xd5cf889du, 0x27a40b9eu, 0x79b737bau, 0x8bdcb4b9u, 0x988c474du, 0x6ae7c44eu,
+    0xbe2da0a5u, 0x4c4623a6u, 0x5f16d052u, 0xad7d5351u
+};
 #endif
-    (void)c;
-    if (q->flags & COLL__F_REFUSED) return COLL_ERR_PEER;
-    if (q->lo != q->hi) return COLL_ERR_MISMATCH;
-    return COLL_OK;
-}
 
-static int coll__crc_on(const coll_request *q)
+COLL_API uint32_t coll_crc32c(uint32_t crc, const void *buf, size_t n)
 {
-    return COLL__CHECKS && (q->c->checks & COLL_CHECK_CRC) && q->phase == 1;
-}
-
-static unsigned char *coll__buf(const coll_request *q, int which)
-{
-    return (unsigned char *)(which == COLL_BUF_SRC ? (void *)(uintptr_t)q->a.src : q->a.dst);
-}
-
-static size_t coll__nseg(size_t len, size_t seg) { return len == 0 ? 0 : (len - 1) / seg + 1; }
-
-/* Segment k of a span: byte pointer and byte length. */
-static void coll__seg(const coll_request *q, int buf, size_t off, size_t len, size_t k,
-                      unsigned char **ptr, size_t *bytes)
-{
-    size_t first = k * q->seg, n = len - first < q->seg ? len - first : q->seg;
-    COLL_ASSERT(first < len);
-    *ptr = coll__buf(q, buf) + (off + first) * q->esize;
-    *bytes = n * q->esize;
-}
-
-static unsigned char *coll__scratch_half(const coll_request *q, size_t k)
-{
-    COLL_ASSERT(q->c->segment > 0 && q->seg * q->esize <= q->c->segment);
-    return q->c->scratch + (k % 2) * q->seg * q->esize;
-}
-
-/* Strided spans travel packed: segment k of the logical message is copied
-   between its runs in the buffer and a flat scratch half (send: half 0,
-   receive: half 1; one segment in flight). */
-static int coll__pack(coll_request *q, int buf, size_t off, size_t run, size_t stride,
-                      size_t len, size_t k, unsigned char *flat, int into_flat)
-{
-    size_t es = q->esize, first = k * q->seg, n = len - first < q->seg ? len - first : q->seg;
-    unsigned char *base = coll__buf(q, buf);
-    int rc = COLL_OK;
-    while (n && rc == COLL_OK) {
-        size_t in = first % run, take = run - in < n ? run - in : n;
-        unsigned char *at = base + (off + first / run * stride + in) * es;
-        rc = into_flat ? coll__copy(q->c, flat, at, take * es) : coll__copy(q->c, at, flat, take * es);
-        flat += take * es; first += take; n -= take;
+    const unsigned char *b = (const unsigned char *)buf;
+    uint32_t c = ~crc;
+#if defined(COLL__CRC_HW)
+#if defined(__SSE4_2__) && defined(__x86_64__)
+    for (; n >= 8; n -= 8, b += 8) {
+        uint64_t w; COLL_MEMCPY(&w, b, 8);
+        c = (uint32_t)_mm_crc32_u64(c, w);
     }
-    return rc;
-}
-
-/* Two executor paths serve only some schedules, marked in the registry:
-   strided spans (COLL__STRIDES: exscan's shift, in-place pairwise and
-   Bruck all-to-all) and folding into scratch before the move
-   (COLL__FOLD_LEFT: recursive doubling, the scans). A build whose masks
-   keep no such row leaves the path out; load_step asserts the marks. */
-#define COLL__STRIDED ((COLL__NEEDS_KEPT & COLL__STRIDES) != 0)
-#define COLL__FOLD2 ((COLL__NEEDS_KEPT & COLL__FOLD_LEFT) != 0)
-
-/* The step uses only executor paths this build keeps (a row whose marks
-   miss a path its schedule takes would fail here, in a debug build). */
-static COLL__UNUSED int coll__paths_kept(const coll__step *st)
-{
-    return (COLL__STRIDED || !(st->srun || st->rrun)) && (COLL__FOLD2 || st->reduce != 2);
-}
-
-/* Where segment k of the step's send comes from (packed if strided). */
-static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
-{
-    if (COLL__CHECKS && q->st.sbuf == COLL__BUF_FRAME) {   /* the frame, then its tail */
-        size_t fb = coll__frame_bytes(q, q->step);
-        if (k == 0) coll__frame_pack(q);
-        *ptr = q->fo.b + (k ? fb : 0); *bytes = k ? coll__tail_bytes(q, q->step) : fb;
-        return COLL_OK;
-    }
-    coll__seg(q, q->st.sbuf, q->st.soff, q->st.slen, k, ptr, bytes);
-    if (COLL__STRIDED && q->st.srun) {
-        int rc;
-        *ptr = coll__scratch_half(q, 0);
-        rc = coll__pack(q, q->st.sbuf, q->st.soff, q->st.srun, q->st.sstride, q->st.slen, k, *ptr, 1);
-        if (rc != COLL_OK) return rc;
-    }
-    if (coll__crc_on(q)) q->crc_s = coll_crc32c(q->crc_s, *ptr, *bytes);
-    return COLL_OK;
-}
-
-/* COLL_CHECK_CRC: after the last segment of a step, the CRC of all of it
-   travels as one 4-byte message each way (so payload segments still
-   pipeline). A mismatch is noted for the closing round. */
-static void coll__crc_verdict(coll_request *q)
-{
-    if (q->nrecv && coll__get32(q->crc_in) != q->crc_r) q->flags |= COLL__F_CORRUPT;
-}
-
-/* Where segment k of the step's receive lands: its place, or scratch. */
-static void coll__recv_target(const coll_request *q, size_t k, unsigned char **ptr, size_t *bytes)
-{
-    if (COLL__CHECKS && q->st.rbuf == COLL__BUF_FRAME) {
-        size_t fb = coll__frame_bytes(q, q->step);
-        *ptr = (unsigned char *)(uintptr_t)q->fin + (k ? fb : 0); *bytes = k ? coll__tail_bytes(q, q->step) : fb;
-        return;
-    }
-    coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, ptr, bytes);
-    if (q->st.reduce) *ptr = coll__scratch_half(q, k);
-    else if (COLL__STRIDED && q->st.rrun) *ptr = coll__scratch_half(q, 1);
-}
-
-/* Zero-copy reduce (the port's irecv_fold): a reduction step's receives
-   fold the peer's bytes into their place where they lie, in whichever
-   thread the port delivers them, instead of landing in scratch first. Safe
-   only when nothing a peer may still read changes under it: the step's
-   result span must not overlap what this rank sends in the same step, and
-   may meet an operand only exactly (out == a, the in-place accumulate; the
-   kernels' restrict forbids a partial overlap). Not with CRCs (they read
-   the raw bytes), memops (device memory) or user operators (they run in
-   the caller's thread only). Cost: one copy per received byte saved; but
-   where the call is too big for the caches the copy into scratch wins
-   (it pipelines: the port copies segment k + 1 while this rank folds k),
-   so calls over COLL_FOLD_MAX bytes copy. Threads port, 2 ranks, medians
-   of 5 back-to-back rounds: all-reduce 1 MiB 110 -> 55 us, 2 MiB 228 ->
-   149, 4 MiB 375 -> 332, but 8 MiB 1232 -> 1321 and 32 MiB 4734 -> 5952. */
-#ifndef COLL_FOLD_MAX
-#define COLL_FOLD_MAX (4u << 20)
 #endif
-#ifdef COLL_NO_NONBLOCKING
-#define COLL__ZC(q) 0                     /* the blocking path copies */
+    while (n--) c = COLL__CRC_HW(c, *b++);
+#elif defined(COLL_CRC_SMALL)
+    while (n--) {
+        c ^= *b++;
+        c = (c >> 4) ^ coll__crc_tab[c & 15];
+        c = (c >> 4) ^ coll__crc_tab[c & 15];
+    }
 #else
-#define COLL__ZC(q) ((q)->zc)
+#ifdef COLL__CRC_DISPATCH
+    if (__builtin_cpu_supports("sse4.2")) return ~coll__crc_sse42(c, b, n);
 #endif
-static COLL__UNUSED int coll__zero_copy(const coll_request *q)
-{
-    const coll_comm *c = q->c;
-    const coll__step *st = &q->st;
-    size_t es = q->esize, n = st->rlen * es;
-    const unsigned char *out, *a;
-    if (!c->port.irecv_fold || q->phase != 1 || !st->reduce || st->from < 0 || c->mem ||
-        coll__total_bytes(&q->pl, es) > (size_t)COLL_FOLD_MAX ||
-        q->a.op == COLL_USER_OP || coll__crc_on(q) || (COLL__STRIDED && (st->rrun || st->srun)))
-        return 0;
-    out = coll__buf(q, st->rbuf) + st->roff * es;
-    a = coll__buf(q, st->abuf) + st->aoff * es;
-    if (st->to >= 0 && coll__overlap(out, n, coll__buf(q, st->sbuf) + st->soff * es, st->slen * es)) return 0;
-    if ((out != a || st->reduce == 2) && coll__overlap(out, n, a, n)) return 0;
-    return 1;
+    while (n--) c = (c >> 8) ^ coll__crc_tab[(c ^ *b++) & 255];
+#endif
+    return ~c;
 }
 
-/* The fold a port calls for a piece of a segment: piece = a (+) in, or
-   in (+) a (reduce == 2), `a` at the piece's offset. Pieces come in order,
-   so "each byte folded exactly once" is two counts: every piece starts
-   where the last ended, and at the end they reached the segment's end. A
-   piece that does not (skipped, repeated, outside the segment, off the
-   element boundaries) is the port's bug: marked, and the call fails
-   (COLL_ERR_IO) instead of returning a half-reduced result. */
-static COLL__UNUSED void coll__fold(void *arg, void *piece, const void *in, size_t n)
-{
-    coll__fold_arg *f = (coll__fold_arg *)arg;
-    const coll_request *q = f->q;
-    size_t off = (size_t)((uintptr_t)piece - (uintptr_t)f->out), es = q->esize;
-    if (off != f->done || n > f->bytes - off || n % es) { f->bad = 1; return; }   /* below out: off wraps */
-    f->done += n;
-    if (q->st.reduce == 2) (void)coll__reduce(q->c, piece, in, f->a + off, n / es, q->a.dtype, q->a.op);
-    else (void)coll__reduce(q->c, piece, f->a + off, in, n / es, q->a.dtype, q->a.op);
-}
 
-/* Received segment k is through: add it to the step's CRC (COLL_CHECK_CRC),
-   then fold it (now in scratch) into its place. Once a damaged message
-   is seen nothing more is folded: the closing round tells every rank. */
-static int coll__absorb(coll_request *q, size_t k)
-{
-    unsigned char *out, *a, *in;
-    size_t bytes;
-    if (COLL__CHECKS && q->st.rbuf == COLL__BUF_FRAME) { coll__frame_take(q, k); return COLL_OK; }
-    if (k >= q->nrecv) return COLL_OK;                 /* sends may outnumber receives */
-    if (COLL__ZC(q))                                   /* the port folded it where it lay */
-        return q->fold[k % 4].bad || q->fold[k % 4].done != q->fold[k % 4].bytes ? COLL_ERR_IO : COLL_OK;
-    if (coll__crc_on(q)) {                  /* checked when the step's CRC arrives */
-        coll__recv_target(q, k, &in, &bytes);
-        q->crc_r = coll_crc32c(q->crc_r, in, bytes);
+/* ========================================================================== */
+/* 6. Local kernels: out[i] = a[i] (+) b[i]                                   */
+/* ========================================================================== */
+/* One loop per (dtype, op), chosen once per call from a table, so the inner
+   loop holds no switch and the compiler vectorises it. Two forms: out == a
+   (the common in-place accumulate) and three distinct arrays; `restrict` on
+   both keeps the vector path. Signed sums and products wrap through the
+   unsigned type (no undefined overflow); halves go through float. */
+
+typedef void (*coll__kernel)(void *out, const void *a, const void *b, size_t n);
+
+#define COLL__ID(x) (x)
+/* The body runs in blocks of 8 with a fixed inner trip count, in a typed
+   function whose restrict parameters let the compiler skip alias checks:
+   that is vector code even at -O2 (gcc's cheap vectoriser will not touch a
+   plain loop of unknown length). A scalar tail follows. Built for size
+   (-Os) there is one plain loop per (dtype, op), no restrict (out may
+   equal a), and one table: half the code. */
+#define COLL__VEC 8
+/* out[i] = A[i] (+) b[i], A being `a` or, in place, `o` itself. */
+#define COLL__LOOP(A, C, IN, OUT, EXPR)                                          \
+    size_t i = 0, j;                                                             \
+    for (; i + COLL__VEC <= n; i += COLL__VEC)                                   \
+        for (j = 0; j < COLL__VEC; j++) { C x = IN(A[i + j]), y = IN(b[i + j]); o[i + j] = OUT(EXPR); } \
+    for (; i < n; i++) { C x = IN(A[i]), y = IN(b[i]); o[i] = OUT(EXPR); }
+#if defined(__OPTIMIZE_SIZE__)
+#define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
+    static COLL__UNUSED void NAME##_3(void *vo, const void *va, const void *vb, size_t n) \
+    {                                                                            \
+        T *o = (T *)vo; const T *a = (const T *)va, *b = (const T *)vb; size_t i; \
+        for (i = 0; i < n; i++) { C x = IN(a[i]), y = IN(b[i]); o[i] = OUT(EXPR); } \
     }
-    if (q->flags & COLL__F_CORRUPT) return COLL_OK;
-    if (COLL__STRIDED && q->st.rrun)
-        return coll__pack(q, q->st.rbuf, q->st.roff, q->st.rrun, q->st.rstride, q->st.rlen, k,
-                          coll__scratch_half(q, 1), 0);
-    if (!q->st.reduce) return COLL_OK;
-    coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, &out, &bytes);
-    coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, k, &a, &bytes);
-    in = coll__scratch_half(q, k);
-    if (COLL__FOLD2 && q->st.reduce == 2) {   /* received (+) a: fold in scratch, then move */
-        int rc = coll__reduce(q->c, in, in, a, bytes / q->esize, q->a.dtype, q->a.op);
-        return rc != COLL_OK ? rc : coll__copy(q->c, out, in, bytes);
-    }
-    return coll__reduce(q->c, out, a, in, bytes / q->esize, q->a.dtype, q->a.op);
-}
+#else
+#define COLL__KERNEL(NAME, T, C, IN, OUT, EXPR)                                  \
+    static COLL__UNUSED void NAME##_3t(T *COLL__RESTRICT o, const T *COLL__RESTRICT a, \
+                                       const T *COLL__RESTRICT b, size_t n)      \
+    { COLL__LOOP(a, C, IN, OUT, EXPR) }                                          \
+    static COLL__UNUSED void NAME##_2t(T *COLL__RESTRICT o, const T *COLL__RESTRICT b, size_t n) \
+    { COLL__LOOP(o, C, IN, OUT, EXPR) }                                          \
+    static COLL__UNUSED void NAME##_3(void *o, const void *a, const void *b, size_t n) \
+    { NAME##_3t((T *)o, (const T *)a, (const T *)b, n); }                        \
+    static COLL__UNUSED void NAME##_2(void *o, const void *a, const void *b, size_t n) \
+    { (void)a; NAME##_2t((T *)o, (const T *)b, n); }
+#endif
 
-/* A port's answer: positive codes other than COLL_AGAIN mean nothing here. */
-static int coll__port_rc(int rc) { return rc > 0 && rc != COLL_AGAIN ? COLL_ERR_IO : rc; }
+/* Float min and max propagate NaN (y != y is true only for NaN).
+   Which operand wins among equals (+0/-0, two NaNs) depends on operand
+   order: every algorithm fixes that order, so every rank gets the same bits. */
+#define COLL__MIN(x, y) ((y) < (x) ? (y) : (x))
+#define COLL__MAX(x, y) ((y) > (x) ? (y) : (x))
+#define COLL__FMIN(x, y) ((y) < (x) || (y) != (y) ? (y) : (x))
+#define COLL__FMAX(x, y) ((y) > (x) || (y) != (y) ? (y) : (x))
 
-/* One more COLL_AGAIN in a blocking call: bounded, never spin forever. */
-static int coll__spin(coll_request *q)
-{
-    return ++q->spins > (unsigned long)COLL_AGAIN_LIMIT ? COLL_ERR_TIMEOUT : COLL_OK;
-}
+#define COLL__INT_KERNELS(N, T, U)                                               \
+    COLL__KERNEL(coll__##N##_sum,  T, T, COLL__ID, (T), (U)x + (U)y)             \
+    COLL__KERNEL(coll__##N##_prod, T, T, COLL__ID, (T), (U)x * (U)y)             \
+    COLL__KERNEL(coll__##N##_min,  T, T, COLL__ID, (T), COLL__MIN(x, y))         \
+    COLL__KERNEL(coll__##N##_max,  T, T, COLL__ID, (T), COLL__MAX(x, y))         \
+    COLL__KERNEL(coll__##N##_band, T, T, COLL__ID, (T), x & y)                   \
+    COLL__KERNEL(coll__##N##_bor,  T, T, COLL__ID, (T), x | y)                   \
+    COLL__KERNEL(coll__##N##_bxor, T, T, COLL__ID, (T), x ^ y)
 
-/* Blocking ports: one message each way, in schedule order. */
-static int coll__transfer(coll_request *q, int has_s, const unsigned char *sp, size_t sn,
-                          int has_r, unsigned char *rp, size_t rn)
-{
-    const coll_port *pt = &q->c->port;
-    int rc;
-    if (has_s && has_r && pt->sendrecv)
-        rc = pt->sendrecv(pt->ctx, q->st.to, sp, sn, q->st.from, rp, rn);
-    else if (has_s && has_r && q->st.send_first) {
-        rc = pt->send(pt->ctx, q->st.to, sp, sn);
-        if (rc == COLL_OK) rc = pt->recv(pt->ctx, q->st.from, rp, rn);
-    } else if (has_s && has_r) {
-        rc = pt->recv(pt->ctx, q->st.from, rp, rn);
-        if (rc == COLL_OK) rc = pt->send(pt->ctx, q->st.to, sp, sn);
-    } else if (has_s) rc = pt->send(pt->ctx, q->st.to, sp, sn);
-    else              rc = pt->recv(pt->ctx, q->st.from, rp, rn);
-    return rc > 0 ? COLL_ERR_IO : rc;
-}
+#define COLL__FLOAT_KERNELS(N, T, C, IN, OUT)                                    \
+    COLL__KERNEL(coll__##N##_sum,  T, C, IN, OUT, x + y)                         \
+    COLL__KERNEL(coll__##N##_prod, T, C, IN, OUT, x * y)                         \
+    COLL__KERNEL(coll__##N##_min,  T, C, IN, OUT, COLL__FMIN(x, y))              \
+    COLL__KERNEL(coll__##N##_max,  T, C, IN, OUT, COLL__FMAX(x, y))
 
-/* Blocking ports: exchange segment k, absorb it; after the last, the CRCs. */
-static int coll__exchange_blocking(coll_request *q, size_t k)
-{
-    unsigned char *sp = 0, *rp = 0;
-    size_t sn = 0, rn = 0;
-    int rc, has_s = k < q->nsend, has_r = k < q->nrecv;
-    if (has_s && (rc = coll__send_source(q, k, &sp, &sn)) != COLL_OK) return rc;
-    if (has_r) coll__recv_target(q, k, &rp, &rn);
-    rc = coll__transfer(q, has_s, sp, sn, has_r, rp, rn);
-    if (rc == COLL_OK) rc = coll__absorb(q, k);
-    if (rc == COLL_OK && coll__crc_on(q) && k + 1 == coll__pieces(q)) {
-        coll__put32(q->crc_out, q->crc_s);
-        rc = coll__transfer(q, q->nsend > 0, q->crc_out, 4, q->nrecv > 0, q->crc_in, 4);
-        if (rc == COLL_OK) coll__crc_verdict(q);
-    }
-    return rc;
-}
+#define COLL__KERNELS_INT(N, T, C, IN, OUT, U) COLL__INT_KERNELS(N, T, U)
+#define COLL__KERNELS_FLOAT(N, T, C, IN, OUT, U) COLL__FLOAT_KERNELS(N, T, C, IN, OUT)
+#define COLL__DTYPE_KERNELS(E, N, T, C, IN, OUT, U, W, CL) COLL__KERNELS_##CL(N, T, C, IN, OUT, U)
+COLL_DTYPE_LIST(COLL__DTYPE_KERNELS)
 
-/* Wait for one posted message (handle -1: nothing to wait for). */
-static int coll__wait(coll_request *q, int *h, int block)
-{
-    const coll_port *pt = &q->c->port;
-    while (*h >= 0) {
-        int rc = coll__port_rc(pt->wait(pt->ctx, *h, block));
-        if (rc == COLL_OK) { *h = -1; break; }
-        if (rc != COLL_AGAIN) return rc;
-        if (!block) return COLL_AGAIN;
-        if ((rc = coll__spin(q)) != COLL_OK) return rc;
-    }
-    return COLL_OK;
-}
+/* Table entry for (dtype T, op O), or 0 if either is trimmed out. */
+#define COLL__K(T, O, FN) (COLL__ON(COLL_DTYPES, T) && COLL__ON(COLL_OPS, O) ? FN : 0)
+#define COLL__ARITH(T, N, F) COLL__K(T, COLL_SUM, coll__##N##_sum_##F),          \
+    COLL__K(T, COLL_PROD, coll__##N##_prod_##F), COLL__K(T, COLL_MIN, coll__##N##_min_##F), \
+    COLL__K(T, COLL_MAX, coll__##N##_max_##F), COLL__K(T, COLL_AVG, coll__##N##_sum_##F)
+#define COLL__INT_ROW(T, N, F) { COLL__ARITH(T, N, F),                            \
+    COLL__K(T, COLL_BAND, coll__##N##_band_##F), COLL__K(T, COLL_BOR, coll__##N##_bor_##F),  \
+    COLL__K(T, COLL_BXOR, coll__##N##_bxor_##F), 0 }
+#define COLL__FLOAT_ROW(T, N, F) { COLL__ARITH(T, N, F), 0, 0, 0, 0 }
+#define COLL__ROW3(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_ROW(COLL_##E, N, 3),
+#define COLL__ROW2(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_ROW(COLL_##E, N, 2),
 
-/* Non-blocking ports: keep segments [done, done+2) posted, complete them
-   in order; then, with COLL_CHECK_CRC, the step's CRCs. Returns COLL_AGAIN
-   when it would have to wait and may not. */
-static int coll__step_pipelined(coll_request *q, int block)
-{
-    const coll_port *pt = &q->c->port;
-    size_t n;
-    size_t depth = COLL__STRIDED && (q->st.srun || q->st.rrun) ? 1 : 2;   /* packed spans: one staging half each */
-    unsigned char *ptr;
-    size_t bytes;
-    int rc, h;
-    while (q->done < (n = coll__pieces(q))) {       /* a frame may add its tail */
-        while (q->sposted < q->nsend && q->sposted < q->done + depth) {
-            if ((rc = coll__send_source(q, q->sposted, &ptr, &bytes)) != COLL_OK) return rc;
-            rc = coll__port_rc(pt->isend(pt->ctx, q->st.to, ptr, bytes, &h));
-            if (rc == COLL_AGAIN) break;
-            if (rc != COLL_OK) return rc;
-            q->hs[q->sposted % 4] = h;
-            q->sposted++;
-        }
-        while (q->rposted < q->nrecv && q->rposted < q->done + depth) {
-            if (COLL__ZC(q)) {             /* reduce where it lies: into its place */
-                coll__fold_arg *f = &q->fold[q->rposted % 4];
-                unsigned char *a;
-                coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, q->rposted, &ptr, &bytes);
-                coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, q->rposted, &a, &bytes);
-                f->q = q; f->out = ptr; f->a = a; f->bytes = bytes; f->done = 0; f->bad = 0;
-                rc = coll__port_rc(pt->irecv_fold(pt->ctx, q->st.from, ptr, bytes, coll__fold, f, &h));
-            } else {
-                coll__recv_target(q, q->rposted, &ptr, &bytes);
-                rc = coll__port_rc(pt->irecv(pt->ctx, q->st.from, ptr, bytes, &h));
-            }
-            if (rc == COLL_AGAIN) break;
-            if (rc != COLL_OK) return rc;
-            q->hr[q->rposted % 4] = h;
-            q->rposted++;
-        }
-        /* segment `done` completes when both its halves are through */
-        if ((q->done < q->nsend && q->sposted <= q->done) ||
-            (q->done < q->nrecv && q->rposted <= q->done)) {
-            if (!block) return COLL_AGAIN;
-            if ((rc = coll__spin(q)) != COLL_OK) return rc;
-            continue;                      /* the port said "later": ask again */
-        }
-        if (q->done < q->nrecv && (rc = coll__wait(q, &q->hr[q->done % 4], block)) != COLL_OK) return rc;
-        if (q->done < q->nsend && (rc = coll__wait(q, &q->hs[q->done % 4], block)) != COLL_OK) return rc;
-        if ((rc = coll__absorb(q, q->done)) != COLL_OK) return rc;
-        q->done++;
-        q->spins = 0;
-    }
-    while (coll__crc_on(q) && q->done == n) {          /* the step's CRCs, one each way */
-        int *hs = &q->hs[q->nsend % 4], *hr = &q->hr[q->nrecv % 4];
-        if (q->nsend && q->sposted == q->nsend) {
-            coll__put32(q->crc_out, q->crc_s);
-            rc = coll__port_rc(pt->isend(pt->ctx, q->st.to, q->crc_out, 4, &h));
-            if (rc != COLL_OK && rc != COLL_AGAIN) return rc;
-            if (rc == COLL_OK) { *hs = h; q->sposted++; }
-        }
-        if (q->nrecv && q->rposted == q->nrecv) {
-            rc = coll__port_rc(pt->irecv(pt->ctx, q->st.from, q->crc_in, 4, &h));
-            if (rc != COLL_OK && rc != COLL_AGAIN) return rc;
-            if (rc == COLL_OK) { *hr = h; q->rposted++; }
-        }
-        if ((q->nsend && q->sposted == q->nsend) || (q->nrecv && q->rposted == q->nrecv)) {
-            if (!block) return COLL_AGAIN;
-            if ((rc = coll__spin(q)) != COLL_OK) return rc;
-            continue;
-        }
-        if (q->nrecv && (rc = coll__wait(q, hr, block)) != COLL_OK) return rc;
-        if (q->nsend && (rc = coll__wait(q, hs, block)) != COLL_OK) return rc;
-        coll__crc_verdict(q);
-        q->done++;
-    }
-    return COLL_OK;
-}
+/* [dtype][op]; avg reduces as a sum (the division comes once, at the end). */
+static const coll__kernel coll__kernels3[COLL_DTYPE_COUNT][COLL_OP_COUNT] = {
+    COLL_DTYPE_LIST(COLL__ROW3) { 0, 0, 0, 0, 0, 0, 0, 0, 0 } };
+#if !defined(__OPTIMIZE_SIZE__)
+static const coll__kernel coll__kernels2[COLL_DTYPE_COUNT][COLL_OP_COUNT] = {
+    COLL_DTYPE_LIST(COLL__ROW2) { 0, 0, 0, 0, 0, 0, 0, 0, 0 } };
+#endif
 
-static void coll__swap(unsigned char *a, unsigned char *b, size_t n)
-{
-    while (n--) { unsigned char t = *a; *a++ = *b; *b++ = t; }
-}
-
-/* Reverse bytes [0, n) in place. */
-static void coll__reverse(unsigned char *b, size_t n)
+/* avg's one division: buf[i] /= d, in the element type (integers truncate). */
+static void coll__scale_host(void *buf, size_t n, coll_dtype t, size_t d)
 {
     size_t i;
-    for (i = 0; i < n / 2; i++) { unsigned char t = b[i]; b[i] = b[n - 1 - i]; b[n - 1 - i] = t; }
-}
-
-/* Slide n bytes down to a lower address that may overlap the source. */
-static void coll__move_down(unsigned char *d, const unsigned char *s, size_t n)
-{
-    while (n--) *d++ = *s++;
-}
-
-/* An eager call's result, computed on every rank from the blocks the
-   agreement round gathered (block j holds rank r - j's contribution),
-   reducing strictly in rank order so every rank gets the same bits. */
-static int coll__eager_finish(coll_request *q)
-{
-    const coll__plan *pl = &q->pl;
-    coll_comm *c = q->c;
-    size_t bn = pl->count * q->esize, mine = (size_t)pl->rank * bn;
-    unsigned char *dst = (unsigned char *)q->a.dst;
-    int i, p = pl->p, r = pl->rank, rc = COLL_OK;
-#define COLL__BLK(i) (q->fo.b + COLL__FRAME + (size_t)coll__mod(r - (i), p) * q->blk)
-    switch (COLL__KIND(pl->kind)) {
-    case COLL_REDUCE:
-        if (r != pl->root) return COLL_OK;
-        /* fall through */
-    case COLL_ALLREDUCE: case COLL_REDUCE_SCATTER: {
-        size_t at = COLL__KIND(pl->kind) == COLL_REDUCE_SCATTER ? mine : 0;
-        COLL_MEMCPY(dst, COLL__BLK(0) + at, bn);
-        for (i = 1; i < p && rc == COLL_OK; i++)
-            rc = coll__reduce(c, dst, dst, COLL__BLK(i) + at, pl->count, q->a.dtype, q->a.op);
-        if (rc == COLL_OK && q->a.op == COLL_AVG) rc = coll__scale(c, dst, pl->count, q->a.dtype, (size_t)p);
-        return rc;
+#define COLL__DTYPE_SCALE(E, N, T, C, IN, OUT, U, W, CL) case COLL_##E:          \
+    if (COLL__ON(COLL_DTYPES, COLL_##E)) {                                       \
+        T *p = (T *)buf;                                                         \
+        for (i = 0; i < n; i++) p[i] = (T)OUT((C)((W)IN(p[i]) / (W)d));          \
+    } break;
+    switch (t) {
+    COLL_DTYPE_LIST(COLL__DTYPE_SCALE)
+    default: break;
     }
-    case COLL_BROADCAST:
-        if (r != pl->root) COLL_MEMCPY(dst, COLL__BLK(pl->root), bn);
-        return COLL_OK;
-    case COLL_GATHER:
-        if (r != pl->root) return COLL_OK;
-        /* fall through */
-    case COLL_ALLGATHER:
-        for (i = 0; i < p; i++) COLL_MEMCPY(dst + (size_t)i * bn, COLL__BLK(i), bn);
-        return COLL_OK;
-    case COLL_SCATTER:
-        COLL_MEMCPY(dst, COLL__BLK(pl->root) + mine, bn);
-        return COLL_OK;
-    case COLL_ALLTOALL:
-        for (i = 0; i < p; i++) COLL_MEMCPY(dst + (size_t)i * bn, COLL__BLK(i) + mine, bn);
-        return COLL_OK;
-    default: return COLL_ERR_INVAL;
-    }
-#undef COLL__BLK
+#undef COLL__DTYPE_SCALE
 }
 
-/* Eager or not (the same on every rank that agrees on the call), and this
-   rank's contribution into block 0 of its outgoing frame. */
-static void coll__eager_start(coll_request *q, const coll_args *a)
-{
-    const coll__plan *pl = &q->pl;
-    size_t bn = pl->count * q->esize, b = bn;
-    const void *from = a->src;
-    switch (COLL__KIND(pl->kind)) {
-    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_ALLGATHER: case COLL_GATHER: break;
-    case COLL_BROADCAST: from = pl->rank == pl->root ? a->dst : 0; break;
-    case COLL_SCATTER: from = pl->rank == pl->root ? a->src : 0; b = bn * (size_t)pl->p; break;
-    case COLL_REDUCE_SCATTER: case COLL_ALLTOALL: b = bn * (size_t)pl->p; break;
-    default: return;
-    }
-    if (!q->nchk || a->algo != COLL_ALGO_AUTO || q->c->mem || bn == 0 || b > q->cap) return;
-    q->eager = 1;
-    q->blk = (b + 7) & ~(size_t)7;
-    if (q->blk > coll__inl(q))            /* tails send the whole room: clear the rest */
-        COLL_MEMSET(q->fo.b + COLL__FRAME + coll__inl(q) * (size_t)pl->p, 0,   /* (coll_start */
-                    (q->cap - coll__inl(q)) * (size_t)pl->p);                  /* cleared the frames') */
-    if (from) COLL_MEMCPY(q->fo.b + COLL__FRAME, from, b);
-}
+static int coll__kernel_kept(coll_dtype t, coll_op op) { return coll__kernels3[t][op] != 0; }
 
-/* ---- local moves around the messages (the registry's begin and finish) --- */
-
-/* Work in place: dst takes src, and the schedule runs on dst alone
-   (hierarchical; any reducing collective on one rank). */
-static int coll__work_in_place(coll_request *q)
+/* The three local operations the engine needs, host or caller-supplied. */
+static int coll__copy(const coll_comm *c, void *dst, const void *src, size_t bytes)
 {
-    int rc = coll__copy(q->c, q->a.dst, q->a.src, q->pl.count * q->esize);
-    q->a.src = q->a.dst;
-    q->pl.inplace = 1;
-    return rc;
-}
-
-/* The root works in place; the other ranks keep their buffers (linear
-   reduce: they only send). */
-static int coll__root_in_place(coll_request *q)
-{
-    return q->pl.rank == q->pl.root ? coll__work_in_place(q) : COLL_OK;
-}
-
-/* This rank's block to its own place in dst, if this rank uses dst
-   (all-gather, gather). */
-static int coll__own_block(coll_request *q)
-{
-    size_t off, len, in_n, out_n, es = q->esize;
-    coll__extents(&q->pl, &in_n, &out_n);
-    if (!out_n) return COLL_OK;
-    coll__block(&q->pl, q->pl.rank, &off, &len);
-    return coll__copy(q->c, coll__buf(q, COLL_BUF_DST) + off * es, coll__buf(q, COLL_BUF_SRC), len * es);
-}
-
-/* All-to-all: the block a rank sends itself. */
-static int coll__own_block_a2a(coll_request *q)
-{
-    size_t off, len, roff, rlen, es = q->esize;
-    coll__block(&q->pl, q->pl.rank, &off, &len);
-    coll__rblock(&q->pl, q->pl.rank, &roff, &rlen);
-    if (len == 0) return COLL_OK;           /* alltoallv: src or dst may be NULL */
-    return coll__copy(q->c, coll__buf(q, COLL_BUF_DST) + roff * es, coll__buf(q, COLL_BUF_SRC) + off * es, len * es);
-}
-
-/* Scatter: this rank's block out of the big buffer, if this rank has it. */
-static int coll__take_block(coll_request *q)
-{
-    size_t off, len, in_n, out_n, es = q->esize;
-    coll__extents(&q->pl, &in_n, &out_n);
-    if (!in_n) return COLL_OK;
-    coll__block(&q->pl, q->pl.rank, &off, &len);
-    return coll__copy(q->c, coll__buf(q, COLL_BUF_DST), coll__buf(q, COLL_BUF_SRC) + off * es, len * es);
-}
-
-/* Bruck all-gather works on dst rotated so that this rank's block is first;
-   at the end three reversals rotate it back in place. */
-static int coll__bruck_begin(coll_request *q)
-{
-    size_t off, len, es = q->esize;
-    unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
-    coll__block(&q->pl, q->pl.rank, &off, &len);
-    if (coll__overlap(dst, len * es, src, len * es)) { coll__move_down(dst, src, len * es); return COLL_OK; }
-    return coll__copy(q->c, dst, src, len * es);
-}
-
-static int coll__bruck_finish(coll_request *q)
-{
-    size_t off, len, es = q->esize, n = q->pl.total * es, m;
-    unsigned char *dst = coll__buf(q, COLL_BUF_DST);
-    if (q->pl.p == 1) return COLL_OK;
-    coll__block(&q->pl, q->pl.rank, &off, &len);
-    m = n - off * es;
-    coll__reverse(dst, m); coll__reverse(dst + m, n - m); coll__reverse(dst, n);
+    if (dst == src || bytes == 0) return COLL_OK;
+    if (c->mem) return c->mem->copy(c->mem->ctx, dst, src, bytes);
+    COLL_MEMCPY(dst, src, bytes);
     return COLL_OK;
 }
 
-/* Bruck all-to-all: block j of dst starts as the block for rank r+j; at the
-   end block i holds the one from rank r-i, swapped into rank order. */
-static int coll__bruck_a2a_begin(coll_request *q)
+static int coll__reduce(const coll_comm *c, void *out, const void *a, const void *b,
+                        size_t n, coll_dtype t, coll_op op)
 {
-    size_t off, len, es = q->esize;
-    unsigned char *src = coll__buf(q, COLL_BUF_SRC), *dst = coll__buf(q, COLL_BUF_DST);
-    int j, p = q->pl.p, rc = COLL_OK;
-    coll__block(&q->pl, q->pl.rank, &off, &len);
-    for (j = 0; j < p && rc == COLL_OK; j++)
-        rc = coll__copy(q->c, dst + (size_t)j * len * es, src + (size_t)((q->pl.rank + j) % p) * len * es, len * es);
-    return rc;
-}
-
-static int coll__bruck_a2a_finish(coll_request *q)
-{
-    size_t off, len, es = q->esize;
-    unsigned char *dst = coll__buf(q, COLL_BUF_DST);
-    int i, p = q->pl.p;
-    coll__block(&q->pl, q->pl.rank, &off, &len);
-    for (i = 0; i < p; i++) {
-        int j = coll__mod(q->pl.rank - i, p);
-        if (i < j) coll__swap(dst + (size_t)i * len * es, dst + (size_t)j * len * es, len * es);
+    if (n == 0) return COLL_OK;
+    if (COLL__USER_OPS && op == COLL_USER_OP) {
+        c->user.fn(out, a, b, n, c->user.user);
+        return COLL_OK;
     }
-    return COLL_OK;
-}
-
-/* The first local moves, once the ranks agree, so the schedules find every
-   rank's own data where they expect it: the row's begin hook (a reducing
-   collective on one rank just copies). */
-static int coll__begin(coll_request *q)
-{
-    const coll__plan *pl = &q->pl;
-    const coll__entry *e = COLL__ROW_OF(pl);
-    size_t off, len;
-    if (pl->total == 0) return COLL_OK;           /* nothing to move (buffers may be NULL) */
-    if (pl->p == 1 && (COLL__KIND(pl->kind) == COLL_REDUCE_SCATTER || COLL__KIND(pl->kind) == COLL_REDUCE_SCATTERV)) {
-        coll__block(pl, 0, &off, &len);
-        return coll__copy(q->c, q->a.dst, q->a.src, len * q->esize);
-    }
-    if (pl->p == 1 && coll__reduces(COLL__KIND(pl->kind))) return coll__work_in_place(q);
-    return e->begin ? e->begin(q) : COLL_OK;
-}
-
-/* The last local touches: the row's finish hook, and avg's one division
-   of the reduced result. */
-static int coll__finish(coll_request *q)
-{
-    const coll__plan *pl = &q->pl;
-    const coll__entry *e = COLL__ROW_OF(pl);
-    size_t off, len;
-    int rc;
-    if (pl->total == 0) return COLL_OK;
-    if (e->finish && (rc = e->finish(q)) != COLL_OK) return rc;
-    if (!COLL__ON(COLL_OPS, COLL_AVG) || !coll__reduces(COLL__KIND(pl->kind)) || q->a.op != COLL_AVG) return COLL_OK;
-    if (COLL__KIND(pl->kind) == COLL_REDUCE && pl->rank != pl->root) return COLL_OK;
-    coll__block(pl, pl->rank, &off, &len);
-    if (coll__vector(COLL__KIND(pl->kind))) len = pl->count;
-    /* a scan's average is over the ranks it covers: r+1, or r (exscan) */
-    return coll__scale(q->c, q->a.dst, len, q->a.dtype,
-                       COLL__KIND(pl->kind) == COLL_SCAN ? (size_t)pl->rank + 1 :
-                       COLL__KIND(pl->kind) == COLL_EXSCAN ? (size_t)(pl->rank ? pl->rank : 1) : (size_t)pl->p);
-}
-
-#ifdef COLL_DEBUG
-/* The invariant behind "nothing outside the caller's buffers": every span
-   a step names lies inside the extent of its buffer on this rank. */
-static int coll__span_in(const coll_request *q, int buf, size_t off, size_t len, size_t run, size_t stride)
-{
-    size_t in_n, out_n, end;
-    if (len == 0 || COLL__KIND(q->pl.kind) == COLL_BARRIER) return 1;
-    coll__extents(&q->pl, &in_n, &out_n);
-    if (COLL__KIND(q->pl.kind) == COLL_BROADCAST || q->a.src == q->a.dst) in_n = out_n = in_n > out_n ? in_n : out_n;
-    end = run ? off + (len - 1) / run * stride + (len - 1) % run + 1 : off + len;
-    return end <= (buf == COLL_BUF_SRC ? in_n : out_n);
-}
-static int coll__spans_ok(const coll_request *q)
-{
-    const coll__step *st = &q->st;
-    return (st->to < 0 || coll__span_in(q, st->sbuf, st->soff, st->slen, st->srun, st->sstride)) &&
-           (st->from < 0 || coll__span_in(q, st->rbuf, st->roff, st->rlen, st->rrun, st->rstride)) &&
-           (st->from < 0 || !st->reduce || coll__span_in(q, st->abuf, st->aoff, st->rlen, 0, 0));
-}
-#endif
-
-/* Load the next step: the agreement round, the schedule, the closing
-   round. 1: loaded; 0: all done; < 0: a verdict or a local error. */
-static int coll__load_step(coll_request *q)
-{
-    int rc;
-    for (;;) {
-        if (COLL__CHECKS && q->phase != 1 && q->step < (q->phase == 0 ? q->nchk : q->nepi)) {
-            coll__check_step(q, q->step, &q->st);
-            break;
-        }
-        if (COLL__CHECKS && q->phase == 0) {
-            if ((rc = coll__verdict(q)) != COLL_OK) return rc;
-            if ((q->flags & COLL__F_NULLDST) && !q->eager) {   /* a non-root has no dst */
-                const coll__entry *e = coll__entry_of(COLL_REDUCE, COLL_ALGO_LINEAR);
-                if (!e || !e->f) return COLL__NO(&q->c->why, COLL_ERR_NOSYS, "algo: linear reduce (for a NULL dst) not compiled in");
-                q->pl.algo = COLL_ALGO_LINEAR;
-                q->pl.row = e;
-                q->sched = e->f;
-            }
-            if (q->eager) {                /* the round carried the call: finish here */
-                if ((rc = coll__eager_finish(q)) != COLL_OK) return coll__broke(q, rc, "a local operation failed");
-                q->phase = 2; q->step = 0;
-                continue;
-            }
-            if ((rc = coll__begin(q)) != COLL_OK) return coll__broke(q, rc, "a local copy failed");
-            q->phase = 1; q->step = 0;
-            continue;
-        }
-        if (q->phase == 1 && !q->skip && q->sched(&q->pl, q->step, &q->st)) break;
-        if (q->phase == 1) { q->phase = 2; q->step = 0; continue; }
-        if (COLL__CHECKS && (q->flags & COLL__F_CORRUPT))
-            return coll__broke(q, COLL_ERR_CORRUPT, "a message failed its CRC (on this rank or another)");
-        return 0;
-    }
-    COLL_ASSERT(q->st.to < q->pl.p && q->st.from < q->pl.p);
-    COLL_ASSERT(q->phase != 1 || coll__spans_ok(q));
-    COLL_ASSERT(coll__paths_kept(&q->st));
-    if (q->phase != 1) {                                  /* one frame each way, */
-        q->nsend = 1 + (size_t)coll__sends_tail(q);        /* and maybe its tail  */
-        q->nrecv = 1;                                      /* (the frame says)    */
-    }
-    else {
-        q->nsend = q->st.to >= 0 ? coll__nseg(q->st.slen, q->seg) : 0;
-        q->nrecv = q->st.from >= 0 ? coll__nseg(q->st.rlen, q->seg) : 0;
-    }
-    q->sposted = q->rposted = q->done = 0;
-    q->crc_s = q->crc_r = 0;
-    q->hs[0] = q->hs[1] = q->hs[2] = q->hs[3] = -1;
-    q->hr[0] = q->hr[1] = q->hr[2] = q->hr[3] = -1;
-#ifndef COLL_NO_NONBLOCKING
-    q->zc = (unsigned char)coll__zero_copy(q);
-#endif
-    q->loaded = 1;
-    return 1;
-}
-
-/* The request's result, kept: later coll_progress calls return it again. */
-static int coll__end(coll_request *q, int rc)
-{
-    q->finished = 1;
-    q->err = rc;
-    if (q->queued) { q->queued = 0; coll__top(q->c)->turn++; }
-    return rc;
-}
-
-static int coll__progress(coll_request *q, int block)
-{
-#ifdef COLL_NO_NONBLOCKING
-    const int nonblocking = 0;                    /* send/recv/sendrecv only */
+    if (c->mem) return c->mem->reduce(c->mem->ctx, out, a, b, n, t, op);
+#if defined(__OPTIMIZE_SIZE__)
+    coll__kernels3[COLL__DT(t)][COLL__OPV(op)](out, a, b, n);
 #else
-    const coll_port *pt = &q->c->port;
-    int nonblocking = pt->isend && pt->irecv && pt->wait;
+    (out == a ? coll__kernels2 : coll__kernels3)[COLL__DT(t)][COLL__OPV(op)](out, a, b, n);
 #endif
-    int rc;
-    if (q->finished) return q->err;
-    {
-        const coll_comm *top = coll__top(q->c);
-        if (q->queued && q->ticket != top->turn) return COLL_AGAIN;   /* not its turn yet */
-        if (top->broken) return coll__end(q, COLL_ERR_BROKEN);        /* an earlier one broke it */
-    }
-    for (;;) {
-        if (!q->loaded) {
-            rc = coll__load_step(q);
-            if (rc == 0) {
-                rc = COLL__CHECKS && q->eager ? COLL_OK : coll__finish(q);
-                return coll__end(q, rc == COLL_OK ? rc : coll__broke(q, rc, "a local operation failed"));
-            }
-            if (rc < 0) return coll__end(q, rc);
-        }
-        if (nonblocking) {
-            rc = coll__step_pipelined(q, block);
-        } else {
-            for (rc = COLL_OK; rc == COLL_OK && q->done < coll__pieces(q); q->done++)
-                rc = coll__exchange_blocking(q, q->done);   /* a frame may add its tail */
-        }
-        if (rc == COLL_AGAIN) return rc;
-        if (rc != COLL_OK) return coll__end(q, coll__broke(q, rc, "the port failed (its code is returned)"));
-        q->loaded = 0;
-        q->step++;
-    }
+    return COLL_OK;
+}
+
+static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, size_t d)
+{
+    if (n == 0 || d == 1) return COLL_OK;
+    if (c->mem) return c->mem->scale(c->mem->ctx, buf, n, t, d);
+    coll__scale_host(buf, n, t, d);
+    return COLL_OK;
 }
 
 /* ========================================================================== */
-/* 7. API                                                                     */
+/* >>calls  7. The API's definitions                                          */
 /* ========================================================================== */
 
 COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port,
                        void *scratch, size_t scratch_bytes)
 {
+    int context = 0;
     if (!c || !port || !port->send || !port->recv) return COLL_ERR_INVAL;
     if (nranks < 1 || rank < 0 || rank >= nranks || nranks > 0xffff) return COLL_ERR_INVAL;
     if (!scratch && scratch_bytes) return COLL_ERR_INVAL;
@@ -3529,7 +3768,9 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     if ((uintptr_t)scratch % 8) return COLL_ERR_INVAL;
     if ((port->isend || port->irecv || port->wait) &&
         !(port->isend && port->irecv && port->wait)) return COLL_ERR_INVAL;
+    if (port->attach && (context = port->attach(port->ctx)) < 0) return context;
     COLL_MEMSET(c, 0, sizeof *c);
+    c->context = (uint32_t)context;
     c->rank = rank;
     c->nranks = nranks;
     COLL_MEMCPY(&c->port, port, sizeof c->port);
@@ -3540,7 +3781,7 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
 #ifndef COLL_NO_CHECKS
     c->checks = COLL_CHECK_CALLS;
 #endif
-    c->why = "";
+    c->why = COLL__WHY("");
 #ifndef COLL_NO_COST_MODEL     /* the only reader of the constants */
     /* fitted by `make fit-auto` to every forced algorithm's time on the
        threads, shm, tcp and MPI ports (2-core host); only β/α and γ/β
@@ -3676,7 +3917,7 @@ COLL_API int coll_comm_split(coll_comm *sub, coll_subport *sp, coll_comm *parent
     if (rc != COLL_OK) return rc;
     for (i = 0; i < p; i++)
         if (members[2 * i] == COLL__SPLIT_REFUSED) {
-            parent->why = "split: a rank passed no sub, subport or usable scratch";
+            parent->why = COLL__WHY("split: a rank passed no sub, subport or usable scratch");
             return refused ? COLL_ERR_INVAL : COLL_ERR_PEER;
         }
     if (color < 0) {                            /* in no group: coll_size(sub) == -1 */
@@ -3725,7 +3966,7 @@ COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem)
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
     if (mem && (!mem->copy || !mem->reduce || !mem->scale)) return COLL_ERR_INVAL;
     if (mem && (c->checks & COLL_CHECK_CRC)) {     /* the CRC reads buffers on the host */
-        c->why = "memops: not with COLL_CHECK_CRC";
+        c->why = COLL__WHY("memops: not with COLL_CHECK_CRC");
         return COLL_ERR_NOSYS;
     }
     c->mem = mem;
@@ -3741,7 +3982,7 @@ COLL_API int coll_set_checks(coll_comm *c, unsigned flags)
     if (flags) return COLL_ERR_NOSYS;
 #endif
     if ((flags & COLL_CHECK_CRC) && c->mem) {
-        c->why = "checks: COLL_CHECK_CRC not with memops";
+        c->why = COLL__WHY("checks: COLL_CHECK_CRC not with memops");
         return COLL_ERR_NOSYS;
     }
     c->checks = flags;
@@ -3750,7 +3991,7 @@ COLL_API int coll_set_checks(coll_comm *c, unsigned flags)
 
 COLL_API const char *coll_last_error(const coll_comm *c)
 {
-    if (!c || c->magic != COLL__MAGIC) return "comm: not initialised";
+    if (!c || c->magic != COLL__MAGIC) return COLL__WHY("comm: not initialised");
     return c->why ? c->why : "";
 }
 
@@ -3831,6 +4072,30 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
 #endif
 }
 
+/* The call's buffers in the engine's table, and what runs its schedule. */
+static void coll__take_call(coll_request *q, const coll_args *a, size_t es)
+{
+    const coll_comm *c = q->c;
+    const void *src = a->src;
+    void *dst = a->dst;
+    q->a.dtype = a->dtype; q->a.op = a->op;
+    q->sched = COLL__ROW_OF(&q->pl)->f;
+    q->esize = es;
+    q->seg = c->segment ? c->segment / es : (size_t)-1;
+    if (COLL__KIND(a->kind) == COLL_BARRIER) { src = &q->token[0]; dst = &q->token[1]; }
+    if (COLL__KIND(a->kind) == COLL_BROADCAST) src = a->dst;
+    q->b[COLL_BUF_SRC].at = (unsigned char *)(uintptr_t)src;
+    q->b[COLL_BUF_DST].at = (unsigned char *)dst;
+    q->b[COLL_BUF_SRC].unit = q->b[COLL_BUF_DST].unit = es;
+    q->b[COLL_BUF_SRC].cut = q->b[COLL_BUF_DST].cut = q->seg;
+}
+
+#ifndef COLL_NO_CHECKS             /* the agreement layer clears its frames itself */
+#define COLL__CLEARED offsetof(coll_request, g.fo)
+#else
+#define COLL__CLEARED sizeof(coll_request)
+#endif
+
 COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
 {
     coll__plan *pl;                             /* planned in place: no copy on the stack */
@@ -3839,9 +4104,10 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     const char *why = "";
     int rc, nulldst;
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
-    if (!q) { c->why = "request: NULL"; return COLL_ERR_INVAL; }
-    COLL_MEMSET(q, 0, offsetof(coll_request, fo));     /* the frames: below */
+    if (!q) { c->why = COLL__WHY("request: NULL"); return COLL_ERR_INVAL; }
+    COLL_MEMSET(q, 0, COLL__CLEARED);
     q->c = c;
+    q->source = coll__plain_source;
     top = coll__top(c);
     if (top->broken) return coll__end(q, COLL_ERR_BROKEN);      /* c->why says what broke it */
     pl = &q->pl;
@@ -3857,48 +4123,20 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     if (rc == COLL_OK) rc = coll__scratch_ok(c, pl, es, &why);
     if (rc != COLL_OK) COLL_MEMSET(pl, 0, sizeof *pl);     /* a refusal runs on rank and size alone */
     q->pl.rank = c->rank; q->pl.p = c->nranks;
-    q->nchk = (unsigned char)(COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) ? coll__ceil_log2(c->nranks) : 0);
-    q->cap = (size_t)(COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;   /* frame sizes: p alone */
-    if (COLL__CHECKS)           /* what this p's frames send: zeros unless eager */
-        COLL_MEMSET(q->fo.b, 0, COLL__FRAME + coll__inl(q) * (size_t)c->nranks);
-    q->bad = 0xffffffffu;
 #ifndef COLL_NO_ERRSTR
     c->why = why;
 #endif
-    if (rc != COLL_OK) {
-        if (!COLL__CHECKS || !q->nchk) return coll__end(q, rc);
-        /* refused here: still take part in the agreement round, so every
-           other rank returns now instead of waiting for this one; the
-           code comes back from coll_progress (coll_run: at once) */
-        q->refused = rc;
-        q->flags = COLL__F_REFUSED;
-        q->bad = (uint32_t)c->rank << 16 | (uint32_t)(-rc & 0xffff);
-        c->seq++;
-        q->queued = 1;
-        q->ticket = top->ticket++;
-        return COLL_OK;
-    }
-    q->a.src = a->src; q->a.dst = a->dst; q->a.dtype = a->dtype; q->a.op = a->op;
-    q->sched = COLL__ROW_OF(pl)->f;
-    q->esize = es;
-    q->seg = c->segment ? c->segment / es : (size_t)-1;
-    q->nepi = (unsigned char)(COLL__CHECKS && (c->checks & COLL_CHECK_CRC) ? coll__ceil_log2(c->nranks) : 0);
-    q->skip = COLL__KIND(a->kind) == COLL_BARRIER && q->nchk > 0;   /* the agreement round is a barrier */
-    if (COLL__CHECKS && q->nchk) {
-        if (nulldst) q->flags |= COLL__F_NULLDST;
-        coll__eager_start(q, a);
-        q->sig = q->lo = q->hi = coll__signature(c, pl, a, es) ^ (uint32_t)q->eager;
-    }
+    if (rc == COLL_OK) coll__take_call(q, a, es);
+#ifndef COLL_NO_CHECKS
+    (void)coll__agree_start(q, a, es, rc, nulldst);       /* it drives the call from here */
+#endif
+    if (rc != COLL_OK && q->source == coll__plain_source) return coll__end(q, rc);
     c->seq++;
     q->queued = 1;
     q->ticket = top->ticket++;
-    if (COLL__KIND(a->kind) == COLL_BARRIER) { q->a.src = &q->token[0]; q->a.dst = &q->token[1]; }
-    if (COLL__KIND(a->kind) == COLL_BROADCAST) q->a.src = a->dst;
-    if (!COLL__CHECKS || q->nchk == 0) {   /* no agreement round: begin at once */
-        q->phase = 1;
-        rc = coll__begin(q);
-        if (rc != COLL_OK) return coll__end(q, coll__broke(q, rc, "a local copy failed"));
-    }
+    if (rc != COLL_OK) return COLL_OK;       /* refused: the rounds tell the others */
+    if (q->source == coll__plain_source && (rc = coll__begin(q)) != COLL_OK)
+        return coll__end(q, coll__broke(q, rc, COLL__WHY("a local copy failed")));   /* no agreement: begin at once */
     return COLL_OK;
 }
 
@@ -3917,7 +4155,7 @@ COLL_API int coll_run(coll_comm *c, const coll_args *a)
     int rc;
     if (!top) return COLL_ERR_INVAL;
     if (top->ticket != top->turn) {
-        c->why = "an earlier request on this communicator (or its group) is unfinished";
+        c->why = COLL__WHY("an earlier request on this communicator (or its group) is unfinished");
         return COLL_ERR_INVAL;
     }
     rc = coll_start(&top->blk, c, a);
@@ -3940,7 +4178,7 @@ COLL_API int coll_waitall(coll_request *q, int n)
         }
         if (!next) return first;
         if (next->queued && next->ticket != coll__top(next->c)->turn) {
-            next->c->why = "an earlier request, not in this list, is unfinished";
+            next->c->why = COLL__WHY("an earlier request, not in this list, is unfinished");
             return COLL_ERR_INVAL;
         }
         rc = coll__progress(next, 1);

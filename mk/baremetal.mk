@@ -6,6 +6,7 @@
 #                       profiles, full, core and minimal (markdown, also in
 #                       build/baremetal/size.md; figures in size.tsv)
 #   make size-check     the Cortex-M4F figures against tools/size_budgets.txt
+#                       (part of make test)
 #   make size-macros    what each trimming macro saves on Cortex-M4F
 #   make qemu           the portable suite as firmware: 4 ranks on one core
 #                       over a mailbox port, Cortex-M3 and RV32 under QEMU
@@ -82,7 +83,7 @@ bm_need = for t in $(1); do command -v $$t >/dev/null 2>&1 || { \
     echo "baremetal: *** $$t not found: SKIPPING $@ ***"; exit 0; }; done
 
 .PHONY: cross size size-check size-macros qemu qemu-min qemu-user test-portable bm-cross-%
-TEST_TARGETS += test-portable cross size qemu qemu-min qemu-user
+TEST_TARGETS += test-portable cross size size-check qemu qemu-min qemu-user
 
 # A file holding the flags in force: whatever depends on it is rebuilt when
 # they change (make WARN=... must not leave objects built under other flags).

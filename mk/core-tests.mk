@@ -8,6 +8,9 @@
 #   make test-errors    invalid arguments, lost peers, abort (test_errors.c)
 #   make test-checks    the call checks: disagreements, refusals, damage
 #   make test-groups    alltoallv, sub-communicators, requests in flight
+#   make test-identity  a message is taken only by its own call: two
+#                       communicators on one port, a replaying link,
+#                       exactly coll_scratch_bytes of scratch
 #   make test-tune      coll_tune, coll_set_tuning and coll_add_rule
 #   make traffic        measured bytes and rounds of every algorithm against
 #                       its formula, TSV (make test-traffic: as a test)
@@ -59,6 +62,10 @@ $(CT)/test_groups: test/test_groups.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
+$(CT)/test_identity: test/test_identity.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
 $(CT)/asan/%: test/%.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_ASAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
@@ -67,7 +74,7 @@ $(CT)/tsan/%: test/%.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
-.PHONY: test-core test-memops-host test-errors test-compile test-asan test-tsan test-groups
+.PHONY: test-core test-memops-host test-errors test-compile test-asan test-tsan test-groups test-identity
 ## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long); at level 0 with COLL_NO_NONBLOCKING and in the core and minimal firmware profiles
 test-core: $(CT)/test_core $(CT)/test_core_blocking $(CT)/test_core_profile_core $(CT)/test_core_profile_min
 	$(CT)/test_core
@@ -86,6 +93,12 @@ test-errors: $(CT)/test_errors
 ## test-groups: alltoallv, sub-communicators (split, nested), several requests in flight, threads + rendezvous ports
 test-groups: $(CT)/test_groups
 	$<
+
+## test-identity: two communicators on one port, a replaying link, exactly coll_scratch_bytes of scratch (plain, ASan+UBSan, TSan)
+test-identity: $(CT)/test_identity $(CT)/asan/test_identity $(CT)/tsan/test_identity
+	$(CT)/test_identity
+	$(CT)/asan/test_identity
+	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_identity
 
 ## test-checks: ranks that disagree, refusals, NaN agreement, damaged messages, broken communicators
 test-checks: $(CT)/test_checks
@@ -121,7 +134,7 @@ $(CT)/fuzz_coll: test/fuzz_coll.c coll.h
 test-fuzz: $(CT)/fuzz_coll
 	sh test/fuzz.sh $< $(FUZZ_SECONDS)
 
-TEST_TARGETS += test-core test-memops-host test-errors test-checks test-groups test-compile test-asan test-tsan test-fuzz
+TEST_TARGETS += test-core test-memops-host test-errors test-checks test-groups test-identity test-compile test-asan test-tsan test-fuzz
 
 $(CT)/test_tune: test/test_tune.c coll.h ports/coll_threads.h
 	@mkdir -p $(@D)

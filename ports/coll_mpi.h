@@ -110,6 +110,7 @@ typedef struct coll_mpi {
     int expect[COLL_MPI_HANDLES][2];   /* receive: element counts expected   */
     unsigned char used[COLL_MPI_HANDLES];
     unsigned char is_recv[COLL_MPI_HANDLES];
+    int attached;            /* communicators coll_init put on this port     */
 } coll_mpi;
 
 /* Duplicates `comm` (collective), fills *port with our functions and returns
@@ -291,6 +292,7 @@ COLL_MPI_API int coll_mpi_port_init(coll_mpi *m, MPI_Comm comm, coll_port *port,
     m->yield = 0;
     m->timeout_ms = 0;
     m->last_error = MPI_SUCCESS;
+    m->attached = 0;
     for (i = 0; i < COLL_MPI_HANDLES; i++)
         m->used[i] = 0;
     rc = MPI_Comm_dup(comm, &m->comm);
@@ -327,6 +329,12 @@ COLL_MPI_API int coll_mpi_init(coll_mpi *m, MPI_Comm comm, int *rank, int *nrank
     return coll_mpi_port_init(m, comm, &unused, rank, nranks);
 }
 
+/* coll_port.attach: the communicators over this rank's end, counted. */
+static int coll_mpi__attach(void *ctx)
+{
+    return ((coll_mpi *)ctx)->attached++;
+}
+
 COLL_MPI_API coll_port coll_mpi_port(coll_mpi *m)
 {
     coll_port p;
@@ -338,6 +346,7 @@ COLL_MPI_API coll_port coll_mpi_port(coll_mpi *m)
     p.isend = coll_mpi_isend;
     p.irecv = coll_mpi_irecv;
     p.wait = coll_mpi_wait;
+    p.attach = coll_mpi__attach;
     return p;
 }
 

@@ -372,6 +372,7 @@ typedef struct coll_shm {
     /* handles 0..COLL_SHM_HANDLES-1 for isend/irecv, two more for the
        blocking calls so they never find the table full */
     coll_shm__xfer x[COLL_SHM_HANDLES + 2];
+    int attached;              /* communicators coll_init put on this port   */
     char why_buf[200];         /* where a reason with figures is written
                                   (last: the fields above keep their place) */
 } coll_shm;
@@ -1534,6 +1535,12 @@ static void coll_shm__abort_hook(void *ctx, int code)
     coll_shm_abort((coll_shm *)ctx, code);
 }
 
+/* coll_port.attach: the communicators over this rank's end, counted. */
+static int coll_shm__attach(void *ctx)
+{
+    return ((coll_shm *)ctx)->attached++;
+}
+
 static void coll_shm__port(coll_shm *s, coll_port *port)
 {
     memset(port, 0, sizeof *port);     /* members this port does not know */
@@ -1546,6 +1553,7 @@ static void coll_shm__port(coll_shm *s, coll_port *port)
     port->wait = coll_shm_wait;
     port->abort = coll_shm__abort_hook;
     port->irecv_fold = coll_shm_irecv_fold;
+    port->attach = coll_shm__attach;
 }
 
 /* Where a joiner's segment came from: the name, and the object it named
@@ -1635,6 +1643,7 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
     s->rank = rank;
     s->nranks = nranks;
     s->timeout_ms = timeout_ms;
+    s->attached = 0;
     s->cma_min = COLL_SHM_CMA_MIN;
     {
         const char *e = getenv("COLL_SHM_CMA_MIN");

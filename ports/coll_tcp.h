@@ -204,6 +204,7 @@ typedef struct coll_tcp {
     unsigned dropped;          /* connections dropped during the rendezvous  */
     int insecure;              /* 1: no token, COLL_TCP_INSECURE=1           */
     uint64_t key[2];           /* from the token; zero once the mesh is up   */
+    int attached;              /* communicators coll_init put on this port   */
 } coll_tcp;
 
 /* Join the job: returns COLL_OK when the full mesh is up, or COLL_ERR_INVAL
@@ -1359,6 +1360,12 @@ static void coll_tcp__abort_hook(void *ctx, int code)
     coll_tcp_abort((coll_tcp *)ctx, code);
 }
 
+/* coll_port.attach: the communicators over this rank's end, counted. */
+static int coll_tcp__attach(void *ctx)
+{
+    return ((coll_tcp *)ctx)->attached++;
+}
+
 COLL_TCP_API coll_port coll_tcp_port(coll_tcp *t)
 {
     coll_port p;
@@ -1371,6 +1378,7 @@ COLL_TCP_API coll_port coll_tcp_port(coll_tcp *t)
     p.irecv = coll_tcp_irecv;
     p.wait = coll_tcp_wait;
     p.abort = coll_tcp__abort_hook;
+    p.attach = coll_tcp__attach;
     return p;
 }
 

@@ -265,6 +265,7 @@ typedef struct coll_threads__rank {
     coll_threads__op ops[COLL_THREADS_MAX_OPS];
     int sleeping COLL_THREADS__LINE;   /* waiters on cv (atomic): wake only them */
     int cpu;                   /* where it last waited (atomic; -1 unknown) */
+    int attached;              /* communicators coll_init put on this rank  */
 } coll_threads__rank;
 
 typedef struct coll_threads__queue { short head, tail; } coll_threads__queue;
@@ -985,6 +986,12 @@ static void coll_threads__abort_port(void *ctx, int code)
     coll_threads__fail(((coll_threads__rank *)ctx)->w, COLL_ERR_ABORTED);
 }
 
+/* coll_port.attach: the communicators over this rank's end, counted. */
+static int coll_threads__attach(void *ctx)
+{
+    return ((coll_threads__rank *)ctx)->attached++;
+}
+
 COLL_THREADS_API coll_port coll_threads_port(coll_threads *w, int rank)
 {
     coll_port p;
@@ -999,6 +1006,7 @@ COLL_THREADS_API coll_port coll_threads_port(coll_threads *w, int rank)
     p.wait = coll_threads__wait;
     p.abort = coll_threads__abort_port;
     p.irecv_fold = coll_threads__irecv_fold;
+    p.attach = coll_threads__attach;
     return p;
 }
 

@@ -4,19 +4,24 @@
 #
 # worst(f) = frame(f) + the largest worst(g) over f's callees g.
 # Calls through a pointer go to "__indirect_call". Inside coll.h the
-# targets are the static functions no one calls directly, in five kinds
+# targets are the static functions no one calls directly, in kinds
 # told apart by name, and what a pointer can reach depends on who calls:
 #   kernel    coll__<type>_<op>_3      from coll__reduce, coll__scale
 #   cost      coll__cost_*             from coll__pick, coll__choose
-#   subport   coll__sub_*              from the port calls (coll__transfer,
-#                                      coll__wait, coll__broke, coll__progress)
-#   hook      a row's begin or finish  from coll__begin, coll__finish
-#             (coll__*_begin, _finish, (and coll__progress, should they be
-#             _block, _block_a2a,      inlined there)
-#             _in_place)
-#   schedule  every other one          from coll__progress, coll_describe
+#   subport   coll__sub_*              from the port calls (coll__wait,
+#                                      coll__exchange_blocking,
+#                                      coll__step_pipelined, coll__irecv_fold,
+#                                      coll__broke, coll__progress)
+#   source    coll__*_source           from coll__progress (q->source)
+#   watch     coll__*_watch            from coll__absorb, coll__send_source
+#   hook      a row's begin or finish  from coll__begin, coll__finish,
+#             (coll__*_begin, _finish, coll__close, coll__agreed and the
+#             _block, _block_a2a,      sources (should they be inlined
+#             _in_place)               there)
+#   schedule  every other one          from the sources, coll_describe
+#   (coll__fold is called by a port, never by coll.h)
 # coll__copy and coll__sub_* call only your callbacks (memops, the parent's
-# port): 0 here. Any other caller through a pointer may reach all four.
+# port): 0 here. Any other caller through a pointer may reach them all.
 # A schedule never runs inside itself: a candidate already on the chain is
 # skipped. A sub-communicator's port is counted one level deep; each level
 # of nesting adds one coll__sub_* frame. The callbacks' own frames (port,
@@ -33,6 +38,9 @@ function kind(g) {
     if (g ~ /^coll__[a-z0-9]+_[a-z]+_3$/) return "kernel"
     if (g ~ /^coll__cost_/) return "cost"
     if (g ~ /^coll__sub_/) return "subport"
+    if (g ~ /_source$/) return "source"
+    if (g ~ /_watch$/) return "watch"
+    if (g == "coll__fold") return "fold"
     if (g ~ /_(begin|finish|block|block_a2a|in_place)$/) return "hook"
     return "schedule"
 }
@@ -43,8 +51,11 @@ function reach(f,    b) {
     if (b == "coll__copy" || b ~ /^coll__sub_/) return " "
     if (b == "coll__pick" || b == "coll__choose") return " cost "
     if (b == "coll__transfer" || b == "coll__wait" || b == "coll__broke") return " subport "
-    if (b == "coll__progress") return " schedule hook subport "
-    if (b == "coll__begin" || b == "coll__finish") return " hook "
+    if (b == "coll__exchange_blocking" || b == "coll__step_pipelined" || b == "coll__irecv_fold") return " subport "
+    if (b == "coll__progress") return " source subport "
+    if (b == "coll__absorb" || b == "coll__send_source") return " watch "
+    if (b ~ /_source$/ || b == "coll__agreed") return " schedule hook "
+    if (b == "coll__begin" || b == "coll__finish" || b == "coll__close") return " hook "
     if (b == "coll_describe") return " schedule "
     return " kernel cost subport schedule hook "
 }
