@@ -242,6 +242,7 @@ private:
 // Point-to-point messages carry a header first: the receive checks it and
 // knows the payload's size before posting it (a byte stream cannot tell).
 enum { P2P_MAGIC = 0x636f6c70u, P2P_REFUSED = 1, P2P_MAX_SENDS = 4 };
+static const uint64_t P2P_MAX_DRAIN = 1ull << 30;
 
 class ProcessGroupColl : public c10d::ProcessGroup {
 public:
@@ -923,13 +924,14 @@ private:
             throw Error(from + "not a send's header (the ranks' calls are out of step); group aborted");
         }
         if (h[2] & P2P_REFUSED) throw Error(from + "the sender refused its tensor (see its error)");
-        uint64_t want = t.defined() ? (uint64_t)t.nbytes() : bytes;
+        // a refused receive drains the message, up to a size worth holding
+        uint64_t want = t.defined() ? (uint64_t)t.nbytes() : bytes <= P2P_MAX_DRAIN ? bytes : 0;
         if (bytes != want) {
             abort_port(COLL_ERR_MISMATCH);
             throw Error(from + "the sender sent " + std::to_string(bytes) + " bytes, this receive takes " +
                         std::to_string(want) + "; group aborted");
         }
-        at::Tensor into = t.defined() ? t : at::empty({(int64_t)bytes}, at::kByte);   // a refused receive drains it
+        at::Tensor into = t.defined() ? t : at::empty({(int64_t)bytes}, at::kByte);
         if (bytes) check(wait_one(0, src, into.data_ptr(), bytes), "recv");
         if (!t.defined()) return;
         if ((int)h[1] != tag)

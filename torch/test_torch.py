@@ -445,6 +445,14 @@ def wrong_calls(torch, dist, rank, p):
             t = raises(lambda: dist.recv(torch.zeros(8), src=0), "refused")
         check(t is not None, "a refused send raises on sender and receiver")
     still_works("a refused send")
+    # a refused receive raises at once; its message is taken off the link
+    if p >= 2 and rank < 2:
+        if rank == 0:
+            dist.send(torch.ones(8), dst=1)
+        else:
+            check(raises(lambda: dist.recv(torch.zeros(4, 2).t(), src=0), "non-contiguous") is not None,
+                  "a refused receive raises on the receiver")
+    still_works("a refused receive")
     # all-to-all split sizes that do not fit together: rank 0 expects 2 rows from rank 0, none from rank 1
     a = torch.arange(p * 2, dtype=torch.float32).view(p, 2)
     outs = [2, 0] + [1] * (p - 2) if rank == 0 else [1] * p
