@@ -655,14 +655,20 @@ private:
         unsigned op_ms = timeout_ms > 0xffffffffull ? 0xffffffffu : (unsigned)timeout_ms;
         unsigned join_ms = op_ms < 60000u ? op_ms : 60000u;   // everybody is here already
         std::string want = env_str("COLL_TORCH_PORT", "auto");
-        set(store, "coll/host/" + std::to_string(rank_), want + "\n" + host_id());
+        // Scratch: the message segment is half of it (1 MiB default); both
+        // ends of a message must cut it alike, so every rank must agree.
+        std::string scratch = env_str("COLL_TORCH_SCRATCH", "1048576");
+        set(store, "coll/host/" + std::to_string(rank_), want + "\n" + scratch + "\n" + host_id());
 
         // Every rank reads every rank's entry and comes to the same verdict.
         bool one_host = true;
         std::string host0;
         for (int r = 0; r < size_; r++) {
-            std::string v = get(store, "coll/host/" + std::to_string(r));
-            std::string w = v.substr(0, v.find('\n')), h = v.substr(v.find('\n') + 1);
+            std::istringstream v(get(store, "coll/host/" + std::to_string(r)));
+            std::string w, sc, h;
+            std::getline(v, w);
+            std::getline(v, sc);
+            std::getline(v, h);
             if (r == 0) host0 = h;
             else one_host = one_host && h == host0;
             if (w != "auto" && w != "shm" && w != "tcp")
@@ -671,6 +677,9 @@ private:
             if (w != want)
                 throw Error("coll: COLL_TORCH_PORT differs between ranks (" + want + " here, " + w + " on rank " +
                             std::to_string(r) + ")");
+            if (sc != scratch)
+                throw Error("coll: COLL_TORCH_SCRATCH differs between ranks (" + scratch + " here, " + sc +
+                            " on rank " + std::to_string(r) + ")");
         }
         if (want == "shm" && !one_host)
             throw Error("coll: COLL_TORCH_PORT=shm, but the ranks are not all on one host");
@@ -689,16 +698,19 @@ private:
             }
             shm_->timeout_ms = op_ms;
         } else {
+            // Rank 0 says where to meet, or why it cannot ("!why"): the
+            // others must not wait for a rendezvous that will not happen.
             if (rank_ == 0) {
                 char token[33];
-                if (coll_tcp_new_token(token)) throw Error("coll: no random source for the TCP job token");
                 std::string addr = env_str("COLL_TORCH_TCP_ADDR", "");
                 if (addr.empty()) addr = one_host ? "127.0.0.1" : store_host(sp);
                 int port = coll_tcp_free_port();
-                if (port < 0) throw Error("coll: no free TCP port for the rendezvous");
-                set(store, "coll/tcp", addr + "\n" + std::to_string(port) + "\n" + token);
+                if (coll_tcp_new_token(token)) set(store, "coll/tcp", "!no random source for the TCP job token");
+                else if (port < 0) set(store, "coll/tcp", "!no free TCP port for the rendezvous");
+                else set(store, "coll/tcp", addr + "\n" + std::to_string(port) + "\n" + token);
             }
             std::string v = get(store, "coll/tcp");
+            if (!v.empty() && v[0] == '!') throw Error("coll: rank 0: " + v.substr(1));
             std::istringstream in(v);
             std::string addr, port, token;
             std::getline(in, addr);
@@ -715,10 +727,8 @@ private:
             port_ = coll_tcp_port(tcp_.get());
         }
 
-        // Scratch: the message segment is half of it (1 MiB default, the same
-        // on every rank: the call check compares segment sizes).
-        size_t scratch = (size_t)std::strtoull(env_str("COLL_TORCH_SCRATCH", "1048576").c_str(), nullptr, 10);
-        scratch_.resize(scratch < 64 ? 64 : scratch);
+        size_t bytes = (size_t)std::strtoull(scratch.c_str(), nullptr, 10);
+        scratch_.resize(bytes < 64 ? 64 : bytes);
         comm_.reset(new coll_comm());
         rc = coll_init(comm_.get(), rank_, size_, &port_, scratch_.data(), scratch_.size());
         if (rc) fail(rc, "coll_init");

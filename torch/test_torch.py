@@ -490,6 +490,10 @@ def wrong_calls(torch, dist, rank, p):
         del os.environ["COLL_TORCH_PORT"]
     else:
         os.environ["COLL_TORCH_PORT"] = saved
+    os.environ["COLL_TORCH_SCRATCH"] = str(65536 * (1 + (rank == 0)))
+    t = raises(lambda: dist.new_group(backend="coll"), "COLL_TORCH_SCRATCH differs")
+    check(t is not None, "a group whose ranks set COLL_TORCH_SCRATCH differently raises on every rank")
+    del os.environ["COLL_TORCH_SCRATCH"]
     # a subgroup: ranks 1.. only (rank 0 is not in it), its own port
     sub = dist.new_group(ranks=list(range(1, p)), backend="coll")
     if rank > 0:
