@@ -544,6 +544,7 @@ static int fail_body(int rank, coll_port *pt, void *arg)
         wp.ctx = &d; wp.send = dying_send; wp.recv = fwd_recv;
         wp.isend = dying_isend; wp.irecv = fwd_irecv; wp.wait = fwd_wait;
         wp.sendrecv = 0; wp.abort = fwd_abort; wp.irecv_fold = 0;
+        wp.attach = 0;                    /* a copy with another ctx: every member set */
     }
     coll_init(&c, rank, n, &wp, scratch, sizeof scratch);
     for (i = 0; i < 200000; i++) buf[i] = 1.0f;
