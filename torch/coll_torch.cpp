@@ -286,7 +286,7 @@ public:
 
     WorkPtr allreduce(std::vector<at::Tensor> &ts, const c10d::AllreduceOptions &o) override
     {
-        return guarded("allreduce", [&] {
+        return guarded([&] {
             check_one(ts, "allreduce");
             at::Tensor t = ts[0];
             coll_dtype d = reduce_dtype(t, "allreduce");
@@ -300,7 +300,7 @@ public:
 
     WorkPtr allreduce_coalesced(std::vector<at::Tensor> &ts, const c10d::AllreduceCoalescedOptions &o) override
     {
-        return guarded("allreduce_coalesced", [&] {
+        return guarded([&] {
             if (ts.empty()) throw Refusal("coll: allreduce_coalesced: no tensors");
             for (auto &t : ts) check_tensor(t, "allreduce_coalesced");
             coll_dtype d = reduce_dtype(ts[0], "allreduce_coalesced");
@@ -324,7 +324,7 @@ public:
 
     WorkPtr broadcast(std::vector<at::Tensor> &ts, const c10d::BroadcastOptions &o) override
     {
-        return guarded("broadcast", [&] {
+        return guarded([&] {
             check_one(ts, "broadcast");
             at::Tensor t = ts[0];
             int root = root_of(o.rootRank, "broadcast");
@@ -338,7 +338,7 @@ public:
     // The result lands in the root's tensor; the others' stay as they were.
     WorkPtr reduce(std::vector<at::Tensor> &ts, const c10d::ReduceOptions &o) override
     {
-        return guarded("reduce", [&] {
+        return guarded([&] {
             check_one(ts, "reduce");
             at::Tensor t = ts[0];
             coll_dtype d = reduce_dtype(t, "reduce");
@@ -355,7 +355,7 @@ public:
     WorkPtr allgather(std::vector<std::vector<at::Tensor>> &outs, std::vector<at::Tensor> &ins,
                       const c10d::AllgatherOptions &o) override
     {
-        return guarded("allgather", [&] {
+        return guarded([&] {
             check_one(ins, "allgather");
             if (outs.size() != 1 || outs[0].size() != (size_t)size_)
                 throw Refusal("coll: allgather: one output list of " + std::to_string(size_) + " tensors expected");
@@ -377,7 +377,7 @@ public:
 
     WorkPtr _allgather_base(at::Tensor &out, at::Tensor &in, const c10d::AllgatherOptions &o) override
     {
-        return guarded("_allgather_base", [&] {
+        return guarded([&] {
             check_tensor(in, "_allgather_base");
             check_tensor(out, "_allgather_base");
             if (out.scalar_type() != in.scalar_type() || out.numel() != in.numel() * size_)
@@ -394,7 +394,7 @@ public:
     WorkPtr reduce_scatter(std::vector<at::Tensor> &outs, std::vector<std::vector<at::Tensor>> &ins,
                            const c10d::ReduceScatterOptions &o) override
     {
-        return guarded("reduce_scatter", [&] {
+        return guarded([&] {
             check_one(outs, "reduce_scatter");
             if (ins.size() != 1 || ins[0].size() != (size_t)size_)
                 throw Refusal("coll: reduce_scatter: one input list of " + std::to_string(size_) + " tensors expected");
@@ -416,7 +416,7 @@ public:
 
     WorkPtr _reduce_scatter_base(at::Tensor &out, at::Tensor &in, const c10d::ReduceScatterOptions &o) override
     {
-        return guarded("_reduce_scatter_base", [&] {
+        return guarded([&] {
             check_tensor(in, "_reduce_scatter_base");
             check_tensor(out, "_reduce_scatter_base");
             if (out.scalar_type() != in.scalar_type() || in.numel() != out.numel() * size_)
@@ -434,7 +434,7 @@ public:
     WorkPtr gather(std::vector<std::vector<at::Tensor>> &outs, std::vector<at::Tensor> &ins,
                    const c10d::GatherOptions &o) override
     {
-        return guarded("gather", [&] {
+        return guarded([&] {
             check_one(ins, "gather");
             int root = root_of(o.rootRank, "gather");
             at::Tensor in = ins[0];
@@ -465,7 +465,7 @@ public:
     WorkPtr scatter(std::vector<at::Tensor> &outs, std::vector<std::vector<at::Tensor>> &ins,
                     const c10d::ScatterOptions &o) override
     {
-        return guarded("scatter", [&] {
+        return guarded([&] {
             check_one(outs, "scatter");
             int root = root_of(o.rootRank, "scatter");
             at::Tensor out = outs[0];
@@ -496,7 +496,7 @@ public:
     WorkPtr alltoall_base(at::Tensor &out, at::Tensor &in, std::vector<int64_t> &outSplit,
                           std::vector<int64_t> &inSplit, const c10d::AllToAllOptions &o) override
     {
-        return guarded("alltoall_base", [&] {
+        return guarded([&] {
             check_tensor(in, "alltoall_base");
             check_tensor(out, "alltoall_base");
             if (in.scalar_type() != out.scalar_type())
@@ -522,7 +522,7 @@ public:
     WorkPtr alltoall(std::vector<at::Tensor> &outs, std::vector<at::Tensor> &ins,
                      const c10d::AllToAllOptions &o) override
     {
-        return guarded("alltoall", [&] {
+        return guarded([&] {
             if (outs.size() != (size_t)size_ || ins.size() != (size_t)size_)
                 throw Refusal("coll: alltoall: lists of world_size tensors expected");
             std::vector<size_t> send, recv;
@@ -976,7 +976,7 @@ private:
     // with a call coll refuses (no buffer): every other rank then gets
     // COLL_ERR_PEER instead of waiting for this one.
     template <class F>
-    WorkPtr guarded(const char *, F &&body)
+    WorkPtr guarded(F &&body)
     {
         try {
             return body();
@@ -1060,11 +1060,14 @@ private:
                 continue;
             }
             if (!sends_.empty()) {
+                // poll; yield a while, then nap longer and longer (a new
+                // operation wakes us at once)
+                bool stopping = stop_;
                 busy_ = true;
                 lk.unlock();
-                if (stop_) finish_send(sends_.front(), 1);
+                if (stopping) finish_send(sends_.front(), 1);
                 else if (poll_sends()) idle = 0;
-                else if (idle++ < 64) sched_yield();
+                else if (++idle < 64) sched_yield();
                 lk.lock();
                 busy_ = false;
                 if (idle >= 64 && queue_.empty() && !stop_)
