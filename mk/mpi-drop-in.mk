@@ -18,7 +18,7 @@ DI_DEPS      := mpi/coll_mpi_drop_in.c coll.h ports/coll_mpi.h ports/coll_shm.h
 DI_HAVE_MPI  := $(and $(shell command -v $(DI_MPICC_OMPI)),$(shell command -v $(DI_MPICC_MPICH)))
 DI_LIBS      := $(DI_LIB)/libcoll_mpi_openmpi.so $(DI_LIB)/libcoll_mpi_mpich.so
 DI_PROGS     := $(foreach m,ompi mpich,$(DI_B)/test_drop_in.$(m) $(DI_B)/seed_mindspore_mpi.$(m) \
-                  $(DI_B)/bench_drop_in.$(m))
+                  $(DI_B)/bench_drop_in.$(m) $(DI_B)/seed_mindspore_linked.$(m))
 
 $(DI_LIB)/libcoll_mpi_openmpi.so: $(DI_DEPS) mpi/thresholds_openmpi.h | $(B)
 	@mkdir -p $(@D)
@@ -36,6 +36,15 @@ $(DI_B)/%.ompi: mpi/%.c | $(B)
 $(DI_B)/%.mpich: mpi/%.c | $(B)
 	@mkdir -p $(@D)
 	$(DI_MPICC_MPICH) $(CFLAGS) $(WARN) -o $@ $<
+
+# the seed linked before the MPI library instead of preloaded
+$(DI_B)/seed_mindspore_linked.ompi: mpi/seed_mindspore_mpi.c $(DI_LIB)/libcoll_mpi_openmpi.so | $(B)
+	@mkdir -p $(@D)
+	$(DI_MPICC_OMPI) $(CFLAGS) $(WARN) -o $@ $< -L$(DI_LIB) -Wl,-rpath,$(abspath $(DI_LIB)) -lcoll_mpi_openmpi
+
+$(DI_B)/seed_mindspore_linked.mpich: mpi/seed_mindspore_mpi.c $(DI_LIB)/libcoll_mpi_mpich.so | $(B)
+	@mkdir -p $(@D)
+	$(DI_MPICC_MPICH) $(CFLAGS) $(WARN) -o $@ $< -L$(DI_LIB) -Wl,-rpath,$(abspath $(DI_LIB)) -lcoll_mpi_mpich
 
 .PHONY: mpi-drop-in test-mpi-drop-in bench-mpi-drop-in mpi-drop-in-tune
 

@@ -516,6 +516,16 @@ static int di_done(di_comm *d, int k, int rc)
 #define DI_FALLBACK(k, why) ((void)di.count[k][why]++)
 
 /* ---- verify mode ----------------------------------------------------------- */
+/* The end of a verify: the message out first (a launcher tearing the job
+   down may drop what a rank printed a moment before), then the abort. */
+static void di_verify_abort(void)
+{
+    struct timespec pause = { 0, 200000000 };
+    fflush(stderr);
+    nanosleep(&pause, NULL);
+    PMPI_Abort(MPI_COMM_WORLD, 71);
+}
+
 /* Exact bytes, except rounding of floating sums and products (coll and the
    MPI library add in different orders): relative 64 p eps. */
 static void di_compare(di_comm *d, int k, const void *got, const void *want, size_t n,
@@ -529,7 +539,7 @@ static void di_compare(di_comm *d, int k, const void *got, const void *want, siz
             if (g[i] != w[i]) {
                 fprintf(stderr, "coll-mpi verify: %s on rank %d of %d: byte %zu of %zu is 0x%02x, "
                         "MPI gives 0x%02x; aborting\n", di_name[k], d->rank, d->p, i, n * es, g[i], w[i]);
-                PMPI_Abort(MPI_COMM_WORLD, 71);
+                di_verify_abort();
             }
         return;
     }
@@ -541,7 +551,7 @@ static void di_compare(di_comm *d, int k, const void *got, const void *want, siz
         if (fabs(g - w) <= 64.0 * d->p * eps * (fabs(g) + fabs(w))) continue;
         fprintf(stderr, "coll-mpi verify: %s on rank %d of %d: element %zu of %zu is %.17g, "
                 "MPI gives %.17g; aborting\n", di_name[k], d->rank, d->p, i, n, g, w);
-        PMPI_Abort(MPI_COMM_WORLD, 71);
+        di_verify_abort();
     }
 }
 

@@ -5,7 +5,8 @@
               -x COLL_MPI_VERIFY=1 -x COLL_MPI_MIN=0 build/mpi/test_drop_in.ompi NAME [MODE]
 
    Every collective, in place and out, on MPI_COMM_WORLD, a dup of it, a
-   split with the ranks reversed, a split into halves and MPI_COMM_SELF:
+   split with the ranks reversed, a split into halves, the even ranks by
+   MPI_Comm_create and MPI_COMM_SELF:
    reductions over each dtype and op coll has, MPI_Op_create ops (one
    commutative, one not), ragged v-forms with displacements out of order
    and with gaps (the gaps must stay untouched), and the cases the drop-in
@@ -551,12 +552,16 @@ int main(int argc, char **argv)
     MPI_Comm dup, rev, halves;
     MPI_Op usum, uaff;
     /* mode: full (large sizes, every communicator), quick (smaller sizes),
-       tiny (MPI_COMM_WORLD and the fallbacks only) */
-    int p, tiny = argc > 2 && !strcmp(argv[2], "tiny"), quick = tiny || (argc > 2 && !strcmp(argv[2], "quick"));
+       tiny (MPI_COMM_WORLD and the fallbacks only), threads (tiny, after
+       MPI_Init_thread asking for MPI_THREAD_MULTIPLE) */
+    int p, provided = 0, threads = argc > 2 && !strcmp(argv[2], "threads");
+    int tiny = threads || (argc > 2 && !strcmp(argv[2], "tiny"));
+    int quick = tiny || (argc > 2 && !strcmp(argv[2], "quick"));
     long long mine[2], all[2] = { 0, 0 };
     MPI_Datatype dts[NTYPES];
     int i;
-    MPI_Init(&argc, &argv);
+    if (threads) MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else MPI_Init(&argc, &argv);
     dts[0] = MPI_INT; dts[1] = MPI_FLOAT; dts[2] = MPI_DOUBLE; dts[3] = MPI_LONG_LONG;
     dts[4] = MPI_UNSIGNED_CHAR; dts[5] = MPI_INT8_T; dts[6] = MPI_UINT64_T; dts[7] = MPI_UNSIGNED;
     for (i = 0; i < NTYPES; i++) { T[i] = types[i]; T[i].dt = dts[i]; }
@@ -574,6 +579,17 @@ int main(int argc, char **argv)
         MPI_Comm_split(MPI_COMM_WORLD, wrank < p / 2, wrank, &halves);
         run_all(halves, "half", usum, uaff, 1);
         MPI_Comm_free(&halves);
+        {                           /* MPI_Comm_create: the even ranks */
+            MPI_Group all, even;
+            MPI_Comm evens;
+            int range[1][3] = { { 0, p - 1, 2 } };
+            MPI_Comm_group(MPI_COMM_WORLD, &all);
+            MPI_Group_range_incl(all, 1, range, &even);
+            MPI_Comm_create(MPI_COMM_WORLD, even, &evens);
+            if (evens != MPI_COMM_NULL) { run_all(evens, "created", usum, uaff, 1); MPI_Comm_free(&evens); }
+            MPI_Group_free(&even);
+            MPI_Group_free(&all);
+        }
         if (!quick) run_all(MPI_COMM_SELF, "self", usum, uaff, 1);
     }
     test_fallbacks(MPI_COMM_WORLD);
@@ -588,6 +604,7 @@ int main(int argc, char **argv)
     mine[0] = passed; mine[1] = failed;
     MPI_Reduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (wrank == 0) printf("%s: %lld passed, %lld failed\n", argc > 1 ? argv[1] : "drop-in", all[0], all[1]);
+    if (wrank == 0 && threads) printf("thread level provided: %s\n", provided == MPI_THREAD_MULTIPLE ? "multiple" : "less");
     fflush(stdout);
     MPI_Finalize();
     return failed ? 1 : 0;

@@ -6,10 +6,11 @@
 #
 # Runs build/mpi/test_drop_in.{ompi,mpich} with every call routed
 # (COLL_MPI_MIN=0) and verified against PMPI (COLL_MPI_VERIFY=1); once with
-# the shipped thresholds, once with routing switched off, once over the
-# MPI transport; a run whose verify must catch a spoiled byte; and the
-# MindSpore seed in plain MPI (plus the coll-based seed, which embeds its
-# own coll.h, beside the library). Each program's checks count, and so
+# the shipped thresholds, once with routing switched off, under
+# MPI_THREAD_MULTIPLE (nothing may route), once over the MPI transport; a
+# run whose verify must catch a spoiled byte; and the MindSpore seed in
+# plain MPI, preloaded and linked before the MPI library (plus the
+# coll-based seed, which embeds its own coll.h, beside the library). Each program's checks count, and so
 # does each check made here on a run (exit status, counts routed, the
 # seed's output). Ends with "mpi-drop-in: N passed, N failed" and the share
 # of calls routed in the forced-routing runs.
@@ -63,7 +64,7 @@ suite() {
     if [ "$rc" -eq 0 ] && [ -n "$line" ]; then ok; else bad "$impl np=$np $what: exit $rc (log $log)"; tail -5 "$log"; fi
     if grep -q 'coll-mpi verify' "$log"; then bad "$impl np=$np $what: verify found a difference"; else ok; fi
     case $what in
-    off) if [ "$r" -eq 0 ] && [ "$n" -gt 0 ]; then ok; else bad "$impl np=$np off: routed $r"; fi ;;
+    off|threads) if [ "$r" -eq 0 ] && [ "$n" -gt 0 ]; then ok; else bad "$impl np=$np $what: routed $r"; fi ;;
     *)   if [ "$r" -gt 0 ]; then ok; else bad "$impl np=$np $what: nothing routed"; fi ;;
     esac
     case $what in forced*) routed=$((routed + r)); calls=$((calls + n)) ;; esac
@@ -90,6 +91,11 @@ echo "the shipped thresholds, verified; routing switched off"
 suite ompi 4 quick shipped COLL_MPI_VERIFY=1 COLL_MPI_MIN_ALLREDUCE=1 COLL_MPI_MIN_BARRIER=off
 suite mpich 2 quick shipped COLL_MPI_VERIFY=1 COLL_MPI_MIN_ALLREDUCE=1 COLL_MPI_MIN_BARRIER=off
 suite ompi 4 tiny off COLL_MPI_ROUTE=0 COLL_MPI_MIN=0
+echo "under MPI_THREAD_MULTIPLE nothing routes"
+for impl in ompi mpich; do
+    suite "$impl" 2 threads threads $FORCE
+    if grep -q 'thread level provided: multiple' "$LOGS/$impl-np2-threads.log"; then ok; else bad "$impl: MPI_THREAD_MULTIPLE not provided"; fi
+done
 
 echo "verify catches a difference (one byte of a routed result spoiled)"
 for impl in ompi mpich; do
@@ -117,6 +123,22 @@ for impl in ompi mpich; do
             if [ "$r" = "20 of 20" ]; then ok; else bad "$impl seed: routed '$r', want 20 of 20"; fi
         fi
     done
+done
+echo "linked before the MPI library instead of preloaded"
+for impl in ompi mpich; do
+    log=$LOGS/$impl-seed-linked.log
+    if [ $impl = ompi ]; then
+        timeout 300 $OMPI_RUN -np 4 -x COLL_MPI_MIN=0 -x COLL_MPI_VERIFY=1 -x COLL_MPI_VERBOSE=1 \
+            "$B/mpi/seed_mindspore_linked.$impl" >"$log" 2>&1
+    else
+        timeout 300 $MPICH_RUN -np 4 -genv COLL_MPI_MIN 0 -genv COLL_MPI_VERIFY 1 -genv COLL_MPI_VERBOSE 1 \
+            "$B/mpi/seed_mindspore_linked.$impl" >"$log" 2>&1
+    fi
+    rc=$?
+    r=$(sed -nE 's/^coll-mpi: routed ([0-9]+) of ([0-9]+) calls.*/\1 of \2/p' "$log")
+    if [ "$rc" -eq 0 ] && [ "$(grep -E '^ ?\[' "$log")" = "$EXPECT" ] && [ "$r" = "20 of 20" ]; then
+        ok; echo "  $impl linked: the seed's output; coll routed $r calls"
+    else bad "$impl seed linked: exit $rc, routed '$r' (log $log)"; fi
 done
 log=$LOGS/ompi-seed-coll.log
 if [ -x "$B/ports-mpi-shm/seed_mindspore.ompi" ]; then
