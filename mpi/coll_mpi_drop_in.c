@@ -330,6 +330,8 @@ static int di_irecv_fold(void *x, int peer, void *b, size_t n, coll_fold_fn f, v
 { di_comm *d = (di_comm *)x; return d->inner.irecv_fold(d->inner.ctx, peer, b, n, f, arg, h); }
 static void di_abort(void *x, int code)
 { di_comm *d = (di_comm *)x; d->inner.abort(d->inner.ctx, code); }
+static int di_attach(void *x)
+{ di_comm *d = (di_comm *)x; return d->inner.attach(d->inner.ctx); }
 
 static int di_wait(void *x, int h, int block)
 {
@@ -361,6 +363,7 @@ static void di_wrap_port(di_comm *d)
     q->wait = in->wait ? di_wait : 0;
     q->abort = in->abort ? di_abort : 0;
     q->irecv_fold = in->irecv_fold ? di_irecv_fold : 0;
+    q->attach = in->attach ? di_attach : 0;
 }
 
 static void di_free(di_comm *d)
