@@ -112,6 +112,9 @@
      COLL_NO_COST_MODEL    no floating point in the planner: AUTO takes the
                            first algorithm compiled in for the collective  (off)
      COLL_NO_NAMES         coll_algo_name/coll_kind_name return ""         (off)
+     COLL_NO_ARGCHECK      argument checks become COLL_ASSERTs, for parts
+                           whose every call is known good (minimal
+                           profile, Cortex-M4F: 104 B less)             (off)
      COLL_NO_CHECKS        leave out the call checks and CRCs (see below)  (off)
      COLL_NO_NONBLOCKING   leave out the engine's non-blocking path: a
                            port's isend/irecv/wait go unused and
@@ -843,6 +846,13 @@ static coll_comm *coll__top(coll_comm *c)
 #define COLL__WHY(text) text
 #endif
 #define COLL__NO(why_out, code, text) (*(why_out) = COLL__WHY(text), (code))
+/* An argument check: with COLL_NO_ARGCHECK (the smallest parts, whose
+   every call is known good) an assertion instead, and no code. */
+#ifdef COLL_NO_ARGCHECK
+#define COLL__ARG(bad) (COLL_ASSERT(!(bad)), 0)
+#else
+#define COLL__ARG(bad) (bad)
+#endif
 
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
@@ -3219,12 +3229,12 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
 {
     size_t es, n;
     int p, r, i;
-    if (!c || c->magic != COLL__MAGIC) return COLL__NO(why, COLL_ERR_INVAL, "comm: not initialised");
-    if (!a) return COLL__NO(why, COLL_ERR_INVAL, "args: NULL");
+    if (COLL__ARG(!c || c->magic != COLL__MAGIC)) return COLL__NO(why, COLL_ERR_INVAL, "comm: not initialised");
+    if (COLL__ARG(!a)) return COLL__NO(why, COLL_ERR_INVAL, "args: NULL");
     p = c->nranks; r = c->rank;
-    if ((unsigned)a->kind >= (unsigned)COLL_KIND_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "kind: not a coll_kind");
-    if (!COLL__ON(COLL_KINDS, a->kind)) return COLL__NO(why, COLL_ERR_NOSYS, "kind: not compiled in (COLL_KINDS)");
-    if ((unsigned)a->algo >= (unsigned)COLL_ALGO_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "algo: not a coll_algo");
+    if (COLL__ARG((unsigned)a->kind >= (unsigned)COLL_KIND_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "kind: not a coll_kind");
+    if (COLL__ARG(!COLL__ON(COLL_KINDS, a->kind))) return COLL__NO(why, COLL_ERR_NOSYS, "kind: not compiled in (COLL_KINDS)");
+    if (COLL__ARG((unsigned)a->algo >= (unsigned)COLL_ALGO_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "algo: not a coll_algo");
     pl->kind = COLL__KIND(a->kind); pl->algo = a->algo; pl->rank = r; pl->p = p;
     pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0;
     pl->inplace = 0; pl->row = 0;
@@ -3235,31 +3245,31 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         *esize_out = 1;
         return COLL_OK;
     }
-    if ((unsigned)a->dtype >= (unsigned)COLL_DTYPE_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "dtype: not a coll_dtype");
+    if (COLL__ARG((unsigned)a->dtype >= (unsigned)COLL_DTYPE_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "dtype: not a coll_dtype");
     es = coll__esize(c, a->dtype);
-    if (es == 0) return COLL__NO(why, COLL_ERR_INVAL, "dtype: COLL_USER_TYPE without coll_set_user_op");
+    if (COLL__ARG(es == 0)) return COLL__NO(why, COLL_ERR_INVAL, "dtype: COLL_USER_TYPE without coll_set_user_op");
     if (coll__reduces(COLL__KIND(a->kind))) {
-        if ((unsigned)a->op >= (unsigned)COLL_OP_COUNT) return COLL__NO(why, COLL_ERR_INVAL, "op: not a coll_op");
+        if (COLL__ARG((unsigned)a->op >= (unsigned)COLL_OP_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "op: not a coll_op");
         if (a->op == COLL_USER_OP) {
-            if (!COLL__USER_OPS) return COLL__NO(why, COLL_ERR_NOSYS, "op: COLL_USER_OP not compiled in (COLL_OPS)");
-            if (!c->user.fn) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without coll_set_user_op");
-            if (c->mem) return COLL__NO(why, COLL_ERR_NOSYS, "op: a user op cannot read device memory");
+            if (COLL__ARG(!COLL__USER_OPS)) return COLL__NO(why, COLL_ERR_NOSYS, "op: COLL_USER_OP not compiled in (COLL_OPS)");
+            if (COLL__ARG(!c->user.fn)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without coll_set_user_op");
+            if (COLL__ARG(c->mem)) return COLL__NO(why, COLL_ERR_NOSYS, "op: a user op cannot read device memory");
         }
-        else if (a->dtype == COLL_USER_TYPE) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_TYPE needs COLL_USER_OP");
-        else if (a->op >= COLL_BAND && !coll__is_integer(a->dtype)) return COLL__NO(why, COLL_ERR_INVAL, "op: bitwise op on a float type");
+        else if (COLL__ARG(a->dtype == COLL_USER_TYPE)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_TYPE needs COLL_USER_OP");
+        else if (COLL__ARG(a->op >= COLL_BAND && !coll__is_integer(a->dtype))) return COLL__NO(why, COLL_ERR_INVAL, "op: bitwise op on a float type");
         else if (!c->mem && (COLL__ONE(COLL_DTYPES) && COLL__ONE(COLL_OPS)
                              ? a->dtype != COLL__DT(a->dtype) || a->op != COLL__OPV(a->op)
                              : !coll__kernel_kept(a->dtype, a->op)))
             return COLL__NO(why, COLL_ERR_NOSYS, "op: dtype or op not compiled in");
     }
     if (coll__rooted(COLL__KIND(a->kind))) {
-        if (a->root < 0 || a->root >= p) return COLL__NO(why, COLL_ERR_INVAL, "root: not a rank");
+        if (COLL__ARG(a->root < 0 || a->root >= p)) return COLL__NO(why, COLL_ERR_INVAL, "root: not a rank");
     }
     if (coll__vkind(COLL__KIND(a->kind))) {
-        if (!a->counts) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
+        if (COLL__ARG(!a->counts)) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
         n = 0;
         for (i = 0; i < p; i++) {
-            if (a->counts[i] > ((size_t)-1) / es - n) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
+            if (COLL__ARG(a->counts[i] > ((size_t)-1) / es - n)) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
             n += a->counts[i];
         }
         pl->counts = a->counts;
@@ -3267,10 +3277,10 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         pl->total = n;
     } else if (COLL__KIND(a->kind) == COLL_ALLTOALLV) {
         size_t k, pp = (size_t)p * (size_t)p;
-        if (!a->counts) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
+        if (COLL__ARG(!a->counts)) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
         n = 0;
         for (k = 0; k < pp; k++) {
-            if (a->counts[k] > ((size_t)-1) / es - n) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
+            if (COLL__ARG(a->counts[k] > ((size_t)-1) / es - n)) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
             n += a->counts[k];
         }
         pl->counts = a->counts;
@@ -3278,7 +3288,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         pl->count = 0;                              /* this rank's row */
         for (k = 0; k < (size_t)p; k++) pl->count += a->counts[(size_t)r * (size_t)p + k];
     } else {
-        if (a->count > ((size_t)-1) / es / (size_t)p) return COLL__NO(why, COLL_ERR_INVAL, "count: too large");
+        if (COLL__ARG(a->count > ((size_t)-1) / es / (size_t)p)) return COLL__NO(why, COLL_ERR_INVAL, "count: too large");
         n = a->count;
         pl->total = coll__vector(COLL__KIND(a->kind)) ? n : n * (size_t)p;
     }
@@ -3350,10 +3360,10 @@ static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es,
     if (nulldst) out_n = 0;                     /* told to the others instead */
     if (COLL__KIND(pl->kind) == COLL_BARRIER) return COLL_OK;
     if (COLL__KIND(pl->kind) == COLL_BROADCAST) in_n = 0;
-    if (in_n && !a->src) return COLL__NO(why, COLL_ERR_INVAL, "src: NULL");
-    if (out_n && !a->dst) return COLL__NO(why, COLL_ERR_INVAL, "dst: NULL");
-    if (in_n && in_n * es > UINTPTR_MAX - (uintptr_t)a->src) return COLL__NO(why, COLL_ERR_INVAL, "src: wraps the address space");
-    if (out_n && out_n * es > UINTPTR_MAX - (uintptr_t)a->dst) return COLL__NO(why, COLL_ERR_INVAL, "dst: wraps the address space");
+    if (COLL__ARG(in_n && !a->src)) return COLL__NO(why, COLL_ERR_INVAL, "src: NULL");
+    if (COLL__ARG(out_n && !a->dst)) return COLL__NO(why, COLL_ERR_INVAL, "dst: NULL");
+    if (COLL__ARG(in_n && in_n * es > UINTPTR_MAX - (uintptr_t)a->src)) return COLL__NO(why, COLL_ERR_INVAL, "src: wraps the address space");
+    if (COLL__ARG(out_n && out_n * es > UINTPTR_MAX - (uintptr_t)a->dst)) return COLL__NO(why, COLL_ERR_INVAL, "dst: wraps the address space");
     if (!pl->inplace && coll__overlap(a->src, in_n * es, a->dst, out_n * es))
         return COLL__NO(why, COLL_ERR_INVAL, "src and dst overlap outside the in-place layout");
     return COLL_OK;

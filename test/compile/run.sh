@@ -7,6 +7,7 @@
 #   C++11, C++17 (g++, clang++) full.c compiled as C++
 #   two static copies           static_tu.c twice + static_main.c, C and C++
 #   COLL_LAYOUT_MAX_DIMS        layout_dims.c: the setting works (gcc, clang)
+#   COLL_NO_ARGCHECK            full.c with argument checks as assertions
 #   C89                         declarations only (decl_c89.c), linked with
 #                               lib.c built as C99: the implementation
 #                               itself needs C99 (restrict, long long,
@@ -45,6 +46,8 @@ for cc in gcc clang; do
     for std in c99 c11; do
         check "$cc-$std" "$cc -std=$std $POSIX -O2 $W $src/full.c -o $out/full-$cc-$std $LIBS && $out/full-$cc-$std"
     done
+    # argument checks as assertions (COLL_DEBUG: they fire if a call is bad)
+    check "$cc-no-argcheck" "$cc -std=c99 $POSIX -O2 $W -DCOLL_NO_ARGCHECK -DCOLL_DEBUG $src/full.c -o $out/noarg-$cc $LIBS && $out/noarg-$cc"
     check "$cc-static-twice" "$cc -std=c99 $POSIX -O2 $W -DTU_NAME=static_a -c $src/static_tu.c -o $out/sa-$cc.o && \
         $cc -std=c99 $POSIX -O2 $W -DTU_NAME=static_b -c $src/static_tu.c -o $out/sb-$cc.o && \
         $cc -std=c99 -O2 $W $src/static_main.c $out/sa-$cc.o $out/sb-$cc.o -o $out/static-$cc $LIBS && $out/static-$cc"
