@@ -67,6 +67,11 @@ for u in test/cuda/coll_cuda_impl.cu test/cuda/test_cuda.cu bench/bench_cuda.cu;
     b=$(basename "$u" .cu)
     check "nvcc-$b" $NVCC $NVCCFLAGS $CUDA_WARN $CUDA_ARCH -I. -Itest/cuda -c "$u" -o "$OUT/$b.o"
 done
+# both implementations in one .cu, as a user would: warnings as errors,
+# for each architecture alone (sm_90 included)
+for a in sm_80 sm_90; do
+    check "nvcc-both-impl-$a" $NVCC $NVCCFLAGS $CUDA_WARN -arch=$a -I. -c test/cuda/both_impl.cu -o "$OUT/both_$a.o"
+done
 check link-test_cuda  $NVCC $CUDA_ARCH -o "$OUT/test_cuda" "$OUT/test_cuda.o" \
     "$OUT/coll_cuda_impl.o" "$OUT/coll_impl.o" $LDLIBS_THREADS
 check link-bench_cuda $NVCC $CUDA_ARCH -o "$OUT/bench_cuda" "$OUT/bench_cuda.o" \
