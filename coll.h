@@ -405,6 +405,13 @@ typedef struct coll_args {
     coll_op op;
     int root;
     int group;                 /* group size for COLL_ALGO_HIERARCHICAL      */
+    const size_t *displs;      /* v forms but reduce_scatterv: where block i
+                                  starts in the big buffer, in elements, as
+                                  MPI's displs (NULL: back to back); for
+                                  alltoallv 2p of them, src's then dst's.
+                                  Blocks may come in any order, with gaps
+                                  that stay untouched. Given on every rank
+                                  or on none (a non-root's are not read). */
 } coll_args;
 
 /* What a schedule is computed from (private). */
@@ -415,6 +422,7 @@ typedef struct coll__plan {
     size_t count;                 /* as in coll_args; own block for v forms   */
     size_t total;                 /* elements of the whole split vector       */
     const size_t *counts;
+    const size_t *displs;         /* as in coll_args (v forms), or NULL       */
     size_t chunk;                 /* elements per pipeline chunk              */
     int p2, rem;                  /* non-power-of-two fold: p = p2 + rem      */
     const struct coll__entry *row;   /* the registry row run (0 before picking) */
@@ -998,9 +1006,10 @@ static void coll__block(const coll__plan *pl, int i, size_t *off, size_t *len)
     } else if (pl->counts) {
         const size_t *row = pl->counts + (COLL__KIND(pl->kind) == COLL_ALLTOALLV ? (size_t)pl->rank * (size_t)pl->p : 0);
         int j;
+        *len = row[i];
+        if (pl->displs) { *off = pl->displs[i]; return; }   /* where the caller put it */
         *off = 0;
         for (j = 0; j < i; j++) *off += row[j];
-        *len = row[i];
     } else {
         *off = (size_t)i * pl->count;
         *len = pl->count;
@@ -1013,15 +1022,19 @@ static void coll__rblock(const coll__plan *pl, int i, size_t *off, size_t *len)
 {
     int j, p = pl->p;
     if (COLL__KIND(pl->kind) != COLL_ALLTOALLV) { coll__block(pl, i, off, len); return; }
+    *len = pl->counts[(size_t)i * (size_t)p + (size_t)pl->rank];
+    if (pl->displs) { *off = pl->displs[(size_t)p + (size_t)i]; return; }
     *off = 0;
     for (j = 0; j < i; j++) *off += pl->counts[(size_t)j * (size_t)p + (size_t)pl->rank];
     *len = pl->counts[(size_t)i * (size_t)p + (size_t)pl->rank];
 }
 
-/* Blocks [i, j) as one element range (blocks are contiguous). */
+/* Blocks [i, j) as one element range (blocks are contiguous: never with
+   displs, which only the block-wise rows take). */
 static void coll__blocks(const coll__plan *pl, int i, int j, size_t *off, size_t *len)
 {
     size_t end, l;
+    COLL_ASSERT(!pl->displs);
     coll__block(pl, i, off, &l);
     if (j >= pl->p) end = pl->total;
     else coll__block(pl, j, &end, &l);
@@ -1880,6 +1893,7 @@ enum {
        (a build that keeps no such row leaves the path out) */
     COLL__STRIDES   = 4096,/* strided spans, packed through scratch            */
     COLL__FOLD_LEFT = 8192,/* received (+) local (reduce == 2): in scratch      */
+    COLL__BLOCKWISE = 16384,/* each message one block: takes displs            */
     COLL__CALLER    = COLL__IN_PLACE | COLL__WORKSPACE | COLL__GROUP | COLL__EQUAL_OOP
 };
 
@@ -1984,7 +1998,7 @@ COLL__C(coll__cost_never,        1e300)
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
     R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0)
 #define COLL__ROWS_ALLGATHER(R, S, K) \
-    R(K,               RING,                  coll__ring_allgather,               coll__cost_ring_ag,      0,                             coll__own_block,       0) S \
+    R(K,               RING,                  coll__ring_allgather,               coll__cost_ring_ag,      COLL__BLOCKWISE,               coll__own_block,       0) S \
     R(K,               RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0) S \
     R(K,               BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish)
 #define COLL__ROWS_BROADCAST(R, S, K) \
@@ -1996,13 +2010,13 @@ COLL__C(coll__cost_never,        1e300)
     R(K,               REDUCE_SCATTER_GATHER, coll__rsg_reduce,                   coll__cost_rabenseifner, 0,                             0,                     0) S \
     R(K,               LINEAR,                coll__linear_reduce,                coll__cost_linear_red,   COLL__ORDERED0 | COLL__ROOT_ONLY, coll__root_in_place, 0)
 #define COLL__ROWS_GATHER(R, S, K) \
-    R(K,               LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY,               coll__own_block,       0) S \
+    R(K,               LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY | COLL__BLOCKWISE, coll__own_block,    0) S \
     R(K,               BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0)
 #define COLL__ROWS_SCATTER(R, S, K) \
-    R(K,               LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY,               0,                     coll__take_block) S \
+    R(K,               LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY | COLL__BLOCKWISE, 0,                  coll__take_block) S \
     R(K,               BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block)
 #define COLL__ROWS_ALLTOALL(R, S, K) \
-    R(K,               PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP | COLL__STRIDES, coll__own_block_a2a,  0) S \
+    R(K,               PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP | COLL__STRIDES | COLL__BLOCKWISE, coll__own_block_a2a, 0) S \
     R(K,               BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH | COLL__OOP | COLL__STRIDES, coll__bruck_a2a_begin, coll__bruck_a2a_finish)
 #define COLL__ROWS_BARRIER(R, S, K) \
     R(K,               DISSEMINATION,         coll__dissemination_barrier,        coll__cost_dissem,       0,                             0,                     0)
@@ -2016,7 +2030,7 @@ COLL__C(coll__cost_never,        1e300)
     R(K,               LINEAR,                coll__chain_scan,                   coll__cost_chain_scan,   COLL__ORDERED | COLL__SCAN_PATHS(K), coll__work_in_place, 0) S \
     R(K,               RECURSIVE_DOUBLING,    coll__rd_scan,                      coll__cost_rd_scan,      COLL__ORDERED | COLL__SCAN_PATHS(K), coll__work_in_place, 0)
 #define COLL__ROWS_ALLTOALLV(R, S, K) \
-    R(K,               PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP | COLL__STRIDES, coll__own_block_a2a,  0)
+    R(K,               PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP | COLL__STRIDES | COLL__BLOCKWISE, coll__own_block_a2a, 0)
 
 /* Each collective's rows (K) from its list (L). */
 #define COLL__REGISTRY(X)                                                       \
@@ -2102,6 +2116,8 @@ static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entr
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: runs in place only");
     if ((needs & COLL__OOP) && pl->inplace && pl->p > 1)
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: runs out of place only");
+    if (pl->displs && !(needs & COLL__BLOCKWISE))
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: displs need a block-wise one (ring all-gather, linear gather or scatter, pairwise all-to-all)");
     if ((needs & COLL__HOST) && c->mem)
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: rearranges blocks on the host (not with memops)");
     if ((needs & COLL__EQUAL_OOP) && !pl->inplace) {
@@ -3244,7 +3260,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     if (COLL__ARG(!COLL__ON(COLL_KINDS, a->kind))) return COLL__NO(why, COLL_ERR_NOSYS, "kind: not compiled in (COLL_KINDS)");
     if (COLL__ARG((unsigned)a->algo >= (unsigned)COLL_ALGO_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "algo: not a coll_algo");
     pl->kind = COLL__KIND(a->kind); pl->algo = a->algo; pl->rank = r; pl->p = p;
-    pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0;
+    pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0; pl->displs = 0;
     pl->inplace = 0; pl->row = 0;
     for (pl->p2 = 1; pl->p2 * 2 <= p; pl->p2 *= 2) {}
     pl->rem = p - pl->p2;
@@ -3283,6 +3299,12 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         pl->counts = a->counts;
         pl->count = a->counts[r];
         pl->total = n;
+        if (a->displs && COLL__KIND(a->kind) == COLL_REDUCE_SCATTERV)
+            return COLL__NO(why, COLL_ERR_INVAL, "displs: reduce_scatterv takes none (as MPI's)");
+        for (i = 0; a->displs && i < p; i++)
+            if (COLL__ARG(a->displs[i] > ((size_t)-1) / es - a->counts[i]))
+                return COLL__NO(why, COLL_ERR_INVAL, "displs: a block ends past the address space");
+        pl->displs = a->displs;
     } else if (COLL__KIND(a->kind) == COLL_ALLTOALLV) {
         size_t k, pp = (size_t)p * (size_t)p;
         if (COLL__ARG(!a->counts)) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
@@ -3295,6 +3317,11 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         pl->total = n;
         pl->count = 0;                              /* this rank's row */
         for (k = 0; k < (size_t)p; k++) pl->count += a->counts[(size_t)r * (size_t)p + k];
+        for (k = 0; a->displs && k < (size_t)p; k++)          /* src's, then dst's */
+            if (COLL__ARG(a->displs[k] > ((size_t)-1) / es - a->counts[(size_t)r * (size_t)p + k] ||
+                          a->displs[(size_t)p + k] > ((size_t)-1) / es - a->counts[k * (size_t)p + (size_t)r]))
+                return COLL__NO(why, COLL_ERR_INVAL, "displs: a block ends past the address space");
+        pl->displs = a->displs;
     } else {
         if (COLL__ARG(a->count > ((size_t)-1) / es / (size_t)p)) return COLL__NO(why, COLL_ERR_INVAL, "count: too large");
         n = a->count;
@@ -3321,6 +3348,8 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         default: pl->inplace = 0; break;
         }
     }
+    if (COLL__KIND(a->kind) == COLL_ALLTOALLV && pl->inplace && pl->displs)
+        return COLL__NO(why, COLL_ERR_NOSYS, "displs: alltoallv in place takes none");
     if (COLL__KIND(a->kind) == COLL_ALLTOALLV && pl->inplace) {   /* a block leaves where its reply lands */
         for (i = 0; i < p; i++)
             if (a->counts[(size_t)r * (size_t)p + (size_t)i] != a->counts[(size_t)i * (size_t)p + (size_t)r])
@@ -3333,9 +3362,22 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
 /* Which buffers this rank uses, in elements (0: not touched, may be NULL):
    linear gather and scatter use only the root's big buffer; broadcast has
    one buffer; v forms skip an empty own block. */
+/* With displs: the end of the last block in the big buffer (src's side,
+   or dst's for alltoallv's receives). */
+static size_t coll__vspan(const coll__plan *pl, int recv)
+{
+    size_t end = 0, off, len;
+    int i;
+    for (i = 0; i < pl->p; i++) {
+        if (recv) coll__rblock(pl, i, &off, &len); else coll__block(pl, i, &off, &len);
+        if (len && off + len > end) end = off + len;
+    }
+    return end;
+}
+
 static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
 {
-    size_t off, len, n = pl->count, p = (size_t)pl->p;
+    size_t off, len, n = pl->count, p = (size_t)pl->p, all = pl->displs ? coll__vspan(pl, 0) : pl->total;
     int root = pl->rank == pl->root, big = !pl->row || !(COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__ROOT_ONLY);
     coll__block(pl, pl->rank, &off, &len);
     switch (COLL__KIND(pl->kind)) {
@@ -3343,11 +3385,12 @@ static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
     case COLL_REDUCE: *in_n = n; *out_n = root || big ? n : 0; break;
     case COLL_BROADCAST: *in_n = 0; *out_n = n; break;
     case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: *in_n = pl->total; *out_n = len; break;
-    case COLL_ALLGATHER: case COLL_ALLGATHERV: *in_n = len; *out_n = pl->total; break;
-    case COLL_GATHER: case COLL_GATHERV: *in_n = len; *out_n = root || big ? pl->total : 0; break;
-    case COLL_SCATTER: case COLL_SCATTERV: *in_n = root || big ? pl->total : 0; *out_n = len; break;
+    case COLL_ALLGATHER: case COLL_ALLGATHERV: *in_n = len; *out_n = all; break;
+    case COLL_GATHER: case COLL_GATHERV: *in_n = len; *out_n = root || big ? all : 0; break;
+    case COLL_SCATTER: case COLL_SCATTERV: *in_n = root || big ? all : 0; *out_n = len; break;
     case COLL_ALLTOALL: *in_n = *out_n = n * p; break;
     case COLL_ALLTOALLV:
+        if (pl->displs) { *in_n = all; *out_n = coll__vspan(pl, 1); break; }
         coll__rblock(pl, pl->p - 1, &off, &len);
         *in_n = n; *out_n = off + len; break;
     default: *in_n = *out_n = 0; break;
