@@ -1,0 +1,362 @@
+/* test_smp_mailbox.c - the multi-core mailbox port (ports/coll_smp_mailbox.h)
+   with POSIX threads standing in for cores, each rank on its own thread
+   with its own private end, the rings in one shared block:
+
+     - the port checker (test/check_port.h: every collective x algorithm,
+       counts 0..4099, in place and out, checked on every rank against the
+       plain-loop reference) at 1, 2, 3, 4 and 7 ranks over small slots
+       (4 slots of 64 B: every message of more than 56 B is split, rings
+       fill constantly), and at 4 ranks over 16 slots of 1 KiB; after each
+       run every ring is drained (each producer's head equals its
+       consumer's tail) and no transfer is left posted;
+     - point to point between two threads: 600 messages of 1..1200 bytes
+       (rings of 4 slots of 32 B), mixing send/isend and recv/irecv with up
+       to 4 outstanding, every byte checked, and both ranks sending 4 KiB
+       to each other at once;
+     - the port's refusals, in one thread: a corrupted head, tail or slot
+       length is COLL_ERR_CORRUPT (no byte written outside the buffer), a
+       total that differs from the posted size COLL_ERR_MISMATCH, a silent
+       peer COLL_ERR_TIMEOUT, abort reaches the other end, bad arguments
+       COLL_ERR_INVAL, a full handle table COLL_AGAIN, attach counts.
+
+       test_smp_mailbox [quick]    quick: checker at 2 and 3 ranks only
+
+   Ends with "smp_mailbox: N passed, N failed". */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+#define COLL_IMPLEMENTATION
+#include "coll.h"
+#define COLL_SMP_MAILBOX_IMPLEMENTATION
+#include "ports/coll_smp_mailbox.h"
+#include "test/check_port.h"
+
+#define MAXR 8
+static unsigned char block[1u << 20] __attribute__((aligned(64)));
+static unsigned char arena[24u << 20] __attribute__((aligned(16)));
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The idle hook of a thread standing in for a core: spin a little, then
+   yield (ranks outnumber cores here); give up 5 s after the last progress. */
+typedef struct waiter { double since; } waiter;
+static int idle_hook(void *user, unsigned long polls)
+{
+    waiter *w = (waiter *)user;
+    if (polls == 1) w->since = now_s();
+    if (polls > 32) sched_yield();
+    return polls % 256 == 0 && now_s() - w->since > 5.0;
+}
+
+/* ---- the launcher: one thread per rank ---------------------------------------- */
+
+typedef struct world {
+    int nranks;
+    unsigned nslots, slot_bytes;
+    coll_smp_mailbox mb[MAXR];
+    waiter wt[MAXR];
+    coll_port_check_body body;
+    void *arg;
+    int rc[MAXR];
+} world;
+
+typedef struct rank_arg { world *w; int rank; } rank_arg;
+
+static void *rank_main(void *p)
+{
+    rank_arg *a = (rank_arg *)p;
+    world *w = a->w;
+    coll_smp_mailbox *mb = &w->mb[a->rank];
+    coll_port port;
+    if (coll_smp_mailbox_init(mb, block, sizeof block, a->rank, w->nranks, w->nslots,
+                              w->slot_bytes) != COLL_OK) {
+        w->rc[a->rank] = COLL_ERR_INVAL;
+        return NULL;
+    }
+    mb->idle = idle_hook;
+    mb->user = &w->wt[a->rank];
+    port = coll_smp_mailbox_port(mb);
+    w->rc[a->rank] = w->body(a->rank, &port, w->arg);
+    return NULL;
+}
+
+static int threads_run(void *user, int nranks, coll_port_check_body body, void *arg)
+{
+    world *w = (world *)user;
+    pthread_t th[MAXR];
+    rank_arg ra[MAXR];
+    int r, q, failed = 0;
+    if (nranks > MAXR || coll_smp_mailbox_format(block, sizeof block, nranks, w->nslots,
+                                                 w->slot_bytes) != COLL_OK)
+        return nranks;
+    w->nranks = nranks;
+    w->body = body;
+    w->arg = arg;
+    for (r = 0; r < nranks; r++) {
+        ra[r].w = w;
+        ra[r].rank = r;
+        if (pthread_create(&th[r], NULL, rank_main, &ra[r]) != 0) return nranks;
+    }
+    for (r = 0; r < nranks; r++) pthread_join(th[r], NULL);
+    for (r = 0; r < nranks; r++) {
+        failed += w->rc[r] != 0;
+        COLL_CHECK_MSG(coll_smp_mailbox_pending(&w->mb[r]) == 0, "rank %d: %d transfers left posted",
+                       r, coll_smp_mailbox_pending(&w->mb[r]));
+        for (q = 0; q < nranks; q++)
+            if (q != r)
+                COLL_CHECK_MSG(w->mb[r].head[q] == w->mb[q].tail[r],
+                               "ring %d->%d not drained: head %u, tail %u", r, q,
+                               (unsigned)w->mb[r].head[q], (unsigned)w->mb[q].tail[r]);
+    }
+    return failed;
+}
+
+static void run_checker(int nranks, unsigned nslots, unsigned slot_bytes)
+{
+    static world w;
+    static coll_port_check ck;
+    unsigned long before = coll_test_passed;
+    double t0 = now_s();
+    char name[64];
+    memset(&w, 0, sizeof w);
+    memset(&ck, 0, sizeof ck);
+    w.nslots = nslots;
+    w.slot_bytes = slot_bytes;
+    snprintf(name, sizeof name, "smp_mailbox %ux%u B", nslots, slot_bytes);
+    ck.name = name;
+    ck.nranks = nranks;
+    ck.launch = threads_run;
+    ck.launch_user = &w;
+    ck.arena = arena;
+    ck.arena_bytes = sizeof arena;
+    ck.now = now_s;
+    ck.prompt_s = 5.0;         /* 7 threads on 2 cores, under TSan */
+    coll_port_check_run(&ck);
+    printf("  %s, %d ranks: %lu checks passed, %lu failed, %lu not available (%.2f s)\n", name,
+           nranks, coll_test_passed - before, ck.tally->failed, ck.tally->unavailable, now_s() - t0);
+}
+
+/* ---- point to point between two threads ---------------------------------------- */
+
+#define P2P_MSGS 600
+static unsigned char p2p_byte(int i, size_t k) { return (unsigned char)(i * 31 + k * 7 + 1); }
+static size_t p2p_len(int i) { return (size_t)(i * 37 % 1200) + 1; }
+
+static void *p2p_rank(void *p)
+{
+    coll_smp_mailbox *mb = (coll_smp_mailbox *)p;
+    static unsigned char sbuf[4][1200], rbuf[4][1200], x0[4096], x1[4096];
+    unsigned char (*buf)[1200] = mb->rank == 0 ? sbuf : rbuf;
+    unsigned char *mine = mb->rank == 0 ? x0 : x1;
+    coll_port port = coll_smp_mailbox_port(mb);
+    int h[4], i, j, bad = 0;
+    size_t k;
+    for (i = 0; i < P2P_MSGS; i += 4) {
+        /* four messages: the odd ones blocking, the even ones posted */
+        for (j = 0; j < 4; j++) {
+            if (mb->rank == 0)
+                for (k = 0; k < p2p_len(i + j); k++) buf[j][k] = p2p_byte(i + j, k);
+            if (j % 2 == 1) continue;
+            h[j] = -1;
+            if ((mb->rank == 0 ? port.isend(mb, 1, buf[j], p2p_len(i + j), &h[j])
+                               : port.irecv(mb, 0, buf[j], p2p_len(i + j), &h[j])) != COLL_OK)
+                bad++;
+        }
+        for (j = 1; j < 4; j += 2)
+            if ((mb->rank == 0 ? port.send(mb, 1, buf[j], p2p_len(i + j))
+                               : port.recv(mb, 0, buf[j], p2p_len(i + j))) != COLL_OK)
+                bad++;
+        for (j = 0; j < 4; j += 2)
+            if (port.wait(mb, h[j], 1) != COLL_OK) bad++;
+        if (mb->rank == 1)
+            for (j = 0; j < 4; j++)
+                for (k = 0; k < p2p_len(i + j); k++) bad += buf[j][k] != p2p_byte(i + j, k);
+    }
+    /* both ways at once, each bigger than the ring: only progress inside
+       the other wait lets it through */
+    for (k = 0; k < sizeof x0; k++) mine[k] = (unsigned char)(k * 3 + mb->rank);
+    {
+        static unsigned char in0[4096], in1[4096];
+        unsigned char *in = mb->rank == 0 ? in0 : in1;
+        int hs, hr;
+        if (port.isend(mb, 1 - mb->rank, mine, 4096, &hs) != COLL_OK) bad++;
+        if (port.irecv(mb, 1 - mb->rank, in, 4096, &hr) != COLL_OK) bad++;
+        if (port.wait(mb, hs, 1) != COLL_OK) bad++;
+        if (port.wait(mb, hr, 1) != COLL_OK) bad++;
+        for (k = 0; k < 4096; k++) bad += in[k] != (unsigned char)(k * 3 + 1 - mb->rank);
+    }
+    return (void *)(size_t)bad;
+}
+
+static void point_to_point(void)
+{
+    static coll_smp_mailbox mb[2];
+    static waiter wt[2];
+    pthread_t th[2];
+    void *bad[2];
+    int r;
+    COLL_CHECK_EQ(coll_smp_mailbox_format(block, sizeof block, 2, 4, 32), COLL_OK);
+    for (r = 0; r < 2; r++) {
+        COLL_CHECK_EQ(coll_smp_mailbox_init(&mb[r], block, sizeof block, r, 2, 4, 32), COLL_OK);
+        mb[r].idle = idle_hook;
+        mb[r].user = &wt[r];
+    }
+    for (r = 0; r < 2; r++) pthread_create(&th[r], NULL, p2p_rank, &mb[r]);
+    for (r = 0; r < 2; r++) pthread_join(th[r], &bad[r]);
+    COLL_CHECK_MSG(bad[0] == NULL, "p2p rank 0: %zu failures", (size_t)bad[0]);
+    COLL_CHECK_MSG(bad[1] == NULL, "p2p rank 1: %zu failures", (size_t)bad[1]);
+    COLL_CHECK_EQ(mb[0].msgs_sent, P2P_MSGS + 1);
+    COLL_CHECK(mb[0].slots_sent > 4 * P2P_MSGS);        /* most went in pieces */
+    COLL_CHECK(mb[0].head[1] == mb[1].tail[0] && mb[1].head[0] == mb[0].tail[1]);
+}
+
+/* ---- refusals, in one thread ------------------------------------------------------ */
+
+/* Two fresh ends over 4 slots of 32 B (24 B of payload). */
+static coll_smp_mailbox e0, e1;
+static void fresh(void)
+{
+    COLL_CHECK_EQ(coll_smp_mailbox_format(block, sizeof block, 2, 4, 32), COLL_OK);
+    COLL_CHECK_EQ(coll_smp_mailbox_init(&e0, block, sizeof block, 0, 2, 4, 32), COLL_OK);
+    COLL_CHECK_EQ(coll_smp_mailbox_init(&e1, block, sizeof block, 1, 2, 4, 32), COLL_OK);
+    e0.spin_limit = e1.spin_limit = 1000;
+}
+
+/* The shared words of ring from -> to, as a rogue core would see them. */
+static uint32_t *ring_word(int from, int to, int tail)
+{
+    unsigned char *r = coll_smp__ring(&e0, from, to);
+    return (uint32_t *)(void *)(r + (tail ? COLL_SMP_LINE : 0));
+}
+static unsigned char *ring_slot(int from, int to, unsigned n)
+{
+    return coll_smp__slot(&e0, coll_smp__ring(&e0, from, to), n);
+}
+
+static void refusals(void)
+{
+    coll_port p0, p1;
+    unsigned char out[40], in[40 + 16];
+    int h, i, hs[COLL_SMP_OPS + 1];
+    coll_comm c1, c2;
+    unsigned char scratch[2][512];
+    for (i = 0; i < 40; i++) out[i] = (unsigned char)(i + 1);
+
+    /* a head far beyond what the ring holds: refused, nothing written */
+    fresh();
+    p0 = coll_smp_mailbox_port(&e0);
+    p1 = coll_smp_mailbox_port(&e1);
+    COLL_CHECK_EQ(p0.send(&e0, 1, out, 40), COLL_OK);         /* two slots */
+    *ring_word(0, 1, 0) = 0x7fffffffu;                        /* the rogue head */
+    memset(in, 0xEE, sizeof in);
+    COLL_CHECK_EQ(p1.recv(&e1, 0, in, 40), COLL_ERR_CORRUPT);
+    for (i = 0; i < (int)sizeof in; i++) if (in[i] != 0xEE) break;
+    COLL_CHECK_MSG(i == (int)sizeof in, "a refused ring wrote byte %d", i);
+    COLL_CHECK_EQ(p1.irecv(&e1, 0, in, 8, &h), COLL_ERR_CORRUPT);    /* and stays so */
+    COLL_CHECK_EQ(coll_smp_mailbox_pending(&e1), 0);
+
+    /* a head that ran backwards (below the consumer's tail) */
+    fresh();
+    COLL_CHECK_EQ(p0.send(&e0, 1, out, 40), COLL_OK);
+    COLL_CHECK_EQ(p1.recv(&e1, 0, in, 40), COLL_OK);
+    COLL_CHECK(memcmp(in, out, 40) == 0);
+    *ring_word(0, 1, 0) = 0;                                  /* tail is 2 */
+    COLL_CHECK_EQ(p1.recv(&e1, 0, in, 8), COLL_ERR_CORRUPT);
+
+    /* a tail the consumer never gave back: the producer refuses it */
+    fresh();
+    *ring_word(0, 1, 1) = 12345u;
+    COLL_CHECK_EQ(p0.send(&e0, 1, out, 8), COLL_ERR_CORRUPT);
+    COLL_CHECK_EQ(p0.wait(&e0, 0, 1), COLL_ERR_CORRUPT);
+
+    /* a slot whose length is not the piece expected */
+    fresh();
+    COLL_CHECK_EQ(p0.send(&e0, 1, out, 40), COLL_OK);
+    ((uint32_t *)(void *)ring_slot(0, 1, 0))[1] = 5000u;
+    memset(in, 0xEE, sizeof in);
+    COLL_CHECK_EQ(p1.recv(&e1, 0, in, 40), COLL_ERR_CORRUPT);
+    COLL_CHECK(in[0] == 0xEE && in[40] == 0xEE);
+    fresh();
+    COLL_CHECK_EQ(p0.send(&e0, 1, out, 40), COLL_OK);
+    ((uint32_t *)(void *)ring_slot(0, 1, 1))[1] = 24u;        /* last piece is 16 */
+    COLL_CHECK_EQ(p1.recv(&e1, 0, in, 40), COLL_ERR_CORRUPT);
+    COLL_CHECK(in[24] == 0xEE && in[39] == 0xEE);
+
+    /* sizes that disagree: 16 sent, 24 expected */
+    fresh();
+    COLL_CHECK_EQ(p0.send(&e0, 1, out, 16), COLL_OK);
+    COLL_CHECK_EQ(p1.recv(&e1, 0, in, 24), COLL_ERR_MISMATCH);
+
+    /* a silent peer; a full ring and a sender with no reader */
+    fresh();
+    COLL_CHECK_EQ(p1.recv(&e1, 0, in, 8), COLL_ERR_TIMEOUT);
+    COLL_CHECK_EQ(p0.send(&e0, 1, out, 40), COLL_OK);
+    COLL_CHECK_EQ(p0.send(&e0, 1, out, 40), COLL_OK);         /* 4 slots: full */
+    COLL_CHECK_EQ(p0.send(&e0, 1, out, 8), COLL_ERR_TIMEOUT);
+
+    /* abort on one end reaches the other's wait; format clears it */
+    fresh();
+    COLL_CHECK_EQ(p0.irecv(&e0, 1, in, 8, &h), COLL_OK);
+    COLL_CHECK_EQ(p0.wait(&e0, h, 0), COLL_AGAIN);
+    p1.abort(&e1, COLL_ERR_IO);
+    COLL_CHECK_EQ(p0.wait(&e0, h, 0), COLL_ERR_IO);
+    COLL_CHECK_EQ(p1.isend(&e1, 0, out, 8, &h), COLL_ERR_IO);
+    fresh();
+    COLL_CHECK_EQ(p1.send(&e1, 0, out, 8), COLL_OK);
+    COLL_CHECK_EQ(p0.recv(&e0, 1, in, 8), COLL_OK);
+
+    /* arguments, handles */
+    fresh();
+    COLL_CHECK_EQ(p0.send(&e0, 0, out, 8), COLL_ERR_INVAL);   /* self */
+    COLL_CHECK_EQ(p0.send(&e0, 2, out, 8), COLL_ERR_INVAL);
+    COLL_CHECK_EQ(p0.send(&e0, -1, out, 8), COLL_ERR_INVAL);
+    COLL_CHECK_EQ(p0.send(&e0, 1, out, 0), COLL_ERR_INVAL);
+    COLL_CHECK_EQ(p0.wait(&e0, 3, 0), COLL_ERR_INVAL);
+    COLL_CHECK_EQ(p0.wait(&e0, COLL_SMP_OPS, 0), COLL_ERR_INVAL);
+    for (i = 0; i < COLL_SMP_OPS; i++) COLL_CHECK_EQ(p0.irecv(&e0, 1, in, 8, &hs[i]), COLL_OK);
+    COLL_CHECK_EQ(p0.irecv(&e0, 1, in, 8, &hs[i]), COLL_AGAIN);
+    COLL_CHECK_EQ(coll_smp_mailbox_pending(&e0), COLL_SMP_OPS);
+
+    /* geometry */
+    COLL_CHECK_EQ(coll_smp_mailbox_format(block, sizeof block, 2, 3, 32), COLL_ERR_INVAL);
+    COLL_CHECK_EQ(coll_smp_mailbox_format(block, sizeof block, 2, 4, 12), COLL_ERR_INVAL);
+    COLL_CHECK_EQ(coll_smp_mailbox_format(block + 4, sizeof block - 4, 2, 4, 32), COLL_ERR_INVAL);
+    COLL_CHECK_EQ(coll_smp_mailbox_format(block, 100, 2, 4, 32), COLL_ERR_INVAL);
+    COLL_CHECK_EQ(coll_smp_mailbox_bytes(2, 8, 128), (size_t)64 + 2 * (128 + 8 * 128));
+    fresh();
+    COLL_CHECK_EQ(coll_smp_mailbox_init(&e1, block, sizeof block, 1, 2, 8, 32), COLL_ERR_INVAL);
+    COLL_CHECK_EQ(coll_smp_mailbox_init(&e1, block, sizeof block, 2, 2, 4, 32), COLL_ERR_INVAL);
+    p1 = coll_smp_mailbox_port(&e1);
+    COLL_CHECK(p1.send == NULL);
+    COLL_CHECK_EQ(coll_init(&c1, 1, 2, &p1, scratch[1], sizeof scratch[1]), COLL_ERR_INVAL);
+
+    /* attach: communicators on one end, counted */
+    fresh();
+    p0 = coll_smp_mailbox_port(&e0);
+    COLL_CHECK_EQ(coll_init(&c1, 0, 2, &p0, scratch[0], sizeof scratch[0]), COLL_OK);
+    COLL_CHECK_EQ(coll_init(&c2, 0, 2, &p0, scratch[1], sizeof scratch[1]), COLL_OK);
+    COLL_CHECK_EQ(e0.attached, 2);
+    COLL_CHECK_EQ(p0.attach(&e0), 2);
+    coll_smp_mailbox_close(&e0);
+    coll_smp_mailbox_close(&e1);
+}
+
+int main(int argc, char **argv)
+{
+    static const int ps[] = { 1, 2, 3, 4, 7 };
+    int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+    size_t i;
+    refusals();
+    point_to_point();
+    for (i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        if (!quick || ps[i] == 2 || ps[i] == 3) run_checker(ps[i], 4, 64);
+    if (!quick) run_checker(4, 16, 1024);
+    return coll_test_summary("smp_mailbox");
+}
