@@ -58,6 +58,10 @@
      ring (eager up to the ring's size), a receive once all are copied out.
      Bytes move only inside this rank's own calls.
 
+     irecv_fold posts a receive that folds each piece into its buffer
+     straight from the slot (coll.h's zero-copy reduce): one call per
+     slot, in order, before the slot is handed back.
+
      Waiting: a blocking call polls. After each poll that moved nothing it
      calls the `idle` hook (WFE, a yield, a clock check), which may stop
      the wait by returning nonzero; and after `spin_limit` such polls in a
@@ -147,6 +151,8 @@ typedef struct coll_smp_op {
     unsigned seq;              /* n-th transfer of this kind with this peer  */
     unsigned char *buf;        /* send: read only                            */
     size_t bytes, moved;
+    coll_fold_fn fold;         /* recv: fold each piece from its slot        */
+    void *fold_arg;
 } coll_smp_op;
 
 /* One rank's end: private to its core, never in the shared block. */
@@ -169,6 +175,7 @@ typedef struct coll_smp_mailbox {
     unsigned long spin_limit;
     /* Traffic of this rank. */
     unsigned long long bytes_sent, msgs_sent, slots_sent;
+    unsigned long long bytes_folded;     /* received through irecv_fold    */
 } coll_smp_mailbox;
 
 /* The block's size for this geometry, 0 if the geometry is invalid. */
@@ -183,7 +190,7 @@ COLL_SMP_MAILBOX_API int coll_smp_mailbox_format(void *mem, size_t bytes, int nr
 COLL_SMP_MAILBOX_API int coll_smp_mailbox_init(coll_smp_mailbox *mb, void *mem, size_t bytes,
                                                int rank, int nranks, unsigned nslots,
                                                unsigned slot_bytes);
-/* send, recv, isend, irecv, wait, abort, attach. An end that init refused
+/* send, recv, isend, irecv, wait, abort, irecv_fold, attach. An end that init refused
    gets a port without send/recv, which coll_init refuses. */
 COLL_SMP_MAILBOX_API coll_port coll_smp_mailbox_port(coll_smp_mailbox *mb);
 /* Transfers posted on this end and not yet waited for. */
@@ -379,7 +386,10 @@ static int coll_smp__pull(coll_smp_mailbox *mb, coll_smp_op *s)
         COLL_SMP_MEMCPY(hdr, slot, sizeof hdr);          /* read once, then check */
         if (hdr[0] != s->bytes) return COLL_ERR_MISMATCH; /* the sizes disagree */
         if (hdr[1] != want) return COLL_ERR_CORRUPT;
-        COLL_SMP_MEMCPY(s->buf + s->moved, slot + COLL_SMP_HEADER, want);
+        if (s->fold)           /* reduced where it lies: no copy */
+            s->fold(s->fold_arg, s->buf + s->moved, slot + COLL_SMP_HEADER, want), mb->bytes_folded += want;
+        else
+            COLL_SMP_MEMCPY(s->buf + s->moved, slot + COLL_SMP_HEADER, want);
         s->moved += want;
         coll_smp__store(COLL_SMP__TAIL(ring), ++*tail);   /* hand the slot back */
         avail--;
@@ -423,7 +433,7 @@ static int coll_smp__idle(coll_smp_mailbox *mb, unsigned long *polls)
 }
 
 static int coll_smp__post(coll_smp_mailbox *mb, int kind, int peer, const void *buf,
-                          size_t bytes, int *handle)
+                          size_t bytes, coll_fold_fn fold, void *fold_arg, int *handle)
 {
     coll_smp_op *s;
     int h;
@@ -443,6 +453,8 @@ static int coll_smp__post(coll_smp_mailbox *mb, int kind, int peer, const void *
     s->buf = (unsigned char *)(uintptr_t)buf;         /* a send only reads it */
     s->bytes = bytes;
     s->moved = 0;
+    s->fold = fold;
+    s->fold_arg = fold_arg;
     *handle = h;
     h = coll_smp__progress(mb);                       /* start at once */
     return h < 0 ? h : COLL_OK;
@@ -450,12 +462,19 @@ static int coll_smp__post(coll_smp_mailbox *mb, int kind, int peer, const void *
 
 static int coll_smp__isend(void *ctx, int peer, const void *buf, size_t bytes, int *handle)
 {
-    return coll_smp__post((coll_smp_mailbox *)ctx, COLL_SMP__SEND, peer, buf, bytes, handle);
+    return coll_smp__post((coll_smp_mailbox *)ctx, COLL_SMP__SEND, peer, buf, bytes, 0, 0, handle);
 }
 
 static int coll_smp__irecv(void *ctx, int peer, void *buf, size_t bytes, int *handle)
 {
-    return coll_smp__post((coll_smp_mailbox *)ctx, COLL_SMP__RECV, peer, buf, bytes, handle);
+    return coll_smp__post((coll_smp_mailbox *)ctx, COLL_SMP__RECV, peer, buf, bytes, 0, 0, handle);
+}
+
+static int coll_smp__irecv_fold(void *ctx, int peer, void *buf, size_t bytes, coll_fold_fn fold,
+                                void *arg, int *handle)
+{
+    if (!fold) return COLL_ERR_INVAL;
+    return coll_smp__post((coll_smp_mailbox *)ctx, COLL_SMP__RECV, peer, buf, bytes, fold, arg, handle);
 }
 
 static int coll_smp__wait(void *ctx, int handle, int block)
@@ -484,7 +503,7 @@ static int coll_smp__blocking(coll_smp_mailbox *mb, int kind, int peer, const vo
 {
     unsigned long polls = 0;
     int h, rc;
-    while ((rc = coll_smp__post(mb, kind, peer, buf, bytes, &h)) == COLL_AGAIN) {
+    while ((rc = coll_smp__post(mb, kind, peer, buf, bytes, 0, 0, &h)) == COLL_AGAIN) {
         rc = coll_smp__progress(mb);                  /* free a handle */
         if (rc < 0 || (rc == 0 && (rc = coll_smp__idle(mb, &polls)) < 0)) return rc;
     }
@@ -541,7 +560,7 @@ COLL_SMP_MAILBOX_API coll_port coll_smp_mailbox_port(coll_smp_mailbox *mb)
     p.irecv = ok ? coll_smp__irecv : 0;
     p.wait = ok ? coll_smp__wait : 0;
     p.abort = ok ? coll_smp__abort : 0;
-    p.irecv_fold = 0;
+    p.irecv_fold = ok ? coll_smp__irecv_fold : 0;
     p.attach = ok ? coll_smp__attach : 0;
     return p;
 }

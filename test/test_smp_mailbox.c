@@ -6,9 +6,11 @@
        counts 0..4099, in place and out, checked on every rank against the
        plain-loop reference) at 1, 2, 3, 4 and 7 ranks over small slots
        (4 slots of 64 B: every message of more than 56 B is split, rings
-       fill constantly), and at 4 ranks over 16 slots of 1 KiB; after each
-       run every ring is drained (each producer's head equals its
-       consumer's tail) and no transfer is left posted;
+       fill constantly), and at 4 ranks over 16 slots of 1 KiB; then at 3
+       ranks stripped to send/recv, and without irecv_fold. After each run
+       every ring is drained (each producer's head equals its consumer's
+       tail), no transfer is left posted, and bytes went through
+       irecv_fold (the zero-copy reduce) exactly when it was offered;
      - point to point between two threads: 600 messages of 1..1200 bytes
        (rings of 4 slots of 32 B), mixing send/isend and recv/irecv with up
        to 4 outstanding, every byte checked, and both ranks sending 4 KiB
@@ -20,6 +22,7 @@
        COLL_ERR_INVAL, a full handle table COLL_AGAIN, attach counts.
 
        test_smp_mailbox [quick]    quick: checker at 2 and 3 ranks only
+       test_smp_mailbox bench      all-reduce times (float32 sum, AUTO), no checks
 
    Ends with "smp_mailbox: N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
@@ -60,6 +63,8 @@ static int idle_hook(void *user, unsigned long polls)
 typedef struct world {
     int nranks;
     unsigned nslots, slot_bytes;
+    int strip;                 /* 1: send/recv only; 2: no irecv_fold      */
+    unsigned long long folded; /* bytes all ranks took through irecv_fold  */
     coll_smp_mailbox mb[MAXR];
     waiter wt[MAXR];
     coll_port_check_body body;
@@ -83,6 +88,8 @@ static void *rank_main(void *p)
     mb->idle = idle_hook;
     mb->user = &w->wt[a->rank];
     port = coll_smp_mailbox_port(mb);
+    if (w->strip) port.irecv_fold = NULL;
+    if (w->strip == 1) port.isend = NULL, port.irecv = NULL, port.wait = NULL;
     w->rc[a->rank] = w->body(a->rank, &port, w->arg);
     return NULL;
 }
@@ -107,6 +114,7 @@ static int threads_run(void *user, int nranks, coll_port_check_body body, void *
     for (r = 0; r < nranks; r++) pthread_join(th[r], NULL);
     for (r = 0; r < nranks; r++) {
         failed += w->rc[r] != 0;
+        w->folded += w->mb[r].bytes_folded;
         COLL_CHECK_MSG(coll_smp_mailbox_pending(&w->mb[r]) == 0, "rank %d: %d transfers left posted",
                        r, coll_smp_mailbox_pending(&w->mb[r]));
         for (q = 0; q < nranks; q++)
@@ -118,7 +126,7 @@ static int threads_run(void *user, int nranks, coll_port_check_body body, void *
     return failed;
 }
 
-static void run_checker(int nranks, unsigned nslots, unsigned slot_bytes)
+static void run_checker(int nranks, unsigned nslots, unsigned slot_bytes, int strip)
 {
     static world w;
     static coll_port_check ck;
@@ -129,7 +137,9 @@ static void run_checker(int nranks, unsigned nslots, unsigned slot_bytes)
     memset(&ck, 0, sizeof ck);
     w.nslots = nslots;
     w.slot_bytes = slot_bytes;
-    snprintf(name, sizeof name, "smp_mailbox %ux%u B", nslots, slot_bytes);
+    w.strip = strip;
+    snprintf(name, sizeof name, "smp_mailbox %ux%u B%s", nslots, slot_bytes,
+             strip == 1 ? " (send/recv only)" : strip == 2 ? " (no irecv_fold)" : "");
     ck.name = name;
     ck.nranks = nranks;
     ck.launch = threads_run;
@@ -141,6 +151,12 @@ static void run_checker(int nranks, unsigned nslots, unsigned slot_bytes)
     coll_port_check_run(&ck);
     printf("  %s, %d ranks: %lu checks passed, %lu failed, %lu not available (%.2f s)\n", name,
            nranks, coll_test_passed - before, ck.tally->failed, ck.tally->unavailable, now_s() - t0);
+    /* the zero-copy reduce was taken where offered, and only there */
+    if (nranks > 1 && !strip)
+        COLL_CHECK_MSG(w.folded > 0, "%d ranks: no byte went through irecv_fold", nranks);
+    if (strip)
+        COLL_CHECK_EQ(w.folded, 0);
+    if (!strip) printf("    %llu bytes reduced straight from the slots\n", w.folded);
 }
 
 /* ---- point to point between two threads ---------------------------------------- */
@@ -348,15 +364,66 @@ static void refusals(void)
     coll_smp_mailbox_close(&e1);
 }
 
+/* ---- bench: all-reduce time (not a test) ---------------------------------------- */
+
+typedef struct bench_arg { int nranks, iters; size_t count; double us; } bench_arg;
+static float bench_buf[MAXR][1 << 18];
+static unsigned char bench_scratch[MAXR][1 << 16];
+
+static int bench_body(int rank, coll_port *port, void *arg)
+{
+    bench_arg *b = (bench_arg *)arg;
+    coll_comm c;
+    double t0 = 0;
+    size_t k;
+    int i, rc = coll_init(&c, rank, b->nranks, port, bench_scratch[rank], sizeof bench_scratch[rank]);
+    for (k = 0; k < b->count; k++) bench_buf[rank][k] = 1.0f;
+    for (i = -10; i < b->iters && rc == 0; i++) {     /* 10 to warm up */
+        if (i == 0) t0 = now_s();
+        rc = coll_allreduce(&c, bench_buf[rank], bench_buf[rank], b->count, COLL_FLOAT32, COLL_SUM,
+                            COLL_ALGO_AUTO);
+    }
+    if (rank == 0) b->us = (now_s() - t0) / b->iters * 1e6;
+    return rc;
+}
+
+static void bench(void)
+{
+    static world w;
+    static const size_t counts[] = { 2, 256, 16384, 262144 };
+    static const unsigned geo[][2] = { { 8, 128 }, { 16, 4096 } };
+    bench_arg b;
+    int p, g;
+    size_t i;
+    for (p = 2; p <= 4; p += 2)
+        for (g = 0; g < 2; g++)
+            for (i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+                memset(&w, 0, sizeof w);
+                w.nslots = geo[g][0];
+                w.slot_bytes = geo[g][1];
+                b.nranks = p;
+                b.count = counts[i];
+                b.iters = counts[i] > 10000 ? 50 : 2000;
+                if (threads_run(&w, p, bench_body, &b) != 0) { printf("bench failed\n"); return; }
+                printf("  %d ranks, %2u slots x %4u B, %7zu B all-reduce: %9.2f us\n", p, geo[g][0],
+                       geo[g][1], counts[i] * 4, b.us);
+            }
+}
+
 int main(int argc, char **argv)
 {
     static const int ps[] = { 1, 2, 3, 4, 7 };
     int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
     size_t i;
+    if (argc > 1 && strcmp(argv[1], "bench") == 0) { bench(); return 0; }
     refusals();
     point_to_point();
     for (i = 0; i < sizeof ps / sizeof ps[0]; i++)
-        if (!quick || ps[i] == 2 || ps[i] == 3) run_checker(ps[i], 4, 64);
-    if (!quick) run_checker(4, 16, 1024);
+        if (!quick || ps[i] == 2 || ps[i] == 3) run_checker(ps[i], 4, 64, 0);
+    if (!quick) {
+        run_checker(4, 16, 1024, 0);
+        run_checker(3, 4, 64, 1);
+        run_checker(3, 4, 64, 2);
+    }
     return coll_test_summary("smp_mailbox");
 }
