@@ -19,7 +19,9 @@
        length is COLL_ERR_CORRUPT (no byte written outside the buffer), a
        total that differs from the posted size COLL_ERR_MISMATCH, a silent
        peer COLL_ERR_TIMEOUT, abort reaches the other end, bad arguments
-       COLL_ERR_INVAL, a full handle table COLL_AGAIN, attach counts.
+       COLL_ERR_INVAL, a full handle table COLL_AGAIN, attach counts; and
+       3000 random heads, tails and slot headers from a "rogue core": every
+       answer one the contract knows, no byte written past the message.
 
        test_smp_mailbox [quick]    quick: checker at 2 and 3 ranks only
        test_smp_mailbox bench      all-reduce times (float32 sum, AUTO), no checks
@@ -410,6 +412,49 @@ static void bench(void)
             }
 }
 
+/* A rogue core: random heads, tails and slot headers, 3000 times. Every
+   call must end in an answer the contract knows, and never write outside
+   its buffer (ASan builds see any read outside the block). */
+static void rogue(void)
+{
+    static const int ok[] = { COLL_OK, COLL_ERR_CORRUPT, COLL_ERR_MISMATCH, COLL_ERR_TIMEOUT };
+    unsigned long x = 12345;
+    unsigned char out[100], in[100 + 32];
+    int n, i, j, seen[4] = { 0 };
+    for (i = 0; i < 100; i++) out[i] = (unsigned char)i;
+    for (n = 0; n < 3000; n++) {
+        coll_port p0, p1;
+        size_t len = 1 + n % 100;
+        uint32_t v[4];
+        int rc, which = n % 4;
+        for (j = 0; j < 4; j++) {
+            x = x * 6364136223846793005ul + 1442695040888963407ul;
+            v[j] = (uint32_t)(x >> 33);
+            if (n % 3 == 0) v[j] %= 8;              /* near the real values too */
+        }
+        fresh();
+        p0 = coll_smp_mailbox_port(&e0);
+        p1 = coll_smp_mailbox_port(&e1);
+        if (which == 0) *ring_word(0, 1, 1) = v[0];               /* tail */
+        rc = p0.send(&e0, 1, out, len);
+        if (which == 1) *ring_word(0, 1, 0) = v[1];               /* head */
+        if (which >= 2) {                                         /* headers */
+            ((uint32_t *)(void *)ring_slot(0, 1, v[2] % 4))[which - 2] = v[3];
+        }
+        memset(in, 0xEE, sizeof in);
+        if (rc == COLL_OK) rc = p1.recv(&e1, 0, in, len);
+        for (j = 0; j < 4 && rc != ok[j]; j++) {}
+        COLL_CHECK_MSG(j < 4, "rogue case %d: answer %d", n, rc);
+        if (j < 4) seen[j]++;
+        for (j = (int)len; j < (int)sizeof in; j++)
+            if (in[j] != 0xEE) break;
+        COLL_CHECK_MSG(j == (int)sizeof in, "rogue case %d: byte %d written past the message", n, j);
+    }
+    COLL_CHECK(seen[1] > 0);                /* corruption was seen, and passed */
+    printf("  rogue core: %d ok, %d corrupt, %d mismatch, %d timeout\n", seen[0], seen[1], seen[2],
+           seen[3]);
+}
+
 int main(int argc, char **argv)
 {
     static const int ps[] = { 1, 2, 3, 4, 7 };
@@ -417,6 +462,7 @@ int main(int argc, char **argv)
     size_t i;
     if (argc > 1 && strcmp(argv[1], "bench") == 0) { bench(); return 0; }
     refusals();
+    rogue();
     point_to_point();
     for (i = 0; i < sizeof ps / sizeof ps[0]; i++)
         if (!quick || ps[i] == 2 || ps[i] == 3) run_checker(ps[i], 4, 64, 0);
