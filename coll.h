@@ -112,6 +112,8 @@
      COLL_NO_COST_MODEL    no floating point in the planner: AUTO takes the
                            first algorithm compiled in for the collective  (off)
      COLL_NO_NAMES         coll_algo_name/coll_kind_name return ""         (off)
+     COLL_NO_PIECES        no cutting of messages for a port's max_bytes
+                           (such a port is then refused)               (off)
      COLL_NO_ARGCHECK      argument checks become COLL_ASSERTs, for parts
                            whose every call is known good (minimal
                            profile, Cortex-M4F: 104 B less)             (off)
@@ -340,6 +342,12 @@ typedef struct coll_port {
        call's signature, so two communicators over one port never take each
        other's messages for their own. A negative code refuses the new one. */
     int (*attach)(void *ctx);
+    /* optional: the largest message the transport carries (a mailbox, a
+       FIFO); 0 = any. The library then hands it no message larger: every
+       segment, check frame, tail and CRC is cut into pieces of at most
+       max_bytes, sent in order over its blocking calls (see >>pieces).
+       Every rank's port must say the same. */
+    size_t max_bytes;
 } coll_port;
 
 /* What the communicator verifies (coll_set_checks; see CALL CHECKS). */
@@ -548,6 +556,13 @@ typedef struct coll_request {
 #endif
 } coll_request;
 
+#ifndef COLL_NO_PIECES
+/* A port with max_bytes, wrapped (private; see >>pieces). */
+typedef struct coll__msgcut {
+    coll_port inner;           /* the caller's port                          */
+} coll__msgcut;
+#endif
+
 /* ---- the communicator (caller-owned; fields are private) ----------------- */
 struct coll_comm {
     int rank, nranks;
@@ -574,6 +589,9 @@ struct coll_comm {
     unsigned magic;
     coll_request blk;          /* the blocking calls' request, on the top
                                   communicator: none on the caller's stack   */
+#ifndef COLL_NO_PIECES
+    coll__msgcut pieces;       /* >>pieces: a port with max_bytes, wrapped   */
+#endif
 };
 
 /* What one step of a schedule does on one rank (coll_describe). */
@@ -3183,6 +3201,94 @@ static int coll__agree_start(coll_request *q, const coll_args *a, size_t es, int
 #endif
 
 /* ========================================================================== */
+/* >>pieces  A port's largest message                                         */
+/* ========================================================================== */
+/* A transport that carries messages of at most max_bytes (a hardware
+   mailbox, a FIFO of 64 bytes) gets none larger: coll_init puts this layer
+   between the engine and such a port, and every message - a segment, a
+   check frame, its tail, a CRC - goes as pieces of at most max_bytes, in
+   order; the engine does not know. The layer offers the blocking calls
+   only: send and recv move a whole message piece by piece, in the order
+   the schedule gives, so a synchronous port stays deadlock-free, and
+   sendrecv pairs the pieces of both directions. (Pieces of several
+   messages in flight would need a progress engine of their own: each
+   piece's completion must post the next, whichever message a rank waits
+   for. So with max_bytes coll_progress runs a step to its end, as with
+   COLL_NO_NONBLOCKING, and irecv_fold goes unused.) Cost: a message of n
+   bytes is ceil(n / max_bytes) port calls each way. State: the caller's
+   port, in the communicator. COLL_NO_PIECES leaves it out (max_bytes is
+   then refused). */
+#ifndef COLL_NO_PIECES
+static size_t coll__piece(const coll_port *in, size_t left)
+{
+    return left < in->max_bytes ? left : in->max_bytes;
+}
+
+static int coll__pieces_send(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    const coll_port *in = &((coll__msgcut *)ctx)->inner;
+    const unsigned char *b = (const unsigned char *)buf;
+    int rc = COLL_OK;
+    while (rc == COLL_OK && bytes) {
+        size_t n = coll__piece(in, bytes);
+        rc = in->send(in->ctx, peer, b, n);
+        b += n; bytes -= n;
+    }
+    return rc;
+}
+
+static int coll__pieces_recv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    const coll_port *in = &((coll__msgcut *)ctx)->inner;
+    unsigned char *b = (unsigned char *)buf;
+    int rc = COLL_OK;
+    while (rc == COLL_OK && bytes) {
+        size_t n = coll__piece(in, bytes);
+        rc = in->recv(in->ctx, peer, b, n);
+        b += n; bytes -= n;
+    }
+    return rc;
+}
+
+/* Piece i of each direction together, while either has one. */
+static int coll__pieces_sendrecv(void *ctx, int to, const void *sbuf, size_t sbytes,
+                                 int from, void *rbuf, size_t rbytes)
+{
+    const coll_port *in = &((coll__msgcut *)ctx)->inner;
+    const unsigned char *s = (const unsigned char *)sbuf;
+    unsigned char *r = (unsigned char *)rbuf;
+    int rc = COLL_OK;
+    while (rc == COLL_OK && (sbytes || rbytes)) {
+        size_t a = coll__piece(in, sbytes), b = coll__piece(in, rbytes);
+        rc = a && b ? in->sendrecv(in->ctx, to, s, a, from, r, b)
+           : a      ? in->send(in->ctx, to, s, a) : in->recv(in->ctx, from, r, b);
+        s += a; sbytes -= a; r += b; rbytes -= b;
+    }
+    return rc;
+}
+
+static void coll__pieces_abort(void *ctx, int code)
+{
+    const coll_port *in = &((coll__msgcut *)ctx)->inner;
+    if (in->abort) in->abort(in->ctx, code);
+}
+
+/* coll_init's part: the communicator's port becomes this layer over the
+   caller's. */
+static void coll__pieces_wrap(coll_comm *c, const coll_port *port)
+{
+    coll__msgcut *P = &c->pieces;
+    COLL_MEMCPY(&P->inner, port, sizeof P->inner);
+    COLL_MEMSET(&c->port, 0, sizeof c->port);
+    c->port.ctx = P;
+    c->port.send = coll__pieces_send;
+    c->port.recv = coll__pieces_recv;
+    if (port->sendrecv) c->port.sendrecv = coll__pieces_sendrecv;
+    if (port->abort) c->port.abort = coll__pieces_abort;
+}
+#endif
+
+/* ========================================================================== */
 /* >>planner  4. Planner: AUTO                                                */
 /* ========================================================================== */
 
@@ -3828,6 +3934,9 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     if ((uintptr_t)scratch % 8) return COLL_ERR_INVAL;
     if ((port->isend || port->irecv || port->wait) &&
         !(port->isend && port->irecv && port->wait)) return COLL_ERR_INVAL;
+#ifdef COLL_NO_PIECES
+    if (port->max_bytes) return COLL_ERR_NOSYS;   /* the layer that cuts messages is left out */
+#endif
     if (port->attach && (context = port->attach(port->ctx)) < 0) return context;
     COLL_MEMSET(c, 0, sizeof *c);
     c->context = (uint32_t)context;
@@ -3835,6 +3944,9 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     c->nranks = nranks;
     COLL_MEMCPY(&c->port, port, sizeof c->port);
     if (!port->isend) c->port.irecv_fold = 0;   /* it rides on the non-blocking path */
+#ifndef COLL_NO_PIECES
+    if (port->max_bytes) coll__pieces_wrap(c, port);   /* no message larger */
+#endif
     c->scratch = (unsigned char *)scratch;
     /* halves of a multiple of 64 bytes (of 8 when tiny): both stay aligned */
     c->segment = scratch_bytes / 2 >= 64 ? (scratch_bytes / 2) & ~(size_t)63 : (scratch_bytes / 2) & ~(size_t)7;

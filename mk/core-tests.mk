@@ -9,6 +9,7 @@
 #   make test-checks    the call checks: disagreements, refusals, damage
 #   make test-groups    alltoallv, sub-communicators, requests in flight
 #   make test-displs    the v forms with displacements (gaps, reversed order)
+#   make test-max-bytes a port that carries at most 1, 8 or 64 bytes a message
 #   make test-identity  a message is taken only by its own call: two
 #                       communicators on one port, a replaying link,
 #                       exactly coll_scratch_bytes of scratch
@@ -63,6 +64,10 @@ $(CT)/test_groups: test/test_groups.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
+$(CT)/test_max_bytes: test/test_max_bytes.c $(CT_DEPS) test/check_port.h
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
+
 $(CT)/test_displs: test/test_displs.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
@@ -79,7 +84,7 @@ $(CT)/tsan/%: test/%.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
-.PHONY: test-core test-memops-host test-errors test-compile test-asan test-tsan test-groups test-identity test-displs
+.PHONY: test-core test-memops-host test-errors test-compile test-asan test-tsan test-groups test-identity test-displs test-max-bytes
 ## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long); at level 0 with COLL_NO_NONBLOCKING and in the core and minimal firmware profiles
 test-core: $(CT)/test_core $(CT)/test_core_blocking $(CT)/test_core_profile_core $(CT)/test_core_profile_min
 	$(CT)/test_core
@@ -97,6 +102,10 @@ test-errors: $(CT)/test_errors
 
 ## test-groups: alltoallv, sub-communicators (split, nested), several requests in flight, threads + rendezvous ports
 test-groups: $(CT)/test_groups
+	$<
+
+## test-max-bytes: the port checker over a port that refuses messages over 1, 8 or 64 bytes (coll_port.max_bytes), 2-16 ranks
+test-max-bytes: $(CT)/test_max_bytes
 	$<
 
 ## test-displs: v forms with displacements (reversed blocks, gaps untouched) against a plain loop, 1-7 ranks, plain and ASan+UBSan
@@ -144,7 +153,7 @@ $(CT)/fuzz_coll: test/fuzz_coll.c coll.h
 test-fuzz: $(CT)/fuzz_coll
 	sh test/fuzz.sh $< $(FUZZ_SECONDS)
 
-TEST_TARGETS += test-core test-memops-host test-errors test-checks test-groups test-identity test-displs test-compile test-asan test-tsan test-fuzz
+TEST_TARGETS += test-core test-memops-host test-errors test-checks test-groups test-identity test-displs test-max-bytes test-compile test-asan test-tsan test-fuzz
 
 $(CT)/test_tune: test/test_tune.c coll.h ports/coll_threads.h
 	@mkdir -p $(@D)
