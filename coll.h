@@ -431,6 +431,9 @@ typedef struct coll__plan {
     size_t total;                 /* elements of the whole split vector       */
     const size_t *counts;
     const size_t *displs;         /* as in coll_args (v forms), or NULL       */
+    size_t span[2];               /* with displs: elements the blocks span in
+                                     the big buffer (src's), and in dst
+                                     (alltoallv's receives)                   */
     size_t chunk;                 /* elements per pipeline chunk              */
     int p2, rem;                  /* non-power-of-two fold: p = p2 + rem      */
     const struct coll__entry *row;   /* the registry row run (0 before picking) */
@@ -3352,6 +3355,19 @@ static size_t coll__esize(const coll_comm *c, coll_dtype t)
 }
 
 
+/* With displs: the end of the last block in the big buffer (src's side,
+   or dst's for alltoallv's receives). */
+static size_t coll__vspan(const coll__plan *pl, int recv)
+{
+    size_t end = 0, off, len;
+    int i;
+    for (i = 0; i < pl->p; i++) {
+        if (recv) coll__rblock(pl, i, &off, &len); else coll__block(pl, i, &off, &len);
+        if (len && off + len > end) end = off + len;
+    }
+    return end;
+}
+
 /* Everything coll_start checks about the arguments that every rank can
    check alike, without touching a buffer: kinds, types, ops, roots, sizes. */
 static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t *esize_out,
@@ -3411,6 +3427,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
             if (COLL__ARG(a->displs[i] > ((size_t)-1) / es - a->counts[i]))
                 return COLL__NO(why, COLL_ERR_INVAL, "displs: a block ends past the address space");
         pl->displs = a->displs;
+        if (pl->displs) pl->span[0] = coll__vspan(pl, 0);
     } else if (COLL__KIND(a->kind) == COLL_ALLTOALLV) {
         size_t k, pp = (size_t)p * (size_t)p;
         if (COLL__ARG(!a->counts)) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
@@ -3428,6 +3445,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
                           a->displs[(size_t)p + k] > ((size_t)-1) / es - a->counts[k * (size_t)p + (size_t)r]))
                 return COLL__NO(why, COLL_ERR_INVAL, "displs: a block ends past the address space");
         pl->displs = a->displs;
+        if (pl->displs) { pl->span[0] = coll__vspan(pl, 0); pl->span[1] = coll__vspan(pl, 1); }
     } else {
         if (COLL__ARG(a->count > ((size_t)-1) / es / (size_t)p)) return COLL__NO(why, COLL_ERR_INVAL, "count: too large");
         n = a->count;
@@ -3468,22 +3486,9 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
 /* Which buffers this rank uses, in elements (0: not touched, may be NULL):
    linear gather and scatter use only the root's big buffer; broadcast has
    one buffer; v forms skip an empty own block. */
-/* With displs: the end of the last block in the big buffer (src's side,
-   or dst's for alltoallv's receives). */
-static size_t coll__vspan(const coll__plan *pl, int recv)
-{
-    size_t end = 0, off, len;
-    int i;
-    for (i = 0; i < pl->p; i++) {
-        if (recv) coll__rblock(pl, i, &off, &len); else coll__block(pl, i, &off, &len);
-        if (len && off + len > end) end = off + len;
-    }
-    return end;
-}
-
 static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
 {
-    size_t off, len, n = pl->count, p = (size_t)pl->p, all = pl->displs ? coll__vspan(pl, 0) : pl->total;
+    size_t off, len, n = pl->count, p = (size_t)pl->p, all = pl->displs ? pl->span[0] : pl->total;
     int root = pl->rank == pl->root, big = !pl->row || !(COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__ROOT_ONLY);
     coll__block(pl, pl->rank, &off, &len);
     switch (COLL__KIND(pl->kind)) {
@@ -3496,7 +3501,7 @@ static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
     case COLL_SCATTER: case COLL_SCATTERV: *in_n = root || big ? all : 0; *out_n = len; break;
     case COLL_ALLTOALL: *in_n = *out_n = n * p; break;
     case COLL_ALLTOALLV:
-        if (pl->displs) { *in_n = all; *out_n = coll__vspan(pl, 1); break; }
+        if (pl->displs) { *in_n = all; *out_n = pl->span[1]; break; }
         coll__rblock(pl, pl->p - 1, &off, &len);
         *in_n = n; *out_n = off + len; break;
     default: *in_n = *out_n = 0; break;
