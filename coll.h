@@ -420,6 +420,9 @@ typedef struct coll_args {
                                   Blocks may come in any order, with gaps
                                   that stay untouched. Given on every rank
                                   or on none (a non-root's are not read). */
+    const coll_user_op *user_op;   /* COLL_USER_OP / COLL_USER_TYPE: this
+                                  call's operator, copied at coll_start
+                                  (NULL: the communicator's, coll_set_user_op) */
 } coll_args;
 
 /* What a schedule is computed from (private). */
@@ -528,6 +531,7 @@ typedef struct coll_request {
     struct {                   /* the call's element type and operator       */
         coll_dtype dtype;
         coll_op op;
+        coll_user_op uop;      /* COLL_USER_OP's: the call's or the comm's   */
     } a;
     size_t esize;              /* bytes per element                          */
     size_t seg;                /* elements per message segment               */
@@ -875,6 +879,12 @@ static coll_comm *coll__top(coll_comm *c)
     return c;
 }
 
+/* The call's user operator: its own (args.user_op), or the communicator's. */
+static const coll_user_op *coll__uop(const coll_comm *c, const coll_args *a)
+{
+    return a->user_op ? a->user_op : &c->user;
+}
+
 /* A refusal: the code and a short reason for coll_last_error; with
    COLL_NO_ERRSTR no reason is kept, not even as a string in flash. */
 #ifdef COLL_NO_ERRSTR
@@ -947,7 +957,7 @@ static uint32_t coll__get32(const unsigned char *p)
 /* ---- what the sections ahead of their definitions use -------------------- */
 /* Local data movement (>>kernels): host loops, or the caller's memops. */
 static int coll__copy(const coll_comm *c, void *dst, const void *src, size_t n);
-static int coll__reduce(const coll_comm *c, void *out, const void *a, const void *b, size_t n,
+static int coll__reduce(const coll_comm *c, const coll_user_op *u, void *out, const void *a, const void *b, size_t n,
                         coll_dtype t, coll_op op);
 static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, size_t d);
 static int coll__kernel_kept(coll_dtype t, coll_op op);   /* a loop compiled in for (t, op) */
@@ -2355,8 +2365,8 @@ static void coll__fold(void *arg, void *piece, const void *in, size_t n)
     size_t off = (size_t)((uintptr_t)piece - (uintptr_t)f->out), es = q->esize;
     if (off != f->done || n > f->bytes - off || n % es) { f->bad = 1; return; }   /* below out: off wraps */
     f->done += n;
-    if (q->st.reduce == 2) (void)coll__reduce(q->c, piece, in, f->a + off, n / es, q->a.dtype, q->a.op);
-    else (void)coll__reduce(q->c, piece, f->a + off, in, n / es, q->a.dtype, q->a.op);
+    if (q->st.reduce == 2) (void)coll__reduce(q->c, &q->a.uop, piece, in, f->a + off, n / es, q->a.dtype, q->a.op);
+    else (void)coll__reduce(q->c, &q->a.uop, piece, f->a + off, in, n / es, q->a.dtype, q->a.op);
 }
 
 /* Post segment k's receive as a fold into its place. */
@@ -2394,10 +2404,10 @@ static int coll__absorb(coll_request *q, size_t k)
     coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, k, &a, &bytes);
     in = coll__scratch_half(q, k);
     if (COLL__FOLD2 && q->st.reduce == 2) {   /* received (+) a: fold in scratch, then move */
-        int rc = coll__reduce(q->c, in, in, a, bytes / q->esize, q->a.dtype, q->a.op);
+        int rc = coll__reduce(q->c, &q->a.uop, in, in, a, bytes / q->esize, q->a.dtype, q->a.op);
         return rc != COLL_OK ? rc : coll__copy(q->c, out, in, bytes);
     }
-    return coll__reduce(q->c, out, a, in, bytes / q->esize, q->a.dtype, q->a.op);
+    return coll__reduce(q->c, &q->a.uop, out, a, in, bytes / q->esize, q->a.dtype, q->a.op);
 }
 
 /* A port's answer: positive codes other than COLL_AGAIN mean nothing here. */
@@ -2816,7 +2826,7 @@ static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__p
     coll__put32(w + 32, k == COLL_BARRIER ? 0u : (uint32_t)a->dtype);
     coll__put32(w + 36, (uint32_t)es);
     coll__put32(w + 40, (uint32_t)c->segment);
-    coll__put32(w + 44, c->checks | (user && c->user.commutative ? 256u : 0u) |   /* all-to-all in place */
+    coll__put32(w + 44, c->checks | (user && coll__uop(c, a)->commutative ? 256u : 0u) |   /* all-to-all in place */
                         ((k == COLL_ALLTOALL || k == COLL_ALLTOALLV) && pl->inplace ? 512u : 0u));   /* swaps */
     h = coll_crc32c(0, w, sizeof w);
     if (c->group_id) { coll__put32(w, c->group_id); h = coll_crc32c(h, w, 4); }
@@ -3062,7 +3072,7 @@ static int coll__eager_finish(coll_request *q)
         size_t at = COLL__KIND(pl->kind) == COLL_REDUCE_SCATTER ? mine : 0;
         COLL_MEMCPY(dst, COLL__BLK(0) + at, bn);
         for (i = 1; i < p && rc == COLL_OK; i++)
-            rc = coll__reduce(c, dst, dst, COLL__BLK(i) + at, pl->count, q->a.dtype, q->a.op);
+            rc = coll__reduce(c, &q->a.uop, dst, dst, COLL__BLK(i) + at, pl->count, q->a.dtype, q->a.op);
         if (rc == COLL_OK && q->a.op == COLL_AVG) rc = coll__scale(c, dst, pl->count, q->a.dtype, (size_t)p);
         return rc;
     }
@@ -3349,9 +3359,9 @@ static int coll__overlap(const void *a, size_t an, const void *b, size_t bn)
     return x < y + bn && y < x + an;
 }
 
-static size_t coll__esize(const coll_comm *c, coll_dtype t)
+static size_t coll__esize(const coll_comm *c, const coll_args *a)
 {
-    return t == COLL_USER_TYPE ? c->user.elem_size : coll_dtype_size(t);
+    return a->dtype == COLL_USER_TYPE ? coll__uop(c, a)->elem_size : coll_dtype_size(a->dtype);
 }
 
 
@@ -3392,13 +3402,13 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         return COLL_OK;
     }
     if (COLL__ARG((unsigned)a->dtype >= (unsigned)COLL_DTYPE_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "dtype: not a coll_dtype");
-    es = coll__esize(c, a->dtype);
+    es = coll__esize(c, a);
     if (COLL__ARG(es == 0)) return COLL__NO(why, COLL_ERR_INVAL, "dtype: COLL_USER_TYPE without coll_set_user_op");
     if (coll__reduces(COLL__KIND(a->kind))) {
         if (COLL__ARG((unsigned)a->op >= (unsigned)COLL_OP_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "op: not a coll_op");
         if (a->op == COLL_USER_OP) {
             if (COLL__ARG(!COLL__USER_OPS)) return COLL__NO(why, COLL_ERR_NOSYS, "op: COLL_USER_OP not compiled in (COLL_OPS)");
-            if (COLL__ARG(!c->user.fn)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without coll_set_user_op");
+            if (COLL__ARG(!coll__uop(c, a)->fn)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without an operator (args.user_op or coll_set_user_op)");
             if (COLL__ARG(c->mem)) return COLL__NO(why, COLL_ERR_NOSYS, "op: a user op cannot read device memory");
         }
         else if (COLL__ARG(a->dtype == COLL_USER_TYPE)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_TYPE needs COLL_USER_OP");
@@ -3566,7 +3576,7 @@ static int coll__pick(const coll_comm *c, coll__memo *m, const coll_args *a, col
                       const char **why)
 {
     const coll__entry *e;
-    int ordered = COLL__USER_OPS && a->op == COLL_USER_OP && coll__reduces(COLL__KIND(a->kind)) && !c->user.commutative;
+    int ordered = COLL__USER_OPS && a->op == COLL_USER_OP && coll__reduces(COLL__KIND(a->kind)) && !coll__uop(c, a)->commutative;
     if (pl->algo == COLL_ALGO_AUTO)
         pl->algo = COLL__KIND(a->kind) == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose_memo(c, m, pl, es, ordered);
     e = coll__entry_of(COLL__KIND(pl->kind), pl->algo);
@@ -3899,12 +3909,12 @@ static int coll__copy(const coll_comm *c, void *dst, const void *src, size_t byt
     return COLL_OK;
 }
 
-static int coll__reduce(const coll_comm *c, void *out, const void *a, const void *b,
+static int coll__reduce(const coll_comm *c, const coll_user_op *u, void *out, const void *a, const void *b,
                         size_t n, coll_dtype t, coll_op op)
 {
     if (n == 0) return COLL_OK;
     if (COLL__USER_OPS && op == COLL_USER_OP) {
-        c->user.fn(out, a, b, n, c->user.user);
+        u->fn(out, a, b, n, u->user);
         return COLL_OK;
     }
     if (c->mem) return c->mem->reduce(c->mem->ctx, out, a, b, n, t, op);
@@ -4238,7 +4248,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
                 if (!c->mem) COLL_MEMSET(buf, 0, 2 * s);   /* memops: scratch is not ours to touch */
                 t0 = now(ctx);
                 for (i = 0; i < REPS; i++)
-                    coll__reduce(c, buf, buf, buf + s, s / 4, COLL_FLOAT32, COLL_SUM);
+                    coll__reduce(c, &c->user, buf, buf, buf + s, s / 4, COLL_FLOAT32, COLL_SUM);
                 m.t.gamma = (now(ctx) - t0) / ((double)REPS * (double)s);
             }
         }
@@ -4256,6 +4266,7 @@ static void coll__take_call(coll_request *q, const coll_args *a, size_t es)
     const void *src = a->src;
     void *dst = a->dst;
     q->a.dtype = a->dtype; q->a.op = a->op;
+    if (COLL__USER_OPS && a->op == COLL_USER_OP) COLL_MEMCPY(&q->a.uop, coll__uop(c, a), sizeof q->a.uop);
     q->sched = COLL__ROW_OF(&q->pl)->f;
     q->esize = es;
     q->seg = c->segment ? c->segment / es : (size_t)-1;

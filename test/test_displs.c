@@ -1,5 +1,6 @@
-/* test_displs.c - the v forms with displacements (coll_args.displs), as MPI
-   programs pass them: blocks in reversed order with gaps between them.
+/* test_displs.c - what an MPI program passes per call: the v forms with
+   displacements (coll_args.displs), blocks in reversed order with gaps
+   between them, and a user operator per call (coll_args.user_op).
 
    For allgatherv, gatherv, scatterv and alltoallv, at 1, 2, 3, 4 and 7
    ranks, in and out of place where the collective allows it, AUTO and
@@ -8,6 +9,11 @@
    fill value. An algorithm that moves several blocks in one message must
    be refused with COLL_ERR_NOSYS on every rank; reduce_scatterv takes no
    displs (COLL_ERR_INVAL), nor alltoallv in place (COLL_ERR_NOSYS).
+   User operators per call: a non-commutative one (x -> 3x + y, folded in
+   rank order) and a commutative one alternating on one communicator, the
+   communicator's own when args.user_op is NULL, each against a plain
+   left fold over the ranks; a ring (not rank-ordered) with the
+   non-commutative one is refused on every rank.
    RUN  make test-displs */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
@@ -143,6 +149,65 @@ static int body(int r, void *arg)
     return 0;
 }
 
+/* ---- a user operator per call ---------------------------------------------- */
+static void lin_fn(void *out, const void *a, const void *b, size_t n, void *u)   /* a = lower ranks */
+{
+    uint32_t *o = (uint32_t *)out;
+    const uint32_t *x = (const uint32_t *)a, *y = (const uint32_t *)b;
+    size_t i;
+    (void)u;
+    for (i = 0; i < n; i++) o[i] = 3u * x[i] + y[i];
+}
+static uint32_t absv(uint32_t v) { int32_t s = (int32_t)v; return (uint32_t)(s < 0 ? -s : s); }
+static void absmax_fn(void *out, const void *a, const void *b, size_t n, void *u)
+{
+    uint32_t *o = (uint32_t *)out;
+    const uint32_t *x = (const uint32_t *)a, *y = (const uint32_t *)b;
+    size_t i;
+    (void)u;
+    for (i = 0; i < n; i++) o[i] = absv(x[i]) >= absv(y[i]) ? x[i] : y[i];
+}
+static uint32_t uin(int r, int i) { return (uint32_t)((r % 2 ? -1 : 1) * (7 * (r + 1) + i)); }
+
+static int op_body(int r, void *arg)
+{
+    world *W = (world *)arg;
+    int p = W->p, i, s, round;
+    coll_port port = coll_threads_port(&W->w, r);
+    coll_comm c;
+    coll_args a;
+    coll_user_op lin, absmax;
+    uint32_t in[17], out[17];
+    memset(&lin, 0, sizeof lin); lin.fn = lin_fn; lin.commutative = 0;
+    memset(&absmax, 0, sizeof absmax); absmax.fn = absmax_fn; absmax.commutative = 1;
+    if (coll_init(&c, r, p, &port, scratch[r], sizeof scratch[r]) != COLL_OK) return -1;
+    coll_set_user_op(&c, &absmax);                 /* the communicator's: absmax */
+    for (round = 0; round < 3; round++) {          /* lin (per call), absmax (per call), the comm's */
+        const coll_user_op *u = round == 0 ? &lin : round == 1 ? &absmax : NULL;
+        for (i = 0; i < 17; i++) { in[i] = uin(r, i); out[i] = 0; }
+        memset(&a, 0, sizeof a);
+        a.kind = COLL_ALLREDUCE; a.algo = round == 0 ? COLL_ALGO_NAIVE : COLL_ALGO_AUTO;
+        a.src = in; a.dst = out; a.count = 17; a.dtype = COLL_UINT32; a.op = COLL_USER_OP; a.user_op = u;
+        COLL_CHECK_EQ(coll_run(&c, &a), COLL_OK);
+        for (i = 0; i < 17; i++) {
+            uint32_t want = uin(0, i);
+            for (s = 1; s < p; s++) {
+                uint32_t x = uin(s, i);
+                want = round == 0 ? 3u * want + x : (absv(want) >= absv(x) ? want : x);
+            }
+            COLL_CHECK_MSG(out[i] == want, "user op per call, round %d, %d ranks, rank %d, [%d]: %u, want %u",
+                           round, p, r, i, out[i], want);
+        }
+    }
+    if (p > 2) {                                   /* a ring reorders operands: refused alike */
+        memset(&a, 0, sizeof a);
+        a.kind = COLL_ALLREDUCE; a.algo = COLL_ALGO_RING; a.src = in; a.dst = out; a.count = 17;
+        a.dtype = COLL_UINT32; a.op = COLL_USER_OP; a.user_op = &lin;
+        COLL_CHECK_EQ(coll_run(&c, &a), COLL_ERR_NOSYS);
+    }
+    return 0;
+}
+
 int main(void)
 {
     static world W;
@@ -153,6 +218,9 @@ int main(void)
         W.p = ps[t];
         coll_threads_init(&W.w, W.p, 5000);
         COLL_CHECK_EQ(coll_threads_run(&W.w, body, &W), 0);
+        coll_threads_destroy(&W.w);
+        coll_threads_init(&W.w, W.p, 5000);
+        COLL_CHECK_EQ(coll_threads_run(&W.w, op_body, &W), 0);
         coll_threads_destroy(&W.w);
     }
     return coll_test_summary("displs");
