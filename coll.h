@@ -173,9 +173,14 @@
      also of a size fixed by p and k), announced by a flag and a CRC in
      the frame: a receiver takes a tail because the sender said one
      follows, never because of its own arguments.
-     With COLL_CHECK_CRC every payload message is followed by its CRC-32C
-     and a second round after the schedule tells every rank if any message
-     arrived damaged (COLL_ERR_CORRUPT everywhere). The CRC reads the
+     With COLL_CHECK_CRC every step's payload is followed by its CRC-32C,
+     seeded with the call's signature (so a message of another call, one
+     replayed or misdelivered, fails it too), and a second round after the
+     schedule tells every rank if any message arrived damaged, and compares
+     the ranks' signatures once more (COLL_ERR_CORRUPT everywhere). The
+     signature includes which communicator on the port the call is on
+     (coll_port.attach): two communicators sharing a port never take each
+     other's messages for their own. The CRC reads the
      buffers on the host, so it and coll_set_memops exclude each other
      (COLL_ERR_NOSYS from whichever comes second).
      An error after payload began to move (a port error, a damaged message)
