@@ -3061,7 +3061,7 @@ static void coll__eager_start(coll_request *q, const coll_args *a)
 /* An eager call's result, computed on every rank from the blocks the
    agreement rounds gathered (block j holds rank r - j's contribution),
    reducing strictly in rank order so every rank gets the same bits. */
-static int coll__eager_finish(coll_request *q)
+static COLL__NOINLINE int coll__eager_finish(coll_request *q)
 {
     const coll__plan *pl = &q->pl;
     coll_comm *c = q->c;
