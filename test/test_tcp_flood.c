@@ -80,67 +80,8 @@ typedef struct outcome {
     int exited;
 } outcome;
 
-typedef outcome (*child_fn)(int idx, void *arg);
-typedef struct child { pid_t pid; int fd; } child;
-
-static child spawn(child_fn fn, int idx, void *arg)
-{
-    child c;
-    int pfd[2];
-    if (pipe(pfd) < 0) { perror("pipe"); exit(2); }
-    fflush(stdout); fflush(stderr);
-    c.pid = fork();
-    if (c.pid < 0) { perror("fork"); exit(2); }
-    if (c.pid == 0) {
-        outcome o;
-        close(pfd[0]);
-        alarm(40);                                   /* a backstop, never expected */
-        g_logged = g_said = 0;
-        o = fn(idx, arg);
-        o.logged = g_logged; o.said = g_said;
-        if (write(pfd[1], &o, sizeof o) != (ssize_t)sizeof o) _exit(3);
-        _exit(0);
-    }
-    close(pfd[1]);
-    c.fd = pfd[0];
-    return c;
-}
-
-static outcome reap(child c)
-{
-    outcome o;
-    int status = 0;
-    memset(&o, 0, sizeof o);
-    if (read(c.fd, &o, sizeof o) == (ssize_t)sizeof o) o.exited = 1;
-    else o.rc = -9999;
-    close(c.fd);
-    waitpid(c.pid, &status, 0);
-    return o;
-}
-
-static void loopback(struct sockaddr_storage *s, int port)
-{
-    struct sockaddr_in *a = (struct sockaddr_in *)s;
-    memset(s, 0, sizeof *s);
-    a->sin_family = AF_INET;
-    a->sin_port = htons((unsigned short)port);
-    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts;
-    ts.tv_sec = ms / 1000; ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    nanosleep(&ts, NULL);
-}
-
-static int wait_ready(int fd, int ms)
-{
-    struct pollfd p;
-    char b;
-    p.fd = fd; p.events = POLLIN; p.revents = 0;
-    return poll(&p, 1, ms) == 1 && read(fd, &b, 1) == 1;
-}
+#define CHILD_ALARM_S 40                 /* a backstop on every child */
+#include "test_children.h"
 
 /* ---- a real rank --------------------------------------------------------- */
 
