@@ -376,42 +376,6 @@ static void test_impostor_master(int version, int want_rc, const char *what)
 
 typedef struct noise_cfg { int port, world, ready_fd; pid_t worker; } noise_cfg;
 
-/* The port of the 127.0.0.1 listener that process `pid` holds: its socket
-   inodes from /proc/PID/fd, matched against the LISTEN rows of
-   /proc/net/tcp. Only ever a socket of our own child. 0 if none yet. */
-static int listener_of(pid_t pid)
-{
-    char path[64], link[64], line[512];
-    unsigned long inodes[64];
-    int n = 0, port = 0, i;
-    DIR *d;
-    struct dirent *e;
-    FILE *f;
-    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
-    if (!(d = opendir(path))) return 0;
-    while ((e = readdir(d)) && n < 64) {
-        char fdpath[400];
-        ssize_t k;
-        snprintf(fdpath, sizeof fdpath, "%s/%s", path, e->d_name);
-        k = readlink(fdpath, link, sizeof link - 1);
-        if (k <= 0) continue;
-        link[k] = 0;
-        if (sscanf(link, "socket:[%lu]", &inodes[n]) == 1) n++;
-    }
-    closedir(d);
-    if (!(f = fopen("/proc/net/tcp", "r"))) return 0;
-    while (!port && fgets(line, sizeof line, f)) {
-        unsigned addr, lport, st;
-        unsigned long inode;
-        if (sscanf(line, " %*d: %x:%x %*x:%*x %x %*x:%*x %*x:%*x %*x %*d %*d %lu",
-                   &addr, &lport, &st, &inode) != 4 || st != 0x0A)
-            continue;
-        for (i = 0; i < n; i++) if (inodes[i] == inode) port = (int)lport;
-    }
-    fclose(f);
-    return port;
-}
-
 enum { N_IDLE = COLL_TCP_MAX_PENDING + 4 };
 
 typedef struct noisy { int fd, kind; long got; int ended; unsigned char hello[COLL_TCP__HELLO], reply[COLL_TCP__REPLY]; } noisy;
