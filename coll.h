@@ -495,10 +495,11 @@ typedef struct coll__fold_arg {
 /* A buffer a step may name (private): the call's src and dst, and two a
    layer registers for messages of its own (the agreement layer's frames
    and CRCs). Spans count elements of `unit` bytes; messages are cut into
-   segments of `cut` elements ((size_t)-1: never cut). */
+   segments of `cut` elements ((size_t)-1: never cut), after a first one
+   of `head` elements if head is not 0 (a frame, then its tail). */
 typedef struct coll__buffer {
     unsigned char *at;
-    size_t unit, cut;
+    size_t unit, cut, head;
 } coll__buffer;
 enum { COLL__BUF_OUT = 2, COLL__BUF_IN = 3, COLL__NBUF = 4 };
 
@@ -550,7 +551,6 @@ typedef struct coll_request {
                                /* sees each piece (in: received; nonzero
                                   keeps it from being folded), or NULL       */
     coll__buffer b[COLL__NBUF];
-    coll__step st;
     size_t nsend, nrecv;       /* segments of this step                      */
     size_t sposted, rposted, done;
     int hs[4], hr[4];          /* port handles of messages in flight, -1    */
@@ -562,10 +562,12 @@ typedef struct coll_request {
     unsigned char queued;      /* 1: holds `ticket` on the top communicator  */
     unsigned char zc;          /* 1: this step's receives fold (irecv_fold)  */
     unsigned char token[2];    /* the barrier's one-byte messages            */
-    coll__fold_arg fold[4];    /* per segment in flight                      */
 #ifndef COLL_NO_CHECKS
-    coll__agree g;             /* last: its frames are cleared on demand     */
+    coll__agree g;             /* its frames are cleared on demand           */
 #endif
+    /* set before they are read: coll_start does not clear them */
+    coll__step st;             /* the step in flight (the source loads it)   */
+    coll__fold_arg fold[4];    /* per segment in flight (irecv_fold)         */
 } coll_request;
 
 #ifndef COLL_NO_PIECES
@@ -2235,12 +2237,20 @@ static unsigned char *coll__buf(const coll_request *q, int which) { return q->b[
 
 static size_t coll__nseg(size_t len, size_t cut) { return len <= cut ? len > 0 : (len - 1) / cut + 1; }
 
+/* Segments of a span of `len` elements of buffer B. */
+static size_t coll__nsegs(const coll__buffer *B, size_t len)
+{
+    return B->head && len > B->head ? 1 + coll__nseg(len - B->head, B->cut) : coll__nseg(len, B->cut);
+}
+
 /* Segment k of a span of buffer b: byte pointer and byte length. */
 static void coll__seg(const coll_request *q, int b, size_t off, size_t len, size_t k,
                       unsigned char **ptr, size_t *bytes)
 {
     const coll__buffer *B = &q->b[b];
-    size_t first = k * B->cut, n = len - first < B->cut ? len - first : B->cut;
+    size_t first = B->head && k ? B->head + (k - 1) * B->cut : k * B->cut;
+    size_t most = B->head && !k ? B->head : B->cut;
+    size_t n = len - first < most ? len - first : most;
     COLL_ASSERT(first < len);
     *ptr = B->at + (off + first) * B->unit;
     *bytes = n * B->unit;
@@ -2256,6 +2266,17 @@ static unsigned char *coll__scratch_half(const coll_request *q, size_t k)
 static size_t coll__pieces(const coll_request *q)
 {
     return q->nsend > q->nrecv ? q->nsend : q->nrecv;
+}
+
+/* A receive whose first piece says how long it is: a layer's watch, seeing
+   segment 0 arrive, may lengthen the step's receive to `rlen` (the
+   agreement layer's frame announcing its tail). Nothing later than segment
+   0 is posted before then, and the sender sent it all at once. */
+static void coll__lengthen(coll_request *q, size_t rlen)
+{
+    COLL_ASSERT(q->done == 0);
+    q->st.rlen = rlen;
+    q->nrecv = coll__nsegs(&q->b[q->st.rbuf], rlen);
 }
 
 /* Strided spans travel packed: segment k of the logical message is copied
@@ -2468,12 +2489,11 @@ static int coll__wait(coll_request *q, int *h, int block)
 static COLL__OFF_CHAIN int coll__step_pipelined(coll_request *q, int block)
 {
     const coll_port *pt = &q->c->port;
-    size_t n = coll__pieces(q);
     size_t depth = COLL__STRIDED && (q->st.srun || q->st.rrun) ? 1 : 2;   /* packed spans: one staging half each */
     unsigned char *ptr;
     size_t bytes;
     int rc, h;
-    while (q->done < n) {
+    while (q->done < coll__pieces(q)) {     /* (a watch may lengthen the receive) */
         while (q->sposted < q->nsend && q->sposted < q->done + depth) {
             if ((rc = coll__send_source(q, q->sposted, &ptr, &bytes)) != COLL_OK) return rc;
             rc = coll__port_rc(pt->isend(pt->ctx, q->st.to, ptr, bytes, &h));
@@ -2538,16 +2558,17 @@ static int coll__spans_ok(const coll_request *q)
 #endif
 
 /* The step the source just put in q->st becomes the one in flight: its
-   pieces each way, no handles yet, and how its receives land. Nothing
-   changes these counts until the step is through. */
+   pieces each way, no handles yet, and how its receives land. Only a
+   watch's coll__lengthen, on segment 0, changes them until the step is
+   through. */
 static COLL__OFF_CHAIN void coll__load(coll_request *q)
 {
     const coll__step *st = &q->st;
     COLL_ASSERT(st->to < q->pl.p && st->from < q->pl.p);
     COLL_ASSERT(coll__spans_ok(q));
     COLL_ASSERT(coll__paths_kept(st));
-    q->nsend = st->to >= 0 ? coll__nseg(st->slen, q->b[st->sbuf].cut) : 0;
-    q->nrecv = st->from >= 0 ? coll__nseg(st->rlen, q->b[st->rbuf].cut) : 0;
+    q->nsend = st->to >= 0 ? coll__nsegs(&q->b[st->sbuf], st->slen) : 0;
+    q->nrecv = st->from >= 0 ? coll__nsegs(&q->b[st->rbuf], st->rlen) : 0;
     q->sposted = q->rposted = q->done = 0;
     q->hs[0] = q->hs[1] = q->hs[2] = q->hs[3] = -1;
     q->hr[0] = q->hr[1] = q->hr[2] = q->hr[3] = -1;
@@ -2783,7 +2804,7 @@ static int coll__plain_source(coll_request *q)
    the top). Its source, coll__agree_source, runs
      phase 0  the agreement rounds: lg p dissemination rounds of frames
               (24 bytes, and the blocks of a small call), each round a
-              frame step and, where one end's blocks need it, a tail step;
+              frame step (and, where one end's blocks need it, its tail);
               then the verdict, the same on every rank;
      phase 1  the schedule, each step followed, with COLL_CHECK_CRC, by a
               step that exchanges the CRC-32C of what the step moved;
@@ -2808,7 +2829,7 @@ enum {
 /* A small call rides in the rounds (never with COLL_EAGER_BYTES 0: then
    the compiler drops every line of it). */
 #define COLL__EAGER(g) (COLL_EAGER_BYTES > 0 && (g)->eager)
-enum { COLL__LAST_NONE, COLL__LAST_FRAME, COLL__LAST_TAIL, COLL__LAST_PAYLOAD, COLL__LAST_CRC };
+enum { COLL__LAST_NONE, COLL__LAST_FRAME, COLL__LAST_PAYLOAD, COLL__LAST_CRC };
 
 /* A hash of everything that shapes the message pattern or the meaning of
    the bytes: ranks that agree on it run the same steps with the same
@@ -2955,34 +2976,52 @@ static void coll__round_end(coll_request *q)
     g->round++;
 }
 
-/* The layer's two buffers in the engine's table: bytes, never cut. */
-static void coll__layer_buffers(coll_request *q, unsigned char *out, unsigned char *in)
+/* The layer's two buffers in the engine's table: bytes, a first segment
+   of `head` (0: none) and the rest in one. */
+static void coll__layer_buffers(coll_request *q, unsigned char *out, unsigned char *in, size_t head)
 {
-    q->b[COLL__BUF_OUT].at = out; q->b[COLL__BUF_OUT].unit = 1; q->b[COLL__BUF_OUT].cut = (size_t)-1;
-    q->b[COLL__BUF_IN].at = in;   q->b[COLL__BUF_IN].unit = 1;  q->b[COLL__BUF_IN].cut = (size_t)-1;
+    int i;
+    for (i = COLL__BUF_OUT; i <= COLL__BUF_IN; i++) {
+        q->b[i].at = i == COLL__BUF_OUT ? out : in;
+        q->b[i].unit = 1; q->b[i].cut = (size_t)-1; q->b[i].head = head;
+    }
+}
+
+/* The watch on a frame step: its frame is in - believe it or not, and
+   take the tail it announces as the rest of the same receive. */
+static int coll__frame_watch(coll_request *q, const unsigned char *piece, size_t n, int in)
+{
+    coll__agree *g = &q->g;
+    (void)n;
+    if (!in || piece != g->fin) return 1;
+    coll__frame_check(q);
+    if (g->tail_in) coll__lengthen(q, g->fb + g->tb);
+    return 1;
 }
 
 /* Round k as a step: dissemination, signal r + 2^k and hear from r - 2^k;
    after lg p rounds every rank has heard, transitively, from every rank.
-   The frame goes first; the tail is a step of its own right behind it,
-   sent when this rank's blocks need one, received when the peer's frame
-   said one follows. The pattern depends on rank and size alone, so it
-   cannot deadlock whatever the arguments. */
-static void coll__round_step(coll_request *q, int tail)
+   The frame is the step's first segment; the tail, when this rank's
+   blocks need one, its second, sent right behind it. The receive is the
+   frame until the frame says a tail follows (coll__frame_watch). The
+   pattern depends on rank and size alone, so it cannot deadlock whatever
+   the arguments. */
+static void coll__round_step(coll_request *q)
 {
     coll__agree *g = &q->g;
     coll__step *st = &q->st;
     int r = q->pl.rank, p = q->pl.p, d = 1 << g->round;
-    size_t fb = g->fb;
     coll__idle(st);
-    st->to = tail && !coll__sends_tail(q) ? -1 : coll__mod(r + d, p);
-    st->from = tail && !g->tail_in ? -1 : coll__mod(r - d, p);
+    st->to = coll__mod(r + d, p);
+    st->from = coll__mod(r - d, p);
     st->send_first = coll__shift_send_first(r, p, d);
     st->sbuf = COLL__BUF_OUT; st->rbuf = COLL__BUF_IN;
-    st->slen = st->rlen = tail ? g->tb : fb;
-    coll__layer_buffers(q, g->fo.b + (tail ? fb : 0), g->fin + (tail ? fb : 0));
-    q->watch = 0;
-    g->last = (unsigned char)(tail ? COLL__LAST_TAIL : COLL__LAST_FRAME);
+    st->slen = g->fb + (coll__sends_tail(q) ? g->tb : 0);
+    st->rlen = g->fb;
+    g->tail_in = 0;
+    coll__layer_buffers(q, g->fo.b, g->fin, g->fb);
+    q->watch = coll__frame_watch;
+    g->last = COLL__LAST_FRAME;
 }
 
 /* What every rank concludes from the agreement rounds (the same frames
@@ -3026,7 +3065,7 @@ static void coll__crc_step(coll_request *q)
     st->sbuf = COLL__BUF_OUT; st->rbuf = COLL__BUF_IN;
     st->slen = st->rlen = 4;
     coll__put32(g->crc_out, g->crc_s);
-    coll__layer_buffers(q, g->crc_out, g->crc_in);
+    coll__layer_buffers(q, g->crc_out, g->crc_in, 0);
     q->watch = 0;
     g->last = COLL__LAST_CRC;
 }
@@ -3129,8 +3168,8 @@ static int coll__agreed(coll_request *q)
     return rc == COLL_OK ? rc : coll__broke(q, rc, COLL__WHY("a local copy failed"));
 }
 
-/* What the step just run leaves to do: take its frame (and load the tail
-   step if either end has one), end its round, load the CRC step after a
+/* What the step just run leaves to do: end the round of its frame, load
+   the CRC step after a
    payload step, check a CRC; then the verdict once the agreement rounds
    are through. 1: a step is loaded; 0: go on; < 0: the call's error. Its
    own function, off the stack chain that runs the schedule. */
@@ -3139,11 +3178,7 @@ static COLL__NOINLINE int coll__agree_after(coll_request *q)
     coll__agree *g = &q->g;
     int last = g->last;
     g->last = COLL__LAST_NONE;
-    if (last == COLL__LAST_FRAME) {
-        coll__frame_check(q);
-        if (coll__sends_tail(q) || g->tail_in) { coll__round_step(q, 1); return 1; }
-    }
-    if (last == COLL__LAST_FRAME || last == COLL__LAST_TAIL) coll__round_end(q);
+    if (last == COLL__LAST_FRAME) coll__round_end(q);
     if (last == COLL__LAST_PAYLOAD && (q->c->checks & COLL_CHECK_CRC) && (q->nsend || q->nrecv)) {
         coll__crc_step(q);
         return 1;
@@ -3176,7 +3211,7 @@ static int coll__agree_source(coll_request *q)
         g->fb = coll__frame_bytes(q, g->round);   /* the round's two sizes */
         g->tb = coll__tail_bytes(q, g->round);
         coll__frame_pack(q);
-        coll__round_step(q, 0);
+        coll__round_step(q);
         return 1;
     }
     if (g->flags & COLL__F_CORRUPT)
@@ -4286,7 +4321,7 @@ static void coll__take_call(coll_request *q, const coll_args *a, size_t es)
 #ifndef COLL_NO_CHECKS             /* the agreement layer clears its frames itself */
 #define COLL__CLEARED offsetof(coll_request, g.fo)
 #else
-#define COLL__CLEARED sizeof(coll_request)
+#define COLL__CLEARED offsetof(coll_request, st)
 #endif
 
 COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
