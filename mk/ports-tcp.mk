@@ -8,7 +8,10 @@
 #                         a version-1 peer that streams without end, 200
 #                         silent strangers reconnecting, MASTER_PORT held
 #                         by another program (loopback only, ~10 s)
-#   make test-tcp-san     test-tcp, test-tcp-auth, test-tcp-flood under ASan + UBSan
+#   make test-tcp-mac     the keyed mode: a tag on every message; a relay that
+#                         forges (CRC kept valid), replays, drops and swaps
+#                         bytes; ranks that disagree on the mode (~3 s)
+#   make test-tcp-san     test-tcp, test-tcp-auth, test-tcp-flood, test-tcp-mac under ASan + UBSan
 #   make test-tcp-netns   ranks on separate network namespaces (root; skipped
 #                         loudly elsewhere, a failure under CI=true)
 #   make seed-torch       naive and ring all-reduce, 4 processes, env launch
@@ -36,13 +39,17 @@ $(TCPB)/test_tcp_flood: test/test_tcp_flood.c test/test_children.h $(TCP_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -o $@ $<
 
+$(TCPB)/test_tcp_mac: test/test_tcp_mac.c test/test_children.h $(TCP_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TCP_CFLAGS) -o $@ $<
+
 # The same two under AddressSanitizer and UndefinedBehaviorSanitizer.
 TCP_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 $(TCPB)/san/%: test/%.c test/test_children.h $(TCP_HDRS) $(TCP_CHECK)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -O1 $(TCP_SAN) -o $@ $<
 
-.PHONY: test-tcp test-tcp-auth test-tcp-flood test-tcp-san test-tcp-netns
+.PHONY: test-tcp test-tcp-auth test-tcp-flood test-tcp-mac test-tcp-san test-tcp-netns
 ## test-tcp: the TCP port, ranks as processes on 127.0.0.1, killed and stopped peers
 test-tcp: $(TCPB)/test_tcp
 	@timeout 120 $(TCPB)/test_tcp
@@ -55,16 +62,20 @@ test-tcp-auth: $(TCPB)/test_tcp_auth
 test-tcp-flood: $(TCPB)/test_tcp_flood
 	@timeout 120 $(TCPB)/test_tcp_flood
 
-## test-tcp-san: test-tcp-auth, test-tcp-flood and test-tcp under ASan + UBSan
-test-tcp-san: $(TCPB)/san/test_tcp $(TCPB)/san/test_tcp_auth $(TCPB)/san/test_tcp_flood
+## test-tcp-mac: the TCP port's keyed mode against a relay that forges, replays, drops and swaps
+test-tcp-mac: $(TCPB)/test_tcp_mac
+	@timeout 120 $(TCPB)/test_tcp_mac
+
+## test-tcp-san: test-tcp-auth, test-tcp-flood, test-tcp-mac and test-tcp under ASan + UBSan
+test-tcp-san: $(TCPB)/san/test_tcp $(TCPB)/san/test_tcp_auth $(TCPB)/san/test_tcp_flood $(TCPB)/san/test_tcp_mac
 	@timeout 300 $(TCPB)/san/test_tcp_auth && timeout 300 $(TCPB)/san/test_tcp_flood && \
-	 timeout 300 $(TCPB)/san/test_tcp
+	 timeout 300 $(TCPB)/san/test_tcp_mac && timeout 300 $(TCPB)/san/test_tcp
 
 ## test-tcp-netns: the TCP tests across network namespaces (root)
 test-tcp-netns: $(TCPB)/test_tcp
 	@sh test/tcp_netns.sh $(TCPB)/test_tcp
 
-TEST_TARGETS += test-tcp test-tcp-auth test-tcp-flood test-tcp-netns
+TEST_TARGETS += test-tcp test-tcp-auth test-tcp-flood test-tcp-mac test-tcp-netns
 
 # ---- seeds -------------------------------------------------------------------
 $(TCPB)/seed_torch: examples/seed_torch.c $(TCP_HDRS)

@@ -6,7 +6,8 @@
          #include "ports/coll_tcp.h"
      (COLL_TCP_STATIC makes every function static.) Then, in every process:
 
-         static coll_tcp t;                          caller-owned, ~2 KB
+         static coll_tcp t;                          caller-owned, ~9 KB (~2 KB
+                                                     with COLL_TCP_NO_MAC)
          coll_tcp_init_env(&t, 10000);               MASTER_ADDR, MASTER_PORT,
                                                      WORLD_SIZE, RANK (as torchrun)
                                                      and COLL_TCP_TOKEN
@@ -101,8 +102,30 @@
      isend/irecv take up to COLL_TCP_MAX_REQUESTS - 2 handles (then answer
      COLL_AGAIN); the last two slots are kept for the blocking calls.
      t.bytes_sent / t.bytes_received count payload bytes, for traffic checks.
-     Payload travels in the clear and unauthenticated: the token guards who
-     joins, not what the bytes say (coll.h's optional CRC check does that).
+     Payload travels in the clear, and unauthenticated unless the keyed
+     mode is on (below): by default the token guards who joins, not what
+     the bytes say (coll.h's optional CRC check finds damage, not forgery).
+
+   THE KEYED MODE (opt-in: COLL_TCP_MAC=1 in the environment, or the flag
+     COLL_TCP_MAC to coll_tcp_init_flags)
+     Every message then carries an 8-byte tag: SipHash-2-4, under a key
+     derived from the job token apart from the handshake's, over the
+     link's session (both handshake nonces, through the link's MAC('A')),
+     sender, receiver, the message's number on that link and direction,
+     its length and its bytes. The receiver checks the tag before the
+     message counts as received: a message forged, altered, replayed,
+     dropped, reordered or sent down another link by someone without the
+     token fails it, and the port breaks with COLL_ERR_CORRUPT (one line
+     on stderr); coll.h's abort then tells the other ranks. The tag is
+     64 bits: a forger's blind guess passes once in 2^64 tries, and each
+     wrong guess ends the job. The mode is part of the authenticated
+     hello: ranks that disagree on it refuse each other at the rendezvous
+     (COLL_ERR_MISMATCH, both modes named on stderr). Large messages stay
+     streamed: the sender hashes COLL_TCP_MAC_CHUNK bytes ahead of what it
+     sends, the receiver each piece as it lands. Cost: 8 bytes per message
+     and a SipHash of every byte on both sides (docs/benchmarks.md). With
+     COLL_TCP_INSECURE=1 the key is public: the tags then catch replays
+     and losses on the link, not forgers. Secrecy is not offered.
 
    COST: system calls, above all for small messages (about 3 us each on the
      virtual machine measured, as much as the loopback TCP stack's own work
@@ -127,6 +150,10 @@
      COLL_TCP_HELLO_MS           500    an accepted connection's time to authenticate
      COLL_TCP_SPIN               64     sched_yield + retry rounds before a wait sleeps in poll()
      COLL_TCP_SOCKBUF            0      socket buffer bytes; 0 keeps the kernel's autotuning
+     COLL_TCP_MAC_CHUNK          131072 bytes a keyed-mode sender hashes ahead (and a
+                                        receiver takes per system call) in a large message
+     COLL_TCP_NO_MAC             undefined  leaves the keyed mode out (the struct
+                                        shrinks by 7 KB; asking for it: COLL_ERR_NOSYS)
      COLL_TCP_LOG(t, line)       fputs to stderr   where "dropped ..." lines go
 */
 /* Outside the include guard: it matters only before the first system header. */
@@ -164,6 +191,16 @@
 #ifndef COLL_TCP_HELLO_MS              /* accept -> authenticated, at most    */
 #define COLL_TCP_HELLO_MS 500
 #endif
+#ifndef COLL_TCP_MAC_CHUNK             /* keyed mode: bytes hashed ahead      */
+#define COLL_TCP_MAC_CHUNK 131072
+#endif
+/* The hello's world field carries the mode flags in its upper 16 bits. */
+#if COLL_TCP_MAX_RANKS > 65535
+#error "COLL_TCP_MAX_RANKS must be below 65536"
+#endif
+
+/* Flags of coll_tcp_init_flags. */
+#define COLL_TCP_MAC 1u                /* the keyed mode: a MAC on every message */
 
 /* The port's own codes, in a range of its own, clear of the errno-valued
    COLL_ERR_* codes (coll_result_str does not know them). */
@@ -184,13 +221,39 @@
 extern "C" {
 #endif
 
+/* SipHash-2-4's running state (see >>siphash). */
+typedef struct coll_tcp__sip { uint64_t v0, v1, v2, v3, m; size_t n; } coll_tcp__sip;
+
+#ifndef COLL_TCP_NO_MAC
+/* The keyed mode's state for one message in flight (see >>mac). */
+typedef struct coll_tcp__mac_msg {
+    coll_tcp__sip sip;         /* the tag so far                             */
+    size_t hashed;             /* payload bytes in it                        */
+    int begun;                 /* numbered and headed yet                    */
+    unsigned char tag[8];      /* sent: ours; received: the sender's         */
+} coll_tcp__mac_msg;
+
+/* ... and for the port: the key, and per link its session and the count
+   of messages each way. */
+typedef struct coll_tcp__keyed {
+    int on;
+    uint64_t key[2];           /* for messages; zero when off or closed      */
+    unsigned char session[COLL_TCP_MAX_RANKS][8];
+    uint64_t sent[COLL_TCP_MAX_RANKS], got[COLL_TCP_MAX_RANKS];
+} coll_tcp__keyed;
+#endif
+
 typedef struct coll_tcp__req {
     int peer;                  /* -1: slot free                              */
     int is_send;
     int result;                /* COLL_AGAIN while pending, then 0 or error  */
     unsigned seq;              /* posting order, for per-lane FIFO order     */
     unsigned char *buf;        /* const for sends                            */
-    size_t bytes, done;
+    size_t bytes, done;        /* payload; bytes on the wire so far          */
+    size_t wire;               /* bytes on the wire in all (+ a tag)         */
+#ifndef COLL_TCP_NO_MAC
+    coll_tcp__mac_msg mac;
+#endif
 } coll_tcp__req;
 
 typedef struct coll_tcp {
@@ -205,6 +268,9 @@ typedef struct coll_tcp {
     int insecure;              /* 1: no token, COLL_TCP_INSECURE=1           */
     uint64_t key[2];           /* from the token; zero once the mesh is up   */
     int attached;              /* communicators coll_init put on this port   */
+#ifndef COLL_TCP_NO_MAC
+    coll_tcp__keyed mac;       /* the keyed mode (>>mac)                     */
+#endif
 } coll_tcp;
 
 /* Join the job: returns COLL_OK when the full mesh is up, or COLL_ERR_INVAL
@@ -221,6 +287,12 @@ COLL_TCP_API int coll_tcp_init(coll_tcp *t, const char *master_addr, int master_
 COLL_TCP_API int coll_tcp_init_token(coll_tcp *t, const char *master_addr, int master_port,
                                      int rank, int world, unsigned timeout_ms, const char *token);
 COLL_TCP_API int coll_tcp_init_env(coll_tcp *t, unsigned timeout_ms);
+/* coll_tcp_init_token with flags: COLL_TCP_MAC turns the keyed mode on
+   (so does COLL_TCP_MAC=1 in the environment, for every init; "0" or
+   unset leaves the flags as passed, anything else is COLL_ERR_INVAL). */
+COLL_TCP_API int coll_tcp_init_flags(coll_tcp *t, const char *master_addr, int master_port,
+                                     int rank, int world, unsigned timeout_ms, const char *token,
+                                     unsigned flags);
 COLL_TCP_API void coll_tcp_set_timeout(coll_tcp *t, unsigned timeout_ms);
 COLL_TCP_API coll_port coll_tcp_port(coll_tcp *t);
 /* Break the port on purpose: every link shut down, calls return `code`. */
@@ -271,6 +343,7 @@ COLL_TCP_API uint64_t coll_tcp_siphash(uint64_t k0, uint64_t k1, const void *msg
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -494,14 +567,13 @@ static int coll_tcp__listen(const struct sockaddr_storage *a, socklen_t alen, in
     return fd;
 }
 
-/* ---- SipHash-2-4: the MAC of the handshake --------------------------------- */
+/* ---- >>siphash SipHash-2-4: the MAC of the handshake and of the keyed mode -- */
 
 /* Four 64-bit words of state; each 8-byte little-endian word of the message
    is mixed in with two rounds, the last partial word carries the length,
-   four more rounds finish. Fed byte by byte: the handshake hashes tens of
-   bytes, the table a few KiB, once per job. */
-typedef struct coll_tcp__sip { uint64_t v0, v1, v2, v3, m; size_t n; } coll_tcp__sip;
-
+   four more rounds finish. Fed in pieces of any size (the keyed mode feeds
+   a message as it streams): whole words go straight in, a piece that ends
+   inside a word leaves it in s->m for the next. */
 #define COLL_TCP__ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 
 static void coll_tcp__sip_rounds(coll_tcp__sip *s, int rounds)
@@ -523,15 +595,27 @@ static void coll_tcp__sip_init(coll_tcp__sip *s, uint64_t k0, uint64_t k1)
     s->m = 0; s->n = 0;
 }
 
+static void coll_tcp__sip_word(coll_tcp__sip *s, uint64_t m)
+{
+    s->v3 ^= m; coll_tcp__sip_rounds(s, 2); s->v0 ^= m;
+}
+
 static void coll_tcp__sip_add(coll_tcp__sip *s, const void *msg, size_t n)
 {
     const unsigned char *p = (const unsigned char *)msg;
-    while (n--) {
+    for (; n && (s->n & 7); n--) {                   /* finish a partial word */
         s->m |= (uint64_t)*p++ << (8 * (s->n & 7));
-        if ((++s->n & 7) == 0) {
-            s->v3 ^= s->m; coll_tcp__sip_rounds(s, 2); s->v0 ^= s->m;
-            s->m = 0;
-        }
+        if ((++s->n & 7) == 0) { coll_tcp__sip_word(s, s->m); s->m = 0; }
+    }
+    for (; n >= 8; n -= 8, p += 8) {                 /* whole words */
+        coll_tcp__sip_word(s, (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+                              (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+                              (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56);
+        s->n += 8;
+    }
+    for (; n; n--) {                                 /* the start of the next */
+        s->m |= (uint64_t)*p++ << (8 * (s->n & 7));
+        s->n++;
     }
 }
 
@@ -725,12 +809,200 @@ static void coll_tcp__log(const coll_tcp *t, int fd, const char *fmt, ...)
     COLL_TCP_LOG(t, line);
 }
 
+/* The modes a rank runs in, which every rank of a job must share: the
+   upper half of the hello's world field (0 in the plain mode, so its
+   bytes are those of a port without the keyed mode). */
+static unsigned long coll_tcp__modes(const coll_tcp *t)
+{
+#ifndef COLL_TCP_NO_MAC
+    return t->mac.on ? COLL_TCP_MAC : 0;
+#else
+    (void)t;
+    return 0;
+#endif
+}
+
 static void coll_tcp__hello(const coll_tcp *t, unsigned char *p, int rank)
 {
     coll_tcp__put32(p, COLL_TCP__MAGIC);
     coll_tcp__put32(p + 4, COLL_TCP_VERSION);
     coll_tcp__put32(p + 8, (unsigned long)rank);
-    coll_tcp__put32(p + 12, (unsigned long)t->nranks);
+    coll_tcp__put32(p + 12, (unsigned long)t->nranks | coll_tcp__modes(t) << 16);
+}
+
+/* Why an authenticated peer's world field `w` is not ours: a line. */
+static void coll_tcp__say_world(const coll_tcp *t, int fd, const char *who, unsigned long w)
+{
+    if ((w & 0xffffu) != (unsigned long)t->nranks)
+        coll_tcp__log(t, fd, "%s has WORLD_SIZE %lu, this rank %d", who, w & 0xffffu, t->nranks);
+    else
+        coll_tcp__log(t, fd, "%s runs %s the keyed mode (COLL_TCP_MAC), this rank %s: refused",
+                      who, (w >> 16) & COLL_TCP_MAC ? "with" : "without",
+                      coll_tcp__modes(t) & COLL_TCP_MAC ? "with" : "without");
+}
+
+/* ---- >>mac the keyed mode: a tag on every message ---------------------------- *
+
+   With t->mac.on, message n of the link from rank S to rank R goes on the
+   wire as its bytes and then an 8-byte tag:
+
+       SipHash-2-4 under K_msg of   session (8) | S (4) | R (4) | n (8) | length (8) | bytes
+
+   K_msg comes from the token as the handshake key does, under another
+   fixed key, so neither key tells anything of the other. session is the
+   link's MAC('A') from its handshake, which covers both fresh nonces: no
+   message of another link, or of an earlier job with the same token,
+   fits. n counts the messages of one direction of one link, so a message
+   replayed, dropped or reordered arrives under the wrong n, and S and R
+   keep a message from being bounced back to its sender. The length is
+   the posted one on both sides, never read from the wire: a message of
+   another length shifts the stream and fails its tag.
+
+   The data path asks this layer three things, each trivial when it is
+   off: which bytes of a message go next (coll_tcp__span), that k bytes
+   moved (coll_tcp__moved), and whether a message that has all its bytes
+   is good (coll_tcp__landed). A sender hashes up to COLL_TCP_MAC_CHUNK
+   bytes ahead of what it sends and sends nothing unhashed; its last
+   piece and the tag go in one system call. A receiver takes at most a
+   chunk per call and hashes it while it is in the cache; the message
+   counts as received only once the tag matches. */
+
+#ifndef COLL_TCP_NO_MAC
+/* K_msg: two SipHashes of the token under "coll-tcp-msg-key", one per half. */
+static void coll_tcp__mac_derive(coll_tcp *t, const char *token)
+{
+    int half;
+    for (half = 0; half < 2; half++) {
+        coll_tcp__sip s;
+        unsigned char tag = (unsigned char)half;
+        coll_tcp__sip_init(&s, 0x636f6c6c2d746370ull, 0x2d6d73672d6b6579ull);
+        coll_tcp__sip_add(&s, &tag, 1);
+        coll_tcp__sip_add(&s, token, strlen(token));
+        t->mac.key[half] = coll_tcp__sip_end(&s);
+    }
+}
+
+static void coll_tcp__mac_session(coll_tcp *t, int peer, const unsigned char *tag_a)
+{
+    if (t->mac.on) memcpy(t->mac.session[peer], tag_a, 8);
+}
+
+/* The first time q moves: its number on the lane (only a lane's oldest
+   transfer moves, so numbers follow posting order) and its header. */
+static void coll_tcp__mac_begin(coll_tcp *t, coll_tcp__req *q)
+{
+    unsigned char head[32];
+    uint64_t n = q->is_send ? t->mac.sent[q->peer]++ : t->mac.got[q->peer]++;
+    memcpy(head, t->mac.session[q->peer], 8);
+    coll_tcp__put32(head + 8, (unsigned long)(q->is_send ? t->rank : q->peer));
+    coll_tcp__put32(head + 12, (unsigned long)(q->is_send ? q->peer : t->rank));
+    coll_tcp__put64(head + 16, n);
+    coll_tcp__put64(head + 24, (uint64_t)q->bytes);
+    coll_tcp__sip_init(&q->mac.sip, t->mac.key[0], t->mac.key[1]);
+    coll_tcp__sip_add(&q->mac.sip, head, sizeof head);
+    q->mac.hashed = 0;
+    q->mac.begun = 1;
+}
+
+static int coll_tcp__mac_span(coll_tcp *t, coll_tcp__req *q, struct iovec *v)
+{
+    coll_tcp__mac_msg *m = &q->mac;
+    size_t upto = q->done < q->bytes && q->bytes - q->done > COLL_TCP_MAC_CHUNK
+                ? q->done + COLL_TCP_MAC_CHUNK : q->bytes;
+    int n = 0;
+    if (!m->begun) coll_tcp__mac_begin(t, q);
+    if (q->is_send) {
+        if (m->hashed < upto) {
+            coll_tcp__sip_add(&m->sip, q->buf + m->hashed, upto - m->hashed);
+            m->hashed = upto;
+            if (upto == q->bytes) coll_tcp__put64(m->tag, coll_tcp__sip_end(&m->sip));
+        }
+        upto = m->hashed;
+    }
+    if (q->done < upto) {
+        v[n].iov_base = q->buf + q->done; v[n].iov_len = upto - q->done; n++;
+    }
+    if (upto == q->bytes) {
+        size_t at = q->done > q->bytes ? q->done - q->bytes : 0;
+        v[n].iov_base = m->tag + at; v[n].iov_len = COLL_TCP__TAG - at; n++;
+    }
+    return n;
+}
+
+/* A receiver's payload up to `upto` has landed: into the tag with it. */
+static void coll_tcp__mac_heard(coll_tcp__req *q, size_t upto)
+{
+    if (upto > q->mac.hashed) {
+        coll_tcp__sip_add(&q->mac.sip, q->buf + q->mac.hashed, upto - q->mac.hashed);
+        q->mac.hashed = upto;
+    }
+}
+
+/* A received message is complete: its tag, or COLL_ERR_CORRUPT and the
+   port broken (the stream can no longer be trusted at all). */
+static int coll_tcp__mac_check(coll_tcp *t, coll_tcp__req *q)
+{
+    unsigned char want[COLL_TCP__TAG];
+    if (q->is_send) return COLL_OK;
+    coll_tcp__put64(want, coll_tcp__sip_end(&q->mac.sip));
+    if (coll_tcp__same(want, q->mac.tag)) return COLL_OK;
+    if (!t->failed)
+        coll_tcp__log(t, -1, "message %llu of %lu bytes from rank %d failed its MAC: "
+                      "forged, altered, replayed, dropped or reordered on the way",
+                      (unsigned long long)(t->mac.got[q->peer] - 1), (unsigned long)q->bytes, q->peer);
+    coll_tcp_abort(t, COLL_ERR_CORRUPT);
+    return COLL_ERR_CORRUPT;
+}
+#else
+#define coll_tcp__mac_session(t, peer, tag_a) ((void)0)
+#endif
+
+/* Bytes of q on the wire: its payload, and a tag in the keyed mode. */
+static size_t coll_tcp__wire(const coll_tcp *t, const coll_tcp__req *q)
+{
+#ifndef COLL_TCP_NO_MAC
+    if (t->mac.on && q->bytes) return q->bytes + COLL_TCP__TAG;
+#else
+    (void)t;
+#endif
+    return q->bytes;
+}
+
+/* The bytes of q that go next, as one or two pieces. */
+static int coll_tcp__span(coll_tcp *t, coll_tcp__req *q, struct iovec *v)
+{
+#ifndef COLL_TCP_NO_MAC
+    if (t->mac.on) return coll_tcp__mac_span(t, q, v);
+#else
+    (void)t;
+#endif
+    v[0].iov_base = q->buf + q->done;
+    v[0].iov_len = q->bytes - q->done;
+    return 1;
+}
+
+/* k more bytes of q moved: counted (payload only), and fed to the tag. */
+static void coll_tcp__moved(coll_tcp *t, coll_tcp__req *q, size_t k)
+{
+    size_t before = q->done < q->bytes ? q->done : q->bytes, after;
+    q->done += k;
+    after = q->done < q->bytes ? q->done : q->bytes;
+    if (q->is_send) t->bytes_sent += (unsigned long long)(after - before);
+    else t->bytes_received += (unsigned long long)(after - before);
+#ifndef COLL_TCP_NO_MAC
+    if (t->mac.on && !q->is_send) coll_tcp__mac_heard(q, after);
+#endif
+}
+
+/* q has all its bytes: its result. */
+static int coll_tcp__landed(coll_tcp *t, coll_tcp__req *q)
+{
+#ifndef COLL_TCP_NO_MAC
+    if (t->mac.on) return coll_tcp__mac_check(t, q);
+#else
+    (void)t; (void)q;
+#endif
+    return COLL_OK;
 }
 
 /* ---- the accepting side: every pending connection at once ------------------ */
@@ -844,11 +1116,13 @@ static int coll_tcp__step(coll_tcp *t, coll_tcp__shake *s, int lo, int hi,
         /* Authenticated: from here on a contradiction is the job's error. */
         rank = coll_tcp__get32(s->hello + 8);
         world = coll_tcp__get32(s->hello + 12);
-        if (world != (unsigned long)t->nranks || rank < (unsigned long)lo ||
+        if (world != ((unsigned long)t->nranks | coll_tcp__modes(t) << 16) || rank < (unsigned long)lo ||
             rank >= (unsigned long)hi || t->fd[rank] >= 0) {
-            if (world != (unsigned long)t->nranks)
-                coll_tcp__log(t, s->fd, "rank %lu has WORLD_SIZE %lu, this rank %d", rank, world, t->nranks);
-            else
+            if (world != ((unsigned long)t->nranks | coll_tcp__modes(t) << 16)) {
+                char who[32];
+                snprintf(who, sizeof who, "rank %lu", rank);
+                coll_tcp__say_world(t, s->fd, who, world);
+            } else
                 coll_tcp__log(t, s->fd, "an authenticated peer claims rank %lu, %s", rank,
                               rank < (unsigned long)hi && rank >= (unsigned long)lo ?
                               "which another peer already holds" : "not expected here");
@@ -866,6 +1140,7 @@ static int coll_tcp__step(coll_tcp *t, coll_tcp__shake *s, int lo, int hi,
         }
         t->fd[rank] = s->fd;
         s->fd = -1;
+        coll_tcp__mac_session(t, (int)rank, s->reply + COLL_TCP__HEAD);
         if (table) memcpy(table + rank * COLL_TCP__ENTRY, s->hello + 32, COLL_TCP__ENTRY);
         if (tags) memcpy(tags[rank], s->reply + COLL_TCP__HEAD, COLL_TCP__TAG);
         return 1;
@@ -1032,9 +1307,8 @@ static int coll_tcp__shake_out(coll_tcp *t, int fd, int peer, const unsigned cha
     coll_tcp__mac(t, 'C', hello, reply, tag);
     rc = coll_tcp__write_all(fd, tag, sizeof tag, deadline);
     if (rc) return rc == COLL_ERR_IO ? COLL_AGAIN : rc;
-    if (coll_tcp__get32(reply + 12) != (unsigned long)t->nranks) {
-        coll_tcp__log(t, fd, "%s has WORLD_SIZE %lu, this rank %d", who,
-                      coll_tcp__get32(reply + 12), t->nranks);
+    if (coll_tcp__get32(reply + 12) != ((unsigned long)t->nranks | coll_tcp__modes(t) << 16)) {
+        coll_tcp__say_world(t, fd, who, coll_tcp__get32(reply + 12));
         return COLL_ERR_MISMATCH;
     }
     if (coll_tcp__get32(reply + 8) != (unsigned long)peer) {
@@ -1047,6 +1321,7 @@ static int coll_tcp__shake_out(coll_tcp *t, int fd, int peer, const unsigned cha
     coll_tcp__mac(t, 'K', hello, reply, want);
     if (coll_tcp__same(want, tag)) {
         memcpy(tag_a, reply + COLL_TCP__HEAD, COLL_TCP__TAG);
+        coll_tcp__mac_session(t, peer, tag_a);
         return COLL_OK;
     }
     coll_tcp__mac(t, 'N', hello, reply, want);
@@ -1224,6 +1499,9 @@ static int coll_tcp__key(coll_tcp *t, const char *token)
     if (!token) token = getenv("COLL_TCP_TOKEN");
     if (token && *token) {
         coll_tcp__derive(t, token);
+#ifndef COLL_TCP_NO_MAC
+        if (t->mac.on) coll_tcp__mac_derive(t, token);
+#endif
         return COLL_OK;
     }
     insecure = getenv("COLL_TCP_INSECURE");
@@ -1233,6 +1511,9 @@ static int coll_tcp__key(coll_tcp *t, const char *token)
                           "reach these ports can join the job or pose as a rank");
         t->insecure = 1;
         coll_tcp__derive(t, "");
+#ifndef COLL_TCP_NO_MAC
+        if (t->mac.on) coll_tcp__mac_derive(t, "");
+#endif
         return COLL_OK;
     }
     coll_tcp__log(t, -1, "no job token: set COLL_TCP_TOKEN to one secret shared by every "
@@ -1240,8 +1521,36 @@ static int coll_tcp__key(coll_tcp *t, const char *token)
     return COLL_ERR_INVAL;
 }
 
+/* The keyed mode, as asked for by `flags` and COLL_TCP_MAC. */
+static int coll_tcp__modes_set(coll_tcp *t, unsigned flags)
+{
+    const char *env = getenv("COLL_TCP_MAC");
+    if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0) {
+        coll_tcp__log(t, -1, "COLL_TCP_MAC=%.32s: use 1 (the keyed mode) or 0", env);
+        return COLL_ERR_INVAL;
+    }
+    if (env && strcmp(env, "1") == 0) flags |= COLL_TCP_MAC;
+    if (flags & ~COLL_TCP_MAC) return COLL_ERR_INVAL;
+#ifndef COLL_TCP_NO_MAC
+    t->mac.on = (flags & COLL_TCP_MAC) != 0;
+#else
+    if (flags & COLL_TCP_MAC) {
+        coll_tcp__log(t, -1, "the keyed mode was asked for, but this build has COLL_TCP_NO_MAC");
+        return COLL_ERR_NOSYS;
+    }
+#endif
+    return COLL_OK;
+}
+
 COLL_TCP_API int coll_tcp_init_token(coll_tcp *t, const char *master_addr, int master_port,
                                      int rank, int world, unsigned timeout_ms, const char *token)
+{
+    return coll_tcp_init_flags(t, master_addr, master_port, rank, world, timeout_ms, token, 0);
+}
+
+COLL_TCP_API int coll_tcp_init_flags(coll_tcp *t, const char *master_addr, int master_port,
+                                     int rank, int world, unsigned timeout_ms, const char *token,
+                                     unsigned flags)
 {
     struct addrinfo hints, *res = NULL;
     struct sockaddr_storage master;
@@ -1258,7 +1567,8 @@ COLL_TCP_API int coll_tcp_init_token(coll_tcp *t, const char *master_addr, int m
     t->rank = rank; t->nranks = world; t->local_rank = rank;
     coll_tcp_set_timeout(t, timeout_ms);
     if (world == 1) return COLL_OK;
-    rc = coll_tcp__key(t, token);
+    rc = coll_tcp__modes_set(t, flags);
+    if (!rc) rc = coll_tcp__key(t, token);
     if (rc) { t->failed = rc; return rc; }
     deadline = coll_tcp__now_ms() + t->timeout_ms;
 
@@ -1268,6 +1578,8 @@ COLL_TCP_API int coll_tcp_init_token(coll_tcp *t, const char *master_addr, int m
     snprintf(port, sizeof port, "%d", master_port);
     if (getaddrinfo(master_addr, port, &hints, &res) != 0 || !res) {
         memset(t->key, 0, sizeof t->key);
+        coll_tcp_close(t);
+        t->failed = COLL_ERR_INVAL;
         return COLL_ERR_INVAL;
     }
     memset(&master, 0, sizeof master);
@@ -1397,6 +1709,9 @@ COLL_TCP_API void coll_tcp_close(coll_tcp *t)
     int i;
     for (i = 0; i < COLL_TCP_MAX_RANKS; i++)
         if (t->fd[i] >= 0) { close(t->fd[i]); t->fd[i] = -1; }
+#ifndef COLL_TCP_NO_MAC
+    memset(t->mac.key, 0, sizeof t->mac.key);
+#endif
     if (!t->failed) t->failed = COLL_ERR_ABORTED;
 }
 
@@ -1415,6 +1730,10 @@ static int coll_tcp__post(coll_tcp *t, int is_send, int peer, const void *buf,
         q->peer = peer; q->is_send = is_send;
         q->buf = (unsigned char *)buf;   /* a send only ever reads through it */
         q->bytes = bytes; q->done = 0;
+        q->wire = coll_tcp__wire(t, q);
+#ifndef COLL_TCP_NO_MAC
+        q->mac.begun = 0;
+#endif
         q->seq = t->seq++;
         q->result = bytes ? COLL_AGAIN : COLL_OK;
         *handle = i;
@@ -1443,17 +1762,29 @@ static int coll_tcp__is_head(const coll_tcp *t, const coll_tcp__req *q)
    full, and asking again at once would only cost a system call that
    answers EAGAIN. Returns 1 if anything moved, 0 if not, or the error
    that broke the port. */
+/* One system call moving the pieces v[0..n) of q; `flags` as recv/send's. */
+static ssize_t coll_tcp__xfer(int fd, const coll_tcp__req *q, struct iovec *v, int n, int flags)
+{
+    struct msghdr h;
+    if (n == 1)
+        return q->is_send ? send(fd, v[0].iov_base, v[0].iov_len, COLL_TCP__SEND_FLAGS | flags)
+                          : recv(fd, v[0].iov_base, v[0].iov_len, flags);
+    memset(&h, 0, sizeof h);
+    h.msg_iov = v;
+    h.msg_iovlen = (size_t)n;
+    return q->is_send ? sendmsg(fd, &h, COLL_TCP__SEND_FLAGS | flags) : recvmsg(fd, &h, flags);
+}
+
 static int coll_tcp__move(coll_tcp *t, coll_tcp__req *q)
 {
     int fd = t->fd[q->peer], moved = 0;
-    while (q->done < q->bytes) {
-        size_t n = q->bytes - q->done;
-        ssize_t k = q->is_send ? send(fd, q->buf + q->done, n, COLL_TCP__SEND_FLAGS | COLL_TCP__TRY)
-                               : recv(fd, q->buf + q->done, n, COLL_TCP__TRY);
+    while (q->done < q->wire) {
+        struct iovec v[2];
+        int nv = coll_tcp__span(t, q, v);
+        size_t n = v[0].iov_len + (nv > 1 ? v[1].iov_len : 0);
+        ssize_t k = coll_tcp__xfer(fd, q, v, nv, COLL_TCP__TRY);
         if (k > 0) {
-            q->done += (size_t)k;
-            if (q->is_send) t->bytes_sent += (unsigned long long)k;
-            else t->bytes_received += (unsigned long long)k;
+            coll_tcp__moved(t, q, (size_t)k);
             moved = 1;
             if (q->is_send && (size_t)k < n) break;     /* the buffer is full */
             continue;
@@ -1463,7 +1794,7 @@ static int coll_tcp__move(coll_tcp *t, coll_tcp__req *q)
         coll_tcp_abort(t, COLL_ERR_IO);             /* EOF, reset, ... */
         return COLL_ERR_IO;
     }
-    if (q->done == q->bytes) q->result = COLL_OK;
+    if (q->done == q->wire) q->result = coll_tcp__landed(t, q);
     return moved;
 }
 
@@ -1501,14 +1832,12 @@ static int coll_tcp__alone(const coll_tcp *t, const coll_tcp__req *q)
 static void coll_tcp__finish(coll_tcp *t, coll_tcp__req *q)
 {
     int fd = t->fd[q->peer];
-    while (q->done < q->bytes && q->result == COLL_AGAIN) {
-        size_t n = q->bytes - q->done;
-        ssize_t k = q->is_send ? send(fd, q->buf + q->done, n, COLL_TCP__SEND_FLAGS)
-                               : recv(fd, q->buf + q->done, n, MSG_WAITALL);
+    while (q->done < q->wire && q->result == COLL_AGAIN) {
+        struct iovec v[2];
+        int nv = coll_tcp__span(t, q, v);
+        ssize_t k = coll_tcp__xfer(fd, q, v, nv, q->is_send ? 0 : MSG_WAITALL);
         if (k > 0) {
-            q->done += (size_t)k;
-            if (q->is_send) t->bytes_sent += (unsigned long long)k;
-            else t->bytes_received += (unsigned long long)k;
+            coll_tcp__moved(t, q, (size_t)k);
             continue;
         }
         if (k < 0 && errno == EINTR) continue;
@@ -1517,7 +1846,7 @@ static void coll_tcp__finish(coll_tcp *t, coll_tcp__req *q)
         coll_tcp_abort(t, k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? COLL_ERR_TIMEOUT
                                                                              : COLL_ERR_IO);
     }
-    if (q->done == q->bytes && q->result == COLL_AGAIN) q->result = COLL_OK;
+    if (q->done == q->wire && q->result == COLL_AGAIN) q->result = coll_tcp__landed(t, q);
 }
 #endif
 
