@@ -10,7 +10,10 @@
 #                     and off (-C 0: rows coll-<port>-c0), Open MPI, MPICH,
 #                     Gloo, torch.distributed (gloo) and the torch seed's
 #                     programs; memory bandwidth; coll.h's cost per call over
-#                     the null port
+#                     the null port; the ceilings of bench/goals.sh: the
+#                     memory traffic of AUTO's all-reduce (memtraffic), the
+#                     memory bandwidth over arrays as large as its buffers,
+#                     the raw TCP loopback stream (tcpstream)
 #   full   (< 10 min) every collective and size 8 B..64 MiB (x4, with 64 KiB
 #                     and 64 MiB), and 256 MiB for all-reduce; coll-threads
 #                     with every algorithm (AUTO alone above 64 MiB), the
@@ -30,8 +33,9 @@ MPICH="mpirun.mpich"
 flags=$out.flags        # the block below runs in a pipeline (a subshell)
 
 case $mode in
-quick) sizes=quick; T=10; colls=allreduce; ranks="2 4"; passes=2; tmo=120 ;;
+quick) sizes=quick; T=10; colls=allreduce; ranks="2 4"; passes=2; tmo=120; big=8 ;;
 full)  sizes=full;  T=20; colls=allreduce,reduce_scatter,allgather,broadcast,reduce,alltoall
+       big="8 32 64 256"
        others=reduce_scatter,allgather,broadcast,reduce,alltoall
        ranks="2 4"; passes=5; tmo=600 ;;
 *) echo "usage: bench/run.sh quick|full" >&2; exit 2 ;;
@@ -131,10 +135,31 @@ rm -f "$flags"
     fi
 
     # --- the memory's own ceiling --------------------------------------------
+    # (512 MiB: the plots' dashed line; and arrays as large as the buffers of
+    # each all-reduce of >= 8 MiB at 2 and 4 ranks, for bench/goals.sh's
+    # memory ceilings, with the traffic memtraffic counts for them)
     if [ -x $bin/membw ]; then
         run membw $bin/membw -M 512 -r $passes -t 1,2
+        ncpu=$(nproc 2>/dev/null || echo 2)
+        for f in $(for p in $ranks; do for s in $big; do
+                     echo "$((s * p)):$(( p < ncpu ? p : ncpu ))"; done; done | sort -u -n); do
+            run "membw ${f%:*} MiB" $bin/membw -M ${f%:*} -r $passes -t ${f#*:}
+        done
     else
         lack "$bin/membw not built: no membw rows"
+    fi
+    if [ -x $bin/memtraffic ]; then
+        run memtraffic $bin/memtraffic -p threads,shm -n $ranks_csv -c allreduce \
+            -s $(for s in $big; do printf '%sM,' $s; done | sed 's/,$//')
+    else
+        lack "$bin/memtraffic not built: no memtraffic rows"
+    fi
+
+    # --- the TCP loopback's own ceiling --------------------------------------
+    if [ -x $bin/tcpstream ]; then
+        run tcpstream $bin/tcpstream -s 8M
+    else
+        lack "$bin/tcpstream not built: no tcpstream rows"
     fi
 } | tee "$tmp"
 mv "$tmp" "$out"

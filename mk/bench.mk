@@ -3,8 +3,11 @@
 #   make bench         full table (< 10 min) on stdout and in bench/results/latest.tsv
 #   make bench-quick   the short table (< 1 min)
 #   make bench-plot    bus bandwidth against size, PNGs in bench/results/
-#   make bench-goals   the team's goal ratios from bench/results/latest.tsv
-#                      (or the median over BENCH_TABLES="a.tsv b.tsv ...")
+#   make bench-goals   the goals against this machine's own ceilings (memory,
+#                      TCP loopback) and Open MPI, measured in one run of three
+#                      passes (~15 min), bench/results/goals.tsv; with
+#                      GOALS_TABLES="a.tsv ..." the goals of those tables only
+#   make bench-goals-quick  the same run with fewer sizes (~3 min)
 #   make bench-auto    AUTO against the fastest forced algorithm, every row
 #   make bench-auto-raw every forced algorithm, several passes (~3.5 min each),
 #                      bench/results/auto-raw.tsv: what fit-auto reads
@@ -30,7 +33,11 @@ BENCH_MPICC_MPICH := $(shell command -v mpicc.mpich 2>/dev/null)
 BENCH_GLOO        := $(wildcard /usr/include/gloo/allreduce_ring.h)
 BENCH_GNUPLOT     := $(shell command -v gnuplot 2>/dev/null)
 
-BENCH_BINS := $(BENCH_B)/bench_coll $(BENCH_B)/membw $(BENCH_B)/sim $(BENCH_B)/nullport
+BENCH_BINS := $(BENCH_B)/bench_coll $(BENCH_B)/membw $(BENCH_B)/sim $(BENCH_B)/nullport \
+              $(BENCH_B)/memtraffic
+ifneq ($(wildcard ports/coll_tcp.h),)
+BENCH_BINS += $(BENCH_B)/tcpstream
+endif
 ifneq ($(BENCH_MPICC_OMPI),)
 BENCH_BINS += $(BENCH_B)/bench_mpi_ompi
 endif
@@ -42,7 +49,7 @@ BENCH_BINS += $(BENCH_B)/bench_gloo
 endif
 
 TEST_TARGETS += test-bench
-.PHONY: bench bench-quick bench-plot bench-goals bench-auto bench-auto-raw fit-auto bench-checks bench-null bench-bins sim test-bench
+.PHONY: bench bench-quick bench-plot bench-goals bench-goals-quick bench-auto bench-auto-raw fit-auto bench-checks bench-null bench-bins sim test-bench
 BENCH_TABLES ?= bench/results/latest.tsv
 
 ## bench-bins: [internal] build every benchmark program that this machine can build
@@ -65,6 +72,16 @@ $(BENCH_B)/membw: bench/membw.c bench/bench_common.h
 	@mkdir -p $(@D)
 	@echo "  CC  $@" >&2
 	@$(CC) $(BENCH_CFLAGS) $< -o $@ $(LDLIBS_THREADS)
+
+$(BENCH_B)/memtraffic: bench/memtraffic.c $(BENCH_HDRS) $(BENCH_PORTS)
+	@mkdir -p $(@D)
+	@echo "  CC  $@" >&2
+	@$(CC) $(BENCH_CFLAGS) $(BENCH_DEFS) $< -o $@ $(LDLIBS_THREADS)
+
+$(BENCH_B)/tcpstream: bench/tcpstream.c bench/bench_common.h coll.h ports/coll_tcp.h
+	@mkdir -p $(@D)
+	@echo "  CC  $@" >&2
+	@$(CC) $(BENCH_CFLAGS) $< -o $@
 
 $(BENCH_B)/nullport: bench/nullport.c bench/bench_common.h coll.h
 	@mkdir -p $(@D)
@@ -99,9 +116,15 @@ bench-plot:
 	@test -f bench/results/latest.tsv || { echo "bench-plot: run make bench (or bench-quick) first" >&2; exit 1; }
 	@sh bench/plot.sh bench/results/latest.tsv bench/results
 
-## bench-goals: the goal ratios from bench/results/latest.tsv (or BENCH_TABLES), checks on and off
-bench-goals:
-	@sh bench/goals.sh $(BENCH_TABLES)
+GOALS_TABLES ?=
+
+## bench-goals: the goals against the machine's own ceilings and Open MPI, one run of 3 passes (~15 min)
+bench-goals: $(if $(GOALS_TABLES),,bench-bins)
+	@$(if $(GOALS_TABLES),sh bench/goals.sh $(GOALS_TABLES),sh bench/goals.sh run full)
+
+## bench-goals-quick: the same goals from a short run (all-reduce, 5 sizes, ~3 min)
+bench-goals-quick: bench-bins
+	@sh bench/goals.sh run quick
 
 ## bench-auto: AUTO's time against the fastest forced algorithm for every row of the table
 bench-auto:
@@ -124,7 +147,7 @@ $(B)/tools/fit_auto: tools/fit_auto.c coll.h bench/bench_common.h bench/bench_co
 fit-auto: $(B)/tools/fit_auto
 	@$(B)/tools/fit_auto $(FIT_ARGS) $(FIT_TABLES)
 
-## bench-checks: call checks off / on / on+CRC, threads and shm ports, 8 B to 8 MiB (markdown)
+## bench-checks: call checks off / on / on+CRC, threads and shm ports; and tcp with its keyed mode (MAC); 8 B to 8 MiB (markdown)
 bench-checks: $(BENCH_B)/bench_coll
 	@sh bench/checks.sh
 
