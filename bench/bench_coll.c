@@ -82,11 +82,14 @@ static int rank_body(bench_world *w, int rank, coll_port *port)
 /* The row's impl: the port's name, with "-c0" when the call checks are off
    (-C 0) and "-crc" when CRCs are on too (-C 3), so that one table can
    hold the same rows with the checks in each state. The default (-C 1 or
-   no -C) has no suffix. */
+   no -C) has no suffix. The tcp port's keyed mode (COLL_TCP_MAC=1 in the
+   environment, which the port reads itself) adds "-mac". */
 static const char *bench_impl_name(config *cf, const char *port)
 {
     const char *sfx = cf->checks == 0 ? "-c0" : cf->checks > 1 ? "-crc" : "";
-    snprintf(cf->impl_buf, sizeof cf->impl_buf, "coll-%s%s", port, sfx);
+    const char *mac = getenv("COLL_TCP_MAC");
+    snprintf(cf->impl_buf, sizeof cf->impl_buf, "coll-%s%s%s", port, sfx,
+             strcmp(port, "tcp") == 0 && mac && strcmp(mac, "1") == 0 ? "-mac" : "");
     return cf->impl_buf;
 }
 

@@ -607,11 +607,16 @@ static void coll_tcp__sip_add(coll_tcp__sip *s, const void *msg, size_t n)
         s->m |= (uint64_t)*p++ << (8 * (s->n & 7));
         if ((++s->n & 7) == 0) { coll_tcp__sip_word(s, s->m); s->m = 0; }
     }
-    for (; n >= 8; n -= 8, p += 8) {                 /* whole words */
-        coll_tcp__sip_word(s, (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-                              (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-                              (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56);
-        s->n += 8;
+    if (n >= 8) {                                    /* whole words, the state in */
+        coll_tcp__sip w = *s;                        /* locals (p may alias *s)   */
+        for (; n >= 8; n -= 8, p += 8) {
+            uint64_t m = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+                         (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+                         (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+            w.v3 ^= m; coll_tcp__sip_rounds(&w, 2); w.v0 ^= m;
+            w.n += 8;
+        }
+        *s = w;
     }
     for (; n; n--) {                                 /* the start of the next */
         s->m |= (uint64_t)*p++ << (8 * (s->n & 7));
