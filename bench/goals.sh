@@ -9,7 +9,8 @@
 #
 # THE RUN. GOALS_PASSES (3) passes, one after another, so that a noisy
 # spell on a shared machine lands in one pass of a row and the median
-# drops it. Each pass: every coll port's all-reduce with AUTO and every
+# drops it; AUTO is timed before the forced algorithms in odd passes and
+# after them in even ones. Each pass: every coll port's all-reduce with AUTO and every
 # forced algorithm (full: every collective on the threads port too), Open
 # MPI's own all-reduce and coll over the MPI port in the same mpirun,
 # coll's persistent calls at 8 B when bench_coll has them (-P 1), the raw
@@ -77,14 +78,24 @@ if [ "${1:-}" = run ]; then
     done
     say() { echo "goals: $*" >&2; }
     failed=0
+    errf=$(mktemp)
+    trap 'rm -f "$errf"' EXIT
     run() {   # run <what> <command...>: a failure is said, never fatal
         what=$1; shift
         t0=$(date +%s)
-        timeout $tmo "$@"
+        timeout $tmo "$@" 2>"$errf"
         rc=$?
+        grep -v 'does not run it' "$errf" >&2    # a listed algorithm a collective lacks
         say "$what: $(( $(date +%s) - t0 )) s"
         [ $rc -eq 0 ] || { say "FAILED: $what (exit $rc)"; failed=1; }
     }
+    # Every algorithm, AUTO first in odd passes and last in even ones: a
+    # row's AUTO and forced cells are timed seconds apart, so a slow spell
+    # would otherwise always fall on the same side.
+    fwd=$(awk '/#define COLL_ALGO_LIST/,/^$/' coll.h | sed -n 's/.*X([A-Z_0-9]*, *"\([a-z_0-9]*\)").*/\1/p')
+    rev=$(echo "$fwd" | awk '{ a[NR] = $0 } END { for (i = NR; i >= 1; i--) printf "%s%s", a[i], (i > 1 ? "," : "") }')
+    fwd=$(echo "$fwd" | tr '\n' ',' | sed 's/,$//')
+    case ",$fwd," in *,auto,*) ;; *) fwd=all; rev=all ;; esac    # no list found: bench_coll's own order
     have_ompi=0
     [ -x $bin/bench_mpi_ompi ] && command -v mpirun.openmpi >/dev/null && have_ompi=1
     [ $have_ompi = 1 ] || say "MISSING: Open MPI (Debian openmpi-bin libopenmpi-dev): no ompi or coll-mpi rows"
@@ -108,14 +119,15 @@ if [ "${1:-}" = run ]; then
         i=1
         while [ $i -le $passes ]; do
             say "pass $i of $passes"
-            run "coll-threads" $bin/bench_coll -p threads -n 2,4 -c $colls -a all -s $sizes -T $T
-            run "coll-shm-tcp" $bin/bench_coll -p shm,tcp -n 2,4 -c allreduce -a all -s $sizes -T $T
+            algos=$([ $((i % 2)) = 1 ] && echo $fwd || echo $rev)
+            run "coll-threads" $bin/bench_coll -p threads -n 2,4 -c $colls -a $algos -s $sizes -T $T
+            run "coll-shm-tcp" $bin/bench_coll -p shm,tcp -n 2,4 -c allreduce -a $algos -s $sizes -T $T
             [ $mode = full ] && run "coll 256 MiB" $bin/bench_coll -p threads,shm,tcp -n 2,4 \
                 -c allreduce -a auto -s 256M -T $T
             if [ $have_ompi = 1 ]; then
                 for n in 2 4; do
                     run "ompi+coll-mpi p=$n" $OMPI -np $n $bin/bench_mpi_ompi -i ompi -c allreduce \
-                        -a all -s $sizes -T $T
+                        -a $algos -s $sizes -T $T
                 done
             fi
             if [ $have_pers = 1 ]; then
