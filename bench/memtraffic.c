@@ -1,7 +1,8 @@
 /* memtraffic.c - the memory traffic of the algorithm AUTO runs: the bytes
    one call copies and reduces on all ranks together, counted while it runs.
 
-       build/bench/memtraffic [-p threads,shm] [-n 2,4] [-c allreduce,...] [-s 8M,64M] [-x]
+       build/bench/memtraffic [-p threads,shm] [-n 2,4] [-c allreduce,...] [-s 8M,64M]
+                              [-a algo] [-x]
 
    For each port, rank count, collective and size: every rank sets up coll
    as bench_coll does (the same scratch, the call checks in their default
@@ -29,7 +30,8 @@
    algbw column = C / bytes, busbw column = R / bytes (bytes copied and
    reduced per byte of the call, all ranks together), check.
 
-   With -x nothing runs: one row per cell says AUTO's pick alone (impl
+   With -a an algorithm is counted instead of AUTO's pick (to compare
+   algorithms' traffic). With -x nothing runs: one row per cell says AUTO's pick alone (impl
    pick, zeros), for bench/goals.sh's list of the rows where AUTO was
    slow. AUTO reads the call, the scratch size and the tuning, not the
    port, so the threads port's picks are every port's (the MPI port's
@@ -139,6 +141,7 @@ static int m_scale(void *ctx, void *buf, size_t n, coll_dtype t, size_t d)
 typedef struct config {
     const char *port;
     int p, kind, choose_only;
+    coll_algo forced;             /* -a: this instead of AUTO's pick */
     size_t bytes;
 } config;
 
@@ -199,7 +202,8 @@ static int rank_body(bench_world *w, int rank, coll_port *port)
             bench_poison(dst, bench_dst_elems(cf->kind, cf->p, count));
         }
         bench_coll_args(&a, cf->kind, COLL_ALGO_AUTO, src, dst, count, cf->p);
-        pick = coll_choose(&c, &a);             /* what the bench's AUTO rows run */
+        pick = cf->forced != COLL_ALGO_AUTO ? cf->forced
+             : coll_choose(&c, &a);             /* what the bench's AUTO rows run */
         bench_coll_args(&a, cf->kind, pick, src, dst, count, cf->p);
         rc = pick == COLL_ALGO_AUTO ? COLL_ERR_INVAL : coll_set_memops(&c, &mem);
         if (rc == COLL_OK) rc = coll_run(&c, &a);
@@ -238,6 +242,9 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "-x")) { cf.choose_only = 1; continue; }
         if (i + 1 >= argc) goto usage;
         if (!strcmp(argv[i], "-p")) ports = argv[++i];
+        else if (!strcmp(argv[i], "-a")) {
+            if ((cf.forced = bench_coll_algo_by_name(argv[++i])) == COLL_ALGO_COUNT) goto usage;
+        }
         else if (!strcmp(argv[i], "-n")) { if ((nr = bench_parse_ints(argv[++i], ranks, 16)) <= 0) goto usage; }
         else if (!strcmp(argv[i], "-c")) colls = argv[++i];
         else if (!strcmp(argv[i], "-s")) sizes_s = argv[++i];
@@ -271,6 +278,6 @@ int main(int argc, char **argv)
     }
     return bad;
 usage:
-    fprintf(stderr, "usage: memtraffic [-p threads,shm] [-n ranks,...] [-c coll,...] [-s sizes] [-x]\n");
+    fprintf(stderr, "usage: memtraffic [-p threads,shm] [-n ranks,...] [-c coll,...] [-s sizes] [-a algo] [-x]\n");
     return 2;
 }
