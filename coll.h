@@ -513,11 +513,15 @@ typedef struct coll__agree {
     unsigned char eager;       /* 1: the call rides in the agreement rounds  */
     unsigned char skip;        /* 1: no schedule (the rounds were a barrier) */
     unsigned char tail_in;     /* 1: this round's frame announced a tail     */
+    unsigned char nulldst;     /* 1: this rank (a reduce's non-root) has no dst */
     int refused;               /* this rank's own refusal, or 0              */
+    uint32_t sig;              /* the call's signature, but its sequence no. */
     uint32_t lo, hi;           /* lowest and highest signature seen          */
     unsigned flags, bad;       /* F_* bits; lowest refusing rank, its code   */
     size_t cap;                /* bytes a rank's block may take (eager call) */
     size_t blk;                /* bytes of each block in this eager call     */
+    const unsigned char *mine; /* this rank's contribution (NULL: none)      */
+    size_t mineb;              /* and its bytes                              */
     size_t fb, tb;             /* bytes of this round's frame and tail       */
     uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
     unsigned char crc_out[4], crc_in[4];
@@ -562,6 +566,16 @@ typedef struct coll_request {
     unsigned char queued;      /* 1: holds `ticket` on the top communicator  */
     unsigned char zc;          /* 1: this step's receives fold (irecv_fold)  */
     unsigned char token[2];    /* the barrier's one-byte messages            */
+    unsigned char prepared;    /* 1: coll_prepare planned it: it may run     */
+    unsigned checks;           /* the communicator's checks when prepared    */
+    struct {                   /* what a run may change (a hook working in
+                                  place, linear reduce for a NULL dst), as
+                                  prepared: each run starts from them       */
+        unsigned char *src;
+        const struct coll__entry *row;
+        coll_algo algo;
+        int inplace;
+    } pre;
 #ifndef COLL_NO_CHECKS
     coll__agree g;             /* its frames are cleared on demand           */
 #endif
@@ -713,6 +727,18 @@ COLL_API int coll_alltoallv(coll_comm *c, const void *src, void *dst, const size
 COLL_API int coll_start(coll_request *r, coll_comm *c, const coll_args *a);
 COLL_API int coll_progress(coll_request *r);
 COLL_API int coll_run(coll_comm *c, const coll_args *a);
+/* Persistent calls (MPI-4's MPI_Allreduce_init, any collective):
+   coll_prepare checks and plans a call once - algorithm, plan, scratch,
+   the call check's signature - without running it; each coll_restart runs
+   it again, over the same buffers with whatever they hold now, then
+   coll_progress (or coll_waitall) as for coll_start. Every rank must
+   restart its matching requests in the same order, as for calls. The
+   call checks stay on: each run is still a call with its own sequence
+   number, only the planning is skipped. coll_start = prepare + restart.
+   A request prepared under other checks (coll_set_checks since) is
+   refused; prepare it again. */
+COLL_API int coll_prepare(coll_request *r, coll_comm *c, const coll_args *a);
+COLL_API int coll_restart(coll_request *r);
 /* Several requests in flight (NCCL's grouped calls): start them, then wait
    for all. The matching rule: on each rank, the requests of a communicator
    and of its sub-communicators run one after another in the order they
@@ -2237,10 +2263,18 @@ static unsigned char *coll__buf(const coll_request *q, int which) { return q->b[
 
 static size_t coll__nseg(size_t len, size_t cut) { return len <= cut ? len > 0 : (len - 1) / cut + 1; }
 
+/* A first segment of its own size serves only the agreement layer's frames. */
+#ifndef COLL_NO_CHECKS
+#define COLL__HEAD(B) ((B)->head)
+#else
+#define COLL__HEAD(B) ((void)(B), (size_t)0)
+#endif
+
 /* Segments of a span of `len` elements of buffer B. */
 static size_t coll__nsegs(const coll__buffer *B, size_t len)
 {
-    return B->head && len > B->head ? 1 + coll__nseg(len - B->head, B->cut) : coll__nseg(len, B->cut);
+    size_t h = COLL__HEAD(B);
+    return h && len > h ? 1 + coll__nseg(len - h, B->cut) : coll__nseg(len, B->cut);
 }
 
 /* Segment k of a span of buffer b: byte pointer and byte length. */
@@ -2248,8 +2282,9 @@ static void coll__seg(const coll_request *q, int b, size_t off, size_t len, size
                       unsigned char **ptr, size_t *bytes)
 {
     const coll__buffer *B = &q->b[b];
-    size_t first = B->head && k ? B->head + (k - 1) * B->cut : k * B->cut;
-    size_t most = B->head && !k ? B->head : B->cut;
+    size_t h = COLL__HEAD(B);
+    size_t first = h && k ? h + (k - 1) * B->cut : k * B->cut;
+    size_t most = h && !k ? h : B->cut;
     size_t n = len - first < most ? len - first : most;
     COLL_ASSERT(first < len);
     *ptr = B->at + (off + first) * B->unit;
@@ -2833,7 +2868,8 @@ enum { COLL__LAST_NONE, COLL__LAST_FRAME, COLL__LAST_PAYLOAD, COLL__LAST_CRC };
 
 /* A hash of everything that shapes the message pattern or the meaning of
    the bytes: ranks that agree on it run the same steps with the same
-   sizes. Byte order fixed, so mixed-endian ranks compare alike. */
+   sizes. Byte order fixed, so mixed-endian ranks compare alike. Computed
+   once per plan (coll_prepare); each run adds its sequence number. */
 static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const coll_args *a, size_t es)
 {
     unsigned char w[48];
@@ -2841,7 +2877,7 @@ static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__p
     int k = COLL__KIND(pl->kind), rooted = coll__rooted(COLL__KIND(pl->kind));
     int user = coll__reduces(COLL__KIND(pl->kind)) && a->op == COLL_USER_OP;
     size_t i, nc, t = pl->total;
-    coll__put32(w, c->seq);
+    coll__put32(w, (uint32_t)pl->p);
     coll__put32(w + 4, (uint32_t)k);
     coll__put32(w + 8, (uint32_t)pl->algo);
     coll__put32(w + 12, rooted ? (uint32_t)pl->root : 0u);
@@ -3072,9 +3108,9 @@ static void coll__crc_step(coll_request *q)
 
 /* ---- small calls: they ride in the agreement rounds ----------------------- */
 
-/* Eager or not (the same on every rank that agrees on the call), and this
-   rank's contribution into block 0 of its outgoing frame. */
-static void coll__eager_start(coll_request *q, const coll_args *a)
+/* Eager or not (the same on every rank that agrees on the call), and
+   where this rank's contribution comes from (coll_prepare's part). */
+static void coll__eager_plan(coll_request *q, const coll_args *a)
 {
     coll__agree *g = &q->g;
     const coll__plan *pl = &q->pl;
@@ -3091,10 +3127,18 @@ static void coll__eager_start(coll_request *q, const coll_args *a)
     if (a->algo != COLL_ALGO_AUTO || q->c->mem || bn == 0 || b > g->cap) return;
     g->eager = 1;
     g->blk = (b + 7) & ~(size_t)7;
+    g->mine = (const unsigned char *)from;
+    g->mineb = b;
+}
+
+/* Each run: this rank's contribution into block 0 of its outgoing frame. */
+static void coll__eager_load(coll_request *q)
+{
+    coll__agree *g = &q->g;
     if (g->blk > coll__inl(q))            /* tails send the whole room: clear the rest */
-        COLL_MEMSET(g->fo.b + COLL__FRAME + coll__inl(q) * (size_t)pl->p, 0,   /* (coll_start */
-                    (g->cap - coll__inl(q)) * (size_t)pl->p);                  /* cleared the frames') */
-    if (from) COLL_MEMCPY(g->fo.b + COLL__FRAME, from, b);
+        COLL_MEMSET(g->fo.b + COLL__FRAME + coll__inl(q) * (size_t)q->pl.p, 0,   /* (the frames */
+                    (g->cap - coll__inl(q)) * (size_t)q->pl.p);                 /* are cleared) */
+    if (g->mine) COLL_MEMCPY(g->fo.b + COLL__FRAME, g->mine, g->mineb);
 }
 
 /* An eager call's result, computed on every rank from the blocks the
@@ -3221,33 +3265,41 @@ static int coll__agree_source(coll_request *q)
     return COLL__EAGER(g) ? 0 : coll__close(q);
 }
 
-/* coll_start's part: 1 if this call runs the agreement rounds (checks on,
-   more than one rank), with this rank's frame ready - its signature or its
-   refusal (rc), and a small call's block. A refusing rank still takes part
-   in the rounds, so every other rank returns now instead of waiting for
-   it; its own code comes back from coll_progress (coll_run: at once). */
-static int coll__agree_start(coll_request *q, const coll_args *a, size_t es, int rc, int nulldst)
+/* coll_prepare's part: whether this call runs the agreement rounds (checks
+   on, more than one rank) and what its frames will say - its signature or
+   its refusal (rc), a non-root's missing dst, whether it rides in them. A
+   refusing rank still takes part in the rounds, so every other rank
+   returns then instead of waiting for it; its own code comes back from
+   coll_progress (coll_run: at once). */
+static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, int rc, int nulldst)
 {
     coll_comm *c = q->c;
     coll__agree *g = &q->g;
-    if (!(c->checks & COLL_CHECK_CALLS) || c->nranks < 2) return 0;
+    if (!(c->checks & COLL_CHECK_CALLS) || c->nranks < 2) return;
     g->nchk = (unsigned char)coll__ceil_log2(c->nranks);
     g->cap = (size_t)(COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;   /* frame sizes: p alone */
-    COLL_MEMSET(g->fo.b, 0, COLL__FRAME + coll__inl(q) * (size_t)c->nranks);   /* zeros unless eager */
-    g->bad = 0xffffffffu;
     q->source = coll__agree_source;
-    if (rc != COLL_OK) {
-        g->refused = rc;
-        g->flags = COLL__F_REFUSED;
-        g->bad = (uint32_t)c->rank << 16 | (uint32_t)(-rc & 0xffff);
-        return 1;
-    }
+    if (rc != COLL_OK) { g->refused = rc; return; }
     g->nepi = (unsigned char)((c->checks & COLL_CHECK_CRC) ? g->nchk : 0);
     g->skip = COLL__KIND(a->kind) == COLL_BARRIER;   /* the agreement rounds are a barrier */
-    if (nulldst) g->flags |= COLL__F_NULLDST;
-    coll__eager_start(q, a);
-    g->lo = g->hi = coll__signature(c, &q->pl, a, es) ^ (uint32_t)g->eager;
-    return 1;
+    g->nulldst = (unsigned char)nulldst;
+    coll__eager_plan(q, a);
+    g->sig = coll__signature(c, &q->pl, a, es) ^ (uint32_t)g->eager;
+}
+
+/* Each run's part: the layer's state afresh and this rank's first frame -
+   the signature with the run's sequence number, or the refusal. */
+static void coll__agree_run(coll_request *q)
+{
+    coll__agree *g = &q->g;
+    g->phase = g->round = g->tail_in = 0;
+    g->last = COLL__LAST_NONE;
+    g->flags = (g->refused ? (unsigned)COLL__F_REFUSED : 0u) | (g->nulldst ? (unsigned)COLL__F_NULLDST : 0u);
+    g->bad = g->refused ? (uint32_t)q->pl.rank << 16 | (uint32_t)(-g->refused & 0xffff) : 0xffffffffu;
+    /* odd multiplier: a bijection, so runs with one plan never collide */
+    g->lo = g->hi = g->refused ? 0u : g->sig ^ (q->c->seq * 0x9e3779b1u);
+    COLL_MEMSET(g->fo.b, 0, COLL__FRAME + coll__inl(q) * (size_t)q->pl.p);   /* zeros unless eager */
+    if (COLL__EAGER(g)) coll__eager_load(q);
 }
 #else
 #define COLL__CHECKS 0
@@ -4324,10 +4376,11 @@ static void coll__take_call(coll_request *q, const coll_args *a, size_t es)
 #define COLL__CLEARED offsetof(coll_request, st)
 #endif
 
-COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
+/* A call is planned once (coll_prepare) and run any number of times
+   (coll_restart); coll_start is the two at once. */
+COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
 {
     coll__plan *pl;                             /* planned in place: no copy on the stack */
-    coll_comm *top;
     size_t es = 0;
     const char *why = "";
     int rc, nulldst;
@@ -4336,8 +4389,8 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
     COLL_MEMSET(q, 0, COLL__CLEARED);
     q->c = c;
     q->source = coll__plain_source;
-    top = coll__top(c);
-    if (top->broken) return coll__end(q, COLL_ERR_BROKEN);      /* c->why says what broke it */
+    q->checks = c->checks;
+    if (coll__top(c)->broken) return coll__end(q, COLL_ERR_BROKEN);   /* c->why says what broke it */
     pl = &q->pl;
     rc = coll__plan_args(c, a, pl, &es, &why);
     if (rc == COLL_OK) rc = coll__pick(c, COLL__MEMO(c), a, pl, es, &why);
@@ -4356,16 +4409,56 @@ COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
 #endif
     if (rc == COLL_OK) coll__take_call(q, a, es);
 #ifndef COLL_NO_CHECKS
-    (void)coll__agree_start(q, a, es, rc, nulldst);       /* it drives the call from here */
+    coll__agree_prepare(q, a, es, rc, nulldst);       /* it drives the call from here */
 #endif
     if (rc != COLL_OK && q->source == coll__plain_source) return coll__end(q, rc);
+    q->pre.src = q->b[COLL_BUF_SRC].at;      /* (refused: the rounds tell the others) */
+    q->pre.row = q->pl.row; q->pre.algo = q->pl.algo; q->pre.inplace = q->pl.inplace;
+    q->prepared = 1;
+    q->finished = 1;                         /* not running */
+    return COLL_OK;
+}
+
+/* Run a prepared call (again): its buffers as prepared, their contents as
+   they are now. The sequence number and the frames are each run's own. */
+COLL_API int coll_restart(coll_request *q)
+{
+    coll_comm *c = q ? q->c : 0, *top;
+    int rc;
+    if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
+    if (!q->prepared || !q->finished) {
+        c->why = COLL__WHY("request: not prepared, or still running");
+        return COLL_ERR_INVAL;
+    }
+    if (COLL__CHECKS && q->checks != c->checks) {
+        c->why = COLL__WHY("request: the communicator's checks changed since coll_prepare");
+        return COLL_ERR_INVAL;
+    }
+    top = coll__top(c);
+    q->finished = q->loaded = 0;
+    q->err = 0;
+    q->step = 0;
+    q->spins = 0;
+    q->watch = 0;
+    q->b[COLL_BUF_SRC].at = q->pre.src;
+    q->pl.row = q->pre.row; q->pl.algo = q->pre.algo; q->pl.inplace = q->pre.inplace;
+    if (q->pl.row) q->sched = q->pl.row->f;
+    if (top->broken) return coll__end(q, COLL_ERR_BROKEN);
+#ifndef COLL_NO_CHECKS
+    if (q->source != coll__plain_source) coll__agree_run(q);
+#endif
     c->seq++;
     q->queued = 1;
     q->ticket = top->ticket++;
-    if (rc != COLL_OK) return COLL_OK;       /* refused: the rounds tell the others */
     if (q->source == coll__plain_source && (rc = coll__begin(q)) != COLL_OK)
         return coll__end(q, coll__broke(q, rc, COLL__WHY("a local copy failed")));   /* no agreement: begin at once */
     return COLL_OK;
+}
+
+COLL_API int coll_start(coll_request *q, coll_comm *c, const coll_args *a)
+{
+    int rc = coll_prepare(q, c, a);
+    return rc == COLL_OK ? coll_restart(q) : rc;
 }
 
 COLL_API int coll_progress(coll_request *q)

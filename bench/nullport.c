@@ -12,11 +12,15 @@
    reduction, the check frames - with no peer to wait for. The copies are a
    few dozen bytes.
 
-   Three rows, one per check setting (bench table columns; time_us is the
-   median of 5 runs of N calls):
-     coll-null-c0    coll_set_checks(c, 0)
-     coll-null       the default checks (COLL_CHECK_CALLS)
-     coll-null-crc   COLL_CHECK_CALLS | COLL_CHECK_CRC */
+   Five rows (bench table columns; time_us is the median of 5 runs of N
+   calls):
+     coll-null-c0          coll_set_checks(c, 0)
+     coll-null             the default checks (COLL_CHECK_CALLS)
+     coll-null-crc         COLL_CHECK_CALLS | COLL_CHECK_CRC
+     coll-null-persist     the default checks, a persistent call: prepared
+                           once (coll_prepare), then coll_restart +
+                           coll_waitall each time
+     coll-null-persist-c0  the same with the checks off */
 #define _POSIX_C_SOURCE 200809L
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
@@ -57,9 +61,12 @@ static int null_sendrecv(void *ctx, int to, const void *sbuf, size_t sbytes,
 
 int main(int argc, char **argv)
 {
-    static const struct { const char *impl; int set; unsigned flags; } modes[] = {
-        {"coll-null-c0", 1, 0}, {"coll-null", 0, 0}, {"coll-null-crc", 1, COLL_CHECK_CALLS | COLL_CHECK_CRC}
+    static const struct { const char *impl; int set; unsigned flags; int persist; } modes[] = {
+        {"coll-null-c0", 1, 0, 0}, {"coll-null", 0, 0, 0}, {"coll-null-crc", 1, COLL_CHECK_CALLS | COLL_CHECK_CRC, 0},
+        {"coll-null-persist", 0, 0, 1}, {"coll-null-persist-c0", 1, 0, 1}
     };
+    static coll_request req;
+    coll_args a;
     static unsigned char scratch[4096];
     nullport np;
     coll_port port;
@@ -75,7 +82,7 @@ int main(int argc, char **argv)
     port.send = null_send;
     port.recv = null_recv;
     port.sendrecv = null_sendrecv;
-    for (m = 0; m < 3; m++) {
+    for (m = 0; m < (int)(sizeof modes / sizeof modes[0]); m++) {
         float src[2] = {1, 2}, dst[2] = {0, 0};
         double rep[REPS];
         memset(&np, 0, sizeof np);
@@ -89,10 +96,21 @@ int main(int argc, char **argv)
             bench_row(modes[m].impl, "allreduce", "auto", 2, 8, 0, 1, 0);
             continue;
         }
+        memset(&a, 0, sizeof a);
+        a.kind = COLL_ALLREDUCE; a.src = src; a.dst = dst; a.count = 2;
+        a.dtype = COLL_FLOAT32; a.op = COLL_SUM; a.algo = COLL_ALGO_AUTO;
+        if (modes[m].persist) rc = coll_prepare(&req, &c, &a);
         for (r = 0; r < REPS; r++) {
             double t0 = bench_now();
-            for (i = 0; i < calls && rc == COLL_OK; i++)
-                rc = coll_allreduce(&c, src, dst, 2, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+            if (modes[m].persist) {
+                for (i = 0; i < calls && rc == COLL_OK; i++) {
+                    rc = coll_restart(&req);
+                    if (rc == COLL_OK) rc = coll_waitall(&req, 1);
+                }
+            } else {
+                for (i = 0; i < calls && rc == COLL_OK; i++)
+                    rc = coll_allreduce(&c, src, dst, 2, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+            }
             rep[r] = (bench_now() - t0) / (double)calls;
         }
         bench_row(modes[m].impl, "allreduce", "auto", 2, 8, bench_median(rep, REPS),

@@ -13,6 +13,8 @@
 #   make test-identity  a message is taken only by its own call: two
 #                       communicators on one port, a replaying link,
 #                       exactly coll_scratch_bytes of scratch
+#   make test-persistent calls prepared once (coll_prepare) and run many
+#                       times (coll_restart), and the core matrix so
 #   make test-tune      coll_tune, coll_set_tuning and coll_add_rule
 #   make traffic        measured bytes and rounds of every algorithm against
 #                       its formula, TSV (make test-traffic: as a test)
@@ -76,6 +78,10 @@ $(CT)/test_identity: test/test_identity.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
+$(CT)/test_persistent: test/test_persistent.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
 $(CT)/asan/%: test/%.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_ASAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
@@ -84,7 +90,7 @@ $(CT)/tsan/%: test/%.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
-.PHONY: test-core test-memops-host test-errors test-compile test-asan test-tsan test-groups test-identity test-displs test-max-bytes
+.PHONY: test-core test-memops-host test-errors test-compile test-asan test-tsan test-groups test-identity test-displs test-max-bytes test-persistent
 ## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long); at level 0 with COLL_NO_NONBLOCKING and in the core and minimal firmware profiles
 test-core: $(CT)/test_core $(CT)/test_core_blocking $(CT)/test_core_profile_core $(CT)/test_core_profile_min
 	$(CT)/test_core
@@ -112,6 +118,13 @@ test-max-bytes: $(CT)/test_max_bytes
 test-displs: $(CT)/test_displs $(CT)/asan/test_displs
 	$(CT)/test_displs
 	$(CT)/asan/test_displs
+
+## test-persistent: calls prepared once and run many times (new inputs each run, checks on, refusals, misuse), plain, ASan+UBSan, TSan; and the core matrix with every call persistent (level 0)
+test-persistent: $(CT)/test_persistent $(CT)/asan/test_persistent $(CT)/tsan/test_persistent $(CT)/test_core
+	$(CT)/test_persistent
+	$(CT)/asan/test_persistent
+	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_persistent
+	COLL_TEST_PERSIST=1 COLL_TEST_LEVEL=0 $(CT)/test_core
 
 ## test-identity: two communicators on one port, a replaying link, exactly coll_scratch_bytes of scratch (plain, ASan+UBSan, TSan)
 test-identity: $(CT)/test_identity $(CT)/asan/test_identity $(CT)/tsan/test_identity
@@ -153,7 +166,7 @@ $(CT)/fuzz_coll: test/fuzz_coll.c coll.h
 test-fuzz: $(CT)/fuzz_coll
 	sh test/fuzz.sh $< $(FUZZ_SECONDS)
 
-TEST_TARGETS += test-core test-memops-host test-errors test-checks test-groups test-identity test-displs test-max-bytes test-compile test-asan test-tsan test-fuzz
+TEST_TARGETS += test-core test-memops-host test-errors test-checks test-groups test-identity test-persistent test-displs test-max-bytes test-compile test-asan test-tsan test-fuzz
 
 $(CT)/test_tune: test/test_tune.c coll.h ports/coll_threads.h
 	@mkdir -p $(@D)
