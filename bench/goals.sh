@@ -44,6 +44,10 @@
 #         settings. At busbw B every rank sends B per second: p x B in all.
 #   8B    8 B, 2 ranks, time / Open MPI: threads and shm     <= 1.0
 #   pers  the same with persistent calls (bench_coll -P 1)   <= 0.8
+#         (the run passes -P 1 when bench_coll's usage has a line that
+#         starts with "-P"; the rows it prints, whatever their impl, are
+#         renamed coll-threads-persist / coll-shm-persist: -P 1 means each
+#         row's calls are one coll_prepare, then coll_restart per call)
 #   p4    4 ranks, worst size, time / Open MPI: tcp          <= 5
 #         (and threads, shm, mpi <= 2: the earlier goal, kept)
 #   auto  AUTO / the fastest forced algorithm, every (port, collective,
@@ -287,7 +291,8 @@ function goals(S,    i, p, b, x, o, r, best, who, ports, lim, port) {
         for (i = 1; i <= 2; i++) {
             port = ports[i] "-persist"
             r = ratio(t(port, "auto", 2, 8), t("ompi", "default", 2, 8))
-            if (r < 0 && PERS_ABSENT) printf "%s\tpers\t8 B p=2 time %s / ompi\t-\t<= 0.8\tnot measured: no persistent API\n", CH, port
+            if (r < 0 && PERS_ABSENT) printf "%s\tpers\t8 B p=2 time %s / ompi\t-\t<= 0.8\tnot measured: %s\n", CH, port,
+                PERS_API ? "bench_coll has no -P (coll.h has coll_prepare/coll_restart)" : "no persistent API"
             else row("pers", "8 B p=2 time " port " / ompi", r, "<= 0.8", r >= 0 && r <= 0.8)
         }
     for (i = 1; i <= 4; i++) {
@@ -331,4 +336,5 @@ END {
         printf "impl\tcollective\tranks\tbytes\tauto_us\tauto_picks\tfastest\tfastest_us\tauto/fastest\n"
         for (i = 1; i <= nslow; i++) print slow[i]
     }
-}' NCPU="$(nproc 2>/dev/null || echo 2)" PERS_ABSENT="$($bin/bench_coll -h 2>&1 | grep -q -- '^ *-P ' || echo 1)" "$@"
+}' NCPU="$(nproc 2>/dev/null || echo 2)" PERS_ABSENT="$($bin/bench_coll -h 2>&1 | grep -q -- '^ *-P ' || echo 1)" \
+    PERS_API="$(grep -q '^COLL_API int coll_restart' coll.h 2>/dev/null && echo 1)" "$@"
