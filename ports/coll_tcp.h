@@ -74,7 +74,7 @@
      is deep: a flood of strangers delays the ranks, within limits that
      ports/README.md ("Threat model") states. Only an authenticated peer can make
      it fail: one that claims a rank already taken, or disagrees on
-     WORLD_SIZE (COLL_ERR_MISMATCH). The other way round, a rank that reaches
+     WORLD_SIZE or the keyed mode (COLL_ERR_MISMATCH). The other way round, a rank that reaches
      something that fails the token check where the master or a peer should
      be gives COLL_TCP_ERR_AUTH, and one that answers with another protocol
      version COLL_TCP_ERR_VERSION: an error, never forged data.
@@ -276,7 +276,8 @@ typedef struct coll_tcp {
 /* Join the job: returns COLL_OK when the full mesh is up, or COLL_ERR_INVAL
    (bad arguments or environment, no token), COLL_ERR_TIMEOUT (someone did
    not come within timeout_ms), COLL_ERR_MISMATCH (authenticated ranks
-   disagree on WORLD_SIZE or two claim one rank), COLL_ERR_IO (socket
+   disagree on WORLD_SIZE or on the keyed mode, or two claim one rank),
+   COLL_ERR_NOSYS (the keyed mode asked of a COLL_TCP_NO_MAC build), COLL_ERR_IO (socket
    failure), COLL_TCP_ERR_AUTH (what answered at the master's or a peer's
    address does not know the token), COLL_TCP_ERR_VERSION (it speaks
    another protocol version). coll_tcp_init takes the token from
