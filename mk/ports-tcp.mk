@@ -10,7 +10,8 @@
 #                         by another program (loopback only, ~10 s)
 #   make test-tcp-mac     the keyed mode: a tag on every message; a relay that
 #                         forges (CRC kept valid), replays, drops and swaps
-#                         bytes; ranks that disagree on the mode (~3 s)
+#                         bytes; ranks that disagree on the mode; then the
+#                         whole of test-tcp in the keyed mode (~20 s)
 #   make test-tcp-san     test-tcp, test-tcp-auth, test-tcp-flood, test-tcp-mac under ASan + UBSan
 #   make test-tcp-netns   ranks on separate network namespaces (root; skipped
 #                         loudly elsewhere, a failure under CI=true)
@@ -62,9 +63,9 @@ test-tcp-auth: $(TCPB)/test_tcp_auth
 test-tcp-flood: $(TCPB)/test_tcp_flood
 	@timeout 120 $(TCPB)/test_tcp_flood
 
-## test-tcp-mac: the TCP port's keyed mode against a relay that forges, replays, drops and swaps
-test-tcp-mac: $(TCPB)/test_tcp_mac
-	@timeout 120 $(TCPB)/test_tcp_mac
+## test-tcp-mac: the TCP port's keyed mode against a relay that forges, replays, drops and swaps; test-tcp in that mode
+test-tcp-mac: $(TCPB)/test_tcp_mac $(TCPB)/test_tcp
+	@timeout 120 $(TCPB)/test_tcp_mac && COLL_TCP_MAC=1 timeout 120 $(TCPB)/test_tcp
 
 ## test-tcp-san: test-tcp-auth, test-tcp-flood, test-tcp-mac and test-tcp under ASan + UBSan
 test-tcp-san: $(TCPB)/san/test_tcp $(TCPB)/san/test_tcp_auth $(TCPB)/san/test_tcp_flood $(TCPB)/san/test_tcp_mac
