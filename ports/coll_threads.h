@@ -117,6 +117,22 @@
      out of its queue (or, if a copy into it is already under way, waited
      for), so no late copy ever touches a buffer its owner has been given
      back; a fast-box message whose receive was given up is dropped.
+     A SHARED CPU: when a waiter finds that the peer last waited on its own
+     CPU while the world has a CPU for every rank, it moves itself (Linux:
+     sched_setaffinity to one allowed CPU where no rank of the world last
+     waited, then straight back to its own mask - a nudge, not a binding)
+     and polls. Without it, two ranks the kernel had put on one CPU stayed
+     there: both always runnable, every hand-off a sched_yield, the other
+     CPU idle - on the project's 2-core VM, whose CPUs share no cache the
+     kernel knows of (so a wake-up never looks for an idle CPU), for tens
+     of milliseconds at a time, and the load balancer does not move a
+     thread that ran a moment ago. That made every 2-rank row bimodal: 8 B
+     all-reduce 0.43 us apart, 2.3-4.5 us together, and every row of one
+     bench run alike, for the ranks keep their threads from row to row (so
+     a table once showed 1.5-1.9 us at 8 B-8 KiB with the call checks off
+     against 0.17-0.83 with them on, from two runs). After a move, the next waits beside a peer must
+     number twice as many as last time before it moves again (at most
+     COLL_THREADS_PART_GAP), and a wait answered by polling clears that.
      Binding: coll_threads_run leaves the rank threads where the scheduler
      puts them unless COLL_THREADS_BIND=1 is in the environment; then rank
      r keeps to the r-th allowed CPU when there are enough. On the
@@ -153,6 +169,8 @@
                                     (0: none; one pause is ~20 ns here)
      COLL_THREADS_PAUSE_MIN   64    fewest, while ranks have a CPU each
      COLL_THREADS_SPIN        64    sched_yield rounds before sleeping
+     COLL_THREADS_PART_GAP    1023  most waits beside a peer on one CPU
+                                    between two moves (A SHARED CPU)
    and at run time COLL_THREADS_BIND=1 (see LOCKS AND WAITING).
 */
 /* Outside the include guard: it matters only before the first system header. */
@@ -199,6 +217,9 @@
 #endif
 #ifndef COLL_THREADS_SPIN              /* sched_yield rounds before sleeping */
 #define COLL_THREADS_SPIN 64
+#endif
+#ifndef COLL_THREADS_PART_GAP          /* most waits beside a peer on its CPU */
+#define COLL_THREADS_PART_GAP 1023     /* between two moves away (WAITING)   */
 #endif
 
 /* The bytes of a message one fast-box slot carries. */
@@ -258,6 +279,10 @@ typedef struct coll_threads__rank {
     pthread_mutex_t m;         /* guards the queues of pairs * -> rank     */
     pthread_cond_t cv;         /* this rank's thread sleeps here           */
     int spin;                  /* pause-poll budget of the next wait (owner) */
+    int part_skip, part_gap;   /* owner: waits beside a peer on this CPU to
+                                  let pass before it next moves, and that
+                                  pause after the last move (see
+                                  coll_threads__part)                     */
     /* owner only: the next message number to and from each peer, and the
        next fast-box slot to write to and to read from each peer */
     unsigned sseq[COLL_THREADS_MAX_RANKS], rseq[COLL_THREADS_MAX_RANKS];
@@ -793,6 +818,53 @@ static int coll_threads__is_done(coll_threads__op *op)
     return COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE;
 }
 
+/* Moves this thread off `cpu` to an allowed CPU where no rank of the
+   world last waited, and gives it its own mask back at once: a nudge, not
+   a binding (the kernel stays free to move it again). Returns whether it
+   moved. */
+static int coll_threads__move(coll_threads__rank *me, int cpu)
+{
+#ifdef COLL_THREADS__BIND
+    enum { W = 8 * sizeof(unsigned long), N = 1024 / W };
+    unsigned long mask[N], one[N];
+    coll_threads *w = me->w;
+    int c, k;
+    memset(mask, 0, sizeof mask);
+    if (syscall(SYS_sched_getaffinity, 0, sizeof mask, mask) <= 0) return 0;
+    for (c = 0; c < (int)(N * W); c++) {
+        if (c == cpu || !((mask[c / W] >> (c % W)) & 1u)) continue;
+        for (k = 0; k < w->nranks; k++)
+            if (__atomic_load_n(&w->r[k].cpu, __ATOMIC_RELAXED) == c) break;
+        if (k < w->nranks) continue;           /* a rank waits there already */
+        memset(one, 0, sizeof one);
+        one[c / W] = 1ul << (c % W);
+        if (syscall(SYS_sched_setaffinity, 0, sizeof one, one) != 0) return 0;
+        syscall(SYS_sched_setaffinity, 0, sizeof mask, mask);
+        __atomic_store_n(&me->cpu, COLL_THREADS__CPU(), __ATOMIC_RELAXED);
+        return 1;
+    }
+#else
+    (void)me; (void)cpu;
+#endif
+    return 0;
+}
+
+/* The peer last waited on this very CPU, and the world has a CPU for each
+   rank: every hand-off would cost a sched_yield (two per call), for both
+   stay runnable on the one CPU, and the kernel may leave the other CPU
+   idle for tens of milliseconds (a machine whose CPUs share no cache the
+   kernel knows of never looks for an idle CPU at a wake-up). So move
+   away, unless the last move was lately: after each move, let twice as
+   many waits beside a peer pass before the next (at most PART_GAP); a
+   wait answered by polling clears that pause. Returns whether it moved. */
+static int coll_threads__part(coll_threads__rank *me, int cpu)
+{
+    if (me->part_skip > 0) { me->part_skip--; return 0; }
+    me->part_gap = me->part_gap >= COLL_THREADS_PART_GAP / 2 ? COLL_THREADS_PART_GAP : 2 * me->part_gap + 1;
+    me->part_skip = me->part_gap;
+    return coll_threads__move(me, cpu);
+}
+
 static int coll_threads__wait(void *ctx, int h, int block)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
@@ -814,8 +886,9 @@ static int coll_threads__wait(void *ctx, int h, int block)
         coll_threads__rank *peer = &w->r[op->peer];
         if (__atomic_load_n(&me->cpu, __ATOMIC_RELAXED) != cpu)
             __atomic_store_n(&me->cpu, cpu, __ATOMIC_RELAXED);
-        if ((cpu >= 0 && __atomic_load_n(&peer->cpu, __ATOMIC_RELAXED) == cpu) ||
-            __atomic_load_n(&peer->sleeping, __ATOMIC_RELAXED))
+        if (cpu >= 0 && __atomic_load_n(&peer->cpu, __ATOMIC_RELAXED) == cpu) {
+            if (!coll_threads__part(me, cpu)) budget = 0;   /* moved: poll */
+        } else if (__atomic_load_n(&peer->sleeping, __ATOMIC_RELAXED))
             budget = 0;
         for (i = 0; i < budget; i++) {
             coll_threads__progress_all(me);
@@ -827,6 +900,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
                budget follows the peer's latency rather than its ceiling */
             int want = 2 * i + w->spin_min;
             me->spin = want > w->spin_max ? w->spin_max : want;
+            me->part_gap = me->part_skip = 0;
         } else if (budget && me->spin > w->spin_min) {
             me->spin /= 2;
             if (me->spin < w->spin_min) me->spin = w->spin_min;
