@@ -617,6 +617,8 @@ struct coll_comm {
     unsigned magic;
     coll_request blk;          /* the blocking calls' request, on the top
                                   communicator: none on the caller's stack   */
+    coll_args again;           /* the call blk is planned for, while again_ok */
+    unsigned char again_ok;    /* (coll_run runs the same call's plan again) */
 #ifndef COLL_NO_PIECES
     coll__msgcut pieces;       /* >>pieces: a port with max_bytes, wrapped   */
 #endif
@@ -3641,6 +3643,14 @@ static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es,
 #define COLL__FORGET(c) ((void)0)
 #endif
 
+/* A setting changed: no plan made before it is reused (AUTO's memo, the
+   blocking calls' last plan). */
+static void coll__forget(coll_comm *c)
+{
+    COLL__FORGET(c);
+    coll__top(c)->again_ok = 0;
+}
+
 /* coll__choose through the communicator's memo (m; NULL: none): the same
    call as last time gets the same pick without the cost model. Every input
    of the choice is in the key, or clears the memo when it changes; the v
@@ -4236,7 +4246,7 @@ COLL_API int coll_set_user_op(coll_comm *c, const coll_user_op *op)
 {
     if (!c || c->magic != COLL__MAGIC || !op || !op->fn) return COLL_ERR_INVAL;
     COLL_MEMCPY(&c->user, op, sizeof c->user);
-    COLL__FORGET(c);
+    coll__forget(c);
     return COLL_OK;
 }
 
@@ -4249,7 +4259,7 @@ COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem)
         return COLL_ERR_NOSYS;
     }
     c->mem = mem;
-    COLL__FORGET(c);
+    coll__forget(c);
     return COLL_OK;
 }
 
@@ -4265,6 +4275,7 @@ COLL_API int coll_set_checks(coll_comm *c, unsigned flags)
         return COLL_ERR_NOSYS;
     }
     c->checks = flags;
+    coll__forget(c);
     return COLL_OK;
 }
 
@@ -4281,7 +4292,7 @@ COLL_API int coll_set_tuning(coll_comm *c, const coll_tuning *t)
     if (!(t->alpha >= 0) || !(t->beta >= 0) || !(t->gamma >= 0)) return COLL_ERR_INVAL;
 #endif
     COLL_MEMCPY(&c->tune, t, sizeof c->tune);
-    COLL__FORGET(c);
+    coll__forget(c);
     return COLL_OK;
 }
 
@@ -4294,7 +4305,7 @@ COLL_API int coll_add_rule(coll_comm *c, coll_kind kind, size_t min_bytes, size_
     if (c->nrules == COLL_MAX_RULES) return COLL_ERR_NOSPC;
     u = &c->rules[c->nrules++];
     u->kind = kind; u->min_bytes = min_bytes; u->max_bytes = max_bytes; u->algo = algo;
-    COLL__FORGET(c);
+    coll__forget(c);
     return COLL_OK;
 }
 
@@ -4346,7 +4357,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
         }
     }
     rc = coll_broadcast(c, m.b, sizeof m.b, COLL_UINT8, 0, COLL_ALGO_BINOMIAL);
-    if (rc == COLL_OK) { COLL_MEMCPY(&c->tune, &m.t, sizeof c->tune); COLL__FORGET(c); }
+    if (rc == COLL_OK) { COLL_MEMCPY(&c->tune, &m.t, sizeof c->tune); coll__forget(c); }
     return rc;
 #endif
 }
@@ -4467,19 +4478,45 @@ COLL_API int coll_progress(coll_request *q)
     return coll__progress(q, 0);
 }
 
+/* The same call again: every field of its arguments as the last blocking
+   call's on this communicator. The v forms and user operators are not
+   (their arrays and operator may change under the same pointers). */
+static int coll__same_call(const coll_args *x, const coll_args *a)
+{
+    return x->kind == a->kind && x->algo == a->algo && x->src == a->src && x->dst == a->dst &&
+           x->count == a->count && x->dtype == a->dtype && x->op == a->op && x->root == a->root &&
+           x->group == a->group && !a->counts && !a->displs && !a->user_op &&
+           a->op != COLL_USER_OP && a->dtype != COLL_USER_TYPE;
+}
+
 /* A blocking call runs in the top communicator's own request: only one
    can be under way in a group (the turn check), and firmware keeps the
-   request off the stack. */
+   request off the stack. The same call as the last one (nothing set on
+   the communicator since) runs that call's plan again, as a persistent
+   call would: coll.h's own cost of a repeated call is coll_restart's. */
 COLL_API int coll_run(coll_comm *c, const coll_args *a)
 {
     coll_comm *top = c && c->magic == COLL__MAGIC ? coll__top(c) : 0;
     int rc;
-    if (!top) return COLL_ERR_INVAL;
+    if (!top || !a) return COLL_ERR_INVAL;
     if (top->ticket != top->turn) {
         c->why = COLL__WHY("an earlier request on this communicator (or its group) is unfinished");
         return COLL_ERR_INVAL;
     }
-    rc = coll_start(&top->blk, c, a);
+    if (top->again_ok && top->blk.c == c && coll__same_call(&top->again, a)) {
+#ifndef COLL_NO_ERRSTR
+        c->why = "";                                    /* as coll_prepare leaves it */
+#endif
+        rc = coll_restart(&top->blk);
+    } else {
+        top->again_ok = 0;
+        rc = coll_prepare(&top->blk, c, a);
+        if (rc == COLL_OK && top->blk.pl.row) {         /* planned (a refusal plans nothing) */
+            COLL_MEMCPY(&top->again, a, sizeof *a);
+            top->again_ok = 1;
+        }
+        if (rc == COLL_OK) rc = coll_restart(&top->blk);
+    }
     if (rc != COLL_OK) return rc;
     return coll__progress(&top->blk, 1);
 }

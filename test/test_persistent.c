@@ -19,7 +19,14 @@
         rank's COLL_ERR_PEER, with the checks on;
      4. misuse: coll_restart of a request never prepared, of one still
         running, and after coll_set_checks changed the checks - each
-        COLL_ERR_INVAL.
+        COLL_ERR_INVAL;
+     5. the same blocking call again (coll_run reuses the last call's
+        plan): all-reduce out of place (at p = 1 the hook that works in
+        place moves the source: each call must start from the caller's),
+        hierarchical, and reduce where the non-roots pass no dst every other
+        call (linear reduce, chosen after the agreement, then AUTO's pick
+        again on the root whose call never changed), new inputs each call,
+        right every time - also across coll_set_checks and coll_set_tuning.
    RUN  make test-persistent */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
@@ -216,6 +223,38 @@ static void misuse(const world *W, coll_comm *c, int r)
     COLL_CHECK_EQ(run(&q, !W->rendezvous), COLL_OK);           /* the same again: fine */
 }
 
+/* ---- 5. the same blocking call again ---------------------------------------- */
+static void same_call(const world *W, coll_comm *c, int r)
+{
+    coll_tuning tu = { 2e-6, 6.3e-11, 6.3e-13 };
+    coll_args h;
+    int p = W->p, k, rc;
+    size_t i, n = 40;
+    for (k = 0; k < RUNS; k++) {
+        for (i = 0; i < n; i++) { sbuf[r][i] = val(k, r, (int)i); dbuf[r][i] = -1; }
+        if (k == 2) COLL_CHECK_EQ(coll_set_checks(c, COLL_CHECK_CALLS | COLL_CHECK_CRC), COLL_OK);
+        if (k == 3) COLL_CHECK_EQ(coll_set_tuning(c, &tu), COLL_OK);
+        rc = coll_allreduce(c, sbuf[r], dbuf[r], n, COLL_INT32, COLL_SUM, COLL_ALGO_AUTO);
+        COLL_CHECK_EQ(rc, COLL_OK);
+        if (rc == COLL_OK) check_allreduce(W, r, k, dbuf[r], n, "the same all-reduce again");
+        for (i = 0; i < n; i++) { sbuf[r][i] = val(k, r, (int)i); dbuf[r][i] = -1; }
+        args(&h, COLL_ALLREDUCE, sbuf[r], dbuf[r], n, COLL_SUM, 0, COLL_ALGO_HIERARCHICAL);
+        h.group = p < 2 ? p : 2;                        /* groups of two ranks */
+        rc = coll_run(c, &h);
+        COLL_CHECK_EQ(rc, COLL_OK);
+        if (rc == COLL_OK) check_allreduce(W, r, k, dbuf[r], n, "the same hierarchical all-reduce again");
+    }
+    COLL_CHECK_EQ(coll_set_checks(c, COLL_CHECK_CALLS), COLL_OK);
+    for (k = 0; k < 2 * RUNS; k++) {   /* reduce to rank 0: the root's call is the same
+                                          every time, the non-roots pass no dst every
+                                          other time (linear reduce, then AUTO's again) */
+        for (i = 0; i < n; i++) { sbuf[r][i] = val(k, r, (int)i); dbuf[r][i] = -1; }
+        rc = coll_reduce(c, sbuf[r], r == 0 || k % 2 ? dbuf[r] : NULL, n, COLL_INT32, COLL_SUM, 0, COLL_ALGO_AUTO);
+        COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d: reduce, call %d: %d (%s)", p, r, k, rc, coll_last_error(c));
+        if (rc == COLL_OK && r == 0) check_allreduce(W, r, k, dbuf[r], n, "the same reduce again (NULL dst every other time)");
+    }
+}
+
 static int rank_main(int r, void *arg)
 {
     world *W = (world *)arg;
@@ -232,6 +271,7 @@ static int rank_main(int r, void *arg)
     checks_on(W, &c, r);
     refusal(W, &c, r);
     misuse(W, &c, r);
+    same_call(W, &c, r);
     return 0;
 }
 

@@ -55,6 +55,10 @@ for spec in "$@"; do
     while read -r o tx da bs; do
         put "$t" "min.$o.text" "$tx"; put "$t" "min.$o.data" "$da"; put "$t" "min.$o.bss" "$bs"
     done < "$tmp.map"
+    for prof in core-plain core-checks core-all; do   # the core profiles, linked
+        awk -v lib="$dir/$prof/$t/coll.o" -f "$here/map_share.awk" "$dir/$prof/$t/core_calls.map" > "$tmp.map"
+        while read -r o tx da bs; do put "$t" "$prof.$o.text" "$tx"; done < "$tmp.map"
+    done
     set -- $(sizes "$size" "$dir/min/$t/min_allreduce.elf")
     put "$t" min.image.text "$1"; put "$t" min.image.data "$2"; put "$t" min.image.bss "$3"
 
@@ -91,6 +95,10 @@ head_row() {
     row "full" full.text
     row "full + libgcc helpers" full+libgcc.text
     row "core (COLL_KINDS, COLL_ALGOS, COLL_OPS masks)" core.text
+    row "core, linked: coll, no call checks, blocking only" core-plain.lib.text
+    row "core, linked: coll, with the call checks" core-checks.lib.text
+    row "core, linked: coll, every feature" core-all.lib.text
+    row "core, linked: libgcc helpers (every profile)" core-all.libgcc.text
     row "minimal, linked: coll" min.lib.text
     row "minimal, linked: libgcc helpers" min.libgcc.text
     row "minimal, linked: whole image" min.image.text
@@ -109,6 +117,14 @@ head_row() {
     echo "layouts, tuning and call checks. *core* is the masks COLL_KINDS"
     echo "(allreduce, reduce_scatter, allgather, broadcast, reduce), COLL_ALGOS"
     echo "(naive, ring, tree) and COLL_OPS (sum, min, max, avg) with every dtype."
+    echo "*core, linked* is the same masks linked into"
+    echo "examples/baremetal/core_calls.c (coll_init and the five collectives, the"
+    echo "dtype, op and algorithm set at run time), like the minimal image: *no"
+    echo "call checks* also drops the non-blocking path, the cost model, strings,"
+    echo "names, small calls and pieces (mk/baremetal.mk, BM_CORE_LEAN), *with the"
+    echo "call checks* keeps those, *every feature* keeps everything and calls the"
+    echo "resumable and persistent forms too. Their libgcc helpers are float64's"
+    echo "soft-double arithmetic on a single-precision FPU and 64-bit division."
     echo "*minimal* is ring all-reduce of"
     echo "float32 sums with every COLL_NO_* switch, linked into"
     echo "examples/baremetal/min_allreduce.c (coll_init + coll_allreduce only) with"
