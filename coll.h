@@ -3331,47 +3331,33 @@ static size_t coll__piece(const coll_port *in, size_t left)
     return left < in->max_bytes ? left : in->max_bytes;
 }
 
-static int coll__pieces_send(void *ctx, int peer, const void *buf, size_t bytes)
-{
-    const coll_port *in = &((coll__msgcut *)ctx)->inner;
-    const unsigned char *b = (const unsigned char *)buf;
-    int rc = COLL_OK;
-    while (rc == COLL_OK && bytes) {
-        size_t n = coll__piece(in, bytes);
-        rc = in->send(in->ctx, peer, b, n);
-        b += n; bytes -= n;
-    }
-    return rc;
-}
-
-static int coll__pieces_recv(void *ctx, int peer, void *buf, size_t bytes)
-{
-    const coll_port *in = &((coll__msgcut *)ctx)->inner;
-    unsigned char *b = (unsigned char *)buf;
-    int rc = COLL_OK;
-    while (rc == COLL_OK && bytes) {
-        size_t n = coll__piece(in, bytes);
-        rc = in->recv(in->ctx, peer, b, n);
-        b += n; bytes -= n;
-    }
-    return rc;
-}
-
-/* Piece i of each direction together, while either has one. */
+/* Piece i of each direction together, while either has one (a send or a
+   receive alone is the same with nothing the other way). */
 static int coll__pieces_sendrecv(void *ctx, int to, const void *sbuf, size_t sbytes,
                                  int from, void *rbuf, size_t rbytes)
 {
     const coll_port *in = &((coll__msgcut *)ctx)->inner;
     const unsigned char *s = (const unsigned char *)sbuf;
     unsigned char *r = (unsigned char *)rbuf;
+    size_t so = 0, ro = 0;
     int rc = COLL_OK;
-    while (rc == COLL_OK && (sbytes || rbytes)) {
-        size_t a = coll__piece(in, sbytes), b = coll__piece(in, rbytes);
-        rc = a && b ? in->sendrecv(in->ctx, to, s, a, from, r, b)
-           : a      ? in->send(in->ctx, to, s, a) : in->recv(in->ctx, from, r, b);
-        s += a; sbytes -= a; r += b; rbytes -= b;
+    while (rc == COLL_OK && (so < sbytes || ro < rbytes)) {
+        size_t a = coll__piece(in, sbytes - so), b = coll__piece(in, rbytes - ro);
+        rc = a && b ? in->sendrecv(in->ctx, to, s + so, a, from, r + ro, b)
+           : a      ? in->send(in->ctx, to, s + so, a) : in->recv(in->ctx, from, r + ro, b);
+        so += a; ro += b;
     }
     return rc;
+}
+
+static int coll__pieces_send(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    return coll__pieces_sendrecv(ctx, peer, buf, bytes, peer, 0, 0);
+}
+
+static int coll__pieces_recv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    return coll__pieces_sendrecv(ctx, peer, 0, 0, peer, buf, bytes);
 }
 
 static void coll__pieces_abort(void *ctx, int code)
