@@ -111,6 +111,10 @@
      COLL_KINDS            bitmask of collectives, e.g. COLL_BIT(COLL_ALLREDUCE) (all)
      COLL_NO_COST_MODEL    no floating point in the planner: AUTO takes the
                            first algorithm compiled in for the collective  (off)
+     COLL_COST_FLOAT       the cost model in float (the default where the
+     COLL_COST_DOUBLE      FPU has no double: Cortex-M4F, M0+, RV without
+                           D; Cortex-M4F full build 1.3 KB less) or double
+                           (the default elsewhere)
      COLL_NO_NAMES         coll_algo_name/coll_kind_name return ""         (off)
      COLL_NO_PIECES        no cutting of messages for a port's max_bytes
                            (such a port is then refused)               (off)
@@ -382,6 +386,20 @@ typedef struct coll_tuning {
     double alpha, beta, gamma;
 } coll_tuning;
 
+/* The model's own arithmetic (private): double, or float where the target
+   has no double-precision FPU (Cortex-M4F, M0+, RV32/64 without D: soft
+   double would link ~2 KB of helpers to compare a few costs, and six
+   digits decide as well). COLL_COST_FLOAT / COLL_COST_DOUBLE force one. */
+#if defined(COLL_COST_FLOAT) || (!defined(COLL_COST_DOUBLE) &&                              \
+    ((defined(__arm__) && !(defined(__ARM_FP) && (__ARM_FP & 8))) ||                        \
+     (defined(__riscv) && !(defined(__riscv_flen) && __riscv_flen >= 64))))
+typedef float coll__real;
+typedef struct coll__tune { float alpha, beta, gamma; } coll__tune;
+#else
+typedef double coll__real;
+typedef coll_tuning coll__tune;
+#endif
+
 /* A per-size override of AUTO: calls of `kind` moving between min_bytes and
    max_bytes (inclusive, whole buffer) use `algo`. */
 typedef struct coll_rule {
@@ -599,7 +617,7 @@ struct coll_comm {
     size_t segment;            /* bytes per message segment; 0 = uncut       */
     coll_user_op user;
     const coll_memops *mem;
-    coll_tuning tune;
+    coll__tune tune;           /* the model's α, β, γ                         */
     coll_rule rules[COLL_MAX_RULES];
     int nrules;
 #ifndef COLL_NO_COST_MODEL
@@ -1976,7 +1994,7 @@ static int coll__bruck_finish(coll_request *q);
 static int coll__bruck_a2a_finish(coll_request *q);
 
 #ifndef COLL_NO_COST_MODEL
-typedef double (*coll__costfn)(const coll__plan *pl, double n, const coll_tuning *t);
+typedef coll__real (*coll__costfn)(const coll__plan *pl, coll__real n, const coll__tune *t);
 #endif
 
 typedef struct coll__entry {
@@ -1999,13 +2017,14 @@ typedef struct coll__entry {
 /* ---- >>cost  the model behind COLL_ALGO_AUTO (α-β-γ; see each schedule) -- */
 #ifndef COLL_NO_COST_MODEL
 #define COLL__C(NAME, EXPR)                                                      \
-    static double NAME(const coll__plan *pl, double n, const coll_tuning *t)     \
+    static coll__real NAME(const coll__plan *pl, coll__real n, const coll__tune *t) \
     {                                                                            \
+        typedef coll__real R;                                                    \
         int p = pl->p;                                                           \
-        double lg = (double)coll__ceil_log2(p), f = (double)(p - 1) / (double)p; \
-        double fold = pl->rem ? 2 * (t->alpha + n * t->beta) : 0;               \
-        double al = t->alpha, be = t->beta, ga = t->gamma;                       \
-        double C = pl->count ? (double)((pl->count - 1) / pl->chunk + 1) : 1;    \
+        R lg = (R)coll__ceil_log2(p), f = (R)(p - 1) / (R)p;                     \
+        R fold = pl->rem ? 2 * (t->alpha + n * t->beta) : 0;                     \
+        R al = t->alpha, be = t->beta, ga = t->gamma;                            \
+        R C = pl->count ? (R)((pl->count - 1) / pl->chunk + 1) : 1;              \
         (void)(lg + f + fold + al + be + ga + C);   /* each may go unused */   \
         return EXPR;                                                             \
     }
@@ -2031,7 +2050,7 @@ COLL__C(coll__cost_dissem,       lg * al)
 COLL__C(coll__cost_linear_red,   (p - 1) * (al + n * be + n * ga))
 COLL__C(coll__cost_chain_scan,   (p - 1) * (al + n * be + n * ga) + (COLL__KIND(pl->kind) == COLL_EXSCAN ? al + n * be : 0))
 COLL__C(coll__cost_rd_scan,      lg * (al + n * be + n * ga) + (COLL__KIND(pl->kind) == COLL_EXSCAN ? al + n * be : 0))
-COLL__C(coll__cost_never,        1e300)
+COLL__C(coll__cost_never,        (R)1e30)
 #undef COLL__C
 #endif
 
@@ -3401,7 +3420,7 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
     coll_algo best = COLL_ALGO_AUTO;
     size_t bytes = coll__total_bytes(pl, esize), i;
 #ifndef COLL_NO_COST_MODEL
-    double best_cost = 0, n = (double)bytes;
+    coll__real best_cost = 0, n = (coll__real)bytes;
 #endif
     const char *why;
     for (i = 0; i < (size_t)c->nrules; i++) {
@@ -3419,7 +3438,7 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
         return (coll_algo)e->algo;
 #else
         {                               /* costs read the call, not pl->algo */
-            double cost = e->cost(pl, n, &c->tune);
+            coll__real cost = e->cost(pl, n, &c->tune);
             if (best == COLL_ALGO_AUTO || cost < best_cost) { best = (coll_algo)e->algo; best_cost = cost; }
         }
 #endif
@@ -4061,9 +4080,9 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     /* fitted by `make fit-auto` to every forced algorithm's time on the
        threads, shm, tcp and MPI ports (2-core host); only β/α and γ/β
        matter to AUTO */
-    c->tune.alpha = 2e-6;      /* a few µs per hand-off                    */
-    c->tune.beta = 6.3e-11;    /* ~16 GB/s copy                            */
-    c->tune.gamma = 6.3e-13;   /* the reduce hides behind the copy         */
+    c->tune.alpha = (coll__real)2e-6;      /* a few µs per hand-off        */
+    c->tune.beta = (coll__real)6.3e-11;    /* ~16 GB/s copy                */
+    c->tune.gamma = (coll__real)6.3e-13;   /* the reduce hides behind the copy */
 #endif
     c->magic = COLL__MAGIC;
     return COLL_OK;
@@ -4277,7 +4296,7 @@ COLL_API int coll_set_tuning(coll_comm *c, const coll_tuning *t)
 #ifndef COLL_NO_COST_MODEL
     if (!(t->alpha >= 0) || !(t->beta >= 0) || !(t->gamma >= 0)) return COLL_ERR_INVAL;
 #endif
-    COLL_MEMCPY(&c->tune, t, sizeof c->tune);
+    c->tune.alpha = (coll__real)t->alpha; c->tune.beta = (coll__real)t->beta; c->tune.gamma = (coll__real)t->gamma;
     coll__forget(c);
     return COLL_OK;
 }
@@ -4311,7 +4330,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
     int i, rc = COLL_OK, peer;
     double t0, t1, t2;
     if (!c || c->magic != COLL__MAGIC || !now) return COLL_ERR_INVAL;
-    COLL_MEMCPY(&m.t, &c->tune, sizeof m.t);
+    m.t.alpha = c->tune.alpha; m.t.beta = c->tune.beta; m.t.gamma = c->tune.gamma;
     s = c->segment & ~(size_t)3;
     buf = c->scratch;
     if (c->nranks > 1 && c->rank < 2) {
@@ -4343,7 +4362,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
         }
     }
     rc = coll_broadcast(c, m.b, sizeof m.b, COLL_UINT8, 0, COLL_ALGO_BINOMIAL);
-    if (rc == COLL_OK) { COLL_MEMCPY(&c->tune, &m.t, sizeof c->tune); coll__forget(c); }
+    if (rc == COLL_OK) rc = coll_set_tuning(c, &m.t);
     return rc;
 #endif
 }
