@@ -39,7 +39,7 @@ typedef struct config {
     bench_opts o;
     volatile int *counts;        /* [0] passed, [1] failed (shared, rank 0)    */
     int checks;                  /* -C: COLL_CHECK_* flags, -1 = the default  */
-    char impl_buf[48];           /* impl with the checks' suffix (-c0, -crc)  */
+    char impl_buf[64];           /* impl with its suffixes (-c0, -crc, -mac, -persist) */
 } config;
 
 /* What every rank does once its port is up. */
@@ -88,8 +88,9 @@ static const char *bench_impl_name(config *cf, const char *port)
 {
     const char *sfx = cf->checks == 0 ? "-c0" : cf->checks > 1 ? "-crc" : "";
     const char *mac = getenv("COLL_TCP_MAC");
-    snprintf(cf->impl_buf, sizeof cf->impl_buf, "coll-%s%s%s", port, sfx,
-             strcmp(port, "tcp") == 0 && mac && strcmp(mac, "1") == 0 ? "-mac" : "");
+    snprintf(cf->impl_buf, sizeof cf->impl_buf, "coll-%s%s%s%s", port, sfx,
+             strcmp(port, "tcp") == 0 && mac && strcmp(mac, "1") == 0 ? "-mac" : "",
+             bench_coll_persist ? "-persist" : "");
     return cf->impl_buf;
 }
 
@@ -111,13 +112,15 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: bench_coll [-p threads,shm,tcp] [-n ranks,...] [-c coll,...] [-a auto|all|algo,...]\n"
-            "                  [-s quick|std|full|sizes] [-A max] [-T ms] [-N calls] [-C flags] [-k]\n"
+            "                  [-s quick|std|full|sizes] [-A max] [-T ms] [-N calls] [-C flags] [-P 0|1] [-k]\n"
             "  -p  ports (default threads)      -n  rank counts (default 2,4)\n"
             "  -c  collectives (default all)    -a  algorithms (default auto)\n"
             "  -s  sizes: quick, std (8 B..64 MiB), full (+256 MiB), or a list with K/M\n"
             "  -A  largest size for algorithms other than AUTO (default 64M)\n"
             "  -T  milliseconds of timed calls per row (default 20)\n"
             "  -N  exactly this many timed calls per row (for profiling)\n"
+            "  -P  1: persistent calls (coll_prepare once per cell, coll_restart +\n"
+            "      coll_waitall per call); rows say impl coll-<port>-persist\n"
             "  -C  call checks: 0 off, 1 calls (the default), 3 calls + CRC;\n"
             "      rows of -C 0 say impl coll-<port>-c0, of -C 3 coll-<port>-crc\n"
             "  -k  check only: one call per cell, no rows, ends with \"N passed, N failed\"\n");
@@ -141,6 +144,7 @@ int main(int argc, char **argv)
         if (!v) { usage(); return 2; }
         if (!strcmp(argv[i], "-p")) ports = v;
         else if (!strcmp(argv[i], "-C")) cf.checks = atoi(v);
+        else if (!strcmp(argv[i], "-P")) bench_coll_persist = atoi(v) != 0;
         else if (!strcmp(argv[i], "-n")) { if ((nr = bench_parse_ints(v, ranks, 16)) <= 0) { usage(); return 2; } }
         else if (!strcmp(argv[i], "-c")) colls = v;
         else if (!strcmp(argv[i], "-a")) cf.algos = v;

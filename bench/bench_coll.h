@@ -18,7 +18,14 @@ static const coll_kind bench_coll_kinds[BK_COUNT] = {
 typedef struct bench_coll_cx {
     coll_comm *c;
     coll_algo algo;
+    int ready;                   /* persistent: req is prepared for `last`     */
+    coll_args last;
+    coll_request req;
 } bench_coll_cx;
+
+/* Persistent calls (bench_coll -P 1): each cell's call is prepared once
+   (coll_prepare) and every timed call is coll_restart + coll_waitall. */
+static int bench_coll_persist;
 
 /* Group size for the hierarchical algorithm: two groups when p allows. */
 static inline int bench_coll_group(int p)
@@ -52,6 +59,18 @@ static inline int bench_coll_call(void *cx, int kind, const float *src, float *d
 {
     bench_coll_cx *b = (bench_coll_cx *)cx;
     coll_comm *c = b->c;
+    if (bench_coll_persist) {
+        coll_args a;
+        int rc;
+        bench_coll_args(&a, kind, b->algo, src, dst, count, c->nranks);
+        if (!b->ready || memcmp(&a, &b->last, sizeof a) != 0) {
+            if ((rc = coll_prepare(&b->req, c, &a)) != COLL_OK) return rc;
+            b->last = a;
+            b->ready = 1;
+        }
+        rc = coll_restart(&b->req);
+        return rc == COLL_OK ? coll_waitall(&b->req, 1) : rc;
+    }
     if (b->algo == COLL_ALGO_HIERARCHICAL) {    /* needs a group: the general form */
         coll_args a;
         bench_coll_args(&a, kind, b->algo, src, dst, count, c->nranks);
@@ -146,6 +165,7 @@ static inline int bench_coll_rows(const bench_ctl *ctl, coll_comm *c, const char
             bench_coll_cx cx;
             cx.c = c;
             cx.algo = list[j];
+            cx.ready = 0;
             told = 0;
             for (i = 0; i < nsizes; i++) {
                 size_t count = bench_count(kind, p, sizes[i]);
