@@ -1621,84 +1621,127 @@ static int coll__bruck_allgather(const coll__plan *pl, int s, coll__step *st)
 }
 
 /* ---- reversed Bruck: reduce-scatter and all-reduce, any p, no fold -------
-   The Bruck all-gather run backwards reduces instead of gathering: ⌈lg p⌉
-   rounds for any p, each block sent once per round it travels, and no
-   power-of-two fold. The blocks stay where they lie (no rotation): rank r
-   owns the cyclic range of blocks [r, r + 2^(k+1)) before round k, which
-   may wrap past block p-1, so each round is two steps, the range before
-   the wrap and after it (both ends cut it alike; an empty one is idle).
-   The partial sums live in the work buffer (src in place, dst for the
-   all-reduce), so scratch stays two segments whatever p and n. */
-
-/* Part `part` of the cyclic block range [first, first + m): 0 the blocks
-   up to block p-1, 1 those from block 0 on after the wrap (often none). */
-static void coll__cyclic(const coll__plan *pl, int first, int m, int part, size_t *off, size_t *len)
-{
-    int a = coll__mod(first, pl->p), n0 = a + m > pl->p ? pl->p - a : m;
-    if (part == 0) coll__blocks(pl, a, a + n0, off, len);
-    else coll__blocks(pl, 0, m - n0, off, len);
-}
+   The Bruck all-gather run backwards reduces instead of gathering:
+   ⌈lg p⌉ rounds for any p, each block sent once per round it travels,
+   and no power-of-two fold. It works, as the Bruck all-gather does, on
+   the blocks rotated so that this rank's own comes first (relative block
+   j is block r+j mod p, at coll__bruck_off(j)); the rows' begin and
+   finish hooks below rotate the work buffer there and back, in place
+   through scratch. The partial sums live in the work buffer (src in
+   place, dst for the all-reduce), so scratch stays two segments whatever
+   p and n. */
 
 /* Reduce-scatter round k (k = lg-1 down to 0), d = 2^k, m = min(d, p-d):
-   rank r passes its partial sums of blocks [r+d, r+d+m) to r+d, which
-   owns them from now on, and folds those of [r, r+m) arriving from r-d
-   into its own. After round 0 rank r holds block r, complete. */
-static void coll__bruck_rs_round(const coll__plan *pl, int k, int part, int work, coll__step *st)
+   rank r passes its partial sums of relative blocks [d, d+m) (blocks
+   r+d .. r+d+m-1) to r+d, for which they are relative [0, m), and folds
+   those of its own [0, m) arriving from r-d into them. Before round k
+   rank r holds partial sums of [0, min(2d, p)); after round 0 it holds
+   its own block, complete. */
+static void coll__rbruck_round(const coll__plan *pl, int k, int work, coll__step *st)
 {
     int r = pl->rank, p = pl->p, d = 1 << k, m = d < p - d ? d : p - d;
-    coll__cyclic(pl, r + d, m, part, &st->soff, &st->slen);
-    coll__cyclic(pl, r, m, part, &st->roff, &st->rlen);
-    if (st->slen) st->to = coll__mod(r + d, p);
-    if (st->rlen) st->from = coll__mod(r - d, p);
-    st->sbuf = st->rbuf = st->abuf = work;
-    st->aoff = st->roff;
-    st->reduce = 1;
+    st->to = coll__mod(r + d, p);
+    st->from = coll__mod(r - d, p);
     st->send_first = coll__shift_send_first(r, p, d);
-}
-
-/* All-gather round k (k = 0 up to lg-1), the mirror image: rank r holds
-   [r, r+d) complete, sends [r, r+m) to r-d and receives [r+d, r+d+m)
-   from r+d, so it holds [r, r+d+m) after it. */
-static void coll__bruck_ag_round(const coll__plan *pl, int k, int part, int work, coll__step *st)
-{
-    int r = pl->rank, p = pl->p, d = 1 << k, m = d < p - d ? d : p - d;
-    coll__cyclic(pl, r, m, part, &st->soff, &st->slen);
-    coll__cyclic(pl, r + d, m, part, &st->roff, &st->rlen);
-    if (st->slen) st->to = coll__mod(r - d, p);
-    if (st->rlen) st->from = coll__mod(r + d, p);
-    st->sbuf = st->rbuf = work;
-    st->send_first = coll__shift_send_first(r, p, -d);
+    st->sbuf = st->rbuf = st->abuf = work;
+    st->soff = coll__bruck_off(pl, d);
+    st->slen = coll__bruck_off(pl, d + m) - st->soff;
+    st->roff = st->aoff = 0;
+    st->rlen = coll__bruck_off(pl, m);
+    st->reduce = 1;
 }
 
 /* Reversed Bruck reduce-scatter, in place (src is the workspace): the
-   rounds above (NCCL's PAT runs the same rounds).
-       p = 5:  round 2:  r -> r+4 (block r+4);   round 1:  r -> r+2 (blocks
-       r+2, r+3);   round 0:  r -> r+1 (block r+1)
-   cost: (lg + w)α + (p-1)/p·n(β+γ), w = the rounds whose range may wrap
-   (min(2^k, p-2^k) >= 2 for k >= 1: lg-1, or lg-2 when p = 2^j + 1)       */
+   rounds above (the rounds of NCCL's PAT), then src rotated back.
+       p = 5:  round 2:  r -> r+4 (block r+4);   round 1:  r -> r+2
+       (blocks r+2, r+3);   round 0:  r -> r+1 (block r+1)
+   cost: lg·α + (p-1)/p·n(β+γ), + 6nγ for the two rotations (local passes) */
 static int coll__rbruck_reduce_scatter(const coll__plan *pl, int s, coll__step *st)
 {
     int L = coll__ceil_log2(pl->p);
-    if (s >= 2 * L) return 0;
+    if (s >= L) return 0;
     coll__idle(st);
-    coll__bruck_rs_round(pl, L - 1 - s / 2, s % 2, COLL_BUF_SRC, st);
+    coll__rbruck_round(pl, L - 1 - s, COLL_BUF_SRC, st);
     return 1;
 }
 
-/* Reversed Bruck all-reduce: dst takes src, then the reduce-scatter and the
-   all-gather above on dst. Ring's bytes in 2⌈lg p⌉ rounds for any p; for
-   p not a power of two it saves Rabenseifner's fold (n more bytes).
+/* Reversed Bruck all-reduce: dst takes src rotated, the reduce-scatter
+   above, the Bruck all-gather (its mirror image), dst rotated back.
+   Ring's bytes in 2⌈lg p⌉ rounds for any p; for p not a power of two it
+   saves Rabenseifner's fold (its n more bytes and 2 rounds).
        p = 5:  rounds 2, 1, 0 reducing (as above), then 0, 1, 2 gathering
-   cost: 2(lg + w)α + 2(p-1)/p·nβ + (p-1)/p·nγ, + nβ for the copy (w as
-   above: 4·lg - 2 rounds for most p)                                        */
+   cost: 2·lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ, + 4nγ for the rotations (a
+   copy in, about 3n bytes copied back through scratch)                     */
 static int coll__rbruck_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
     int L = coll__ceil_log2(pl->p);
-    if (s >= 4 * L) return 0;
+    if (s >= 2 * L) return 0;
+    if (s >= L) return coll__bruck_allgather(pl, s - L, st);
     coll__idle(st);
-    if (s < 2 * L) coll__bruck_rs_round(pl, L - 1 - s / 2, s % 2, COLL_BUF_DST, st);
-    else coll__bruck_ag_round(pl, (s - 2 * L) / 2, s % 2, COLL_BUF_DST, st);
+    coll__rbruck_round(pl, L - 1 - s, COLL_BUF_DST, st);
     return 1;
+}
+
+/* Their local moves (the rows' hooks): the work buffer - dst for the
+   all-reduce, the whole src for the reduce-scatter - rotated left by this
+   rank's block offset, and back after the last round. In place the
+   rotation swaps blocks through scratch (Gries and Mills: about 3n bytes
+   copied, a segment at a time), so it works on device memory too. */
+static int coll__swap_via(coll_request *q, unsigned char *a, unsigned char *b, size_t n)
+{
+    unsigned char *t = q->c->scratch;
+    size_t cap = 2 * q->c->segment, k;
+    int rc = COLL_OK;
+    if (n && !cap) return COLL_ERR_NOSPC;          /* reducing calls have scratch */
+    while (n && rc == COLL_OK) {
+        k = n < cap ? n : cap;
+        rc = coll__copy(q->c, t, a, k);
+        if (rc == COLL_OK) rc = coll__copy(q->c, a, b, k);
+        if (rc == COLL_OK) rc = coll__copy(q->c, b, t, k);
+        a += k; b += k; n -= k;
+    }
+    return rc;
+}
+
+/* Rotate n bytes at base left by k, in place: swap the shorter side across
+   and repeat on what is left. */
+static int coll__rotate_via(coll_request *q, unsigned char *base, size_t n, size_t k)
+{
+    size_t i = k, j = n - k;
+    int rc = COLL_OK;
+    if (k == 0 || k >= n) return COLL_OK;
+    while (i != j && rc == COLL_OK) {
+        if (i < j) { rc = coll__swap_via(q, base + k - i, base + k + j - i, i); j -= i; }
+        else       { rc = coll__swap_via(q, base + k - i, base + k, j); i -= j; }
+    }
+    return rc == COLL_OK ? coll__swap_via(q, base + k - i, base + k, i) : rc;
+}
+
+/* The work buffer's bytes, and the byte offset of this rank's block. */
+static unsigned char *coll__rbruck_work(coll_request *q, size_t *n, size_t *mine)
+{
+    size_t off, len;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    *n = q->pl.total * q->esize;
+    *mine = off * q->esize;
+    return q->b[COLL__KIND(q->pl.kind) == COLL_ALLREDUCE ? COLL_BUF_DST : COLL_BUF_SRC].at;
+}
+
+static int coll__rbruck_begin(coll_request *q)
+{
+    size_t n, mine;
+    unsigned char *w = coll__rbruck_work(q, &n, &mine), *src = q->b[COLL_BUF_SRC].at;
+    int rc;
+    if (w == src) return coll__rotate_via(q, w, n, mine);     /* in place */
+    rc = coll__copy(q->c, w, src + mine, n - mine);            /* dst takes src rotated */
+    return rc == COLL_OK ? coll__copy(q->c, w + (n - mine), src, mine) : rc;
+}
+
+static int coll__rbruck_finish(coll_request *q)
+{
+    size_t n, mine;
+    unsigned char *w = coll__rbruck_work(q, &n, &mine);
+    return mine ? coll__rotate_via(q, w, n, n - mine) : COLL_OK;
 }
 
 /* ---- broadcast -------------------------------------------------------------- */
@@ -2050,15 +2093,6 @@ typedef struct coll__entry {
 
 /* ---- >>cost  the model behind COLL_ALGO_AUTO (α-β-γ; see each schedule) -- */
 #ifndef COLL_NO_COST_MODEL
-/* The messages of Bruck's reduce-scatter on its busiest rank: one per
-   round, and a second in each round k >= 1 whose range holds two blocks
-   or more (it may wrap past block p-1): lg + w in its cost. */
-static double coll__bruck_rounds(int p)
-{
-    int k, L = coll__ceil_log2(p), msgs = L;
-    for (k = 1; k < L; k++) msgs += ((1 << k) < p - (1 << k) ? (1 << k) : p - (1 << k)) >= 2;
-    return (double)msgs;
-}
 #define COLL__C(NAME, EXPR)                                                      \
     static double NAME(const coll__plan *pl, double n, const coll_tuning *t)     \
     {                                                                            \
@@ -2092,8 +2126,10 @@ COLL__C(coll__cost_dissem,       lg * al)
 COLL__C(coll__cost_linear_red,   (p - 1) * (al + n * be + n * ga))
 COLL__C(coll__cost_chain_scan,   (p - 1) * (al + n * be + n * ga) + (COLL__KIND(pl->kind) == COLL_EXSCAN ? al + n * be : 0))
 COLL__C(coll__cost_rd_scan,      lg * (al + n * be + n * ga) + (COLL__KIND(pl->kind) == COLL_EXSCAN ? al + n * be : 0))
-COLL__C(coll__cost_bruck_rs,     coll__bruck_rounds(p) * al + f * n * (be + ga))
-COLL__C(coll__cost_bruck_ar,     2 * coll__bruck_rounds(p) * al + 2 * f * n * be + f * n * ga + n * be)
+COLL__C(coll__cost_bruck_rs,     lg * al + f * n * (be + ga) + 6 * n * ga)   /* + its two rotations */
+/* AUTO leaves 8 ranks and fewer to the others: unmeasured where ranks
+   outnumber the cores of the machines the defaults come from */
+COLL__C(coll__cost_bruck_ar,     p <= 8 ? 1e300 : 2 * lg * al + 2 * f * n * be + f * n * ga + 4 * n * ga)
 COLL__C(coll__cost_never,        1e300)
 #undef COLL__C
 #endif
@@ -2122,12 +2158,12 @@ COLL__C(coll__cost_never,        1e300)
     R(K,               RABENSEIFNER,          coll__rabenseifner_allreduce,       coll__cost_rabenseifner, 0,                             0,                     0) S \
     R(K,               HIERARCHICAL,          coll__hierarchical_allreduce,       coll__cost_never,        COLL__GROUP,                   coll__work_in_place,   0) S \
     R(K,               PIPELINED_TREE,        coll__pipelined_tree_allreduce,     coll__cost_pipe_tree,    COLL__PIPELINE,                0,                     0) S \
-    R(K,               REVERSED_BRUCK,        coll__rbruck_allreduce,             coll__cost_bruck_ar,     0,                             coll__work_in_place,   0)
+    R(K,               REVERSED_BRUCK,        coll__rbruck_allreduce,             coll__cost_bruck_ar,     0,                             coll__rbruck_begin,    coll__rbruck_finish)
 #define COLL__ROWS_REDUCE_SCATTER(R, S, K) \
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      0,                             0,                     0) S \
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
     R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0) S \
-    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_bruck_rs,     COLL__IN_PLACE,                0,                     0)
+    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_bruck_rs,     COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish)
 #define COLL__ROWS_ALLGATHER(R, S, K) \
     R(K,               RING,                  coll__ring_allgather,               coll__cost_ring_ag,      COLL__BLOCKWISE,               coll__own_block,       0) S \
     R(K,               RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0) S \
@@ -2155,7 +2191,7 @@ COLL__C(coll__cost_never,        1e300)
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      COLL__EQUAL_OOP,               0,                     0) S \
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
     R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0) S \
-    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_bruck_rs,     COLL__IN_PLACE,                0,                     0)
+    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_bruck_rs,     COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish)
 /* exscan ends with a strided shift; scan does not */
 #define COLL__SCAN_PATHS(K) (COLL__FOLD_LEFT | (COLL_##K == COLL_EXSCAN ? COLL__STRIDES : 0))
 #define COLL__ROWS_SCAN(R, S, K) \

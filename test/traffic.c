@@ -26,8 +26,8 @@
    Then the algorithms added since, at the same p and sizes (their rows
    come after all the above, which stay as they were), and at every other
    p up to 16 that divides the sizes, checked, no row unless it fails:
-   Bruck's reduce-scatter (in place) and all-reduce, whose round k sends a
-   second message where its cyclic block range wraps past block p-1. */
+   the reversed Bruck reduce-scatter (in place) and all-reduce, lg p
+   rounds each way, ring's bytes. */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
 #define COLL_THREADS_IMPLEMENTATION
@@ -316,22 +316,13 @@ static int check_a2av(int in_place, int p, int row)
     return ok;
 }
 
-/* Bruck's rounds on its busiest rank (coll__bruck_rounds): one per round,
-   two in each round k >= 1 whose range holds two blocks or more. */
-static int bruck_msgs(int p)
-{
-    int k, n = lg(p);
-    for (k = 1; k < lg(p); k++) n += ((1 << k) < p - (1 << k) ? (1 << k) : p - (1 << k)) >= 2;
-    return n;
-}
-
 /* The newer rows: the busiest rank's bytes and rounds for n bytes. */
 static void formula_new(coll_kind k, coll_algo a, int p, double n, double *bytes, double *rounds)
 {
     *bytes = *rounds = 0;
     if (p == 1) return;
-    if (k == COLL_REDUCE_SCATTER && a == COLL_ALGO_REVERSED_BRUCK) { *bytes = (p - 1) * (n / p); *rounds = bruck_msgs(p); }
-    if (k == COLL_ALLREDUCE && a == COLL_ALGO_REVERSED_BRUCK) { *bytes = 2 * (p - 1) * (n / p); *rounds = 2 * bruck_msgs(p); }
+    if (k == COLL_REDUCE_SCATTER && a == COLL_ALGO_REVERSED_BRUCK) { *bytes = (p - 1) * (n / p); *rounds = lg(p); }
+    if (k == COLL_ALLREDUCE && a == COLL_ALGO_REVERSED_BRUCK) { *bytes = 2 * (p - 1) * (n / p); *rounds = 2 * lg(p); }
 }
 
 /* One newer row on p ranks, n bytes; a TSV row when `row` or when it
