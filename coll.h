@@ -1655,7 +1655,8 @@ static void coll__rbruck_round(const coll__plan *pl, int k, int work, coll__step
    rounds above (the rounds of NCCL's PAT), then src rotated back.
        p = 5:  round 2:  r -> r+4 (block r+4);   round 1:  r -> r+2
        (blocks r+2, r+3);   round 0:  r -> r+1 (block r+1)
-   cost: lg·α + (p-1)/p·n(β+γ), + 6nγ for the two rotations (local passes) */
+   cost: lg·α + (p-1)/p·n(β+γ), + two rotations (local passes; AUTO does
+   not pick it: it needs the caller's in-place layout)                     */
 static int coll__rbruck_reduce_scatter(const coll__plan *pl, int s, coll__step *st)
 {
     int L = coll__ceil_log2(pl->p);
@@ -1685,64 +1686,47 @@ static int coll__rbruck_allreduce(const coll__plan *pl, int s, coll__step *st)
 /* Their local moves (the rows' hooks): the work buffer - dst for the
    all-reduce, the whole src for the reduce-scatter - rotated left by this
    rank's block offset, and back after the last round. In place the
-   rotation swaps blocks through scratch (Gries and Mills: about 3n bytes
-   copied, a segment at a time), so it works on device memory too. */
-static int coll__swap_via(coll_request *q, unsigned char *a, unsigned char *b, size_t n)
+   rotation swaps blocks through scratch (Gries and Mills: swap the
+   shorter side across and repeat on the rest; about 3n bytes copied, a
+   segment at a time), so it works on device memory too. */
+static int coll__rotate_via(coll_request *q, unsigned char *b, size_t n, size_t k)
 {
-    unsigned char *t = q->c->scratch;
-    size_t cap = 2 * q->c->segment, k;
+    size_t i = k, j = n - k, len, c, cap = 2 * q->c->segment;
+    unsigned char *x, *y, *t = q->c->scratch;
     int rc = COLL_OK;
-    if (n && !cap) return COLL_ERR_NOSPC;          /* reducing calls have scratch */
-    while (n && rc == COLL_OK) {
-        k = n < cap ? n : cap;
-        rc = coll__copy(q->c, t, a, k);
-        if (rc == COLL_OK) rc = coll__copy(q->c, a, b, k);
-        if (rc == COLL_OK) rc = coll__copy(q->c, b, t, k);
-        a += k; b += k; n -= k;
+    if (k && k < n && !cap) return COLL_ERR_NOSPC;  /* reducing calls have scratch */
+    while (i && j && rc == COLL_OK) {               /* [x, x+len) <-> [y, y+len) */
+        x = b + k - i;
+        if (i <= j) { y = b + k + j - i; len = i; j -= i; }
+        else        { y = b + k; len = j; i -= j; }
+        for (; len && rc == COLL_OK; x += c, y += c, len -= c) {
+            c = len < cap ? len : cap;
+            rc = coll__copy(q->c, t, x, c);
+            if (rc == COLL_OK) rc = coll__copy(q->c, x, y, c);
+            if (rc == COLL_OK) rc = coll__copy(q->c, y, t, c);
+        }
     }
     return rc;
 }
 
-/* Rotate n bytes at base left by k, in place: swap the shorter side across
-   and repeat on what is left. */
-static int coll__rotate_via(coll_request *q, unsigned char *base, size_t n, size_t k)
+/* The work buffer - dst for the all-reduce, the whole src for the
+   reduce-scatter - rotated left by this rank's block offset (back: right):
+   out of place the rotation is dst taking src in two copies. */
+static int coll__rbruck_rotate(coll_request *q, int back)
 {
-    size_t i = k, j = n - k;
-    int rc = COLL_OK;
-    if (k == 0 || k >= n) return COLL_OK;
-    while (i != j && rc == COLL_OK) {
-        if (i < j) { rc = coll__swap_via(q, base + k - i, base + k + j - i, i); j -= i; }
-        else       { rc = coll__swap_via(q, base + k - i, base + k, j); i -= j; }
-    }
-    return rc == COLL_OK ? coll__swap_via(q, base + k - i, base + k, i) : rc;
-}
-
-/* The work buffer's bytes, and the byte offset of this rank's block. */
-static unsigned char *coll__rbruck_work(coll_request *q, size_t *n, size_t *mine)
-{
-    size_t off, len;
-    coll__block(&q->pl, q->pl.rank, &off, &len);
-    *n = q->pl.total * q->esize;
-    *mine = off * q->esize;
-    return q->b[COLL__KIND(q->pl.kind) == COLL_ALLREDUCE ? COLL_BUF_DST : COLL_BUF_SRC].at;
-}
-
-static int coll__rbruck_begin(coll_request *q)
-{
-    size_t n, mine;
-    unsigned char *w = coll__rbruck_work(q, &n, &mine), *src = q->b[COLL_BUF_SRC].at;
+    size_t off, len, n = q->pl.total * q->esize, k;
+    unsigned char *src = q->b[COLL_BUF_SRC].at;
+    unsigned char *w = q->b[COLL__KIND(q->pl.kind) == COLL_ALLREDUCE ? COLL_BUF_DST : COLL_BUF_SRC].at;
     int rc;
-    if (w == src) return coll__rotate_via(q, w, n, mine);     /* in place */
-    rc = coll__copy(q->c, w, src + mine, n - mine);            /* dst takes src rotated */
-    return rc == COLL_OK ? coll__copy(q->c, w + (n - mine), src, mine) : rc;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    k = back ? n - off * q->esize : off * q->esize;
+    if (back || w == src) return coll__rotate_via(q, w, n, k);
+    rc = coll__copy(q->c, w, src + k, n - k);
+    return rc == COLL_OK ? coll__copy(q->c, w + (n - k), src, k) : rc;
 }
 
-static int coll__rbruck_finish(coll_request *q)
-{
-    size_t n, mine;
-    unsigned char *w = coll__rbruck_work(q, &n, &mine);
-    return mine ? coll__rotate_via(q, w, n, n - mine) : COLL_OK;
-}
+static int coll__rbruck_begin(coll_request *q) { return coll__rbruck_rotate(q, 0); }
+static int coll__rbruck_finish(coll_request *q) { return coll__rbruck_rotate(q, 1); }
 
 /* ---- broadcast -------------------------------------------------------------- */
 
@@ -2126,12 +2110,18 @@ COLL__C(coll__cost_dissem,       lg * al)
 COLL__C(coll__cost_linear_red,   (p - 1) * (al + n * be + n * ga))
 COLL__C(coll__cost_chain_scan,   (p - 1) * (al + n * be + n * ga) + (COLL__KIND(pl->kind) == COLL_EXSCAN ? al + n * be : 0))
 COLL__C(coll__cost_rd_scan,      lg * (al + n * be + n * ga) + (COLL__KIND(pl->kind) == COLL_EXSCAN ? al + n * be : 0))
-COLL__C(coll__cost_bruck_rs,     lg * al + f * n * (be + ga) + 6 * n * ga)   /* + its two rotations */
-/* AUTO leaves 8 ranks and fewer to the others: unmeasured where ranks
-   outnumber the cores of the machines the defaults come from */
-COLL__C(coll__cost_bruck_ar,     p <= 8 ? 1e300 : 2 * lg * al + 2 * f * n * be + f * n * ga + 4 * n * ga)
 COLL__C(coll__cost_never,        1e300)
 #undef COLL__C
+
+/* Reversed Bruck all-reduce: Rabenseifner's formula with no fold, and 4nγ
+   for its rotations. AUTO leaves 8 ranks and fewer to the others
+   (unmeasured where ranks outnumber this machine's cores). */
+static double coll__cost_bruck_ar(const coll__plan *pl, double n, const coll_tuning *t)
+{
+    double c = coll__cost_rabenseifner(pl, n, t) + 4 * n * t->gamma;
+    if (pl->rem) c -= 2 * (t->alpha + n * t->beta);           /* its fold */
+    return pl->p <= 8 ? 1e300 : c;
+}
 #endif
 
 #ifndef COLL_NO_COST_MODEL
@@ -2163,7 +2153,7 @@ COLL__C(coll__cost_never,        1e300)
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      0,                             0,                     0) S \
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
     R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0) S \
-    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_bruck_rs,     COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish)
+    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_never,        COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish)
 #define COLL__ROWS_ALLGATHER(R, S, K) \
     R(K,               RING,                  coll__ring_allgather,               coll__cost_ring_ag,      COLL__BLOCKWISE,               coll__own_block,       0) S \
     R(K,               RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0) S \
@@ -2191,7 +2181,7 @@ COLL__C(coll__cost_never,        1e300)
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      COLL__EQUAL_OOP,               0,                     0) S \
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
     R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0) S \
-    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_bruck_rs,     COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish)
+    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_never,        COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish)
 /* exscan ends with a strided shift; scan does not */
 #define COLL__SCAN_PATHS(K) (COLL__FOLD_LEFT | (COLL_##K == COLL_EXSCAN ? COLL__STRIDES : 0))
 #define COLL__ROWS_SCAN(R, S, K) \

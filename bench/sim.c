@@ -389,7 +389,7 @@ static int report(coll_kind kind, int p, size_t bytes, const coll_algo *algos, i
         coll_xfer x;
         for (a = 1; a < COLL_ALGO_COUNT; a++) {
             world_args(&w, kind, (coll_algo)a, count);
-            if (coll_describe(&w.c[0], &w.a, 0, &x) >= 0) list[n++] = (coll_algo)a;
+            if (coll_sched(&w, 0, 0, &x) >= 0) list[n++] = (coll_algo)a;   /* in place where it must */
         }
         if (n == 0)
             fprintf(stderr, "sim: coll.h runs no algorithm for %s\n", coll_kind_name(kind));
