@@ -311,7 +311,8 @@ typedef struct coll_user_op {
     X(PIPELINED_CHAIN, "pipelined_chain")                                        \
     X(REDUCE_SCATTER_GATHER, "reduce_scatter_gather")                            \
     X(LINEAR, "linear")                                                          \
-    X(DISSEMINATION, "dissemination")
+    X(DISSEMINATION, "dissemination")                                            \
+    X(REVERSED_BRUCK, "reversed_bruck") /* Bruck backwards: log-step, any p   */
 
 #define COLL__KIND_ENUM(N, S) COLL_##N,
 #define COLL__ALGO_ENUM(N, S) COLL_ALGO_##N,
@@ -1667,6 +1668,114 @@ static int coll__bruck_allgather(const coll__plan *pl, int s, coll__step *st)
     return 1;
 }
 
+/* ---- reversed Bruck: reduce-scatter and all-reduce, any p, no fold -------
+   The Bruck all-gather run backwards reduces instead of gathering:
+   ⌈lg p⌉ rounds for any p, each block sent once per round it travels,
+   and no power-of-two fold. It works, as the Bruck all-gather does, on
+   the blocks rotated so that this rank's own comes first (relative block
+   j is block r+j mod p, at coll__bruck_off(j)); the rows' begin and
+   finish hooks below rotate the work buffer there and back, in place
+   through scratch. The partial sums live in the work buffer (src in
+   place, dst for the all-reduce), so scratch stays two segments whatever
+   p and n. */
+
+/* Reduce-scatter round k (k = lg-1 down to 0), d = 2^k, m = min(d, p-d):
+   rank r passes its partial sums of relative blocks [d, d+m) (blocks
+   r+d .. r+d+m-1) to r+d, for which they are relative [0, m), and folds
+   those of its own [0, m) arriving from r-d into them. Before round k
+   rank r holds partial sums of [0, min(2d, p)); after round 0 it holds
+   its own block, complete. */
+static void coll__rbruck_round(const coll__plan *pl, int k, int work, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, d = 1 << k, m = d < p - d ? d : p - d;
+    st->to = coll__mod(r + d, p);
+    st->from = coll__mod(r - d, p);
+    st->send_first = coll__shift_send_first(r, p, d);
+    st->sbuf = st->rbuf = st->abuf = work;
+    st->soff = coll__bruck_off(pl, d);
+    st->slen = coll__bruck_off(pl, d + m) - st->soff;
+    st->roff = st->aoff = 0;
+    st->rlen = coll__bruck_off(pl, m);
+    st->reduce = 1;
+}
+
+/* Reversed Bruck reduce-scatter, in place (src is the workspace): the
+   rounds above (the rounds of NCCL's PAT), then src rotated back.
+       p = 5:  round 2:  r -> r+4 (block r+4);   round 1:  r -> r+2
+       (blocks r+2, r+3);   round 0:  r -> r+1 (block r+1)
+   cost: lg·α + (p-1)/p·n(β+γ), + two rotations (local passes; AUTO does
+   not pick it: it needs the caller's in-place layout)                     */
+static int coll__rbruck_reduce_scatter(const coll__plan *pl, int s, coll__step *st)
+{
+    int L = coll__ceil_log2(pl->p);
+    if (s >= L) return 0;
+    coll__idle(st);
+    coll__rbruck_round(pl, L - 1 - s, COLL_BUF_SRC, st);
+    return 1;
+}
+
+/* Reversed Bruck all-reduce: dst takes src rotated, the reduce-scatter
+   above, the Bruck all-gather (its mirror image), dst rotated back.
+   Ring's bytes in 2⌈lg p⌉ rounds for any p; for p not a power of two it
+   saves Rabenseifner's fold (its n more bytes and 2 rounds).
+       p = 5:  rounds 2, 1, 0 reducing (as above), then 0, 1, 2 gathering
+   cost: 2·lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ, + 4nγ for the rotations (a
+   copy in, about 3n bytes copied back through scratch)                     */
+static int coll__rbruck_allreduce(const coll__plan *pl, int s, coll__step *st)
+{
+    int L = coll__ceil_log2(pl->p);
+    if (s >= 2 * L) return 0;
+    if (s >= L) return coll__bruck_allgather(pl, s - L, st);
+    coll__idle(st);
+    coll__rbruck_round(pl, L - 1 - s, COLL_BUF_DST, st);
+    return 1;
+}
+
+/* Their local moves (the rows' hooks): the work buffer - dst for the
+   all-reduce, the whole src for the reduce-scatter - rotated left by this
+   rank's block offset, and back after the last round. In place the
+   rotation swaps blocks through scratch (Gries and Mills: swap the
+   shorter side across and repeat on the rest; about 3n bytes copied, a
+   segment at a time), so it works on device memory too. */
+static int coll__rotate_via(coll_request *q, unsigned char *b, size_t n, size_t k)
+{
+    size_t i = k, j = n - k, len, c, cap = 2 * q->c->segment;
+    unsigned char *x, *y, *t = q->c->scratch;
+    int rc = COLL_OK;
+    if (k && k < n && !cap) return COLL_ERR_NOSPC;  /* reducing calls have scratch */
+    while (i && j && rc == COLL_OK) {               /* [x, x+len) <-> [y, y+len) */
+        x = b + k - i;
+        if (i <= j) { y = b + k + j - i; len = i; j -= i; }
+        else        { y = b + k; len = j; i -= j; }
+        for (; len && rc == COLL_OK; x += c, y += c, len -= c) {
+            c = len < cap ? len : cap;
+            rc = coll__copy(q->c, t, x, c);
+            if (rc == COLL_OK) rc = coll__copy(q->c, x, y, c);
+            if (rc == COLL_OK) rc = coll__copy(q->c, y, t, c);
+        }
+    }
+    return rc;
+}
+
+/* The work buffer - dst for the all-reduce, the whole src for the
+   reduce-scatter - rotated left by this rank's block offset (back: right):
+   out of place the rotation is dst taking src in two copies. */
+static int coll__rbruck_rotate(coll_request *q, int back)
+{
+    size_t off, len, n = q->pl.total * q->esize, k;
+    unsigned char *src = q->b[COLL_BUF_SRC].at;
+    unsigned char *w = q->b[COLL__KIND(q->pl.kind) == COLL_ALLREDUCE ? COLL_BUF_DST : COLL_BUF_SRC].at;
+    int rc;
+    coll__block(&q->pl, q->pl.rank, &off, &len);
+    k = back ? n - off * q->esize : off * q->esize;
+    if (back || w == src) return coll__rotate_via(q, w, n, k);
+    rc = coll__copy(q->c, w, src + k, n - k);
+    return rc == COLL_OK ? coll__copy(q->c, w + (n - k), src, k) : rc;
+}
+
+static int coll__rbruck_begin(coll_request *q) { return coll__rbruck_rotate(q, 0); }
+static int coll__rbruck_finish(coll_request *q) { return coll__rbruck_rotate(q, 1); }
+
 /* ---- broadcast -------------------------------------------------------------- */
 
 /* Van de Geijn: scatter the vector's p blocks down the binomial tree, then
@@ -2052,6 +2161,16 @@ COLL__C(coll__cost_chain_scan,   (p - 1) * (al + n * be + n * ga) + (COLL__KIND(
 COLL__C(coll__cost_rd_scan,      lg * (al + n * be + n * ga) + (COLL__KIND(pl->kind) == COLL_EXSCAN ? al + n * be : 0))
 COLL__C(coll__cost_never,        (R)1e30)
 #undef COLL__C
+
+/* Reversed Bruck all-reduce: Rabenseifner's formula with no fold, and 4nγ
+   for its rotations. AUTO leaves 8 ranks and fewer to the others
+   (unmeasured where ranks outnumber this machine's cores). */
+static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const coll__tune *t)
+{
+    coll__real c = coll__cost_rabenseifner(pl, n, t) + 4 * n * t->gamma;
+    if (pl->rem) c -= 2 * (t->alpha + n * t->beta);           /* its fold */
+    return pl->p <= 8 ? (coll__real)1e30 : c;
+}
 #endif
 
 #ifndef COLL_NO_COST_MODEL
@@ -2077,11 +2196,13 @@ COLL__C(coll__cost_never,        (R)1e30)
     R(K,               RECURSIVE_DOUBLING,    coll__rd_allreduce,                 coll__cost_rd_ar,        COLL__FOLD_LEFT,               0,                     0) S \
     R(K,               RABENSEIFNER,          coll__rabenseifner_allreduce,       coll__cost_rabenseifner, 0,                             0,                     0) S \
     R(K,               HIERARCHICAL,          coll__hierarchical_allreduce,       coll__cost_never,        COLL__GROUP,                   coll__work_in_place,   0) S \
-    R(K,               PIPELINED_TREE,        coll__pipelined_tree_allreduce,     coll__cost_pipe_tree,    COLL__PIPELINE,                0,                     0)
+    R(K,               PIPELINED_TREE,        coll__pipelined_tree_allreduce,     coll__cost_pipe_tree,    COLL__PIPELINE,                0,                     0) S \
+    R(K,               REVERSED_BRUCK,        coll__rbruck_allreduce,             coll__cost_bruck_ar,     0,                             coll__rbruck_begin,    coll__rbruck_finish)
 #define COLL__ROWS_REDUCE_SCATTER(R, S, K) \
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      0,                             0,                     0) S \
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
-    R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0)
+    R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0) S \
+    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_never,        COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish)
 #define COLL__ROWS_ALLGATHER(R, S, K) \
     R(K,               RING,                  coll__ring_allgather,               coll__cost_ring_ag,      COLL__BLOCKWISE,               coll__own_block,       0) S \
     R(K,               RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0) S \
@@ -2108,7 +2229,8 @@ COLL__C(coll__cost_never,        (R)1e30)
 #define COLL__ROWS_REDUCE_SCATTERV(R, S, K) \
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      COLL__EQUAL_OOP,               0,                     0) S \
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
-    R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0)
+    R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0) S \
+    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_never,        COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish)
 /* exscan ends with a strided shift; scan does not */
 #define COLL__SCAN_PATHS(K) (COLL__FOLD_LEFT | (COLL_##K == COLL_EXSCAN ? COLL__STRIDES : 0))
 #define COLL__ROWS_SCAN(R, S, K) \

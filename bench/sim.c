@@ -236,6 +236,8 @@ typedef struct coll_world {
     int p;
     coll_comm *c;             /* one communicator per rank */
     coll_args a;
+    int inplace;              /* the row runs in place only: dst is each
+                                 rank's block of src (reduce-scatter) */
 } coll_world;
 
 static unsigned char sim_scratch[1 << 16];   /* named, never touched */
@@ -243,6 +245,11 @@ static unsigned char sim_scratch[1 << 16];   /* named, never touched */
 static int coll_sched(void *ctx, int rank, int step, coll_xfer *x)
 {
     coll_world *w = (coll_world *)ctx;
+    if (w->inplace) {
+        coll_args a = w->a;
+        a.dst = (unsigned char *)(uintptr_t)a.src + (size_t)rank * a.count * coll_dtype_size(a.dtype);
+        return coll_describe(&w->c[rank], &a, step, x);
+    }
     return coll_describe(&w->c[rank], &w->a, step, x);
 }
 
@@ -293,6 +300,10 @@ static void world_args(coll_world *w, coll_kind kind, coll_algo algo, size_t cou
     w->a.op = COLL_SUM;
     w->a.root = 0;
     w->a.group = algo == COLL_ALGO_HIERARCHICAL ? hier_group(w->p) : 0;
+    {   /* the library's answer: does the row run in place only? */
+        const coll__entry *e = coll__entry_of(kind, algo);
+        w->inplace = e && (e->needs & COLL__IN_PLACE) && (kind == COLL_REDUCE_SCATTER);
+    }
 }
 
 /* ---- sizes and bounds, as the bench counts them -------------------------- */
@@ -378,7 +389,7 @@ static int report(coll_kind kind, int p, size_t bytes, const coll_algo *algos, i
         coll_xfer x;
         for (a = 1; a < COLL_ALGO_COUNT; a++) {
             world_args(&w, kind, (coll_algo)a, count);
-            if (coll_describe(&w.c[0], &w.a, 0, &x) >= 0) list[n++] = (coll_algo)a;
+            if (coll_sched(&w, 0, 0, &x) >= 0) list[n++] = (coll_algo)a;   /* in place where it must */
         }
         if (n == 0)
             fprintf(stderr, "sim: coll.h runs no algorithm for %s\n", coll_kind_name(kind));

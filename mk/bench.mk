@@ -158,8 +158,8 @@ bench-null: $(BENCH_B)/nullport
 # The schedules of every collective at a few rank counts, up to 4096.
 ## sim: [bench] coll's schedules for up to 4096 ranks under an alpha-beta-gamma clock
 sim: $(BENCH_B)/sim
-	@$(BENCH_B)/sim -c allreduce -p 2,4,7,64,4096 -n 8,64M
-	@$(BENCH_B)/sim -c reduce_scatter,allgather,broadcast,reduce -p 64,4096 -n 8,64M
+	@$(BENCH_B)/sim -c allreduce -p 2,4,7,64,4095,4096 -n 8,1M,64M
+	@$(BENCH_B)/sim -c reduce_scatter,allgather,broadcast,reduce -p 64,4095,4096 -n 8,64M
 
 # Seconds: every collective/algorithm/size cell once on the threads port,
 # checked on every rank; the simulator's self-test and a few rank counts.

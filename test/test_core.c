@@ -118,6 +118,10 @@ static const row rows[] = {
     /* last, so that the rows above sample the same cases as before them */
     { COLL_ALLTOALLV,       COLL_ALGO_AUTO, 0 },
     { COLL_ALLTOALLV,       COLL_ALGO_PAIRWISE, 0 },
+    /* newer algorithms, after the rest for the same reason */
+    { COLL_ALLREDUCE,       COLL_ALGO_REVERSED_BRUCK, 0 },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_REVERSED_BRUCK, 0 },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_REVERSED_BRUCK, 0 },
 };
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 
@@ -1074,6 +1078,19 @@ int main(void)
             COLL_CHECK_MSG(tv_value(t, (uint64_t)1 << top) == (d->is_signed ? -tv_pow2(top) : tv_pow2(top)) &&
                            tv_bits(t, -1.0) == (top == 63 ? ~(uint64_t)0 : ((uint64_t)1 << (top + 1)) - 1),
                            "%s: sign or width wrong", nm);
+        }
+    }
+
+    /* every row of the library's registry is forced somewhere in `rows` */
+    {
+        size_t e;
+        for (e = 0; coll__row_at(e); e++) {
+            const coll__entry *en = coll__row_at(e);
+            int j, found = 0;
+            for (j = 0; j < NROWS && !found; j++)
+                found = rows[j].kind == (coll_kind)en->kind && rows[j].algo == (coll_algo)en->algo;
+            COLL_CHECK_MSG(found, "registry row %s/%s is not in the test's rows",
+                           coll_kind_name((coll_kind)en->kind), coll_algo_name((coll_algo)en->algo));
         }
     }
 

@@ -345,7 +345,9 @@ int main(int argc, char **argv)
         { COLL_SCATTER, COLL_ALGO_LINEAR }, { COLL_SCATTER, COLL_ALGO_BINOMIAL }, { COLL_SCATTER, COLL_ALGO_AUTO },
         { COLL_ALLTOALL, COLL_ALGO_PAIRWISE }, { COLL_ALLTOALL, COLL_ALGO_BRUCK },
         { COLL_ALLTOALL, COLL_ALGO_AUTO },
-        { COLL_ALLTOALLV, COLL_ALGO_PAIRWISE }, { COLL_ALLTOALLV, COLL_ALGO_AUTO } };
+        { COLL_ALLTOALLV, COLL_ALGO_PAIRWISE }, { COLL_ALLTOALLV, COLL_ALGO_AUTO },
+        { COLL_ALLREDUCE, COLL_ALGO_REVERSED_BRUCK }, { COLL_REDUCE_SCATTER, COLL_ALGO_REVERSED_BRUCK },
+        { COLL_REDUCE_SCATTERV, COLL_ALGO_REVERSED_BRUCK } };
     size_t ci, pi, ti, ni;
     int op;
     nofold = nf && *nf == '1';
@@ -366,7 +368,8 @@ int main(int argc, char **argv)
                         int inplace = (int)(ni + ti + (size_t)op) % 2;
                         int root = (int)(ni + ti) % p;
                         int group = 1 + (int)(ni % 4);
-                        if (cases[ci].a == COLL_ALGO_RECURSIVE_HALVING) inplace = 1;
+                        if (cases[ci].a == COLL_ALGO_RECURSIVE_HALVING ||
+                            (k != COLL_ALLREDUCE && cases[ci].a == COLL_ALGO_REVERSED_BRUCK)) inplace = 1;
                         if (cases[ci].a == COLL_ALGO_HIERARCHICAL && ni == 0) group = p < 4 ? p : 4;
                         run_case(k, cases[ci].a, ts[ti], (coll_op)op, p, ns[ni], inplace, root, group);
                     }

@@ -21,7 +21,13 @@
    symmetric one): rank r sends row r less its diagonal, one message per
    nonempty block, in p-1 steps (in place: the p-step swap schedule); a
    step where both halves are empty costs no round. Rows at the same p and
-   sizes, then every p from 1 to 16, checked, no row unless it fails. */
+   sizes, then every p from 1 to 16, checked, no row unless it fails.
+
+   Then the algorithms added since, at the same p and sizes (their rows
+   come after all the above, which stay as they were), and at every other
+   p up to 16 that divides the sizes, checked, no row unless it fails:
+   the reversed Bruck reduce-scatter (in place) and all-reduce, lg p
+   rounds each way, ring's bytes. */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
 #define COLL_THREADS_IMPLEMENTATION
@@ -59,7 +65,8 @@ static int run_rank(int rank, void *arg)
                                    the call check adds lg p frames of 24 bytes */
     a.src = src[rank];
     a.dst = dst[rank];
-    if (a.algo == COLL_ALGO_RECURSIVE_HALVING)          /* runs in place only */
+    if (a.algo == COLL_ALGO_RECURSIVE_HALVING ||          /* run in place only */
+        (a.kind == COLL_REDUCE_SCATTER && a.algo == COLL_ALGO_REVERSED_BRUCK))
         a.dst = src[rank] + (size_t)rank * a.count;
     if (a.kind == COLL_BARRIER) a.src = a.dst = 0;
     if (inplace) a.dst = src[rank];
@@ -309,6 +316,39 @@ static int check_a2av(int in_place, int p, int row)
     return ok;
 }
 
+/* The newer rows: the busiest rank's bytes and rounds for n bytes. */
+static void formula_new(coll_kind k, coll_algo a, int p, double n, double *bytes, double *rounds)
+{
+    *bytes = *rounds = 0;
+    if (p == 1) return;
+    if (k == COLL_REDUCE_SCATTER && a == COLL_ALGO_REVERSED_BRUCK) { *bytes = (p - 1) * (n / p); *rounds = lg(p); }
+    if (k == COLL_ALLREDUCE && a == COLL_ALGO_REVERSED_BRUCK) { *bytes = 2 * (p - 1) * (n / p); *rounds = 2 * lg(p); }
+}
+
+/* One newer row on p ranks, n bytes; a TSV row when `row` or when it
+   differs. Returns 1 if it matched. */
+static int check_new(coll_kind k, coll_algo a, int p, size_t n, int row)
+{
+    size_t count = n / 4, i;
+    uint64_t bytes, rounds;
+    double fb, fr;
+    int r, ok;
+    memset(&args, 0, sizeof args);
+    args.kind = k; args.algo = a; args.dtype = COLL_FLOAT32; args.op = COLL_SUM; args.root = 0;
+    args.count = k == COLL_REDUCE_SCATTER ? count / (size_t)p : count;
+    scratch_bytes = 2 * n;                              /* one segment per message */
+    for (r = 0; r < p; r++)
+        for (i = 0; i < count; i++) src[r][i] = (float)(r + (int)i % 5);
+    measure(p, &bytes, &rounds);
+    formula_new(k, a, p, (double)n, &fb, &fr);
+    ok = (double)bytes == fb && (double)rounds == fr;
+    if (row || !ok)
+        printf("%s\t%s\t%d\t%zu\t%llu\t%llu\t%.0f\t%.0f%s\n", coll_kind_name(k), coll_algo_name(a), p, n,
+               (unsigned long long)bytes, (unsigned long long)rounds, fb, fr, ok ? "" : "\tMISMATCH");
+    if (!ok) failures++;
+    return ok;
+}
+
 /* A ragged matrix: entry (i, j) of weight w, some 0 (symmetric in place).
    scaled: `count` elements in all, the unit count / (sum of weights) times
    each weight and what is left on entry (0, 0) (the diagonal keeps it
@@ -456,6 +496,23 @@ int main(int argc, char **argv)
                     check_a2av(ip, p, 0);
                     nswept++;
                 }
+            }
+        }
+    }
+    {   /* the newer rows: at the table's p and sizes, then every p that divides them */
+        static const struct { coll_kind k; coll_algo a; } newer[] = {
+            { COLL_ALLREDUCE, COLL_ALGO_REVERSED_BRUCK }, { COLL_REDUCE_SCATTER, COLL_ALGO_REVERSED_BRUCK } };
+        int p;
+        for (ri = 0; ri < sizeof newer / sizeof newer[0]; ri++) {
+            for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+                for (si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+                    if (only_p && ps[pi] != only_p) continue;
+                    check_new(newer[ri].k, newer[ri].a, ps[pi], sizes[si], 1);
+                    nrows++;
+                }
+            for (p = 1; p <= MAXP; p++) {
+                if ((only_p && p != only_p) || 5040 % p) continue;
+                for (si = 0; si < sizeof sizes / sizeof sizes[0]; si++) { check_new(newer[ri].k, newer[ri].a, p, sizes[si], 0); nswept++; }
             }
         }
     }

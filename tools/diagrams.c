@@ -64,6 +64,9 @@ static const algo_text texts[] = {
     { COLL_ALLTOALL, COLL_ALGO_BRUCK, "Rotate; in step k every block whose index has bit k set moves 2^k ranks on (strided, packed into one message); unrotate.", "lg·α + lg·(n/2)β" },
     { COLL_ALLTOALLV, COLL_ALGO_PAIRWISE, "Pairwise exchange with a block size per pair (row r of the counts matrix out, column r in).", "(p-1)α + (p-1)/p·nβ" },
     { COLL_BARRIER, COLL_ALGO_DISSEMINATION, "In step k signal r+2^k and wait for r-2^k: after lg p steps everyone has heard from everyone.", "lg·α" },
+    { COLL_ALLREDUCE, COLL_ALGO_REVERSED_BRUCK, "The reversed Bruck reduce-scatter on dst, blocks rotated so your own comes first, then the Bruck all-gather; rotate back. Ring's bytes in 2⌈lg p⌉ rounds for any p, no fold.", "2lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ" },
+    { COLL_REDUCE_SCATTER, COLL_ALGO_REVERSED_BRUCK, "The Bruck all-gather backwards (NCCL's PAT): in round k = lg-1 .. 0 pass your partial sums of the blocks r+2^k .. to rank r+2^k and fold in those of your own range from r-2^k. Any p, no fold, in place.", "lg·α + (p-1)/p·n(β+γ)" },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_REVERSED_BRUCK, "The reversed Bruck reduce-scatter with per-rank block sizes (in place).", "lg·α + (p-1)/p·n(β+γ)" },
 };
 
 static const algo_text *text_of(coll_kind k, coll_algo a)
@@ -93,6 +96,7 @@ static void cfg_for(sim_cfg *c, coll_kind k, coll_algo a, int p)
     if (k == COLL_ALLTOALLV) for (i = 0; i < p * p; i++) c->counts[i] = 1 + (size_t)((i / p + i % p) % 2);
     if (a == COLL_ALGO_PIPELINED_TREE || a == COLL_ALGO_PIPELINED_CHAIN) { c->n = 48; c->scratch = 128; }
     if (a == COLL_ALGO_RECURSIVE_HALVING || (k == COLL_REDUCE_SCATTERV && a == COLL_ALGO_RING)) c->inplace = 1;
+    if (coll__entry_of(k, a) && (coll__entry_of(k, a)->needs & COLL__IN_PLACE)) c->inplace = 1;   /* runs in place only */
 }
 
 static int draw(FILE *o, coll_kind k, coll_algo a, int p)

@@ -113,6 +113,23 @@ static int sim__works_in_place(const coll__plan *pl)
     return e && (e->begin == coll__work_in_place || (e->begin == coll__root_in_place && pl->rank == pl->root));
 }
 
+/* Does this rank's row rotate its work buffer so that its own block comes
+   first, and back after the last step (its begin hook says so)? */
+static int sim__rotates(const coll__plan *pl)
+{
+    const coll__entry *e = coll__entry_of(pl->kind, pl->algo);
+    return e && e->begin == coll__rbruck_begin && pl->p > 1 && pl->total > 0;
+}
+
+/* Rotate n values left by k: v[i] takes v[(i + k) mod n]. */
+static void sim__rotate(double *to, const double *from, size_t n, size_t k)
+{
+    static double tmp[SIM_MAX_ELEMS];
+    size_t i;
+    for (i = 0; i < n; i++) tmp[i] = from[(i + k) % n];
+    memcpy(to, tmp, n * sizeof *to);
+}
+
 static int sim_is_scan(coll_kind k) { return k == COLL_SCAN || k == COLL_EXSCAN; }
 
 /* Alltoallv: where block j of rank r's src (row) or dst (column) starts. */
@@ -328,7 +345,11 @@ static void sim_start(sim *s)
         if (c->kind == COLL_BARRIER) continue;
         switch (c->kind) {
         case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_SCAN: case COLL_EXSCAN:
-            if (p == 1 || sim__works_in_place(&s->pl[r])) {
+            if (sim__rotates(&s->pl[r])) {          /* dst takes src, own block first */
+                size_t off, len;
+                coll__block(&s->pl[r], r, &off, &len);
+                sim__rotate(A + k->dst_off, A + k->src_off, c->n, off);
+            } else if (p == 1 || sim__works_in_place(&s->pl[r])) {
                 for (i = 0; i < c->n; i++) A[k->dst_off + i] = A[k->src_off + i];
                 k->src_off = k->dst_off; k->src_is_dst = 1;
                 s->pl[r].inplace = 1;
@@ -336,6 +357,8 @@ static void sim_start(sim *s)
             break;
         case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
             if (p == 1) for (i = 0; i < k->mine_n; i++) A[k->dst_off + i] = A[k->src_off + k->mine + i];
+            if (sim__rotates(&s->pl[r]))             /* src, own block first */
+                sim__rotate(A + k->src_off, A + k->src_off, s->pl[r].total, k->mine);
             break;
         case COLL_ALLGATHER: case COLL_ALLGATHERV:
             if (s->pl[r].algo != COLL_ALGO_BRUCK) {
@@ -483,6 +506,13 @@ static const char *sim_finish(sim *s)
         sim_rank *k = &s->rk[r];
         double *D = k->arena + k->dst_off, *S = k->arena + k->src_off;
         coll_algo a = s->pl[r].algo;
+        if (sim__rotates(&s->pl[r])) {              /* the work buffer back in rank order */
+            size_t off, len, n = s->pl[r].total;
+            double *W = c->kind == COLL_ALLREDUCE ? D : S;
+            coll__block(&s->pl[r], r, &off, &len);
+            sim__rotate(W, W, n, n - off);
+            what = "each rank rotates its blocks back into rank order";
+        }
         if ((c->kind == COLL_SCATTER || c->kind == COLL_SCATTERV) && (a == COLL_ALGO_BINOMIAL || r == c->root)) {
             if (k->dst_off != k->src_off + k->mine)
                 for (i = 0; i < k->mine_n; i++) D[i] = S[k->mine + i];
