@@ -21,16 +21,9 @@ for round in 1 2 3; do
         $bin -p threads,shm -n 2,4 -c allreduce -s 8,64K,8M -T 20 -C $C >>"$tmp" || exit 1
     done
 done
-awk -F'\t' '
-{
-    impl = $1; mode = "on"
-    if (impl ~ /-c0$/) { mode = "off"; sub(/-c0$/, "", impl) }
-    else if (impl ~ /-crc$/) { mode = "crc"; sub(/-crc$/, "", impl) }
-    k = impl SUBSEP $4 SUBSEP $5 SUBSEP mode
-    n[k]++; v[k, n[k]] = $6 + 0
-    if ($9 != "ok") bad = 1
-    rows[impl SUBSEP $4 SUBSEP $5] = 1
-}
+# What both tables share: the median of a cell's rounds, and a cell as
+# time (8 B, us with `dig` decimals) or busbw.
+lib='
 function med(k,    i, j, m, t, a) {
     m = n[k]; if (!m) return -1
     for (i = 1; i <= m; i++) a[i] = v[k, i]
@@ -39,8 +32,18 @@ function med(k,    i, j, m, t, a) {
 }
 function cell(t, p, b) {
     if (t < 0) return "-"
-    if (b <= 8) return sprintf("%.2f µs", t)
+    if (b <= 8) return sprintf("%." dig "f µs", t)
     return sprintf("%.2f GB/s", b / (t * 1e3) * 2 * (p - 1) / p)
+}'
+awk -F'\t' -v dig=2 "$lib"'
+{
+    impl = $1; mode = "on"
+    if (impl ~ /-c0$/) { mode = "off"; sub(/-c0$/, "", impl) }
+    else if (impl ~ /-crc$/) { mode = "crc"; sub(/-crc$/, "", impl) }
+    k = impl SUBSEP $4 SUBSEP $5 SUBSEP mode
+    n[k]++; v[k, n[k]] = $6 + 0
+    if ($9 != "ok") bad = 1
+    rows[impl SUBSEP $4 SUBSEP $5] = 1
 }
 END {
     print "| port | ranks | bytes | checks off (-C 0) | on (default) | on + CRC (-C 3) | on / off | CRC / off |"
@@ -70,7 +73,7 @@ for round in 1 2 3; do
     done
 done
 echo
-awk -F'\t' '
+awk -F'\t' -v dig=1 "$lib"'
 {
     impl = $1; mode = "on"
     if (impl ~ /-c0$/) mode = "off"
@@ -81,17 +84,6 @@ awk -F'\t' '
     n[k]++; v[k, n[k]] = $6 + 0
     if ($9 != "ok") bad = 1
     rows[$4 SUBSEP $5] = 1
-}
-function med(k,    i, j, m, t, a) {
-    m = n[k]; if (!m) return -1
-    for (i = 1; i <= m; i++) a[i] = v[k, i]
-    for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-    return a[int((m + 1) / 2)]
-}
-function cell(t, p, b) {
-    if (t < 0) return "-"
-    if (b <= 8) return sprintf("%.1f µs", t)
-    return sprintf("%.2f GB/s", b / (t * 1e3) * 2 * (p - 1) / p)
 }
 function ratio(a, o) { return (o > 0 && a > 0) ? sprintf("%.2f", a / o) : "-" }
 END {
