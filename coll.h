@@ -1037,7 +1037,16 @@ static int coll__overlap(const void *a, size_t an, const void *b, size_t bn);
 
 typedef int (*coll__schedule)(const coll__plan *pl, int s, coll__step *st);
 
-static int coll__mod(int a, int p) { a %= p; return a < 0 ? a + p : a; }
+/* a mod p, in [0, p): a division only when a is more than p away (the
+   schedules' r +- d rarely is; a division costs ~25 cycles, or a libgcc
+   call on a core without one). */
+static int coll__mod(int a, int p)
+{
+    if (a >= p) a -= p;
+    else if (a < 0) a += p;
+    if (a < 0 || a >= p) { a %= p; if (a < 0) a += p; }
+    return a;
+}
 
 static int coll__ceil_log2(int p)
 {
@@ -1046,7 +1055,20 @@ static int coll__ceil_log2(int p)
     return l;
 }
 
-static int coll__gcd(int a, int b) { while (b) { int t = a % b; a = b; b = t; } return a; }
+/* gcd of a, b >= 0 by halving and subtracting (Stein): no division. */
+static int coll__gcd(int a, int b)
+{
+    int shift = 0;
+    if (a == 0 || b == 0) return a | b;
+    while (!((a | b) & 1)) { a >>= 1; b >>= 1; shift++; }
+    while (!(a & 1)) a >>= 1;
+    do {
+        while (!(b & 1)) b >>= 1;
+        if (a > b) { int t = a; a = b; b = t; }
+        b -= a;
+    } while (b);
+    return a << shift;
+}
 
 static void coll__idle(coll__step *st)
 {
@@ -3051,7 +3073,7 @@ static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__p
 
 /* ---- frames ----------------------------------------------------------------
    A frame: 'c', version, flags, phase, lowest and highest signature seen,
-   lowest refusing rank and its code, CRC-32C of everything else, the
+   lowest refusing rank and its code, CRC-32C of the frame (this field 0), the
    tail's CRC-32C (0 without one), then the first `inl` bytes of the
    round's blocks (zeros unless eager). Round k carries m = min(2^k,
    p - 2^k) blocks of `blk` bytes, packed: m x inl bytes of them in the
@@ -3089,9 +3111,11 @@ static int coll__sends_tail(const coll_request *q)
     return COLL__EAGER(&q->g) && q->g.phase == 0 && q->g.blk > coll__inl(q);
 }
 
-static uint32_t coll__frame_crc(const unsigned char *f, size_t bytes)
+/* A frame's CRC-32C: of the whole frame with its own field zero (one pass). */
+static uint32_t coll__frame_crc(unsigned char *f, size_t bytes)
 {
-    return coll_crc32c(coll_crc32c(0, f, 16), f + 20, bytes - 20);   /* all but the CRC itself */
+    coll__put32(f + 16, 0);
+    return coll_crc32c(0, f, bytes);
 }
 
 static void coll__frame_pack(coll_request *q)
@@ -3100,7 +3124,7 @@ static void coll__frame_pack(coll_request *q)
     unsigned char *f = g->fo.b;
     size_t bytes = g->fb;
     int tail = coll__sends_tail(q);
-    f[0] = 'c'; f[1] = (unsigned char)(2 + 2 * (COLL_EAGER_BYTES / 8 % 127));  /* version */
+    f[0] = 'c'; f[1] = (unsigned char)(3 + 2 * (COLL_EAGER_BYTES / 8 % 127));  /* version */
     f[2] = (unsigned char)(g->flags | (tail ? COLL__F_TAIL : 0)); f[3] = g->phase;
     coll__put32(f + 4, g->lo);
     coll__put32(f + 8, g->hi);
@@ -3116,11 +3140,12 @@ static void coll__frame_pack(coll_request *q)
 static void coll__frame_check(coll_request *q)
 {
     coll__agree *g = &q->g;
-    const unsigned char *f = g->fin;
+    unsigned char *f = g->fin;
+    uint32_t crc = coll__get32(f + 16);
     int flagged = (f[2] & COLL__F_TAIL) != 0, can = g->phase == 0 && g->tb > 0;
     g->tail_in = (unsigned char)(flagged && can);   /* the rest of its blocks follows */
     if (f[0] != 'c' || f[1] != g->fo.b[1] || f[3] != g->phase ||
-        coll__get32(f + 16) != coll__frame_crc(f, g->fb) || (flagged && !can))
+        crc != coll__frame_crc(f, g->fb) || (flagged && !can))
         g->flags |= COLL__F_CORRUPT;    /* not a frame of this round: the link is out of step */
 }
 
