@@ -130,9 +130,13 @@
      all-reduce 0.43 us apart, 2.3-4.5 us together, and every row of one
      bench run alike, for the ranks keep their threads from row to row (so
      a table once showed 1.5-1.9 us at 8 B-8 KiB with the call checks off
-     against 0.17-0.83 with them on, from two runs). After a move, the next waits beside a peer must
-     number twice as many as last time before it moves again (at most
-     COLL_THREADS_PART_GAP), and a wait answered by polling clears that.
+     against 0.17-0.83 with them on, from two runs). After a move, the
+     next waits beside a peer must number twice as many as last time
+     before it moves again (at most COLL_THREADS_PART_GAP), and a move
+     that holds (4 x that many waits answered by polling) halves the pause
+     again: where another program keeps the other CPU busy, the kernel
+     puts the ranks back together at once, and moving at every hand-off
+     cost 35 us a call.
      Binding: coll_threads_run leaves the rank threads where the scheduler
      puts them unless COLL_THREADS_BIND=1 is in the environment; then rank
      r keeps to the r-th allowed CPU when there are enough. On the
@@ -279,9 +283,10 @@ typedef struct coll_threads__rank {
     pthread_mutex_t m;         /* guards the queues of pairs * -> rank     */
     pthread_cond_t cv;         /* this rank's thread sleeps here           */
     int spin;                  /* pause-poll budget of the next wait (owner) */
-    int part_skip, part_gap;   /* owner: waits beside a peer on this CPU to
-                                  let pass before it next moves, and that
-                                  pause after the last move (see
+    int part_skip, part_gap, part_ok;   /* owner: waits beside a peer on
+                                  this CPU to let pass before it next moves,
+                                  that pause after the last move, and the
+                                  waits answered by polling since (see
                                   coll_threads__part)                     */
     /* owner only: the next message number to and from each peer, and the
        next fast-box slot to write to and to read from each peer */
@@ -855,14 +860,28 @@ static int coll_threads__move(coll_threads__rank *me, int cpu)
    idle for tens of milliseconds (a machine whose CPUs share no cache the
    kernel knows of never looks for an idle CPU at a wake-up). So move
    away, unless the last move was lately: after each move, let twice as
-   many waits beside a peer pass before the next (at most PART_GAP); a
-   wait answered by polling clears that pause. Returns whether it moved. */
+   many waits beside a peer pass before the next (at most PART_GAP). A
+   move that holds - 4 x that pause in waits answered by polling - halves
+   the pause (coll_threads__held); one that the kernel undoes at once (a
+   CPU busy with another program) keeps it long. Returns whether it moved. */
 static int coll_threads__part(coll_threads__rank *me, int cpu)
 {
     if (me->part_skip > 0) { me->part_skip--; return 0; }
     me->part_gap = me->part_gap >= COLL_THREADS_PART_GAP / 2 ? COLL_THREADS_PART_GAP : 2 * me->part_gap + 1;
     me->part_skip = me->part_gap;
+    me->part_ok = 0;
     return coll_threads__move(me, cpu);
+}
+
+/* A wait answered by polling: the ranks run apart; count it towards
+   shortening the pause between moves. */
+static void coll_threads__held(coll_threads__rank *me)
+{
+    if (me->part_gap && ++me->part_ok >= 4 * me->part_gap) {
+        me->part_gap /= 2;
+        if (me->part_skip > me->part_gap) me->part_skip = me->part_gap;
+        me->part_ok = 0;
+    }
 }
 
 static int coll_threads__wait(void *ctx, int h, int block)
@@ -900,7 +919,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
                budget follows the peer's latency rather than its ceiling */
             int want = 2 * i + w->spin_min;
             me->spin = want > w->spin_max ? w->spin_max : want;
-            me->part_gap = me->part_skip = 0;
+            coll_threads__held(me);
         } else if (budget && me->spin > w->spin_min) {
             me->spin /= 2;
             if (me->spin < w->spin_min) me->spin = w->spin_min;
