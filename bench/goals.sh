@@ -18,9 +18,9 @@
 # arrays as large as each ceiling row's buffers. Once: the memory traffic
 # of the algorithm AUTO runs at each ceiling row, and AUTO's picks
 # (memtraffic; both are counts, not timings).
-#   quick  (~3 min)  all-reduce; ranks 2 and 4; 8 B, 2 KiB, 64 KiB, 1 MiB,
+#   quick  (1-2 min) all-reduce; ranks 2 and 4; 8 B, 2 KiB, 64 KiB, 1 MiB,
 #                    8 MiB; 10 ms a row
-#   full   (~15 min) all-reduce and the five other collectives (threads)
+#   full   (14 min quiet, 26 loaded) all-reduce and the five other collectives (threads)
 #                    8 B..64 MiB, and 256 MiB with AUTO; 20 ms a row
 #
 # THE GOALS (all-reduce, float32 sum, call checks on unless said):

@@ -5,9 +5,9 @@
 #   make bench-plot    bus bandwidth against size, PNGs in bench/results/
 #   make bench-goals   the goals against this machine's own ceilings (memory,
 #                      TCP loopback) and Open MPI, measured in one run of three
-#                      passes (~15 min), bench/results/goals.tsv; with
+#                      passes (14-26 min), bench/results/goals.tsv; with
 #                      GOALS_TABLES="a.tsv ..." the goals of those tables only
-#   make bench-goals-quick  the same run with fewer sizes (~3 min)
+#   make bench-goals-quick  the same run with fewer sizes (1-2 min)
 #   make bench-auto    AUTO against the fastest forced algorithm, every row
 #   make bench-auto-raw every forced algorithm, several passes (~3.5 min each),
 #                      bench/results/auto-raw.tsv: what fit-auto reads
@@ -118,11 +118,11 @@ bench-plot:
 
 GOALS_TABLES ?=
 
-## bench-goals: the goals against the machine's own ceilings and Open MPI, one run of 3 passes (~15 min)
+## bench-goals: the goals against the machine's own ceilings and Open MPI, one run of 3 passes (14-26 min)
 bench-goals: $(if $(GOALS_TABLES),,bench-bins)
 	@$(if $(GOALS_TABLES),sh bench/goals.sh $(GOALS_TABLES),sh bench/goals.sh run full)
 
-## bench-goals-quick: the same goals from a short run (all-reduce, 5 sizes, ~3 min)
+## bench-goals-quick: the same goals from a short run (all-reduce, 5 sizes, 1-2 min)
 bench-goals-quick: bench-bins
 	@sh bench/goals.sh run quick
 
