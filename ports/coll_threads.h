@@ -843,7 +843,13 @@ static int coll_threads__move(coll_threads__rank *me, int cpu)
         if (k < w->nranks) continue;           /* a rank waits there already */
         memset(one, 0, sizeof one);
         one[c / W] = 1ul << (c % W);
-        if (syscall(SYS_sched_setaffinity, 0, sizeof one, one) != 0) return 0;
+        /* Say where first: the peer takes this CPU the moment we leave
+           it, and must not read the old one and follow us there. */
+        __atomic_store_n(&me->cpu, c, __ATOMIC_SEQ_CST);
+        if (syscall(SYS_sched_setaffinity, 0, sizeof one, one) != 0) {
+            __atomic_store_n(&me->cpu, cpu, __ATOMIC_RELAXED);
+            return 0;
+        }
         syscall(SYS_sched_setaffinity, 0, sizeof mask, mask);
         __atomic_store_n(&me->cpu, COLL_THREADS__CPU(), __ATOMIC_RELAXED);
         return 1;
