@@ -32,21 +32,21 @@ $(TCPB)/test_tcp: test/test_tcp.c $(TCP_HDRS) $(TCP_CHECK)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -o $@ $<
 
-$(TCPB)/test_tcp_auth: test/test_tcp_auth.c test/test_children.h $(TCP_HDRS)
+$(TCPB)/test_tcp_auth: test/test_tcp_auth.c test/test_children.h test/test_tally.h $(TCP_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -o $@ $<
 
-$(TCPB)/test_tcp_flood: test/test_tcp_flood.c test/test_children.h $(TCP_HDRS)
+$(TCPB)/test_tcp_flood: test/test_tcp_flood.c test/test_children.h test/test_tally.h $(TCP_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -o $@ $<
 
-$(TCPB)/test_tcp_mac: test/test_tcp_mac.c test/test_children.h $(TCP_HDRS)
+$(TCPB)/test_tcp_mac: test/test_tcp_mac.c test/test_children.h test/test_tally.h $(TCP_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -o $@ $<
 
 # The same two under AddressSanitizer and UndefinedBehaviorSanitizer.
 TCP_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-$(TCPB)/san/%: test/%.c test/test_children.h $(TCP_HDRS) $(TCP_CHECK)
+$(TCPB)/san/%: test/%.c test/test_children.h test/test_tally.h $(TCP_HDRS) $(TCP_CHECK)
 	@mkdir -p $(@D)
 	$(CC) $(TCP_CFLAGS) -O1 $(TCP_SAN) -o $@ $<
 

@@ -51,13 +51,7 @@ static void test_log(const char *line);
 #include <string.h>
 #include <sys/wait.h>
 
-static long g_pass, g_fail;
-
-#define CHECK(cond, ...) do {                                                 \
-        if (cond) g_pass++;                                                    \
-        else { g_fail++; fprintf(stderr, "test_tcp_auth.c:%d: ", __LINE__);    \
-               fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); }           \
-    } while (0)
+#include "test_tally.h"
 
 static const char *const TOKEN = "6b1f0c9e2d7a45b8a3e0f1c2d3b4a596";
 

@@ -43,13 +43,7 @@ static void test_log(const char *line);
 #include <string.h>
 #include <sys/wait.h>
 
-static long g_pass, g_fail;
-
-#define CHECK(cond, ...) do {                                                 \
-        if (cond) g_pass++;                                                    \
-        else { g_fail++; fprintf(stderr, "test_tcp_flood.c:%d: ", __LINE__);   \
-               fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); }           \
-    } while (0)
+#include "test_tally.h"
 
 static const char *const TOKEN = "0d9e4b7c1a2f38e5b6c7d8e9f0a1b2c3";
 

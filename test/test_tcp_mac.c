@@ -46,13 +46,7 @@ static void test_log(const char *line);
 #include <string.h>
 #include <sys/wait.h>
 
-static long g_pass, g_fail;
-
-#define CHECK(cond, ...) do {                                                 \
-        if (cond) g_pass++;                                                    \
-        else { g_fail++; fprintf(stderr, "test_tcp_mac.c:%d: ", __LINE__);     \
-               fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); }           \
-    } while (0)
+#include "test_tally.h"
 
 static const char *const TOKEN = "0d5e8a7c61f94b2e9a3c7d1f0b6e4a28";
 
