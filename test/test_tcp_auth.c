@@ -841,14 +841,6 @@ int main(int argc, char **argv)
     (void)argc; (void)argv;
     printf("TCP port against strangers and hostile peers, on 127.0.0.1:\n");
     fflush(stdout);
-#define RUN(call, what) do {                                                   \
-        long p0 = g_pass, f0 = g_fail;                                         \
-        long long t0 = coll_tcp__now_ms();                                     \
-        call;                                                                  \
-        printf("  %-52s %ld ok, %ld wrong, %.1f s\n", what, g_pass - p0,         \
-               g_fail - f0, (double)(coll_tcp__now_ms() - t0) / 1000);         \
-        fflush(stdout);                                                        \
-    } while (0)
     RUN(test_siphash(), "SipHash-2-4 reference vectors");
     RUN(test_intruders_first(), "three intruders claim rank 1 before it comes");
     RUN(test_impostor_master(COLL_TCP_VERSION, COLL_TCP_ERR_AUTH, "impostor"), "an impostor holds MASTER_PORT");

@@ -465,14 +465,6 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     printf("TCP rendezvous against strangers that would hold it, on 127.0.0.1:\n");
     fflush(stdout);
-#define RUN(call, what) do {                                                   \
-        long p0 = g_pass, f0 = g_fail;                                         \
-        long long t0 = coll_tcp__now_ms();                                     \
-        call;                                                                  \
-        printf("  %-56s %ld ok, %ld wrong, %.1f s\n", what, g_pass - p0,         \
-               g_fail - f0, (double)(coll_tcp__now_ms() - t0) / 1000);         \
-        fflush(stdout);                                                        \
-    } while (0)
     RUN(test_streamer(), "a version-1 stranger that streams without end");
     RUN(test_streamer_worker(), "the same at rank 1's own listener");
     RUN(test_port_taken(1, "taken, hangs up"), "MASTER_PORT held by a program that hangs up");

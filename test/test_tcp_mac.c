@@ -665,14 +665,6 @@ int main(int argc, char **argv)
     (void)listener_of; (void)sleep_ms;       /* test_children.h's, unused here */
     printf("TCP port, keyed mode, on 127.0.0.1:\n");
     fflush(stdout);
-#define RUN(call, what) do {                                                   \
-        long p0 = g_pass, f0 = g_fail;                                         \
-        long long t0 = coll_tcp__now_ms();                                     \
-        call;                                                                  \
-        printf("  %-52s %ld ok, %ld wrong, %.1f s\n", what, g_pass - p0,         \
-               g_fail - f0, (double)(coll_tcp__now_ms() - t0) / 1000);         \
-        fflush(stdout);                                                        \
-    } while (0)
     RUN(test_siphash_pieces(), "SipHash-2-4 fed in pieces");
     RUN(test_modes(), "ranks that disagree on the mode");
     RUN(test_sweep(2), "6 collectives x 8 B, 64 KiB, 8 MiB, 2 ranks");
