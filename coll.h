@@ -4655,21 +4655,18 @@ COLL_API int coll_run(coll_comm *c, const coll_args *a)
         c->why = COLL__WHY("an earlier request on this communicator (or its group) is unfinished");
         return COLL_ERR_INVAL;
     }
-    if (top->again_ok && top->blk.c == c && coll__same_call(&top->again, a)) {
-#ifndef COLL_NO_ERRSTR
-        c->why = "";                                    /* as coll_prepare leaves it */
-#endif
-        rc = coll_restart(&top->blk);
-    } else {
+    if (!top->again_ok || top->blk.c != c || !coll__same_call(&top->again, a)) {
         top->again_ok = 0;
-        rc = coll_prepare(&top->blk, c, a);
-        if (rc == COLL_OK && top->blk.pl.row) {         /* planned (a refusal plans nothing) */
+        if ((rc = coll_prepare(&top->blk, c, a)) != COLL_OK) return rc;
+        if (top->blk.pl.row) {                          /* planned (a refusal plans nothing) */
             COLL_MEMCPY(&top->again, a, sizeof *a);
             top->again_ok = 1;
         }
-        if (rc == COLL_OK) rc = coll_restart(&top->blk);
     }
-    if (rc != COLL_OK) return rc;
+#ifndef COLL_NO_ERRSTR
+    else c->why = "";                                   /* as coll_prepare leaves it */
+#endif
+    if ((rc = coll_restart(&top->blk)) != COLL_OK) return rc;
     return coll__progress(&top->blk, 1);
 }
 
