@@ -122,6 +122,8 @@
                            whose every call is known good (minimal
                            profile, Cortex-M4F: 104 B less)             (off)
      COLL_NO_CHECKS        leave out the call checks and CRCs (see below)  (off)
+     COLL_NO_CRC           keep the call checks, leave out COLL_CHECK_CRC's
+                           payload CRCs (coll_set_checks refuses it)     (off)
      COLL_NO_NONBLOCKING   leave out the engine's non-blocking path: a
                            port's isend/irecv/wait go unused and
                            coll_progress runs each step to its end      (off)
@@ -899,6 +901,8 @@ static int coll__first(unsigned long m)
 }
 #endif
 #define COLL__KIND(k) (COLL__ONE(COLL_KINDS) ? (coll_kind)COLL__FIRST(COLL_KINDS) : (k))
+/* k is kind K, folded to 0 where COLL_KINDS leaves K out. */
+#define COLL__KIND_IS(k, K) (COLL__ON(COLL_KINDS, K) && COLL__KIND((coll_kind)(k)) == (K))
 #define COLL__DT(t)   (COLL__ONE(COLL_DTYPES) ? (coll_dtype)COLL__FIRST(COLL_DTYPES) : (t))
 #define COLL__OPV(o)  (COLL__ONE(COLL_OPS) ? (coll_op)COLL__FIRST(COLL_OPS) : (o))
 #define COLL__USER_OPS COLL__ON(COLL_OPS, COLL_USER_OP)   /* user operators compiled in */
@@ -972,29 +976,42 @@ static const coll_user_op *coll__uop(const coll_comm *c, const coll_args *a)
 
 /* ---- kinds of collective ---------------------------------------------------- */
 
+/* Each test is a set of kinds, taken with the kinds compiled in: a build
+   that keeps none of the set folds the test, and whatever it guards, to 0. */
+#define COLL__IS(set, k) COLL__ON((set) & COLL_KINDS, k)
+#define COLL__KB(K) COLL_BIT(COLL_##K)
+
 /* Collectives that combine data (and so need an op and scratch). */
 static int coll__reduces(coll_kind k)
 {
-    return k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_REDUCE_SCATTER ||
-           k == COLL_REDUCE_SCATTERV || k == COLL_SCAN || k == COLL_EXSCAN;
+    return COLL__IS(COLL__KB(ALLREDUCE) | COLL__KB(REDUCE) | COLL__KB(REDUCE_SCATTER) |
+                    COLL__KB(REDUCE_SCATTERV) | COLL__KB(SCAN) | COLL__KB(EXSCAN), k);
 }
 
 /* Collectives with a root; the "v" forms (per-rank counts[]). */
 static int coll__rooted(coll_kind k)
 {
-    return k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER ||
-           k == COLL_GATHERV || k == COLL_SCATTERV;
+    return COLL__IS(COLL__KB(BROADCAST) | COLL__KB(REDUCE) | COLL__KB(GATHER) |
+                    COLL__KB(SCATTER) | COLL__KB(GATHERV) | COLL__KB(SCATTERV), k);
 }
 static int coll__vkind(coll_kind k)
 {
-    return k == COLL_ALLGATHERV || k == COLL_REDUCE_SCATTERV || k == COLL_GATHERV || k == COLL_SCATTERV;
+    return COLL__IS(COLL__KB(ALLGATHERV) | COLL__KB(REDUCE_SCATTERV) | COLL__KB(GATHERV) |
+                    COLL__KB(SCATTERV), k);
 }
+
+/* The kinds that take counts[] (and displs[]): a build without them reads
+   neither (the plan's fields are then always NULL). */
+#define COLL__COUNTED (COLL__KB(ALLGATHERV) | COLL__KB(REDUCE_SCATTERV) | COLL__KB(GATHERV) | \
+                       COLL__KB(SCATTERV) | COLL__KB(ALLTOALLV))
+#define COLL__COUNTS(pl) ((COLL_KINDS & COLL__COUNTED) ? (pl)->counts : (const size_t *)0)
+#define COLL__DISPLS(pl) ((COLL_KINDS & COLL__COUNTED) ? (pl)->displs : (const size_t *)0)
 
 /* Collectives over one vector of count elements on every rank. */
 static int coll__vector(coll_kind k)
 {
-    return k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_BROADCAST ||
-           k == COLL_SCAN || k == COLL_EXSCAN;
+    return COLL__IS(COLL__KB(ALLREDUCE) | COLL__KB(REDUCE) | COLL__KB(BROADCAST) |
+                    COLL__KB(SCAN) | COLL__KB(EXSCAN), k);
 }
 
 /* Little-endian words on the wire, whatever the host's byte order. */
@@ -1110,11 +1127,11 @@ static void coll__block(const coll__plan *pl, int i, size_t *off, size_t *len)
     if (coll__vector(COLL__KIND(pl->kind))) {
         *off = coll__split(pl->count, pl->p, i);
         *len = coll__split(pl->count, pl->p, i + 1) - *off;
-    } else if (pl->counts) {
-        const size_t *row = pl->counts + (COLL__KIND(pl->kind) == COLL_ALLTOALLV ? (size_t)pl->rank * (size_t)pl->p : 0);
+    } else if (COLL__COUNTS(pl)) {
+        const size_t *row = pl->counts + (COLL__KIND_IS(pl->kind, COLL_ALLTOALLV) ? (size_t)pl->rank * (size_t)pl->p : 0);
         int j;
         *len = row[i];
-        if (pl->displs) { *off = pl->displs[i]; return; }   /* where the caller put it */
+        if (COLL__DISPLS(pl)) { *off = pl->displs[i]; return; }   /* where the caller put it */
         *off = 0;
         for (j = 0; j < i; j++) *off += row[j];
     } else {
@@ -1128,7 +1145,7 @@ static void coll__block(const coll__plan *pl, int i, size_t *off, size_t *len)
 static void coll__rblock(const coll__plan *pl, int i, size_t *off, size_t *len)
 {
     int j, p = pl->p;
-    if (COLL__KIND(pl->kind) != COLL_ALLTOALLV) { coll__block(pl, i, off, len); return; }
+    if (!COLL__KIND_IS(pl->kind, COLL_ALLTOALLV)) { coll__block(pl, i, off, len); return; }
     *len = pl->counts[(size_t)i * (size_t)p + (size_t)pl->rank];
     if (pl->displs) { *off = pl->displs[(size_t)p + (size_t)i]; return; }
     *off = 0;
@@ -1167,7 +1184,7 @@ static size_t coll__vbound(const coll__plan *pl, int v)
 {
     size_t off, len;
     if (v >= pl->p2) return pl->total;
-    if (COLL__KIND(pl->kind) == COLL_ALLREDUCE || COLL__KIND(pl->kind) == COLL_REDUCE) return coll__split(pl->count, pl->p2, v);
+    if (COLL__KIND_IS(pl->kind, COLL_ALLREDUCE) || COLL__KIND_IS(pl->kind, COLL_REDUCE)) return coll__split(pl->count, pl->p2, v);
     coll__block(pl, v < pl->rem ? 2 * v : v + pl->rem, &off, &len);
     return off;
 }
@@ -1259,7 +1276,7 @@ static int coll__folded(const coll__plan *pl, int s, int inner, int *k)
 static void coll__partial(const coll__plan *pl, int *buf, size_t *off)
 {
     int own_dst = COLL__KIND(pl->kind) != COLL_ALLREDUCE && !pl->inplace;
-    *buf = COLL__KIND(pl->kind) == COLL_ALLREDUCE || own_dst ? COLL_BUF_DST : COLL_BUF_SRC;
+    *buf = COLL__KIND_IS(pl->kind, COLL_ALLREDUCE) || own_dst ? COLL_BUF_DST : COLL_BUF_SRC;
     if (own_dst) *off = 0;
 }
 
@@ -1786,7 +1803,7 @@ static int coll__rbruck_rotate(coll_request *q, int back)
 {
     size_t off, len, n = q->pl.total * q->esize, k;
     unsigned char *src = q->b[COLL_BUF_SRC].at;
-    unsigned char *w = q->b[COLL__KIND(q->pl.kind) == COLL_ALLREDUCE ? COLL_BUF_DST : COLL_BUF_SRC].at;
+    unsigned char *w = q->b[COLL__KIND_IS(q->pl.kind, COLL_ALLREDUCE) ? COLL_BUF_DST : COLL_BUF_SRC].at;
     int rc;
     coll__block(&q->pl, q->pl.rank, &off, &len);
     k = back ? n - off * q->esize : off * q->esize;
@@ -2179,8 +2196,8 @@ COLL__C(coll__cost_chain,        (p - 2 + C) * (al + n * be / C))
 COLL__C(coll__cost_linear,       (p - 1) * (al + n * be / p))
 COLL__C(coll__cost_dissem,       lg * al)
 COLL__C(coll__cost_linear_red,   (p - 1) * (al + n * be + n * ga))
-COLL__C(coll__cost_chain_scan,   (p - 1) * (al + n * be + n * ga) + (COLL__KIND(pl->kind) == COLL_EXSCAN ? al + n * be : 0))
-COLL__C(coll__cost_rd_scan,      lg * (al + n * be + n * ga) + (COLL__KIND(pl->kind) == COLL_EXSCAN ? al + n * be : 0))
+COLL__C(coll__cost_chain_scan,   (p - 1) * (al + n * be + n * ga) + (COLL__KIND_IS(pl->kind, COLL_EXSCAN) ? al + n * be : 0))
+COLL__C(coll__cost_rd_scan,      lg * (al + n * be + n * ga) + (COLL__KIND_IS(pl->kind, COLL_EXSCAN) ? al + n * be : 0))
 COLL__C(coll__cost_never,        (R)1e30)
 #undef COLL__C
 
@@ -2282,16 +2299,49 @@ COLL__REGISTRY(COLL__ROWS_ARRAY)
 #define COLL__NEEDS(e) ((e)->needs & COLL__NEEDS_KEPT)     /* a row's needs, as read */
 #undef COLL__ROW
 
-/* Each collective's rows, indexed by coll_kind (from COLL_KIND_LIST). A
-   one-collective build reads one entry at a constant index, so the other
-   lists are never referenced and drop out. */
-typedef struct coll__rows { const coll__entry *row; unsigned n; } coll__rows;
-/* A collective the masks leave out has no rows (its array is then unused
-   and dropped). */
-#define COLL__KIND_ROWS(N, S) { COLL__ON(COLL_KINDS, COLL_##N) ? coll__rows_##N : 0,                  \
-                                COLL__ON(COLL_KINDS, COLL_##N) ? sizeof coll__rows_##N / sizeof coll__rows_##N[0] : 0 },
-static const coll__rows coll__registry[COLL_KIND_COUNT] = { COLL_KIND_LIST(COLL__KIND_ROWS) };
+/* Each collective's rows and their number, indexed by coll_kind (from
+   COLL_KIND_LIST). A one-collective build reads one entry at a constant
+   index, so the other lists are never referenced and drop out; a
+   collective the masks leave out has no rows (its array is then unused and
+   dropped). */
+#define COLL__KIND_ROWS(N, S) COLL__ON(COLL_KINDS, COLL_##N) ? coll__rows_##N : 0,
+#define COLL__KIND_NROWS(N, S) (unsigned char)(COLL__ON(COLL_KINDS, COLL_##N) ? sizeof coll__rows_##N / sizeof coll__rows_##N[0] : 0),
+static const coll__entry *const coll__registry[COLL_KIND_COUNT] = { COLL_KIND_LIST(COLL__KIND_ROWS) };
+static const unsigned char coll__nrows[COLL_KIND_COUNT] = { COLL_KIND_LIST(COLL__KIND_NROWS) };
 #undef COLL__KIND_ROWS
+#undef COLL__KIND_NROWS
+
+/* A build of one collective and one algorithm (COLL_KINDS and COLL_ALGOS
+   of one bit each) has one row: the one both masks keep, a constant. Each
+   field is picked from the whole registry by a chain of constant tests. */
+#define COLL__ONE_ROW (COLL__ONE(COLL_KINDS) && COLL__ONE(COLL_ALGOS))
+#define COLL__PICK_K(K, A, F, COST, NEEDS, BEGIN, FINISH) COLL__KEEPS(K, A) ? COLL_##K :
+#define COLL__PICK_A(K, A, F, COST, NEEDS, BEGIN, FINISH) COLL__KEEPS(K, A) ? COLL_ALGO_##A :
+#define COLL__PICK_F(K, A, F, COST, NEEDS, BEGIN, FINISH) COLL__KEEPS(K, A) ? (coll__schedule)(F) :
+#define COLL__PICK_C(K, A, F, COST, NEEDS, BEGIN, FINISH) COLL__KEEPS(K, A) ? (coll__costfn)(COST) :
+#define COLL__PICK_B(K, A, F, COST, NEEDS, BEGIN, FINISH) COLL__KEEPS(K, A) ? (coll__hook)(BEGIN) :
+#define COLL__PICK_E(K, A, F, COST, NEEDS, BEGIN, FINISH) COLL__KEEPS(K, A) ? (coll__hook)(FINISH) :
+#define COLL__ONE_K(K, L) COLL__ROWS_##L(COLL__PICK_K, , K)
+#define COLL__ONE_A(K, L) COLL__ROWS_##L(COLL__PICK_A, , K)
+#define COLL__ONE_F(K, L) COLL__ROWS_##L(COLL__PICK_F, , K)
+#define COLL__ONE_C(K, L) COLL__ROWS_##L(COLL__PICK_C, , K)
+#define COLL__ONE_B(K, L) COLL__ROWS_##L(COLL__PICK_B, , K)
+#define COLL__ONE_E(K, L) COLL__ROWS_##L(COLL__PICK_E, , K)
+static COLL__UNUSED const coll__entry coll__one_row = {
+    (unsigned char)(COLL__REGISTRY(COLL__ONE_K) 0), (unsigned char)(COLL__REGISTRY(COLL__ONE_A) 0),
+    (unsigned short)COLL__NEEDS_KEPT, COLL__REGISTRY(COLL__ONE_F) (coll__schedule)0,
+#ifndef COLL_NO_COST_MODEL
+    COLL__REGISTRY(COLL__ONE_C) (coll__costfn)0,
+#endif
+    COLL__REGISTRY(COLL__ONE_B) (coll__hook)0, COLL__REGISTRY(COLL__ONE_E) (coll__hook)0 };
+
+/* A collective's rows and their number (k compiled in). */
+static const coll__entry *coll__rows_of(coll_kind k, unsigned *n)
+{
+    if (COLL__ONE_ROW) { *n = coll__one_row.f != 0; return &coll__one_row; }
+    *n = coll__nrows[COLL__KIND(k)];
+    return coll__registry[COLL__KIND(k)];
+}
 
 /* Row i of the whole registry, kind by kind, or NULL past the end (for
    tools that walk every row). */
@@ -2299,8 +2349,8 @@ static COLL__UNUSED const coll__entry *coll__row_at(size_t i)
 {
     int k;
     for (k = 0; k < (int)COLL_KIND_COUNT; k++) {
-        if (i < coll__registry[k].n) return &coll__registry[k].row[i];
-        i -= coll__registry[k].n;
+        if (i < coll__nrows[k]) return &coll__registry[k][i];
+        i -= coll__nrows[k];
     }
     return 0;
 }
@@ -2308,12 +2358,12 @@ static COLL__UNUSED const coll__entry *coll__row_at(size_t i)
 /* The registry entry for (collective, algorithm), or NULL. */
 static const coll__entry *coll__entry_of(coll_kind k, coll_algo a)
 {
-    const coll__rows *g;
-    unsigned i;
+    const coll__entry *row;
+    unsigned i, n;
     if ((unsigned)k >= (unsigned)COLL_KIND_COUNT || !COLL__ON(COLL_KINDS, k)) return 0;
-    g = &coll__registry[COLL__KIND(k)];
-    for (i = 0; i < g->n; i++)
-        if (g->row[i].algo == a) return &g->row[i];
+    row = coll__rows_of(k, &n);
+    for (i = 0; i < n; i++)
+        if (row[i].algo == a) return &row[i];
     return 0;
 }
 
@@ -2345,7 +2395,7 @@ static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entr
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: runs in place only");
     if ((needs & COLL__OOP) && pl->inplace && pl->p > 1)
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: runs out of place only");
-    if (pl->displs && !(needs & COLL__BLOCKWISE))
+    if (COLL__DISPLS(pl) && !(needs & COLL__BLOCKWISE))
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: displs need a block-wise one (ring all-gather, linear gather or scatter, pairwise all-to-all)");
     if ((needs & COLL__HOST) && c->mem)
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: rearranges blocks on the host (not with memops)");
@@ -2428,11 +2478,18 @@ static unsigned char *coll__buf(const coll_request *q, int which) { return q->b[
 
 static size_t coll__nseg(size_t len, size_t cut) { return len <= cut ? len > 0 : (len - 1) / cut + 1; }
 
-/* A first segment of its own size serves only the agreement layer's frames. */
-#ifndef COLL_NO_CHECKS
+/* A first segment of its own size (a frame, then its tail) and a watch on
+   the pieces serve only the agreement layer: a build without it has
+   neither, and one without small calls (COLL_EAGER_BYTES 0) no tails. */
+#if !defined(COLL_NO_CHECKS) && COLL_EAGER_BYTES > 0
 #define COLL__HEAD(B) ((B)->head)
 #else
 #define COLL__HEAD(B) ((void)(B), (size_t)0)
+#endif
+#ifndef COLL_NO_CHECKS
+#define COLL__WATCH(q) ((q)->watch)
+#else
+#define COLL__WATCH(q) ((void)(q), (int (*)(struct coll_request *, const unsigned char *, size_t, int))0)
 #endif
 
 /* Segments of a span of `len` elements of buffer B. */
@@ -2522,7 +2579,7 @@ static int coll__send_source(coll_request *q, size_t k, unsigned char **ptr, siz
         rc = coll__pack(q, q->st.sbuf, q->st.soff, q->st.srun, q->st.sstride, q->st.slen, k, *ptr, 1);
         if (rc != COLL_OK) return rc;
     }
-    if (q->watch) (void)q->watch(q, *ptr, *bytes, 0);
+    if (COLL__WATCH(q)) (void)COLL__WATCH(q)(q, *ptr, *bytes, 0);
     return COLL_OK;
 }
 
@@ -2566,7 +2623,7 @@ static int coll__zero_copy(const coll_request *q)
     const coll__step *st = &q->st;
     size_t es = q->esize, n = st->rlen * es;
     const unsigned char *out, *a;
-    if (!c->port.irecv_fold || !st->reduce || st->from < 0 || q->watch || c->mem ||
+    if (!c->port.irecv_fold || !st->reduce || st->from < 0 || COLL__WATCH(q) || c->mem ||
         coll__total_bytes(&q->pl, es) > (size_t)COLL_FOLD_MAX ||
         q->a.op == COLL_USER_OP || (COLL__STRIDED && (st->rrun || st->srun)))
         return 0;
@@ -2618,9 +2675,9 @@ static int coll__absorb(coll_request *q, size_t k)
     if (k >= q->nrecv) return COLL_OK;                 /* sends may outnumber receives */
     if (COLL__ZC(q))                                   /* the port folded it where it lay */
         return q->fold[k % 4].bad || q->fold[k % 4].done != q->fold[k % 4].bytes ? COLL_ERR_IO : COLL_OK;
-    if (q->watch) {                                    /* the layer may keep it out */
+    if (COLL__WATCH(q)) {                              /* the layer may keep it out */
         coll__recv_target(q, k, &in, &bytes);
-        if (q->watch(q, in, bytes, 1)) return COLL_OK;
+        if (COLL__WATCH(q)(q, in, bytes, 1)) return COLL_OK;
     }
     if (COLL__STRIDED && q->st.rrun)
         return coll__pack(q, q->st.rbuf, q->st.roff, q->st.rrun, q->st.rstride, q->st.rlen, k,
@@ -2741,9 +2798,9 @@ static COLL__OFF_CHAIN int coll__step_pipelined(coll_request *q, int block)
 static int coll__span_in(const coll_request *q, int buf, size_t off, size_t len, size_t run, size_t stride)
 {
     size_t in_n, out_n, end;
-    if (len == 0 || buf > COLL_BUF_DST || COLL__KIND(q->pl.kind) == COLL_BARRIER) return 1;
+    if (len == 0 || buf > COLL_BUF_DST || COLL__KIND_IS(q->pl.kind, COLL_BARRIER)) return 1;
     coll__extents(&q->pl, &in_n, &out_n);
-    if (COLL__KIND(q->pl.kind) == COLL_BROADCAST || q->b[COLL_BUF_SRC].at == q->b[COLL_BUF_DST].at)
+    if (COLL__KIND_IS(q->pl.kind, COLL_BROADCAST) || q->b[COLL_BUF_SRC].at == q->b[COLL_BUF_DST].at)
         in_n = out_n = in_n > out_n ? in_n : out_n;
     end = run ? off + (len - 1) / run * stride + (len - 1) % run + 1 : off + len;
     return end <= (buf == COLL_BUF_SRC ? in_n : out_n);
@@ -2948,7 +3005,7 @@ static int coll__begin(coll_request *q)
     const coll__entry *e = COLL__ROW_OF(pl);
     size_t off, len;
     if (pl->total == 0) return COLL_OK;           /* nothing to move (buffers may be NULL) */
-    if (pl->p == 1 && (COLL__KIND(pl->kind) == COLL_REDUCE_SCATTER || COLL__KIND(pl->kind) == COLL_REDUCE_SCATTERV)) {
+    if (pl->p == 1 && (COLL__KIND_IS(pl->kind, COLL_REDUCE_SCATTER) || COLL__KIND_IS(pl->kind, COLL_REDUCE_SCATTERV))) {
         coll__block(pl, 0, &off, &len);
         return coll__copy(q->c, coll__buf(q, COLL_BUF_DST), coll__buf(q, COLL_BUF_SRC), len * q->esize);
     }
@@ -2967,13 +3024,13 @@ static int coll__finish(coll_request *q)
     if (pl->total == 0) return COLL_OK;
     if (e->finish && (rc = e->finish(q)) != COLL_OK) return rc;
     if (!COLL__ON(COLL_OPS, COLL_AVG) || !coll__reduces(COLL__KIND(pl->kind)) || q->a.op != COLL_AVG) return COLL_OK;
-    if (COLL__KIND(pl->kind) == COLL_REDUCE && pl->rank != pl->root) return COLL_OK;
+    if (COLL__KIND_IS(pl->kind, COLL_REDUCE) && pl->rank != pl->root) return COLL_OK;
     coll__block(pl, pl->rank, &off, &len);
     if (coll__vector(COLL__KIND(pl->kind))) len = pl->count;
     /* a scan's average is over the ranks it covers: r+1, or r (exscan) */
     return coll__scale(q->c, coll__buf(q, COLL_BUF_DST), len, q->a.dtype,
-                       COLL__KIND(pl->kind) == COLL_SCAN ? (size_t)pl->rank + 1 :
-                       COLL__KIND(pl->kind) == COLL_EXSCAN ? (size_t)(pl->rank ? pl->rank : 1) : (size_t)pl->p);
+                       COLL__KIND_IS(pl->kind, COLL_SCAN) ? (size_t)pl->rank + 1 :
+                       COLL__KIND_IS(pl->kind, COLL_EXSCAN) ? (size_t)(pl->rank ? pl->rank : 1) : (size_t)pl->p);
 }
 
 
@@ -2993,6 +3050,12 @@ static int coll__plain_source(coll_request *q)
     if (q->sched(&q->pl, q->step, &q->st)) { q->step++; return 1; }
     return coll__close(q);
 }
+/* Does a layer drive the call (its own source)? Never without one. */
+#ifndef COLL_NO_CHECKS
+#define COLL__LAYERED(q) ((q)->source != coll__plain_source)
+#else
+#define COLL__LAYERED(q) ((void)(q), 0)
+#endif
 
 /* ========================================================================== */
 /* >>agree  3. The agreement layer: call checks, small calls, CRCs            */
@@ -3050,16 +3113,16 @@ static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__p
     coll__put32(w + 20, (uint32_t)t);
     coll__put32(w + 24, (uint32_t)((t >> 16) >> 16));
     coll__put32(w + 28, coll__reduces(COLL__KIND(pl->kind)) ? (uint32_t)a->op : 0u);
-    coll__put32(w + 32, k == COLL_BARRIER ? 0u : (uint32_t)a->dtype);
+    coll__put32(w + 32, COLL__KIND_IS(k, COLL_BARRIER) ? 0u : (uint32_t)a->dtype);
     coll__put32(w + 36, (uint32_t)es);
     coll__put32(w + 40, (uint32_t)c->segment);
     coll__put32(w + 44, c->checks | (user && coll__uop(c, a)->commutative ? 256u : 0u) |   /* all-to-all in place */
-                        ((k == COLL_ALLTOALL || k == COLL_ALLTOALLV) && pl->inplace ? 512u : 0u));   /* swaps */
+                        ((COLL__KIND_IS(k, COLL_ALLTOALL) || COLL__KIND_IS(k, COLL_ALLTOALLV)) && pl->inplace ? 512u : 0u));   /* swaps */
     h = coll_crc32c(0, w, sizeof w);
     if (c->group_id) { coll__put32(w, c->group_id); h = coll_crc32c(h, w, 4); }
     while (c->up) c = c->up;          /* which communicator on the port: its top's */
     if (c->context) { coll__put32(w, c->context); h = coll_crc32c(h, w, 4); }
-    nc = !pl->counts ? 0 : k == COLL_ALLTOALLV ? (size_t)pl->p * (size_t)pl->p : (size_t)pl->p;
+    nc = !COLL__COUNTS(pl) ? 0 : COLL__KIND_IS(k, COLL_ALLTOALLV) ? (size_t)pl->p * (size_t)pl->p : (size_t)pl->p;
     for (i = 0; i < nc; ) {         /* six counts per CRC call: p x p of them for alltoallv */
         size_t m = 0;
         for (; i < nc && m < sizeof w; i++, m += 8) {
@@ -3103,6 +3166,7 @@ static size_t coll__frame_bytes(const coll_request *q, int k)
 
 static size_t coll__tail_bytes(const coll_request *q, int k)
 {
+    if (COLL_EAGER_BYTES == 0) return 0;          /* no room: no tails */
     return (size_t)coll__round_blocks(q, k) * (q->g.cap - coll__inl(q));
 }
 
@@ -3142,7 +3206,7 @@ static void coll__frame_check(coll_request *q)
     coll__agree *g = &q->g;
     unsigned char *f = g->fin;
     uint32_t crc = coll__get32(f + 16);
-    int flagged = (f[2] & COLL__F_TAIL) != 0, can = g->phase == 0 && g->tb > 0;
+    int flagged = (f[2] & COLL__F_TAIL) != 0, can = COLL_EAGER_BYTES > 0 && g->phase == 0 && g->tb > 0;
     g->tail_in = (unsigned char)(flagged && can);   /* the rest of its blocks follows */
     if (f[0] != 'c' || f[1] != g->fo.b[1] || f[3] != g->phase ||
         crc != coll__frame_crc(f, g->fb) || (flagged && !can))
@@ -3160,7 +3224,7 @@ static void coll__round_end(coll_request *q)
     const unsigned char *f = g->fin;
     size_t bytes = g->fb, tail = g->tb;
     size_t got = bytes - COLL__FRAME + (g->tail_in ? tail : 0);
-    if (g->tail_in && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
+    if (COLL_EAGER_BYTES > 0 && g->tail_in && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
         g->flags |= COLL__F_CORRUPT;         /* the tail it announced */
     if (!(g->flags & COLL__F_CORRUPT)) {
         uint32_t lo = coll__get32(f + 4), hi = coll__get32(f + 8), bad = coll__get32(f + 12);
@@ -3199,7 +3263,7 @@ static int coll__frame_watch(coll_request *q, const unsigned char *piece, size_t
     (void)n;
     if (!in || piece != g->fin) return 1;
     coll__frame_check(q);
-    if (g->tail_in) coll__lengthen(q, g->fb + g->tb);
+    if (COLL_EAGER_BYTES > 0 && g->tail_in) coll__lengthen(q, g->fb + g->tb);
     return 1;
 }
 
@@ -3250,7 +3314,13 @@ static int coll__verdict(coll_request *q)
    The running CRC-32C of what a step sends and receives; after the step, its
    CRC travels as one 4-byte message each way to the same peers (so payload
    segments still pipeline). A mismatch is noted for the closing rounds;
-   once one is seen nothing more is folded. */
+   once one is seen nothing more is folded. COLL_NO_CRC leaves it out, and
+   the closing rounds with it. */
+#ifndef COLL_NO_CRC
+#define COLL__CRC_ON(c) ((c)->checks & COLL_CHECK_CRC)
+#else
+#define COLL__CRC_ON(c) ((void)(c), 0u)
+#endif
 static int coll__crc_watch(coll_request *q, const unsigned char *piece, size_t n, int in)
 {
     coll__agree *g = &q->g;
@@ -3325,7 +3395,7 @@ static COLL__NOINLINE int coll__eager_finish(coll_request *q)
         if (r != pl->root) return COLL_OK;
         COLL__FALLTHROUGH;
     case COLL_ALLREDUCE: case COLL_REDUCE_SCATTER: {
-        size_t at = COLL__KIND(pl->kind) == COLL_REDUCE_SCATTER ? mine : 0;
+        size_t at = COLL__KIND_IS(pl->kind, COLL_REDUCE_SCATTER) ? mine : 0;
         COLL_MEMCPY(dst, COLL__BLK(0) + at, bn);
         for (i = 1; i < p && rc == COLL_OK; i++)
             rc = coll__reduce(c, &q->a.uop, dst, dst, COLL__BLK(i) + at, pl->count, q->a.dtype, q->a.op);
@@ -3391,7 +3461,7 @@ static COLL__NOINLINE int coll__agree_after(coll_request *q)
     int last = g->last;
     g->last = COLL__LAST_NONE;
     if (last == COLL__LAST_FRAME) coll__round_end(q);
-    if (last == COLL__LAST_PAYLOAD && (q->c->checks & COLL_CHECK_CRC) && (q->nsend || q->nrecv)) {
+    if (last == COLL__LAST_PAYLOAD && COLL__CRC_ON(q->c) && (q->nsend || q->nrecv)) {
         coll__crc_step(q);
         return 1;
     }
@@ -3413,7 +3483,7 @@ static int coll__agree_source(coll_request *q)
             q->step++;
             g->crc_s = g->crc_r = g->lo;   /* seeded with the call's signature: a
                                               message of another call fails it */
-            q->watch = (q->c->checks & COLL_CHECK_CRC) ? coll__crc_watch : 0;
+            q->watch = COLL__CRC_ON(q->c) ? coll__crc_watch : 0;
             g->last = COLL__LAST_PAYLOAD;
             return 1;
         }
@@ -3448,8 +3518,8 @@ static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, 
     g->cap = (size_t)(COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;   /* frame sizes: p alone */
     q->source = coll__agree_source;
     if (rc != COLL_OK) { g->refused = rc; return; }
-    g->nepi = (unsigned char)((c->checks & COLL_CHECK_CRC) ? g->nchk : 0);
-    g->skip = COLL__KIND(a->kind) == COLL_BARRIER;   /* the agreement rounds are a barrier */
+    g->nepi = (unsigned char)(COLL__CRC_ON(c) ? g->nchk : 0);
+    g->skip = COLL__KIND_IS(a->kind, COLL_BARRIER);   /* the agreement rounds are a barrier */
     g->nulldst = (unsigned char)nulldst;
     coll__eager_plan(q, a);
     g->sig = coll__signature(c, &q->pl, a, es) ^ (uint32_t)g->eager;
@@ -3554,8 +3624,8 @@ static void coll__pieces_wrap(coll_comm *c, const coll_port *port)
 static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
 {
     size_t n = pl->total;
-    if (COLL__KIND(pl->kind) == COLL_ALLTOALL) n = pl->count * (size_t)pl->p;
-    if (COLL__KIND(pl->kind) == COLL_ALLTOALLV) n = pl->total / (size_t)pl->p;   /* the mean row: alike everywhere */
+    if (COLL__KIND_IS(pl->kind, COLL_ALLTOALL)) n = pl->count * (size_t)pl->p;
+    if (COLL__KIND_IS(pl->kind, COLL_ALLTOALLV)) n = pl->total / (size_t)pl->p;   /* the mean row: alike everywhere */
     return n * esize;
 }
 
@@ -3566,6 +3636,8 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
 {
     coll_algo best = COLL_ALGO_AUTO;
     size_t bytes = coll__total_bytes(pl, esize), i;
+    unsigned nrows;
+    const coll__entry *row = coll__rows_of(COLL__KIND(pl->kind), &nrows);
 #ifndef COLL_NO_COST_MODEL
     coll__real best_cost = 0, n = (coll__real)bytes;
 #endif
@@ -3574,8 +3646,8 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
         const coll_rule *u = &c->rules[i];
         if (u->kind == COLL__KIND(pl->kind) && bytes >= u->min_bytes && bytes <= u->max_bytes) return u->algo;
     }
-    for (i = 0; i < coll__registry[COLL__KIND(pl->kind)].n; i++) {
-        const coll__entry *e = &coll__registry[COLL__KIND(pl->kind)].row[i];
+    for (i = 0; i < nrows; i++) {
+        const coll__entry *e = &row[i];
         if (COLL__NEEDS(e) & COLL__CALLER) continue;
         if (coll__fits(c, pl, e, ordered, &why) != COLL_OK) continue;
         /* a row that packs through scratch is no choice without it (a need
@@ -3642,7 +3714,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     pl->inplace = 0; pl->row = 0;
     for (pl->p2 = 1; pl->p2 * 2 <= p; pl->p2 *= 2) {}
     pl->rem = p - pl->p2;
-    if (COLL__KIND(a->kind) == COLL_BARRIER) {
+    if (COLL__KIND_IS(a->kind, COLL_BARRIER)) {
         pl->count = pl->total = 1; pl->chunk = 1; pl->inplace = 0;
         *esize_out = 1;
         return COLL_OK;
@@ -3677,14 +3749,14 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         pl->counts = a->counts;
         pl->count = a->counts[r];
         pl->total = n;
-        if (a->displs && COLL__KIND(a->kind) == COLL_REDUCE_SCATTERV)
+        if (a->displs && COLL__KIND_IS(a->kind, COLL_REDUCE_SCATTERV))
             return COLL__NO(why, COLL_ERR_INVAL, "displs: reduce_scatterv takes none (as MPI's)");
         for (i = 0; a->displs && i < p; i++)
             if (COLL__ARG(a->displs[i] > ((size_t)-1) / es - a->counts[i]))
                 return COLL__NO(why, COLL_ERR_INVAL, "displs: a block ends past the address space");
         pl->displs = a->displs;
         if (pl->displs) pl->span[0] = coll__vspan(pl, 0);
-    } else if (COLL__KIND(a->kind) == COLL_ALLTOALLV) {
+    } else if (COLL__KIND_IS(a->kind, COLL_ALLTOALLV)) {
         size_t k, pp = (size_t)p * (size_t)p;
         if (COLL__ARG(!a->counts)) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
         n = 0;
@@ -3714,23 +3786,21 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     {
         uintptr_t src = (uintptr_t)a->src, dst = (uintptr_t)a->dst, mine;
         size_t off, l;
+        coll_kind k = COLL__KIND(a->kind);
         coll__block(pl, r, &off, &l);
         mine = (uintptr_t)(off * es);
-        switch (COLL__KIND(a->kind)) {
-        case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_SCAN: case COLL_EXSCAN:
-            pl->inplace = src == dst; break;
-        case COLL_BROADCAST: pl->inplace = 1; break;
-        case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: case COLL_SCATTER: case COLL_SCATTERV:
-            pl->inplace = src && dst == src + mine; break;
-        case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: case COLL_GATHERV:
-            pl->inplace = dst && src == dst + mine; break;
-        case COLL_ALLTOALL: case COLL_ALLTOALLV: pl->inplace = src && src == dst; break;
-        default: pl->inplace = 0; break;
-        }
+        if (COLL__IS(COLL__KB(ALLREDUCE) | COLL__KB(REDUCE) | COLL__KB(SCAN) | COLL__KB(EXSCAN), k))
+            pl->inplace = src == dst;
+        else if (COLL__KIND_IS(k, COLL_BROADCAST)) pl->inplace = 1;
+        else if (COLL__IS(COLL__KB(REDUCE_SCATTER) | COLL__KB(REDUCE_SCATTERV) | COLL__KB(SCATTER) | COLL__KB(SCATTERV), k))
+            pl->inplace = src && dst == src + mine;
+        else if (COLL__IS(COLL__KB(ALLGATHER) | COLL__KB(ALLGATHERV) | COLL__KB(GATHER) | COLL__KB(GATHERV), k))
+            pl->inplace = dst && src == dst + mine;
+        else if (COLL__IS(COLL__KB(ALLTOALL) | COLL__KB(ALLTOALLV), k)) pl->inplace = src && src == dst;
     }
-    if (COLL__KIND(a->kind) == COLL_ALLTOALLV && pl->inplace && pl->displs)
+    if (COLL__KIND_IS(a->kind, COLL_ALLTOALLV) && pl->inplace && pl->displs)
         return COLL__NO(why, COLL_ERR_NOSYS, "displs: alltoallv in place takes none");
-    if (COLL__KIND(a->kind) == COLL_ALLTOALLV && pl->inplace) {   /* a block leaves where its reply lands */
+    if (COLL__KIND_IS(a->kind, COLL_ALLTOALLV) && pl->inplace) {   /* a block leaves where its reply lands */
         for (i = 0; i < p; i++)
             if (a->counts[(size_t)r * (size_t)p + (size_t)i] != a->counts[(size_t)i * (size_t)p + (size_t)r])
                 return COLL__NO(why, COLL_ERR_INVAL, "counts: alltoallv in place needs row r == column r");
@@ -3744,23 +3814,23 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
    one buffer; v forms skip an empty own block. */
 static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
 {
-    size_t off, len, n = pl->count, p = (size_t)pl->p, all = pl->displs ? pl->span[0] : pl->total;
+    size_t off, len, n = pl->count, p = (size_t)pl->p, all = COLL__DISPLS(pl) ? pl->span[0] : pl->total;
     int root = pl->rank == pl->root, big = !pl->row || !(COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__ROOT_ONLY);
+    coll_kind k = COLL__KIND(pl->kind);
     coll__block(pl, pl->rank, &off, &len);
-    switch (COLL__KIND(pl->kind)) {
-    case COLL_ALLREDUCE: case COLL_SCAN: case COLL_EXSCAN: *in_n = *out_n = n; break;
-    case COLL_REDUCE: *in_n = n; *out_n = root || big ? n : 0; break;
-    case COLL_BROADCAST: *in_n = 0; *out_n = n; break;
-    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV: *in_n = pl->total; *out_n = len; break;
-    case COLL_ALLGATHER: case COLL_ALLGATHERV: *in_n = len; *out_n = all; break;
-    case COLL_GATHER: case COLL_GATHERV: *in_n = len; *out_n = root || big ? all : 0; break;
-    case COLL_SCATTER: case COLL_SCATTERV: *in_n = root || big ? all : 0; *out_n = len; break;
-    case COLL_ALLTOALL: *in_n = *out_n = n * p; break;
-    case COLL_ALLTOALLV:
-        if (pl->displs) { *in_n = all; *out_n = pl->span[1]; break; }
+    *in_n = *out_n = 0;
+    if (COLL__IS(COLL__KB(ALLREDUCE) | COLL__KB(SCAN) | COLL__KB(EXSCAN), k)) *in_n = *out_n = n;
+    else if (COLL__KIND_IS(k, COLL_REDUCE)) { *in_n = n; *out_n = root || big ? n : 0; }
+    else if (COLL__KIND_IS(k, COLL_BROADCAST)) *out_n = n;
+    else if (COLL__IS(COLL__KB(REDUCE_SCATTER) | COLL__KB(REDUCE_SCATTERV), k)) { *in_n = pl->total; *out_n = len; }
+    else if (COLL__IS(COLL__KB(ALLGATHER) | COLL__KB(ALLGATHERV), k)) { *in_n = len; *out_n = all; }
+    else if (COLL__IS(COLL__KB(GATHER) | COLL__KB(GATHERV), k)) { *in_n = len; *out_n = root || big ? all : 0; }
+    else if (COLL__IS(COLL__KB(SCATTER) | COLL__KB(SCATTERV), k)) { *in_n = root || big ? all : 0; *out_n = len; }
+    else if (COLL__KIND_IS(k, COLL_ALLTOALL)) *in_n = *out_n = n * p;
+    else if (COLL__KIND_IS(k, COLL_ALLTOALLV) && pl->displs) { *in_n = all; *out_n = pl->span[1]; }
+    else if (COLL__KIND_IS(k, COLL_ALLTOALLV)) {
         coll__rblock(pl, pl->p - 1, &off, &len);
-        *in_n = n; *out_n = off + len; break;
-    default: *in_n = *out_n = 0; break;
+        *in_n = n; *out_n = off + len;
     }
     if (pl->total == 0) *in_n = *out_n = 0;
 }
@@ -3775,8 +3845,8 @@ static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es,
     size_t in_n, out_n;
     coll__extents(pl, &in_n, &out_n);
     if (nulldst) out_n = 0;                     /* told to the others instead */
-    if (COLL__KIND(pl->kind) == COLL_BARRIER) return COLL_OK;
-    if (COLL__KIND(pl->kind) == COLL_BROADCAST) in_n = 0;
+    if (COLL__KIND_IS(pl->kind, COLL_BARRIER)) return COLL_OK;
+    if (COLL__KIND_IS(pl->kind, COLL_BROADCAST)) in_n = 0;
     if (COLL__ARG(in_n && !a->src)) return COLL__NO(why, COLL_ERR_INVAL, "src: NULL");
     if (COLL__ARG(out_n && !a->dst)) return COLL__NO(why, COLL_ERR_INVAL, "dst: NULL");
     if (COLL__ARG(in_n && in_n * es > UINTPTR_MAX - (uintptr_t)a->src)) return COLL__NO(why, COLL_ERR_INVAL, "src: wraps the address space");
@@ -3812,7 +3882,7 @@ static coll_algo coll__choose_memo(const coll_comm *c, coll__memo *m, const coll
 #ifdef COLL_NO_COST_MODEL
     (void)m;                                    /* the first row that fits: cheap */
 #else
-    if (m && !pl->counts) {
+    if (m && !COLL__COUNTS(pl)) {
         if (m->algo != COLL_ALGO_AUTO && m->count == pl->count && m->total == pl->total &&
             m->chunk == pl->chunk && m->es == es && m->kind == (int)pl->kind && m->root == pl->root &&
             m->group == pl->group && m->inplace == pl->inplace && m->ordered == ordered)
@@ -3832,7 +3902,7 @@ static int coll__pick(const coll_comm *c, coll__memo *m, const coll_args *a, col
     const coll__entry *e;
     int ordered = COLL__USER_OPS && a->op == COLL_USER_OP && coll__reduces(COLL__KIND(a->kind)) && !coll__uop(c, a)->commutative;
     if (pl->algo == COLL_ALGO_AUTO)
-        pl->algo = COLL__KIND(a->kind) == COLL_BARRIER ? COLL_ALGO_DISSEMINATION : coll__choose_memo(c, m, pl, es, ordered);
+        pl->algo = COLL__KIND_IS(a->kind, COLL_BARRIER) ? COLL_ALGO_DISSEMINATION : coll__choose_memo(c, m, pl, es, ordered);
     e = coll__entry_of(COLL__KIND(pl->kind), pl->algo);
     pl->row = e;
     return coll__fits(c, pl, e, ordered, why);
@@ -4121,20 +4191,33 @@ COLL_DTYPE_LIST(COLL__DTYPE_KERNELS)
 #define COLL__ARITH(T, N, F) COLL__K(T, COLL_SUM, coll__##N##_sum_##F),          \
     COLL__K(T, COLL_PROD, coll__##N##_prod_##F), COLL__K(T, COLL_MIN, coll__##N##_min_##F), \
     COLL__K(T, COLL_MAX, coll__##N##_max_##F), COLL__K(T, COLL_AVG, coll__##N##_sum_##F)
-#define COLL__INT_ROW(T, N, F) { COLL__ARITH(T, N, F),                            \
-    COLL__K(T, COLL_BAND, coll__##N##_band_##F), COLL__K(T, COLL_BOR, coll__##N##_bor_##F),  \
-    COLL__K(T, COLL_BXOR, coll__##N##_bxor_##F), 0 }
-#define COLL__FLOAT_ROW(T, N, F) { COLL__ARITH(T, N, F), 0, 0, 0, 0 }
-#define COLL__ROW3(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_ROW(COLL_##E, N, 3),
-#define COLL__ROW2(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_ROW(COLL_##E, N, 2),
+#define COLL__BITS(T, N, F) { COLL__K(T, COLL_BAND, coll__##N##_band_##F),    \
+    COLL__K(T, COLL_BOR, coll__##N##_bor_##F), COLL__K(T, COLL_BXOR, coll__##N##_bxor_##F) }
+#define COLL__INT_BITS(T, N, F) COLL__BITS(T, N, F)
+#define COLL__FLOAT_BITS(T, N, F) { 0, 0, 0 }
+#define COLL__ROW3(E, N, T, C, IN, OUT, U, W, CL) { COLL__ARITH(COLL_##E, N, 3) },
+#define COLL__ROW2(E, N, T, C, IN, OUT, U, W, CL) { COLL__ARITH(COLL_##E, N, 2) },
+#define COLL__BITS3(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_BITS(COLL_##E, N, 3),
+#define COLL__BITS2(E, N, T, C, IN, OUT, U, W, CL) COLL__##CL##_BITS(COLL_##E, N, 2),
 
-/* [dtype][op]; avg reduces as a sum (the division comes once, at the end). */
-static const coll__kernel coll__kernels3[COLL_DTYPE_COUNT][COLL_OP_COUNT] = {
-    COLL_DTYPE_LIST(COLL__ROW3) { 0, 0, 0, 0, 0, 0, 0, 0, 0 } };
+/* [dtype][op]; avg reduces as a sum (the division comes once, at the end).
+   The bitwise ops have a table of their own: a build without them (the
+   COLL_OPS of most firmware) drops it. */
+#define COLL__BITWISE (COLL_BIT(COLL_BAND) | COLL_BIT(COLL_BOR) | COLL_BIT(COLL_BXOR))
+static const coll__kernel coll__kernels3[COLL_DTYPE_COUNT][COLL_AVG + 1] = {
+    COLL_DTYPE_LIST(COLL__ROW3) { 0, 0, 0, 0, 0 } };
+static const coll__kernel coll__bitwise3[COLL_DTYPE_COUNT][3] = {
+    COLL_DTYPE_LIST(COLL__BITS3) { 0, 0, 0 } };
 #if !defined(__OPTIMIZE_SIZE__)
-static const coll__kernel coll__kernels2[COLL_DTYPE_COUNT][COLL_OP_COUNT] = {
-    COLL_DTYPE_LIST(COLL__ROW2) { 0, 0, 0, 0, 0, 0, 0, 0, 0 } };
+static const coll__kernel coll__kernels2[COLL_DTYPE_COUNT][COLL_AVG + 1] = {
+    COLL_DTYPE_LIST(COLL__ROW2) { 0, 0, 0, 0, 0 } };
+static const coll__kernel coll__bitwise2[COLL_DTYPE_COUNT][3] = {
+    COLL_DTYPE_LIST(COLL__BITS2) { 0, 0, 0 } };
 #endif
+/* The loop for (t, op) from a pair of tables, or 0 (t and op in range, not
+   the user's). */
+#define COLL__KERNEL_AT(arith, bits, t, op)                                      \
+    ((op) <= COLL_AVG ? (arith)[t][op] : (COLL_OPS & COLL__BITWISE) ? (bits)[t][(op) - COLL_BAND] : (coll__kernel)0)
 
 /* avg's one division: buf[i] /= d, in the element type (integers truncate). */
 static void coll__scale_host(void *buf, size_t n, coll_dtype t, size_t d)
@@ -4152,7 +4235,10 @@ static void coll__scale_host(void *buf, size_t n, coll_dtype t, size_t d)
 #undef COLL__DTYPE_SCALE
 }
 
-static int coll__kernel_kept(coll_dtype t, coll_op op) { return coll__kernels3[t][op] != 0; }
+static int coll__kernel_kept(coll_dtype t, coll_op op)
+{
+    return COLL__KERNEL_AT(coll__kernels3, coll__bitwise3, t, op) != 0;
+}
 
 /* The three local operations the engine needs, host or caller-supplied. */
 static int coll__copy(const coll_comm *c, void *dst, const void *src, size_t bytes)
@@ -4173,9 +4259,10 @@ static int coll__reduce(const coll_comm *c, const coll_user_op *u, void *out, co
     }
     if (c->mem) return c->mem->reduce(c->mem->ctx, out, a, b, n, t, op);
 #if defined(__OPTIMIZE_SIZE__)
-    coll__kernels3[COLL__DT(t)][COLL__OPV(op)](out, a, b, n);
+    COLL__KERNEL_AT(coll__kernels3, coll__bitwise3, COLL__DT(t), COLL__OPV(op))(out, a, b, n);
 #else
-    (out == a ? coll__kernels2 : coll__kernels3)[COLL__DT(t)][COLL__OPV(op)](out, a, b, n);
+    if (out == a) COLL__KERNEL_AT(coll__kernels2, coll__bitwise2, COLL__DT(t), COLL__OPV(op))(out, a, b, n);
+    else COLL__KERNEL_AT(coll__kernels3, coll__bitwise3, COLL__DT(t), COLL__OPV(op))(out, a, b, n);
 #endif
     return COLL_OK;
 }
@@ -4422,6 +4509,9 @@ COLL_API int coll_set_checks(coll_comm *c, unsigned flags)
 #ifdef COLL_NO_CHECKS
     if (flags) return COLL_ERR_NOSYS;
 #endif
+#ifdef COLL_NO_CRC
+    if (flags & COLL_CHECK_CRC) { c->why = COLL__WHY("checks: COLL_CHECK_CRC not compiled in (COLL_NO_CRC)"); return COLL_ERR_NOSYS; }
+#endif
     if ((flags & COLL_CHECK_CRC) && c->mem) {
         c->why = COLL__WHY("checks: COLL_CHECK_CRC not with memops");
         return COLL_ERR_NOSYS;
@@ -4525,8 +4615,8 @@ static void coll__take_call(coll_request *q, const coll_args *a, size_t es)
     q->sched = COLL__ROW_OF(&q->pl)->f;
     q->esize = es;
     q->seg = c->segment ? c->segment / es : (size_t)-1;
-    if (COLL__KIND(a->kind) == COLL_BARRIER) { src = &q->token[0]; dst = &q->token[1]; }
-    if (COLL__KIND(a->kind) == COLL_BROADCAST) src = a->dst;
+    if (COLL__KIND_IS(a->kind, COLL_BARRIER)) { src = &q->token[0]; dst = &q->token[1]; }
+    if (COLL__KIND_IS(a->kind, COLL_BROADCAST)) src = a->dst;
     q->b[COLL_BUF_SRC].at = (unsigned char *)(uintptr_t)src;
     q->b[COLL_BUF_DST].at = (unsigned char *)dst;
     q->b[COLL_BUF_SRC].unit = q->b[COLL_BUF_DST].unit = es;
@@ -4561,7 +4651,7 @@ COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
        call check it tells the others, and every rank runs linear reduce,
        where non-roots only send. */
     nulldst = rc == COLL_OK && COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) && c->nranks > 1 &&
-              COLL__KIND(a->kind) == COLL_REDUCE && a->algo == COLL_ALGO_AUTO && a->root != c->rank &&
+              COLL__KIND_IS(a->kind, COLL_REDUCE) && a->algo == COLL_ALGO_AUTO && a->root != c->rank &&
               !a->dst && pl->total > 0;
     if (rc == COLL_OK) rc = coll__buffers_ok(pl, a, es, nulldst, &why);
     if (rc == COLL_OK) rc = coll__scratch_ok(c, pl, es, &why);
@@ -4574,7 +4664,7 @@ COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
 #ifndef COLL_NO_CHECKS
     coll__agree_prepare(q, a, es, rc, nulldst);       /* it drives the call from here */
 #endif
-    if (rc != COLL_OK && q->source == coll__plain_source) return coll__end(q, rc);
+    if (rc != COLL_OK && !COLL__LAYERED(q)) return coll__end(q, rc);
     q->pre.src = q->b[COLL_BUF_SRC].at;      /* (refused: the rounds tell the others) */
     q->pre.row = q->pl.row; q->pre.algo = q->pl.algo; q->pre.inplace = q->pl.inplace;
     q->prepared = 1;
@@ -4608,12 +4698,12 @@ COLL_API int coll_restart(coll_request *q)
     if (q->pl.row) q->sched = q->pl.row->f;
     if (top->broken) return coll__end(q, COLL_ERR_BROKEN);
 #ifndef COLL_NO_CHECKS
-    if (q->source != coll__plain_source) coll__agree_run(q);
+    if (COLL__LAYERED(q)) coll__agree_run(q);
 #endif
     c->seq++;
     q->queued = 1;
     q->ticket = top->ticket++;
-    if (q->source == coll__plain_source && (rc = coll__begin(q)) != COLL_OK)
+    if (!COLL__LAYERED(q) && (rc = coll__begin(q)) != COLL_OK)
         return coll__end(q, coll__broke(q, rc, COLL__WHY("a local copy failed")));   /* no agreement: begin at once */
     return COLL_OK;
 }
@@ -4850,7 +4940,7 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     x->send_offset = st.soff * es; x->send_bytes = st.to >= 0 ? st.slen * es : 0;
     x->recv_offset = st.roff * es; x->recv_bytes = st.from >= 0 ? st.rlen * es : 0;
     x->reduce = st.reduce;
-    if (COLL__KIND(a->kind) == COLL_BROADCAST) x->send_buf = x->recv_buf = COLL_BUF_DST;
+    if (COLL__KIND_IS(a->kind, COLL_BROADCAST)) x->send_buf = x->recv_buf = COLL_BUF_DST;
     return 1;
 }
 

@@ -213,16 +213,32 @@ $(BM)/min/%/min_allreduce.elf: $(BM)/min/%/coll.o $(BM_MIN_SRC) coll.h $(BM_ARM_
 	    examples/baremetal/min_allreduce.c $< \
 	    "$$($(BM_CC_$*) $(or $(BM_LIB_$*),$(BM_ARCH_$*)) -print-libgcc-file-name)" -o $@
 
+# The minimal firmware again with COLL_NO_ARGCHECK: argument checks become
+# assertions (for parts whose every call is known good).
+BM_MIN_NOARG_DEFS := $(BM_MIN_DEFS) -DCOLL_NO_ARGCHECK
+.PRECIOUS: $(BM)/min-noarg/%/coll.o
+$(BM)/min-noarg/%/coll.o: ports/baremetal/coll_lib.c coll.h coll_layout.h $(BM_STAMP)
+	@mkdir -p $(@D)
+	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) $(BM_MIN_NOARG_DEFS) $(BM_GC) -I. -c $< -o $@
+
+$(BM)/min-noarg/%/min_allreduce.elf: $(BM)/min-noarg/%/coll.o $(BM_MIN_SRC) coll.h $(BM_ARM_DEPS) $(BM_RV_DEPS)
+	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FW_FLAGS) $(BM_MIN_NOARG_DEFS) $(BM_GC) \
+	    -T $(BM_LD_$(call bm_board,$*)) $(BM_LDX_$(call bm_board,$*)) \
+	    -Wl,--gc-sections -Wl,-Map=$(@:.elf=.map) \
+	    $(BM_START_$(call bm_board,$*)) ports/baremetal/bm_runtime.c ports/baremetal/bm_task.c \
+	    examples/baremetal/min_allreduce.c $< \
+	    "$$($(BM_CC_$*) $(or $(BM_LIB_$*),$(BM_ARCH_$*)) -print-libgcc-file-name)" -o $@
+
 # The core profiles linked the same way, into examples/baremetal/core_calls.c
 # (coll_init and the five core collectives with run-time dtype, op and
 # algorithm): "plain" without the call checks, blocking only, no cost model,
 # strings, names, small calls or pieces; "checks" the same with the call
-# checks; "all" every feature of the core masks (and the resumable and
+# checks (not COLL_CHECK_CRC's payload CRCs: COLL_NO_CRC); "all" every feature of the core masks (and the resumable and
 # persistent calls, the check settings, the strings).
 BM_CORE_LEAN := -DCOLL_NO_NONBLOCKING -DCOLL_NO_COST_MODEL -DCOLL_NO_ERRSTR -DCOLL_NO_NAMES \
                 -DCOLL_NO_LAYOUT -DCOLL_NO_PIECES -DCOLL_EAGER_BYTES=0
 BM_CORE_PLAIN_DEFS  := $(BM_CORE_DEFS) $(BM_CORE_LEAN) -DCOLL_NO_CHECKS
-BM_CORE_CHECKS_DEFS := $(BM_CORE_DEFS) $(BM_CORE_LEAN)
+BM_CORE_CHECKS_DEFS := $(BM_CORE_DEFS) $(BM_CORE_LEAN) -DCOLL_NO_CRC
 BM_CORE_ALL_DEFS    := $(BM_CORE_DEFS) -DCOLL_NO_LAYOUT -DCORE_CALLS_EVERYTHING
 BM_CORE_PROFILES    := core-plain core-checks core-all
 
@@ -250,7 +266,7 @@ size:
 	@$(call bm_need,$(ARM_GCC) $(RV_GCC)); \
 	for t in $(BM_TARGETS); do \
 	    $(MAKE) --no-print-directory -s $(BM)/cross/$$t/coll.o $(BM)/cross/$$t/linked.o \
-	        $(BM)/cross/$$t/core.o $(BM)/min/$$t/min_allreduce.elf \
+	        $(BM)/cross/$$t/core.o $(BM)/min/$$t/min_allreduce.elf $(BM)/min-noarg/$$t/min_allreduce.elf \
 	        $(foreach p,$(BM_CORE_PROFILES),$(BM)/$(p)/$$t/core_calls.elf) || exit 1; \
 	done; \
 	sh tools/size_report.sh $(BM)/size.md $(BM)/size.tsv $(BM) \

@@ -46,6 +46,9 @@ $(CT)/test_core_blocking: test/test_core.c $(CT_DEPS)
 $(CT)/test_core_profile_core: test/test_core.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(BM_CORE_DEFS) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+$(CT)/test_core_profile_checks: test/test_core.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(BM_CORE_CHECKS_DEFS) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 $(CT)/test_core_profile_min: test/test_core.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(BM_MIN_DEFS) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
@@ -91,11 +94,12 @@ $(CT)/tsan/%: test/%.c $(CT_DEPS)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
 .PHONY: test-core test-memops-host test-errors test-compile test-asan test-tsan test-groups test-identity test-displs test-max-bytes test-persistent
-## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long); at level 0 with COLL_NO_NONBLOCKING and in the core and minimal firmware profiles
-test-core: $(CT)/test_core $(CT)/test_core_blocking $(CT)/test_core_profile_core $(CT)/test_core_profile_min
+## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long); at level 0 with COLL_NO_NONBLOCKING and in the core, core-with-call-checks (COLL_NO_CRC) and minimal firmware profiles
+test-core: $(CT)/test_core $(CT)/test_core_blocking $(CT)/test_core_profile_core $(CT)/test_core_profile_checks $(CT)/test_core_profile_min
 	$(CT)/test_core
 	COLL_TEST_LEVEL=0 $(CT)/test_core_blocking
 	COLL_TEST_LEVEL=0 $(CT)/test_core_profile_core
+	COLL_TEST_LEVEL=0 $(CT)/test_core_profile_checks
 	COLL_TEST_LEVEL=0 $(CT)/test_core_profile_min
 
 ## test-memops-host: with memops set, coll.h never touches a buffer itself (the arena is PROT_NONE outside memops and the port)

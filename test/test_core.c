@@ -1030,6 +1030,11 @@ static double now_s(void)
 
 static world W;
 
+#ifdef COLL_NO_CRC
+static int no_send(void *ctx, int peer, const void *buf, size_t n) { (void)ctx; (void)peer; (void)buf; (void)n; return COLL_ERR_IO; }
+static int no_recv(void *ctx, int peer, void *buf, size_t n) { (void)ctx; (void)peer; (void)buf; (void)n; return COLL_ERR_IO; }
+#endif
+
 int main(void)
 {
     const char *lv = getenv("COLL_TEST_LEVEL");
@@ -1093,6 +1098,20 @@ int main(void)
                            coll_kind_name((coll_kind)en->kind), coll_algo_name((coll_algo)en->algo));
         }
     }
+
+#ifdef COLL_NO_CRC
+    /* the payload CRC left out: asked for, it is refused, and the call
+       checks alone are still taken */
+    {
+        coll_comm c;
+        coll_port pt;
+        memset(&pt, 0, sizeof pt);
+        pt.send = no_send; pt.recv = no_recv;
+        COLL_CHECK_EQ(coll_init(&c, 0, 2, &pt, NULL, 0), COLL_OK);
+        COLL_CHECK_EQ(coll_set_checks(&c, COLL_CHECK_CALLS | COLL_CHECK_CRC), COLL_ERR_NOSYS);
+        COLL_CHECK_EQ(coll_set_checks(&c, COLL_CHECK_CALLS), COLL_OK);
+    }
+#endif
 
     for (cfgi = 0; cfgi < NCFG; cfgi++)
         for (pi = 0; pi < NRANKS; pi++) {

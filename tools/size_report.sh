@@ -59,6 +59,8 @@ for spec in "$@"; do
         awk -v lib="$dir/$prof/$t/coll.o" -f "$here/map_share.awk" "$dir/$prof/$t/core_calls.map" > "$tmp.map"
         while read -r o tx da bs; do put "$t" "$prof.$o.text" "$tx"; done < "$tmp.map"
     done
+    awk -v lib="$dir/min-noarg/$t/coll.o" -f "$here/map_share.awk" "$dir/min-noarg/$t/min_allreduce.map" > "$tmp.map"
+    while read -r o tx da bs; do put "$t" "min-noarg.$o.text" "$tx"; done < "$tmp.map"
     set -- $(sizes "$size" "$dir/min/$t/min_allreduce.elf")
     put "$t" min.image.text "$1"; put "$t" min.image.data "$2"; put "$t" min.image.bss "$3"
 
@@ -100,6 +102,7 @@ head_row() {
     row "core, linked: coll, every feature" core-all.lib.text
     row "core, linked: libgcc helpers (every profile)" core-all.libgcc.text
     row "minimal, linked: coll" min.lib.text
+    row "minimal, linked: coll, COLL_NO_ARGCHECK" min-noarg.lib.text
     row "minimal, linked: libgcc helpers" min.libgcc.text
     row "minimal, linked: whole image" min.image.text
     echo
@@ -122,7 +125,8 @@ head_row() {
     echo "dtype, op and algorithm set at run time), like the minimal image: *no"
     echo "call checks* also drops the non-blocking path, the cost model, strings,"
     echo "names, small calls and pieces (mk/baremetal.mk, BM_CORE_LEAN), *with the"
-    echo "call checks* keeps those, *every feature* keeps everything and calls the"
+    echo "call checks* adds the call checks to those (not COLL_CHECK_CRC's payload"
+    echo "CRCs: COLL_NO_CRC), *every feature* keeps everything and calls the"
     echo "resumable and persistent forms too. Their libgcc helpers are float64's"
     echo "soft-double arithmetic on a single-precision FPU and 64-bit division."
     echo "*minimal* is ring all-reduce of"
