@@ -3101,23 +3101,24 @@ enum { COLL__LAST_NONE, COLL__LAST_FRAME, COLL__LAST_PAYLOAD, COLL__LAST_CRC };
 static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const coll_args *a, size_t es)
 {
     unsigned char w[48];
-    uint32_t h;
+    uint32_t h, v[12];
     int k = COLL__KIND(pl->kind), rooted = coll__rooted(COLL__KIND(pl->kind));
     int user = coll__reduces(COLL__KIND(pl->kind)) && a->op == COLL_USER_OP;
     size_t i, nc, t = pl->total;
-    coll__put32(w, (uint32_t)pl->p);
-    coll__put32(w + 4, (uint32_t)k);
-    coll__put32(w + 8, (uint32_t)pl->algo);
-    coll__put32(w + 12, rooted ? (uint32_t)pl->root : 0u);
-    coll__put32(w + 16, COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__GROUP ? (uint32_t)pl->group : 0u);
-    coll__put32(w + 20, (uint32_t)t);
-    coll__put32(w + 24, (uint32_t)((t >> 16) >> 16));
-    coll__put32(w + 28, coll__reduces(COLL__KIND(pl->kind)) ? (uint32_t)a->op : 0u);
-    coll__put32(w + 32, COLL__KIND_IS(k, COLL_BARRIER) ? 0u : (uint32_t)a->dtype);
-    coll__put32(w + 36, (uint32_t)es);
-    coll__put32(w + 40, (uint32_t)c->segment);
-    coll__put32(w + 44, c->checks | (user && coll__uop(c, a)->commutative ? 256u : 0u) |   /* all-to-all in place */
-                        ((COLL__KIND_IS(k, COLL_ALLTOALL) || COLL__KIND_IS(k, COLL_ALLTOALLV)) && pl->inplace ? 512u : 0u));   /* swaps */
+    v[0] = (uint32_t)pl->p;
+    v[1] = (uint32_t)k;
+    v[2] = (uint32_t)pl->algo;
+    v[3] = rooted ? (uint32_t)pl->root : 0u;
+    v[4] = COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__GROUP ? (uint32_t)pl->group : 0u;
+    v[5] = (uint32_t)t;
+    v[6] = (uint32_t)((t >> 16) >> 16);
+    v[7] = coll__reduces(COLL__KIND(pl->kind)) ? (uint32_t)a->op : 0u;
+    v[8] = COLL__KIND_IS(k, COLL_BARRIER) ? 0u : (uint32_t)a->dtype;
+    v[9] = (uint32_t)es;
+    v[10] = (uint32_t)c->segment;
+    v[11] = c->checks | (user && coll__uop(c, a)->commutative ? 256u : 0u) |   /* all-to-all in place */
+            ((COLL__KIND_IS(k, COLL_ALLTOALL) || COLL__KIND_IS(k, COLL_ALLTOALLV)) && pl->inplace ? 512u : 0u);   /* swaps */
+    for (i = 0; i < 12; i++) coll__put32(w + 4 * i, v[i]);     /* little-endian on every host */
     h = coll_crc32c(0, w, sizeof w);
     if (c->group_id) { coll__put32(w, c->group_id); h = coll_crc32c(h, w, 4); }
     while (c->up) c = c->up;          /* which communicator on the port: its top's */
@@ -3193,7 +3194,7 @@ static void coll__frame_pack(coll_request *q)
     coll__put32(f + 4, g->lo);
     coll__put32(f + 8, g->hi);
     coll__put32(f + 12, g->bad);
-    coll__put32(f + 20, tail ? coll_crc32c(0, f + bytes, g->tb) : 0u);
+    if (COLL_EAGER_BYTES > 0) coll__put32(f + 20, tail ? coll_crc32c(0, f + bytes, g->tb) : 0u);
     coll__put32(f + 16, coll__frame_crc(f, bytes));
 }
 
