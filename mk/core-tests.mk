@@ -28,7 +28,7 @@
 
 CT       := $(B)/core
 CT_POSIX := -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG   # COLL_DEBUG: coll.h asserts its invariants
-CT_DEPS  := coll.h coll_layout.h ports/coll_threads.h test/coll_test.h test/test_ports.h test/test_checks.c test/test_values.h
+CT_DEPS  := coll.h coll_layout.h ports/coll_threads.h test/coll_test.h test/test_ports.h test/test_checks.c test/test_values.h test/test_clock.h
 CT_ASAN  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 CT_TSAN  := -O1 -g -fsanitize=thread
 

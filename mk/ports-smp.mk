@@ -12,7 +12,7 @@
 #   make test-smp-mailbox-tsan  the C11 build's whole run under TSan
 
 SMP_B    := $(B)/ports-smp
-SMP_DEPS := test/test_smp_mailbox.c coll.h ports/coll_smp_mailbox.h test/check_port.h \
+SMP_DEPS := test/test_smp_mailbox.c coll.h ports/coll_smp_mailbox.h test/check_port.h test/test_clock.h \
             test/coll_test.h test/test_values.h
 
 $(SMP_B)/test_smp_mailbox: $(SMP_DEPS)

@@ -26,7 +26,7 @@
 TCPB       := $(B)/tcp
 TCP_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -I.
 TCP_HDRS   := coll.h ports/coll_tcp.h
-TCP_CHECK  := test/check_port.h test/coll_test.h test/test_values.h
+TCP_CHECK  := test/check_port.h test/coll_test.h test/test_values.h test/test_clock.h
 
 $(TCPB)/test_tcp: test/test_tcp.c $(TCP_HDRS) $(TCP_CHECK)
 	@mkdir -p $(@D)

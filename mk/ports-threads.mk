@@ -15,7 +15,7 @@
 # (The core matrix over the threads port is mk/core-tests.mk; the one-thread
 # round-robin matrix, mk/core.mk.)
 PT_B    := $(B)/core
-PT_HDRS := coll.h ports/coll_threads.h ports/coll_mailbox.h test/check_port.h \
+PT_HDRS := coll.h ports/coll_threads.h ports/coll_mailbox.h test/check_port.h test/test_clock.h \
            test/coll_test.h test/test_values.h test/test_ports.h
 
 $(PT_B)/test_check_port: test/test_check_port.c $(PT_HDRS) | $(B)

@@ -23,18 +23,12 @@
 #include "ports/coll_mailbox.h"
 #include "test/test_ports.h"
 #include "test/check_port.h"
+#include "test/test_clock.h"
 
 #include <string.h>
 #include <time.h>
 
 static unsigned char arena[24u << 20] __attribute__((aligned(16)));
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* ---- threads: one body per thread, all at once ------------------------------ */
 

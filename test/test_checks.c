@@ -40,6 +40,7 @@
 #include "../ports/coll_threads.h"
 #include "test_ports.h"
 #include "coll_test.h"
+#include "test_clock.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -49,13 +50,6 @@
 
 #define P 4
 #define N 64
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* ---- a world of P thread ranks, each running `body` ----------------------- */
 typedef struct world {

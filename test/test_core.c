@@ -46,6 +46,7 @@
 #include "test_ports.h"
 #include "coll_test.h"
 #include "test_values.h"
+#include "test_clock.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -1019,13 +1020,6 @@ static void build(caselist *L, int cfgi, int p)
             ncb = combos_for(k, cb, 1);   /* cb was reused */
         }
     }
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 static world W;

@@ -16,6 +16,7 @@
 #include "../ports/coll_threads.h"
 #include "test_ports.h"
 #include "coll_test.h"
+#include "test_clock.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -253,13 +254,6 @@ static void invalid_arguments(void)
 }
 
 /* ---- 2. and 3. lost peers, failing ports, abort ------------------------------ */
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 #define TIMEOUT_MS 300
 static coll_threads W;
 

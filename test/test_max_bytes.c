@@ -16,19 +16,13 @@
 #include "../ports/coll_threads.h"
 #include "test_ports.h"
 #include "check_port.h"
+#include "test_clock.h"
 
 #include <string.h>
 #include <time.h>
 
 enum { LIMIT_ERR = -77, MAXR = 16 };
 static unsigned char arena[16u << 20] __attribute__((aligned(16)));
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* The wrapper: forwards every call, refuses a message over the limit. */
 typedef struct limited {

@@ -37,17 +37,11 @@
 #define COLL_SMP_MAILBOX_IMPLEMENTATION
 #include "ports/coll_smp_mailbox.h"
 #include "test/check_port.h"
+#include "test/test_clock.h"
 
 #define MAXR 8
 static unsigned char block[1u << 20] __attribute__((aligned(64)));
 static unsigned char arena[24u << 20] __attribute__((aligned(16)));
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* The idle hook of a thread standing in for a core: spin a little, then
    yield (ranks outnumber cores here); give up 5 s after the last progress. */

@@ -45,6 +45,7 @@
 #include <time.h>
 
 #include "test/check_port.h"
+#include "test/test_clock.h"
 
 /* ---- counting ------------------------------------------------------------ */
 
@@ -443,13 +444,6 @@ static int tcp_launch(void *user, int nranks, coll_port_check_body body, void *a
     tcp_rank *me = (tcp_rank *)user;
     (void)nranks;
     return body(me->rank, &me->port, arg) != 0;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* The quick sweep with a largest count of 1003: a short run. Its counts
