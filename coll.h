@@ -524,6 +524,22 @@ typedef struct coll__buffer {
 } coll__buffer;
 enum { COLL__BUF_OUT = 2, COLL__BUF_IN = 3, COLL__NBUF = 4 };
 
+/* What the engine offers the layers above it, decided here so that the
+   engine tests a capability and never names a layer: a watch on the pieces
+   and a source of their own (only the agreement layer uses them), and a
+   first segment of its own size (its frames with a tail behind them: only
+   with small calls, COLL_EAGER_BYTES > 0). */
+#ifndef COLL_NO_CHECKS
+#define COLL__LAYERS 1
+#else
+#define COLL__LAYERS 0
+#endif
+#if !defined(COLL_NO_CHECKS) && COLL_EAGER_BYTES > 0
+#define COLL__HEADS 1
+#else
+#define COLL__HEADS 0
+#endif
+
 #ifndef COLL_NO_CHECKS
 /* The agreement layer's state in a request (private; see >>agree). */
 typedef struct coll__agree {
@@ -2478,15 +2494,14 @@ static unsigned char *coll__buf(const coll_request *q, int which) { return q->b[
 
 static size_t coll__nseg(size_t len, size_t cut) { return len <= cut ? len > 0 : (len - 1) / cut + 1; }
 
-/* A first segment of its own size (a frame, then its tail) and a watch on
-   the pieces serve only the agreement layer: a build without it has
-   neither, and one without small calls (COLL_EAGER_BYTES 0) no tails. */
-#if !defined(COLL_NO_CHECKS) && COLL_EAGER_BYTES > 0
+/* A buffer's first segment of its own size, and the watch on the pieces:
+   a build whose layers use neither (COLL__HEADS, COLL__LAYERS) has none. */
+#if COLL__HEADS
 #define COLL__HEAD(B) ((B)->head)
 #else
 #define COLL__HEAD(B) ((void)(B), (size_t)0)
 #endif
-#ifndef COLL_NO_CHECKS
+#if COLL__LAYERS
 #define COLL__WATCH(q) ((q)->watch)
 #else
 #define COLL__WATCH(q) ((void)(q), (int (*)(struct coll_request *, const unsigned char *, size_t, int))0)
@@ -2526,8 +2541,8 @@ static size_t coll__pieces(const coll_request *q)
 }
 
 /* A receive whose first piece says how long it is: a layer's watch, seeing
-   segment 0 arrive, may lengthen the step's receive to `rlen` (the
-   agreement layer's frame announcing its tail). Nothing later than segment
+   segment 0 arrive, may lengthen the step's receive to `rlen` (a header
+   that announces what follows it). Nothing later than segment
    0 is posted before then, and the sender sent it all at once. */
 static void coll__lengthen(coll_request *q, size_t rlen)
 {
@@ -3051,7 +3066,7 @@ static int coll__plain_source(coll_request *q)
     return coll__close(q);
 }
 /* Does a layer drive the call (its own source)? Never without one. */
-#ifndef COLL_NO_CHECKS
+#if COLL__LAYERS
 #define COLL__LAYERED(q) ((q)->source != coll__plain_source)
 #else
 #define COLL__LAYERED(q) ((void)(q), 0)
