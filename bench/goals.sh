@@ -53,7 +53,11 @@
 #   auto  AUTO / the fastest forced algorithm, every (port, collective,
 #         ranks, size) row with forced rows: share within 1.10 >= 95 %,
 #         worst <= 1.5; every row over 1.10 is listed after the table with
-#         AUTO's pick and the fastest algorithm.
+#         AUTO's pick and the fastest algorithm. Two readings follow (not
+#         goals): AUTO's pick timed as a forced row against the fastest
+#         (the choice alone), and the noise floor, AUTO against its own
+#         pick timed forced (what the machine's noise lets the goal reach),
+#         both from 1 KiB (smaller calls ride in the check round).
 #   peer  where the tables have them: 8 MiB at 2 ranks, best port / Open
 #         MPI >= 1; coll-mpi / Open MPI >= 1 at >= 1 MiB (worst size);
 #         coll-tcp / the best Gloo algorithm >= 2 at >= 1 MiB (worst size)
@@ -245,8 +249,9 @@ function tcp_goal(p,    b, x, L, Lx, Lo, r) {
             p, mib(b), x, L / p, L, Lx, Lo), r, ">= 0.85", r >= 0.85)
     }
 }
-function auto_goal(S,    k, f, best, who, x, rowk, al, ta, r, total, over, worst, wrow, share, pk) {
+function auto_goal(S,    k, f, best, who, x, rowk, al, ta, r, total, over, worst, wrow, share, pk, tp, npk, pkover, nfl, flover) {
     total = 0; over = 0; worst = -1; wrow = ""; nslow = 0
+    npk = 0; pkover = 0; nfl = 0; flover = 0
     for (k in seen) {
         split(k, f, SUBSEP)
         if (f[3] != "auto" || substr(f[1], 1, 5) != "coll-" || f[1] ~ /^coll-null/ || f[1] ~ /-persist$/) continue
@@ -261,9 +266,15 @@ function auto_goal(S,    k, f, best, who, x, rowk, al, ta, r, total, over, worst
         }
         if (best < 0) continue
         ta = med(k); r = ta / best; total++
+        pk = ((f[2], f[4], f[5]) in pick) ? pick[f[2], f[4], f[5]] : "?"
+        tp = (pk != "?" && ((f[1], f[2], pk, f[4], f[5]) in seen)) ? med(f[1] SUBSEP f[2] SUBSEP pk SUBSEP f[4] SUBSEP f[5]) : -1
+        if (tp > 0 && f[5] >= 1024) {   # the pick timed as a forced row: the same code as AUTO runs
+                                        # (from 1 KiB: below, a small call rides in the check round)
+            npk++; if (tp / best > 1.10) pkover++
+            nfl++; if (ta / tp > 1.10 || tp / ta > 1.10) flover++
+        }
         if (r > 1.10) {
             over++
-            pk = ((f[2], f[4], f[5]) in pick) ? pick[f[2], f[4], f[5]] : "?"
             slow[++nslow] = sprintf("%s\t%s\t%d\t%d\t%.3f\t%s\t%s\t%.3f\t%.2f", f[1], f[2], f[4], f[5], ta, pk, who, best, r)
             slowkey[nslow] = sprintf("%-16s%-16s%04d%016d", f[1], f[2], f[4], f[5])
         }
@@ -276,6 +287,17 @@ function auto_goal(S,    k, f, best, who, x, rowk, al, ta, r, total, over, worst
     share = 100 * (total - over) / total
     row("auto", sprintf("AUTO within 1.10 of the fastest forced algorithm: %d of %d rows", total - over, total), share, ">= 95 %", share >= 95, "%.1f %%")
     row("auto", "AUTO / fastest forced, worst: " wrow, worst, "<= 1.5", worst <= 1.5)
+    # Two readings that tell the choice from the noise (not goals): the
+    # AUTO pick timed as a forced row against the fastest (the choice alone,
+    # both sides one measurement), and AUTO against its own pick timed
+    # forced (the same algorithm twice: the share within 1.10 either way
+    # is what the noise of this machine lets the goal above reach). Rows
+    # from 1 KiB on: smaller calls ride in the check round, which no
+    # forced row runs.
+    if (npk) {
+        printf "%s\tauto\tthe AUTO pick, timed forced, within 1.10 of the fastest (>= 1 KiB): %d of %d rows\t%.1f %%\t(the choice alone)\t-\n", CH, npk - pkover, npk, 100 * (npk - pkover) / npk
+        printf "%s\tauto\tnoise floor: AUTO within 1.10 of its own pick timed forced (>= 1 KiB): %d of %d rows\t%.1f %%\t(what the goal can reach here)\t-\n", CH, nfl - flover, nfl, 100 * (nfl - flover) / nfl
+    }
 }
 function goals(S,    i, p, b, x, o, r, best, who, ports, lim, port) {
     split("coll-threads coll-shm coll-tcp coll-mpi", ports, " ")
