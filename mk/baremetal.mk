@@ -199,35 +199,27 @@ BM_LD_riscv    := ports/baremetal/riscv_virt.ld
 BM_START_riscv := ports/baremetal/start_riscv.S
 BM_LDX_riscv   := -Wl,--no-warn-rwx-segments
 
-.PRECIOUS: $(BM)/min/%/coll.o
-$(BM)/min/%/coll.o: ports/baremetal/coll_lib.c coll.h coll_layout.h $(BM_STAMP)
-	@mkdir -p $(@D)
-	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) $(BM_MIN_DEFS) $(BM_GC) -fstack-usage \
-	    -fcallgraph-info=su -I. -c $< -o $@
+# bm_min_linked(dir, defs): the library object and the linked minimal
+# firmware of one set of macros: the minimal profile, and the same with
+# COLL_NO_ARGCHECK (argument checks become assertions, for parts whose
+# every call is known good).
+define bm_min_linked
+.PRECIOUS: $(BM)/$(1)/%/coll.o
+$(BM)/$(1)/%/coll.o: ports/baremetal/coll_lib.c coll.h coll_layout.h $(BM_STAMP)
+	@mkdir -p $$(@D)
+	$$(BM_CC_$$*) $$(BM_ARCH_$$*) $$(BM_FREE) $(2) $$(BM_GC) -fstack-usage \
+	    -fcallgraph-info=su -I. -c $$< -o $$@
 
-$(BM)/min/%/min_allreduce.elf: $(BM)/min/%/coll.o $(BM_MIN_SRC) coll.h $(BM_ARM_DEPS) $(BM_RV_DEPS)
-	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FW_FLAGS) $(BM_MIN_DEFS) $(BM_GC) \
-	    -T $(BM_LD_$(call bm_board,$*)) $(BM_LDX_$(call bm_board,$*)) \
-	    -Wl,--gc-sections -Wl,-Map=$(@:.elf=.map) \
-	    $(BM_START_$(call bm_board,$*)) ports/baremetal/bm_runtime.c ports/baremetal/bm_task.c \
-	    examples/baremetal/min_allreduce.c $< \
-	    "$$($(BM_CC_$*) $(or $(BM_LIB_$*),$(BM_ARCH_$*)) -print-libgcc-file-name)" -o $@
-
-# The minimal firmware again with COLL_NO_ARGCHECK: argument checks become
-# assertions (for parts whose every call is known good).
-BM_MIN_NOARG_DEFS := $(BM_MIN_DEFS) -DCOLL_NO_ARGCHECK
-.PRECIOUS: $(BM)/min-noarg/%/coll.o
-$(BM)/min-noarg/%/coll.o: ports/baremetal/coll_lib.c coll.h coll_layout.h $(BM_STAMP)
-	@mkdir -p $(@D)
-	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FREE) $(BM_MIN_NOARG_DEFS) $(BM_GC) -I. -c $< -o $@
-
-$(BM)/min-noarg/%/min_allreduce.elf: $(BM)/min-noarg/%/coll.o $(BM_MIN_SRC) coll.h $(BM_ARM_DEPS) $(BM_RV_DEPS)
-	$(BM_CC_$*) $(BM_ARCH_$*) $(BM_FW_FLAGS) $(BM_MIN_NOARG_DEFS) $(BM_GC) \
-	    -T $(BM_LD_$(call bm_board,$*)) $(BM_LDX_$(call bm_board,$*)) \
-	    -Wl,--gc-sections -Wl,-Map=$(@:.elf=.map) \
-	    $(BM_START_$(call bm_board,$*)) ports/baremetal/bm_runtime.c ports/baremetal/bm_task.c \
-	    examples/baremetal/min_allreduce.c $< \
-	    "$$($(BM_CC_$*) $(or $(BM_LIB_$*),$(BM_ARCH_$*)) -print-libgcc-file-name)" -o $@
+$(BM)/$(1)/%/min_allreduce.elf: $(BM)/$(1)/%/coll.o $(BM_MIN_SRC) coll.h $(BM_ARM_DEPS) $(BM_RV_DEPS)
+	$$(BM_CC_$$*) $$(BM_ARCH_$$*) $$(BM_FW_FLAGS) $(2) $$(BM_GC) \
+	    -T $$(BM_LD_$$(call bm_board,$$*)) $$(BM_LDX_$$(call bm_board,$$*)) \
+	    -Wl,--gc-sections -Wl,-Map=$$(@:.elf=.map) \
+	    $$(BM_START_$$(call bm_board,$$*)) ports/baremetal/bm_runtime.c ports/baremetal/bm_task.c \
+	    examples/baremetal/min_allreduce.c $$< \
+	    "$$$$($$(BM_CC_$$*) $$(or $$(BM_LIB_$$*),$$(BM_ARCH_$$*)) -print-libgcc-file-name)" -o $$@
+endef
+$(eval $(call bm_min_linked,min,$(BM_MIN_DEFS)))
+$(eval $(call bm_min_linked,min-noarg,$(BM_MIN_DEFS) -DCOLL_NO_ARGCHECK))
 
 # The core profiles linked the same way, into examples/baremetal/core_calls.c
 # (coll_init and the five core collectives with run-time dtype, op and
