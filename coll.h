@@ -1664,37 +1664,36 @@ static size_t coll__dt_chunk(const coll__plan *pl, int t, long c, size_t *off)
    has two steps (slots, coll__dt_slot); up, a rank at level h sends chunk
    R - h to its parent, after its children's chunk R - h arrived from
    lower levels; down, it receives chunk R - (H - h) from its parent (H
-   the top level). Each rank sends and receives about 2n bytes (the single
-   tree 3n at an inner node), 2 steps of a chunk each way per round,
-   4(C/2 + H) steps.
+   the highest level below a parent). Each rank sends and receives about
+   2n bytes (the single tree 3n at an inner node), 2 steps of a chunk each
+   way per round, 4(C/2 + H) steps.
        p = 4: tree 0  0 - 2 - {1, 3};  tree 1  1 - 3 - {0, 2}
    cost: ≈ (2C + 4·lg)·(α + nβ/C) + nγ, C = chunks in n                   */
 static int coll__double_tree_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
-    int p = pl->p, r = pl->rank, i = s % 2, t, j, n[6], H = coll__ceil_log2(p - (p & 1)) + (p & 1);
-    long C = pl->count ? (long)((pl->count - pl->count / 2 - 1) / pl->chunk + 1) : 0, R = s / 2 % (C + H);
+    int p = pl->p, r = pl->rank, i = s % 2, t, j, n[6], H = coll__ceil_log2(p - (p & 1)) + (p & 1) - 1;
+    long C = pl->count ? (long)((pl->count - pl->count / 2 - 1) / pl->chunk + 1) : 0, R;
     int down = s >= 2 * (C + H);
     size_t off, len;
     if (p == 1 || s >= 4 * (C + H)) return 0;
+    R = s / 2 - (down ? C + H : 0);
     coll__idle(st);
     for (t = 0; t < 2; t++) {
         coll__dtree(p, r, t, n);
-        if (n[0] >= 0 && coll__dt_slot(p, r, t) == i &&     /* the parent */
-            (len = coll__dt_chunk(pl, t, R - (down ? H - n[3] : n[3]), &off)) != 0) {
-            if (down) { st->from = n[0]; st->roff = off; st->rlen = len; }
-            else {
-                st->to = n[0]; st->soff = off; st->slen = len;
-                st->sbuf = n[1] >= 0 || n[2] >= 0 ? COLL_BUF_DST : COLL_BUF_SRC;
-            }
-        }
-        for (j = 1; j < 3; j++) {           /* the children */
-            if (n[j] < 0 || coll__dt_slot(p, n[j], t) != i ||
-                (len = coll__dt_chunk(pl, t, R - (down ? H - n[j + 3] : n[j + 3]), &off)) == 0) continue;
-            if (down) { st->to = n[j]; st->soff = off; st->slen = len; }
-            else {                          /* the other child heard first: fold into dst */
-                int later = n[3 - j] >= 0 && (n[6 - j] < n[j + 3] || (n[6 - j] == n[j + 3] && i));
-                st->from = n[j]; st->roff = st->aoff = off; st->rlen = len; st->reduce = 1;
-                st->abuf = later ? COLL_BUF_DST : COLL_BUF_SRC;
+        for (j = 0; j < 3; j++) {           /* the parent, then the children */
+            int h = n[j + 3];
+            if (n[j] < 0 || coll__dt_slot(p, j ? n[j] : r, t) != i ||
+                (len = coll__dt_chunk(pl, t, R - (down ? H - h : h), &off)) == 0) continue;
+            if ((j == 0) != down) {         /* up to the parent, down to a child */
+                st->to = n[j]; st->soff = off; st->slen = len;
+                if (!down && n[1] < 0 && n[2] < 0) st->sbuf = COLL_BUF_SRC;   /* a leaf's own data */
+            } else {
+                st->from = n[j]; st->roff = off; st->rlen = len;
+                if (!down) {                /* the other child heard first: fold into dst */
+                    int later = n[3 - j] >= 0 && (n[6 - j] < h || (n[6 - j] == h && i));
+                    st->aoff = off; st->reduce = 1;
+                    st->abuf = later ? COLL_BUF_DST : COLL_BUF_SRC;
+                }
             }
         }
     }

@@ -339,10 +339,11 @@ static void dt_node(int p, int r, int t, int *parent, int *level)
    two steps; in step (R, slot(k)) child k and its parent meet, slot(k) the
    parity of k's bits (u), flipped in tree 1, rank 0 of an odd p in 0; up,
    a rank at level h sends chunk R - h, down it receives chunk R - (H - h)
-   (H the top level). A rank's round is a step with any message. */
+   (H the highest level below a parent). A rank's round is a step with
+   any message. */
 static int dt_rounds(int p, int C)
 {
-    int o = p % 2, H = lg(p - o) + o, steps = 4 * (C + H), best = 0, x, y, t, R, i;
+    int o = p % 2, H = lg(p - o) + o - 1, steps = 4 * (C + H), best = 0, x, y, t, R, i;
     for (x = 0; x < p; x++) {
         char busy[4 * 64];              /* C + H <= 64 here */
         int n = 0;
