@@ -1639,7 +1639,8 @@ static void coll__dtree(int p, int r, int t, int *n)
    meet: the parity of k's bits (u), flipped in tree 1. Two children of
    one parent differ in it (v - b/2 has v's bits, v + b/2 one more), and a
    rank's two parents get different slots, so every message of a round is
-   sent and received in the same step. */
+   sent and received in the same step. Rank 0 of an odd p takes slot 0
+   under tree 1's top, whose own child (u = 0 or 2^k + 1) has slot 1. */
 static int coll__dt_slot(int p, int k, int t)
 {
     int o = p & 1, u = k - o, f = t;
