@@ -314,7 +314,8 @@ typedef struct coll_user_op {
     X(REDUCE_SCATTER_GATHER, "reduce_scatter_gather")                            \
     X(LINEAR, "linear")                                                          \
     X(DISSEMINATION, "dissemination")                                            \
-    X(REVERSED_BRUCK, "reversed_bruck") /* Bruck backwards: log-step, any p   */
+    X(REVERSED_BRUCK, "reversed_bruck") /* Bruck backwards: log-step, any p   */ \
+    X(DOUBLE_TREE, "double_tree")   /* two pipelined trees, half each (NCCL)  */
 
 #define COLL__KIND_ENUM(N, S) COLL_##N,
 #define COLL__ALGO_ENUM(N, S) COLL_ALGO_##N,
@@ -1627,6 +1628,113 @@ static int coll__pipelined_tree_allreduce(const coll__plan *pl, int s, coll__ste
     return 1;
 }
 
+/* ---- the double binary tree --------------------------------------------------- */
+
+/* Tree t of the double binary tree (NCCL's pair of trees) over the q = p - o
+   ranks from o = p mod 2 on, in coordinates v = u = r - o (tree 0) or
+   v = u ^ 1 (tree 1). Rank v sits at level h = log2 of its lowest set bit
+   b; its parent is (v ^ b) | 2b (v ^ b past the end), its children
+   v - b/2 and v + b/2 (or the nearest one before q); v = 0 is on top with
+   one child. Tree 0's leaves are the odd u, tree 1's the even u: a rank is
+   inner in one tree only. An odd p puts rank 0 above tree 0 and as a leaf
+   (the missing left child) under tree 1's top. n[0] the parent, n[1],
+   n[2] the children (ranks, -1 for none); n[3] the rank's level, n[4],
+   n[5] its children's. */
+static void coll__dtree(int p, int r, int t, int *n)
+{
+    int o = p & 1, q = p - o, v = (r - o) ^ t, b = 1, l, h = 0, i;
+    n[0] = n[1] = n[2] = -1;
+    n[3] = 0;
+    if (r < o) {                            /* rank 0 of an odd p */
+        while (b < q) { b <<= 1; h++; }
+        if (t) n[0] = o + 1;
+        else if (q) { n[2] = o; n[5] = h; n[3] = h + 1; }
+        return;
+    }
+    while (b < q && !(v & b)) { b <<= 1; h++; }
+    n[3] = h;
+    l = b / 2;
+    n[0] = v ? ((v ^ b) | 2 * b) : -1;
+    if (n[0] >= q) n[0] = v ^ b;
+    n[1] = v && l ? v - l : -1;
+    n[4] = h - 1;
+    while (l && v + l >= q) { l /= 2; h--; }
+    n[2] = l ? v + l : -1;
+    n[5] = h - 1;
+    for (i = 0; i < 3; i++)
+        if (n[i] >= 0) n[i] = (n[i] ^ t) + o;
+    if (!v && o) {                          /* rank 0 above tree 0, under tree 1 */
+        if (t) { n[1] = 0; n[4] = 0; } else n[0] = 0;
+    }
+}
+
+/* The slot (0 or 1 of a round) in which rank k and its parent in tree t
+   meet: the parity of k's bits (u), flipped in tree 1. Two children of
+   one parent differ in it (v - b/2 has v's bits, v + b/2 one more), and a
+   rank's two parents get different slots, so every message of a round is
+   sent and received in the same step. Rank 0 of an odd p takes slot 0
+   under tree 1's top, whose own child (u = 0 or 2^k + 1) has slot 1. */
+static int coll__dt_slot(int p, int k, int t)
+{
+    int o = p & 1, u = k - o, f = t;
+    if (k < o) return 0;
+    while (u) { f ^= u & 1; u >>= 1; }
+    return f;
+}
+
+/* Chunk c of tree t's half (tree 0 [0, h), tree 1 [h, count), h = the
+   larger half): its length, 0 outside; its first element in *off. */
+static size_t coll__dt_chunk(const coll__plan *pl, int t, long c, size_t *off)
+{
+    size_t h = pl->count - pl->count / 2, end = t ? pl->count : h;
+    *off = (t ? h : 0) + (c < 0 ? end : (size_t)c * pl->chunk);
+    return *off < end ? (end - *off < pl->chunk ? end - *off : pl->chunk) : 0;
+}
+
+/* Double binary tree all-reduce (NCCL's): tree 0 reduces and broadcasts
+   the first half of the vector, tree 1 the second, each pipelined in
+   chunks of pl->chunk. A rank inner in one tree is a leaf in the other,
+   so a step pairs a message on one tree with one on the other. Round R
+   has two steps (slots, coll__dt_slot); up, a rank at level h sends chunk
+   R - h to its parent, after its children's chunk R - h arrived from
+   lower levels; down, it receives chunk R - (H - h) from its parent (H
+   the highest level below a parent). Each rank sends and receives about
+   2n bytes (the single tree 3n at an inner node), 2 steps of a chunk each
+   way per round, 4(C/2 + H) steps.
+       p = 4: tree 0  0 - 2 - {1, 3};  tree 1  1 - 3 - {0, 2}
+   cost: ≈ (2C + 4·lg)·(α + nβ/C) + nγ, C = chunks in n                   */
+static int coll__double_tree_allreduce(const coll__plan *pl, int s, coll__step *st)
+{
+    int p = pl->p, r = pl->rank, i = s % 2, t, j, n[6], H = coll__ceil_log2(p - (p & 1)) + (p & 1) - 1;
+    long C = pl->count ? (long)((pl->count - pl->count / 2 - 1) / pl->chunk + 1) : 0, R;
+    int down = s >= 2 * (C + H);
+    size_t off, len;
+    if (p == 1 || s >= 4 * (C + H)) return 0;
+    R = s / 2 - (down ? C + H : 0);
+    coll__idle(st);
+    for (t = 0; t < 2; t++) {
+        coll__dtree(p, r, t, n);
+        for (j = 0; j < 3; j++) {           /* the parent, then the children */
+            int h = n[j + 3];
+            if (n[j] < 0 || coll__dt_slot(p, j ? n[j] : r, t) != i ||
+                (len = coll__dt_chunk(pl, t, R - (down ? H - h : h), &off)) == 0) continue;
+            if ((j == 0) != down) {         /* up to the parent, down to a child */
+                st->to = n[j]; st->soff = off; st->slen = len;
+                if (!down && n[1] < 0 && n[2] < 0) st->sbuf = COLL_BUF_SRC;   /* a leaf's own data */
+            } else {
+                st->from = n[j]; st->roff = off; st->rlen = len;
+                if (!down) {                /* the other child heard first: fold into dst */
+                    int later = n[3 - j] >= 0 && (n[6 - j] < h || (n[6 - j] == h && i));
+                    st->aoff = off; st->reduce = 1;
+                    st->abuf = later ? COLL_BUF_DST : COLL_BUF_SRC;
+                }
+            }
+        }
+    }
+    st->send_first = st->to >= 0 && r < st->to;
+    return 1;
+}
+
 /* ---- reduce-scatter --------------------------------------------------------- */
 
 /* Pairwise exchange: in step s rank r sends block r+s straight to its
@@ -2201,6 +2309,7 @@ COLL__C(coll__cost_rd_ar,        lg * al + n * lg * (be + ga) + fold)
 COLL__C(coll__cost_rd_ag,        lg * al + f * n * be + fold)
 COLL__C(coll__cost_rabenseifner, 2 * lg * al + 2 * f * n * be + f * n * ga + fold)
 COLL__C(coll__cost_pipe_tree,    (2 * lg + 4 * C) * al + 3 * n * be * (1 + lg / C) + n * ga)
+COLL__C(coll__cost_dtree,        (2 * C + 4 * lg) * (al + n * be / C) + n * ga)
 COLL__C(coll__cost_pairwise_rs,  (p - 1) * al + f * n * (be + ga))
 COLL__C(coll__cost_pairwise_a2a, (p - 1) * al + f * n * be)
 COLL__C(coll__cost_bruck_a2a,    lg * al + lg * n / 2 * be + 2 * n * be)   /* + its two local rotations */
@@ -2252,7 +2361,8 @@ static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const 
     R(K,               RABENSEIFNER,          coll__rabenseifner_allreduce,       coll__cost_rabenseifner, 0,                             0,                     0) S \
     R(K,               HIERARCHICAL,          coll__hierarchical_allreduce,       coll__cost_never,        COLL__GROUP,                   coll__work_in_place,   0) S \
     R(K,               PIPELINED_TREE,        coll__pipelined_tree_allreduce,     coll__cost_pipe_tree,    COLL__PIPELINE,                0,                     0) S \
-    R(K,               REVERSED_BRUCK,        coll__rbruck_allreduce,             coll__cost_bruck_ar,     0,                             coll__rbruck_begin,    coll__rbruck_finish)
+    R(K,               REVERSED_BRUCK,        coll__rbruck_allreduce,             coll__cost_bruck_ar,     0,                             coll__rbruck_begin,    coll__rbruck_finish) S \
+    R(K,               DOUBLE_TREE,           coll__double_tree_allreduce,        coll__cost_dtree,        COLL__PIPELINE,                0,                     0)
 #define COLL__ROWS_REDUCE_SCATTER(R, S, K) \
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      0,                             0,                     0) S \
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \

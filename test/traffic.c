@@ -27,7 +27,9 @@
    come after all the above, which stay as they were), and at every other
    p up to 16 that divides the sizes, checked, no row unless it fails:
    the reversed Bruck reduce-scatter (in place) and all-reduce, lg p
-   rounds each way, ring's bytes. */
+   rounds each way, ring's bytes; the double-tree all-reduce in C = 4
+   chunks (two per tree), 2n bytes at a rank with a parent and two
+   children, its rounds from the trees built here on their own. */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
 #define COLL_THREADS_IMPLEMENTATION
@@ -316,6 +318,53 @@ static int check_a2av(int in_place, int p, int row)
     return ok;
 }
 
+/* The double tree as its comment in coll.h describes it, built here on its
+   own: NCCL's in-order tree over q = p - p%2 ranks (rank v at the level of
+   its lowest set bit b, parent (v ^ b) | 2b or v ^ b past q, v = 0 on top
+   at level lg q), tree 1 the same over u ^ 1 (u = r - p%2), an odd p's
+   rank 0 above tree 0 (level lg q + 1) and a leaf under tree 1's top. */
+static void dt_node(int p, int r, int t, int *parent, int *level)
+{
+    int o = p % 2, q = p - o, v, b = 1, h = 0;
+    if (r < o) { *parent = t ? o + 1 : -1; *level = t ? 0 : lg(q) + 1; return; }
+    v = (r - o) ^ t;
+    if (v == 0) { *parent = o && !t ? 0 : -1; *level = lg(q); return; }
+    while (!(v & b)) { b <<= 1; h++; }
+    *level = h;
+    *parent = (((v ^ b) | 2 * b) < q ? (v ^ b) | 2 * b : v ^ b) ^ t;
+    *parent += o;
+}
+
+/* Its busiest rank's rounds, C chunks per half: round R of each phase has
+   two steps; in step (R, slot(k)) child k and its parent meet, slot(k) the
+   parity of k's bits (u), flipped in tree 1, rank 0 of an odd p in 0; up,
+   a rank at level h sends chunk R - h, down it receives chunk R - (H - h)
+   (H the highest level below a parent). A rank's round is a step with
+   any message. */
+static int dt_rounds(int p, int C)
+{
+    int o = p % 2, H = lg(p - o) + o - 1, steps = 4 * (C + H), best = 0, x, y, t, R, i;
+    for (x = 0; x < p; x++) {
+        char busy[4 * 64];              /* C + H <= 64 here */
+        int n = 0;
+        memset(busy, 0, (size_t)steps);
+        for (y = 0; y < p; y++)
+            for (t = 0; t < 2; t++) {
+                int par, lev, sl = y < o ? 0 : t, u = y - o;
+                dt_node(p, y, t, &par, &lev);
+                if (par < 0 || (y != x && par != x)) continue;
+                for (; u > 0; u >>= 1) sl ^= u & 1;
+                for (R = 0; R < C; R++) {
+                    busy[2 * (R + lev) + sl] = 1;                       /* up   */
+                    busy[2 * (C + H) + 2 * (R + H - lev) + sl] = 1;     /* down */
+                }
+            }
+        for (i = 0; i < steps; i++) n += busy[i];
+        if (n > best) best = n;
+    }
+    return best;
+}
+
 /* The newer rows: the busiest rank's bytes and rounds for n bytes. */
 static void formula_new(coll_kind k, coll_algo a, int p, double n, double *bytes, double *rounds)
 {
@@ -323,6 +372,11 @@ static void formula_new(coll_kind k, coll_algo a, int p, double n, double *bytes
     if (p == 1) return;
     if (k == COLL_REDUCE_SCATTER && a == COLL_ALGO_REVERSED_BRUCK) { *bytes = (p - 1) * (n / p); *rounds = lg(p); }
     if (k == COLL_ALLREDUCE && a == COLL_ALGO_REVERSED_BRUCK) { *bytes = 2 * (p - 1) * (n / p); *rounds = 2 * lg(p); }
+    if (k == COLL_ALLREDUCE && a == COLL_ALGO_DOUBLE_TREE) {
+        size_t chunk = (((size_t)n / 4) & ~(size_t)63) / 4, half = (size_t)n / 8;   /* 4-element floats */
+        *bytes = p == 2 ? n : p == 3 ? 1.5 * n : 2 * n;   /* parent, two children, a leaf's parent */
+        *rounds = dt_rounds(p, (int)((half + chunk - 1) / chunk));
+    }
 }
 
 /* One newer row on p ranks, n bytes; a TSV row when `row` or when it
@@ -336,7 +390,8 @@ static int check_new(coll_kind k, coll_algo a, int p, size_t n, int row)
     memset(&args, 0, sizeof args);
     args.kind = k; args.algo = a; args.dtype = COLL_FLOAT32; args.op = COLL_SUM; args.root = 0;
     args.count = k == COLL_REDUCE_SCATTER ? count / (size_t)p : count;
-    scratch_bytes = 2 * n;                              /* one segment per message */
+    scratch_bytes = a == COLL_ALGO_DOUBLE_TREE ? 2 * n / 4 : 2 * n;   /* one segment per message;
+                                                           the double tree in C = 4 chunks */
     for (r = 0; r < p; r++)
         for (i = 0; i < count; i++) src[r][i] = (float)(r + (int)i % 5);
     measure(p, &bytes, &rounds);
@@ -501,7 +556,8 @@ int main(int argc, char **argv)
     }
     {   /* the newer rows: at the table's p and sizes, then every p that divides them */
         static const struct { coll_kind k; coll_algo a; } newer[] = {
-            { COLL_ALLREDUCE, COLL_ALGO_REVERSED_BRUCK }, { COLL_REDUCE_SCATTER, COLL_ALGO_REVERSED_BRUCK } };
+            { COLL_ALLREDUCE, COLL_ALGO_REVERSED_BRUCK }, { COLL_REDUCE_SCATTER, COLL_ALGO_REVERSED_BRUCK },
+            { COLL_ALLREDUCE, COLL_ALGO_DOUBLE_TREE } };
         int p;
         for (ri = 0; ri < sizeof newer / sizeof newer[0]; ri++) {
             for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)

@@ -30,6 +30,7 @@ static const algo_text texts[] = {
     { COLL_ALLREDUCE, COLL_ALGO_RABENSEIFNER, "Recursive halving reduce-scatter (each exchange halves the data), then recursive doubling all-gather.", "2lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ" },
     { COLL_ALLREDUCE, COLL_ALGO_HIERARCHICAL, "Reduce inside each group to its first rank, ring all-reduce among those leaders, broadcast back inside the groups (groups of 2 here).", "2lg g·(α+nβ) + ring over p/g leaders" },
     { COLL_ALLREDUCE, COLL_ALGO_PIPELINED_TREE, "A binary tree; the vector is cut into chunks that stream up (reduced at each node) and back down, all levels busy at once.", "≈(2lg+4C)α + 3nβ(1+lg/C)" },
+    { COLL_ALLREDUCE, COLL_ALGO_DOUBLE_TREE, "NCCL's double binary tree: two pipelined binary trees, each reducing and broadcasting half the vector in chunks; a rank inner in one tree is a leaf in the other, so each step pairs a message on one tree with one on the other (2n bytes per rank instead of 3n).", "≈(2C+4lg)(α+nβ/C) + nγ" },
     { COLL_REDUCE_SCATTER, COLL_ALGO_RING, "Block b travels the ring collecting one contribution per hop and ends, complete, at its owner.", "(p-1)α + (p-1)/p·n(β+γ)" },
     { COLL_REDUCE_SCATTER, COLL_ALGO_PAIRWISE, "In step s every rank sends block r+s straight to its owner and reduces its own block arriving from r-s.", "(p-1)α + (p-1)/p·n(β+γ)" },
     { COLL_REDUCE_SCATTER, COLL_ALGO_RECURSIVE_HALVING, "Exchange half of the current window with the partner 2^k away, keep and reduce the half that holds your block (in place).", "lg·α + (p-1)/p·n(β+γ)" },
@@ -94,7 +95,7 @@ static void cfg_for(sim_cfg *c, coll_kind k, coll_algo a, int p)
     c->n = k == COLL_ALLREDUCE || k == COLL_REDUCE || k == COLL_BROADCAST || sim_is_v(k) ? (size_t)(2 * p) : 2;
     if (sim_is_v(k)) for (i = 0; i < p; i++) c->counts[i] = 1 + (size_t)(i % 2);
     if (k == COLL_ALLTOALLV) for (i = 0; i < p * p; i++) c->counts[i] = 1 + (size_t)((i / p + i % p) % 2);
-    if (a == COLL_ALGO_PIPELINED_TREE || a == COLL_ALGO_PIPELINED_CHAIN) { c->n = 48; c->scratch = 128; }
+    if (a == COLL_ALGO_PIPELINED_TREE || a == COLL_ALGO_PIPELINED_CHAIN || a == COLL_ALGO_DOUBLE_TREE) { c->n = 48; c->scratch = 128; }
     if (a == COLL_ALGO_RECURSIVE_HALVING || (k == COLL_REDUCE_SCATTERV && a == COLL_ALGO_RING)) c->inplace = 1;
     if (coll__entry_of(k, a) && (coll__entry_of(k, a)->needs & COLL__IN_PLACE)) c->inplace = 1;   /* runs in place only */
 }
@@ -185,6 +186,8 @@ static double model(coll_algo a, int p, double n, const coll_tuning *t, double s
     case COLL_ALGO_RABENSEIFNER: return 2 * lg * al + 2 * f * n * be + f * n * ga + (p2 < p ? 2 * (al + n * be) : 0);
     case COLL_ALGO_PIPELINED_TREE: C = n > seg ? ceil(n / seg) : 1;
         return (2 * lg + 4 * C) * al + 3 * n * be * (1 + lg / C) + n * ga;
+    case COLL_ALGO_DOUBLE_TREE: C = n > seg ? ceil(n / seg) : 1;
+        return (2 * C + 4 * lg) * (al + n * be / C) + n * ga;
     default: return -1;
     }
 }
@@ -192,8 +195,8 @@ static double model(coll_algo a, int p, double n, const coll_tuning *t, double s
 static void chart(FILE *o, int p)
 {
     static const coll_algo algos[] = { COLL_ALGO_NAIVE, COLL_ALGO_RING, COLL_ALGO_TREE, COLL_ALGO_RECURSIVE_DOUBLING,
-                                       COLL_ALGO_RABENSEIFNER, COLL_ALGO_PIPELINED_TREE };
-    static const char *colors[] = { "#7f7f7f", "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#9467bd" };
+                                       COLL_ALGO_RABENSEIFNER, COLL_ALGO_PIPELINED_TREE, COLL_ALGO_DOUBLE_TREE };
+    static const char *colors[] = { "#7f7f7f", "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#9467bd", "#8c564b" };
     static unsigned char scratch[1 << 17];
     coll_comm comm;
     coll_port port;

@@ -285,7 +285,8 @@ static void trace_one(const sim_cfg *cfg, int break_it)
     while (sim_round(&s, ev, &nev)) {
         if (!quiet) {
             const char *ph = sim_phase(&s, st);
-            int pipe = s.cfg.algo == COLL_ALGO_PIPELINED_TREE || s.cfg.algo == COLL_ALGO_PIPELINED_CHAIN;
+            int pipe = s.cfg.algo == COLL_ALGO_PIPELINED_TREE || s.cfg.algo == COLL_ALGO_PIPELINED_CHAIN ||
+                       s.cfg.algo == COLL_ALGO_DOUBLE_TREE;
             printf("%s %d%s%s%s\n", pipe ? "round" : "step", st, *ph ? " (" : "", ph, *ph ? ")" : "");
             print_moves(&s, ev, nev);
             printf("  after %s %d:\n", pipe ? "round" : "step", st);
@@ -389,7 +390,8 @@ static void trace_all(int p, int break_it)
                              en->kind == COLL_GATHERV || en->kind == COLL_SCATTERV) c.root = p / 2;
                     else continue;
                     if (en->kind == COLL_REDUCE) c.root = p / 2;
-                    if (en->algo == COLL_ALGO_PIPELINED_TREE || en->algo == COLL_ALGO_PIPELINED_CHAIN)
+                    if (en->algo == COLL_ALGO_PIPELINED_TREE || en->algo == COLL_ALGO_PIPELINED_CHAIN ||
+                        en->algo == COLL_ALGO_DOUBLE_TREE)
                         c.scratch = 128, c.n = 40;                    /* several chunks */
                 }
                 trace_one(&c, break_it);
