@@ -267,6 +267,7 @@ size:
 ## size-check: [firmware] Cortex-M4F flash and stack against tools/size_budgets.txt; fails on any budget exceeded
 size-check:
 	@$(call bm_need,$(ARM_GCC) $(RV_GCC)); \
+	mkdir -p $(BM); \
 	$(MAKE) --no-print-directory size > $(BM)/size.log 2>&1 || { cat $(BM)/size.log; exit 1; }; \
 	sh tools/size_check.sh $(BM_BUDGETS) $(BM)/size.tsv
 
