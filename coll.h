@@ -3443,10 +3443,12 @@ static int coll__verdict(coll_request *q)
    once one is seen nothing more is folded. COLL_NO_CRC leaves it out, and
    the closing rounds with it. */
 #ifndef COLL_NO_CRC
-#define COLL__CRC_ON(c) ((c)->checks & COLL_CHECK_CRC)
+#define COLL__CRCS 1
 #else
-#define COLL__CRC_ON(c) ((void)(c), 0u)
+#define COLL__CRCS 0
 #endif
+#define COLL__CRC_ON(c) (COLL__CRCS ? (c)->checks & COLL_CHECK_CRC : 0u)
+#define COLL__CLOSING(g) (COLL__CRCS ? (g)->nepi : 0)   /* closing rounds of this call */
 static int coll__crc_watch(coll_request *q, const unsigned char *piece, size_t n, int in)
 {
     coll__agree *g = &q->g;
@@ -3591,7 +3593,7 @@ static COLL__NOINLINE int coll__agree_after(coll_request *q)
         coll__crc_step(q);
         return 1;
     }
-    if (last == COLL__LAST_CRC && q->nrecv && coll__get32(g->crc_in) != g->crc_r)
+    if (COLL__CRCS && last == COLL__LAST_CRC && q->nrecv && coll__get32(g->crc_in) != g->crc_r)
         g->flags |= COLL__F_CORRUPT;
     return g->phase == 0 && g->round == g->nchk ? coll__agreed(q) : 0;
 }
@@ -3607,24 +3609,24 @@ static int coll__agree_source(coll_request *q)
     if (g->phase == 1) {
         if (!g->skip && q->sched(&q->pl, q->step, &q->st)) {
             q->step++;
-            g->crc_s = g->crc_r = g->lo;   /* seeded with the call's signature: a
-                                              message of another call fails it */
+            if (COLL__CRCS) g->crc_s = g->crc_r = g->lo;   /* seeded with the call's signature:
+                                                              a message of another call fails it */
             q->watch = COLL__CRC_ON(q->c) ? coll__crc_watch : 0;
             g->last = COLL__LAST_PAYLOAD;
             return 1;
         }
         g->phase = 2;
     }
-    if (g->round < (g->phase == 0 ? g->nchk : g->nepi)) {
+    if (g->round < (g->phase == 0 ? g->nchk : COLL__CLOSING(g))) {
         g->fb = coll__frame_bytes(q, g->round);   /* the round's two sizes */
         g->tb = coll__tail_bytes(q, g->round);
         coll__frame_pack(q);
         coll__round_step(q);
         return 1;
     }
-    if (g->flags & COLL__F_CORRUPT)
+    if (COLL__CRCS && (g->flags & COLL__F_CORRUPT))   /* what the CRCs and closing rounds saw */
         return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a message failed its CRC (on this rank or another)"));
-    if (g->lo != g->hi)              /* a closing frame of another call came in */
+    if (COLL__CRCS && g->lo != g->hi)   /* a closing frame of another call came in */
         return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a closing frame belongs to another call (replayed or misdelivered)"));
     return COLL__EAGER(g) ? 0 : coll__close(q);
 }
@@ -3641,11 +3643,13 @@ static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, 
     coll__agree *g = &q->g;
     if (!(c->checks & COLL_CHECK_CALLS) || c->nranks < 2) return;
     g->nchk = (unsigned char)coll__ceil_log2(c->nranks);
-    g->cap = (size_t)(COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;   /* frame sizes: p alone */
+    if (COLL_EAGER_BYTES > 0)                                    /* frame sizes: p alone */
+        g->cap = (size_t)(COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;
     q->source = coll__agree_source;
     if (rc != COLL_OK) { g->refused = rc; return; }
-    g->nepi = (unsigned char)(COLL__CRC_ON(c) ? g->nchk : 0);
-    g->skip = COLL__KIND_IS(a->kind, COLL_BARRIER);   /* the agreement rounds are a barrier */
+    /* (the request is cleared: what is not set here is 0) */
+    if (COLL__CRC_ON(c)) g->nepi = g->nchk;
+    if (COLL__KIND_IS(a->kind, COLL_BARRIER)) g->skip = 1;   /* the agreement rounds are a barrier */
     g->nulldst = (unsigned char)nulldst;
     coll__eager_plan(q, a);
     g->sig = coll__signature(c, &q->pl, a, es) ^ (uint32_t)g->eager;
