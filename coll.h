@@ -525,21 +525,20 @@ typedef struct coll__buffer {
 } coll__buffer;
 enum { COLL__BUF_OUT = 2, COLL__BUF_IN = 3, COLL__NBUF = 4 };
 
-/* What the engine offers the layers above it, decided here so that the
-   engine tests a capability and never names a layer: a watch on the pieces
-   and a source of their own (only the agreement layer uses them), and a
-   first segment of its own size (its frames with a tail behind them: only
-   with small calls, COLL_EAGER_BYTES > 0). */
+/* Which layers are compiled in: the agreement layer (>>agree), and in it
+   the small calls that ride in its frames. */
 #ifndef COLL_NO_CHECKS
-#define COLL__LAYERS 1
+#define COLL__CHECKS 1
 #else
-#define COLL__LAYERS 0
+#define COLL__CHECKS 0
 #endif
-#if !defined(COLL_NO_CHECKS) && COLL_EAGER_BYTES > 0
-#define COLL__HEADS 1
-#else
-#define COLL__HEADS 0
-#endif
+#define COLL__SMALL (COLL_EAGER_BYTES > 0)
+/* What the engine offers the layers above it, named as capabilities so
+   that the engine never names a layer: a watch on the pieces and a source
+   of their own (the agreement layer uses them), and a first segment of its
+   own size (its frames with a tail behind them: only with small calls). */
+#define COLL__LAYERS COLL__CHECKS
+#define COLL__HEADS (COLL__CHECKS && COLL__SMALL)
 
 #ifndef COLL_NO_CHECKS
 /* The agreement layer's state in a request (private; see >>agree). */
@@ -918,8 +917,12 @@ static int coll__first(unsigned long m)
 }
 #endif
 #define COLL__KIND(k) (COLL__ONE(COLL_KINDS) ? (coll_kind)COLL__FIRST(COLL_KINDS) : (k))
-/* k is kind K, folded to 0 where COLL_KINDS leaves K out. */
-#define COLL__KIND_IS(k, K) (COLL__ON(COLL_KINDS, K) && COLL__KIND((coll_kind)(k)) == (K))
+/* Kind tests are tests of a set of kinds taken with the kinds compiled in:
+   a build that keeps none of the set folds the test, and whatever it
+   guards, to 0. COLL__KIND_IS(k, K): k is kind K. */
+#define COLL__IS(set, k) COLL__ON((set) & COLL_KINDS, k)
+#define COLL__KB(K) COLL_BIT(COLL_##K)
+#define COLL__KIND_IS(k, K) COLL__IS(COLL_BIT(K), COLL__KIND((coll_kind)(k)))
 #define COLL__DT(t)   (COLL__ONE(COLL_DTYPES) ? (coll_dtype)COLL__FIRST(COLL_DTYPES) : (t))
 #define COLL__OPV(o)  (COLL__ONE(COLL_OPS) ? (coll_op)COLL__FIRST(COLL_OPS) : (o))
 #define COLL__USER_OPS COLL__ON(COLL_OPS, COLL_USER_OP)   /* user operators compiled in */
@@ -992,11 +995,6 @@ static const coll_user_op *coll__uop(const coll_comm *c, const coll_args *a)
 #endif
 
 /* ---- kinds of collective ---------------------------------------------------- */
-
-/* Each test is a set of kinds, taken with the kinds compiled in: a build
-   that keeps none of the set folds the test, and whatever it guards, to 0. */
-#define COLL__IS(set, k) COLL__ON((set) & COLL_KINDS, k)
-#define COLL__KB(K) COLL_BIT(COLL_##K)
 
 /* Collectives that combine data (and so need an op and scratch). */
 static int coll__reduces(coll_kind k)
@@ -3206,7 +3204,6 @@ static int coll__plain_source(coll_request *q)
    4-byte message per schedule step each way and lg p closing frames.
    COLL_NO_CHECKS leaves the whole layer out. */
 #ifndef COLL_NO_CHECKS
-#define COLL__CHECKS 1
 enum {
     COLL__FRAME = 24,              /* bytes of a check frame's header (8-aligned blocks follow) */
     COLL__F_REFUSED = 1,           /* some rank refused its arguments        */
@@ -3216,7 +3213,7 @@ enum {
 };
 /* A small call rides in the rounds (never with COLL_EAGER_BYTES 0: then
    the compiler drops every line of it). */
-#define COLL__EAGER(g) (COLL_EAGER_BYTES > 0 && (g)->eager)
+#define COLL__EAGER(g) (COLL__SMALL && (g)->eager)
 enum { COLL__LAST_NONE, COLL__LAST_FRAME, COLL__LAST_PAYLOAD, COLL__LAST_CRC };
 
 /* A hash of everything that shapes the message pattern or the meaning of
@@ -3292,7 +3289,7 @@ static size_t coll__frame_bytes(const coll_request *q, int k)
 
 static size_t coll__tail_bytes(const coll_request *q, int k)
 {
-    if (COLL_EAGER_BYTES == 0) return 0;          /* no room: no tails */
+    if (!COLL__SMALL) return 0;                    /* no room: no tails */
     return (size_t)coll__round_blocks(q, k) * (q->g.cap - coll__inl(q));
 }
 
@@ -3319,7 +3316,7 @@ static void coll__frame_pack(coll_request *q)
     coll__put32(f + 4, g->lo);
     coll__put32(f + 8, g->hi);
     coll__put32(f + 12, g->bad);
-    if (COLL_EAGER_BYTES > 0) coll__put32(f + 20, tail ? coll_crc32c(0, f + bytes, g->tb) : 0u);
+    if (COLL__SMALL) coll__put32(f + 20, tail ? coll_crc32c(0, f + bytes, g->tb) : 0u);
     coll__put32(f + 16, coll__frame_crc(f, bytes));
 }
 
@@ -3332,7 +3329,7 @@ static void coll__frame_check(coll_request *q)
     coll__agree *g = &q->g;
     unsigned char *f = g->fin;
     uint32_t crc = coll__get32(f + 16);
-    int flagged = (f[2] & COLL__F_TAIL) != 0, can = COLL_EAGER_BYTES > 0 && g->phase == 0 && g->tb > 0;
+    int flagged = (f[2] & COLL__F_TAIL) != 0, can = COLL__SMALL && g->phase == 0 && g->tb > 0;
     g->tail_in = (unsigned char)(flagged && can);   /* the rest of its blocks follows */
     if (f[0] != 'c' || f[1] != g->fo.b[1] || f[3] != g->phase ||
         crc != coll__frame_crc(f, g->fb) || (flagged && !can))
@@ -3350,7 +3347,7 @@ static void coll__round_end(coll_request *q)
     const unsigned char *f = g->fin;
     size_t bytes = g->fb, tail = g->tb;
     size_t got = bytes - COLL__FRAME + (g->tail_in ? tail : 0);
-    if (COLL_EAGER_BYTES > 0 && g->tail_in && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
+    if (COLL__SMALL && g->tail_in && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
         g->flags |= COLL__F_CORRUPT;         /* the tail it announced */
     if (!(g->flags & COLL__F_CORRUPT)) {
         uint32_t lo = coll__get32(f + 4), hi = coll__get32(f + 8), bad = coll__get32(f + 12);
@@ -3389,7 +3386,7 @@ static int coll__frame_watch(coll_request *q, const unsigned char *piece, size_t
     (void)n;
     if (!in || piece != g->fin) return 1;
     coll__frame_check(q);
-    if (COLL_EAGER_BYTES > 0 && g->tail_in) coll__lengthen(q, g->fb + g->tb);
+    if (COLL__SMALL && g->tail_in) coll__lengthen(q, g->fb + g->tb);
     return 1;
 }
 
@@ -3482,7 +3479,7 @@ static void coll__eager_plan(coll_request *q, const coll_args *a)
     const coll__plan *pl = &q->pl;
     size_t bn = pl->count * q->esize, b = bn;
     const void *from = a->src;
-    if (COLL_EAGER_BYTES == 0) return;
+    if (!COLL__SMALL) return;
     switch (COLL__KIND(pl->kind)) {
     case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_ALLGATHER: case COLL_GATHER: break;
     case COLL_BROADCAST: from = pl->rank == pl->root ? a->dst : 0; break;
@@ -3643,7 +3640,7 @@ static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, 
     coll__agree *g = &q->g;
     if (!(c->checks & COLL_CHECK_CALLS) || c->nranks < 2) return;
     g->nchk = (unsigned char)coll__ceil_log2(c->nranks);
-    if (COLL_EAGER_BYTES > 0)                                    /* frame sizes: p alone */
+    if (COLL__SMALL)                                             /* frame sizes: p alone */
         g->cap = (size_t)(COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;
     q->source = coll__agree_source;
     if (rc != COLL_OK) { g->refused = rc; return; }
@@ -3669,8 +3666,6 @@ static void coll__agree_run(coll_request *q)
     COLL_MEMSET(g->fo.b, 0, COLL__FRAME + coll__inl(q) * (size_t)q->pl.p);   /* zeros unless eager */
     if (COLL__EAGER(g)) coll__eager_load(q);
 }
-#else
-#define COLL__CHECKS 0
 #endif
 
 /* ========================================================================== */
