@@ -200,9 +200,10 @@ BM_START_riscv := ports/baremetal/start_riscv.S
 BM_LDX_riscv   := -Wl,--no-warn-rwx-segments
 
 # bm_min_linked(dir, defs): the library object and the linked minimal
-# firmware of one set of macros: the minimal profile, and the same with
+# firmware of one set of macros: the minimal profile, the same with
 # COLL_NO_ARGCHECK (argument checks become assertions, for parts whose
-# every call is known good).
+# every call is known good), and the same with the call checks (as the
+# core profile has them: no payload CRC, no small calls).
 define bm_min_linked
 .PRECIOUS: $(BM)/$(1)/%/coll.o
 $(BM)/$(1)/%/coll.o: ports/baremetal/coll_lib.c coll.h coll_layout.h $(BM_STAMP)
@@ -220,6 +221,8 @@ $(BM)/$(1)/%/min_allreduce.elf: $(BM)/$(1)/%/coll.o $(BM_MIN_SRC) coll.h $(BM_AR
 endef
 $(eval $(call bm_min_linked,min,$(BM_MIN_DEFS)))
 $(eval $(call bm_min_linked,min-noarg,$(BM_MIN_DEFS) -DCOLL_NO_ARGCHECK))
+BM_MIN_CHECKS_DEFS := $(filter-out -DCOLL_NO_CHECKS,$(BM_MIN_DEFS)) -DCOLL_NO_CRC -DCOLL_EAGER_BYTES=0
+$(eval $(call bm_min_linked,min-checks,$(BM_MIN_CHECKS_DEFS)))
 
 # The core profiles linked the same way, into examples/baremetal/core_calls.c
 # (coll_init and the five core collectives with run-time dtype, op and
@@ -259,6 +262,7 @@ size:
 	for t in $(BM_TARGETS); do \
 	    $(MAKE) --no-print-directory -s $(BM)/cross/$$t/coll.o $(BM)/cross/$$t/linked.o \
 	        $(BM)/cross/$$t/core.o $(BM)/min/$$t/min_allreduce.elf $(BM)/min-noarg/$$t/min_allreduce.elf \
+	        $(BM)/min-checks/$$t/min_allreduce.elf \
 	        $(foreach p,$(BM_CORE_PROFILES),$(BM)/$(p)/$$t/core_calls.elf) || exit 1; \
 	done; \
 	sh tools/size_report.sh $(BM)/size.md $(BM)/size.tsv $(BM) \

@@ -59,8 +59,10 @@ for spec in "$@"; do
         awk -v lib="$dir/$prof/$t/coll.o" -f "$here/map_share.awk" "$dir/$prof/$t/core_calls.map" > "$tmp.map"
         while read -r o tx da bs; do put "$t" "$prof.$o.text" "$tx"; done < "$tmp.map"
     done
-    awk -v lib="$dir/min-noarg/$t/coll.o" -f "$here/map_share.awk" "$dir/min-noarg/$t/min_allreduce.map" > "$tmp.map"
-    while read -r o tx da bs; do put "$t" "min-noarg.$o.text" "$tx"; done < "$tmp.map"
+    for prof in min-noarg min-checks; do   # the minimal image's variants
+        awk -v lib="$dir/$prof/$t/coll.o" -f "$here/map_share.awk" "$dir/$prof/$t/min_allreduce.map" > "$tmp.map"
+        while read -r o tx da bs; do put "$t" "$prof.$o.text" "$tx"; done < "$tmp.map"
+    done
     set -- $(sizes "$size" "$dir/min/$t/min_allreduce.elf")
     put "$t" min.image.text "$1"; put "$t" min.image.data "$2"; put "$t" min.image.bss "$3"
 
@@ -103,6 +105,7 @@ head_row() {
     row "core, linked: libgcc helpers (every profile)" core-all.libgcc.text
     row "minimal, linked: coll" min.lib.text
     row "minimal, linked: coll, COLL_NO_ARGCHECK" min-noarg.lib.text
+    row "minimal, linked: coll, with the call checks" min-checks.lib.text
     row "minimal, linked: libgcc helpers" min.libgcc.text
     row "minimal, linked: whole image" min.image.text
     echo
@@ -135,6 +138,8 @@ head_row() {
     echo "-ffunction-sections -fdata-sections -Wl,--gc-sections: \"coll\" is the"
     echo "sections the map file attributes to the library's object, \"whole image\""
     echo "adds the program, the 4-rank mailbox port, start-up and libgcc."
+    echo "*with the call checks* keeps them (COLL_NO_CHECKS out, COLL_NO_CRC and"
+    echo "COLL_EAGER_BYTES=0 in, as the core profile with the call checks)."
     echo "Full and core are the library's object alone (\`size -B\`, -Os"
     echo "-ffreestanding); \"+ libgcc\" links in the compiler's helpers it calls"
     echo "(soft float, 64-bit division). The library has no .data or .bss."
