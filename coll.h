@@ -533,6 +533,9 @@ enum { COLL__BUF_OUT = 2, COLL__BUF_IN = 3, COLL__NBUF = 4 };
 #define COLL__CHECKS 0
 #endif
 #define COLL__SMALL (COLL_EAGER_BYTES > 0)
+/* A reduce's non-root may pass no dst where the call check can tell the
+   others (every rank then runs linear reduce): with reduce compiled in. */
+#define COLL__NULLDST_SWITCH (COLL__CHECKS && COLL__ON(COLL_KINDS, COLL_REDUCE))
 /* What the engine offers the layers above it, named as capabilities so
    that the engine never names a layer: a watch on the pieces and a source
    of their own (the agreement layer uses them), and a first segment of its
@@ -550,11 +553,11 @@ typedef struct coll__agree {
     unsigned char eager;       /* 1: the call rides in the agreement rounds  */
     unsigned char skip;        /* 1: no schedule (the rounds were a barrier) */
     unsigned char tail_in;     /* 1: this round's frame announced a tail     */
-    unsigned char nulldst;     /* 1: this rank (a reduce's non-root) has no dst */
     int refused;               /* this rank's own refusal, or 0              */
     uint32_t sig;              /* the call's signature, but its sequence no. */
     uint32_t lo, hi;           /* lowest and highest signature seen          */
     unsigned flags, bad;       /* F_* bits; lowest refusing rank, its code   */
+    unsigned flags0, bad0;     /* what each run's first frame says of them   */
     size_t cap;                /* bytes a rank's block may take (eager call) */
     size_t blk;                /* bytes of each block in this eager call     */
     const unsigned char *mine; /* this rank's contribution (NULL: none)      */
@@ -3222,8 +3225,9 @@ enum { COLL__LAST_NONE, COLL__LAST_FRAME, COLL__LAST_PAYLOAD, COLL__LAST_CRC };
    once per plan (coll_prepare); each run adds its sequence number. */
 static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const coll_args *a, size_t es)
 {
-    unsigned char w[48];
-    uint32_t h, v[12];
+    const coll_comm *top;
+    unsigned char w[56];
+    uint32_t h, v[14];
     int k = COLL__KIND(pl->kind), rooted = coll__rooted(COLL__KIND(pl->kind));
     int user = coll__reduces(COLL__KIND(pl->kind)) && a->op == COLL_USER_OP;
     size_t i, nc, t = pl->total;
@@ -3240,13 +3244,13 @@ static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__p
     v[10] = (uint32_t)c->segment;
     v[11] = c->checks | (user && coll__uop(c, a)->commutative ? 256u : 0u) |   /* all-to-all in place */
             ((COLL__KIND_IS(k, COLL_ALLTOALL) || COLL__KIND_IS(k, COLL_ALLTOALLV)) && pl->inplace ? 512u : 0u);   /* swaps */
-    for (i = 0; i < 12; i++) coll__put32(w + 4 * i, v[i]);     /* little-endian on every host */
+    v[12] = c->group_id;                    /* which group of ranks */
+    for (top = c; top->up; top = top->up) {}
+    v[13] = top->context;                   /* which communicator on the port: its top's */
+    for (i = 0; i < 14; i++) coll__put32(w + 4 * i, v[i]);     /* little-endian on every host */
     h = coll_crc32c(0, w, sizeof w);
-    if (c->group_id) { coll__put32(w, c->group_id); h = coll_crc32c(h, w, 4); }
-    while (c->up) c = c->up;          /* which communicator on the port: its top's */
-    if (c->context) { coll__put32(w, c->context); h = coll_crc32c(h, w, 4); }
     nc = !COLL__COUNTS(pl) ? 0 : COLL__KIND_IS(k, COLL_ALLTOALLV) ? (size_t)pl->p * (size_t)pl->p : (size_t)pl->p;
-    for (i = 0; i < nc; ) {         /* six counts per CRC call: p x p of them for alltoallv */
+    for (i = 0; i < nc; ) {         /* seven counts per CRC call: p x p of them for alltoallv */
         size_t m = 0;
         for (; i < nc && m < sizeof w; i++, m += 8) {
             coll__put32(w + m, (uint32_t)pl->counts[i]);
@@ -3558,7 +3562,7 @@ static int coll__agreed(coll_request *q)
     int rc = coll__verdict(q);
     if (rc != COLL_OK) return rc;
     g->round = 0;
-    if ((g->flags & COLL__F_NULLDST) && !COLL__EAGER(g)) {   /* a non-root has no dst */
+    if (COLL__NULLDST_SWITCH && (g->flags & COLL__F_NULLDST) && !COLL__EAGER(g)) {   /* a non-root has no dst */
         const coll__entry *e = coll__entry_of(COLL_REDUCE, COLL_ALGO_LINEAR);
         if (!e || !e->f) return COLL__NO(&q->c->why, COLL_ERR_NOSYS, "algo: linear reduce (for a NULL dst) not compiled in");
         q->pl.algo = COLL_ALGO_LINEAR;
@@ -3643,11 +3647,17 @@ static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, 
     if (COLL__SMALL)                                             /* frame sizes: p alone */
         g->cap = (size_t)(COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;
     q->source = coll__agree_source;
-    if (rc != COLL_OK) { g->refused = rc; return; }
+    if (rc != COLL_OK) {
+        g->refused = rc;
+        g->flags0 = COLL__F_REFUSED;
+        g->bad0 = (uint32_t)q->pl.rank << 16 | (uint32_t)(-rc & 0xffff);
+        return;
+    }
+    g->bad0 = 0xffffffffu;
     /* (the request is cleared: what is not set here is 0) */
     if (COLL__CRC_ON(c)) g->nepi = g->nchk;
     if (COLL__KIND_IS(a->kind, COLL_BARRIER)) g->skip = 1;   /* the agreement rounds are a barrier */
-    g->nulldst = (unsigned char)nulldst;
+    g->flags0 = nulldst ? (unsigned)COLL__F_NULLDST : 0u;
     coll__eager_plan(q, a);
     g->sig = coll__signature(c, &q->pl, a, es) ^ (uint32_t)g->eager;
 }
@@ -3659,10 +3669,11 @@ static void coll__agree_run(coll_request *q)
     coll__agree *g = &q->g;
     g->phase = g->round = g->tail_in = 0;
     g->last = COLL__LAST_NONE;
-    g->flags = (g->refused ? (unsigned)COLL__F_REFUSED : 0u) | (g->nulldst ? (unsigned)COLL__F_NULLDST : 0u);
-    g->bad = g->refused ? (uint32_t)q->pl.rank << 16 | (uint32_t)(-g->refused & 0xffff) : 0xffffffffu;
-    /* odd multiplier: a bijection, so runs with one plan never collide */
-    g->lo = g->hi = g->refused ? 0u : g->sig ^ (q->c->seq * 0x9e3779b1u);
+    g->flags = g->flags0;
+    g->bad = g->bad0;
+    /* odd multiplier: a bijection, so runs with one plan never collide
+       (a refusal's signature is 0 and goes unread: its flag decides) */
+    g->lo = g->hi = g->sig ^ (q->c->seq * 0x9e3779b1u);
     COLL_MEMSET(g->fo.b, 0, COLL__FRAME + coll__inl(q) * (size_t)q->pl.p);   /* zeros unless eager */
     if (COLL__EAGER(g)) coll__eager_load(q);
 }
@@ -4775,7 +4786,7 @@ COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
     /* A non-root of an AUTO reduce may pass no dst (MPI's habit): with the
        call check it tells the others, and every rank runs linear reduce,
        where non-roots only send. */
-    nulldst = rc == COLL_OK && COLL__CHECKS && (c->checks & COLL_CHECK_CALLS) && c->nranks > 1 &&
+    nulldst = rc == COLL_OK && COLL__NULLDST_SWITCH && (c->checks & COLL_CHECK_CALLS) && c->nranks > 1 &&
               COLL__KIND_IS(a->kind, COLL_REDUCE) && a->algo == COLL_ALGO_AUTO && a->root != c->rank &&
               !a->dst && pl->total > 0;
     if (rc == COLL_OK) rc = coll__buffers_ok(pl, a, es, nulldst, &why);
@@ -4791,7 +4802,8 @@ COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
 #endif
     if (rc != COLL_OK && !COLL__LAYERED(q)) return coll__end(q, rc);
     q->pre.src = q->b[COLL_BUF_SRC].at;      /* (refused: the rounds tell the others) */
-    q->pre.row = q->pl.row; q->pre.algo = q->pl.algo; q->pre.inplace = q->pl.inplace;
+    q->pre.inplace = q->pl.inplace;
+    if (COLL__NULLDST_SWITCH) { q->pre.row = q->pl.row; q->pre.algo = q->pl.algo; }
     q->prepared = 1;
     q->finished = 1;                         /* not running */
     return COLL_OK;
@@ -4819,8 +4831,11 @@ COLL_API int coll_restart(coll_request *q)
     q->spins = 0;
     q->watch = 0;
     q->b[COLL_BUF_SRC].at = q->pre.src;
-    q->pl.row = q->pre.row; q->pl.algo = q->pre.algo; q->pl.inplace = q->pre.inplace;
-    if (q->pl.row) q->sched = q->pl.row->f;
+    q->pl.inplace = q->pre.inplace;
+    if (COLL__NULLDST_SWITCH) {                 /* the last run may have switched to linear */
+        q->pl.row = q->pre.row; q->pl.algo = q->pre.algo;
+        if (q->pl.row) q->sched = q->pl.row->f;
+    }
     if (top->broken) return coll__end(q, COLL_ERR_BROKEN);
 #ifndef COLL_NO_CHECKS
     if (COLL__LAYERED(q)) coll__agree_run(q);
@@ -4845,15 +4860,16 @@ COLL_API int coll_progress(coll_request *q)
     return coll__progress(q, 0);
 }
 
-/* The same call again: every field of its arguments as the last blocking
-   call's on this communicator. The v forms and user operators are not
-   (their arrays and operator may change under the same pointers). */
+/* The same call again: every field a plan reads as the last blocking
+   call's on this communicator. Not the counted kinds, a user operator or
+   a user type: their arrays and operator may change under the same
+   pointers (and no other field of args is read). */
 static int coll__same_call(const coll_args *x, const coll_args *a)
 {
     return x->kind == a->kind && x->algo == a->algo && x->src == a->src && x->dst == a->dst &&
            x->count == a->count && x->dtype == a->dtype && x->op == a->op && x->root == a->root &&
-           x->group == a->group && !a->counts && !a->displs && !a->user_op &&
-           a->op != COLL_USER_OP && a->dtype != COLL_USER_TYPE;
+           x->group == a->group && !COLL__IS(COLL__COUNTED, COLL__KIND(a->kind)) &&
+           !(COLL__USER_OPS && a->op == COLL_USER_OP) && a->dtype != COLL_USER_TYPE;
 }
 
 /* A blocking call runs in the top communicator's own request: only one
