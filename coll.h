@@ -1090,21 +1090,6 @@ static int coll__ceil_log2(int p)
     return l;
 }
 
-/* gcd of a, b >= 0 by halving and subtracting (Stein): no division. */
-static int coll__gcd(int a, int b)
-{
-    int shift = 0;
-    if (a == 0 || b == 0) return a | b;
-    while (!((a | b) & 1)) { a >>= 1; b >>= 1; shift++; }
-    while (!(a & 1)) a >>= 1;
-    do {
-        while (!(b & 1)) b >>= 1;
-        if (a > b) { int t = a; a = b; b = t; }
-        b -= a;
-    } while (b);
-    return a << shift;
-}
-
 static void coll__idle(coll__step *st)
 {
     st->to = st->from = COLL__NONE;
@@ -1115,11 +1100,15 @@ static void coll__idle(coll__step *st)
     st->srun = st->sstride = st->rrun = st->rstride = 0;
 }
 
-/* A shift exchange (send to r+d, receive from r-d) forms gcd(p,d) cycles;
-   letting the lowest rank of each cycle receive first breaks every one. */
+/* A shift exchange (send to r+d, receive from r-d) forms g = gcd(p,d)
+   cycles, and a cycle of blocking sends and receives completes when it
+   has a rank that receives first and one that sends first. The ranks
+   below d mod p receive first: each cycle holds one (rank i < g), and
+   one at or above it (its largest, p - g + i >= d). */
 static int coll__shift_send_first(int r, int p, int d)
 {
-    return r >= coll__gcd(p, coll__mod(d, p));
+    int m = coll__mod(d, p);
+    return r >= (m ? m : p);
 }
 
 /* An exchange with one partner: the lower rank speaks first. */
@@ -3212,7 +3201,9 @@ enum {
     COLL__F_REFUSED = 1,           /* some rank refused its arguments        */
     COLL__F_CORRUPT = 2,           /* some rank got a damaged message        */
     COLL__F_NULLDST = 4,           /* a non-root of reduce passed no dst     */
-    COLL__F_TAIL = 8               /* (sender's own) the round's tail follows */
+    COLL__F_TAIL = 8,              /* (sender's own) the round's tail follows */
+    /* the frame format's version: ranks built with another room disagree */
+    COLL__VERSION = 3 + 2 * (COLL_EAGER_BYTES / 8 % 127)
 };
 /* A small call rides in the rounds (never with COLL_EAGER_BYTES 0: then
    the compiler drops every line of it). */
@@ -3315,7 +3306,7 @@ static void coll__frame_pack(coll_request *q)
     unsigned char *f = g->fo.b;
     size_t bytes = g->fb;
     int tail = coll__sends_tail(q);
-    f[0] = 'c'; f[1] = (unsigned char)(3 + 2 * (COLL_EAGER_BYTES / 8 % 127));  /* version */
+    f[0] = 'c'; f[1] = COLL__VERSION;
     f[2] = (unsigned char)(g->flags | (tail ? COLL__F_TAIL : 0)); f[3] = g->phase;
     coll__put32(f + 4, g->lo);
     coll__put32(f + 8, g->hi);
@@ -3335,7 +3326,7 @@ static void coll__frame_check(coll_request *q)
     uint32_t crc = coll__get32(f + 16);
     int flagged = (f[2] & COLL__F_TAIL) != 0, can = COLL__SMALL && g->phase == 0 && g->tb > 0;
     g->tail_in = (unsigned char)(flagged && can);   /* the rest of its blocks follows */
-    if (f[0] != 'c' || f[1] != g->fo.b[1] || f[3] != g->phase ||
+    if (f[0] != 'c' || f[1] != COLL__VERSION || f[3] != g->phase ||
         crc != coll__frame_crc(f, g->fb) || (flagged && !can))
         g->flags |= COLL__F_CORRUPT;    /* not a frame of this round: the link is out of step */
 }
