@@ -129,6 +129,8 @@
                            coll_progress runs each step to its end      (off)
      COLL_NO_ZERO_COPY     leave out the zero-copy reduce (>>fold): a
                            port's irecv_fold goes unused               (off)
+     COLL_NO_MEMOPS        no caller-supplied copy/reduce/scale for device
+                           buffers (coll_set_memops refuses them)      (off)
      COLL_CRC_SMALL        CRC-32C from a 16-entry table instead of 256
                            (on under -Os unless COLL_CRC_TABLE)            (off)
      COLL_EAGER_BYTES      bytes of each rank's block inside a check frame;
@@ -929,6 +931,11 @@ static int coll__first(unsigned long m)
 #define COLL__DT(t)   (COLL__ONE(COLL_DTYPES) ? (coll_dtype)COLL__FIRST(COLL_DTYPES) : (t))
 #define COLL__OPV(o)  (COLL__ONE(COLL_OPS) ? (coll_op)COLL__FIRST(COLL_OPS) : (o))
 #define COLL__USER_OPS COLL__ON(COLL_OPS, COLL_USER_OP)   /* user operators compiled in */
+#ifndef COLL_NO_MEMOPS            /* the caller's copy/reduce/scale (coll_set_memops) */
+#define COLL__MEM(c) ((c)->mem)
+#else
+#define COLL__MEM(c) ((void)(c), (const coll_memops *)0)
+#endif
 
 /* Trimmed builds leave kernels and schedules unreferenced: not a problem.
    COLL__NOINLINE keeps a leaf's buffer out of its caller's frame, where it
@@ -2513,7 +2520,7 @@ static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entr
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: runs out of place only");
     if (COLL__DISPLS(pl) && !(needs & COLL__BLOCKWISE))
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: displs need a block-wise one (ring all-gather, linear gather or scatter, pairwise all-to-all)");
-    if ((needs & COLL__HOST) && c->mem)
+    if ((needs & COLL__HOST) && COLL__MEM(c))
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: rearranges blocks on the host (not with memops)");
     if ((needs & COLL__EQUAL_OOP) && !pl->inplace) {
         int i;                  /* the partial sums pass through dst: equal blocks only */
@@ -2628,10 +2635,11 @@ static void coll__seg(const coll_request *q, int b, size_t off, size_t len, size
     *bytes = n * B->unit;
 }
 
+/* Half k % 2 of the scratch (each `segment` bytes: 8-aligned). */
 static unsigned char *coll__scratch_half(const coll_request *q, size_t k)
 {
     COLL_ASSERT(q->c->segment > 0 && q->seg * q->esize <= q->c->segment);
-    return q->c->scratch + (k % 2) * q->seg * q->esize;
+    return q->c->scratch + (k & 1) * q->c->segment;
 }
 
 /* Pieces of the step loaded: the more of its sends and its receives. */
@@ -2738,7 +2746,7 @@ static int coll__zero_copy(const coll_request *q)
     const coll__step *st = &q->st;
     size_t es = q->esize, n = st->rlen * es;
     const unsigned char *out, *a;
-    if (!c->port.irecv_fold || !st->reduce || st->from < 0 || COLL__WATCH(q) || c->mem ||
+    if (!c->port.irecv_fold || !st->reduce || st->from < 0 || COLL__WATCH(q) || COLL__MEM(c) ||
         coll__total_bytes(&q->pl, es) > (size_t)COLL_FOLD_MAX ||
         q->a.op == COLL_USER_OP || (COLL__STRIDED && (st->rrun || st->srun)))
         return 0;
@@ -2942,8 +2950,10 @@ static COLL__OFF_CHAIN void coll__load(coll_request *q)
     q->nsend = st->to >= 0 ? coll__nsegs(&q->b[st->sbuf], st->slen) : 0;
     q->nrecv = st->from >= 0 ? coll__nsegs(&q->b[st->rbuf], st->rlen) : 0;
     q->sposted = q->rposted = q->done = 0;
+#ifndef COLL_NO_NONBLOCKING
     q->hs[0] = q->hs[1] = q->hs[2] = q->hs[3] = -1;
     q->hr[0] = q->hr[1] = q->hr[2] = q->hr[3] = -1;
+#endif
 #if !defined(COLL_NO_NONBLOCKING) && !defined(COLL_NO_ZERO_COPY)
     q->zc = (unsigned char)coll__zero_copy(q);
 #endif
@@ -3482,7 +3492,7 @@ static void coll__eager_plan(coll_request *q, const coll_args *a)
     case COLL_REDUCE_SCATTER: case COLL_ALLTOALL: b = bn * (size_t)pl->p; break;
     default: return;
     }
-    if (a->algo != COLL_ALGO_AUTO || q->c->mem || bn == 0 || b > g->cap) return;
+    if (a->algo != COLL_ALGO_AUTO || COLL__MEM(q->c) || bn == 0 || b > g->cap) return;
     g->eager = 1;
     g->blk = (b + 7) & ~(size_t)7;
     g->mine = (const unsigned char *)from;
@@ -3769,7 +3779,7 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
     coll__real best_cost = 0, n = (coll__real)bytes;
 #endif
     const char *why;
-    for (i = 0; i < (size_t)c->nrules; i++) {
+    for (i = 0; !COLL__ONE_ROW && i < (size_t)c->nrules; i++) {   /* (one row: nothing to choose) */
         const coll_rule *u = &c->rules[i];
         if (u->kind == COLL__KIND(pl->kind) && bytes >= u->min_bytes && bytes <= u->max_bytes) return u->algo;
     }
@@ -3830,8 +3840,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
 {
     size_t es, n;
     int p, r, i;
-    if (COLL__ARG(!c || c->magic != COLL__MAGIC)) return COLL__NO(why, COLL_ERR_INVAL, "comm: not initialised");
-    if (COLL__ARG(!a)) return COLL__NO(why, COLL_ERR_INVAL, "args: NULL");
+    if (COLL__ARG(!a)) return COLL__NO(why, COLL_ERR_INVAL, "args: NULL");   /* (c: its caller's check) */
     p = c->nranks; r = c->rank;
     if (COLL__ARG((unsigned)a->kind >= (unsigned)COLL_KIND_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "kind: not a coll_kind");
     if (COLL__ARG(!COLL__ON(COLL_KINDS, a->kind))) return COLL__NO(why, COLL_ERR_NOSYS, "kind: not compiled in (COLL_KINDS)");
@@ -3854,11 +3863,11 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         if (a->op == COLL_USER_OP) {
             if (COLL__ARG(!COLL__USER_OPS)) return COLL__NO(why, COLL_ERR_NOSYS, "op: COLL_USER_OP not compiled in (COLL_OPS)");
             if (COLL__ARG(!coll__uop(c, a)->fn)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without an operator (args.user_op or coll_set_user_op)");
-            if (COLL__ARG(c->mem)) return COLL__NO(why, COLL_ERR_NOSYS, "op: a user op cannot read device memory");
+            if (COLL__ARG(COLL__MEM(c))) return COLL__NO(why, COLL_ERR_NOSYS, "op: a user op cannot read device memory");
         }
         else if (COLL__ARG(a->dtype == COLL_USER_TYPE)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_TYPE needs COLL_USER_OP");
         else if (COLL__ARG(a->op >= COLL_BAND && !coll__is_integer(a->dtype))) return COLL__NO(why, COLL_ERR_INVAL, "op: bitwise op on a float type");
-        else if (!c->mem && (COLL__ONE(COLL_DTYPES) && COLL__ONE(COLL_OPS)
+        else if (!COLL__MEM(c) && (COLL__ONE(COLL_DTYPES) && COLL__ONE(COLL_OPS)
                              ? a->dtype != COLL__DT(a->dtype) || a->op != COLL__OPV(a->op)
                              : !coll__kernel_kept(a->dtype, a->op)))
             return COLL__NO(why, COLL_ERR_NOSYS, "op: dtype or op not compiled in");
@@ -4371,7 +4380,7 @@ static int coll__kernel_kept(coll_dtype t, coll_op op)
 static int coll__copy(const coll_comm *c, void *dst, const void *src, size_t bytes)
 {
     if (dst == src || bytes == 0) return COLL_OK;
-    if (c->mem) return c->mem->copy(c->mem->ctx, dst, src, bytes);
+    if (COLL__MEM(c)) return c->mem->copy(c->mem->ctx, dst, src, bytes);
     COLL_MEMCPY(dst, src, bytes);
     return COLL_OK;
 }
@@ -4384,7 +4393,7 @@ static int coll__reduce(const coll_comm *c, const coll_user_op *u, void *out, co
         u->fn(out, a, b, n, u->user);
         return COLL_OK;
     }
-    if (c->mem) return c->mem->reduce(c->mem->ctx, out, a, b, n, t, op);
+    if (COLL__MEM(c)) return c->mem->reduce(c->mem->ctx, out, a, b, n, t, op);
 #if defined(__OPTIMIZE_SIZE__)
     COLL__KERNEL_AT(coll__kernels3, coll__bitwise3, COLL__DT(t), COLL__OPV(op))(out, a, b, n);
 #else
@@ -4397,7 +4406,7 @@ static int coll__reduce(const coll_comm *c, const coll_user_op *u, void *out, co
 static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, size_t d)
 {
     if (n == 0 || d == 1) return COLL_OK;
-    if (c->mem) return c->mem->scale(c->mem->ctx, buf, n, t, d);
+    if (COLL__MEM(c)) return c->mem->scale(c->mem->ctx, buf, n, t, d);
     coll__scale_host(buf, n, t, d);
     return COLL_OK;
 }
@@ -4415,8 +4424,10 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     if (!scratch && scratch_bytes) return COLL_ERR_INVAL;
     /* the kernels read 8-byte elements straight from scratch */
     if ((uintptr_t)scratch % 8) return COLL_ERR_INVAL;
+#ifndef COLL_NO_NONBLOCKING       /* (without the path they go unused) */
     if ((port->isend || port->irecv || port->wait) &&
         !(port->isend && port->irecv && port->wait)) return COLL_ERR_INVAL;
+#endif
 #ifdef COLL_NO_PIECES
     if (port->max_bytes) return COLL_ERR_NOSYS;   /* the layer that cuts messages is left out */
 #endif
@@ -4620,6 +4631,9 @@ COLL_API int coll_set_memops(coll_comm *c, const coll_memops *mem)
 {
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
     if (mem && (!mem->copy || !mem->reduce || !mem->scale)) return COLL_ERR_INVAL;
+#ifdef COLL_NO_MEMOPS
+    if (mem) { c->why = COLL__WHY("memops: not compiled in (COLL_NO_MEMOPS)"); return COLL_ERR_NOSYS; }
+#endif
     if (mem && (c->checks & COLL_CHECK_CRC)) {     /* the CRC reads buffers on the host */
         c->why = COLL__WHY("memops: not with COLL_CHECK_CRC");
         return COLL_ERR_NOSYS;
@@ -4639,7 +4653,7 @@ COLL_API int coll_set_checks(coll_comm *c, unsigned flags)
 #ifdef COLL_NO_CRC
     if (flags & COLL_CHECK_CRC) { c->why = COLL__WHY("checks: COLL_CHECK_CRC not compiled in (COLL_NO_CRC)"); return COLL_ERR_NOSYS; }
 #endif
-    if ((flags & COLL_CHECK_CRC) && c->mem) {
+    if ((flags & COLL_CHECK_CRC) && COLL__MEM(c)) {
         c->why = COLL__WHY("checks: COLL_CHECK_CRC not with memops");
         return COLL_ERR_NOSYS;
     }
@@ -4717,7 +4731,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
             if (s) {
                 double b = (t2 - t1) / (2.0 * REPS) - m.t.alpha;
                 m.t.beta = b > 0 ? b / (double)s : m.t.beta;
-                if (!c->mem) COLL_MEMSET(buf, 0, 2 * s);   /* memops: scratch is not ours to touch */
+                if (!COLL__MEM(c)) COLL_MEMSET(buf, 0, 2 * s);   /* memops: scratch is not ours to touch */
                 t0 = now(ctx);
                 for (i = 0; i < REPS; i++)
                     coll__reduce(c, &c->user, buf, buf, buf + s, s / 4, COLL_FLOAT32, COLL_SUM);
@@ -4741,7 +4755,7 @@ static void coll__take_call(coll_request *q, const coll_args *a, size_t es)
     if (COLL__USER_OPS && a->op == COLL_USER_OP) COLL_MEMCPY(&q->a.uop, coll__uop(c, a), sizeof q->a.uop);
     q->sched = COLL__ROW_OF(&q->pl)->f;
     q->esize = es;
-    q->seg = c->segment ? c->segment / es : (size_t)-1;
+    q->seg = c->segment ? q->pl.chunk : (size_t)-1;      /* segment / es */
     if (COLL__KIND_IS(a->kind, COLL_BARRIER)) { src = &q->token[0]; dst = &q->token[1]; }
     if (COLL__KIND_IS(a->kind, COLL_BROADCAST)) src = a->dst;
     q->b[COLL_BUF_SRC].at = (unsigned char *)(uintptr_t)src;
@@ -5045,7 +5059,7 @@ COLL_API coll_algo coll_choose(const coll_comm *c, const coll_args *a)
     size_t es = 0;
     coll_args b;
     const char *why;
-    if (!a) return COLL_ALGO_AUTO;
+    if (!c || c->magic != COLL__MAGIC || !a) return COLL_ALGO_AUTO;
     COLL_MEMCPY(&b, a, sizeof b);
     b.algo = COLL_ALGO_AUTO;
     if (coll__plan_args(c, &b, &pl, &es, &why) != COLL_OK) return COLL_ALGO_AUTO;
@@ -5060,7 +5074,7 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     size_t es = 0;
     const char *why;
     int rc;
-    if (!x || step < 0) return COLL_ERR_INVAL;
+    if (!c || c->magic != COLL__MAGIC || !x || step < 0) return COLL_ERR_INVAL;
     rc = coll__plan_args(c, a, &pl, &es, &why);
     if (rc != COLL_OK) return rc;
     rc = coll__pick(c, 0, a, &pl, es, &why);

@@ -1025,9 +1025,16 @@ static void build(caselist *L, int cfgi, int p)
 
 static world W;
 
-#ifdef COLL_NO_CRC
+#if defined(COLL_NO_CRC) || defined(COLL_NO_MEMOPS)
 static int no_send(void *ctx, int peer, const void *buf, size_t n) { (void)ctx; (void)peer; (void)buf; (void)n; return COLL_ERR_IO; }
 static int no_recv(void *ctx, int peer, void *buf, size_t n) { (void)ctx; (void)peer; (void)buf; (void)n; return COLL_ERR_IO; }
+#ifdef COLL_NO_MEMOPS
+static int host_copy(void *ctx, void *d, const void *s, size_t n) { (void)ctx; memcpy(d, s, n); return COLL_OK; }
+static int host_reduce(void *ctx, void *o, const void *a, const void *b, size_t n, coll_dtype t, coll_op op)
+{ (void)ctx; (void)o; (void)a; (void)b; (void)n; (void)t; (void)op; return COLL_ERR_IO; }
+static int host_scale(void *ctx, void *buf, size_t n, coll_dtype t, size_t d)
+{ (void)ctx; (void)buf; (void)n; (void)t; (void)d; return COLL_ERR_IO; }
+#endif
 #endif
 
 int main(void)
@@ -1105,6 +1112,21 @@ int main(void)
         COLL_CHECK_EQ(coll_init(&c, 0, 2, &pt, NULL, 0), COLL_OK);
         COLL_CHECK_EQ(coll_set_checks(&c, COLL_CHECK_CALLS | COLL_CHECK_CRC), COLL_ERR_NOSYS);
         COLL_CHECK_EQ(coll_set_checks(&c, COLL_CHECK_CALLS), COLL_OK);
+    }
+#endif
+#ifdef COLL_NO_MEMOPS
+    /* caller-supplied memory operations left out: refused, none is kept */
+    {
+        coll_comm c;
+        coll_port pt;
+        coll_memops m;
+        memset(&pt, 0, sizeof pt);
+        memset(&m, 0, sizeof m);
+        pt.send = no_send; pt.recv = no_recv;
+        m.copy = host_copy; m.reduce = host_reduce; m.scale = host_scale;
+        COLL_CHECK_EQ(coll_init(&c, 0, 1, &pt, NULL, 0), COLL_OK);
+        COLL_CHECK_EQ(coll_set_memops(&c, &m), COLL_ERR_NOSYS);
+        COLL_CHECK_EQ(coll_set_memops(&c, NULL), COLL_OK);
     }
 #endif
 
