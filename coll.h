@@ -131,6 +131,9 @@
                            port's irecv_fold goes unused               (off)
      COLL_NO_MEMOPS        no caller-supplied copy/reduce/scale for device
                            buffers (coll_set_memops refuses them)      (off)
+     COLL_NO_REUSE         a blocking call plans afresh even when it repeats
+                           the last one (prepare a repeated call once:
+                           coll_prepare, then coll_restart)            (off)
      COLL_CRC_SMALL        CRC-32C from a 16-entry table instead of 256
                            (on under -Os unless COLL_CRC_TABLE)            (off)
      COLL_EAGER_BYTES      bytes of each rank's block inside a check frame;
@@ -984,7 +987,7 @@ static const coll_user_op *coll__uop(const coll_comm *c, const coll_args *a)
 /* An argument check: with COLL_NO_ARGCHECK (the smallest parts, whose
    every call is known good) an assertion instead, and no code. */
 #ifdef COLL_NO_ARGCHECK
-#define COLL__ARG(bad) (COLL_ASSERT(!(bad)), 0)
+#define COLL__ARG(bad) (COLL_ASSERT(!(bad)), (void)sizeof(bad), 0)   /* (sizeof: its names stay used) */
 #else
 #define COLL__ARG(bad) (bad)
 #endif
@@ -2547,9 +2550,9 @@ static size_t coll__scratch_need(const coll_comm *c, const coll__plan *pl, const
 
 static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es, const char **why)
 {
-    if (c->segment && c->segment < es)
+    if (COLL__ARG(c->segment && c->segment < es))
         return COLL__NO(why, COLL_ERR_NOSPC, "scratch: a segment is smaller than one element");
-    if (c->segment < coll__scratch_need(c, pl, COLL__ROW_OF(pl), es))
+    if (COLL__ARG(c->segment < coll__scratch_need(c, pl, COLL__ROW_OF(pl), es)))
         return COLL__NO(why, COLL_ERR_NOSPC, "scratch: this call needs some (reductions, packed or staged spans)");
     return COLL_OK;
 }
@@ -3987,7 +3990,7 @@ static int coll__buffers_ok(const coll__plan *pl, const coll_args *a, size_t es,
     if (COLL__ARG(out_n && !a->dst)) return COLL__NO(why, COLL_ERR_INVAL, "dst: NULL");
     if (COLL__ARG(in_n && in_n * es > UINTPTR_MAX - (uintptr_t)a->src)) return COLL__NO(why, COLL_ERR_INVAL, "src: wraps the address space");
     if (COLL__ARG(out_n && out_n * es > UINTPTR_MAX - (uintptr_t)a->dst)) return COLL__NO(why, COLL_ERR_INVAL, "dst: wraps the address space");
-    if (!pl->inplace && coll__overlap(a->src, in_n * es, a->dst, out_n * es))
+    if (COLL__ARG(!pl->inplace && coll__overlap(a->src, in_n * es, a->dst, out_n * es)))
         return COLL__NO(why, COLL_ERR_INVAL, "src and dst overlap outside the in-place layout");
     return COLL_OK;
 }
@@ -4419,11 +4422,11 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
                        void *scratch, size_t scratch_bytes)
 {
     int context = 0;
-    if (!c || !port || !port->send || !port->recv) return COLL_ERR_INVAL;
-    if (nranks < 1 || rank < 0 || rank >= nranks || nranks > 0xffff) return COLL_ERR_INVAL;
-    if (!scratch && scratch_bytes) return COLL_ERR_INVAL;
+    if (COLL__ARG(!c || !port || !port->send || !port->recv)) return COLL_ERR_INVAL;
+    if (COLL__ARG(nranks < 1 || rank < 0 || rank >= nranks || nranks > 0xffff)) return COLL_ERR_INVAL;
+    if (COLL__ARG(!scratch && scratch_bytes)) return COLL_ERR_INVAL;
     /* the kernels read 8-byte elements straight from scratch */
-    if ((uintptr_t)scratch % 8) return COLL_ERR_INVAL;
+    if (COLL__ARG((uintptr_t)scratch % 8)) return COLL_ERR_INVAL;
 #ifndef COLL_NO_NONBLOCKING       /* (without the path they go unused) */
     if ((port->isend || port->irecv || port->wait) &&
         !(port->isend && port->irecv && port->wait)) return COLL_ERR_INVAL;
@@ -4778,8 +4781,8 @@ COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
     size_t es = 0;
     const char *why = "";
     int rc, nulldst;
-    if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
-    if (!q) { c->why = COLL__WHY("request: NULL"); return COLL_ERR_INVAL; }
+    if (COLL__ARG(!c || c->magic != COLL__MAGIC)) return COLL_ERR_INVAL;
+    if (COLL__ARG(!q)) { c->why = COLL__WHY("request: NULL"); return COLL_ERR_INVAL; }
     COLL_MEMSET(q, 0, COLL__CLEARED);
     q->c = c;
     q->source = coll__plain_source;
@@ -4820,12 +4823,12 @@ COLL_API int coll_restart(coll_request *q)
 {
     coll_comm *c = q ? q->c : 0, *top;
     int rc;
-    if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
-    if (!q->prepared || !q->finished) {
+    if (COLL__ARG(!c || c->magic != COLL__MAGIC)) return COLL_ERR_INVAL;
+    if (COLL__ARG(!q->prepared || !q->finished)) {
         c->why = COLL__WHY("request: not prepared, or still running");
         return COLL_ERR_INVAL;
     }
-    if (COLL__CHECKS && q->checks != c->checks) {
+    if (COLL__CHECKS && COLL__ARG(q->checks != c->checks)) {
         c->why = COLL__WHY("request: the communicator's checks changed since coll_prepare");
         return COLL_ERR_INVAL;
     }
@@ -4865,6 +4868,13 @@ COLL_API int coll_progress(coll_request *q)
     return coll__progress(q, 0);
 }
 
+/* COLL_NO_REUSE: every blocking call plans afresh. */
+#ifndef COLL_NO_REUSE
+#define COLL__REUSE 1
+#else
+#define COLL__REUSE 0
+#endif
+
 /* The same call again: every field a plan reads as the last blocking
    call's on this communicator. Not the counted kinds, a user operator or
    a user type: their arrays and operator may change under the same
@@ -4886,15 +4896,15 @@ COLL_API int coll_run(coll_comm *c, const coll_args *a)
 {
     coll_comm *top = c && c->magic == COLL__MAGIC ? coll__top(c) : 0;
     int rc;
-    if (!top || !a) return COLL_ERR_INVAL;
-    if (top->ticket != top->turn) {
+    if (COLL__ARG(!top || !a)) return COLL_ERR_INVAL;
+    if (COLL__ARG(top->ticket != top->turn)) {
         c->why = COLL__WHY("an earlier request on this communicator (or its group) is unfinished");
         return COLL_ERR_INVAL;
     }
-    if (!top->again_ok || top->blk.c != c || !coll__same_call(&top->again, a)) {
-        top->again_ok = 0;
+    if (!COLL__REUSE || !top->again_ok || top->blk.c != c || !coll__same_call(&top->again, a)) {
+        if (COLL__REUSE) top->again_ok = 0;
         if ((rc = coll_prepare(&top->blk, c, a)) != COLL_OK) return rc;
-        if (top->blk.pl.row) {                          /* planned (a refusal plans nothing) */
+        if (COLL__REUSE && top->blk.pl.row) {           /* planned (a refusal plans nothing) */
             COLL_MEMCPY(&top->again, a, sizeof *a);
             top->again_ok = 1;
         }

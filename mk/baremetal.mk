@@ -70,7 +70,7 @@ BM_ARCH_cortex-m3    := -mcpu=cortex-m3 -mthumb
 #           = 1, and every COLL_NO_* switch. Measured
 #           as linked into examples/baremetal/min_allreduce.c.
 BM_CORE_DEFS ?= -DCOLL_KINDS=31 -DCOLL_ALGOS=32798 -DCOLL_OPS=29
-BM_MIN_DEFS ?= -DCOLL_DTYPES=256 -DCOLL_OPS=1 -DCOLL_ALGOS=4 -DCOLL_KINDS=1 -DCOLL_NO_COST_MODEL -DCOLL_NO_NAMES -DCOLL_NO_ERRSTR -DCOLL_NO_LAYOUT -DCOLL_NO_CHECKS -DCOLL_NO_NONBLOCKING -DCOLL_NO_PIECES -DCOLL_NO_MEMOPS
+BM_MIN_DEFS ?= -DCOLL_DTYPES=256 -DCOLL_OPS=1 -DCOLL_ALGOS=4 -DCOLL_KINDS=1 -DCOLL_NO_COST_MODEL -DCOLL_NO_NAMES -DCOLL_NO_ERRSTR -DCOLL_NO_LAYOUT -DCOLL_NO_CHECKS -DCOLL_NO_NONBLOCKING -DCOLL_NO_PIECES -DCOLL_NO_MEMOPS -DCOLL_NO_REUSE
 # What a firmware link does to drop everything nobody calls.
 BM_GC := -ffunction-sections -fdata-sections
 # The budgets `make size-check` holds the Cortex-M4F figures to.
@@ -283,24 +283,28 @@ size-macros:
 
 # ---- qemu-min: the minimal firmware runs ---------------------------------------------
 
-# The same images `make size` measures: Cortex-M4F (the budgeted one) on
-# mps2-an386, whose memory map is the AN385's, and RV32; plus a Cortex-M3
+# The same images `make size` measures (profile:target:qemu:board:cpu):
+# Cortex-M4F (the budgeted one) on mps2-an386, whose memory map is the
+# AN385's, in the three minimal profiles, and RV32; plus a Cortex-M3
 # build on mps2-an385, the board `make qemu` uses.
-BM_MIN_RUNS := cortex-m3:$(QEMU_SYS_ARM):mps2-an385:cortex-m3 \
-               cortex-m4f:$(QEMU_SYS_ARM):mps2-an386:cortex-m4 \
-               rv32imac:$(QEMU_SYS_RV32):virt:
+BM_MIN_RUNS := min:cortex-m3:$(QEMU_SYS_ARM):mps2-an385:cortex-m3 \
+               min:cortex-m4f:$(QEMU_SYS_ARM):mps2-an386:cortex-m4 \
+               min-noarg:cortex-m4f:$(QEMU_SYS_ARM):mps2-an386:cortex-m4 \
+               min-checks:cortex-m4f:$(QEMU_SYS_ARM):mps2-an386:cortex-m4 \
+               min:rv32imac:$(QEMU_SYS_RV32):virt:
 
-## qemu-min: [firmware] the minimal firmware (ring all-reduce, float32 sum) on Cortex-M3, M4F and RV32 under QEMU
+## qemu-min: [firmware] the minimal firmware (ring all-reduce, float32 sum) on Cortex-M3, M4F (also without argument checks and with the call checks) and RV32 under QEMU
 qemu-min:
 	@$(call bm_need,$(ARM_GCC) $(RV_GCC) $(QEMU_SYS_ARM) $(QEMU_SYS_RV32)); \
-	$(MAKE) --no-print-directory $(foreach r,$(BM_MIN_RUNS),$(BM)/min/$(word 1,$(subst :, ,$(r)))/min_allreduce.elf) || exit 1; \
+	$(MAKE) --no-print-directory $(foreach r,$(BM_MIN_RUNS),$(BM)/$(word 1,$(subst :, ,$(r)))/$(word 2,$(subst :, ,$(r)))/min_allreduce.elf) || exit 1; \
 	p=0; f=0; \
 	for run in $(BM_MIN_RUNS); do \
-	    t=$${run%%:*}; rest=$${run#*:}; q=$${rest%%:*}; rest=$${rest#*:}; m=$${rest%%:*}; cpu=$${rest#*:}; \
-	    echo "--- $$q -M $$m$${cpu:+ -cpu $$cpu} ($$t)"; \
+	    d=$${run%%:*}; rest=$${run#*:}; t=$${rest%%:*}; rest=$${rest#*:}; \
+	    q=$${rest%%:*}; rest=$${rest#*:}; m=$${rest%%:*}; cpu=$${rest#*:}; \
+	    echo "--- $$q -M $$m$${cpu:+ -cpu $$cpu} ($$d, $$t)"; \
 	    if timeout $(BM_TIMEOUT) $$q -M $$m $${cpu:+-cpu $$cpu} $$([ $$m = virt ] && echo -bios none) \
-	            $(BM_QEMU_IO) -kernel $(BM)/min/$$t/min_allreduce.elf; then p=$$((p + 1)); \
-	    else f=$$((f + 1)); echo "qemu-min $$t: FAILED"; fi; \
+	            $(BM_QEMU_IO) -kernel $(BM)/$$d/$$t/min_allreduce.elf; then p=$$((p + 1)); \
+	    else f=$$((f + 1)); echo "qemu-min $$d $$t: FAILED"; fi; \
 	done; \
 	echo "qemu-min: $$p passed, $$f failed"; [ $$f -eq 0 ]
 
