@@ -3870,9 +3870,9 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         }
         else if (COLL__ARG(a->dtype == COLL_USER_TYPE)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_TYPE needs COLL_USER_OP");
         else if (COLL__ARG(a->op >= COLL_BAND && !coll__is_integer(a->dtype))) return COLL__NO(why, COLL_ERR_INVAL, "op: bitwise op on a float type");
-        else if (!COLL__MEM(c) && (COLL__ONE(COLL_DTYPES) && COLL__ONE(COLL_OPS)
-                             ? a->dtype != COLL__DT(a->dtype) || a->op != COLL__OPV(a->op)
-                             : !coll__kernel_kept(a->dtype, a->op)))
+        else if (COLL__ARG(!COLL__MEM(c) && (COLL__ONE(COLL_DTYPES) && COLL__ONE(COLL_OPS)
+                                             ? a->dtype != COLL__DT(a->dtype) || a->op != COLL__OPV(a->op)
+                                             : !coll__kernel_kept(a->dtype, a->op))))
             return COLL__NO(why, COLL_ERR_NOSYS, "op: dtype or op not compiled in");
     }
     if (coll__rooted(COLL__KIND(a->kind))) {
@@ -4432,7 +4432,7 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
         !(port->isend && port->irecv && port->wait)) return COLL_ERR_INVAL;
 #endif
 #ifdef COLL_NO_PIECES
-    if (port->max_bytes) return COLL_ERR_NOSYS;   /* the layer that cuts messages is left out */
+    if (COLL__ARG(port->max_bytes)) return COLL_ERR_NOSYS;   /* the layer that cuts messages is left out */
 #endif
     if (port->attach && (context = port->attach(port->ctx)) < 0) return context;
     COLL_MEMSET(c, 0, sizeof *c);
