@@ -120,7 +120,7 @@
                            (such a port is then refused)               (off)
      COLL_NO_ARGCHECK      argument checks become COLL_ASSERTs, for parts
                            whose every call is known good (minimal
-                           profile, Cortex-M4F: 104 B less)             (off)
+                           profile, Cortex-M4F: 390 B less)             (off)
      COLL_NO_CHECKS        leave out the call checks and CRCs (see below)  (off)
      COLL_NO_CRC           keep the call checks, leave out COLL_CHECK_CRC's
                            payload CRCs (coll_set_checks refuses it)     (off)
