@@ -564,6 +564,7 @@ typedef struct coll__agree {
     unsigned flags, bad;       /* F_* bits; lowest refusing rank, its code   */
     unsigned flags0, bad0;     /* what each run's first frame says of them   */
     size_t cap;                /* bytes a rank's block may take (eager call) */
+    size_t inl;                /* bytes of each block inside a frame         */
     size_t blk;                /* bytes of each block in this eager call     */
     const unsigned char *mine; /* this rank's contribution (NULL: none)      */
     size_t mineb;              /* and its bytes                              */
@@ -2792,26 +2793,24 @@ static COLL__NOINLINE int coll__irecv_fold(coll_request *q, size_t k, int *h)
 }
 #endif
 
-/* Received segment k is through: let a watching layer see it, then fold
-   it (now in scratch) into its place, or unpack it if strided. */
-static int coll__absorb(coll_request *q, size_t k)
+/* Received segment k is through (`in`, its `n` bytes, where
+   coll__recv_target put it): let a watching layer see it, then fold it
+   (now in scratch) into its place, or unpack it if strided. */
+static int coll__absorb(coll_request *q, size_t k, unsigned char *in, size_t n)
 {
-    unsigned char *out, *a, *in;
+    unsigned char *out, *a;
     size_t bytes;
     if (k >= q->nrecv) return COLL_OK;                 /* sends may outnumber receives */
     if (COLL__ZC(q))                                   /* the port folded it where it lay */
         return q->fold[k % 4].bad || q->fold[k % 4].done != q->fold[k % 4].bytes ? COLL_ERR_IO : COLL_OK;
-    if (COLL__WATCH(q)) {                              /* the layer may keep it out */
-        coll__recv_target(q, k, &in, &bytes);
-        if (COLL__WATCH(q)(q, in, bytes, 1)) return COLL_OK;
-    }
+    if (COLL__WATCH(q) && COLL__WATCH(q)(q, in, n, 1)) return COLL_OK;   /* the layer may keep it out */
     if (COLL__STRIDED && q->st.rrun)
         return coll__pack(q, q->st.rbuf, q->st.roff, q->st.rrun, q->st.rstride, q->st.rlen, k,
                           coll__scratch_half(q, 1), 0);
     if (!q->st.reduce) return COLL_OK;
     coll__seg(q, q->st.rbuf, q->st.roff, q->st.rlen, k, &out, &bytes);
     coll__seg(q, q->st.abuf, q->st.aoff, q->st.rlen, k, &a, &bytes);
-    in = coll__scratch_half(q, k);
+    COLL_ASSERT(in == coll__scratch_half(q, k));
     if (COLL__FOLD2 && q->st.reduce == 2) {   /* received (+) a: fold in scratch, then move */
         int rc = coll__reduce(q->c, &q->a.uop, in, in, a, bytes / q->esize, q->a.dtype, q->a.op);
         return rc != COLL_OK ? rc : coll__copy(q->c, out, in, bytes);
@@ -2849,7 +2848,7 @@ static COLL__OFF_CHAIN int coll__exchange_blocking(coll_request *q, size_t k)
     } else if (has_s) rc = pt->send(pt->ctx, q->st.to, sp, sn);
     else              rc = pt->recv(pt->ctx, q->st.from, rp, rn);
     if (rc > 0) rc = COLL_ERR_IO;
-    return rc == COLL_OK ? coll__absorb(q, k) : rc;
+    return rc == COLL_OK ? coll__absorb(q, k, rp, rn) : rc;
 }
 
 #ifndef COLL_NO_NONBLOCKING
@@ -2909,7 +2908,9 @@ static COLL__OFF_CHAIN int coll__step_pipelined(coll_request *q, int block)
         }
         if (q->done < q->nrecv && (rc = coll__wait(q, &q->hr[q->done % 4], block)) != COLL_OK) return rc;
         if (q->done < q->nsend && (rc = coll__wait(q, &q->hs[q->done % 4], block)) != COLL_OK) return rc;
-        if ((rc = coll__absorb(q, q->done)) != COLL_OK) return rc;
+        ptr = 0; bytes = 0;
+        if (q->done < q->nrecv) coll__recv_target(q, q->done, &ptr, &bytes);
+        if ((rc = coll__absorb(q, q->done, ptr, bytes)) != COLL_OK) return rc;
         q->done++;
         q->spins = 0;
     }
@@ -3287,7 +3288,7 @@ static int coll__round_blocks(const coll_request *q, int k)
    a hand-off on ours (~0.1 us of a ~0.5 us call at 2 ranks). */
 static size_t coll__inl(const coll_request *q)
 {
-    return (COLL_EAGER_BYTES < q->g.cap ? (size_t)COLL_EAGER_BYTES : q->g.cap) & ~(size_t)7;
+    return COLL__SMALL ? q->g.inl : 0;       /* (coll__agree_prepare: p alone) */
 }
 
 static size_t coll__frame_bytes(const coll_request *q, int k)
@@ -3648,8 +3649,10 @@ static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, 
     coll__agree *g = &q->g;
     if (!(c->checks & COLL_CHECK_CALLS) || c->nranks < 2) return;
     g->nchk = (unsigned char)coll__ceil_log2(c->nranks);
-    if (COLL__SMALL)                                             /* frame sizes: p alone */
+    if (COLL__SMALL) {                                           /* frame sizes: p alone */
         g->cap = (size_t)(COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;
+        g->inl = ((size_t)COLL_EAGER_BYTES < g->cap ? (size_t)COLL_EAGER_BYTES : g->cap) & ~(size_t)7;
+    }
     q->source = coll__agree_source;
     if (rc != COLL_OK) {
         g->refused = rc;
