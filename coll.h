@@ -591,7 +591,6 @@ typedef struct coll_request {
     } a;
     size_t esize;              /* bytes per element                          */
     size_t seg;                /* elements per message segment               */
-    int (*sched)(const coll__plan *, int, coll__step *);   /* pl.algo's      */
     int step;                  /* the schedule's next step                   */
     /* the engine: where steps come from, who watches their pieces, the
        buffers they name, the step in flight */
@@ -2495,7 +2494,7 @@ static const coll__entry *coll__entry_of(coll_kind k, coll_algo a)
 }
 
 /* The row a picked plan runs (coll__pick looked it up once). */
-#define COLL__ROW_OF(pl) ((pl)->row)
+#define COLL__ROW_OF(pl) (COLL__ONE_ROW ? &coll__one_row : (pl)->row)   /* one row: a constant */
 
 /* The schedule for (collective, algorithm), or NULL if there is none. */
 static coll__schedule coll__find(coll_kind k, coll_algo a)
@@ -3176,7 +3175,7 @@ static int coll__close(coll_request *q)
    coll_start): step after step of the schedule. */
 static int coll__plain_source(coll_request *q)
 {
-    if (q->sched(&q->pl, q->step, &q->st)) { q->step++; return 1; }
+    if (COLL__ROW_OF(&q->pl)->f(&q->pl, q->step, &q->st)) { q->step++; return 1; }
     return coll__close(q);
 }
 /* Does a layer drive the call (its own source)? Never without one. */
@@ -3572,7 +3571,6 @@ static int coll__agreed(coll_request *q)
         if (!e || !e->f) return COLL__NO(&q->c->why, COLL_ERR_NOSYS, "algo: linear reduce (for a NULL dst) not compiled in");
         q->pl.algo = COLL_ALGO_LINEAR;
         q->pl.row = e;
-        q->sched = e->f;
     }
     if (COLL__EAGER(g)) {                /* the rounds carried the call: finish here */
         g->phase = 2;
@@ -3613,7 +3611,7 @@ static int coll__agree_source(coll_request *q)
     int rc = g->last != COLL__LAST_NONE || g->phase == 1 ? coll__agree_after(q) : 0;
     if (rc != 0) return rc;
     if (g->phase == 1) {
-        if (!g->skip && q->sched(&q->pl, q->step, &q->st)) {
+        if (!g->skip && COLL__ROW_OF(&q->pl)->f(&q->pl, q->step, &q->st)) {
             q->step++;
             if (COLL__CRCS) g->crc_s = g->crc_r = g->lo;   /* seeded with the call's signature:
                                                               a message of another call fails it */
@@ -4751,7 +4749,7 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
 #endif
 }
 
-/* The call's buffers in the engine's table, and what runs its schedule. */
+/* The call's operands and its buffers in the engine's table. */
 static void coll__take_call(coll_request *q, const coll_args *a, size_t es)
 {
     const coll_comm *c = q->c;
@@ -4759,7 +4757,6 @@ static void coll__take_call(coll_request *q, const coll_args *a, size_t es)
     void *dst = a->dst;
     q->a.dtype = a->dtype; q->a.op = a->op;
     if (COLL__USER_OPS && a->op == COLL_USER_OP) COLL_MEMCPY(&q->a.uop, coll__uop(c, a), sizeof q->a.uop);
-    q->sched = COLL__ROW_OF(&q->pl)->f;
     q->esize = es;
     q->seg = c->segment ? q->pl.chunk : (size_t)-1;      /* segment / es */
     if (COLL__KIND_IS(a->kind, COLL_BARRIER)) { src = &q->token[0]; dst = &q->token[1]; }
@@ -4845,7 +4842,6 @@ COLL_API int coll_restart(coll_request *q)
     q->pl.inplace = q->pre.inplace;
     if (COLL__NULLDST_SWITCH) {                 /* the last run may have switched to linear */
         q->pl.row = q->pre.row; q->pl.algo = q->pre.algo;
-        if (q->pl.row) q->sched = q->pl.row->f;
     }
     if (top->broken) return coll__end(q, COLL_ERR_BROKEN);
 #ifndef COLL_NO_CHECKS
