@@ -118,9 +118,11 @@
      COLL_NO_NAMES         coll_algo_name/coll_kind_name return ""         (off)
      COLL_NO_PIECES        no cutting of messages for a port's max_bytes
                            (such a port is then refused)               (off)
-     COLL_NO_ARGCHECK      argument checks become COLL_ASSERTs, for parts
-                           whose every call is known good (minimal
-                           profile, Cortex-M4F: 390 B less)             (off)
+     COLL_NO_ARGCHECK      the checks of arguments and of call order (a
+                           request restarted while running) become
+                           COLL_ASSERTs, for parts whose every call is
+                           known good (minimal profile, Cortex-M4F:
+                           390 B less)                                  (off)
      COLL_NO_CHECKS        leave out the call checks and CRCs (see below)  (off)
      COLL_NO_CRC           keep the call checks, leave out COLL_CHECK_CRC's
                            payload CRCs (coll_set_checks refuses it)     (off)

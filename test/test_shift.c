@@ -15,15 +15,9 @@
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
 
-#include <stdio.h>
+#include "test_tally.h"
+
 #include <stdlib.h>
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do {                                            \
-        if (cond) passed++;                                              \
-        else { failed++; if (failed <= 10) { printf("FAIL: "); printf(__VA_ARGS__); printf("\n"); } } \
-    } while (0)
 
 /* The cycles of r -> r+d: each has both kinds of rank. */
 static int cycles_mixed(int p, int d, const int *first)
@@ -80,6 +74,6 @@ int main(void)
             if (coll__mod(d, p) != 0) run_case(p, d);
     for (i = 0; i < sizeof big / sizeof big[0]; i++)
         for (d = 1; d < big[i]; d++) run_case(big[i], d);
-    printf("shift: %d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    printf("shift: %ld passed, %ld failed\n", g_pass, g_fail);
+    return g_fail != 0;
 }

@@ -1,5 +1,6 @@
 /* test_tally.h - the pass/fail tally of the forked-process TCP tests
-   (test_tcp_auth.c, test_tcp_flood.c, test_tcp_mac.c): CHECK(cond, fmt,
+   (test_tcp_auth.c, test_tcp_flood.c, test_tcp_mac.c) and of the paper
+   test of shift exchanges (test_shift.c): CHECK(cond, fmt,
    ...) counts a pass, or counts a failure and says where and why on
    stderr; RUN(call, what) runs one part and prints a line with its
    passes, failures and seconds (coll_tcp__now_ms: include after
