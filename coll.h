@@ -1036,6 +1036,11 @@ static int coll__vkind(coll_kind k)
                        COLL__KB(SCATTERV) | COLL__KB(ALLTOALLV))
 #define COLL__COUNTS(pl) ((COLL_KINDS & COLL__COUNTED) ? (pl)->counts : (const size_t *)0)
 #define COLL__DISPLS(pl) ((COLL_KINDS & COLL__COUNTED) ? (pl)->displs : (const size_t *)0)
+/* The kinds whose buffers hold one block per rank: a build without them
+   never asks for this rank's block while planning. */
+#define COLL__BLOCKED (COLL__KB(REDUCE_SCATTER) | COLL__KB(REDUCE_SCATTERV) | COLL__KB(ALLGATHER) | \
+                       COLL__KB(ALLGATHERV) | COLL__KB(GATHER) | COLL__KB(GATHERV) | COLL__KB(SCATTER) | \
+                       COLL__KB(SCATTERV))
 
 /* Collectives over one vector of count elements on every rank. */
 static int coll__vector(coll_kind k)
@@ -3929,7 +3934,8 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         uintptr_t src = (uintptr_t)a->src, dst = (uintptr_t)a->dst, mine;
         size_t off, l;
         coll_kind k = COLL__KIND(a->kind);
-        coll__block(pl, r, &off, &l);
+        if (COLL_KINDS & COLL__BLOCKED) coll__block(pl, r, &off, &l);   /* (read by those kinds) */
+        else off = 0;
         mine = (uintptr_t)(off * es);
         if (COLL__IS(COLL__KB(ALLREDUCE) | COLL__KB(REDUCE) | COLL__KB(SCAN) | COLL__KB(EXSCAN), k))
             pl->inplace = src == dst;
@@ -3959,7 +3965,8 @@ static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
     size_t off, len, n = pl->count, p = (size_t)pl->p, all = COLL__DISPLS(pl) ? pl->span[0] : pl->total;
     int root = pl->rank == pl->root, big = !pl->row || !(COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__ROOT_ONLY);
     coll_kind k = COLL__KIND(pl->kind);
-    coll__block(pl, pl->rank, &off, &len);
+    if (COLL_KINDS & COLL__BLOCKED) coll__block(pl, pl->rank, &off, &len);   /* (read by those kinds) */
+    else off = len = 0;
     *in_n = *out_n = 0;
     if (COLL__IS(COLL__KB(ALLREDUCE) | COLL__KB(SCAN) | COLL__KB(EXSCAN), k)) *in_n = *out_n = n;
     else if (COLL__KIND_IS(k, COLL_REDUCE)) { *in_n = n; *out_n = root || big ? n : 0; }
