@@ -605,6 +605,8 @@ typedef struct coll_request {
     size_t nsend, nrecv;       /* segments of this step                      */
     size_t sposted, rposted, done;
     int hs[4], hr[4];          /* port handles of messages in flight, -1    */
+    struct { unsigned char *at; size_t n; } rin[4];   /* where each receive
+                                  in flight lands (not with irecv_fold)     */
     unsigned long spins;       /* COLL_AGAIN in a row (blocking calls)       */
     uint32_t ticket;
     int err;
@@ -2899,6 +2901,8 @@ static COLL__OFF_CHAIN int coll__step_pipelined(coll_request *q, int block)
             {
                 coll__recv_target(q, q->rposted, &ptr, &bytes);
                 rc = coll__port_rc(pt->irecv(pt->ctx, q->st.from, ptr, bytes, &h));
+                q->rin[q->rposted % 4].at = ptr;   /* where it lands, for coll__absorb */
+                q->rin[q->rposted % 4].n = bytes;
             }
             if (rc == COLL_AGAIN) break;
             if (rc != COLL_OK) return rc;
@@ -2914,9 +2918,7 @@ static COLL__OFF_CHAIN int coll__step_pipelined(coll_request *q, int block)
         }
         if (q->done < q->nrecv && (rc = coll__wait(q, &q->hr[q->done % 4], block)) != COLL_OK) return rc;
         if (q->done < q->nsend && (rc = coll__wait(q, &q->hs[q->done % 4], block)) != COLL_OK) return rc;
-        ptr = 0; bytes = 0;
-        if (q->done < q->nrecv) coll__recv_target(q, q->done, &ptr, &bytes);
-        if ((rc = coll__absorb(q, q->done, ptr, bytes)) != COLL_OK) return rc;
+        if ((rc = coll__absorb(q, q->done, q->rin[q->done % 4].at, q->rin[q->done % 4].n)) != COLL_OK) return rc;
         q->done++;
         q->spins = 0;
     }
@@ -3234,9 +3236,8 @@ enum { COLL__LAST_NONE, COLL__LAST_FRAME, COLL__LAST_PAYLOAD, COLL__LAST_CRC };
    the bytes: ranks that agree on it run the same steps with the same
    sizes. Byte order fixed, so mixed-endian ranks compare alike. Computed
    once per plan (coll_prepare); each run adds its sequence number. */
-static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__plan *pl, const coll_args *a, size_t es)
+static COLL__NOINLINE uint32_t coll__signature(coll_comm *c, const coll__plan *pl, const coll_args *a, size_t es)
 {
-    const coll_comm *top;
     unsigned char w[56];
     uint32_t h, v[14];
     int k = COLL__KIND(pl->kind), rooted = coll__rooted(COLL__KIND(pl->kind));
@@ -3256,8 +3257,7 @@ static COLL__NOINLINE uint32_t coll__signature(const coll_comm *c, const coll__p
     v[11] = c->checks | (user && coll__uop(c, a)->commutative ? 256u : 0u) |   /* all-to-all in place */
             ((COLL__KIND_IS(k, COLL_ALLTOALL) || COLL__KIND_IS(k, COLL_ALLTOALLV)) && pl->inplace ? 512u : 0u);   /* swaps */
     v[12] = c->group_id;                    /* which group of ranks */
-    for (top = c; top->up; top = top->up) {}
-    v[13] = top->context;                   /* which communicator on the port: its top's */
+    v[13] = coll__top(c)->context;          /* which communicator on the port: its top's */
     for (i = 0; i < 14; i++) coll__put32(w + 4 * i, v[i]);     /* little-endian on every host */
     h = coll_crc32c(0, w, sizeof w);
     nc = !COLL__COUNTS(pl) ? 0 : COLL__KIND_IS(k, COLL_ALLTOALLV) ? (size_t)pl->p * (size_t)pl->p : (size_t)pl->p;
@@ -4910,7 +4910,7 @@ COLL_API int coll_run(coll_comm *c, const coll_args *a)
         return COLL_ERR_INVAL;
     }
     if (!COLL__REUSE || !top->again_ok || top->blk.c != c || !coll__same_call(&top->again, a)) {
-        if (COLL__REUSE) top->again_ok = 0;
+        top->again_ok = 0;
         if ((rc = coll_prepare(&top->blk, c, a)) != COLL_OK) return rc;
         if (COLL__REUSE && top->blk.pl.row) {           /* planned (a refusal plans nothing) */
             COLL_MEMCPY(&top->again, a, sizeof *a);
