@@ -1700,6 +1700,45 @@ static size_t coll__dt_chunk(const coll__plan *pl, int t, long c, size_t *off)
     return *off < end ? (end - *off < pl->chunk ? end - *off : pl->chunk) : 0;
 }
 
+/* One slot (i) of round R of the double tree's pass up (down = 0) or
+   down, for this rank counted from rank `base`. Each edge is named by its
+   lower end k, whose level h times it: chunk R - h goes up, R - (H - h)
+   comes down. Relative rank `cut` (or none, -1) is left out of tree 1. */
+static void coll__dt_pass(const coll__plan *pl, int base, long R, int i, int down, int H, int cut,
+                          coll__step *st)
+{
+    int p = pl->p, w = coll__mod(pl->rank - base, p), t, j, n[6];
+    size_t off, len;
+    for (t = 0; t < 2; t++) {
+        coll__dtree(p, w, t, n);
+        for (j = 0; j < 3 && t; j++)        /* tree 1 without rank `cut` */
+            if ((j ? n[j] : w) == cut) n[j] = -1;
+        for (j = 0; j < 3; j++) {           /* the parent, then the children */
+            int h = n[j + 3];
+            if (n[j] < 0 || coll__dt_slot(p, j ? n[j] : w, t) != i ||
+                (len = coll__dt_chunk(pl, t, R - (down ? H - h : h), &off)) == 0) continue;
+            if ((j == 0) != down) {         /* up to the parent, down to a child */
+                st->to = coll__mod(n[j] + base, p); st->soff = off; st->slen = len;
+                if (!down && n[1] < 0 && n[2] < 0) st->sbuf = COLL_BUF_SRC;   /* a leaf's own data */
+            } else {
+                st->from = coll__mod(n[j] + base, p); st->roff = off; st->rlen = len;
+                if (!down) {                /* the other child heard first: fold into dst */
+                    int later = n[3 - j] >= 0 && (n[6 - j] < h || (n[6 - j] == h && i));
+                    st->aoff = off; st->reduce = 1;
+                    st->abuf = later ? COLL_BUF_DST : COLL_BUF_SRC;
+                }
+            }
+        }
+    }
+    st->send_first = st->to >= 0 && pl->rank < st->to;
+}
+
+/* Chunks in tree 0's half (the larger). */
+static long coll__dt_chunks(const coll__plan *pl)
+{
+    return pl->count ? (long)((pl->count - pl->count / 2 - 1) / pl->chunk + 1) : 0;
+}
+
 /* Double binary tree all-reduce (NCCL's): tree 0 reduces and broadcasts
    the first half of the vector, tree 1 the second, each pipelined in
    chunks of pl->chunk. A rank inner in one tree is a leaf in the other,
@@ -1714,33 +1753,47 @@ static size_t coll__dt_chunk(const coll__plan *pl, int t, long c, size_t *off)
    cost: ≈ (2C + 4·lg)·(α + nβ/C) + nγ, C = chunks in n                   */
 static int coll__double_tree_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
-    int p = pl->p, r = pl->rank, i = s % 2, t, j, n[6], H = coll__ceil_log2(p - (p & 1)) + (p & 1) - 1;
-    long C = pl->count ? (long)((pl->count - pl->count / 2 - 1) / pl->chunk + 1) : 0, R;
-    int down = s >= 2 * (C + H);
-    size_t off, len;
+    int p = pl->p, H = coll__ceil_log2(p - (p & 1)) + (p & 1) - 1;
+    long C = coll__dt_chunks(pl), R = s / 2;
+    int down = R >= C + H;
     if (p == 1 || s >= 4 * (C + H)) return 0;
-    R = s / 2 - (down ? C + H : 0);
     coll__idle(st);
-    for (t = 0; t < 2; t++) {
-        coll__dtree(p, r, t, n);
-        for (j = 0; j < 3; j++) {           /* the parent, then the children */
-            int h = n[j + 3];
-            if (n[j] < 0 || coll__dt_slot(p, j ? n[j] : r, t) != i ||
-                (len = coll__dt_chunk(pl, t, R - (down ? H - h : h), &off)) == 0) continue;
-            if ((j == 0) != down) {         /* up to the parent, down to a child */
-                st->to = n[j]; st->soff = off; st->slen = len;
-                if (!down && n[1] < 0 && n[2] < 0) st->sbuf = COLL_BUF_SRC;   /* a leaf's own data */
-            } else {
-                st->from = n[j]; st->roff = off; st->rlen = len;
-                if (!down) {                /* the other child heard first: fold into dst */
-                    int later = n[3 - j] >= 0 && (n[6 - j] < h || (n[6 - j] == h && i));
-                    st->aoff = off; st->reduce = 1;
-                    st->abuf = later ? COLL_BUF_DST : COLL_BUF_SRC;
-                }
-            }
+    coll__dt_pass(pl, 0, down ? R - C - H : R, s % 2, down, H, -1, st);
+    return 1;
+}
+
+/* Double binary tree broadcast and reduce: the all-reduce's two trees
+   over ranks counted from the root, each carrying half the vector in
+   chunks; broadcast runs their pass down, reduce their pass up. The root
+   tops tree 0 (or sits above its top, odd p) and is left out of tree 1:
+   a third step per round carries tree 1's half between the root and
+   tree 1's top, relative rank p mod 2 + 1 - first in a round down (root
+   to top), last up (top to root, where the root's own half joins). With
+   the all-reduce's H, chunk c crosses level h in round c + H - h down,
+   c + h up. No rank is busy in more than two of a round's three steps,
+   and each sends about n bytes where a single binary tree's inner rank
+   sends 2n.
+       p = 4, root 0: tree 0  0 - 2 - {1, 3};  tree 1  1 - 3 - 2, and 0 - 1
+   cost: ≈ (C + 2·lg)·(α + nβ/C) (+ nγ to reduce), C = chunks in n       */
+static int coll__double_tree_rooted(const coll__plan *pl, int s, coll__step *st)
+{
+    int down = COLL__KIND_IS(pl->kind, COLL_BROADCAST), p = pl->p, o = p & 1, lq = coll__ceil_log2(p - o);
+    int H = lq + o - 1, top = coll__mod(pl->root + o + 1, p), root = pl->rank == pl->root, i = (s + 2 * down) % 3;
+    long C = coll__dt_chunks(pl), R = s / 3;
+    size_t off, len;
+    if (p == 1 || s >= 3 * (C + H)) return 0;
+    coll__idle(st);
+    if (i < 2) coll__dt_pass(pl, pl->root, R, i, down, H, 0, st);
+    else if ((root || pl->rank == top) && (len = coll__dt_chunk(pl, 1, down ? R : R - lq + 1, &off)) != 0) {
+        int peer = root ? top : pl->root;
+        if (root == down) {                 /* the root's edge to tree 1's top */
+            st->to = peer; st->soff = off; st->slen = len;
+            if (p == 2 && !down) st->sbuf = COLL_BUF_SRC;   /* the top had only the root below */
+        } else {
+            st->from = peer; st->roff = off; st->rlen = len;
+            if (!down) { st->reduce = 1; st->aoff = off; st->abuf = COLL_BUF_SRC; }
         }
     }
-    st->send_first = st->to >= 0 && r < st->to;
     return 1;
 }
 
@@ -2318,7 +2371,8 @@ COLL__C(coll__cost_rd_ar,        lg * al + n * lg * (be + ga) + fold)
 COLL__C(coll__cost_rd_ag,        lg * al + f * n * be + fold)
 COLL__C(coll__cost_rabenseifner, 2 * lg * al + 2 * f * n * be + f * n * ga + fold)
 COLL__C(coll__cost_pipe_tree,    (2 * lg + 4 * C) * al + 3 * n * be * (1 + lg / C) + n * ga)
-COLL__C(coll__cost_dtree,        (2 * C + 4 * lg) * (al + n * be / C) + n * ga)
+COLL__C(coll__cost_dtree,        (1 + COLL__KIND_IS(pl->kind, COLL_ALLREDUCE)) * (C + 2 * lg) * (al + n * be / C) +
+                                 (COLL__KIND_IS(pl->kind, COLL_BROADCAST) ? 0 : n * ga))   /* both passes or one */
 COLL__C(coll__cost_pairwise_rs,  (p - 1) * al + f * n * (be + ga))
 COLL__C(coll__cost_pairwise_a2a, (p - 1) * al + f * n * be)
 COLL__C(coll__cost_bruck_a2a,    lg * al + lg * n / 2 * be + 2 * n * be)   /* + its two local rotations */
@@ -2384,11 +2438,13 @@ static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const 
 #define COLL__ROWS_BROADCAST(R, S, K) \
     R(K,               BINOMIAL,              coll__binomial_broadcast,           coll__cost_binomial,     0,                             0,                     0) S \
     R(K,               SCATTER_ALLGATHER,     coll__scatter_allgather_broadcast,  coll__cost_sag,          0,                             0,                     0) S \
-    R(K,               PIPELINED_CHAIN,       coll__chain_broadcast,              coll__cost_chain,        COLL__PIPELINE,                0,                     0)
+    R(K,               PIPELINED_CHAIN,       coll__chain_broadcast,              coll__cost_chain,        COLL__PIPELINE,                0,                     0) S \
+    R(K,               DOUBLE_TREE,           coll__double_tree_rooted,           coll__cost_dtree,        COLL__PIPELINE,                0,                     0)
 #define COLL__ROWS_REDUCE(R, S, K) \
     R(K,               BINOMIAL,              coll__binomial_reduce,              coll__cost_binomial_red, COLL__ORDERED0,                0,                     0) S \
     R(K,               REDUCE_SCATTER_GATHER, coll__rsg_reduce,                   coll__cost_rabenseifner, 0,                             0,                     0) S \
-    R(K,               LINEAR,                coll__linear_reduce,                coll__cost_linear_red,   COLL__ORDERED0 | COLL__ROOT_ONLY, coll__root_in_place, 0)
+    R(K,               LINEAR,                coll__linear_reduce,                coll__cost_linear_red,   COLL__ORDERED0 | COLL__ROOT_ONLY, coll__root_in_place, 0) S \
+    R(K,               DOUBLE_TREE,           coll__double_tree_rooted,           coll__cost_dtree,        COLL__PIPELINE,                0,                     0)
 #define COLL__ROWS_GATHER(R, S, K) \
     R(K,               LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY | COLL__BLOCKWISE, coll__own_block,    0) S \
     R(K,               BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0)

@@ -124,6 +124,8 @@ static const row rows[] = {
     { COLL_REDUCE_SCATTER,  COLL_ALGO_REVERSED_BRUCK, 0 },
     { COLL_REDUCE_SCATTERV, COLL_ALGO_REVERSED_BRUCK, 0 },
     { COLL_ALLREDUCE,       COLL_ALGO_DOUBLE_TREE, 0 },
+    { COLL_BROADCAST,       COLL_ALGO_DOUBLE_TREE, 0 },
+    { COLL_REDUCE,          COLL_ALGO_DOUBLE_TREE, 0 },
 };
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 

@@ -365,6 +365,34 @@ static int dt_rounds(int p, int C)
     return best;
 }
 
+/* The same for the broadcast (down) and reduce (up) from rank 0, C chunks
+   per half: the same trees and H with rank 0 left out of tree 1, three
+   steps per round: the two slots, and the edge between rank 0 and tree 1's
+   top (p % 2 + 1), first in a round down, carrying chunk c in round c, and
+   last up, in round c + lg q - 1. */
+static int dt_rounds_rooted(int p, int C, int down)
+{
+    int o = p % 2, H = lg(p - o) + o - 1, steps = 3 * (C + H), best = 0, x, y, t, R, i;
+    for (x = 0; x < p; x++) {
+        char busy[3 * 64];              /* C + H <= 64 here */
+        int n = 0;
+        memset(busy, 0, (size_t)steps);
+        for (y = 0; y < p; y++)
+            for (t = 0; t < 2; t++) {
+                int par, lev, sl = y < o ? 0 : t, u = y - o;
+                dt_node(p, y, t, &par, &lev);
+                if (par < 0 || (t && y == 0) || (y != x && par != x)) continue;
+                for (; u > 0; u >>= 1) sl ^= u & 1;
+                for (R = 0; R < C; R++) busy[down ? 3 * (R + H - lev) + 1 + sl : 3 * (R + lev) + sl] = 1;
+            }
+        if (x == 0 || x == o + 1)
+            for (R = 0; R < C; R++) busy[down ? 3 * R : 3 * (R + lg(p - o) - 1) + 2] = 1;
+        for (i = 0; i < steps; i++) n += busy[i];
+        if (n > best) best = n;
+    }
+    return best;
+}
+
 /* The newer rows: the busiest rank's bytes and rounds for n bytes. */
 static void formula_new(coll_kind k, coll_algo a, int p, double n, double *bytes, double *rounds)
 {
@@ -376,6 +404,11 @@ static void formula_new(coll_kind k, coll_algo a, int p, double n, double *bytes
         size_t chunk = (((size_t)n / 4) & ~(size_t)63) / 4, half = (size_t)n / 8;   /* 4-element floats */
         *bytes = p == 2 ? n : p == 3 ? 1.5 * n : 2 * n;   /* parent, two children, a leaf's parent */
         *rounds = dt_rounds(p, (int)((half + chunk - 1) / chunk));
+    }
+    if ((k == COLL_BROADCAST || k == COLL_REDUCE) && a == COLL_ALGO_DOUBLE_TREE) {
+        size_t chunk = (((size_t)n / 4) & ~(size_t)63) / 4, half = (size_t)n / 8;
+        *bytes = n;                     /* the root or an inner rank, both halves; tree 1's top up */
+        *rounds = dt_rounds_rooted(p, (int)((half + chunk - 1) / chunk), k == COLL_BROADCAST);
     }
 }
 
@@ -557,7 +590,8 @@ int main(int argc, char **argv)
     {   /* the newer rows: at the table's p and sizes, then every p that divides them */
         static const struct { coll_kind k; coll_algo a; } newer[] = {
             { COLL_ALLREDUCE, COLL_ALGO_REVERSED_BRUCK }, { COLL_REDUCE_SCATTER, COLL_ALGO_REVERSED_BRUCK },
-            { COLL_ALLREDUCE, COLL_ALGO_DOUBLE_TREE } };
+            { COLL_ALLREDUCE, COLL_ALGO_DOUBLE_TREE }, { COLL_BROADCAST, COLL_ALGO_DOUBLE_TREE },
+            { COLL_REDUCE, COLL_ALGO_DOUBLE_TREE } };
         int p;
         for (ri = 0; ri < sizeof newer / sizeof newer[0]; ri++) {
             for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)

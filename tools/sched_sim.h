@@ -628,9 +628,11 @@ static const char *sim_phase(const sim *s, int st)
         return st < Lg ? "reduce in group" : st < Lg + 2 * (ng - 1) ? "ring among leaders" : "broadcast in group";
     }
     case COLL_ALGO_PIPELINED_TREE: return (size_t)st < 2 * (C + 1) ? "up" : "down";
-    case COLL_ALGO_DOUBLE_TREE: {       /* C/2 + H rounds of two steps each way */
+    case COLL_ALGO_DOUBLE_TREE: {       /* all-reduce: C/2 + H rounds of two steps each way */
         size_t Ch = pl->count ? (pl->count - pl->count / 2 - 1) / pl->chunk + 1 : 0;
         int H = coll__ceil_log2(p - p % 2) + p % 2 - 1;
+        if (pl->kind == COLL_BROADCAST) return st % 3 == 2 ? "root to tree 1's top" : "down";
+        if (pl->kind == COLL_REDUCE) return st % 3 == 2 ? "tree 1's top to the root" : "up";
         return (size_t)st < 2 * (Ch + (size_t)H) ? "up (reduce)" : "down (broadcast)";
     }
     case COLL_ALGO_SCATTER_ALLGATHER: return st < L ? "scatter" : "ring all-gather";
