@@ -1306,6 +1306,20 @@ static void coll__partial(const coll__plan *pl, int *buf, size_t *off)
     if (own_dst) *off = 0;
 }
 
+/* One step around the ring: send block sb (mod p) to r+1, receive block
+   rb from r-1; even ranks send first, odd ones receive first (no cycle of
+   senders). */
+static void coll__ring_step(const coll__plan *pl, int sb, int rb, coll__step *st)
+{
+    int r = pl->rank, p = pl->p;
+    coll__idle(st);
+    st->to = coll__mod(r + 1, p);
+    st->from = coll__mod(r - 1, p);
+    coll__block(pl, coll__mod(sb, p), &st->soff, &st->slen);
+    coll__block(pl, coll__mod(rb, p), &st->roff, &st->rlen);
+    st->send_first = (r % 2 == 0);
+}
+
 /* Ring reduce-scatter. Cut the data into p blocks; in step s rank r passes
    block r-s-1 to r+1 and folds block r-s-2 arriving from r-1 into its own
    copy. Each block travels p-1 hops collecting one contribution per hop and
@@ -1314,20 +1328,15 @@ static void coll__partial(const coll__plan *pl, int *buf, size_t *off)
    cost: (p-1)α + (p-1)/p·n(β+γ)                                            */
 static int coll__ring_reduce_scatter(const coll__plan *pl, int s, coll__step *st)
 {
-    int r = pl->rank, p = pl->p, sb = coll__mod(r - s - 1, p), rb = coll__mod(r - s - 2, p);
-    if (s >= p - 1) return 0;
-    coll__idle(st);
-    st->to = coll__mod(r + 1, p);
-    st->from = coll__mod(r - 1, p);
-    coll__block(pl, sb, &st->soff, &st->slen);
+    int r = pl->rank;
+    if (s >= pl->p - 1) return 0;
+    coll__ring_step(pl, r - s - 1, r - s - 2, st);
     st->sbuf = COLL_BUF_SRC;                         /* step 0: the input itself */
     if (s > 0) coll__partial(pl, &st->sbuf, &st->soff);
-    coll__block(pl, rb, &st->aoff, &st->rlen);
-    st->roff = st->aoff;
+    st->aoff = st->roff;
     coll__partial(pl, &st->rbuf, &st->roff);
     st->abuf = COLL_BUF_SRC;
     st->reduce = 1;
-    st->send_first = (r % 2 == 0);   /* odd ranks receive first: no cycle of senders */
     return 1;
 }
 
@@ -1338,14 +1347,8 @@ static int coll__ring_reduce_scatter(const coll__plan *pl, int s, coll__step *st
    cost: (p-1)α + (p-1)/p·nβ                                                 */
 static int coll__ring_allgather(const coll__plan *pl, int s, coll__step *st)
 {
-    int r = pl->rank, p = pl->p;
-    if (s >= p - 1) return 0;
-    coll__idle(st);
-    st->to = coll__mod(r + 1, p);
-    st->from = coll__mod(r - 1, p);
-    coll__block(pl, coll__mod(r - s, p), &st->soff, &st->slen);
-    coll__block(pl, coll__mod(r - s - 1, p), &st->roff, &st->rlen);
-    st->send_first = (r % 2 == 0);
+    if (s >= pl->p - 1) return 0;
+    coll__ring_step(pl, pl->rank - s, pl->rank - s - 1, st);
     return 1;
 }
 
