@@ -1003,8 +1003,9 @@ static const coll_user_op *coll__uop(const coll_comm *c, const coll_args *a)
 #define COLL__NONE  (-1)
 
 /* A small build (-Os: firmware) keeps the engine's per-step helpers out of
-   coll_progress's frame, so its deepest chain stays short; a fast one
-   (-O2) lets the compiler inline them. */
+   coll_progress's frame, so its deepest chain stays short, and a helper
+   that schedules call in several places (coll__block) in one copy; a fast
+   one (-O2) lets the compiler inline them. */
 #if defined(__OPTIMIZE_SIZE__)
 #define COLL__OFF_CHAIN COLL__NOINLINE
 #else
@@ -1148,7 +1149,7 @@ static size_t coll__split(size_t n, int k, int i)
 /* Block i of the data the collective splits across ranks: a balanced split
    (allreduce, reduce, broadcast), count-sized blocks (reduce_scatter,
    allgather, gather, scatter, alltoall), or counts[] (v forms). */
-static void coll__block(const coll__plan *pl, int i, size_t *off, size_t *len)
+static COLL__OFF_CHAIN void coll__block(const coll__plan *pl, int i, size_t *off, size_t *len)
 {
     if (coll__vector(COLL__KIND(pl->kind))) {
         *off = coll__split(pl->count, pl->p, i);
@@ -1359,7 +1360,6 @@ static int coll__ring_allgather(const coll__plan *pl, int s, coll__step *st)
    cost: 2(p-1)α + 2(p-1)/p·nβ + (p-1)/p·nγ                                  */
 static int coll__ring_allreduce(const coll__plan *pl, int s, coll__step *st)
 {
-    if (pl->p == 1) return 0;
     if (s < pl->p - 1) return coll__ring_reduce_scatter(pl, s, st);
     return coll__ring_allgather(pl, s - (pl->p - 1), st);
 }
@@ -4867,8 +4867,10 @@ COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
               !a->dst && pl->total > 0;
     if (rc == COLL_OK) rc = coll__buffers_ok(pl, a, es, nulldst, &why);
     if (rc == COLL_OK) rc = coll__scratch_ok(c, pl, es, &why);
-    if (rc != COLL_OK) COLL_MEMSET(pl, 0, sizeof *pl);     /* a refusal runs on rank and size alone */
-    q->pl.rank = c->rank; q->pl.p = c->nranks;
+    if (COLL__CHECKS && rc != COLL_OK) {        /* the rounds of a refusal run on rank and size alone */
+        COLL_MEMSET(pl, 0, sizeof *pl);
+        pl->rank = c->rank; pl->p = c->nranks;
+    }
 #ifndef COLL_NO_ERRSTR
     c->why = why;
 #endif
