@@ -335,15 +335,20 @@ static void dt_node(int p, int r, int t, int *parent, int *level)
     *parent += o;
 }
 
-/* Its busiest rank's rounds, C chunks per half: round R of each phase has
-   two steps; in step (R, slot(k)) child k and its parent meet, slot(k) the
-   parity of k's bits (u), flipped in tree 1, rank 0 of an odd p in 0; up,
-   a rank at level h sends chunk R - h, down it receives chunk R - (H - h)
-   (H the highest level below a parent). A rank's round is a step with
-   any message. */
-static int dt_rounds(int p, int C)
+/* Its busiest rank's rounds, C chunks per half. The all-reduce (form 0):
+   round R of each phase has two steps; in step (R, slot(k)) child k and
+   its parent meet, slot(k) the parity of k's bits (u), flipped in tree 1,
+   rank 0 of an odd p in 0; up, a rank at level h sends chunk R - h, down
+   it receives chunk R - (H - h) (H the highest level below a parent).
+   The broadcast (form 1, down) and reduce (form 2, up) from rank 0: the
+   same trees and H with rank 0 left out of tree 1, three steps per round:
+   the two slots, and the edge between rank 0 and tree 1's top (p % 2 + 1),
+   first in a round down, carrying chunk c in round c, and last up, in
+   round c + lg q - 1. A rank's round is a step with any message. */
+static int dt_rounds(int p, int C, int form)
 {
-    int o = p % 2, H = lg(p - o) + o - 1, steps = 4 * (C + H), best = 0, x, y, t, R, i;
+    int o = p % 2, H = lg(p - o) + o - 1, w = form ? 3 : 2, best = 0, x, y, t, R, i;
+    int steps = form ? 3 * (C + H) : 4 * (C + H), down0 = form ? 0 : 2 * (C + H), lead = form == 1;
     for (x = 0; x < p; x++) {
         char busy[4 * 64];              /* C + H <= 64 here */
         int n = 0;
@@ -352,41 +357,15 @@ static int dt_rounds(int p, int C)
             for (t = 0; t < 2; t++) {
                 int par, lev, sl = y < o ? 0 : t, u = y - o;
                 dt_node(p, y, t, &par, &lev);
-                if (par < 0 || (y != x && par != x)) continue;
+                if (par < 0 || (form && t && y == 0) || (y != x && par != x)) continue;
                 for (; u > 0; u >>= 1) sl ^= u & 1;
                 for (R = 0; R < C; R++) {
-                    busy[2 * (R + lev) + sl] = 1;                       /* up   */
-                    busy[2 * (C + H) + 2 * (R + H - lev) + sl] = 1;     /* down */
+                    if (form != 1) busy[w * (R + lev) + sl] = 1;                        /* up   */
+                    if (form != 2) busy[down0 + w * (R + H - lev) + lead + sl] = 1;    /* down */
                 }
             }
-        for (i = 0; i < steps; i++) n += busy[i];
-        if (n > best) best = n;
-    }
-    return best;
-}
-
-/* The same for the broadcast (down) and reduce (up) from rank 0, C chunks
-   per half: the same trees and H with rank 0 left out of tree 1, three
-   steps per round: the two slots, and the edge between rank 0 and tree 1's
-   top (p % 2 + 1), first in a round down, carrying chunk c in round c, and
-   last up, in round c + lg q - 1. */
-static int dt_rounds_rooted(int p, int C, int down)
-{
-    int o = p % 2, H = lg(p - o) + o - 1, steps = 3 * (C + H), best = 0, x, y, t, R, i;
-    for (x = 0; x < p; x++) {
-        char busy[3 * 64];              /* C + H <= 64 here */
-        int n = 0;
-        memset(busy, 0, (size_t)steps);
-        for (y = 0; y < p; y++)
-            for (t = 0; t < 2; t++) {
-                int par, lev, sl = y < o ? 0 : t, u = y - o;
-                dt_node(p, y, t, &par, &lev);
-                if (par < 0 || (t && y == 0) || (y != x && par != x)) continue;
-                for (; u > 0; u >>= 1) sl ^= u & 1;
-                for (R = 0; R < C; R++) busy[down ? 3 * (R + H - lev) + 1 + sl : 3 * (R + lev) + sl] = 1;
-            }
-        if (x == 0 || x == o + 1)
-            for (R = 0; R < C; R++) busy[down ? 3 * R : 3 * (R + lg(p - o) - 1) + 2] = 1;
+        if (form && (x == 0 || x == o + 1))     /* the root and tree 1's top */
+            for (R = 0; R < C; R++) busy[form == 1 ? 3 * R : 3 * (R + lg(p - o) - 1) + 2] = 1;
         for (i = 0; i < steps; i++) n += busy[i];
         if (n > best) best = n;
     }
@@ -403,12 +382,12 @@ static void formula_new(coll_kind k, coll_algo a, int p, double n, double *bytes
     if (k == COLL_ALLREDUCE && a == COLL_ALGO_DOUBLE_TREE) {
         size_t chunk = (((size_t)n / 4) & ~(size_t)63) / 4, half = (size_t)n / 8;   /* 4-element floats */
         *bytes = p == 2 ? n : p == 3 ? 1.5 * n : 2 * n;   /* parent, two children, a leaf's parent */
-        *rounds = dt_rounds(p, (int)((half + chunk - 1) / chunk));
+        *rounds = dt_rounds(p, (int)((half + chunk - 1) / chunk), 0);
     }
     if ((k == COLL_BROADCAST || k == COLL_REDUCE) && a == COLL_ALGO_DOUBLE_TREE) {
         size_t chunk = (((size_t)n / 4) & ~(size_t)63) / 4, half = (size_t)n / 8;
         *bytes = n;                     /* the root or an inner rank, both halves; tree 1's top up */
-        *rounds = dt_rounds_rooted(p, (int)((half + chunk - 1) / chunk), k == COLL_BROADCAST);
+        *rounds = dt_rounds(p, (int)((half + chunk - 1) / chunk), k == COLL_BROADCAST ? 1 : 2);
     }
 }
 
