@@ -1771,7 +1771,8 @@ static int coll__double_tree_allreduce(const coll__plan *pl, int s, coll__step *
    tops tree 0 (or sits above its top, odd p) and is left out of tree 1:
    a third step per round carries tree 1's half between the root and
    tree 1's top, relative rank p mod 2 + 1 - first in a round down (root
-   to top), last up (top to root, where the root's own half joins). With
+   to top, chunk c in round c), last up (top to root, chunk c in round
+   c + lg q - 1, where the root's own half joins; q = p - p mod 2). With
    the all-reduce's H, chunk c crosses level h in round c + H - h down,
    c + h up. No rank is busy in more than two of a round's three steps,
    and each sends about n bytes where a single binary tree's inner rank
@@ -2374,8 +2375,12 @@ COLL__C(coll__cost_rd_ar,        lg * al + n * lg * (be + ga) + fold)
 COLL__C(coll__cost_rd_ag,        lg * al + f * n * be + fold)
 COLL__C(coll__cost_rabenseifner, 2 * lg * al + 2 * f * n * be + f * n * ga + fold)
 COLL__C(coll__cost_pipe_tree,    (2 * lg + 4 * C) * al + 3 * n * be * (1 + lg / C) + n * ga)
-COLL__C(coll__cost_dtree,        (1 + COLL__KIND_IS(pl->kind, COLL_ALLREDUCE)) * (C + 2 * lg) * (al + n * be / C) +
-                                 (COLL__KIND_IS(pl->kind, COLL_BROADCAST) ? 0 : n * ga))   /* both passes or one */
+/* The double tree, both passes or one. AUTO leaves 8 ranks and fewer to
+   the others: measured at 3 ranks (on 2 cores), binomial reduce was faster
+   at 8 MiB (threads 1116 µs against 1401, shm 1276 against 4010), where
+   the model has the double tree a third faster. */
+COLL__C(coll__cost_dtree,        p <= 8 ? (R)1e30 : (1 + COLL__KIND_IS(pl->kind, COLL_ALLREDUCE)) * (C + 2 * lg) *
+                                 (al + n * be / C) + (COLL__KIND_IS(pl->kind, COLL_BROADCAST) ? 0 : n * ga))
 COLL__C(coll__cost_pairwise_rs,  (p - 1) * al + f * n * (be + ga))
 COLL__C(coll__cost_pairwise_a2a, (p - 1) * al + f * n * be)
 COLL__C(coll__cost_bruck_a2a,    lg * al + lg * n / 2 * be + 2 * n * be)   /* + its two local rotations */
