@@ -1167,6 +1167,14 @@ static COLL__OFF_CHAIN void coll__block(const coll__plan *pl, int i, size_t *off
     }
 }
 
+/* This rank's block, for planning: only a kept kind with one block per
+   rank reads it (COLL__BLOCKED), so a build without one skips the work. */
+static void coll__my_block(const coll__plan *pl, size_t *off, size_t *len)
+{
+    if (COLL_KINDS & COLL__BLOCKED) coll__block(pl, pl->rank, off, len);
+    else *off = *len = 0;
+}
+
 /* All-to-all: block i of dst, the one that comes from rank i. Alltoallv
    reads column r of the counts matrix (coll__block reads row r). */
 static void coll__rblock(const coll__plan *pl, int i, size_t *off, size_t *len)
@@ -2316,6 +2324,9 @@ enum {
     COLL__STRIDES   = 4096,/* strided spans, packed through scratch            */
     COLL__FOLD_LEFT = 8192,/* received (+) local (reduce == 2): in scratch      */
     COLL__BLOCKWISE = 16384,/* each message one block: takes displs            */
+    /* not a condition on the call: AUTO's */
+    COLL__MANY      = 32768,/* AUTO's last resort at 8 ranks and fewer, where
+                               the model favours it but, measured, it lost */
     COLL__CALLER    = COLL__IN_PLACE | COLL__WORKSPACE | COLL__GROUP | COLL__EQUAL_OOP
 };
 
@@ -2375,12 +2386,8 @@ COLL__C(coll__cost_rd_ar,        lg * al + n * lg * (be + ga) + fold)
 COLL__C(coll__cost_rd_ag,        lg * al + f * n * be + fold)
 COLL__C(coll__cost_rabenseifner, 2 * lg * al + 2 * f * n * be + f * n * ga + fold)
 COLL__C(coll__cost_pipe_tree,    (2 * lg + 4 * C) * al + 3 * n * be * (1 + lg / C) + n * ga)
-/* The double tree, both passes or one. AUTO leaves 8 ranks and fewer to
-   the others: measured at 3 ranks (on 2 cores), binomial reduce was faster
-   at 8 MiB (threads 1116 µs against 1401, shm 1276 against 4010), where
-   the model has the double tree a third faster. */
-COLL__C(coll__cost_dtree,        p <= 8 ? (R)1e30 : (1 + COLL__KIND_IS(pl->kind, COLL_ALLREDUCE)) * (C + 2 * lg) *
-                                 (al + n * be / C) + (COLL__KIND_IS(pl->kind, COLL_BROADCAST) ? 0 : n * ga))
+COLL__C(coll__cost_dtree,        (1 + COLL__KIND_IS(pl->kind, COLL_ALLREDUCE)) * (C + 2 * lg) * (al + n * be / C) +
+                                 (COLL__KIND_IS(pl->kind, COLL_BROADCAST) ? 0 : n * ga))   /* both passes or one */
 COLL__C(coll__cost_pairwise_rs,  (p - 1) * al + f * n * (be + ga))
 COLL__C(coll__cost_pairwise_a2a, (p - 1) * al + f * n * be)
 COLL__C(coll__cost_bruck_a2a,    lg * al + lg * n / 2 * be + 2 * n * be)   /* + its two local rotations */
@@ -2398,13 +2405,11 @@ COLL__C(coll__cost_never,        (R)1e30)
 #undef COLL__C
 
 /* Reversed Bruck all-reduce: Rabenseifner's formula with no fold, and 4nγ
-   for its rotations. AUTO leaves 8 ranks and fewer to the others
-   (unmeasured where ranks outnumber this machine's cores). */
+   for its rotations. */
 static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const coll__tune *t)
 {
     coll__real c = coll__cost_rabenseifner(pl, n, t) + 4 * n * t->gamma;
-    if (pl->rem) c -= 2 * (t->alpha + n * t->beta);           /* its fold */
-    return pl->p <= 8 ? (coll__real)1e30 : c;
+    return pl->rem ? c - 2 * (t->alpha + n * t->beta) : c;     /* (no fold) */
 }
 #endif
 
@@ -2432,8 +2437,8 @@ static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const 
     R(K,               RABENSEIFNER,          coll__rabenseifner_allreduce,       coll__cost_rabenseifner, 0,                             0,                     0) S \
     R(K,               HIERARCHICAL,          coll__hierarchical_allreduce,       coll__cost_never,        COLL__GROUP,                   coll__work_in_place,   0) S \
     R(K,               PIPELINED_TREE,        coll__pipelined_tree_allreduce,     coll__cost_pipe_tree,    COLL__PIPELINE,                0,                     0) S \
-    R(K,               REVERSED_BRUCK,        coll__rbruck_allreduce,             coll__cost_bruck_ar,     0,                             coll__rbruck_begin,    coll__rbruck_finish) S \
-    R(K,               DOUBLE_TREE,           coll__double_tree_allreduce,        coll__cost_dtree,        COLL__PIPELINE,                0,                     0)
+    R(K,               REVERSED_BRUCK,        coll__rbruck_allreduce,             coll__cost_bruck_ar,     COLL__MANY,                    coll__rbruck_begin,    coll__rbruck_finish) S \
+    R(K,               DOUBLE_TREE,           coll__double_tree_allreduce,        coll__cost_dtree,        COLL__PIPELINE | COLL__MANY,   0,                     0)
 #define COLL__ROWS_REDUCE_SCATTER(R, S, K) \
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      0,                             0,                     0) S \
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
@@ -2447,12 +2452,12 @@ static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const 
     R(K,               BINOMIAL,              coll__binomial_broadcast,           coll__cost_binomial,     0,                             0,                     0) S \
     R(K,               SCATTER_ALLGATHER,     coll__scatter_allgather_broadcast,  coll__cost_sag,          0,                             0,                     0) S \
     R(K,               PIPELINED_CHAIN,       coll__chain_broadcast,              coll__cost_chain,        COLL__PIPELINE,                0,                     0) S \
-    R(K,               DOUBLE_TREE,           coll__double_tree_rooted,           coll__cost_dtree,        COLL__PIPELINE,                0,                     0)
+    R(K,               DOUBLE_TREE,           coll__double_tree_rooted,           coll__cost_dtree,        COLL__PIPELINE | COLL__MANY,   0,                     0)
 #define COLL__ROWS_REDUCE(R, S, K) \
     R(K,               BINOMIAL,              coll__binomial_reduce,              coll__cost_binomial_red, COLL__ORDERED0,                0,                     0) S \
     R(K,               REDUCE_SCATTER_GATHER, coll__rsg_reduce,                   coll__cost_rabenseifner, 0,                             0,                     0) S \
     R(K,               LINEAR,                coll__linear_reduce,                coll__cost_linear_red,   COLL__ORDERED0 | COLL__ROOT_ONLY, coll__root_in_place, 0) S \
-    R(K,               DOUBLE_TREE,           coll__double_tree_rooted,           coll__cost_dtree,        COLL__PIPELINE,                0,                     0)
+    R(K,               DOUBLE_TREE,           coll__double_tree_rooted,           coll__cost_dtree,        COLL__PIPELINE | COLL__MANY,   0,                     0)
 #define COLL__ROWS_GATHER(R, S, K) \
     R(K,               LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY | COLL__BLOCKWISE, coll__own_block,    0) S \
     R(K,               BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0)
@@ -3870,6 +3875,7 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
 #else
         {                               /* costs read the call, not pl->algo */
             coll__real cost = e->cost(pl, n, &c->tune);
+            if ((COLL__NEEDS(e) & COLL__MANY) && pl->p <= 8) cost = (coll__real)1e30;   /* a last resort there */
             if (best == COLL_ALGO_AUTO || cost < best_cost) { best = (coll_algo)e->algo; best_cost = cost; }
         }
 #endif
@@ -3998,8 +4004,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         uintptr_t src = (uintptr_t)a->src, dst = (uintptr_t)a->dst, mine;
         size_t off, l;
         coll_kind k = COLL__KIND(a->kind);
-        if (COLL_KINDS & COLL__BLOCKED) coll__block(pl, r, &off, &l);   /* (read by those kinds) */
-        else off = 0;
+        coll__my_block(pl, &off, &l);
         mine = (uintptr_t)(off * es);
         if (COLL__IS(COLL__KB(ALLREDUCE) | COLL__KB(REDUCE) | COLL__KB(SCAN) | COLL__KB(EXSCAN), k))
             pl->inplace = src == dst;
@@ -4029,8 +4034,7 @@ static void coll__extents(const coll__plan *pl, size_t *in_n, size_t *out_n)
     size_t off, len, n = pl->count, p = (size_t)pl->p, all = COLL__DISPLS(pl) ? pl->span[0] : pl->total;
     int root = pl->rank == pl->root, big = !pl->row || !(COLL__NEEDS(COLL__ROW_OF(pl)) & COLL__ROOT_ONLY);
     coll_kind k = COLL__KIND(pl->kind);
-    if (COLL_KINDS & COLL__BLOCKED) coll__block(pl, pl->rank, &off, &len);   /* (read by those kinds) */
-    else off = len = 0;
+    coll__my_block(pl, &off, &len);
     *in_n = *out_n = 0;
     if (COLL__IS(COLL__KB(ALLREDUCE) | COLL__KB(SCAN) | COLL__KB(EXSCAN), k)) *in_n = *out_n = n;
     else if (COLL__KIND_IS(k, COLL_REDUCE)) { *in_n = n; *out_n = root || big ? n : 0; }
