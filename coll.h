@@ -143,7 +143,8 @@
                            16 x this / p bytes per rank (256 at 2 ranks,
                            128 at 4), the rest of a block in a tail message
                            behind the frame; the same on every rank (0:
-                           frames of 24 bytes, no eager calls)              (32)
+                           frames of 24 bytes, and no dissemination rows
+                           for the collectives with data)                   (32)
      COLL_FOLD_MAX         largest call (bytes) whose reductions fold
                            straight from the peer where the port has
                            irecv_fold (zero-copy); larger ones copy   (4 MiB)
@@ -174,12 +175,14 @@
      get COLL_ERR_MISMATCH, a refusal gives the refusing rank its own code
      and every other rank COLL_ERR_PEER, promptly and on every rank.
      Small calls cost no extra round: when one rank's contribution fits a
-     block (16 x COLL_EAGER_BYTES / p bytes) and the algorithm is AUTO, the
-     contributions travel with the frames themselves (each round forwards
-     what a rank has gathered, as Bruck's all-gather does) and every rank
-     computes its result locally, in rank order, once the verdict is in:
-     lg p rounds in all, and nothing lands in a user buffer before the
-     ranks agree. A frame of round k carries COLL_EAGER_BYTES of each of
+     block (16 x COLL_EAGER_BYTES / p bytes), AUTO picks the collective's
+     dissemination row, an algorithm of its own (the contributions reach
+     every rank as in Bruck's all-gather, then each computes its result
+     locally, in rank order), whose steps have the agreement rounds'
+     pattern: with the checks on, its blocks travel in the frames
+     themselves and its own steps are skipped - lg p rounds in all, and
+     nothing lands in a user buffer before the ranks agree. (Forced, it
+     runs with the checks off too, as its own steps.) A frame of round k carries COLL_EAGER_BYTES of each of
      min(2^k, p - 2^k) blocks, whether or not the call is small, so its
      size depends on p alone; a call whose blocks are larger sends their
      rest as a second message right behind the frame (the round's tail,
@@ -477,7 +480,8 @@ typedef struct coll__plan {
 } coll__plan;
 
 /* One step of a schedule on one rank (private; the engine's unit of work).
-   Offsets and lengths count elements; buffers are COLL_BUF_SRC or _DST. */
+   Offsets and lengths count elements; buffers are COLL_BUF_SRC or _DST
+   (or the small calls' room, COLL__BUF_ROOM, whose unit is a block). */
 typedef struct coll__step {
     int to, from;              /* send to / receive from, -1 = none          */
     int sbuf, rbuf, abuf;      /* send from; receive (or reduce) into; the
@@ -531,6 +535,9 @@ typedef struct coll__buffer {
     size_t unit, cut, head;
 } coll__buffer;
 enum { COLL__BUF_OUT = 2, COLL__BUF_IN = 3, COLL__NBUF = 4 };
+/* A small call's blocks (the dissemination rows): the room behind the
+   frame's header, in the agreement layer's outgoing frame. */
+#define COLL__BUF_ROOM COLL__BUF_OUT
 
 /* Which layers are compiled in: the agreement layer (>>agree), and in it
    the small calls that ride in its frames. */
@@ -549,6 +556,8 @@ enum { COLL__BUF_OUT = 2, COLL__BUF_IN = 3, COLL__NBUF = 4 };
    own size (its frames with a tail behind them: only with small calls). */
 #define COLL__LAYERS COLL__CHECKS
 #define COLL__HEADS (COLL__CHECKS && COLL__SMALL)
+/* Small calls' rows (the dissemination gather in the layer's room). */
+#define COLL__ROOMS (COLL__CHECKS && COLL__SMALL)
 
 #ifndef COLL_NO_CHECKS
 /* The agreement layer's state in a request (private; see >>agree). */
@@ -557,8 +566,9 @@ typedef struct coll__agree {
     unsigned char last;        /* the layer's step just run (COLL__LAST_*)   */
     unsigned char round;       /* the round being run                        */
     unsigned char nchk, nepi;  /* rounds of the agreement and of the closing */
-    unsigned char eager;       /* 1: the call rides in the agreement rounds  */
-    unsigned char skip;        /* 1: no schedule (the rounds were a barrier) */
+    unsigned char eager;       /* 1: a small call's blocks ride in the rounds */
+    unsigned char skip;        /* 1: the rounds were the schedule's (barrier,
+                                  small calls): none of its steps run       */
     unsigned char tail_in;     /* 1: this round's frame announced a tail     */
     int refused;               /* this rank's own refusal, or 0              */
     uint32_t sig;              /* the call's signature, but its sequence no. */
@@ -568,8 +578,6 @@ typedef struct coll__agree {
     size_t cap;                /* bytes a rank's block may take (eager call) */
     size_t inl;                /* bytes of each block inside a frame         */
     size_t blk;                /* bytes of each block in this eager call     */
-    const unsigned char *mine; /* this rank's contribution (NULL: none)      */
-    size_t mineb;              /* and its bytes                              */
     size_t fb, tb;             /* bytes of this round's frame and tail       */
     uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
     unsigned char crc_out[4], crc_in[4];
@@ -674,10 +682,12 @@ struct coll_comm {
 };
 
 /* What one step of a schedule does on one rank (coll_describe). */
-enum { COLL_BUF_SRC = 0, COLL_BUF_DST = 1 };
+enum { COLL_BUF_SRC = 0, COLL_BUF_DST = 1, COLL_BUF_ROOM = 2 };
 typedef struct coll_xfer {
     int send_to, recv_from;        /* peer ranks, -1 = none                  */
-    int send_buf, recv_buf;        /* COLL_BUF_SRC or COLL_BUF_DST           */
+    int send_buf, recv_buf;        /* COLL_BUF_SRC or COLL_BUF_DST, or
+                                      COLL_BUF_ROOM: the request's own room
+                                      of a small call's blocks (dissemination) */
     size_t send_offset, send_bytes;/* byte range of the buffer sent          */
     size_t recv_offset, recv_bytes;/* byte range of the buffer received into */
     int reduce;                    /* 1: received data is reduced, not copied */
@@ -1892,7 +1902,7 @@ static size_t coll__bruck_off(const coll__plan *pl, int j)   /* rotated offset *
 static int coll__bruck_allgather(const coll__plan *pl, int s, coll__step *st)
 {
     int r = pl->rank, p = pl->p, d, m;
-    if (s >= coll__ceil_log2(p)) return 0;
+    if (s >= coll__ceil_log2(p) || pl->total == 0) return 0;     /* (no data: no blocks) */
     d = 1 << s;
     m = d < p - d ? d : p - d;
     coll__idle(st);
@@ -2275,23 +2285,73 @@ static int coll__bruck_alltoall(const coll__plan *pl, int s, coll__step *st)
     return 1;
 }
 
+/* Step k of the dissemination pattern: signal r + 2^k and hear from
+   r - 2^k. Returns 2^k, or 0 after the last of the ⌈lg p⌉ steps. */
+static int coll__disseminate(const coll__plan *pl, int k, coll__step *st)
+{
+    int r = pl->rank, p = pl->p, d;
+    if (k >= coll__ceil_log2(p)) return 0;
+    d = 1 << k;
+    coll__idle(st);
+    st->to = coll__mod(r + d, p);
+    st->from = coll__mod(r - d, p);
+    st->send_first = coll__shift_send_first(r, p, d);
+    return d;
+}
+
 /* Dissemination barrier: in step k signal r + 2^k and wait for r - 2^k;
    after ⌈lg p⌉ steps everyone has (transitively) heard from everyone.
        p = 4:  step 0:  0 -> 1 -> 2 -> 3 -> 0;   step 1:  r -> r+2
    cost: lg·α                                                               */
 static int coll__dissemination_barrier(const coll__plan *pl, int s, coll__step *st)
 {
-    int r = pl->rank, p = pl->p, d;
-    if (s >= coll__ceil_log2(p)) return 0;
-    d = 1 << s;
-    coll__idle(st);
-    st->to = coll__mod(r + d, p);
-    st->from = coll__mod(r - d, p);
-    st->send_first = coll__shift_send_first(r, p, d);
+    if (!coll__disseminate(pl, s, st)) return 0;
     st->sbuf = COLL_BUF_SRC; st->slen = 1;
     st->rlen = 1;
     return 1;
 }
+
+/* Dissemination gather, for small calls: every rank's block reaches every
+   rank in the barrier's pattern (Bruck's all-gather), in the request's
+   room; then each rank computes its own result from all p blocks, reducing
+   in rank order (the same bits everywhere; a non-commutative op is fine).
+   Room block j holds rank r - j's block: step k sends blocks 0 .. m-1 to
+   r + 2^k and takes r - 2^k's into blocks 2^k .. 2^k + m - 1, with
+   m = min(2^k, p - 2^k). Offsets count blocks. With the call checks on,
+   these steps are the agreement rounds themselves: the blocks ride in the
+   check frames (>>agree), and the call costs no message beyond them.
+       p = 4:  step 0:  r -> r+1 (block 0);   step 1:  r -> r+2 (blocks 0-1)
+   cost: lg·α + (p-1)·b·β (+ (p-1)·b·γ), b a rank's block                   */
+#if COLL__ROOMS
+static int coll__dissemination_gather(const coll__plan *pl, int s, coll__step *st)
+{
+    int d = pl->total ? coll__disseminate(pl, s, st) : 0;     /* (no data: no blocks) */
+    if (!d) return 0;
+    st->sbuf = st->rbuf = COLL__BUF_ROOM;
+    st->slen = st->rlen = (size_t)(d < pl->p - d ? d : pl->p - d);
+    st->roff = (size_t)d;
+    return 1;
+}
+#endif
+
+/* The room's bytes per rank at p ranks (16 x COLL_EAGER_BYTES in all), and
+   a rank's block in it, 8-aligned: its contribution, a block or the whole
+   vector where each rank takes a part (reduce-scatter, all-to-all,
+   scatter). */
+static COLL__UNUSED size_t coll__room_cap(int p)
+{
+    return (size_t)(COLL__EAGER_ROOM / p) & ~(size_t)7;
+}
+
+static COLL__UNUSED size_t coll__room_bytes(const coll__plan *pl, size_t es)
+{
+    size_t b = pl->count * es;                 /* (coll__plan_args: no overflow) */
+    if (COLL__KIND_IS(pl->kind, COLL_REDUCE_SCATTER) || COLL__KIND_IS(pl->kind, COLL_ALLTOALL) ||
+        COLL__KIND_IS(pl->kind, COLL_SCATTER))
+        b *= (size_t)pl->p;
+    return b;
+}
+#define coll__room_blk(pl, es) ((coll__room_bytes(pl, es) + 7) & ~(size_t)7)
 
 /* ---- >>registry  the one home of every algorithm ---------------------------
 
@@ -2341,6 +2401,10 @@ static int coll__root_in_place(coll_request *q);
 static int coll__take_block(coll_request *q);
 static int coll__bruck_finish(coll_request *q);
 static int coll__bruck_a2a_finish(coll_request *q);
+#if COLL__ROOMS
+static int coll__room_begin(coll_request *q);
+static int coll__room_finish(coll_request *q);
+#endif
 
 #ifndef COLL_NO_COST_MODEL
 typedef coll__real (*coll__costfn)(const coll__plan *pl, coll__real n, const coll__tune *t);
@@ -2402,6 +2466,9 @@ COLL__C(coll__cost_linear_red,   (p - 1) * (al + n * be + n * ga))
 COLL__C(coll__cost_chain_scan,   (p - 1) * (al + n * be + n * ga) + (COLL__KIND_IS(pl->kind, COLL_EXSCAN) ? al + n * be : 0))
 COLL__C(coll__cost_rd_scan,      lg * (al + n * be + n * ga) + (COLL__KIND_IS(pl->kind, COLL_EXSCAN) ? al + n * be : 0))
 COLL__C(coll__cost_never,        (R)1e30)
+#if COLL__ROOMS                     /* (γ where it reduces; n as the call's whole) */
+COLL__C(coll__cost_room,         lg * al + (p - 1) * n * (be + ga))
+#endif
 #undef COLL__C
 
 /* Reversed Bruck all-reduce: Rabenseifner's formula with no fold, and 4nγ
@@ -2428,8 +2495,32 @@ static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const 
    Each list is a macro, COLL__ROWS_<form>(R, S, K): R(K, algorithm, ...)
    per row, S between rows. Collectives that run the same schedules (a
    v-form and its even form, scan and exscan) share one list.
-       R(K, algorithm, schedule, cost, needs, begin hook, finish hook) */
+       R(K, algorithm, schedule, cost, needs, begin hook, finish hook)
+   A small call's row (COLL__ROOM_ROW: the dissemination gather) comes first
+   in the lists of the collectives it serves (not their v forms): where the
+   agreement rounds carry it, it costs nothing, and without the cost model
+   AUTO takes the first row that fits. (Its `...` is the separator S.) */
+#define COLL__ROOM_ROW(R, K, NEEDS, ...) COLL__ROOM_ROW_##K(R, K, NEEDS, __VA_ARGS__)
+#if COLL__ROOMS
+#define COLL__ROOM_IN(R, K, NEEDS, ...) \
+    R(K,               DISSEMINATION,         coll__dissemination_gather,         coll__cost_room,         COLL__HOST | COLL__ORDERED | (NEEDS), coll__room_begin, coll__room_finish) __VA_ARGS__
+#else
+#define COLL__ROOM_IN(R, K, NEEDS, ...)
+#endif
+#define COLL__ROOM_OUT(R, K, NEEDS, ...)
+#define COLL__ROOM_ROW_ALLREDUCE      COLL__ROOM_IN
+#define COLL__ROOM_ROW_REDUCE_SCATTER COLL__ROOM_IN
+#define COLL__ROOM_ROW_ALLGATHER      COLL__ROOM_IN
+#define COLL__ROOM_ROW_BROADCAST      COLL__ROOM_IN
+#define COLL__ROOM_ROW_REDUCE         COLL__ROOM_IN
+#define COLL__ROOM_ROW_GATHER         COLL__ROOM_IN
+#define COLL__ROOM_ROW_SCATTER        COLL__ROOM_IN
+#define COLL__ROOM_ROW_ALLTOALL       COLL__ROOM_IN
+#define COLL__ROOM_ROW_ALLGATHERV     COLL__ROOM_OUT
+#define COLL__ROOM_ROW_GATHERV        COLL__ROOM_OUT
+#define COLL__ROOM_ROW_SCATTERV       COLL__ROOM_OUT
 #define COLL__ROWS_ALLREDUCE(R, S, K) \
+    COLL__ROOM_ROW(R, K, 0, S) \
     R(K,               NAIVE,                 coll__naive_allreduce,              coll__cost_naive,        COLL__ORDERED,                 0,                     0) S \
     R(K,               RING,                  coll__ring_allreduce,               coll__cost_ring_ar,      0,                             0,                     0) S \
     R(K,               TREE,                  coll__tree_allreduce,               coll__cost_tree,         COLL__ORDERED,                 0,                     0) S \
@@ -2440,31 +2531,38 @@ static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const 
     R(K,               REVERSED_BRUCK,        coll__rbruck_allreduce,             coll__cost_bruck_ar,     COLL__MANY,                    coll__rbruck_begin,    coll__rbruck_finish) S \
     R(K,               DOUBLE_TREE,           coll__double_tree_allreduce,        coll__cost_dtree,        COLL__PIPELINE | COLL__MANY,   0,                     0)
 #define COLL__ROWS_REDUCE_SCATTER(R, S, K) \
+    COLL__ROOM_ROW(R, K, 0, S) \
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      0,                             0,                     0) S \
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
     R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0) S \
     R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_never,        COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish)
 #define COLL__ROWS_ALLGATHER(R, S, K) \
+    COLL__ROOM_ROW(R, K, 0, S) \
     R(K,               RING,                  coll__ring_allgather,               coll__cost_ring_ag,      COLL__BLOCKWISE,               coll__own_block,       0) S \
     R(K,               RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0) S \
     R(K,               BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish)
 #define COLL__ROWS_BROADCAST(R, S, K) \
+    COLL__ROOM_ROW(R, K, 0, S) \
     R(K,               BINOMIAL,              coll__binomial_broadcast,           coll__cost_binomial,     0,                             0,                     0) S \
     R(K,               SCATTER_ALLGATHER,     coll__scatter_allgather_broadcast,  coll__cost_sag,          0,                             0,                     0) S \
     R(K,               PIPELINED_CHAIN,       coll__chain_broadcast,              coll__cost_chain,        COLL__PIPELINE,                0,                     0) S \
     R(K,               DOUBLE_TREE,           coll__double_tree_rooted,           coll__cost_dtree,        COLL__PIPELINE | COLL__MANY,   0,                     0)
 #define COLL__ROWS_REDUCE(R, S, K) \
+    COLL__ROOM_ROW(R, K, COLL__ROOT_ONLY, S) \
     R(K,               BINOMIAL,              coll__binomial_reduce,              coll__cost_binomial_red, COLL__ORDERED0,                0,                     0) S \
     R(K,               REDUCE_SCATTER_GATHER, coll__rsg_reduce,                   coll__cost_rabenseifner, 0,                             0,                     0) S \
     R(K,               LINEAR,                coll__linear_reduce,                coll__cost_linear_red,   COLL__ORDERED0 | COLL__ROOT_ONLY, coll__root_in_place, 0) S \
     R(K,               DOUBLE_TREE,           coll__double_tree_rooted,           coll__cost_dtree,        COLL__PIPELINE | COLL__MANY,   0,                     0)
 #define COLL__ROWS_GATHER(R, S, K) \
+    COLL__ROOM_ROW(R, K, COLL__ROOT_ONLY, S) \
     R(K,               LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY | COLL__BLOCKWISE, coll__own_block,    0) S \
     R(K,               BINOMIAL,              coll__binomial_gather,              coll__cost_binomial,     COLL__WORKSPACE,               coll__own_block,       0)
 #define COLL__ROWS_SCATTER(R, S, K) \
+    COLL__ROOM_ROW(R, K, COLL__ROOT_ONLY, S) \
     R(K,               LINEAR,                coll__linear_scatter,               coll__cost_linear,       COLL__ROOT_ONLY | COLL__BLOCKWISE, 0,                  coll__take_block) S \
     R(K,               BINOMIAL,              coll__binomial_scatter,             coll__cost_binomial,     COLL__WORKSPACE,               0,                     coll__take_block)
 #define COLL__ROWS_ALLTOALL(R, S, K) \
+    COLL__ROOM_ROW(R, K, 0, S) \
     R(K,               PAIRWISE,              coll__pairwise_alltoall,            coll__cost_pairwise_a2a, COLL__STAGE_IP | COLL__STRIDES | COLL__BLOCKWISE, coll__own_block_a2a, 0) S \
     R(K,               BRUCK,                 coll__bruck_alltoall,               coll__cost_bruck_a2a,    COLL__HOST | COLL__SCRATCH | COLL__OOP | COLL__STRIDES, coll__bruck_a2a_begin, coll__bruck_a2a_finish)
 #define COLL__ROWS_BARRIER(R, S, K) \
@@ -2571,6 +2669,12 @@ static const coll__entry *coll__entry_of(coll_kind k, coll_algo a)
     return 0;
 }
 
+/* A small call's row: every dissemination row but the barrier's keeps its
+   blocks in the layer's room, and AUTO takes it only where the agreement
+   rounds carry it (at no cost). */
+#define COLL__IN_ROOM(e) (COLL__ROOMS && COLL__ON(COLL_ALGOS, COLL_ALGO_DISSEMINATION) && \
+                          (e)->algo == COLL_ALGO_DISSEMINATION && (e)->kind != COLL_BARRIER)
+
 /* The row a picked plan runs (coll__pick looked it up once). */
 #define COLL__ROW_OF(pl) (COLL__ONE_ROW ? &coll__one_row : (pl)->row)   /* one row: a constant */
 
@@ -2585,7 +2689,7 @@ static coll__schedule coll__find(coll_kind k, coll_algo a)
    The one check behind AUTO, forced algorithms, coll_start, coll_describe
    and coll_scratch_bytes (the scratch a call needs is coll__scratch_ok's).
    `ordered`: the op is a non-commutative user op. */
-static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entry *e, int ordered,
+static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entry *e, size_t es, int ordered,
                       const char **why)
 {
     unsigned needs;
@@ -2603,6 +2707,8 @@ static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entr
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: displs need a block-wise one (ring all-gather, linear gather or scatter, pairwise all-to-all)");
     if ((needs & COLL__HOST) && COLL__MEM(c))
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: rearranges blocks on the host (not with memops)");
+    if (COLL__IN_ROOM(e) && (COLL__COUNTS(pl) || coll__room_blk(pl, es) > coll__room_cap(pl->p)))
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: dissemination: a block over 16 x COLL_EAGER_BYTES / p, or a v form");
     if ((needs & COLL__EQUAL_OOP) && !pl->inplace) {
         int i;                  /* the partial sums pass through dst: equal blocks only */
         for (i = 0; i < pl->p; i++)
@@ -3279,9 +3385,11 @@ static int coll__plain_source(coll_request *q)
               step that exchanges the CRC-32C of what the step moved;
      phase 2  the closing rounds (COLL_CHECK_CRC only): did any rank see a
               damaged message?
-   A small call (AUTO, a block of at most 16 x COLL_EAGER_BYTES / p bytes)
-   rides in the frames of phase 0 and every rank computes its result
-   locally once the verdict is in: lg p rounds in all.
+   A small call (a dissemination row: a block of at most 16 x
+   COLL_EAGER_BYTES / p bytes) rides in the frames of phase 0: its begin
+   hook loads this rank's block before the rounds, the rounds carry the
+   blocks, its steps are skipped, and its finish hook computes the result
+   once the verdict is in: lg p rounds in all.
    State: q->g. Cost: lg p messages of 24 + min(2^k, p - 2^k) x 32 bytes
    per rank per call (more for a small call's tails); with the CRC one
    4-byte message per schedule step each way and lg p closing frames.
@@ -3553,83 +3661,65 @@ static void coll__crc_step(coll_request *q)
     g->last = COLL__LAST_CRC;
 }
 
-/* ---- small calls: they ride in the agreement rounds ----------------------- */
-
-/* Eager or not (the same on every rank that agrees on the call), and
-   where this rank's contribution comes from (coll_prepare's part). */
-static void coll__eager_plan(coll_request *q, const coll_args *a)
+#if COLL__ROOMS
+/* ---- small calls: the dissemination rows' local work ----------------------
+   A small call is a row of its own (the dissemination gather, in
+   >>schedules): its begin hook puts this rank's contribution into block 0
+   of the room, its finish hook computes the result from the p blocks. With
+   the layer on, the agreement rounds carry the blocks in their frames and
+   the row's own steps are skipped; without it, its steps run as any
+   schedule's. The room is the layer's outgoing frame behind its header. */
+static unsigned char *coll__room(coll_request *q)
 {
-    coll__agree *g = &q->g;
+    return q->g.fo.b + COLL__FRAME;
+}
+
+/* Begin: this rank's contribution into block 0 (zero-padded), and the
+   room in the engine's table with the block as its unit. */
+static int coll__room_begin(coll_request *q)
+{
     const coll__plan *pl = &q->pl;
-    size_t bn = pl->count * q->esize, b = bn;
-    const void *from = a->src;
-    if (!COLL__SMALL) return;
-    switch (COLL__KIND(pl->kind)) {
-    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_ALLGATHER: case COLL_GATHER: break;
-    case COLL_BROADCAST: from = pl->rank == pl->root ? a->dst : 0; break;
-    case COLL_SCATTER: from = pl->rank == pl->root ? a->src : 0; b = bn * (size_t)pl->p; break;
-    case COLL_REDUCE_SCATTER: case COLL_ALLTOALL: b = bn * (size_t)pl->p; break;
-    default: return;
-    }
-    if (a->algo != COLL_ALGO_AUTO || COLL__MEM(q->c) || bn == 0 || b > g->cap) return;
-    g->eager = 1;
-    g->blk = (b + 7) & ~(size_t)7;
-    g->mine = (const unsigned char *)from;
-    g->mineb = b;
+    size_t b = coll__room_bytes(pl, q->esize), blk = (b + 7) & ~(size_t)7;
+    coll__buffer *B = &q->b[COLL__BUF_ROOM];
+    int from = !(COLL__KIND_IS(pl->kind, COLL_BROADCAST) || COLL__KIND_IS(pl->kind, COLL_SCATTER)) ||
+               pl->rank == pl->root;          /* a broadcast's or scatter's root alone has data */
+    B->at = coll__room(q); B->unit = blk; B->cut = (size_t)-1; B->head = 0;
+    COLL_MEMSET(B->at, 0, blk);
+    if (from) COLL_MEMCPY(B->at, coll__buf(q, COLL_BUF_SRC), b);
+    return COLL_OK;
 }
 
-/* Each run: this rank's contribution into block 0 of its outgoing frame. */
-static void coll__eager_load(coll_request *q)
-{
-    coll__agree *g = &q->g;
-    if (g->blk > coll__inl(q))            /* tails send the whole room: clear the rest */
-        COLL_MEMSET(g->fo.b + COLL__FRAME + coll__inl(q) * (size_t)q->pl.p, 0,   /* (the frames */
-                    (g->cap - coll__inl(q)) * (size_t)q->pl.p);                 /* are cleared) */
-    if (g->mine) COLL_MEMCPY(g->fo.b + COLL__FRAME, g->mine, g->mineb);
-}
-
-/* An eager call's result, computed on every rank from the blocks the
-   agreement rounds gathered (block j holds rank r - j's contribution),
-   reducing strictly in rank order so every rank gets the same bits. */
-static COLL__NOINLINE int coll__eager_finish(coll_request *q)
+/* Finish: the result from the blocks (block j holds rank r - j's), reduced
+   strictly in rank order so every rank gets the same bits. */
+static COLL__NOINLINE int coll__room_finish(coll_request *q)
 {
     const coll__plan *pl = &q->pl;
     coll_comm *c = q->c;
-    size_t bn = pl->count * q->esize, mine = (size_t)pl->rank * bn;
-    unsigned char *dst = coll__buf(q, COLL_BUF_DST);
-    int i, p = pl->p, r = pl->rank, rc = COLL_OK;
-#define COLL__BLK(i) (q->g.fo.b + COLL__FRAME + (size_t)coll__mod(r - (i), p) * q->g.blk)
-    switch (COLL__KIND(pl->kind)) {
-    case COLL_REDUCE:
-        if (r != pl->root) return COLL_OK;
-        COLL__FALLTHROUGH;
-    case COLL_ALLREDUCE: case COLL_REDUCE_SCATTER: {
-        size_t at = COLL__KIND_IS(pl->kind, COLL_REDUCE_SCATTER) ? mine : 0;
+    size_t bn = pl->count * q->esize, mine = (size_t)pl->rank * bn, blk = coll__room_blk(pl, q->esize);
+    unsigned char *dst = coll__buf(q, COLL_BUF_DST), *room = coll__room(q);
+    int i, p = pl->p, r = pl->rank, rc = COLL_OK, lo = 0, hi = p, root = r == pl->root;
+    coll_kind k = COLL__KIND(pl->kind);
+#define COLL__BLK(i) (room + (size_t)coll__mod(r - (i), p) * blk)    /* rank i's */
+    if (p == 1 && coll__reduces(k)) return COLL_OK;      /* coll__begin copied src */
+    if ((COLL__KIND_IS(k, COLL_REDUCE) || COLL__KIND_IS(k, COLL_GATHER)) && !root) return COLL_OK;
+    if (coll__reduces(k)) {                 /* all-reduce, reduce, reduce-scatter */
+        size_t at = COLL__KIND_IS(k, COLL_REDUCE_SCATTER) ? mine : 0;
         COLL_MEMCPY(dst, COLL__BLK(0) + at, bn);
         for (i = 1; i < p && rc == COLL_OK; i++)
             rc = coll__reduce(c, &q->a.uop, dst, dst, COLL__BLK(i) + at, pl->count, q->a.dtype, q->a.op);
-        if (rc == COLL_OK && q->a.op == COLL_AVG) rc = coll__scale(c, dst, pl->count, q->a.dtype, (size_t)p);
-        return rc;
+        return rc;                              /* (avg: coll__finish divides) */
     }
-    case COLL_BROADCAST:
-        if (r != pl->root) COLL_MEMCPY(dst, COLL__BLK(pl->root), bn);
-        return COLL_OK;
-    case COLL_GATHER:
-        if (r != pl->root) return COLL_OK;
-        COLL__FALLTHROUGH;
-    case COLL_ALLGATHER:
-        for (i = 0; i < p; i++) COLL_MEMCPY(dst + (size_t)i * bn, COLL__BLK(i), bn);
-        return COLL_OK;
-    case COLL_SCATTER:
-        COLL_MEMCPY(dst, COLL__BLK(pl->root) + mine, bn);
-        return COLL_OK;
-    case COLL_ALLTOALL:
-        for (i = 0; i < p; i++) COLL_MEMCPY(dst + (size_t)i * bn, COLL__BLK(i) + mine, bn);
-        return COLL_OK;
-    default: return COLL_ERR_INVAL;
+    if (COLL__KIND_IS(k, COLL_BROADCAST) || COLL__KIND_IS(k, COLL_SCATTER)) {   /* the root's block */
+        if (root && COLL__KIND_IS(k, COLL_BROADCAST)) return COLL_OK;
+        lo = pl->root; hi = lo + 1;
     }
+    if (!COLL__KIND_IS(k, COLL_SCATTER) && !COLL__KIND_IS(k, COLL_ALLTOALL)) mine = 0;
+    for (i = lo; i < hi; i++)               /* each rank's block, or the part meant for this rank */
+        COLL_MEMCPY(dst + (size_t)(i - lo) * bn, COLL__BLK(i) + mine, bn);
+    return COLL_OK;
 #undef COLL__BLK
 }
+#endif
 
 /* ---- the layer's source ---------------------------------------------------- */
 
@@ -3648,12 +3738,8 @@ static int coll__agreed(coll_request *q)
         q->pl.algo = COLL_ALGO_LINEAR;
         q->pl.row = e;
     }
-    if (COLL__EAGER(g)) {                /* the rounds carried the call: finish here */
-        g->phase = 2;
-        rc = coll__eager_finish(q);
-        return rc == COLL_OK ? rc : coll__broke(q, rc, COLL__WHY("a local operation failed"));
-    }
     g->phase = 1;
+    if (g->skip) return COLL_OK;        /* the rounds were its steps: on to its finish */
     rc = coll__begin(q);
     return rc == COLL_OK ? rc : coll__broke(q, rc, COLL__WHY("a local copy failed"));
 }
@@ -3708,7 +3794,7 @@ static int coll__agree_source(coll_request *q)
         return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a message failed its CRC (on this rank or another)"));
     if (COLL__CRCS && g->lo != g->hi)   /* a closing frame of another call came in */
         return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a closing frame belongs to another call (replayed or misdelivered)"));
-    return COLL__EAGER(g) ? 0 : coll__close(q);
+    return coll__close(q);
 }
 
 /* coll_prepare's part: whether this call runs the agreement rounds (checks
@@ -3724,7 +3810,7 @@ static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, 
     if (!(c->checks & COLL_CHECK_CALLS) || c->nranks < 2) return;
     g->nchk = (unsigned char)coll__ceil_log2(c->nranks);
     if (COLL__SMALL) {                                           /* frame sizes: p alone */
-        g->cap = (size_t)(COLL__EAGER_ROOM / c->nranks) & ~(size_t)7;
+        g->cap = coll__room_cap(c->nranks);
         g->inl = ((size_t)COLL_EAGER_BYTES < g->cap ? (size_t)COLL_EAGER_BYTES : g->cap) & ~(size_t)7;
     }
     q->source = coll__agree_source;
@@ -3737,10 +3823,12 @@ static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, 
     g->bad0 = 0xffffffffu;
     /* (the request is cleared: what is not set here is 0) */
     if (COLL__CRC_ON(c)) g->nepi = g->nchk;
-    if (COLL__KIND_IS(a->kind, COLL_BARRIER)) g->skip = 1;   /* the agreement rounds are a barrier */
+    /* the agreement rounds are a barrier's steps, and carry a small call's */
+    g->eager = COLL__IN_ROOM(COLL__ROW_OF(&q->pl));
+    g->skip = g->eager || COLL__KIND_IS(a->kind, COLL_BARRIER);
+    if (COLL__EAGER(g)) g->blk = coll__room_blk(&q->pl, es);
     g->flags0 = nulldst ? (unsigned)COLL__F_NULLDST : 0u;
-    coll__eager_plan(q, a);
-    g->sig = coll__signature(c, &q->pl, a, es) ^ (uint32_t)g->eager;
+    g->sig = coll__signature(c, &q->pl, a, es);
 }
 
 /* Each run's part: the layer's state afresh and this rank's first frame -
@@ -3756,7 +3844,14 @@ static void coll__agree_run(coll_request *q)
        (a refusal's signature is 0 and goes unread: its flag decides) */
     g->lo = g->hi = g->sig ^ (q->c->seq * 0x9e3779b1u);
     COLL_MEMSET(g->fo.b, 0, COLL__FRAME + coll__inl(q) * (size_t)q->pl.p);   /* zeros unless eager */
-    if (COLL__EAGER(g)) coll__eager_load(q);
+#if COLL__ROOMS
+    if (COLL__EAGER(g)) {
+        if (g->blk > coll__inl(q))         /* tails send the whole room: clear the rest */
+            COLL_MEMSET(coll__room(q) + coll__inl(q) * (size_t)q->pl.p, 0,     /* (the frames */
+                        (g->cap - coll__inl(q)) * (size_t)q->pl.p);            /* are cleared) */
+        coll__room_begin(q);                /* the row's begin: block 0 is this rank's */
+    }
+#endif
 }
 #endif
 
@@ -3846,9 +3941,19 @@ static size_t coll__total_bytes(const coll__plan *pl, size_t esize)
     return n * esize;
 }
 
+/* Do the agreement rounds carry a small call's blocks (the dissemination
+   rows)? With the call checks on, over 2 ranks and more, and a call with
+   data: then its blocks ride in frames that every call sends anyway. */
+static int coll__rides(const coll_comm *c, const coll__plan *pl)
+{
+    return (c->checks & COLL_CHECK_CALLS) && pl->p > 1 && pl->total > 0;
+}
+
 /* AUTO: the caller's per-size rule if one matches; else the cheapest row
    that fits and needs nothing only some ranks could give (so every rank
-   picks the same one); without the cost model, the first such row. */
+   picks the same one); without the cost model, the first such row. A
+   small call's row is AUTO's only where it rides in the agreement rounds,
+   and free there. */
 static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t esize, int ordered)
 {
     coll_algo best = COLL_ALGO_AUTO;
@@ -3859,6 +3964,7 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
     coll__real best_cost = 0, n = (coll__real)bytes;
 #endif
     const char *why;
+    int ride = coll__rides(c, pl);
     for (i = 0; !COLL__ONE_ROW && i < (size_t)c->nrules; i++) {   /* (one row: nothing to choose) */
         const coll_rule *u = &c->rules[i];
         if (u->kind == COLL__KIND(pl->kind) && bytes >= u->min_bytes && bytes <= u->max_bytes) return u->algo;
@@ -3866,7 +3972,8 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
     for (i = 0; i < nrows; i++) {
         const coll__entry *e = &row[i];
         if (COLL__NEEDS(e) & COLL__CALLER) continue;
-        if (coll__fits(c, pl, e, ordered, &why) != COLL_OK) continue;
+        if (coll__fits(c, pl, e, esize, ordered, &why) != COLL_OK) continue;
+        if (COLL__IN_ROOM(e) && !ride) continue;        /* AUTO: only free */
         /* a row that packs through scratch is no choice without it (a need
            every row of the call shares is coll_start's to report: NOSPC) */
         if ((COLL__NEEDS(e) & COLL__SCRATCH) && c->segment < coll__scratch_need(c, pl, e, esize)) continue;
@@ -3876,6 +3983,7 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
         {                               /* costs read the call, not pl->algo */
             coll__real cost = e->cost(pl, n, &c->tune);
             if ((COLL__NEEDS(e) & COLL__MANY) && pl->p <= 8) cost = (coll__real)1e30;   /* a last resort there */
+            if (COLL__IN_ROOM(e)) cost = 0;                 /* in the rounds every call sends */
             if (best == COLL_ALGO_AUTO || cost < best_cost) { best = (coll_algo)e->algo; best_cost = cost; }
         }
 #endif
@@ -4122,7 +4230,7 @@ static int coll__pick(const coll_comm *c, coll__memo *m, const coll_args *a, col
         pl->algo = COLL__KIND_IS(a->kind, COLL_BARRIER) ? COLL_ALGO_DISSEMINATION : coll__choose_memo(c, m, pl, es, ordered);
     e = coll__entry_of(COLL__KIND(pl->kind), pl->algo);
     pl->row = e;
-    return coll__fits(c, pl, e, ordered, why);
+    return coll__fits(c, pl, e, es, ordered, why);
 }
 
 /* Scratch whose halves, as coll_init rounds them (to 8 bytes below 64, to
@@ -4484,7 +4592,7 @@ static int coll__reduce(const coll_comm *c, const coll_user_op *u, void *out, co
     return COLL_OK;
 }
 
-static int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, size_t d)
+static COLL__OFF_CHAIN int coll__scale(const coll_comm *c, void *buf, size_t n, coll_dtype t, size_t d)
 {
     if (n == 0 || d == 1) return COLL_OK;
     if (COLL__MEM(c)) return c->mem->scale(c->mem->ctx, buf, n, t, d);
@@ -5161,7 +5269,7 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     coll__step st;
     size_t es = 0;
     const char *why;
-    int rc;
+    int rc, room;
     if (!c || c->magic != COLL__MAGIC || !x || step < 0) return COLL_ERR_INVAL;
     rc = coll__plan_args(c, a, &pl, &es, &why);
     if (rc != COLL_OK) return rc;
@@ -5169,12 +5277,14 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     if (rc != COLL_OK) return rc;
     if (COLL__ROW_OF(&pl)->begin == coll__work_in_place) pl.inplace = 1;
     if (!COLL__ROW_OF(&pl)->f(&pl, step, &st)) return 0;
+    room = COLL__IN_ROOM(COLL__ROW_OF(&pl));
+    if (room) es = coll__room_blk(&pl, es);         /* its offsets count blocks */
     x->send_to = st.to;   x->send_buf = st.sbuf;
     x->recv_from = st.from; x->recv_buf = st.rbuf;
     x->send_offset = st.soff * es; x->send_bytes = st.to >= 0 ? st.slen * es : 0;
     x->recv_offset = st.roff * es; x->recv_bytes = st.from >= 0 ? st.rlen * es : 0;
     x->reduce = st.reduce;
-    if (COLL__KIND_IS(a->kind, COLL_BROADCAST)) x->send_buf = x->recv_buf = COLL_BUF_DST;
+    if (COLL__KIND_IS(a->kind, COLL_BROADCAST) && !room) x->send_buf = x->recv_buf = COLL_BUF_DST;
     return 1;
 }
 

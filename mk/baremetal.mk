@@ -61,15 +61,16 @@ BM_ARCH_cortex-m3    := -mcpu=cortex-m3 -mthumb
 #  full     every collective, algorithm, dtype and op, layouts, tuning, checks.
 #  core     allreduce, reduce_scatter, allgather, broadcast, reduce
 #           (COLL_KINDS: COLL_BIT 0..4 = 31); naive, ring and tree, which
-#           for broadcast and reduce are linear and binomial (COLL_BIT 1, 2,
-#           3, 4, 15 = 32798); sum, min, max, avg (COLL_BIT 0, 2, 3, 4 = 29);
-#           every dtype; the rest as full.
+#           for broadcast and reduce are linear and binomial, and the small
+#           calls' dissemination rows (COLL_BIT 1, 2, 3, 4, 15, 16 = 98334);
+#           sum, min, max, avg (COLL_BIT 0, 2, 3, 4 = 29); every dtype; the
+#           rest as full.
 #  minimal  ring all-reduce of float32 sums: COLL_DTYPES = COLL_BIT(COLL_FLOAT32)
 #           = 256, COLL_OPS = COLL_BIT(COLL_SUM) = 1, COLL_ALGOS =
 #           COLL_BIT(COLL_ALGO_RING) = 4, COLL_KINDS = COLL_BIT(COLL_ALLREDUCE)
 #           = 1, and every COLL_NO_* switch. Measured
 #           as linked into examples/baremetal/min_allreduce.c.
-BM_CORE_DEFS ?= -DCOLL_KINDS=31 -DCOLL_ALGOS=32798 -DCOLL_OPS=29
+BM_CORE_DEFS ?= -DCOLL_KINDS=31 -DCOLL_ALGOS=98334 -DCOLL_OPS=29
 BM_MIN_DEFS ?= -DCOLL_DTYPES=256 -DCOLL_OPS=1 -DCOLL_ALGOS=4 -DCOLL_KINDS=1 -DCOLL_NO_COST_MODEL -DCOLL_NO_NAMES -DCOLL_NO_ERRSTR -DCOLL_NO_LAYOUT -DCOLL_NO_CHECKS -DCOLL_NO_NONBLOCKING -DCOLL_NO_PIECES -DCOLL_NO_MEMOPS -DCOLL_NO_REUSE
 # What a firmware link does to drop everything nobody calls.
 BM_GC := -ffunction-sections -fdata-sections

@@ -94,9 +94,10 @@ $(CT)/tsan/%: test/%.c $(CT_DEPS)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
 .PHONY: test-core test-memops-host test-errors test-compile test-asan test-tsan test-groups test-identity test-displs test-max-bytes test-persistent
-## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long); at level 0 with COLL_NO_NONBLOCKING and in the core, core-with-call-checks (COLL_NO_CRC) and minimal firmware profiles
+## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long); at level 0 with the call checks off, with COLL_NO_NONBLOCKING and in the core, core-with-call-checks (COLL_NO_CRC) and minimal firmware profiles
 test-core: $(CT)/test_core $(CT)/test_core_blocking $(CT)/test_core_profile_core $(CT)/test_core_profile_checks $(CT)/test_core_profile_min
 	$(CT)/test_core
+	COLL_TEST_LEVEL=0 COLL_TEST_CHECKS=0 $(CT)/test_core
 	COLL_TEST_LEVEL=0 $(CT)/test_core_blocking
 	COLL_TEST_LEVEL=0 $(CT)/test_core_profile_core
 	COLL_TEST_LEVEL=0 $(CT)/test_core_profile_checks

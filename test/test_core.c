@@ -35,6 +35,9 @@
    COLL_TEST_ONLY=ring,allgather/bruck and COLL_TEST_SKIP=... pick rows by
    substrings of "kind/algo" (a partial run, said so in the output);
    COLL_TEST_VERBOSE=1 names each case before it runs.
+   COLL_TEST_CHECKS=0 runs the matrix with the call checks off (every
+   schedule's own steps; with them on, a small call's dissemination steps
+   are the agreement rounds themselves).
 
    Adding an algorithm is one line in `rows`. An algorithm the library
    answers COLL_ERR_NOSYS for is counted as "not available", never as a
@@ -126,6 +129,15 @@ static const row rows[] = {
     { COLL_ALLREDUCE,       COLL_ALGO_DOUBLE_TREE, 0 },
     { COLL_BROADCAST,       COLL_ALGO_DOUBLE_TREE, 0 },
     { COLL_REDUCE,          COLL_ALGO_DOUBLE_TREE, 0 },
+    /* small calls' dissemination rows (their blocks in the request's room) */
+    { COLL_ALLREDUCE,       COLL_ALGO_DISSEMINATION, 0 },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_DISSEMINATION, 0 },
+    { COLL_ALLGATHER,       COLL_ALGO_DISSEMINATION, 0 },
+    { COLL_BROADCAST,       COLL_ALGO_DISSEMINATION, 0 },
+    { COLL_REDUCE,          COLL_ALGO_DISSEMINATION, 0 },
+    { COLL_GATHER,          COLL_ALGO_DISSEMINATION, 0 },
+    { COLL_SCATTER,         COLL_ALGO_DISSEMINATION, 0 },
+    { COLL_ALLTOALL,        COLL_ALGO_DISSEMINATION, 0 },
 };
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 
@@ -399,6 +411,7 @@ typedef struct world {
 } world;
 
 static int verbose;                     /* COLL_TEST_VERBOSE */
+static int checks_off;                  /* COLL_TEST_CHECKS=0 */
 
 /* ---- a trimmed build (COLL_KINDS, COLL_ALGOS, COLL_DTYPES, COLL_OPS) --------
    Built with the masks of a firmware profile, the matrix must find exactly
@@ -429,6 +442,8 @@ static int verbose;                     /* COLL_TEST_VERBOSE */
 /* Does the profile compile row i in? */
 static int profile_keeps(int i)
 {
+    if (rows[i].algo == COLL_ALGO_DISSEMINATION && rows[i].kind != COLL_BARRIER && !COLL__ROOMS)
+        return 0;                       /* small calls' rows: the call checks and their room */
     return IN_MASK(PROFILE_KINDS, rows[i].kind) &&
            (rows[i].algo == COLL_ALGO_AUTO || IN_MASK(PROFILE_ALGOS, rows[i].algo));
 }
@@ -831,6 +846,7 @@ static int rank_main(int r, void *arg)
     M->scratch = (unsigned char *)malloc(sb);
     rc = coll_init(&c, r, p, &port, M->scratch, sb);
     COLL_CHECK_EQ(rc, COLL_OK);
+    if (checks_off) COLL_CHECK_EQ(coll_set_checks(&c, 0), COLL_OK);
     for (k = 0; k < W->ncases; k++) {
         const tcase *tc = &W->cases[k];
         uint64_t h = 0;
@@ -1049,6 +1065,8 @@ int main(void)
 
     level = lv ? atoi(lv) : 1;
     verbose = getenv("COLL_TEST_VERBOSE") != NULL;
+    checks_off = getenv("COLL_TEST_CHECKS") && !strcmp(getenv("COLL_TEST_CHECKS"), "0");
+    if (checks_off) printf("  the call checks off\n");
     persist = getenv("COLL_TEST_PERSIST") != NULL;
     if (persist) printf("  every call persistent: prepared once, run over junk, then over its inputs\n");
     only = getenv("COLL_TEST_ONLY");

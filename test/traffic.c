@@ -29,7 +29,13 @@
    the reversed Bruck reduce-scatter (in place) and all-reduce, lg p
    rounds each way, ring's bytes; the double-tree all-reduce in C = 4
    chunks (two per tree), 2n bytes at a rank with a parent and two
-   children, its rounds from the trees built here on their own. */
+   children, its rounds from the trees built here on their own.
+
+   Last, the small calls' dissemination rows (their own steps: the call
+   checks are off here), at the table's p and then every p from 1 to 16,
+   with blocks of 1, 2 and 5 floats (a whole vector of them for the
+   collectives that scatter) where they fit the room: lg p rounds, and
+   every rank sends the p - 1 others' blocks once, each 8-aligned. */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
 #define COLL_THREADS_IMPLEMENTATION
@@ -416,6 +422,32 @@ static int check_new(coll_kind k, coll_algo a, int p, size_t n, int row)
     return ok;
 }
 
+/* One dissemination row on p ranks, `per` elements per rank; 0 where the
+   block does not fit the room (the library refuses it), else 1 if the
+   measure matched its formula. */
+static int check_room(coll_kind k, int p, size_t per, int row)
+{
+    int scatters = k == COLL_REDUCE_SCATTER || k == COLL_ALLTOALL || k == COLL_SCATTER, r;
+    size_t i, b = per * 4 * (scatters ? (size_t)p : 1), blk = (b + 7) & ~(size_t)7;
+    uint64_t bytes, rounds;
+    double fb = p > 1 ? (double)(p - 1) * (double)blk : 0, fr = lg(p);
+    int ok;
+    if (blk > ((size_t)COLL__EAGER_ROOM / (size_t)p & ~(size_t)7)) return 0;
+    memset(&args, 0, sizeof args);
+    args.kind = k; args.algo = COLL_ALGO_DISSEMINATION; args.dtype = COLL_FLOAT32; args.op = COLL_SUM;
+    args.root = p - 1; args.count = per;
+    scratch_bytes = 64;
+    for (r = 0; r < p; r++)
+        for (i = 0; i < per * (size_t)p; i++) src[r][i] = (float)(r + (int)i % 5);
+    measure(p, &bytes, &rounds);
+    ok = (double)bytes == fb && (double)rounds == fr;
+    if (row || !ok)
+        printf("%s\t%s\t%d\t%zu\t%llu\t%llu\t%.0f\t%.0f%s\n", coll_kind_name(k), coll_algo_name(args.algo), p, b,
+               (unsigned long long)bytes, (unsigned long long)rounds, fb, fr, ok ? "" : "\tMISMATCH");
+    if (!ok) failures++;
+    return 1;
+}
+
 /* A ragged matrix: entry (i, j) of weight w, some 0 (symmetric in place).
    scaled: `count` elements in all, the unit count / (sum of weights) times
    each weight and what is left on entry (0, 0) (the diagonal keeps it
@@ -584,6 +616,19 @@ int main(int argc, char **argv)
                 for (si = 0; si < sizeof sizes / sizeof sizes[0]; si++) { check_new(newer[ri].k, newer[ri].a, p, sizes[si], 0); nswept++; }
             }
         }
+    }
+    {   /* the small calls' dissemination rows */
+        static const coll_kind rk[] = { COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_BROADCAST,
+                                        COLL_REDUCE, COLL_GATHER, COLL_SCATTER, COLL_ALLTOALL };
+        static const size_t per[] = { 1, 2, 5 };
+        int p, in_table;
+        for (ri = 0; ri < sizeof rk / sizeof rk[0]; ri++)
+            for (p = 1; p <= MAXP; p++) {
+                if (only_p && p != only_p) continue;
+                for (in_table = 0, pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) in_table |= ps[pi] == p;
+                for (si = 0; si < sizeof per / sizeof per[0]; si++)
+                    if (check_room(rk[ri], p, per[si], in_table)) { if (in_table) nrows++; else nswept++; }
+            }
     }
     printf("traffic: %d passed, %d failed\n", nrows + nswept - failures, failures);
     return failures != 0;

@@ -1,5 +1,7 @@
 /* auto_table.c - what COLL_ALGO_AUTO picks, by message size and rank count,
-   with the default α-β-γ constants (coll_choose; no data moves).
+   with the default α-β-γ constants and the call checks on, as a
+   communicator starts (coll_choose; no data moves): a call small enough
+   rides in the check rounds as the collective's dissemination row.
    make auto-table */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
@@ -30,8 +32,10 @@ int main(void)
             printf("| %zu |", sizes[si]);
             for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
                 coll_comm c;
-                coll_args a = { COLL_ALLREDUCE, COLL_ALGO_AUTO, 0, 0, 0, 0, COLL_UINT8, COLL_SUM, 0, 0 };
+                coll_args a;
                 int p = ps[pi];
+                memset(&a, 0, sizeof a);
+                a.algo = COLL_ALGO_AUTO; a.dtype = COLL_UINT8; a.op = COLL_SUM;
                 coll_init(&c, 0, p, &port, scratch, sizeof scratch);
                 a.kind = kinds[k];
                 a.count = kinds[k] == COLL_ALLREDUCE || kinds[k] == COLL_BROADCAST ||

@@ -66,6 +66,14 @@ static const algo_text texts[] = {
     { COLL_ALLTOALL, COLL_ALGO_PAIRWISE, "In step s send block r+s to rank r+s and receive from rank r-s.", "(p-1)α + (p-1)/p·nβ" },
     { COLL_ALLTOALL, COLL_ALGO_BRUCK, "Rotate; in step k every block whose index has bit k set moves 2^k ranks on (strided, packed into one message); unrotate.", "lg·α + lg·(n/2)β" },
     { COLL_ALLTOALLV, COLL_ALGO_PAIRWISE, "Pairwise exchange with a block size per pair (row r of the counts matrix out, column r in).", "(p-1)α + (p-1)/p·nβ" },
+    { COLL_ALLREDUCE, COLL_ALGO_DISSEMINATION, "A small call: every rank's vector reaches every rank in the barrier's pattern (step k: to r+2^k, from r-2^k, the blocks gathered so far), in the request's own room; then each rank reduces the p vectors in rank order. With the call checks on, these steps are the check rounds themselves.", "lg·α + (p-1)n(β+γ)" },
+    { COLL_REDUCE_SCATTER, COLL_ALGO_DISSEMINATION, "A small call: every rank's whole vector reaches every rank by dissemination; each then reduces its own block of the p vectors in rank order.", "lg·α + (p-1)n(β+γ)" },
+    { COLL_ALLGATHER, COLL_ALGO_DISSEMINATION, "A small call: Bruck's all-gather in the request's room (block j holds rank r-j's); each rank copies the p blocks out in rank order.", "lg·α + (p-1)/p·nβ" },
+    { COLL_BROADCAST, COLL_ALGO_DISSEMINATION, "A small call: the root's vector spreads by dissemination with every rank's (empty) block; each non-root copies the root's out.", "lg·α + (p-1)nβ" },
+    { COLL_REDUCE, COLL_ALGO_DISSEMINATION, "A small call: every vector reaches every rank by dissemination; the root reduces them in rank order.", "lg·α + (p-1)n(β+γ)" },
+    { COLL_GATHER, COLL_ALGO_DISSEMINATION, "A small call: Bruck's all-gather in the room; the root copies the p blocks out.", "lg·α + (p-1)/p·nβ" },
+    { COLL_SCATTER, COLL_ALGO_DISSEMINATION, "A small call: the root's whole vector spreads by dissemination; each rank copies its own block out of the root's.", "lg·α + (p-1)nβ" },
+    { COLL_ALLTOALL, COLL_ALGO_DISSEMINATION, "A small call: every rank's whole send buffer reaches every rank by dissemination; each copies out the block each rank meant for it.", "lg·α + (p-1)nβ" },
     { COLL_BARRIER, COLL_ALGO_DISSEMINATION, "In step k signal r+2^k and wait for r-2^k: after lg p steps everyone has heard from everyone.", "lg·α" },
     { COLL_ALLREDUCE, COLL_ALGO_REVERSED_BRUCK, "The reversed Bruck reduce-scatter on dst, blocks rotated so your own comes first, then the Bruck all-gather; rotate back. Ring's bytes in 2⌈lg p⌉ rounds for any p, no fold.", "2lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ" },
     { COLL_REDUCE_SCATTER, COLL_ALGO_REVERSED_BRUCK, "The Bruck all-gather backwards (NCCL's PAT): in round k = lg-1 .. 0 pass your partial sums of the blocks r+2^k .. to rank r+2^k and fold in those of your own range from r-2^k. Any p, no fold, in place.", "lg·α + (p-1)/p·n(β+γ)" },
@@ -163,7 +171,7 @@ static int draw(FILE *o, coll_kind k, coll_algo a, int p)
         int x2, y2 = TOP + m->to * LANE_H + LANE_H / 2;
         x2 = LEFT + m->recv_round * COL_W + COL_W - 14;
         if (k == COLL_BARRIER) snprintf(lab, sizeof lab, "signal");
-        else sim_label(&s, m->from, m->soff, m->slen, lab, sizeof lab);
+        else sim_label(&s, m, lab, sizeof lab);
         fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.6\" marker-end=\"url(#%s)\"/>\n",
                 x1, y1, x2, y2, m->reduce ? "#b2182b" : "#2166ac", m->reduce ? "ar" : "ac");
         fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"%s\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">%s%s</text>\n",

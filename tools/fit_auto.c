@@ -204,7 +204,7 @@ static double model_cost(int i, const char *algo, const coll_tuning *t)
     bench_coll_args(&a, r->kind, COLL_ALGO_AUTO, NULL, NULL, bench_count(r->kind, r->p, r->bytes), r->p);
     if (coll__plan_args(&comms[i], &a, &pl, &es, &why) != COLL_OK) return -1;
     e = coll__entry_of(a.kind, g);
-    if (!e || (e->needs & COLL__CALLER) || coll__fits(&comms[i], &pl, e, 0, &why) != COLL_OK) return -1;
+    if (!e || (e->needs & COLL__CALLER) || coll__fits(&comms[i], &pl, e, es, 0, &why) != COLL_OK) return -1;
     cost = e->cost(&pl, (double)coll__total_bytes(&pl, es), t);
     comms[i].tune = keep;
     return cost >= 1e299 ? -1 : cost;

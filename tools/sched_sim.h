@@ -48,6 +48,8 @@ typedef struct sim_rank {
     size_t arena_n, src_off, dst_off, src_n, dst_n, mine, mine_n;
     size_t src_off0;                /* src as the caller passed it          */
     int src_is_dst;                 /* after the start: src aliases dst     */
+    size_t room_off, room_b;        /* a small call's room (dissemination):
+                                       p blocks of room_b elements          */
 } sim_rank;
 
 /* One message, from its sender's step to its receiver's. */
@@ -207,7 +209,21 @@ static double sim__div(coll_dtype t, double v, int p)
 
 static size_t sim__buf_off(const sim_rank *k, int buf)
 {
-    return buf == COLL_BUF_SRC ? k->src_off : k->dst_off;
+    return buf == COLL_BUF_ROOM ? k->room_off : buf == COLL_BUF_SRC ? k->src_off : k->dst_off;
+}
+
+/* Does this rank's row keep its blocks in the request's room (a small
+   call's dissemination gather)? The library's answer, not a list. */
+static int sim__room(const coll__plan *pl)
+{
+    const coll__entry *e = coll__entry_of(pl->kind, pl->algo);
+    return e && COLL__IN_ROOM(e);
+}
+
+/* Room block of rank q on rank r (block j holds rank r - j's). */
+static double *sim__room_block(sim_rank *k, int r, int q, int p)
+{
+    return k->arena + k->room_off + (size_t)(((r - q) % p + p) % p) * k->room_b;
 }
 
 /* Element i of a (possibly strided) span: its index in the arena. */
@@ -328,6 +344,17 @@ static int sim_init(sim *s, const sim_cfg *cfg)
         }
         sim__plan(s, r, &s->pl[r]);
     }
+    for (r = 0; r < cfg->p && sim__room(&s->pl[0]); r++) {   /* the room, behind src and dst */
+        sim_rank *k = &s->rk[r];
+        k->room_b = cfg->kind == COLL_REDUCE_SCATTER || cfg->kind == COLL_ALLTOALL ||
+                    cfg->kind == COLL_SCATTER ? cfg->n * (size_t)cfg->p : cfg->n;
+        k->room_off = k->arena_n;
+        if (k->arena_n + (size_t)cfg->p * k->room_b > SIM_MAX_ELEMS) {
+            snprintf(s->err, sizeof s->err, "too many elements (at most %d per rank)", SIM_MAX_ELEMS);
+            return -1;
+        }
+        for (i = 0; i < (size_t)cfg->p * k->room_b; i++) k->arena[k->arena_n + i] = SIM_UNSET;
+    }
     s->cfg.algo = s->pl[0].algo;
     s->f = coll__find(s->pl[0].kind, s->pl[0].algo);
     return 0;
@@ -343,6 +370,13 @@ static void sim_start(sim *s)
         sim_rank *k = &s->rk[r];
         double *A = k->arena;
         if (c->kind == COLL_BARRIER) continue;
+        if (sim__room(&s->pl[r]) && !(p == 1 && coll__reduces(c->kind))) {
+            /* this rank's contribution into room block 0 (a broadcast's or
+               scatter's root alone has one) */
+            if ((c->kind != COLL_BROADCAST && c->kind != COLL_SCATTER) || r == c->root)
+                for (i = 0; i < k->room_b; i++) A[k->room_off + i] = A[k->src_off + i];
+            continue;
+        }
         switch (c->kind) {
         case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_SCAN: case COLL_EXSCAN:
             if (sim__rotates(&s->pl[r])) {          /* dst takes src, own block first */
@@ -409,8 +443,10 @@ static int sim_round(sim *s, sim_msg ev[SIM_MAX_QUEUED], int *n_ev)
         if (s->done[r] || s->loaded[r]) { all_done &= s->done[r]; continue; }
         if (!s->f(&s->pl[r], s->cur[r], st)) { s->done[r] = 1; continue; }
         all_done = 0;
+        if (st->sbuf == COLL_BUF_ROOM) { st->soff *= s->rk[r].room_b; st->slen *= s->rk[r].room_b; }
+        if (st->rbuf == COLL_BUF_ROOM) { st->roff *= s->rk[r].room_b; st->rlen *= s->rk[r].room_b; }
         s->loaded[r] = 1; s->posted[r] = 0;
-        if (c->kind == COLL_BROADCAST) st->sbuf = st->rbuf = st->abuf = COLL_BUF_DST;
+        if (c->kind == COLL_BROADCAST && st->sbuf != COLL_BUF_ROOM) st->sbuf = st->rbuf = st->abuf = COLL_BUF_DST;
         if (s->rk[r].src_is_dst) {
             if (st->sbuf == COLL_BUF_SRC) st->sbuf = COLL_BUF_DST;
             if (st->abuf == COLL_BUF_SRC) st->abuf = COLL_BUF_DST;
@@ -420,10 +456,11 @@ static int sim_round(sim *s, sim_msg ev[SIM_MAX_QUEUED], int *n_ev)
             coll_xfer x;
             coll__step o;
             int d = coll_describe(&s->comm[r], &s->args[r], s->cur[r], &x);
+            size_t u = sim__room(&s->pl[r]) ? coll__room_blk(&s->pl[r], s->es) : s->es;   /* room: blocks */
             s->f(&s->pl[r], s->cur[r], &o);
             if (d != 1 || x.send_to != o.to || x.recv_from != o.from ||
-                (o.to >= 0 && (x.send_offset != o.soff * s->es || x.send_bytes != o.slen * s->es)) ||
-                (o.from >= 0 && (x.recv_offset != o.roff * s->es || x.recv_bytes != o.rlen * s->es ||
+                (o.to >= 0 && (x.send_offset != o.soff * u || x.send_bytes != o.slen * u)) ||
+                (o.from >= 0 && (x.recv_offset != o.roff * u || x.recv_bytes != o.rlen * u ||
                                  !x.reduce != !o.reduce)))
                 s->describe_mismatch++;
         }
@@ -506,6 +543,27 @@ static const char *sim_finish(sim *s)
         sim_rank *k = &s->rk[r];
         double *D = k->arena + k->dst_off, *S = k->arena + k->src_off;
         coll_algo a = s->pl[r].algo;
+        if (sim__room(&s->pl[r]) && !(p == 1 && coll__reduces(c->kind))) {
+            int q, red = c->kind == COLL_ALLREDUCE || c->kind == COLL_REDUCE_SCATTER ||
+                         (c->kind == COLL_REDUCE && r == c->root);
+            size_t n = c->n, at = c->kind == COLL_REDUCE_SCATTER ? k->mine : 0;
+            what = "each rank computes its result from the p blocks (reduced in rank order)";
+            if (red)
+                for (i = 0; i < n; i++) {
+                    double v = sim__room_block(k, r, 0, p)[at + i];
+                    for (q = 1; q < p; q++) v = sim__apply(c->op, v, sim__room_block(k, r, q, p)[at + i]);
+                    D[i] = c->op == COLL_AVG ? sim__div(c->dtype, v, p) : v;
+                }
+            else if (c->kind == COLL_BROADCAST && r != c->root)
+                for (i = 0; i < n; i++) D[i] = sim__room_block(k, r, c->root, p)[i];
+            else if (c->kind == COLL_ALLGATHER || (c->kind == COLL_GATHER && r == c->root))
+                for (q = 0; q < p; q++) for (i = 0; i < n; i++) D[(size_t)q * n + i] = sim__room_block(k, r, q, p)[i];
+            else if (c->kind == COLL_SCATTER)
+                for (i = 0; i < n; i++) D[i] = sim__room_block(k, r, c->root, p)[k->mine + i];
+            else if (c->kind == COLL_ALLTOALL)
+                for (q = 0; q < p; q++) for (i = 0; i < n; i++) D[(size_t)q * n + i] = sim__room_block(k, r, q, p)[(size_t)r * n + i];
+            continue;
+        }
         if (sim__rotates(&s->pl[r])) {              /* the work buffer back in rank order */
             size_t off, len, n = s->pl[r].total;
             double *W = c->kind == COLL_ALLREDUCE ? D : S;
@@ -640,14 +698,22 @@ static const char *sim_phase(const sim *s, int st)
     }
 }
 
-/* Block label of an element range of rank r's plan: "b2", "b1-b3", or the
-   range itself. */
-static void sim_label(const sim *s, int r, size_t off, size_t len, char *out, size_t outsz)
+/* Block label of what a message carries: "b2", "b1-b3", or the range
+   itself; from a small call's room, whose blocks it holds ("r2,r1"). */
+static void sim_label(const sim *s, const sim_msg *m, char *out, size_t outsz)
 {
-    const coll__plan *pl = &s->pl[r];
+    const coll__plan *pl = &s->pl[m->from];
     int i, j;
-    size_t o, l, o2, l2;
+    size_t o, l, o2, l2, off = m->soff, len = m->slen;
     if (s->cfg.kind == COLL_BARRIER) { snprintf(out, outsz, "signal"); return; }
+    if (m->sbuf == COLL_BUF_ROOM) {          /* block j of rank f's room: rank f-j's */
+        size_t b = s->rk[m->from].room_b, k, nb = b ? len / b : 0, at = 0;
+        for (k = 0; k < nb && at + 8 < outsz; k++)
+            at += (size_t)snprintf(out + at, outsz - at, "%sr%d", k ? "," : "",
+                                   ((m->from - (int)(off / b + k)) % pl->p + pl->p) % pl->p);
+        if (!nb) snprintf(out, outsz, "-");
+        return;
+    }
     if (s->cfg.algo == COLL_ALGO_BRUCK) {     /* rotated or strided positions */
         snprintf(out, outsz, "[%lu:%lu]", (unsigned long)off, (unsigned long)(off + len));
         return;

@@ -104,18 +104,22 @@ static void print_buffers(const sim *s)
         if (s->cfg.kind == COLL_BARRIER) { printf("(no data)\n"); continue; }
         if (k->src_off == k->dst_off || s->cfg.inplace || s->cfg.kind == COLL_BROADCAST) {
             printf("buf ");
-            print_span(k->arena, k->arena_n, w);
+            print_span(k->arena, k->room_b ? k->room_off : k->arena_n, w);
         } else {
             printf("src ");
             print_span(k->arena + k->src_off, k->src_n, w);
             printf("  dst ");
             print_span(k->arena + k->dst_off, k->dst_n, w);
         }
+        if (k->room_b) {                 /* a small call's blocks: block j is rank r-j's */
+            printf("  room ");
+            print_span(k->arena + k->room_off, (size_t)s->cfg.p * k->room_b, w);
+        }
         printf("\n");
     }
 }
 
-static const char *bufname(int b) { return b == COLL_BUF_SRC ? "src" : "dst"; }
+static const char *bufname(int b) { return b == COLL_BUF_ROOM ? "room" : b == COLL_BUF_SRC ? "src" : "dst"; }
 
 static void print_span_name(int buf, size_t off, size_t len, size_t run, size_t stride)
 {
@@ -131,7 +135,7 @@ static void print_moves(const sim *s, const sim_msg *ev, int nev)
     for (i = 0; i < nev; i++) {
         const sim_msg *x = &ev[i];
         if (s->cfg.kind == COLL_BARRIER) { printf("    %d -> %d  signal\n", x->from, x->to); continue; }
-        sim_label(s, x->from, x->soff, x->slen, lab, sizeof lab);
+        sim_label(s, x, lab, sizeof lab);
         printf("    %d -> %d  %-6s ", x->from, x->to, lab);
         print_span_name(x->sbuf, x->soff, x->slen, x->srun, x->sstride);
         if (x->reduce) {
@@ -393,6 +397,8 @@ static void trace_all(int p, int break_it)
                     if (en->algo == COLL_ALGO_PIPELINED_TREE || en->algo == COLL_ALGO_PIPELINED_CHAIN ||
                         en->algo == COLL_ALGO_DOUBLE_TREE)
                         c.scratch = 128, c.n = 40;                    /* several chunks */
+                    if (COLL__IN_ROOM(en) && en->kind == COLL_REDUCE_SCATTER)
+                        c.n = 2;                  /* the whole vector fits the room */
                 }
                 trace_one(&c, break_it);
                 if (break_it) return;
