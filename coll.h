@@ -3683,9 +3683,10 @@ static int coll__room_begin(coll_request *q)
     coll__buffer *B = &q->b[COLL__BUF_ROOM];
     int from = !(COLL__KIND_IS(pl->kind, COLL_BROADCAST) || COLL__KIND_IS(pl->kind, COLL_SCATTER)) ||
                pl->rank == pl->root;          /* a broadcast's or scatter's root alone has data */
-    B->at = coll__room(q); B->unit = blk; B->cut = (size_t)-1; B->head = 0;
-    COLL_MEMSET(B->at, 0, blk);
-    if (from) COLL_MEMCPY(B->at, coll__buf(q, COLL_BUF_SRC), b);
+    B->at = coll__room(q); B->unit = q->g.blk = blk; B->cut = (size_t)-1; B->head = 0;
+    if (!from) b = 0;                   /* (then a block of zeros) */
+    else COLL_MEMCPY(B->at, coll__buf(q, COLL_BUF_SRC), b);
+    if (blk > b) COLL_MEMSET(B->at + b, 0, blk - b);
     return COLL_OK;
 }
 
@@ -3695,7 +3696,7 @@ static COLL__NOINLINE int coll__room_finish(coll_request *q)
 {
     const coll__plan *pl = &q->pl;
     coll_comm *c = q->c;
-    size_t bn = pl->count * q->esize, mine = (size_t)pl->rank * bn, blk = coll__room_blk(pl, q->esize);
+    size_t bn = pl->count * q->esize, mine = (size_t)pl->rank * bn, blk = q->g.blk;   /* (coll__room_begin's) */
     unsigned char *dst = coll__buf(q, COLL_BUF_DST), *room = coll__room(q);
     int i, p = pl->p, r = pl->rank, rc = COLL_OK, lo = 0, hi = p, root = r == pl->root;
     coll_kind k = COLL__KIND(pl->kind);
@@ -3704,9 +3705,9 @@ static COLL__NOINLINE int coll__room_finish(coll_request *q)
     if ((COLL__KIND_IS(k, COLL_REDUCE) || COLL__KIND_IS(k, COLL_GATHER)) && !root) return COLL_OK;
     if (coll__reduces(k)) {                 /* all-reduce, reduce, reduce-scatter */
         size_t at = COLL__KIND_IS(k, COLL_REDUCE_SCATTER) ? mine : 0;
-        COLL_MEMCPY(dst, COLL__BLK(0) + at, bn);
-        for (i = 1; i < p && rc == COLL_OK; i++)
-            rc = coll__reduce(c, &q->a.uop, dst, dst, COLL__BLK(i) + at, pl->count, q->a.dtype, q->a.op);
+        for (i = 1; i < p && rc == COLL_OK; i++)    /* ((b0 + b1) + b2) + ... */
+            rc = coll__reduce(c, &q->a.uop, dst, i == 1 ? COLL__BLK(0) + at : dst, COLL__BLK(i) + at,
+                              pl->count, q->a.dtype, q->a.op);
         return rc;                              /* (avg: coll__finish divides) */
     }
     if (COLL__KIND_IS(k, COLL_BROADCAST) || COLL__KIND_IS(k, COLL_SCATTER)) {   /* the root's block */
