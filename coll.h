@@ -1902,7 +1902,7 @@ static size_t coll__bruck_off(const coll__plan *pl, int j)   /* rotated offset *
 static int coll__bruck_allgather(const coll__plan *pl, int s, coll__step *st)
 {
     int r = pl->rank, p = pl->p, d, m;
-    if (s >= coll__ceil_log2(p) || pl->total == 0) return 0;     /* (no data: no blocks) */
+    if (s >= coll__ceil_log2(p)) return 0;
     d = 1 << s;
     m = d < p - d ? d : p - d;
     coll__idle(st);
