@@ -3684,8 +3684,8 @@ static int coll__room_begin(coll_request *q)
     int from = !(COLL__KIND_IS(pl->kind, COLL_BROADCAST) || COLL__KIND_IS(pl->kind, COLL_SCATTER)) ||
                pl->rank == pl->root;          /* a broadcast's or scatter's root alone has data */
     B->at = coll__room(q); B->unit = q->g.blk = blk; B->cut = (size_t)-1; B->head = 0;
-    if (!from) b = 0;                   /* (then a block of zeros) */
-    else COLL_MEMCPY(B->at, coll__buf(q, COLL_BUF_SRC), b);
+    if (from && b) COLL_MEMCPY(B->at, coll__buf(q, COLL_BUF_SRC), b);
+    else b = 0;                         /* (then a block of zeros) */
     if (blk > b) COLL_MEMSET(B->at + b, 0, blk - b);
     return COLL_OK;
 }
