@@ -3325,8 +3325,9 @@ static int coll__begin(coll_request *q)
     return e->begin ? e->begin(q) : COLL_OK;
 }
 
-/* The last local touches: the row's finish hook, and avg's one division
-   of the reduced result. */
+/* The last local touches: the row's finish hook (not where coll__begin
+   ran none: one rank of a reducing collective), and avg's one division of
+   the reduced result. */
 static int coll__finish(coll_request *q)
 {
     const coll__plan *pl = &q->pl;
@@ -3334,7 +3335,8 @@ static int coll__finish(coll_request *q)
     size_t off, len;
     int rc;
     if (pl->total == 0) return COLL_OK;
-    if (e->finish && (rc = e->finish(q)) != COLL_OK) return rc;
+    if (e->finish && !(pl->p == 1 && coll__reduces(COLL__KIND(pl->kind))) && (rc = e->finish(q)) != COLL_OK)
+        return rc;
     if (!COLL__ON(COLL_OPS, COLL_AVG) || !coll__reduces(COLL__KIND(pl->kind)) || q->a.op != COLL_AVG) return COLL_OK;
     if (COLL__KIND_IS(pl->kind, COLL_REDUCE) && pl->rank != pl->root) return COLL_OK;
     coll__block(pl, pl->rank, &off, &len);
@@ -3701,7 +3703,6 @@ static COLL__NOINLINE int coll__room_finish(coll_request *q)
     int i, p = pl->p, r = pl->rank, rc = COLL_OK, lo = 0, hi = p, root = r == pl->root;
     coll_kind k = COLL__KIND(pl->kind);
 #define COLL__BLK(i) (room + (size_t)coll__mod(r - (i), p) * blk)    /* rank i's */
-    if (p == 1 && coll__reduces(k)) return COLL_OK;      /* coll__begin copied src */
     if ((COLL__KIND_IS(k, COLL_REDUCE) || COLL__KIND_IS(k, COLL_GATHER)) && !root) return COLL_OK;
     if (coll__reduces(k)) {                 /* all-reduce, reduce, reduce-scatter */
         size_t at = COLL__KIND_IS(k, COLL_REDUCE_SCATTER) ? mine : 0;

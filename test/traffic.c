@@ -432,7 +432,7 @@ static int check_room(coll_kind k, int p, size_t per, int row)
     uint64_t bytes, rounds;
     double fb = p > 1 ? (double)(p - 1) * (double)blk : 0, fr = lg(p);
     int ok;
-    if (blk > ((size_t)COLL__EAGER_ROOM / (size_t)p & ~(size_t)7)) return 0;
+    if (blk > coll__room_cap(p)) return 0;              /* the library's room */
     memset(&args, 0, sizeof args);
     args.kind = k; args.algo = COLL_ALGO_DISSEMINATION; args.dtype = COLL_FLOAT32; args.op = COLL_SUM;
     args.root = p - 1; args.count = per;
