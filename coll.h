@@ -657,6 +657,7 @@ struct coll_comm {
     coll_user_op user;
     const coll_memops *mem;
     coll__tune tune;           /* the model's α, β, γ                         */
+    int cores;                 /* the cores the ranks share; 0: one each      */
     coll_rule rules[COLL_MAX_RULES];
     int nrules;
 #ifndef COLL_NO_COST_MODEL
@@ -666,7 +667,7 @@ struct coll_comm {
     uint32_t seq;              /* calls so far (part of the call signature)   */
     int broken;                /* 0, or the error that broke the communicator */
     const char *why;           /* what the last error was about (static)      */
-    struct coll_comm *up;      /* a sub-communicator's parent, else NULL      */
+    struct coll_comm *up;      /* a sub-communicator's top one, else NULL     */
     uint32_t context;          /* which communicator on its port (attach)     */
     uint32_t group_id;         /* 0, or a hash of the sub's members (signed)  */
     uint32_t ticket, turn;     /* requests started / finished, this rank, on
@@ -714,6 +715,11 @@ COLL_API int coll_set_tuning(coll_comm *c, const coll_tuning *t);
 COLL_API int coll_add_rule(coll_comm *c, coll_kind kind, size_t min_bytes, size_t max_bytes,
                            coll_algo algo);
 COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx);
+/* The cores that c's ranks share, where fewer than its ranks (4 ranks on a
+   2-core host): AUTO then weighs the work of all ranks over the cores
+   instead of one rank's path (see >>planner). 0, the default: a core per
+   rank. The same on every rank. */
+COLL_API int coll_set_cores(coll_comm *c, int cores);
 COLL_API size_t coll_dtype_size(coll_dtype dtype);   /* 0 for COLL_USER_TYPE */
 COLL_API const char *coll_result_str(int result);
 COLL_API const char *coll_algo_name(coll_algo algo);
@@ -980,8 +986,7 @@ static int coll__first(unsigned long m)
    whether it is broken. */
 static coll_comm *coll__top(coll_comm *c)
 {
-    while (c->up) c = c->up;
-    return c;
+    return c->up ? c->up : c;
 }
 
 /* The call's user operator: its own (args.user_op), or the communicator's. */
@@ -3951,12 +3956,51 @@ static int coll__rides(const coll_comm *c, const coll__plan *pl)
     return (c->checks & COLL_CHECK_CALLS) && pl->p > 1 && pl->total > 0;
 }
 
+#ifndef COLL_NO_COST_MODEL
+/* ---- crowded: more ranks than cores (coll_set_cores) -----------------------
+   With p ranks on c < p cores the cores do every rank's work, and a
+   message that a rank must first receive and combine before it can send
+   it on (a dependent send) waits until that rank gets a core again: a
+   hand-off. The α-β-γ formulas price one rank's path as if every rank had
+   a core; here a row costs the work of all ranks spread over the cores,
+       (α·D + β·B + γ·G) / c
+   with D the dependent messages (segments sent from anything but src), B
+   the bytes sent and G the bytes reduced, summed over the ranks by walking
+   each rank's steps of the row's schedule. At 4 ranks naive all-reduce
+   has D = 3 (the root's broadcast), the binomial tree 4, Rabenseifner 12,
+   ring 20. Every rank walks the same plans (this call's count and root,
+   out of place), so all pick alike: the walk borrows the call's own plan
+   and step (no copies on the stack) and gives back what it changed. A row of more
+   than COLL__CROWD_STEPS steps over all ranks is no choice here. */
+#define COLL__CROWD_STEPS 65536
+static coll__real coll__cost_crowded(const coll_comm *c, coll__plan *pl, const coll__entry *e, size_t es,
+                                     coll__step *st)
+{
+    const coll__tune *t = &c->tune;
+    const coll__entry *row = pl->row;
+    coll__real w = 0;
+    long steps = 0;
+    int s, rank = pl->rank, inplace = pl->inplace, algo = pl->algo;
+    pl->inplace = 0; pl->row = e; pl->algo = (coll_algo)e->algo;
+    for (pl->rank = 0; pl->rank < pl->p && steps <= COLL__CROWD_STEPS; pl->rank++)
+        for (s = 0; steps <= COLL__CROWD_STEPS && e->f(pl, s, st); s++, steps++) {
+            if (st->to >= 0 && st->slen) {
+                w += t->beta * (coll__real)(st->slen * es);
+                if (st->sbuf != COLL_BUF_SRC) w += t->alpha * (coll__real)coll__nseg(st->slen, pl->chunk);
+            }
+            if (st->reduce && st->from >= 0) w += t->gamma * (coll__real)(st->rlen * es);
+        }
+    pl->rank = rank; pl->inplace = inplace; pl->row = row; pl->algo = (coll_algo)algo;
+    return steps > COLL__CROWD_STEPS ? (coll__real)1e30 : w / (coll__real)c->cores;
+}
+#endif
+
 /* AUTO: the caller's per-size rule if one matches; else the cheapest row
    that fits and needs nothing only some ranks could give (so every rank
    picks the same one); without the cost model, the first such row. A
    small call's row is AUTO's only where it rides in the agreement rounds,
    and free there. */
-static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t esize, int ordered)
+static coll_algo coll__choose(const coll_comm *c, coll__plan *pl, size_t esize, int ordered, coll__step *st)
 {
     coll_algo best = COLL_ALGO_AUTO;
     size_t bytes = coll__total_bytes(pl, esize), i;
@@ -3980,10 +4024,12 @@ static coll_algo coll__choose(const coll_comm *c, const coll__plan *pl, size_t e
            every row of the call shares is coll_start's to report: NOSPC) */
         if ((COLL__NEEDS(e) & COLL__SCRATCH) && c->segment < coll__scratch_need(c, pl, e, esize)) continue;
 #ifdef COLL_NO_COST_MODEL
+        (void)st;
         return (coll_algo)e->algo;
 #else
         {                               /* costs read the call, not pl->algo */
-            coll__real cost = e->cost(pl, n, &c->tune);
+            coll__real cost = c->cores && pl->p > c->cores && !COLL__COUNTS(pl)
+                            ? coll__cost_crowded(c, pl, e, esize, st) : e->cost(pl, n, &c->tune);
             if ((COLL__NEEDS(e) & COLL__MANY) && pl->p <= 8) cost = (coll__real)1e30;   /* a last resort there */
             if (COLL__IN_ROOM(e)) cost = 0;                 /* in the rounds every call sends */
             if (best == COLL_ALGO_AUTO || cost < best_cost) { best = (coll_algo)e->algo; best_cost = cost; }
@@ -4204,7 +4250,8 @@ static void coll__forget(coll_comm *c)
    call as last time gets the same pick without the cost model. Every input
    of the choice is in the key, or clears the memo when it changes; the v
    forms (whose per-rank counts it reads) always choose afresh. */
-static coll_algo coll__choose_memo(const coll_comm *c, coll__memo *m, const coll__plan *pl, size_t es, int ordered)
+static coll_algo coll__choose_memo(const coll_comm *c, coll__memo *m, coll__plan *pl, size_t es, int ordered,
+                                   coll__step *st)
 {
 #ifdef COLL_NO_COST_MODEL
     (void)m;                                    /* the first row that fits: cheap */
@@ -4217,19 +4264,21 @@ static coll_algo coll__choose_memo(const coll_comm *c, coll__memo *m, const coll
         m->count = pl->count; m->total = pl->total; m->chunk = pl->chunk; m->es = es;
         m->kind = (int)pl->kind; m->root = pl->root; m->group = pl->group; m->inplace = pl->inplace;
         m->ordered = ordered;
-        return (coll_algo)(m->algo = (int)coll__choose(c, pl, es, ordered));
+        return (coll_algo)(m->algo = (int)coll__choose(c, pl, es, ordered, st));
     }
 #endif
-    return coll__choose(c, pl, es, ordered);
+    return coll__choose(c, pl, es, ordered, st);
 }
 
+/* (st: a step for AUTO to walk schedules with, the request's own where
+   there is one: see crowded) */
 static int coll__pick(const coll_comm *c, coll__memo *m, const coll_args *a, coll__plan *pl, size_t es,
-                      const char **why)
+                      coll__step *st, const char **why)
 {
     const coll__entry *e;
     int ordered = COLL__USER_OPS && a->op == COLL_USER_OP && coll__reduces(COLL__KIND(a->kind)) && !coll__uop(c, a)->commutative;
     if (pl->algo == COLL_ALGO_AUTO)
-        pl->algo = COLL__KIND_IS(a->kind, COLL_BARRIER) ? COLL_ALGO_DISSEMINATION : coll__choose_memo(c, m, pl, es, ordered);
+        pl->algo = COLL__KIND_IS(a->kind, COLL_BARRIER) ? COLL_ALGO_DISSEMINATION : coll__choose_memo(c, m, pl, es, ordered, st);
     e = coll__entry_of(COLL__KIND(pl->kind), pl->algo);
     pl->row = e;
     return coll__fits(c, pl, e, es, ordered, why);
@@ -4248,10 +4297,11 @@ COLL_API size_t coll_scratch_bytes(const coll_comm *c, const coll_args *a)
 {
     size_t es = 0;
     coll__plan pl;
+    coll__step st;
     const char *why;
     if (!c || !a || c->magic != COLL__MAGIC) return 0;
     if (coll__plan_args(c, a, &pl, &es, &why) != COLL_OK) return 0;
-    if (coll__pick(c, 0, a, &pl, es, &why) != COLL_OK)       /* no row: what any row would need */
+    if (coll__pick(c, 0, a, &pl, es, &st, &why) != COLL_OK)  /* no row: what any row would need */
         return coll__reduces(COLL__KIND(a->kind)) && c->nranks > 1 && pl.total > 0 ? coll__halves(es) : 0;
     return coll__halves(coll__scratch_need(c, &pl, COLL__ROW_OF(&pl), es));
 }
@@ -4739,11 +4789,12 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
     if (parent->port.abort) port.abort = coll__sub_abort;
     rc = coll_init(sub, me, n, &port, scratch, scratch_bytes);
     if (rc != COLL_OK) return rc;
-    sub->up = parent;
+    sub->up = coll__top(parent);
     sub->checks = parent->checks;
     sub->mem = parent->mem;
     COLL_MEMCPY(&sub->user, &parent->user, sizeof sub->user);
     COLL_MEMCPY(&sub->tune, &parent->tune, sizeof sub->tune);
+    sub->cores = parent->cores;
     /* signed into every call check: a sub's call never passes for its parent's */
     coll__put32(w, parent->group_id);
     sub->group_id = coll_crc32c(0, w, 4);
@@ -4870,6 +4921,17 @@ COLL_API int coll_set_tuning(coll_comm *c, const coll_tuning *t)
     return COLL_OK;
 }
 
+COLL_API int coll_set_cores(coll_comm *c, int cores)
+{
+    if (!c || c->magic != COLL__MAGIC || cores < 0) return COLL_ERR_INVAL;
+#ifdef COLL_NO_COST_MODEL
+    if (cores) return COLL_ERR_NOSYS;                /* no model to weigh it */
+#endif
+    c->cores = cores;
+    coll__forget(c);
+    return COLL_OK;
+}
+
 COLL_API int coll_add_rule(coll_comm *c, coll_kind kind, size_t min_bytes, size_t max_bytes,
                            coll_algo algo)
 {
@@ -4881,6 +4943,20 @@ COLL_API int coll_add_rule(coll_comm *c, coll_kind kind, size_t min_bytes, size_
     u->kind = kind; u->min_bytes = min_bytes; u->max_bytes = max_bytes; u->algo = algo;
     coll__forget(c);
     return COLL_OK;
+}
+
+/* n round trips of `bytes` between ranks 0 and 1: rank 0 sends from buf
+   and hears back into buf + bytes; rank 1 answers. */
+static int coll__pingpong(coll_comm *c, unsigned char *buf, size_t bytes, int n)
+{
+    const coll_port *pt = &c->port;
+    int i, rc = COLL_OK, peer = 1 - c->rank;
+    for (i = 0; i < n && rc == COLL_OK; i++) {
+        if (c->rank == 0 && (rc = pt->send(pt->ctx, peer, buf, bytes)) != COLL_OK) break;
+        rc = pt->recv(pt->ctx, peer, buf + bytes, bytes);
+        if (c->rank == 1 && rc == COLL_OK) rc = pt->send(pt->ctx, peer, buf, bytes);
+    }
+    return rc;
 }
 
 /* Ping-pong between ranks 0 and 1: a one-byte exchange costs 2α, a
@@ -4896,25 +4972,17 @@ COLL_API int coll_tune(coll_comm *c, double (*now)(void *ctx), void *ctx)
     union { coll_tuning t; unsigned char b[sizeof(coll_tuning)]; } m;
     unsigned char one[2] = { 0, 0 }, *buf;
     size_t s;
-    int i, rc = COLL_OK, peer;
+    int i, rc = COLL_OK;
     double t0, t1, t2;
     if (!c || c->magic != COLL__MAGIC || !now) return COLL_ERR_INVAL;
     m.t.alpha = c->tune.alpha; m.t.beta = c->tune.beta; m.t.gamma = c->tune.gamma;
     s = c->segment & ~(size_t)3;
     buf = c->scratch;
     if (c->nranks > 1 && c->rank < 2) {
-        const coll_port *pt = &c->port;
-        peer = 1 - c->rank;
         t0 = now(ctx);
-        for (i = 0; i < REPS && rc == COLL_OK; i++) {
-            if (c->rank == 0) { rc = pt->send(pt->ctx, peer, one, 1); if (!rc) rc = pt->recv(pt->ctx, peer, one + 1, 1); }
-            else { rc = pt->recv(pt->ctx, peer, one + 1, 1); if (!rc) rc = pt->send(pt->ctx, peer, one, 1); }
-        }
+        rc = coll__pingpong(c, one, 1, REPS);
         t1 = now(ctx);
-        for (i = 0; s && i < REPS && rc == COLL_OK; i++) {
-            if (c->rank == 0) { rc = pt->send(pt->ctx, peer, buf, s); if (!rc) rc = pt->recv(pt->ctx, peer, buf + s, s); }
-            else { rc = pt->recv(pt->ctx, peer, buf + s, s); if (!rc) rc = pt->send(pt->ctx, peer, buf, s); }
-        }
+        if (rc == COLL_OK && s) rc = coll__pingpong(c, buf, s, REPS);
         t2 = now(ctx);
         if (rc != COLL_OK) return rc;
         if (c->rank == 0) {
@@ -4977,7 +5045,7 @@ COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
     if (coll__top(c)->broken) return coll__end(q, COLL_ERR_BROKEN);   /* c->why says what broke it */
     pl = &q->pl;
     rc = coll__plan_args(c, a, pl, &es, &why);
-    if (rc == COLL_OK) rc = coll__pick(c, COLL__MEMO(c), a, pl, es, &why);
+    if (rc == COLL_OK) rc = coll__pick(c, COLL__MEMO(c), a, pl, es, &q->st, &why);
     /* A non-root of an AUTO reduce may pass no dst (MPI's habit): with the
        call check it tells the others, and every rank runs linear reduce,
        where non-roots only send. */
@@ -5254,6 +5322,7 @@ COLL_API int coll_reduce_scatterv(coll_comm *c, const void *src, void *dst, cons
 COLL_API coll_algo coll_choose(const coll_comm *c, const coll_args *a)
 {
     coll__plan pl;
+    coll__step st;
     size_t es = 0;
     coll_args b;
     const char *why;
@@ -5261,7 +5330,7 @@ COLL_API coll_algo coll_choose(const coll_comm *c, const coll_args *a)
     COLL_MEMCPY(&b, a, sizeof b);
     b.algo = COLL_ALGO_AUTO;
     if (coll__plan_args(c, &b, &pl, &es, &why) != COLL_OK) return COLL_ALGO_AUTO;
-    if (coll__pick(c, 0, &b, &pl, es, &why) != COLL_OK) return COLL_ALGO_AUTO;
+    if (coll__pick(c, 0, &b, &pl, es, &st, &why) != COLL_OK) return COLL_ALGO_AUTO;
     return pl.algo;
 }
 
@@ -5275,7 +5344,7 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     if (!c || c->magic != COLL__MAGIC || !x || step < 0) return COLL_ERR_INVAL;
     rc = coll__plan_args(c, a, &pl, &es, &why);
     if (rc != COLL_OK) return rc;
-    rc = coll__pick(c, 0, a, &pl, es, &why);
+    rc = coll__pick(c, 0, a, &pl, es, &st, &why);
     if (rc != COLL_OK) return rc;
     if (COLL__ROW_OF(&pl)->begin == coll__work_in_place) pl.inplace = 1;
     if (!COLL__ROW_OF(&pl)->f(&pl, step, &st)) return 0;

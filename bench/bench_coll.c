@@ -39,6 +39,7 @@ typedef struct config {
     bench_opts o;
     volatile int *counts;        /* [0] passed, [1] failed (shared, rank 0)    */
     int checks;                  /* -C: COLL_CHECK_* flags, -1 = the default  */
+    int cores;                   /* -K: coll_set_cores (0: not set)           */
     char impl_buf[64];           /* impl with its suffixes (-c0, -crc, -mac, -persist) */
 } config;
 
@@ -64,6 +65,7 @@ static int rank_body(bench_world *w, int rank, coll_port *port)
     rc = (!src || !dst || !scratch) ? COLL_ERR_NOSPC
                                     : coll_init(&c, rank, cf->p, port, scratch, BENCH_COLL_SCRATCH);
     if (rc == COLL_OK && cf->checks >= 0) rc = coll_set_checks(&c, (unsigned)cf->checks);
+    if (rc == COLL_OK && cf->cores > 0) rc = coll_set_cores(&c, cf->cores);
     /* every rank learns whether every rank is ready before anyone sends */
     if (bench_shm_max(&me, rc ? 1.0 : 0.0) > 0) {
         if (rank == 0) fprintf(stderr, "bench: %s p=%d: set-up failed (%d)\n", cf->impl, cf->p, rc);
@@ -83,14 +85,17 @@ static int rank_body(bench_world *w, int rank, coll_port *port)
    (-C 0) and "-crc" when CRCs are on too (-C 3), so that one table can
    hold the same rows with the checks in each state. The default (-C 1 or
    no -C) has no suffix. The tcp port's keyed mode (COLL_TCP_MAC=1 in the
-   environment, which the port reads itself) adds "-mac". */
+   environment, which the port reads itself) adds "-mac"; -K n adds
+   "-kn" (AUTO told the ranks share n cores). */
 static const char *bench_impl_name(config *cf, const char *port)
 {
     const char *sfx = cf->checks == 0 ? "-c0" : cf->checks > 1 ? "-crc" : "";
     const char *mac = getenv("COLL_TCP_MAC");
-    snprintf(cf->impl_buf, sizeof cf->impl_buf, "coll-%s%s%s%s", port, sfx,
+    char k[16] = "";
+    if (cf->cores > 0) snprintf(k, sizeof k, "-k%d", cf->cores);
+    snprintf(cf->impl_buf, sizeof cf->impl_buf, "coll-%s%s%s%s%s", port, sfx,
              strcmp(port, "tcp") == 0 && mac && strcmp(mac, "1") == 0 ? "-mac" : "",
-             bench_coll_persist ? "-persist" : "");
+             bench_coll_persist ? "-persist" : "", k);
     return cf->impl_buf;
 }
 
@@ -112,7 +117,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: bench_coll [-p threads,shm,tcp] [-n ranks,...] [-c coll,...] [-a auto|all|algo,...]\n"
-            "                  [-s quick|std|full|sizes] [-A max] [-T ms] [-N calls] [-C flags] [-P 0|1] [-k]\n"
+            "                  [-s quick|std|full|sizes] [-A max] [-T ms] [-N calls] [-C flags] [-P 0|1] [-K cores] [-k]\n"
             "  -p  ports (default threads)      -n  rank counts (default 2,4)\n"
             "  -c  collectives (default all)    -a  algorithms (default auto)\n"
             "  -s  sizes: quick, std (8 B..64 MiB), full (+256 MiB), or a list with K/M\n"
@@ -123,6 +128,8 @@ static void usage(void)
             "      coll_waitall per call); rows say impl coll-<port>-persist\n"
             "  -C  call checks: 0 off, 1 calls (the default), 3 calls + CRC;\n"
             "      rows of -C 0 say impl coll-<port>-c0, of -C 3 coll-<port>-crc\n"
+            "  -K  coll_set_cores: the cores the ranks share (AUTO weighs all ranks'\n"
+            "      work over them where ranks outnumber them; default: not set)\n"
             "  -k  check only: one call per cell, no rows, ends with \"N passed, N failed\"\n");
 }
 
@@ -144,6 +151,7 @@ int main(int argc, char **argv)
         if (!v) { usage(); return 2; }
         if (!strcmp(argv[i], "-p")) ports = v;
         else if (!strcmp(argv[i], "-C")) cf.checks = atoi(v);
+        else if (!strcmp(argv[i], "-K")) cf.cores = atoi(v);
         else if (!strcmp(argv[i], "-P")) bench_coll_persist = atoi(v) != 0;
         else if (!strcmp(argv[i], "-n")) { if ((nr = bench_parse_ints(v, ranks, 16)) <= 0) { usage(); return 2; } }
         else if (!strcmp(argv[i], "-c")) colls = v;

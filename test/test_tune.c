@@ -4,7 +4,10 @@
    only; coll_set_tuning must refuse negative constants. AUTO's memo (the
    last pick, reused when a call repeats): through changes of size,
    tuning and rules, every call must run what coll_choose picks afresh,
-   and give the right sum. */
+   and give the right sum. coll_set_cores (ranks outnumbering cores): AUTO's
+   pick must cost least by the crowded formula worked out here from every
+   rank's coll_describe steps, be the same on every rank, leave picks
+   alone where the cores suffice, and run and sum right. */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
 #define COLL_THREADS_IMPLEMENTATION
@@ -19,6 +22,7 @@ static coll_tuning got[P];
 static coll_algo small_pick[P], big_pick[P], ruled_small[P], ruled_big[P];
 static int rcs[P], passed, failed;
 static int memo_calls[P], memo_wrong_algo[P], memo_wrong_sum[P];
+static int crowd_calls[P], crowd_wrong[P];
 static float buf[P][2][100000];
 static unsigned char scratch[P][1 << 16];
 
@@ -82,7 +86,106 @@ static int rank_main(int rank, void *arg)
     a.count = 2; ruled_small[rank] = coll_choose(&c, &a);
     a.count = 1 << 22; ruled_big[rank] = coll_choose(&c, &a);
     memo_run(&c, rank);
+    /* crowded: 4 ranks on 2 cores; the call runs what coll_choose picks */
+    coll_set_checks(&c, 0);
+    coll_set_cores(&c, 2);
+    a.src = buf[rank][0]; a.dst = buf[rank][1];
+    for (a.count = 2; a.count <= 100000; a.count *= 50) {
+        size_t k;
+        coll_algo want = coll_choose(&c, &a);
+        for (k = 0; k < a.count; k++) buf[rank][0][k] = (float)(rank + 1 + (int)(k % 3));
+        crowd_calls[rank]++;
+        if (coll_run(&c, &a) != COLL_OK || c.blk.pl.algo != want) { crowd_wrong[rank]++; continue; }
+        for (k = 0; k < a.count; k++)
+            if (buf[rank][1][k] != (float)(P * (P + 1) / 2 + P * (int)(k % 3))) { crowd_wrong[rank]++; break; }
+    }
     return 0;
+}
+
+static int no_send(void *x, int p, const void *b, size_t n) { (void)x; (void)p; (void)b; (void)n; return COLL_ERR_IO; }
+static int no_recv(void *x, int p, void *b, size_t n) { (void)x; (void)p; (void)b; (void)n; return COLL_ERR_IO; }
+
+/* The crowded cost of `algo` for all-reduce of `count` floats, worked out
+   from each rank's steps as coll_describe gives them: the work of all
+   ranks over the cores, (α·D + β·B + γ·G) / cores, D the segments sent
+   from anything but src. -1: the algorithm does not run this call. */
+static double crowded_ref(coll_algo algo, size_t count, int cores, size_t segment)
+{
+    static unsigned char sc[1 << 16];
+    coll_port none;
+    double w = 0;
+    int r, s;
+    memset(&none, 0, sizeof none);
+    none.send = no_send; none.recv = no_recv;
+    for (r = 0; r < P; r++) {
+        coll_comm c;
+        coll_args a;
+        coll_xfer x;
+        memset(&a, 0, sizeof a);
+        a.kind = COLL_ALLREDUCE; a.dtype = COLL_FLOAT32; a.op = COLL_SUM; a.count = count; a.algo = algo;
+        coll_init(&c, r, P, &none, sc, sizeof sc);
+        coll_set_checks(&c, 0);
+        for (s = 0; ; s++) {
+            int rc = coll_describe(&c, &a, s, &x);
+            if (rc < 0) return -1;
+            if (rc == 0) break;
+            if (x.send_to >= 0 && x.send_bytes) {
+                w += c.tune.beta * (double)x.send_bytes;
+                if (x.send_buf != COLL_BUF_SRC) w += c.tune.alpha * (double)((x.send_bytes - 1) / segment + 1);
+            }
+            if (x.reduce && x.recv_from >= 0) w += c.tune.gamma * (double)x.recv_bytes;
+        }
+    }
+    return w / cores;
+}
+
+static void crowded_checks(void)
+{
+    static unsigned char sc[P][1 << 16];
+    static const size_t counts[] = { 2, 1000, 100000 };
+    coll_port none;
+    size_t i;
+    int r, al;
+    memset(&none, 0, sizeof none);
+    none.send = no_send; none.recv = no_recv;
+    for (i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        coll_comm c[P];
+        coll_args a;
+        coll_algo pick[P], plain;
+        double best = -1, mine;
+        memset(&a, 0, sizeof a);
+        a.kind = COLL_ALLREDUCE; a.dtype = COLL_FLOAT32; a.op = COLL_SUM; a.count = counts[i];
+        for (r = 0; r < P; r++) {
+            coll_init(&c[r], r, P, &none, sc[r], sizeof sc[r]);
+            coll_set_checks(&c[r], 0);
+            plain = coll_choose(&c[r], &a);
+            CHECK(coll_set_cores(&c[r], P) == COLL_OK, "coll_set_cores(p) accepted");
+            CHECK(coll_choose(&c[r], &a) == plain, "as many cores as ranks: AUTO picks as without");
+            coll_set_cores(&c[r], 2);
+            pick[r] = coll_choose(&c[r], &a);
+            CHECK(pick[r] == pick[0], "crowded: every rank picks the same");
+        }
+        /* every algorithm AUTO weighs (not the last resorts of 8 ranks and fewer) */
+        for (al = 1; al < COLL_ALGO_COUNT; al++) {
+            double v;
+            if (al == COLL_ALGO_REVERSED_BRUCK || al == COLL_ALGO_DOUBLE_TREE || al == COLL_ALGO_DISSEMINATION ||
+                al == COLL_ALGO_HIERARCHICAL) continue;
+            v = crowded_ref((coll_algo)al, counts[i], 2, c[0].segment);
+            if (v >= 0 && (best < 0 || v < best)) best = v;
+        }
+        mine = crowded_ref(pick[0], counts[i], 2, c[0].segment);
+        CHECK(best > 0 && mine >= 0 && mine <= best * (1 + 1e-5),
+              "crowded: AUTO's pick costs least by every rank's steps");
+        printf("crowded, 4 ranks on 2 cores, %zu floats: AUTO %s (alone: %s)\n", counts[i],
+               coll_algo_name(pick[0]), coll_algo_name(plain));
+    }
+    {
+        coll_comm c;
+        coll_init(&c, 0, P, &none, sc[0], sizeof sc[0]);
+        CHECK(coll_set_cores(&c, -1) == COLL_ERR_INVAL, "negative cores refused");
+        CHECK(coll_set_cores(0, 2) == COLL_ERR_INVAL, "coll_set_cores(NULL) refused");
+        CHECK(coll_set_cores(&c, 0) == COLL_OK, "cores 0 (a core each) accepted");
+    }
 }
 
 int main(void)
@@ -101,6 +204,7 @@ int main(void)
         CHECK(ruled_big[r] == big_pick[r], "a rule leaves other sizes alone");
         CHECK(memo_calls[r] == 30 && memo_wrong_algo[r] == 0, "every call ran what coll_choose picks afresh (memo)");
         CHECK(memo_wrong_sum[r] == 0, "every call of the memo sequence summed right");
+        CHECK(crowd_calls[r] == 3 && crowd_wrong[r] == 0, "crowded: each call ran AUTO's pick and summed right");
     }
     CHECK(got[0].alpha > 0 && got[0].alpha < 1e-2, "alpha between 0 and 10 ms");
     CHECK(got[0].beta > 0 && got[0].beta < 1e-6, "beta between 0 and 1 us/B");
@@ -112,6 +216,7 @@ int main(void)
     coll_init(&c, 0, P, &port, 0, 0);
     CHECK(coll_set_tuning(&c, &bad) == COLL_ERR_INVAL, "negative constants refused");
     CHECK(coll_add_rule(&c, COLL_ALLREDUCE, 0, 8, COLL_ALGO_BRUCK) == COLL_ERR_INVAL, "a rule needs an algorithm of that collective");
+    crowded_checks();
     coll_threads_destroy(&world);
     printf("tune: %d passed, %d failed\n", passed, failed);
     return failed != 0;
