@@ -111,6 +111,11 @@ if [ "${1:-}" = run ]; then
     have_pers=0
     $bin/bench_coll -h 2>&1 | grep -q -- '^ *-P ' && have_pers=1
     ncpu=$(nproc 2>/dev/null || echo 2)
+    # the rank counts of the run that outnumber the cores, when bench_coll knows -K (coll_set_cores)
+    crowded=""
+    if $bin/bench_coll -h 2>&1 | grep -q -- '^ *-K '; then
+        for p in 2 4; do [ $p -gt $ncpu ] && crowded=${crowded:+$crowded,}$p; done
+    fi
     # membw's arrays: one per (ranks x size of a ceiling row, threads)
     footprints=$(for p in 2 4; do for s in $(echo $big | tr ',' ' '); do
         echo "$(( $(echo $s | tr -d M) * p )):$(( p < ncpu ? p : ncpu ))"
@@ -130,6 +135,10 @@ if [ "${1:-}" = run ]; then
             algos=$([ $((i % 2)) = 1 ] && echo $fwd || echo $rev)
             run "coll-threads" $bin/bench_coll -p threads -n 2,4 -c $colls -a $algos -s $sizes -T $T
             run "coll-shm-tcp" $bin/bench_coll -p shm,tcp -n 2,4 -c allreduce -a $algos -s $sizes -T $T
+            if [ -n "$crowded" ]; then   # AUTO told the cores, where ranks outnumber them (rows coll-<port>-k<n>)
+                run "coll-threads -K" $bin/bench_coll -p threads -n $crowded -c $colls -a auto -s $sizes -T $T -K $ncpu
+                run "coll-shm-tcp -K" $bin/bench_coll -p shm,tcp -n $crowded -c allreduce -a auto -s $sizes -T $T -K $ncpu
+            fi
             [ $mode = full ] && run "coll 256 MiB" $bin/bench_coll -p threads,shm,tcp -n 2,4 \
                 -c allreduce -a auto -s 256M -T $T
             if [ $have_ompi = 1 ]; then
@@ -299,6 +308,33 @@ function auto_goal(S,    k, f, best, who, x, rowk, al, ta, r, total, over, worst
         printf "%s\tauto\tnoise floor: AUTO within 1.10 of its own pick timed forced (>= 1 KiB): %d of %d rows\t%.1f %%\t(what the goal can reach here)\t-\n", CH, nfl - flover, nfl, 100 * (nfl - flover) / nfl
     }
 }
+# A reading (not a goal): AUTO told the cores (coll_set_cores; bench_coll
+# -K, rows coll-<port>-k<n>) against the fastest forced algorithm of the
+# same port, on the rows where ranks outnumber the cores, beside plain
+# AUTO on the same rows.
+function crowded_reading(    k, f, base, rowk, al, best, x, tk, tp, n, okk, okp, wk, wp) {
+    n = okk = okp = 0; wk = wp = -1
+    for (k in seen) {
+        split(k, f, SUBSEP)
+        if (f[3] != "auto" || f[1] !~ /^coll-[a-z]+-k[0-9]+$/) continue
+        base = f[1]; sub(/-k[0-9]+$/, "", base)
+        best = -1
+        for (rowk in seen) {
+            split(rowk, al, SUBSEP)
+            if (al[1] != base || al[2] != f[2] || al[4] != f[4] || al[5] != f[5] || al[3] == "auto") continue
+            x = med(rowk); if (best < 0 || x < best) best = x
+        }
+        tp = tc(base, f[2], "auto", f[4], f[5])
+        if (best <= 0 || tp <= 0) continue
+        tk = med(k); n++
+        if (tk / best <= 1.10) okk++
+        if (tp / best <= 1.10) okp++
+        if (tk / best > wk) wk = tk / best
+        if (tp / best > wp) wp = tp / best
+    }
+    if (!n) return
+    printf "%s\tauto\tAUTO told the cores (coll_set_cores), rows where ranks outnumber them: within 1.10 on %d of %d (plain AUTO %d), worst %.2f (plain %.2f)\t%.1f %%\t(a reading)\t-\n", CH, okk, n, okp, wk, wp, 100 * okk / n
+}
 function goals(S,    i, p, b, x, o, r, best, who, ports, lim, port) {
     split("coll-threads coll-shm coll-tcp coll-mpi", ports, " ")
     if (S == "") {
@@ -325,6 +361,7 @@ function goals(S,    i, p, b, x, o, r, best, who, ports, lim, port) {
     }
     if (S == "") {
         auto_goal("")
+        crowded_reading()
         # the peers, where the tables have them
         o = t("ompi", "default", 2, 8388608); best = -1; who = ""
         for (i = 1; i <= 4; i++) { x = t(ports[i], "auto", 2, 8388608); if (x > 0 && (best < 0 || x < best)) { best = x; who = ports[i] } }
