@@ -1077,6 +1077,13 @@ static uint32_t coll__get32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
+/* The CRC-32C of a little-endian word, continuing from h. */
+static uint32_t coll__crc_word(uint32_t h, uint32_t v)
+{
+    unsigned char w[4];
+    coll__put32(w, v);
+    return coll_crc32c(h, w, 4);
+}
 
 /* ---- what the sections ahead of their definitions use -------------------- */
 /* Local data movement (>>kernels): host loops, or the caller's memops. */
@@ -3445,14 +3452,8 @@ static COLL__NOINLINE uint32_t coll__signature(coll_comm *c, const coll__plan *p
     for (i = 0; i < 14; i++) coll__put32(w + 4 * i, v[i]);     /* little-endian on every host */
     h = coll_crc32c(0, w, sizeof w);
     nc = !COLL__COUNTS(pl) ? 0 : COLL__KIND_IS(k, COLL_ALLTOALLV) ? (size_t)pl->p * (size_t)pl->p : (size_t)pl->p;
-    for (i = 0; i < nc; ) {         /* seven counts per CRC call: p x p of them for alltoallv */
-        size_t m = 0;
-        for (; i < nc && m < sizeof w; i++, m += 8) {
-            coll__put32(w + m, (uint32_t)pl->counts[i]);
-            coll__put32(w + m + 4, (uint32_t)((pl->counts[i] >> 16) >> 16));
-        }
-        h = coll_crc32c(h, w, m);
-    }
+    for (i = 0; i < nc; i++)                    /* the counts: p x p of them for alltoallv */
+        h = coll__crc_word(coll__crc_word(h, (uint32_t)pl->counts[i]), (uint32_t)((pl->counts[i] >> 16) >> 16));
     return h;
 }
 
@@ -4112,25 +4113,9 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     if (coll__rooted(COLL__KIND(a->kind))) {
         if (COLL__ARG(a->root < 0 || a->root >= p)) return COLL__NO(why, COLL_ERR_INVAL, "root: not a rank");
     }
-    if (coll__vkind(COLL__KIND(a->kind))) {
-        if (COLL__ARG(!a->counts)) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
-        n = 0;
-        for (i = 0; i < p; i++) {
-            if (COLL__ARG(a->counts[i] > ((size_t)-1) / es - n)) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
-            n += a->counts[i];
-        }
-        pl->counts = a->counts;
-        pl->count = a->counts[r];
-        pl->total = n;
-        if (a->displs && COLL__KIND_IS(a->kind, COLL_REDUCE_SCATTERV))
-            return COLL__NO(why, COLL_ERR_INVAL, "displs: reduce_scatterv takes none (as MPI's)");
-        for (i = 0; a->displs && i < p; i++)
-            if (COLL__ARG(a->displs[i] > ((size_t)-1) / es - a->counts[i]))
-                return COLL__NO(why, COLL_ERR_INVAL, "displs: a block ends past the address space");
-        pl->displs = a->displs;
-        if (pl->displs) pl->span[0] = coll__vspan(pl, 0);
-    } else if (COLL__KIND_IS(a->kind, COLL_ALLTOALLV)) {
-        size_t k, pp = (size_t)p * (size_t)p;
+    if (COLL__IS(COLL__COUNTED, COLL__KIND(a->kind))) {   /* p counts; alltoallv's p x p, row r this rank's */
+        int a2a = COLL__KIND_IS(a->kind, COLL_ALLTOALLV);
+        size_t k, pp = a2a ? (size_t)p * (size_t)p : (size_t)p, row = a2a ? (size_t)r * (size_t)p : 0;
         if (COLL__ARG(!a->counts)) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
         n = 0;
         for (k = 0; k < pp; k++) {
@@ -4139,14 +4124,16 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         }
         pl->counts = a->counts;
         pl->total = n;
-        pl->count = 0;                              /* this rank's row */
-        for (k = 0; k < (size_t)p; k++) pl->count += a->counts[(size_t)r * (size_t)p + k];
-        for (k = 0; a->displs && k < (size_t)p; k++)          /* src's, then dst's */
-            if (COLL__ARG(a->displs[k] > ((size_t)-1) / es - a->counts[(size_t)r * (size_t)p + k] ||
-                          a->displs[(size_t)p + k] > ((size_t)-1) / es - a->counts[k * (size_t)p + (size_t)r]))
+        pl->count = a2a ? 0 : a->counts[r];
+        for (k = 0; a2a && k < (size_t)p; k++) pl->count += a->counts[row + k];
+        if (a->displs && COLL__KIND_IS(a->kind, COLL_REDUCE_SCATTERV))
+            return COLL__NO(why, COLL_ERR_INVAL, "displs: reduce_scatterv takes none (as MPI's)");
+        for (k = 0; a->displs && k < (size_t)p; k++)      /* src's, then (alltoallv) dst's */
+            if (COLL__ARG(a->displs[k] > ((size_t)-1) / es - a->counts[a2a ? row + k : k] ||
+                          (a2a && a->displs[(size_t)p + k] > ((size_t)-1) / es - a->counts[k * (size_t)p + (size_t)r])))
                 return COLL__NO(why, COLL_ERR_INVAL, "displs: a block ends past the address space");
         pl->displs = a->displs;
-        if (pl->displs) { pl->span[0] = coll__vspan(pl, 0); pl->span[1] = coll__vspan(pl, 1); }
+        if (pl->displs) { pl->span[0] = coll__vspan(pl, 0); if (a2a) pl->span[1] = coll__vspan(pl, 1); }
     } else {
         if (COLL__ARG(a->count > ((size_t)-1) / es / (size_t)p)) return COLL__NO(why, COLL_ERR_INVAL, "count: too large");
         n = a->count;
@@ -4765,7 +4752,6 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
 {
     coll_port port;
     int i, j, me = -1, rc;
-    unsigned char w[4];
     if (!sub || !sp || !parent || parent->magic != COLL__MAGIC || !members) return COLL_ERR_INVAL;
     if (coll__top(parent)->broken) return COLL_ERR_BROKEN;
     if (n < 1 || n > parent->nranks) return COLL_ERR_INVAL;
@@ -4796,12 +4782,8 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
     COLL_MEMCPY(&sub->tune, &parent->tune, sizeof sub->tune);
     sub->cores = parent->cores;
     /* signed into every call check: a sub's call never passes for its parent's */
-    coll__put32(w, parent->group_id);
-    sub->group_id = coll_crc32c(0, w, 4);
-    for (i = 0; i < n; i++) {
-        coll__put32(w, (uint32_t)members[i]);
-        sub->group_id = coll_crc32c(sub->group_id, w, 4);
-    }
+    sub->group_id = coll__crc_word(0, parent->group_id);
+    for (i = 0; i < n; i++) sub->group_id = coll__crc_word(sub->group_id, (uint32_t)members[i]);
     sub->group_id |= 1u;
     return COLL_OK;
 }
@@ -4850,11 +4832,9 @@ COLL_API int coll_comm_split(coll_comm *sub, coll_subport *sp, coll_comm *parent
     }
     for (i = 0; i < m; i++) members[i] = members[2 * i + 1];
     rc = coll_comm_sub(sub, sp, parent, members, m, scratch, scratch_bytes);
-    if (rc == COLL_OK) {        /* the split's own place among the parent's calls, the same on */
-        unsigned char w[4];     /* every rank: two splits over one member list never sign alike */
-        coll__put32(w, parent->seq);
-        sub->group_id = coll_crc32c(sub->group_id, w, 4) | 1u;
-    }
+    /* the split's own place among the parent's calls, the same on every
+       rank: two splits over one member list never sign alike */
+    if (rc == COLL_OK) sub->group_id = coll__crc_word(sub->group_id, parent->seq) | 1u;
     return rc;
 }
 
