@@ -3963,19 +3963,26 @@ static int coll__rides(const coll_comm *c, const coll__plan *pl)
    message that a rank must first receive and combine before it can send
    it on (a dependent send) waits until that rank gets a core again: a
    hand-off. The α-β-γ formulas price one rank's path as if every rank had
-   a core; here a row costs the work of all ranks spread over the cores,
-       (α·D + β·B + γ·G) / c
+   a core. Here a call takes at least the work of all ranks spread over
+   the cores, and at least its path's own bytes (the formula's β and γ
+   terms, bw: more cores do not shorten them); a row costs the larger,
+       max(bw, (α·D + β·B + γ·G) / c)
    with D the dependent messages (segments sent from anything but src), B
    the bytes sent and G the bytes reduced, summed over the ranks by walking
    each rank's steps of the row's schedule. At 4 ranks naive all-reduce
    has D = 3 (the root's broadcast), the binomial tree 4, Rabenseifner 12,
-   ring 20. Every rank walks the same plans (this call's count and root,
+   ring 20: small calls go to the fewest hand-offs, large ones to the
+   shortest path in bytes. Every rank walks the same plans (this call's count and root,
    out of place), so all pick alike: the walk borrows the call's own plan
-   and step (no copies on the stack) and gives back what it changed. A row of more
-   than COLL__CROWD_STEPS steps over all ranks is no choice here. */
-#define COLL__CROWD_STEPS 65536
+   and step (no copies on the stack) and gives back what it changed. It
+   costs p x steps schedule calls per row (0.6 ms for all-reduce at 64
+   ranks here, once per call shape: AUTO's memo keeps the pick), so it
+   runs up to COLL__CROWD_RANKS ranks (above, the formulas decide), and a
+   row of more than COLL__CROWD_STEPS steps over all ranks is no choice. */
+#define COLL__CROWD_RANKS 64
+#define COLL__CROWD_STEPS 16384
 static coll__real coll__cost_crowded(const coll_comm *c, coll__plan *pl, const coll__entry *e, size_t es,
-                                     coll__step *st)
+                                     coll__step *st, coll__real bw)
 {
     const coll__tune *t = &c->tune;
     const coll__entry *row = pl->row;
@@ -3992,7 +3999,8 @@ static coll__real coll__cost_crowded(const coll_comm *c, coll__plan *pl, const c
             if (st->reduce && st->from >= 0) w += t->gamma * (coll__real)(st->rlen * es);
         }
     pl->rank = rank; pl->inplace = inplace; pl->row = row; pl->algo = (coll_algo)algo;
-    return steps > COLL__CROWD_STEPS ? (coll__real)1e30 : w / (coll__real)c->cores;
+    w /= (coll__real)c->cores;
+    return steps > COLL__CROWD_STEPS ? (coll__real)1e30 : w > bw ? w : bw;
 }
 #endif
 
@@ -4029,8 +4037,9 @@ static coll_algo coll__choose(const coll_comm *c, coll__plan *pl, size_t esize, 
         return (coll_algo)e->algo;
 #else
         {                               /* costs read the call, not pl->algo */
-            coll__real cost = c->cores && pl->p > c->cores && !COLL__COUNTS(pl)
-                            ? coll__cost_crowded(c, pl, e, esize, st) : e->cost(pl, n, &c->tune);
+            coll__real cost = e->cost(pl, n, &c->tune);    /* the formulas are affine in n: */
+            if (c->cores && pl->p > c->cores && pl->p <= COLL__CROWD_RANKS && !COLL__COUNTS(pl))   /* bw */
+                cost = coll__cost_crowded(c, pl, e, esize, st, cost - e->cost(pl, 0, &c->tune));
             if ((COLL__NEEDS(e) & COLL__MANY) && pl->p <= 8) cost = (coll__real)1e30;   /* a last resort there */
             if (COLL__IN_ROOM(e)) cost = 0;                 /* in the rounds every call sends */
             if (best == COLL_ALGO_AUTO || cost < best_cost) { best = (coll_algo)e->algo; best_cost = cost; }
