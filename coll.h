@@ -3966,10 +3966,11 @@ static int coll__rides(const coll_comm *c, const coll__plan *pl)
    a core. Here a call takes at least the work of all ranks spread over
    the cores, and at least its path's own bytes (the formula's β and γ
    terms, bw: more cores do not shorten them); a row costs the larger,
-       max(bw, (α·D + β·B + γ·G) / c)
-   with D the dependent messages (segments sent from anything but src), B
-   the bytes sent and G the bytes reduced, summed over the ranks by walking
-   each rank's steps of the row's schedule. At 4 ranks naive all-reduce
+       max(bw, (α·(M + D) + β·B + γ·G) / c)
+   with M the messages (segments), D those of them that are dependent
+   (sent from anything but src: a hand-off more), B the bytes sent and G
+   the bytes reduced, summed over the ranks by walking each rank's steps
+   of the row's schedule. At 4 ranks naive all-reduce
    has D = 3 (the root's broadcast), the binomial tree 4, Rabenseifner 12,
    ring 20: small calls go to the fewest hand-offs, large ones to the
    shortest path in bytes. Every rank walks the same plans (this call's count and root,
@@ -3990,11 +3991,11 @@ static coll__real coll__cost_crowded(const coll_comm *c, coll__plan *pl, const c
     long steps = 0;
     int s, rank = pl->rank, inplace = pl->inplace, algo = pl->algo;
     pl->inplace = 0; pl->row = e; pl->algo = (coll_algo)e->algo;
-    for (pl->rank = 0; pl->rank < pl->p && steps <= COLL__CROWD_STEPS; pl->rank++)
+    for (pl->rank = 0; pl->rank < pl->p; pl->rank++)
         for (s = 0; steps <= COLL__CROWD_STEPS && e->f(pl, s, st); s++, steps++) {
             if (st->to >= 0 && st->slen) {
-                w += t->beta * (coll__real)(st->slen * es);
-                if (st->sbuf != COLL_BUF_SRC) w += t->alpha * (coll__real)coll__nseg(st->slen, pl->chunk);
+                size_t m = coll__nseg(st->slen, pl->chunk) << (st->sbuf != COLL_BUF_SRC);   /* M + D */
+                w += t->alpha * (coll__real)m + t->beta * (coll__real)(st->slen * es);
             }
             if (st->reduce && st->from >= 0) w += t->gamma * (coll__real)(st->rlen * es);
         }

@@ -108,8 +108,8 @@ static int no_recv(void *x, int p, void *b, size_t n) { (void)x; (void)p; (void)
 
 /* The work of all ranks over the cores for all-reduce of `count` floats
    by `algo`, worked out from each rank's steps as coll_describe gives
-   them: (α·D + β·B + γ·G) / cores, D the segments sent from anything but
-   src. -1: the algorithm does not run this call. */
+   them: (α·(M + D) + β·B + γ·G) / cores, M the segments sent, D those
+   sent from anything but src. -1: the algorithm does not run this call. */
 static double crowded_ref(coll_algo algo, size_t count, int cores, size_t segment)
 {
     static unsigned char sc[1 << 16];
@@ -131,8 +131,8 @@ static double crowded_ref(coll_algo algo, size_t count, int cores, size_t segmen
             if (rc < 0) return -1;
             if (rc == 0) break;
             if (x.send_to >= 0 && x.send_bytes) {
-                w += c.tune.beta * (double)x.send_bytes;
-                if (x.send_buf != COLL_BUF_SRC) w += c.tune.alpha * (double)((x.send_bytes - 1) / segment + 1);
+                double m = (double)((x.send_bytes - 1) / segment + 1);
+                w += c.tune.beta * (double)x.send_bytes + c.tune.alpha * m * (x.send_buf != COLL_BUF_SRC ? 2 : 1);
             }
             if (x.reduce && x.recv_from >= 0) w += c.tune.gamma * (double)x.recv_bytes;
         }
