@@ -147,12 +147,13 @@ test-compile:
 
 # Sanitized runs take the quick matrix (every row, every p, sampled shapes):
 # the instrumented threads are several times slower.
-## test-asan: core matrix (quick) and errors under ASan + UBSan
-test-asan: $(CT)/asan/test_core $(CT)/asan/test_errors $(CT)/asan/test_checks $(CT)/asan/test_groups
+## test-asan: core matrix (quick), errors, checks, groups and AUTO's tuning under ASan + UBSan
+test-asan: $(CT)/asan/test_core $(CT)/asan/test_errors $(CT)/asan/test_checks $(CT)/asan/test_groups $(CT)/asan/test_tune
 	COLL_TEST_LEVEL=0 $(CT)/asan/test_core
 	$(CT)/asan/test_errors
 	$(CT)/asan/test_checks
 	$(CT)/asan/test_groups
+	$(CT)/asan/test_tune
 
 ## test-tsan: core matrix (quick) and errors under TSan
 test-tsan: $(CT)/tsan/test_core $(CT)/tsan/test_errors $(CT)/tsan/test_checks $(CT)/tsan/test_groups

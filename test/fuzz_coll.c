@@ -103,6 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     coll_set_checks(&c, (cfg >> 4) & 3);
     uop.fn = user_fn; uop.elem_size = 3; uop.commutative = (cfg >> 6) & 1; uop.user = NULL;
     if (cfg & 128) coll_set_user_op(&c, &uop);
+    if (size & 1) coll_set_cores(&c, 1 + (int)(size / 2 % 3));   /* AUTO's crowded walk (by the input's
+                                                                   length: the bytes read are as before) */
     for (call = 0; call < 4 && in.n; call++) {
         coll_args a;
         coll_xfer x;

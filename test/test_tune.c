@@ -181,6 +181,39 @@ static void crowded_checks(void)
         printf("crowded, 4 ranks on 2 cores, %zu floats: AUTO %s (alone: %s)\n", counts[i],
                coll_algo_name(pick[0]), coll_algo_name(plain));
     }
+    {   /* every collective, rank counts and cores: ranks 0, p/2 and p-1 pick alike */
+        static const int ps[] = { 2, 3, 5, 7, 8, 9, 16, 17, 64 };
+        static const size_t ns[] = { 0, 1, 7, 1000, 1 << 16 };
+        size_t pi, ni;
+        int k, cores, agree = 1, runs = 0;
+        for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+            for (k = 0; k < COLL_KIND_COUNT; k++)
+                for (ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+                    for (cores = 1; cores < ps[pi] && cores <= 3; cores++) {
+                        coll_algo first = COLL_ALGO_AUTO;
+                        int rr[3], j;
+                        coll_args a;
+                        size_t counts[64];
+                        rr[0] = 0; rr[1] = ps[pi] / 2; rr[2] = ps[pi] - 1;
+                        memset(&a, 0, sizeof a);
+                        a.kind = (coll_kind)k; a.dtype = COLL_FLOAT32; a.op = COLL_SUM; a.count = ns[ni];
+                        a.root = ps[pi] - 1;
+                        for (j = 0; j < ps[pi]; j++) counts[j] = ns[ni] + (size_t)j;
+                        if (k != COLL_ALLTOALLV) a.counts = counts;   /* (read by the v forms only) */
+                        for (j = 0; j < 3; j++) {
+                            coll_comm c;
+                            coll_algo got;
+                            coll_init(&c, rr[j], ps[pi], &none, sc[0], sizeof sc[0]);
+                            coll_set_checks(&c, (unsigned)(ni & 1));
+                            coll_set_cores(&c, cores);
+                            got = coll_choose(&c, &a);
+                            if (j == 0) first = got;
+                            else if (got != first) agree = 0;
+                            runs++;
+                        }
+                    }
+        CHECK(agree && runs > 1000, "crowded: every collective, 2-64 ranks, 1-3 cores: ranks pick alike");
+    }
     {
         coll_comm c;
         coll_init(&c, 0, P, &none, sc[0], sizeof sc[0]);
