@@ -2441,6 +2441,7 @@ typedef struct coll__entry {
 
 /* ---- >>cost  the model behind COLL_ALGO_AUTO (α-β-γ; see each schedule) -- */
 #ifndef COLL_NO_COST_MODEL
+#define COLL__NEVER ((coll__real)1e30)   /* a row AUTO does not take */
 #define COLL__C(NAME, EXPR)                                                      \
     static coll__real NAME(const coll__plan *pl, coll__real n, const coll__tune *t) \
     {                                                                            \
@@ -2477,7 +2478,7 @@ COLL__C(coll__cost_dissem,       lg * al)
 COLL__C(coll__cost_linear_red,   (p - 1) * (al + n * be + n * ga))
 COLL__C(coll__cost_chain_scan,   (p - 1) * (al + n * be + n * ga) + (COLL__KIND_IS(pl->kind, COLL_EXSCAN) ? al + n * be : 0))
 COLL__C(coll__cost_rd_scan,      lg * (al + n * be + n * ga) + (COLL__KIND_IS(pl->kind, COLL_EXSCAN) ? al + n * be : 0))
-COLL__C(coll__cost_never,        (R)1e30)
+COLL__C(coll__cost_never,        COLL__NEVER)
 #if COLL__ROOMS                     /* (γ where it reduces; n as the call's whole) */
 COLL__C(coll__cost_room,         lg * al + (p - 1) * n * (be + ga))
 #endif
@@ -3970,16 +3971,17 @@ static int coll__rides(const coll_comm *c, const coll__plan *pl)
    with M the messages (segments), D those of them that are dependent
    (sent from anything but src: a hand-off more), B the bytes sent and G
    the bytes reduced, summed over the ranks by walking each rank's steps
-   of the row's schedule. At 4 ranks naive all-reduce
-   has D = 3 (the root's broadcast), the binomial tree 4, Rabenseifner 12,
-   ring 20: small calls go to the fewest hand-offs, large ones to the
-   shortest path in bytes. Every rank walks the same plans (this call's count and root,
-   out of place), so all pick alike: the walk borrows the call's own plan
-   and step (no copies on the stack) and gives back what it changed. It
-   costs p x steps schedule calls per row (0.6 ms for all-reduce at 64
-   ranks here, once per call shape: AUTO's memo keeps the pick), so it
-   runs up to COLL__CROWD_RANKS ranks (above, the formulas decide), and a
-   row of more than COLL__CROWD_STEPS steps over all ranks is no choice. */
+   of the row's schedule. At 4 ranks naive all-reduce has D = 3 (the
+   root's broadcast), the binomial tree 4, Rabenseifner 12, ring 20: small
+   calls go to the fewest messages and hand-offs, large ones to the
+   shortest path in bytes. Every rank walks the same plans (this call's
+   count and root, out of place), so all pick alike: the walk borrows the
+   call's own plan and step (no copies on the stack) and gives back what
+   it changed. It costs p x steps schedule calls per row (0.6 ms for
+   all-reduce at 64 ranks here, once per call shape: AUTO's memo keeps the
+   pick), so it runs up to COLL__CROWD_RANKS ranks (above, the formulas
+   decide), and a row of more than COLL__CROWD_STEPS steps over all ranks
+   is no choice. */
 #define COLL__CROWD_RANKS 64
 #define COLL__CROWD_STEPS 16384
 static coll__real coll__cost_crowded(const coll_comm *c, coll__plan *pl, const coll__entry *e, size_t es,
@@ -4001,7 +4003,24 @@ static coll__real coll__cost_crowded(const coll_comm *c, coll__plan *pl, const c
         }
     pl->rank = rank; pl->inplace = inplace; pl->row = row; pl->algo = (coll_algo)algo;
     w /= (coll__real)c->cores;
-    return steps > COLL__CROWD_STEPS ? (coll__real)1e30 : w > bw ? w : bw;
+    return steps > COLL__CROWD_STEPS ? COLL__NEVER : w > bw ? w : bw;
+}
+
+/* A row's cost for AUTO: free where it rides in the rounds every call
+   sends, a last resort where it wants many ranks, else its formula (which
+   reads the call, not pl->algo) - crowded where ranks outnumber the
+   cores, but never a row whose formula says never. */
+static coll__real coll__row_cost(const coll_comm *c, coll__plan *pl, const coll__entry *e, coll__real n,
+                                 size_t es, coll__step *st)
+{
+    coll__real cost;
+    if (COLL__IN_ROOM(e)) return 0;
+    if ((COLL__NEEDS(e) & COLL__MANY) && pl->p <= 8) return COLL__NEVER;
+    cost = e->cost(pl, n, &c->tune);
+    if (cost < COLL__NEVER && c->cores && pl->p > c->cores && pl->p <= COLL__CROWD_RANKS && !COLL__COUNTS(pl))
+        cost = coll__cost_crowded(c, pl, e, es, st, cost - e->cost(pl, 0, &c->tune));   /* bw: the formulas
+                                                                                          are affine in n */
+    return cost;
 }
 #endif
 
@@ -4037,12 +4056,8 @@ static coll_algo coll__choose(const coll_comm *c, coll__plan *pl, size_t esize, 
         (void)st;
         return (coll_algo)e->algo;
 #else
-        {                               /* costs read the call, not pl->algo */
-            coll__real cost = e->cost(pl, n, &c->tune);    /* the formulas are affine in n: */
-            if (c->cores && pl->p > c->cores && pl->p <= COLL__CROWD_RANKS && !COLL__COUNTS(pl))   /* bw */
-                cost = coll__cost_crowded(c, pl, e, esize, st, cost - e->cost(pl, 0, &c->tune));
-            if ((COLL__NEEDS(e) & COLL__MANY) && pl->p <= 8) cost = (coll__real)1e30;   /* a last resort there */
-            if (COLL__IN_ROOM(e)) cost = 0;                 /* in the rounds every call sends */
+        {
+            coll__real cost = coll__row_cost(c, pl, e, n, esize, st);
             if (best == COLL_ALGO_AUTO || cost < best_cost) { best = (coll_algo)e->algo; best_cost = cost; }
         }
 #endif

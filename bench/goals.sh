@@ -107,13 +107,13 @@ if [ "${1:-}" = run ]; then
     have_ompi=0
     [ -x $bin/bench_mpi_ompi ] && command -v mpirun.openmpi >/dev/null && have_ompi=1
     [ $have_ompi = 1 ] || say "MISSING: Open MPI (Debian openmpi-bin libopenmpi-dev): no ompi or coll-mpi rows"
-    # a bench_coll that knows -P (persistent calls) says so in its usage
+    # what bench_coll knows says its usage: -P (persistent calls), -K (coll_set_cores)
+    usage=$($bin/bench_coll -h 2>&1)
     have_pers=0
-    $bin/bench_coll -h 2>&1 | grep -q -- '^ *-P ' && have_pers=1
+    echo "$usage" | grep -q -- '^ *-P ' && have_pers=1
     ncpu=$(nproc 2>/dev/null || echo 2)
-    # the rank counts of the run that outnumber the cores, when bench_coll knows -K (coll_set_cores)
-    crowded=""
-    if $bin/bench_coll -h 2>&1 | grep -q -- '^ *-K '; then
+    crowded=""                  # the rank counts of the run that outnumber the cores
+    if echo "$usage" | grep -q -- '^ *-K '; then
         for p in 2 4; do [ $p -gt $ncpu ] && crowded=${crowded:+$crowded,}$p; done
     fi
     # membw's arrays: one per (ranks x size of a ceiling row, threads)
@@ -258,6 +258,18 @@ function tcp_goal(p,    b, x, L, Lx, Lo, r) {
             p, mib(b), x, L / p, L, Lx, Lo), r, ">= 0.85", r >= 0.85)
     }
 }
+# The median time of the fastest forced algorithm on one row (-1: none timed);
+# its name in FASTEST.
+function fastest(impl, coll, p, b,    rowk, al, x, best) {
+    best = -1; FASTEST = ""
+    for (rowk in seen) {
+        split(rowk, al, SUBSEP)
+        if (al[1] != impl || al[2] != coll || al[4] != p || al[5] != b || al[3] == "auto") continue
+        x = med(rowk)
+        if (best < 0 || x < best) { best = x; FASTEST = al[3] }
+    }
+    return best
+}
 function auto_goal(S,    k, f, best, who, x, rowk, al, ta, r, total, over, worst, wrow, share, pk, tp, npk, pkover, nfl, flover) {
     total = 0; over = 0; worst = -1; wrow = ""; nslow = 0
     npk = 0; pkover = 0; nfl = 0; flover = 0
@@ -266,13 +278,7 @@ function auto_goal(S,    k, f, best, who, x, rowk, al, ta, r, total, over, worst
         if (f[3] != "auto" || substr(f[1], 1, 5) != "coll-" || f[1] ~ /^coll-null/ || f[1] ~ /-persist$/) continue
         if (S == "" && f[1] ~ /-(c0|crc)$/) continue
         if (S != "" && substr(f[1], length(f[1]) - length(S) + 1) != S) continue
-        best = -1; who = ""
-        for (rowk in seen) {
-            split(rowk, al, SUBSEP)
-            if (al[1] != f[1] || al[2] != f[2] || al[4] != f[4] || al[5] != f[5] || al[3] == "auto") continue
-            x = med(rowk)
-            if (best < 0 || x < best) { best = x; who = al[3] }
-        }
+        best = fastest(f[1], f[2], f[4], f[5]); who = FASTEST
         if (best < 0) continue
         ta = med(k); r = ta / best; total++
         pk = ((f[2], f[4], f[5]) in pick) ? pick[f[2], f[4], f[5]] : "?"
@@ -312,18 +318,13 @@ function auto_goal(S,    k, f, best, who, x, rowk, al, ta, r, total, over, worst
 # -K, rows coll-<port>-k<n>) against the fastest forced algorithm of the
 # same port, on the rows where ranks outnumber the cores, beside plain
 # AUTO on the same rows.
-function crowded_reading(    k, f, base, rowk, al, best, x, tk, tp, n, okk, okp, wk, wp) {
+function crowded_reading(    k, f, base, best, tk, tp, n, okk, okp, wk, wp) {
     n = okk = okp = 0; wk = wp = -1
     for (k in seen) {
         split(k, f, SUBSEP)
         if (f[3] != "auto" || f[1] !~ /^coll-[a-z]+-k[0-9]+$/) continue
         base = f[1]; sub(/-k[0-9]+$/, "", base)
-        best = -1
-        for (rowk in seen) {
-            split(rowk, al, SUBSEP)
-            if (al[1] != base || al[2] != f[2] || al[4] != f[4] || al[5] != f[5] || al[3] == "auto") continue
-            x = med(rowk); if (best < 0 || x < best) best = x
-        }
+        best = fastest(base, f[2], f[4], f[5])
         tp = tc(base, f[2], "auto", f[4], f[5])
         if (best <= 0 || tp <= 0) continue
         tk = med(k); n++

@@ -106,6 +106,15 @@ static int rank_main(int rank, void *arg)
 static int no_send(void *x, int p, const void *b, size_t n) { (void)x; (void)p; (void)b; (void)n; return COLL_ERR_IO; }
 static int no_recv(void *x, int p, void *b, size_t n) { (void)x; (void)p; (void)b; (void)n; return COLL_ERR_IO; }
 
+/* A port for communicators that only plan (coll_choose, coll_describe). */
+static coll_port planning_port(void)
+{
+    coll_port none;
+    memset(&none, 0, sizeof none);
+    none.send = no_send; none.recv = no_recv;
+    return none;
+}
+
 /* The work of all ranks over the cores for all-reduce of `count` floats
    by `algo`, worked out from each rank's steps as coll_describe gives
    them: (α·(M + D) + β·B + γ·G) / cores, M the segments sent, D those
@@ -113,11 +122,9 @@ static int no_recv(void *x, int p, void *b, size_t n) { (void)x; (void)p; (void)
 static double crowded_ref(coll_algo algo, size_t count, int cores, size_t segment)
 {
     static unsigned char sc[1 << 16];
-    coll_port none;
+    coll_port none = planning_port();
     double w = 0;
     int r, s;
-    memset(&none, 0, sizeof none);
-    none.send = no_send; none.recv = no_recv;
     for (r = 0; r < P; r++) {
         coll_comm c;
         coll_args a;
@@ -144,11 +151,9 @@ static void crowded_checks(void)
 {
     static unsigned char sc[P][1 << 16];
     static const size_t counts[] = { 2, 1000, 100000 };
-    coll_port none;
+    coll_port none = planning_port();
     size_t i;
     int r, al;
-    memset(&none, 0, sizeof none);
-    none.send = no_send; none.recv = no_recv;
     for (i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         coll_comm c[P];
         coll_args a;
