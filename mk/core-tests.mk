@@ -155,9 +155,9 @@ test-asan: $(CT)/asan/test_core $(CT)/asan/test_errors $(CT)/asan/test_checks $(
 	$(CT)/asan/test_groups
 	$(CT)/asan/test_tune
 
-## test-tsan: core matrix (quick) and errors under TSan
+## test-tsan: core matrix (quick; receivers copy at every rank count: COLL_THREADS_PULL=1) and errors under TSan
 test-tsan: $(CT)/tsan/test_core $(CT)/tsan/test_errors $(CT)/tsan/test_checks $(CT)/tsan/test_groups
-	TSAN_OPTIONS=halt_on_error=1 COLL_TEST_LEVEL=0 $(CT)/tsan/test_core
+	TSAN_OPTIONS=halt_on_error=1 COLL_TEST_LEVEL=0 COLL_THREADS_PULL=1 $(CT)/tsan/test_core
 	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_errors
 	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_checks
 	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_groups

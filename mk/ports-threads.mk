@@ -4,7 +4,8 @@
 # share the mailbox.
 #
 #   make test-check-port     test/check_port.h over the threads port (1..7
-#                            ranks, and stripped to send/recv) and over the
+#                            ranks, and stripped to send/recv; then again
+#                            with COLL_THREADS_PULL=1) and over the
 #                            mailbox port round robin in one thread (1..8
 #                            ranks); the checker must also fail a port
 #                            that damages messages
@@ -26,6 +27,8 @@ $(PT_B)/test_check_port: test/test_check_port.c $(PT_HDRS) | $(B)
 ## test-check-port: the port checker over the threads port and the mailbox port (round robin)
 test-check-port: $(PT_B)/test_check_port
 	@timeout 300 $<
+	@echo "  again, the threads port's receivers copying at every rank count (COLL_THREADS_PULL=1):"
+	@COLL_THREADS_PULL=1 timeout 300 $<
 
 TEST_TARGETS += test-check-port
 
