@@ -670,6 +670,20 @@ static int coll_threads__work(coll_threads__rank *me)
     return 0;
 }
 
+/* Whether handle k is free for a new op (neither the caller's nor an eager
+   send's slot still waiting for its receiver), and how many are. */
+static int coll_threads__free(const coll_threads__rank *me, int k)
+{
+    return !me->ops[k].owned && COLL_THREADS__LOAD(&me->ops[k].state) == COLL_THREADS__FREE;
+}
+
+static int coll_threads__nfree(const coll_threads__rank *me)
+{
+    int k, n = 0;
+    for (k = 0; k < COLL_THREADS_MAX_OPS; k++) n += coll_threads__free(me, k);
+    return n;
+}
+
 /* Whether a send that finds its receive posted leaves the copy to the
    receiver (see PULL): a large message, every rank with a CPU of its own,
    and the receiver awake. Read under the receiver's mutex, which a rank
@@ -700,19 +714,15 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
 {
     coll_threads *w = me->w;
     int src = is_send ? me->rank : peer, dst = is_send ? peer : me->rank;
-    int i, k, nfree = 0, failed, owner = is_send ? dst : src, queued_send = 0;
+    int i, k, failed, owner = is_send ? dst : src, queued_send = 0;
     coll_threads__queue *theirs, *mine;
     coll_threads__op *op, *other = NULL;
     coll_threads__rank *q;
 
     if (peer < 0 || peer >= w->nranks || (bytes && !buf)) return COLL_ERR_INVAL;
     if ((failed = COLL_THREADS__LOAD(&w->failed)) != 0) return failed;
-    for (i = -1, k = 0; k < COLL_THREADS_MAX_OPS; k++)
-        if (!me->ops[k].owned && COLL_THREADS__LOAD(&me->ops[k].state) == COLL_THREADS__FREE) {
-            if (i < 0) i = k;
-            nfree++;
-        }
-    if (i < 0) return COLL_AGAIN;
+    for (i = 0; i < COLL_THREADS_MAX_OPS && !coll_threads__free(me, i); i++) {}
+    if (i == COLL_THREADS_MAX_OPS) return COLL_AGAIN;
     op = &me->ops[i];
     op->is_send = is_send; op->peer = peer; op->buf = buf; op->bytes = bytes;
     op->next = -1; op->result = COLL_OK; op->eager = 0; op->fbox = 0; op->priv = 0;
@@ -760,7 +770,7 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
     /* Eager only while half the pool stays free for the caller's handles;
        the copy is made before the lock, in case the send has to queue. */
     eager = eager && is_send && bytes <= (size_t)COLL_THREADS_EAGER &&
-            nfree > COLL_THREADS_MAX_OPS / 2;
+            coll_threads__nfree(me) > COLL_THREADS_MAX_OPS / 2;
 #if COLL_THREADS_EAGER > 0
     if (eager) memcpy(op->inl, buf, bytes);
 #endif
@@ -945,7 +955,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
     op = &me->ops[h];
     if (!op->owned) return COLL_ERR_INVAL;
     if (op->eager || op->fbox) { op->owned = 0; return COLL_OK; }   /* finished at post */
-    coll_threads__progress_all(me);
+    if (!coll_threads__is_done(op)) coll_threads__progress_all(me);
     if (block && me->spin > 0 && !coll_threads__is_done(op)) {
         /* Poll, with a budget that follows how the last waits ended; but
            not for a peer that sleeps, or last ran on this very CPU: it
@@ -974,7 +984,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
             if (me->spin < w->spin_min) me->spin = w->spin_min;
         }
     }
-    for (i = 0; block && i < COLL_THREADS_SPIN; i++) {
+    for (i = 0; block && i < COLL_THREADS_SPIN && !coll_threads__is_done(op); i++) {
         coll_threads__progress_all(me);
         if (coll_threads__is_done(op)) break;
         sched_yield();
