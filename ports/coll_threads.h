@@ -126,8 +126,9 @@
      all-reduce at 2 ranks took 0.44 us with it and 1.06 us without, in the
      same rounds (with the lock hand-off of the rendezvous road it had been
      a loss, and a sched_yield costs ~1.3 us on this machine).
-     Every waiter passes the messages of all its posted receives on, so a
-     rendezvous send completes while its receiver waits for something else.
+     Every waiter (but one whose op is done already) passes the messages
+     of all its posted receives on, so a rendezvous send completes while
+     its receiver waits for something else.
      Senders wake only a rank that says it is asleep: a sender publishes its
      stamp (or queues under the mutex), a matcher DONE, and the sleeper its
      `sleeping` count, each followed by a full fence, and the sleeper looks
