@@ -87,6 +87,26 @@ suite mpich 8 tiny forced $FORCE
 echo "the MPI transport (point-to-point on a duplicate), routed and verified"
 suite ompi 3 tiny forced-mpi $FORCE COLL_MPI_TRANSPORT=mpi
 suite mpich 2 tiny forced-mpi $FORCE COLL_MPI_TRANSPORT=mpi
+echo "AUTO told the ranks share one core (COLL_MPI_CORES=1), routed and verified"
+suite ompi 5 tiny forced-cores $FORCE COLL_MPI_CORES=1
+suite mpich 3 tiny forced-cores $FORCE COLL_MPI_CORES=1
+echo "the same told on rank 0 only: no rank is told (as many calls routed as untold)"
+routed_of() { sed -nE 's/^coll-mpi: routed ([0-9]+) of ([0-9]+) calls.*/\1/p' "$1"; }
+cores_rank0() {   # IMPL: rank 0 alone sets COLL_MPI_CORES=1, against nobody
+    local impl=$1 log=$LOGS/$1-np3-cores-rank0.log base=$LOGS/$1-np3-cores-none.log rc rc0 r r0
+    launch "$impl" 3 "$base" $FORCE COLL_MPI_VERBOSE=1 -- "$B/mpi/test_drop_in.$impl" tiny forced
+    rc0=$?
+    launch "$impl" 3 "$log" $FORCE COLL_MPI_VERBOSE=1 -- sh -c \
+        'if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}" = 0 ]; then export COLL_MPI_CORES=1; fi; exec "$0" "$@"' \
+        "$B/mpi/test_drop_in.$impl" tiny forced
+    rc=$?
+    r=$(routed_of "$log"); r=${r:-0}; r0=$(routed_of "$base"); r0=${r0:-0}
+    printf '  %-6s np=3 cores on rank 0 only: exit %d, coll routed %d calls (untold: %d)\n' "$impl" "$rc" "$r" "$r0"
+    if [ "$rc" -eq 0 ] && [ "$rc0" -eq 0 ] && [ "$r" -gt 0 ] && [ "$r" -eq "$r0" ] && ! grep -q 'coll-mpi verify' "$log"; then ok
+    else bad "$impl np=3 cores on rank 0 only: exit $rc, routed $r, untold $r0 (log $log)"; tail -5 "$log"; fi
+}
+cores_rank0 ompi
+cores_rank0 mpich
 echo "the shipped thresholds, verified; routing switched off"
 suite ompi 4 quick shipped COLL_MPI_VERIFY=1 COLL_MPI_MIN_ALLREDUCE=1 COLL_MPI_MIN_BARRIER=off
 suite mpich 2 quick shipped COLL_MPI_VERIFY=1 COLL_MPI_MIN_ALLREDUCE=1 COLL_MPI_MIN_BARRIER=off
