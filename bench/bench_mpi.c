@@ -20,6 +20,9 @@
 #include "../coll.h"
 #define COLL_MPI_IMPLEMENTATION
 #include "../ports/coll_mpi.h"
+#ifndef BENCH_COLL_SCRATCH
+#define BENCH_COLL_SCRATCH (1u << 20)   /* the MPI port's best: see bench_coll.h */
+#endif
 #include "bench_coll.h"
 #endif
 

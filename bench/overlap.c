@@ -55,7 +55,7 @@
 #include "bench_ports.h"
 
 #define OV_TIMEOUT_MS 60000u
-#define OV_SCRATCH    (1u << 20)     /* as bench_coll.h: segments of 512 KiB */
+#define OV_SCRATCH    (256u << 10)   /* as bench_coll.h: segments of 128 KiB */
 #define OV_MAX_RUNS   101
 #define OV_MAX_ROWS   64
 #define OV_RUN_S      0.03           /* a run of one way lasts about this long */
