@@ -12,10 +12,11 @@
    Cases (forked ranks, coll_shm_open with a 3 s deadline, then - where it
    succeeds - a ring all-reduce and an all-to-all checked against a plain
    loop, which touch every channel the algorithms use):
-     - 512 KiB, 2 ranks: the 280 KiB segment fits, the calls are right;
-     - 512 KiB, 4 and 8 ranks; 64 MiB (Docker's default), 32 ranks (68.6
-       MiB): COLL_ERR_NOSPC on every rank, the reason names the room and
-       the size, no signal, within 2 s;
+     - room for 2 ranks' segment and 256 KiB (789 KiB with the
+       defaults), 2 ranks: the segment fits, the calls are right;
+     - the same room, 4 and 8 ranks; 64 MiB (Docker's default), 32 ranks
+       (133 MiB): COLL_ERR_NOSPC on every rank, the reason names the room
+       and the size, no signal, within 2 s;
      - a /dev/shm already full (a file holds all of it, so not even rank
        0's 64-byte record fits): rank 0 COLL_ERR_NOSPC, the others
        COLL_ERR_TIMEOUT at their deadline, every reason naming both sizes.
@@ -214,10 +215,14 @@ int main(void)
         printf("shm-room: %ld passed, %ld failed\n", g_pass, g_fail);
         return g_fail != 0;
     }
-    case_fits(512, 2);
-    case_no_room(512, 4);
-    case_no_room(512, 8);
-    case_no_room(64 * 1024, 32);              /* Docker's default, 68.6 MiB */
+    {   /* a room that holds 2 ranks' segment and 256 KiB more, whatever the
+           configuration (533 KiB with the defaults), and not 4 ranks' */
+        unsigned room = (unsigned)(coll_shm__bytes(2) / 1024) + 256;
+        case_fits(room, 2);
+        case_no_room(room, 4);
+        case_no_room(room, 8);
+    }
+    case_no_room(64 * 1024, 32);              /* Docker's default; 133 MiB */
     case_full();
     printf("shm-room: %ld passed, %ld failed\n", g_pass, g_fail);
     return g_fail != 0;
