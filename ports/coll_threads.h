@@ -184,7 +184,7 @@
 
    CONFIGURATION (define before the implementation)
      COLL_THREADS_MAX_RANKS   64    ranks in a world
-     COLL_THREADS_MAX_OPS     16    outstanding handles per rank (at most 64)
+     COLL_THREADS_MAX_OPS     16    outstanding handles per rank (at most 32)
      COLL_THREADS_FBOX        64    most fast-box slots per pair (0: no fast box)
      COLL_THREADS_FBOX_POOL   16384 fast-box slots of a world, all pairs
      COLL_THREADS_FBOX_SLOT   64    bytes per slot (a multiple of 64), 8 of
@@ -224,8 +224,8 @@
 #ifndef COLL_THREADS_MAX_OPS           /* outstanding handles per rank      */
 #define COLL_THREADS_MAX_OPS 16
 #endif
-#if COLL_THREADS_MAX_OPS > 64          /* a bit each in a rank's `recvs`    */
-#error "COLL_THREADS_MAX_OPS: at most 64"
+#if COLL_THREADS_MAX_OPS > 32          /* a bit each in a rank's `recvs`    */
+#error "COLL_THREADS_MAX_OPS: at most 32"
 #endif
 #ifndef COLL_THREADS_FBOX              /* most fast-box slots per ordered   */
 #define COLL_THREADS_FBOX 64           /* pair of ranks (0: no fast box)    */
@@ -325,7 +325,7 @@ typedef struct coll_threads__rank {
     unsigned sseq[COLL_THREADS_MAX_RANKS], rseq[COLL_THREADS_MAX_RANKS];
     unsigned fb_head[COLL_THREADS_MAX_RANKS], fb_tail[COLL_THREADS_MAX_RANKS];   /* < fb_slots */
     coll_threads__op ops[COLL_THREADS_MAX_OPS];
-    unsigned long long recvs;  /* owner only: handles of the receives it
+    unsigned long recvs;       /* owner only: handles of the receives it
                                   posted, a bit each, cleared once seen
                                   done (so a poll visits only those)      */
     int sleeping COLL_THREADS__LINE;   /* waiters on cv (atomic): wake only them */
@@ -548,15 +548,15 @@ static void coll_threads__unlink(coll_threads__rank *owner, coll_threads__queue 
 /* The next of my posted, unmatched receives among the handles in *m (a
    copy of me->recvs), or NULL; a handle found done, or reused for a send,
    leaves me->recvs. Owner only. */
-static coll_threads__op *coll_threads__next_recv(coll_threads__rank *me, unsigned long long *m)
+static coll_threads__op *coll_threads__next_recv(coll_threads__rank *me, unsigned long *m)
 {
     while (*m) {
-        int k = __builtin_ctzll(*m);
+        int k = __builtin_ctzl(*m);
         coll_threads__op *o = &me->ops[k];
         *m &= *m - 1;
         if (o->owned && !o->is_send && COLL_THREADS__LOAD(&o->state) == COLL_THREADS__POSTED)
             return o;
-        me->recvs &= ~(1ull << k);
+        me->recvs &= ~(1ul << k);
     }
     return NULL;
 }
@@ -565,7 +565,7 @@ static coll_threads__op *coll_threads__next_recv(coll_threads__rank *me, unsigne
 static coll_threads__op *coll_threads__pending(coll_threads__rank *me, int src, unsigned seq)
 {
     coll_threads__op *o;
-    unsigned long long m = me->recvs;
+    unsigned long m = me->recvs;
     while ((o = coll_threads__next_recv(me, &m)) != NULL)
         if (o->peer == src && COLL_THREADS__SEQ(o->seq) == seq) return o;
     return NULL;
@@ -652,7 +652,7 @@ static int coll_threads__progress(coll_threads__rank *me, int src)
 static int coll_threads__progress_all(coll_threads__rank *me)
 {
     coll_threads__op *o;
-    unsigned long long m = me->recvs;
+    unsigned long m = me->recvs;
     int n = 0;
     while ((o = coll_threads__next_recv(me, &m)) != NULL) n += coll_threads__progress(me, o->peer);
     return n;
@@ -776,7 +776,7 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
 #endif
     } else {
         __atomic_store_n(&op->seq, me->rseq[peer]++, __ATOMIC_RELAXED);
-        me->recvs |= 1ull << i;
+        me->recvs |= 1ul << i;
         if (bytes <= w->fb_max) {
             op->priv = 1;
             op->owned = 1;
