@@ -666,12 +666,10 @@ static int coll_threads__progress_all(coll_threads__rank *me)
 static int coll_threads__work(coll_threads__rank *me)
 {
     coll_threads *w = me->w;
-    int k;
-    for (k = 0; k < COLL_THREADS_MAX_OPS; k++) {
-        coll_threads__op *o = &me->ops[k];
+    coll_threads__op *o;
+    unsigned long m = me->recvs;
+    while ((o = coll_threads__next_recv(me, &m)) != NULL) {
         short hs;
-        if (!o->owned || o->is_send || COLL_THREADS__LOAD(&o->state) != COLL_THREADS__POSTED)
-            continue;
 #if COLL_THREADS_FBOX > 0
         if (w->fb_slots) {
             coll_threads__slot *sl = &coll_threads__box(w, o->peer, me->rank)[me->fb_tail[o->peer]];
@@ -1096,14 +1094,13 @@ static int coll_threads__sendrecv(void *ctx, int to, const void *sbuf, size_t sb
     return rc ? rc : rc2;
 }
 
-/* Whether receivers copy large messages (PULL): `fits` (every rank has a
-   CPU) unless COLL_THREADS_PULL=0 or =1 in the environment says never or
-   always, for tests that want either road at any rank count. */
-static int coll_threads__pull_env(int fits)
+/* A switch from the environment: `name`=0 or =1, else `dflt`. Read once,
+   at init (COLL_THREADS_PULL) or when a rank starts (COLL_THREADS_BIND). */
+static int coll_threads__env_flag(const char *name, int dflt)
 {
-    const char *e = getenv("COLL_THREADS_PULL");
+    const char *e = getenv(name);
     if (e && (e[0] == '0' || e[0] == '1') && e[1] == 0) return e[0] == '1';
-    return fits;
+    return dflt;
 }
 
 COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned timeout_ms)
@@ -1130,7 +1127,9 @@ COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned tim
     w->spin_min = COLL_THREADS_PAUSE_MIN < COLL_THREADS_PAUSE ? COLL_THREADS_PAUSE_MIN : COLL_THREADS_PAUSE;
     w->spin_max = COLL_THREADS_PAUSE;
     if (ncpu > 0 && nranks > ncpu) w->spin_min = w->spin_max = 0;
-    w->pull = coll_threads__pull_env(!(ncpu > 0 && nranks > ncpu));
+    /* receivers copy large messages (PULL) where every rank has a CPU;
+       COLL_THREADS_PULL=0|1 says never or always (tests take both roads) */
+    w->pull = coll_threads__env_flag("COLL_THREADS_PULL", !(ncpu > 0 && nranks > ncpu));
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     for (i = 0; i < nranks; i++) {
@@ -1212,10 +1211,9 @@ static void coll_threads__bind(int r, int nranks)
 #ifdef COLL_THREADS__BIND
     enum { W = 8 * sizeof(unsigned long), N = 1024 / W };
     unsigned long mask[N], one[N];
-    const char *e = getenv("COLL_THREADS_BIND");
     long got;
     int i, seen = 0;
-    if (!e || e[0] != '1' || e[1] != 0) return;
+    if (!coll_threads__env_flag("COLL_THREADS_BIND", 0)) return;
     memset(mask, 0, sizeof mask);
     got = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
     if (got <= 0) return;

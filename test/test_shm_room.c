@@ -216,7 +216,7 @@ int main(void)
         return g_fail != 0;
     }
     {   /* a room that holds 2 ranks' segment and 256 KiB more, whatever the
-           configuration (533 KiB with the defaults), and not 4 ranks' */
+           configuration (533 + 256 KiB with the defaults), and not 4 ranks' */
         unsigned room = (unsigned)(coll_shm__bytes(2) / 1024) + 256;
         case_fits(room, 2);
         case_no_room(room, 4);
