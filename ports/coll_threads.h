@@ -1108,6 +1108,7 @@ COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned tim
     pthread_condattr_t ca;
     int i, j;
     long ncpu;
+    int crowded;
     if (!w || nranks < 1 || nranks > COLL_THREADS_MAX_RANKS) return COLL_ERR_INVAL;
     /* the fast boxes beyond this world's n * n rings stay untouched */
 #if COLL_THREADS_FBOX > 0
@@ -1122,14 +1123,15 @@ COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned tim
 #endif
     w->nranks = nranks;
     w->timeout_ms = timeout_ms ? timeout_ms : 10000;
-    /* Polling pays only while every rank can have a CPU of its own. */
+    /* Polling, and receivers copying large messages (PULL), pay only while
+       every rank can have a CPU of its own; COLL_THREADS_PULL=0|1 says
+       never or always (the tests take both roads). */
     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    crowded = ncpu > 0 && nranks > ncpu;
     w->spin_min = COLL_THREADS_PAUSE_MIN < COLL_THREADS_PAUSE ? COLL_THREADS_PAUSE_MIN : COLL_THREADS_PAUSE;
     w->spin_max = COLL_THREADS_PAUSE;
-    if (ncpu > 0 && nranks > ncpu) w->spin_min = w->spin_max = 0;
-    /* receivers copy large messages (PULL) where every rank has a CPU;
-       COLL_THREADS_PULL=0|1 says never or always (tests take both roads) */
-    w->pull = coll_threads__env_flag("COLL_THREADS_PULL", !(ncpu > 0 && nranks > ncpu));
+    if (crowded) w->spin_min = w->spin_max = 0;
+    w->pull = coll_threads__env_flag("COLL_THREADS_PULL", !crowded);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     for (i = 0; i < nranks; i++) {
