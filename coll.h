@@ -260,10 +260,10 @@ enum {
    through float), the type integer sums and products wrap through, the
    type avg divides in, class (INT ones have the bitwise ops too). */
 #define COLL_DTYPE_LIST(X)                                                                     \
-    X(INT8,     i8,   int8_t,   int8_t,   COLL__ID,  COLL__ID,  uint8_t,  int64_t,  INT)       \
-    X(UINT8,    u8,   uint8_t,  uint8_t,  COLL__ID,  COLL__ID,  uint8_t,  uint64_t, INT)       \
-    X(INT32,    i32,  int32_t,  int32_t,  COLL__ID,  COLL__ID,  uint32_t, int64_t,  INT)       \
-    X(UINT32,   u32,  uint32_t, uint32_t, COLL__ID,  COLL__ID,  uint32_t, uint64_t, INT)       \
+    X(INT8,     i8,   int8_t,   int8_t,   COLL__ID,  COLL__ID,  uint8_t,  int32_t,  INT)       \
+    X(UINT8,    u8,   uint8_t,  uint8_t,  COLL__ID,  COLL__ID,  uint8_t,  uint32_t, INT)       \
+    X(INT32,    i32,  int32_t,  int32_t,  COLL__ID,  COLL__ID,  uint32_t, int32_t,  INT)       \
+    X(UINT32,   u32,  uint32_t, uint32_t, COLL__ID,  COLL__ID,  uint32_t, uint32_t, INT)       \
     X(INT64,    i64,  int64_t,  int64_t,  COLL__ID,  COLL__ID,  uint64_t, int64_t,  INT)       \
     X(UINT64,   u64,  uint64_t, uint64_t, COLL__ID,  COLL__ID,  uint64_t, uint64_t, INT)       \
     X(FLOAT16,  f16,  uint16_t, float,    coll__h2f, coll__f2h, float,    float,    FLOAT)     \
@@ -329,7 +329,7 @@ typedef struct coll_user_op {
 
 #define COLL__KIND_ENUM(N, S) COLL_##N,
 #define COLL__ALGO_ENUM(N, S) COLL_ALGO_##N,
-#define COLL__LIST_NAME(N, S) S,
+#define COLL__LIST_TEXT(N, S) S "\0"
 typedef enum coll_kind { COLL_KIND_LIST(COLL__KIND_ENUM) COLL_KIND_COUNT } coll_kind;
 typedef enum coll_algo { COLL_ALGO_LIST(COLL__ALGO_ENUM) COLL_ALGO_COUNT } coll_algo;
 
@@ -2706,7 +2706,7 @@ static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entr
                       const char **why)
 {
     unsigned needs;
-    if (!e || !e->f) return COLL__NO(why, COLL_ERR_NOSYS, "algo: none for this collective (or not compiled in)");
+    if (!e || !e->f) return COLL__NO(why, COLL_ERR_NOSYS, "algo: none for this call (or not compiled in)");
     needs = COLL__NEEDS(e);
     if (ordered && !((needs & COLL__ORDERED) || ((needs & COLL__ORDERED0) && pl->root == 0)))
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: reorders operands of a non-commutative op");
@@ -2717,11 +2717,11 @@ static int coll__fits(const coll_comm *c, const coll__plan *pl, const coll__entr
     if ((needs & COLL__OOP) && pl->inplace && pl->p > 1)
         return COLL__NO(why, COLL_ERR_NOSYS, "algo: runs out of place only");
     if (COLL__DISPLS(pl) && !(needs & COLL__BLOCKWISE))
-        return COLL__NO(why, COLL_ERR_NOSYS, "algo: displs need a block-wise one (ring all-gather, linear gather or scatter, pairwise all-to-all)");
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: displs need ring, linear or pairwise");
     if ((needs & COLL__HOST) && COLL__MEM(c))
-        return COLL__NO(why, COLL_ERR_NOSYS, "algo: rearranges blocks on the host (not with memops)");
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: moves blocks on the host (not memops)");
     if (COLL__IN_ROOM(e) && (COLL__COUNTS(pl) || coll__room_blk(pl, es) > coll__room_cap(pl->p)))
-        return COLL__NO(why, COLL_ERR_NOSYS, "algo: dissemination: a block over 16 x COLL_EAGER_BYTES / p, or a v form");
+        return COLL__NO(why, COLL_ERR_NOSYS, "algo: dissemination: too large, or a v form");
     if ((needs & COLL__EQUAL_OOP) && !pl->inplace) {
         int i;                  /* the partial sums pass through dst: equal blocks only */
         for (i = 0; i < pl->p; i++)
@@ -2750,7 +2750,7 @@ static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es,
     if (COLL__ARG(c->segment && c->segment < es))
         return COLL__NO(why, COLL_ERR_NOSPC, "scratch: a segment is smaller than one element");
     if (COLL__ARG(c->segment < coll__scratch_need(c, pl, COLL__ROW_OF(pl), es)))
-        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: this call needs some (reductions, packed or staged spans)");
+        return COLL__NO(why, COLL_ERR_NOSPC, "scratch: none, and this call needs some");
     return COLL_OK;
 }
 
@@ -3626,7 +3626,7 @@ static int coll__verdict(coll_request *q)
     if (g->refused) return g->refused;
 #ifndef COLL_NO_ERRSTR
     if (g->flags & COLL__F_REFUSED) c->why = COLL__WHY("another rank refused its arguments");
-    else if (g->lo != g->hi) c->why = COLL__WHY("ranks disagree on the call (order, collective, algorithm, counts, dtype, op, root, scratch or checks)");
+    else if (g->lo != g->hi) c->why = COLL__WHY("ranks disagree on the call or its arguments");
 #endif
     (void)c;
     if (g->flags & COLL__F_REFUSED) return COLL_ERR_PEER;
@@ -3800,9 +3800,9 @@ static int coll__agree_source(coll_request *q)
         return 1;
     }
     if (COLL__CRCS && (g->flags & COLL__F_CORRUPT))   /* what the CRCs and closing rounds saw */
-        return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a message failed its CRC (on this rank or another)"));
+        return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a message failed its CRC (here or elsewhere)"));
     if (COLL__CRCS && g->lo != g->hi)   /* a closing frame of another call came in */
-        return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a closing frame belongs to another call (replayed or misdelivered)"));
+        return coll__broke(q, COLL_ERR_CORRUPT, COLL__WHY("a replayed or misdelivered closing frame"));
     return coll__close(q);
 }
 
@@ -4125,7 +4125,7 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
         if (COLL__ARG((unsigned)a->op >= (unsigned)COLL_OP_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "op: not a coll_op");
         if (a->op == COLL_USER_OP) {
             if (COLL__ARG(!COLL__USER_OPS)) return COLL__NO(why, COLL_ERR_NOSYS, "op: COLL_USER_OP not compiled in (COLL_OPS)");
-            if (COLL__ARG(!coll__uop(c, a)->fn)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without an operator (args.user_op or coll_set_user_op)");
+            if (COLL__ARG(!coll__uop(c, a)->fn)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without an operator");
             if (COLL__ARG(COLL__MEM(c))) return COLL__NO(why, COLL_ERR_NOSYS, "op: a user op cannot read device memory");
         }
         else if (COLL__ARG(a->dtype == COLL_USER_TYPE)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_TYPE needs COLL_USER_OP");
@@ -4832,7 +4832,7 @@ COLL_API int coll_comm_split(coll_comm *sub, coll_subport *sp, coll_comm *parent
     if (rc != COLL_OK) return rc;
     for (i = 0; i < p; i++)
         if (members[2 * i] == COLL__SPLIT_REFUSED) {
-            parent->why = COLL__WHY("split: a rank passed no sub, subport or usable scratch");
+            parent->why = COLL__WHY("split: a rank lacks sub, subport or scratch");
             return refused ? COLL_ERR_INVAL : COLL_ERR_PEER;
         }
     if (color < 0) {                            /* in no group: coll_size(sub) == -1 */
@@ -5091,7 +5091,7 @@ COLL_API int coll_restart(coll_request *q)
         return COLL_ERR_INVAL;
     }
     if (COLL__CHECKS && COLL__ARG(q->checks != c->checks)) {
-        c->why = COLL__WHY("request: the communicator's checks changed since coll_prepare");
+        c->why = COLL__WHY("request: checks changed since coll_prepare");
         return COLL_ERR_INVAL;
     }
     top = coll__top(c);
@@ -5159,7 +5159,7 @@ COLL_API int coll_run(coll_comm *c, const coll_args *a)
     int rc;
     if (COLL__ARG(!top || !a)) return COLL_ERR_INVAL;
     if (COLL__ARG(top->ticket != top->turn)) {
-        c->why = COLL__WHY("an earlier request on this communicator (or its group) is unfinished");
+        c->why = COLL__WHY("an earlier request on this communicator is unfinished");
         return COLL_ERR_INVAL;
     }
     if (!COLL__REUSE || !top->again_ok || top->blk.c != c || !coll__same_call(&top->again, a)) {
@@ -5192,7 +5192,7 @@ COLL_API int coll_waitall(coll_request *q, int n)
         }
         if (!next) return first;
         if (next->queued && next->ticket != coll__top(next->c)->turn) {
-            next->c->why = COLL__WHY("an earlier request, not in this list, is unfinished");
+            next->c->why = COLL__WHY("an earlier request is unfinished");
             return COLL_ERR_INVAL;
         }
         rc = coll__progress(next, 1);
@@ -5364,49 +5364,54 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     return 1;
 }
 
+/* The i-th of the texts packed in s, each ended by a NUL: one string for a
+   list of names, no table of pointers beside it. */
+static const char *coll__nth(const char *s, unsigned i)
+{
+    while (i--) while (*s++) { }
+    return s;
+}
+
 COLL_API const char *coll_result_str(int result)
 {
 #ifdef COLL_NO_ERRSTR
     (void)result;
     return "";
 #else
-    switch (result) {
-    case COLL_OK:           return "ok";
-    case COLL_AGAIN:        return "in progress: call coll_progress again";
-    case COLL_ERR_IO:       return "transport failed";
-    case COLL_ERR_BROKEN:   return "communicator broken by an earlier error";
-    case COLL_ERR_CORRUPT:  return "a message failed its integrity check";
-    case COLL_ERR_PEER:     return "another rank refused its arguments";
-    case COLL_ERR_INVAL:    return "invalid argument";
-    case COLL_ERR_NOSPC:    return "scratch buffer too small";
-    case COLL_ERR_NOSYS:    return "algorithm not available for this call";
-    case COLL_ERR_MISMATCH: return "peers disagree about a message";
-    case COLL_ERR_TIMEOUT:  return "timed out waiting for a peer";
-    case COLL_ERR_ABORTED:  return "transport shut down";
-    default:                return result < 0 ? "error from the port" : "unknown result";
-    }
+    static const signed char code[] = { COLL_OK, COLL_AGAIN, COLL_ERR_IO, COLL_ERR_BROKEN,
+        COLL_ERR_CORRUPT, COLL_ERR_PEER, COLL_ERR_INVAL, COLL_ERR_NOSPC, COLL_ERR_NOSYS,
+        COLL_ERR_MISMATCH, COLL_ERR_TIMEOUT, COLL_ERR_ABORTED };
+    static const char text[] = "ok\0in progress: call coll_progress again\0transport failed\0"
+        "communicator broken by an earlier error\0a message failed its integrity check\0"
+        "another rank refused its arguments\0invalid argument\0scratch buffer too small\0"
+        "algorithm not available for this call\0peers disagree about a message\0"
+        "timed out waiting for a peer\0transport shut down";
+    unsigned i;
+    for (i = 0; i < sizeof code; i++)
+        if (code[i] == result) return coll__nth(text, i);
+    return result < 0 ? "error from the port" : "unknown result";
 #endif
 }
 
 COLL_API const char *coll_algo_name(coll_algo a)
 {
-    static const char *const names[COLL_ALGO_COUNT] = { COLL_ALGO_LIST(COLL__LIST_NAME) };
 #ifdef COLL_NO_NAMES
-    (void)names; (void)a;
+    (void)a;
     return "";
 #else
-    return (unsigned)a < (unsigned)COLL_ALGO_COUNT ? names[a] : "?";
+    static const char names[] = COLL_ALGO_LIST(COLL__LIST_TEXT);
+    return (unsigned)a < (unsigned)COLL_ALGO_COUNT ? coll__nth(names, (unsigned)a) : "?";
 #endif
 }
 
 COLL_API const char *coll_kind_name(coll_kind k)
 {
-    static const char *const names[COLL_KIND_COUNT] = { COLL_KIND_LIST(COLL__LIST_NAME) };
 #ifdef COLL_NO_NAMES
-    (void)names; (void)k;
+    (void)k;
     return "";
 #else
-    return (unsigned)k < (unsigned)COLL_KIND_COUNT ? names[k] : "?";
+    static const char names[] = COLL_KIND_LIST(COLL__LIST_TEXT);
+    return (unsigned)k < (unsigned)COLL_KIND_COUNT ? coll__nth(names, (unsigned)k) : "?";
 #endif
 }
 
