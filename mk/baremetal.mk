@@ -280,7 +280,7 @@ size-check:
 size-macros:
 	@$(call bm_need,$(ARM_GCC)); \
 	sh tools/size_macros.sh $(BM)/macros.md $(BM)/macros "$(MAKE) --no-print-directory -s" \
-	    $(patsubst %gcc,%size,$(ARM_GCC)) "$(BM_MIN_DEFS)"
+	    $(patsubst %gcc,%size,$(ARM_GCC)) "$(BM_MIN_DEFS)" "$(BM_CORE_ALL_DEFS)"
 
 # ---- qemu-min: the minimal firmware runs ---------------------------------------------
 
