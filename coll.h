@@ -186,8 +186,9 @@
      min(2^k, p - 2^k) blocks, whether or not the call is small, so its
      size depends on p alone; a call whose blocks are larger sends their
      rest as a second message right behind the frame (the round's tail,
-     also of a size fixed by p and k), announced by a flag and a CRC in
-     the frame: a receiver takes a tail because the sender said one
+     of one of three sizes fixed by p and k: blocks of a quarter, a half
+     or the whole of the room's share), announced by its class and a CRC
+     in the frame: a receiver takes a tail because the sender said one
      follows, never because of its own arguments.
      With COLL_CHECK_CRC every step's payload is followed by its CRC-32C,
      seeded with the call's signature (so a message of another call, one
@@ -569,7 +570,10 @@ typedef struct coll__agree {
     unsigned char eager;       /* 1: a small call's blocks ride in the rounds */
     unsigned char skip;        /* 1: the rounds were the schedule's (barrier,
                                   small calls): none of its steps run       */
-    unsigned char tail_in;     /* 1: this round's frame announced a tail     */
+    unsigned char tail_in;     /* the class of the tail this round's frame
+                                  announced (1-3), or 0: none            */
+    unsigned char tcls;        /* the class of this rank's tails: the least
+                                  whose blocks hold blk (0: none)        */
     int refused;               /* this rank's own refusal, or 0              */
     uint32_t sig;              /* the call's signature, but its sequence no. */
     uint32_t lo, hi;           /* lowest and highest signature seen          */
@@ -578,7 +582,7 @@ typedef struct coll__agree {
     size_t cap;                /* bytes a rank's block may take (eager call) */
     size_t inl;                /* bytes of each block inside a frame         */
     size_t blk;                /* bytes of each block in this eager call     */
-    size_t fb, tb;             /* bytes of this round's frame and tail       */
+    size_t fb;                 /* bytes of this round's frame                */
     uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
     unsigned char crc_out[4], crc_in[4];
     /* the frames last: coll_start clears only the part this p sends */
@@ -3415,9 +3419,12 @@ enum {
     COLL__F_REFUSED = 1,           /* some rank refused its arguments        */
     COLL__F_CORRUPT = 2,           /* some rank got a damaged message        */
     COLL__F_NULLDST = 4,           /* a non-root of reduce passed no dst     */
-    COLL__F_TAIL = 8,              /* (sender's own) the round's tail follows */
-    /* the frame format's version: ranks built with another room disagree */
-    COLL__VERSION = 3 + 2 * (COLL_EAGER_BYTES / 8 % 127)
+    COLL__F_TAILS = 24,            /* (sender's own) the class of the round's
+                                      tail that follows (1-3), 0: none      */
+    COLL__TAIL_SHIFT = 3,
+    /* the frame format's version: ranks built with another room disagree
+       (even: odd ones were the frames of fixed-size tails) */
+    COLL__VERSION = 2 + 2 * (COLL_EAGER_BYTES / 8 % 127)
 };
 /* A small call rides in the rounds (never with COLL_EAGER_BYTES 0: then
    the compiler drops every line of it). */
@@ -3464,8 +3471,11 @@ static COLL__NOINLINE uint32_t coll__signature(coll_comm *c, const coll__plan *p
    tail's CRC-32C (0 without one), then the first `inl` bytes of the
    round's blocks (zeros unless eager). Round k carries m = min(2^k,
    p - 2^k) blocks of `blk` bytes, packed: m x inl bytes of them in the
-   frame, and when m x blk is more, bytes m x inl .. m x cap follow as the
-   round's tail. Both sizes depend on p and k alone. */
+   frame, and when m x blk is more, bytes m x inl .. m x b follow as the
+   round's tail, where b is the least of cap / 4, cap / 2 and cap that
+   holds a block: the tail's class (1, 2, 3), in the frame's flags. The
+   frame's size depends on p and k alone, the tail's on p, k and its
+   class: never on what the receiver was asked to do. */
 static int coll__round_blocks(const coll_request *q, int k)
 {
     int d = 1 << k;
@@ -3488,15 +3498,21 @@ static size_t coll__frame_bytes(const coll_request *q, int k)
     return COLL__FRAME + (size_t)coll__round_blocks(q, k) * coll__inl(q);
 }
 
-static size_t coll__tail_bytes(const coll_request *q, int k)
+/* The tail of class c (0: none) in round k: the rest of m blocks of
+   cap >> (3 - c) bytes. A 40-byte call at 2 ranks sends 32 bytes of tail,
+   not the 224 a block of the whole cap would take. */
+static size_t coll__tail_of(const coll_request *q, int k, unsigned c)
 {
-    if (!COLL__SMALL) return 0;                    /* no room: no tails */
-    return (size_t)coll__round_blocks(q, k) * (q->g.cap - coll__inl(q));
+    size_t b = q->g.cap >> (3 - c), inl = coll__inl(q);
+    if (!COLL__SMALL || c == 0 || b <= inl) return 0;    /* no room: no tails */
+    return (size_t)coll__round_blocks(q, k) * (b - inl);
 }
 
-static int coll__sends_tail(const coll_request *q)
+/* The class of the tail this rank sends this round, 0: none (only a
+   small call's blocks in the agreement rounds have one). */
+static unsigned coll__tail_class(const coll_request *q)
 {
-    return COLL__EAGER(&q->g) && q->g.phase == 0 && q->g.blk > coll__inl(q);
+    return COLL__SMALL && q->g.phase == 0 ? q->g.tcls : 0u;
 }
 
 /* A frame's CRC-32C: of the whole frame with its own field zero (one pass). */
@@ -3511,29 +3527,31 @@ static void coll__frame_pack(coll_request *q)
     coll__agree *g = &q->g;
     unsigned char *f = g->fo.b;
     size_t bytes = g->fb;
-    int tail = coll__sends_tail(q);
+    unsigned tail = coll__tail_class(q);
     f[0] = 'c'; f[1] = COLL__VERSION;
-    f[2] = (unsigned char)(g->flags | (tail ? COLL__F_TAIL : 0)); f[3] = g->phase;
+    f[2] = (unsigned char)(g->flags | tail << COLL__TAIL_SHIFT); f[3] = g->phase;
     coll__put32(f + 4, g->lo);
     coll__put32(f + 8, g->hi);
     coll__put32(f + 12, g->bad);
-    if (COLL__SMALL) coll__put32(f + 20, tail ? coll_crc32c(0, f + bytes, g->tb) : 0u);
+    if (COLL__SMALL) coll__put32(f + 20, tail ? coll_crc32c(0, f + bytes, coll__tail_of(q, g->round, tail)) : 0u);
     coll__put32(f + 16, coll__frame_crc(f, bytes));
 }
 
 /* The frame of this round is in: believe it, or mark the link out of step.
-   Nothing of a damaged frame is believed but its tail flag, and that only
-   to take the tail (its size fixed by p and k) and throw it away: a sender
-   is not left blocked on it while the verdict is already COLL_ERR_CORRUPT. */
+   Nothing of a damaged frame is believed but its tail class, and that only
+   to take the tail (its size fixed by p, k and the class) and throw it
+   away: a sender is not left blocked on it while the verdict is already
+   COLL_ERR_CORRUPT. */
 static void coll__frame_check(coll_request *q)
 {
     coll__agree *g = &q->g;
     unsigned char *f = g->fin;
     uint32_t crc = coll__get32(f + 16);
-    int flagged = (f[2] & COLL__F_TAIL) != 0, can = COLL__SMALL && g->phase == 0 && g->tb > 0;
-    g->tail_in = (unsigned char)(flagged && can);   /* the rest of its blocks follows */
+    unsigned cls = (f[2] & COLL__F_TAILS) >> COLL__TAIL_SHIFT;
+    int can = COLL__SMALL && g->phase == 0 && coll__tail_of(q, g->round, cls) > 0;
+    g->tail_in = (unsigned char)(can ? cls : 0);   /* the rest of its blocks follows */
     if (f[0] != 'c' || f[1] != COLL__VERSION || f[3] != g->phase ||
-        crc != coll__frame_crc(f, g->fb) || (flagged && !can))
+        crc != coll__frame_crc(f, g->fb) || (cls && !can))
         g->flags |= COLL__F_CORRUPT;    /* not a frame of this round: the link is out of step */
 }
 
@@ -3546,8 +3564,8 @@ static void coll__round_end(coll_request *q)
 {
     coll__agree *g = &q->g;
     const unsigned char *f = g->fin;
-    size_t bytes = g->fb, tail = g->tb;
-    size_t got = bytes - COLL__FRAME + (g->tail_in ? tail : 0);
+    size_t bytes = g->fb, tail = coll__tail_of(q, g->round, g->tail_in);
+    size_t got = bytes - COLL__FRAME + tail;
     if (COLL__SMALL && g->tail_in && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
         g->flags |= COLL__F_CORRUPT;         /* the tail it announced */
     if (!(g->flags & COLL__F_CORRUPT)) {
@@ -3587,7 +3605,7 @@ static int coll__frame_watch(coll_request *q, const unsigned char *piece, size_t
     (void)n;
     if (!in || piece != g->fin) return 1;
     coll__frame_check(q);
-    if (COLL__SMALL && g->tail_in) coll__lengthen(q, g->fb + g->tb);
+    if (COLL__SMALL && g->tail_in) coll__lengthen(q, g->fb + coll__tail_of(q, g->round, g->tail_in));
     return 1;
 }
 
@@ -3608,7 +3626,7 @@ static void coll__round_step(coll_request *q)
     st->from = coll__mod(r - d, p);
     st->send_first = coll__shift_send_first(r, p, d);
     st->sbuf = COLL__BUF_OUT; st->rbuf = COLL__BUF_IN;
-    st->slen = g->fb + (coll__sends_tail(q) ? g->tb : 0);
+    st->slen = g->fb + coll__tail_of(q, g->round, coll__tail_class(q));
     st->rlen = g->fb;
     g->tail_in = 0;
     coll__layer_buffers(q, g->fo.b, g->fin, g->fb);
@@ -3793,8 +3811,7 @@ static int coll__agree_source(coll_request *q)
         g->phase = 2;
     }
     if (g->round < (g->phase == 0 ? g->nchk : COLL__CLOSING(g))) {
-        g->fb = coll__frame_bytes(q, g->round);   /* the round's two sizes */
-        g->tb = coll__tail_bytes(q, g->round);
+        g->fb = coll__frame_bytes(q, g->round);   /* the round's frame size */
         coll__frame_pack(q);
         coll__round_step(q);
         return 1;
@@ -3835,7 +3852,10 @@ static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, 
     /* the agreement rounds are a barrier's steps, and carry a small call's */
     g->eager = COLL__IN_ROOM(COLL__ROW_OF(&q->pl));
     g->skip = g->eager || COLL__KIND_IS(a->kind, COLL_BARRIER);
-    if (COLL__EAGER(g)) g->blk = coll__room_blk(&q->pl, es);
+    if (COLL__EAGER(g)) {
+        g->blk = coll__room_blk(&q->pl, es);
+        g->tcls = (unsigned char)(g->blk <= g->inl ? 0 : g->blk <= g->cap >> 2 ? 1 : g->blk <= g->cap >> 1 ? 2 : 3);
+    }
     g->flags0 = nulldst ? (unsigned)COLL__F_NULLDST : 0u;
     g->sig = coll__signature(c, &q->pl, a, es);
 }
@@ -3855,9 +3875,10 @@ static void coll__agree_run(coll_request *q)
     COLL_MEMSET(g->fo.b, 0, COLL__FRAME + coll__inl(q) * (size_t)q->pl.p);   /* zeros unless eager */
 #if COLL__ROOMS
     if (COLL__EAGER(g)) {
-        if (g->blk > coll__inl(q))         /* tails send the whole room: clear the rest */
-            COLL_MEMSET(coll__room(q) + coll__inl(q) * (size_t)q->pl.p, 0,     /* (the frames */
-                        (g->cap - coll__inl(q)) * (size_t)q->pl.p);            /* are cleared) */
+        if (g->tcls)                        /* tails send their class's blocks whole: */
+            COLL_MEMSET(coll__room(q) + coll__inl(q) * (size_t)q->pl.p, 0,    /* clear the rest */
+                        ((g->cap >> (3 - g->tcls)) - coll__inl(q)) * (size_t)q->pl.p);   /* (the frames
+                                                                                  are cleared) */
         coll__room_begin(q);                /* the row's begin: block 0 is this rank's */
     }
 #endif

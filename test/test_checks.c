@@ -706,9 +706,11 @@ static void misbehaving_folds(void)
    block (16 x COLL_EAGER_BYTES / p, rounded down to 8) against a plain loop
    on every rank. The eager ones send exactly the check round's messages:
    lg p frames of 24 + m x COLL_EAGER_BYTES bytes (m blocks in round k),
-   and behind each a tail of the blocks' rest, m x (block - COLL_EAGER_BYTES)
-   bytes, when a rank's contribution is larger than COLL_EAGER_BYTES; the
-   others send something else. Ranks split across the boundary (one rank
+   and behind each a tail of the blocks' rest, m x (b - COLL_EAGER_BYTES)
+   bytes, when a rank's contribution is larger than COLL_EAGER_BYTES: b the
+   least of block / 4, block / 2 and block that holds it (between, 40 bytes
+   and a quarter or a half of the block and a few bytes more); the others
+   send something else. Ranks split across the boundary (one rank
    one element more) answer COLL_ERR_MISMATCH everywhere. */
 enum { EP = 16, EN = 80 };
 typedef struct eager_world {
@@ -758,15 +760,17 @@ static void eager_boundary(void)
         int p = ps[z], lg, d, r;
         int cap = 16 * COLL_EAGER_BYTES / p & ~7, inl = (COLL_EAGER_BYTES < cap ? COLL_EAGER_BYTES : cap) & ~7;
         for (lg = 0; (1 << lg) < p; lg++) {}
-        for (d = -2; d <= 1; d++) {      /* 2 floats (no tail), then around the block */
+        for (d = -2; d <= 4; d++) {      /* 2 floats (no tail), around the block, between */
             eager_world E;
-            int n = d == -2 ? 2 : cap / 4 + d, eager = n * 4 <= cap, tails = (n * 4 + 7) / 8 * 8 > inl, k;
+            int n = d == -2 ? 2 : d == 2 ? 10 : d == 3 ? cap / 16 + 1 : d == 4 ? cap / 8 + 1 : cap / 4 + d;
+            int blk = (n * 4 + 7) / 8 * 8, eager = n * 4 <= cap, tails = blk > inl, k;
+            int b = blk <= cap / 4 ? cap / 4 : blk <= cap / 2 ? cap / 2 : cap;   /* the tail's blocks */
             uint64_t msgs = 0, bytes = 0;     /* what an eager call of n floats sends */
             if (n < 1 || n > EN) continue;
             for (k = 0; k < lg; k++) {
                 int m = (1 << k) < p - (1 << k) ? (1 << k) : p - (1 << k);
                 msgs += 1 + tails;
-                bytes += (uint64_t)(24 + m * inl + (tails ? m * (cap - inl) : 0));
+                bytes += (uint64_t)(24 + m * inl + (tails ? m * (b - inl) : 0));
             }
             memset(&E, 0, sizeof E);
             E.p = p;
