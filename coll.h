@@ -970,9 +970,11 @@ static int coll__first(unsigned long m)
 #if defined(__GNUC__)
 #define COLL__UNUSED __attribute__((unused))
 #define COLL__NOINLINE __attribute__((noinline))
+#define COLL__ALWAYS_INLINE __inline__ __attribute__((always_inline))
 #else
 #define COLL__NOINLINE
 #define COLL__UNUSED
+#define COLL__ALWAYS_INLINE
 #endif
 
 /* A case that goes on into the next on purpose (a comment would not reach
@@ -5229,60 +5231,69 @@ static void coll__args(coll_args *a, coll_kind k, const void *src, void *dst, si
     a->dtype = t; a->op = op; a->root = root;
 }
 
+/* A blocking call of the fixed-size forms: its arguments, then coll_run.
+   One copy (coll__call) serves them all; a build of one collective, which
+   keeps one of them, has it in place instead (COLL__CALL). */
+static COLL__ALWAYS_INLINE int coll__run_args(coll_comm *c, coll_kind k, const void *src, void *dst,
+                                              size_t count, coll_dtype t, coll_op op, int root, coll_algo algo)
+{
+    coll_args a;
+    coll__args(&a, k, src, dst, count, t, op, root, algo);
+    return coll_run(c, &a);
+}
+static int coll__call(coll_comm *c, coll_kind k, const void *src, void *dst, size_t count,
+                      coll_dtype t, coll_op op, int root, coll_algo algo)
+{
+    return coll__run_args(c, k, src, dst, count, t, op, root, algo);
+}
+#define COLL__CALL(...) (COLL__ONE(COLL_KINDS) ? coll__run_args(__VA_ARGS__) : coll__call(__VA_ARGS__))
+
 COLL_API int coll_allreduce(coll_comm *c, const void *src, void *dst, size_t count,
                             coll_dtype dtype, coll_op op, coll_algo algo)
 {
-    coll_args a; coll__args(&a, COLL_ALLREDUCE, src, dst, count, dtype, op, 0, algo);
-    return coll_run(c, &a);
+    return COLL__CALL(c, COLL_ALLREDUCE, src, dst, count, dtype, op, 0, algo);
 }
 
 COLL_API int coll_reduce_scatter(coll_comm *c, const void *src, void *dst, size_t count,
                                  coll_dtype dtype, coll_op op, coll_algo algo)
 {
-    coll_args a; coll__args(&a, COLL_REDUCE_SCATTER, src, dst, count, dtype, op, 0, algo);
-    return coll_run(c, &a);
+    return COLL__CALL(c, COLL_REDUCE_SCATTER, src, dst, count, dtype, op, 0, algo);
 }
 
 COLL_API int coll_allgather(coll_comm *c, const void *src, void *dst, size_t count,
                             coll_dtype dtype, coll_algo algo)
 {
-    coll_args a; coll__args(&a, COLL_ALLGATHER, src, dst, count, dtype, COLL_SUM, 0, algo);
-    return coll_run(c, &a);
+    return COLL__CALL(c, COLL_ALLGATHER, src, dst, count, dtype, COLL_SUM, 0, algo);
 }
 
 COLL_API int coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dtype,
                             int root, coll_algo algo)
 {
-    coll_args a; coll__args(&a, COLL_BROADCAST, buf, buf, count, dtype, COLL_SUM, root, algo);
-    return coll_run(c, &a);
+    return COLL__CALL(c, COLL_BROADCAST, buf, buf, count, dtype, COLL_SUM, root, algo);
 }
 
 COLL_API int coll_reduce(coll_comm *c, const void *src, void *dst, size_t count,
                          coll_dtype dtype, coll_op op, int root, coll_algo algo)
 {
-    coll_args a; coll__args(&a, COLL_REDUCE, src, dst, count, dtype, op, root, algo);
-    return coll_run(c, &a);
+    return COLL__CALL(c, COLL_REDUCE, src, dst, count, dtype, op, root, algo);
 }
 
 COLL_API int coll_gather(coll_comm *c, const void *src, void *dst, size_t count,
                          coll_dtype dtype, int root, coll_algo algo)
 {
-    coll_args a; coll__args(&a, COLL_GATHER, src, dst, count, dtype, COLL_SUM, root, algo);
-    return coll_run(c, &a);
+    return COLL__CALL(c, COLL_GATHER, src, dst, count, dtype, COLL_SUM, root, algo);
 }
 
 COLL_API int coll_scatter(coll_comm *c, const void *src, void *dst, size_t count,
                           coll_dtype dtype, int root, coll_algo algo)
 {
-    coll_args a; coll__args(&a, COLL_SCATTER, src, dst, count, dtype, COLL_SUM, root, algo);
-    return coll_run(c, &a);
+    return COLL__CALL(c, COLL_SCATTER, src, dst, count, dtype, COLL_SUM, root, algo);
 }
 
 COLL_API int coll_alltoall(coll_comm *c, const void *src, void *dst, size_t count,
                            coll_dtype dtype, coll_algo algo)
 {
-    coll_args a; coll__args(&a, COLL_ALLTOALL, src, dst, count, dtype, COLL_SUM, 0, algo);
-    return coll_run(c, &a);
+    return COLL__CALL(c, COLL_ALLTOALL, src, dst, count, dtype, COLL_SUM, 0, algo);
 }
 
 COLL_API int coll_gatherv(coll_comm *c, const void *src, void *dst, const size_t *counts,
@@ -5312,21 +5323,18 @@ COLL_API int coll_scatterv(coll_comm *c, const void *src, void *dst, const size_
 COLL_API int coll_scan(coll_comm *c, const void *src, void *dst, size_t count,
                        coll_dtype dtype, coll_op op, coll_algo algo)
 {
-    coll_args a; coll__args(&a, COLL_SCAN, src, dst, count, dtype, op, 0, algo);
-    return coll_run(c, &a);
+    return COLL__CALL(c, COLL_SCAN, src, dst, count, dtype, op, 0, algo);
 }
 
 COLL_API int coll_exscan(coll_comm *c, const void *src, void *dst, size_t count,
                          coll_dtype dtype, coll_op op, coll_algo algo)
 {
-    coll_args a; coll__args(&a, COLL_EXSCAN, src, dst, count, dtype, op, 0, algo);
-    return coll_run(c, &a);
+    return COLL__CALL(c, COLL_EXSCAN, src, dst, count, dtype, op, 0, algo);
 }
 
 COLL_API int coll_barrier(coll_comm *c, coll_algo algo)
 {
-    coll_args a; coll__args(&a, COLL_BARRIER, 0, 0, 0, COLL_UINT8, COLL_SUM, 0, algo);
-    return coll_run(c, &a);
+    return COLL__CALL(c, COLL_BARRIER, 0, 0, 0, COLL_UINT8, COLL_SUM, 0, algo);
 }
 
 COLL_API int coll_allgatherv(coll_comm *c, const void *src, void *dst, const size_t *counts,

@@ -15,8 +15,9 @@
      Layouts of distributed tensors: split / broadcast / partial-sum
    (OneFlow's SBP), and conversion between them.
 
-   Built only on the public calls (coll_allgather(v), coll_reduce_scatter(v),
-   coll_allreduce, coll_alltoall) plus COLL_MEMCPY / COLL_MEMSET for local
+   Built only on the public calls (coll_run with the arguments of an
+   all-gather(v), reduce-scatter(v), all-reduce or all-to-all) plus
+   COLL_MEMCPY / COLL_MEMSET for local
    copies (coll.h defines both; see its CONFIGURATION). No heap: the caller
    passes any workspace, whose size coll_layout_work_bytes() tells. Tensors
    live in host memory (the copies here do not go through coll_memops).
@@ -317,6 +318,19 @@ static COLL__NOINLINE void coll__layout_a2a_move(const coll_comm *c, int ndim, c
     }
 }
 
+/* One collective through coll_run: every call here sums and leaves the
+   algorithm to AUTO. The arguments sit in this frame, so a conversion's
+   stack is this and coll_run's, not a wrapper's as well. */
+static int coll__layout_run(coll_comm *c, coll_kind k, const void *src, void *dst, size_t count,
+                            const size_t *counts, coll_dtype dtype)
+{
+    coll_args a;
+    COLL_MEMSET(&a, 0, sizeof a);
+    a.kind = k; a.algo = COLL_ALGO_AUTO; a.src = src; a.dst = dst; a.count = count;
+    a.counts = counts; a.dtype = dtype; a.op = COLL_SUM;
+    return coll_run(c, &a);
+}
+
 static int coll__layout_split_to_split(coll_comm *c, int ndim, const size_t *shape,
                                        size_t es, coll_dtype dtype, const unsigned char *src,
                                        int i, unsigned char *dst, int j, unsigned char *w)
@@ -328,7 +342,7 @@ static int coll__layout_split_to_split(coll_comm *c, int ndim, const size_t *sha
     if (shape[i] % (size_t)c->nranks || shape[j] % (size_t)c->nranks)
         COLL_MEMSET(sendw, 0, (size_t)c->nranks * block * es);   /* no stray bytes in padding */
     coll__layout_a2a_move(c, ndim, shape, es, i, j, block, src, sendw, 0);
-    rc = coll_alltoall(c, sendw, recvw, block, dtype, COLL_ALGO_AUTO);
+    rc = coll__layout_run(c, COLL_ALLTOALL, sendw, recvw, block, NULL, dtype);
     if (rc) return rc;
     coll__layout_a2a_move(c, ndim, shape, es, i, j, block, recvw, dst, 1);
     return COLL_OK;
@@ -390,7 +404,7 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
 
     case COLL_SBP_PARTIAL_SUM:
         if (to.kind == COLL_SBP_BROADCAST)
-            return coll_allreduce(c, s, o, total, dtype, COLL_SUM, COLL_ALGO_AUTO);
+            return coll__layout_run(c, COLL_ALLREDUCE, s, o, total, NULL, dtype);
         /* P -> S(d): reduce-scatter; a strided slab is packed first, so
            that rank r's part lies r-th, back to back */
         dim = to.dim;
@@ -399,9 +413,9 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
             s = w;
         }
         if (!need_counts)
-            return coll_reduce_scatter(c, s, o, ndst / es, dtype, COLL_SUM, COLL_ALGO_AUTO);
+            return coll__layout_run(c, COLL_REDUCE_SCATTER, s, o, ndst / es, NULL, dtype);
         coll__layout_counts(counts, p, ndim, shape, to);
-        return coll_reduce_scatterv(c, s, o, counts, dtype, COLL_SUM, COLL_ALGO_AUTO);
+        return coll__layout_run(c, COLL_REDUCE_SCATTERV, s, o, 0, counts, dtype);
 
     case COLL_SBP_SPLIT:
         if (to.kind == COLL_SBP_SPLIT)
@@ -419,9 +433,9 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
             unsigned char *gather = packed ? w : o;
             if (need_counts) {
                 coll__layout_counts(counts, p, ndim, shape, from);
-                rc = coll_allgatherv(c, s, gather, counts, dtype, COLL_ALGO_AUTO);
+                rc = coll__layout_run(c, COLL_ALLGATHERV, s, gather, 0, counts, dtype);
             } else {
-                rc = coll_allgather(c, s, gather, nsrc / es, dtype, COLL_ALGO_AUTO);
+                rc = coll__layout_run(c, COLL_ALLGATHER, s, gather, nsrc / es, NULL, dtype);
             }
             if (rc || !packed) return rc;
             coll__layout_boxes(0, p, p, ndim, shape, from, es, w, o, 0);
