@@ -570,8 +570,6 @@ typedef struct coll__agree {
     unsigned char eager;       /* 1: a small call's blocks ride in the rounds */
     unsigned char skip;        /* 1: the rounds were the schedule's (barrier,
                                   small calls): none of its steps run       */
-    unsigned char tail_in;     /* the class of the tail this round's frame
-                                  announced (1-3), or 0: none            */
     unsigned char tcls;        /* the class of this rank's tails: the least
                                   whose blocks hold blk (0: none)        */
     int refused;               /* this rank's own refusal, or 0              */
@@ -583,6 +581,8 @@ typedef struct coll__agree {
     size_t inl;                /* bytes of each block inside a frame         */
     size_t blk;                /* bytes of each block in this eager call     */
     size_t fb;                 /* bytes of this round's frame                */
+    size_t ts, tr;             /* bytes of the tails this round sends and
+                                  receives (tr: as the frame announced)    */
     uint32_t crc_s, crc_r;     /* running CRC-32C of the step's payload      */
     unsigned char crc_out[4], crc_in[4];
     /* the frames last: coll_start clears only the part this p sends */
@@ -3500,13 +3500,20 @@ static size_t coll__frame_bytes(const coll_request *q, int k)
     return COLL__FRAME + (size_t)coll__round_blocks(q, k) * coll__inl(q);
 }
 
-/* The tail of class c (0: none) in round k: the rest of m blocks of
-   cap >> (3 - c) bytes. A 40-byte call at 2 ranks sends 32 bytes of tail,
-   not the 224 a block of the whole cap would take. */
+/* A block of tail class c (1-3): a quarter, a half or the whole of the
+   room's share. */
+static size_t coll__class_blk(const coll__agree *g, unsigned c)
+{
+    return g->cap >> (3 - c);
+}
+
+/* The tail of class c (0: none) in round k: the rest of m blocks of its
+   class. A 40-byte call at 2 ranks sends 32 bytes of tail, not the 224 a
+   block of the whole share would take. */
 static size_t coll__tail_of(const coll_request *q, int k, unsigned c)
 {
-    size_t b = q->g.cap >> (3 - c), inl = coll__inl(q);
-    if (!COLL__SMALL || c == 0 || b <= inl) return 0;    /* no room: no tails */
+    size_t b = c ? coll__class_blk(&q->g, c) : 0, inl = coll__inl(q);
+    if (!COLL__SMALL || b <= inl) return 0;          /* no room: no tails */
     return (size_t)coll__round_blocks(q, k) * (b - inl);
 }
 
@@ -3535,7 +3542,7 @@ static void coll__frame_pack(coll_request *q)
     coll__put32(f + 4, g->lo);
     coll__put32(f + 8, g->hi);
     coll__put32(f + 12, g->bad);
-    if (COLL__SMALL) coll__put32(f + 20, tail ? coll_crc32c(0, f + bytes, coll__tail_of(q, g->round, tail)) : 0u);
+    if (COLL__SMALL) coll__put32(f + 20, g->ts ? coll_crc32c(0, f + bytes, g->ts) : 0u);
     coll__put32(f + 16, coll__frame_crc(f, bytes));
 }
 
@@ -3550,10 +3557,9 @@ static void coll__frame_check(coll_request *q)
     unsigned char *f = g->fin;
     uint32_t crc = coll__get32(f + 16);
     unsigned cls = (f[2] & COLL__F_TAILS) >> COLL__TAIL_SHIFT;
-    int can = COLL__SMALL && g->phase == 0 && coll__tail_of(q, g->round, cls) > 0;
-    g->tail_in = (unsigned char)(can ? cls : 0);   /* the rest of its blocks follows */
+    g->tr = g->phase == 0 ? coll__tail_of(q, g->round, cls) : 0;   /* the rest of its blocks follows */
     if (f[0] != 'c' || f[1] != COLL__VERSION || f[3] != g->phase ||
-        crc != coll__frame_crc(f, g->fb) || (cls && !can))
+        crc != coll__frame_crc(f, g->fb) || (cls && !g->tr))
         g->flags |= COLL__F_CORRUPT;    /* not a frame of this round: the link is out of step */
 }
 
@@ -3566,9 +3572,9 @@ static void coll__round_end(coll_request *q)
 {
     coll__agree *g = &q->g;
     const unsigned char *f = g->fin;
-    size_t bytes = g->fb, tail = coll__tail_of(q, g->round, g->tail_in);
+    size_t bytes = g->fb, tail = g->tr;
     size_t got = bytes - COLL__FRAME + tail;
-    if (COLL__SMALL && g->tail_in && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
+    if (COLL__SMALL && tail && coll__get32(f + 20) != coll_crc32c(0, f + bytes, tail))
         g->flags |= COLL__F_CORRUPT;         /* the tail it announced */
     if (!(g->flags & COLL__F_CORRUPT)) {
         uint32_t lo = coll__get32(f + 4), hi = coll__get32(f + 8), bad = coll__get32(f + 12);
@@ -3607,7 +3613,7 @@ static int coll__frame_watch(coll_request *q, const unsigned char *piece, size_t
     (void)n;
     if (!in || piece != g->fin) return 1;
     coll__frame_check(q);
-    if (COLL__SMALL && g->tail_in) coll__lengthen(q, g->fb + coll__tail_of(q, g->round, g->tail_in));
+    if (COLL__SMALL && g->tr) coll__lengthen(q, g->fb + g->tr);
     return 1;
 }
 
@@ -3628,9 +3634,9 @@ static void coll__round_step(coll_request *q)
     st->from = coll__mod(r - d, p);
     st->send_first = coll__shift_send_first(r, p, d);
     st->sbuf = COLL__BUF_OUT; st->rbuf = COLL__BUF_IN;
-    st->slen = g->fb + coll__tail_of(q, g->round, coll__tail_class(q));
+    st->slen = g->fb + g->ts;
     st->rlen = g->fb;
-    g->tail_in = 0;
+    g->tr = 0;
     coll__layer_buffers(q, g->fo.b, g->fin, g->fb);
     q->watch = coll__frame_watch;
     g->last = COLL__LAST_FRAME;
@@ -3813,7 +3819,8 @@ static int coll__agree_source(coll_request *q)
         g->phase = 2;
     }
     if (g->round < (g->phase == 0 ? g->nchk : COLL__CLOSING(g))) {
-        g->fb = coll__frame_bytes(q, g->round);   /* the round's frame size */
+        g->fb = coll__frame_bytes(q, g->round);   /* the round's sizes */
+        g->ts = coll__tail_of(q, g->round, coll__tail_class(q));
         coll__frame_pack(q);
         coll__round_step(q);
         return 1;
@@ -3856,7 +3863,8 @@ static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, 
     g->skip = g->eager || COLL__KIND_IS(a->kind, COLL_BARRIER);
     if (COLL__EAGER(g)) {
         g->blk = coll__room_blk(&q->pl, es);
-        g->tcls = (unsigned char)(g->blk <= g->inl ? 0 : g->blk <= g->cap >> 2 ? 1 : g->blk <= g->cap >> 1 ? 2 : 3);
+        if (g->blk > g->inl)                /* the least class that holds it */
+            for (g->tcls = 1; g->tcls < 3 && coll__class_blk(g, g->tcls) < g->blk; g->tcls++) {}
     }
     g->flags0 = nulldst ? (unsigned)COLL__F_NULLDST : 0u;
     g->sig = coll__signature(c, &q->pl, a, es);
@@ -3867,7 +3875,8 @@ static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, 
 static void coll__agree_run(coll_request *q)
 {
     coll__agree *g = &q->g;
-    g->phase = g->round = g->tail_in = 0;
+    g->phase = g->round = 0;
+    g->tr = 0;
     g->last = COLL__LAST_NONE;
     g->flags = g->flags0;
     g->bad = g->bad0;
@@ -3879,8 +3888,8 @@ static void coll__agree_run(coll_request *q)
     if (COLL__EAGER(g)) {
         if (g->tcls)                        /* tails send their class's blocks whole: */
             COLL_MEMSET(coll__room(q) + coll__inl(q) * (size_t)q->pl.p, 0,    /* clear the rest */
-                        ((g->cap >> (3 - g->tcls)) - coll__inl(q)) * (size_t)q->pl.p);   /* (the frames
-                                                                                  are cleared) */
+                        (coll__class_blk(g, g->tcls) - coll__inl(q)) * (size_t)q->pl.p);   /* (the frames
+                                                                                        are cleared) */
         coll__room_begin(q);                /* the row's begin: block 0 is this rank's */
     }
 #endif
