@@ -1793,11 +1793,6 @@ static coll_tcp__req *coll_tcp__next(coll_tcp *t, const coll_tcp__req *q)
     return n;
 }
 
-/* Moves what one transfer's socket takes right now, without blocking.
-   A send that the socket took only in part stops there: its buffer is
-   full, and asking again at once would only cost a system call that
-   answers EAGAIN. Returns 1 if anything moved, 0 if not, or the error
-   that broke the port. */
 /* One system call moving the pieces v[0..n) of q; `flags` as recv/send's. */
 static ssize_t coll_tcp__xfer(int fd, const coll_tcp__req *q, struct iovec *v, int n, int flags)
 {
@@ -1811,16 +1806,20 @@ static ssize_t coll_tcp__xfer(int fd, const coll_tcp__req *q, struct iovec *v, i
     return q->is_send ? sendmsg(fd, &h, COLL_TCP__SEND_FLAGS | flags) : recvmsg(fd, &h, flags);
 }
 
-static int coll_tcp__move(coll_tcp *t, coll_tcp__req *q)
+/* Moves what one transfer's socket takes right now, without blocking;
+   `more`: a send queued right behind it goes next (MSG_MORE). A send
+   that the socket took only in part stops there: its buffer is full, and
+   asking again at once would only cost a system call that answers
+   EAGAIN. Returns 1 if anything moved, 0 if not, or the error that broke
+   the port. */
+static int coll_tcp__move(coll_tcp *t, coll_tcp__req *q, int more)
 {
     int fd = t->fd[q->peer], moved = 0;
-    int more = q->is_send && COLL_TCP__MORE != 0 && q->bytes <= COLL_TCP__MORE_MAX && coll_tcp__next(t, q)
-               ? COLL_TCP__MORE : 0;
     while (q->done < q->wire) {
         struct iovec v[2];
         int nv = coll_tcp__span(t, q, v);
         size_t n = v[0].iov_len + (nv > 1 ? v[1].iov_len : 0);
-        ssize_t k = coll_tcp__xfer(fd, q, v, nv, COLL_TCP__TRY | more);
+        ssize_t k = coll_tcp__xfer(fd, q, v, nv, COLL_TCP__TRY | (more ? COLL_TCP__MORE : 0));
         if (k > 0) {
             coll_tcp__moved(t, q, (size_t)k);
             moved = 1;
@@ -1846,10 +1845,12 @@ static int coll_tcp__pump(coll_tcp *t)
         coll_tcp__req *q = &t->req[i];
         int rc;
         if (q->peer < 0 || q->result != COLL_AGAIN || !coll_tcp__is_head(t, q)) continue;
-        for (;;) {
-            if ((rc = coll_tcp__move(t, q)) < 0) return rc;
+        for (;;) {                      /* a send: then the one behind it */
+            coll_tcp__req *n = q->is_send ? coll_tcp__next(t, q) : 0;
+            if ((rc = coll_tcp__move(t, q, n && q->bytes <= COLL_TCP__MORE_MAX)) < 0) return rc;
             moved |= rc;
-            if (!q->is_send || q->result == COLL_AGAIN || !(q = coll_tcp__next(t, q))) break;
+            if (!n || q->result == COLL_AGAIN) break;
+            q = n;
         }
     }
     return moved;
@@ -1984,7 +1985,7 @@ COLL_TCP_API int coll_tcp_isend(void *ctx, int peer, const void *buf, size_t byt
        calls that answer EAGAIN. A small one waits for the first wait, to
        go with whatever the caller posts behind it (COLL_TCP__MORE). */
     if (rc == COLL_OK && bytes > COLL_TCP__MORE_MAX && coll_tcp__is_head(t, &t->req[*handle]))
-        (void)coll_tcp__move(t, &t->req[*handle]);
+        (void)coll_tcp__move(t, &t->req[*handle], 0);
     return rc;
 }
 
