@@ -22,15 +22,18 @@ full_text() {   # variant defs -> .text of the object
     $make B="$work/f-$1" BM_CORE_DEFS="$2" "$work/f-$1/baremetal/cross/$t/core.o" >/dev/null
     "$size" -B "$work/f-$1/baremetal/cross/$t/core.o" | awk 'NR == 2 {print $1}'
 }
+lib_share() {   # dir image -> the library's .text in dir/image.elf (its map)
+    awk -v lib="$1/coll.o" -f "$here/map_share.awk" "$1/$2.map" | awk '$1 == "lib" {print $2}'
+}
 min_text() {    # variant defs -> the library's .text in the linked image
     d=$work/m-$1/baremetal/min/$t
     $make B="$work/m-$1" BM_MIN_DEFS="$2" "$d/min_allreduce.elf" >/dev/null
-    awk -v lib="$d/coll.o" -f "$here/map_share.awk" "$d/min_allreduce.map" | awk '$1 == "lib" {print $2}'
+    lib_share "$d" min_allreduce
 }
 core_text() {   # variant defs -> the library's .text in the linked core-all image
     d=$work/c-$1/baremetal/core-all/$t
     $make B="$work/c-$1" BM_CORE_ALL_DEFS="$core_defs $2" "$d/core_calls.elf" >/dev/null
-    awk -v lib="$d/coll.o" -f "$here/map_share.awk" "$d/core_calls.map" | awk '$1 == "lib" {print $2}'
+    lib_share "$d" core_calls
 }
 without() {     # defs name -> defs without -Dname or -Dname=...
     echo "$1" | tr ' ' '\n' | grep -v -e "^-D$2\$" -e "^-D$2=" | tr '\n' ' '
