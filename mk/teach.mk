@@ -74,3 +74,24 @@ test-seeds-py: $(B)/tcp/seed_torch $(B)/ports-mpi-shm/seed_ring_sim
 	timeout 300 $(TEACH_PY) test/teach_seeds.py $(B)/tcp/seed_torch $(B)/ports-mpi-shm/seed_ring_sim
 
 TEST_TARGETS += test-seeds-py
+
+# ---- the stepper: one page to step through any schedule ----------------------
+$(TEACH_B)/stepper: tools/stepper.c $(TEACH_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TEACH_CFLAGS) -o $@ $< -lm
+
+$(B)/stepper/index.html: $(TEACH_B)/stepper tools/stepper.html coll.h
+	@mkdir -p $(@D)
+	@$(TEACH_B)/stepper coll.h tools/stepper.html $@
+
+.PHONY: stepper test-stepper
+## stepper: [docs] build/stepper/index.html, every schedule step by step with every rank's buffers (one file)
+stepper: $(B)/stepper/index.html
+	@echo "open $(B)/stepper/index.html"
+
+## test-stepper: the stepper page in headless Chromium: loads, steps, filters, compares, ends at the plain loop's values
+test-stepper: $(B)/stepper/index.html
+	@sh test/test_stepper.sh $(B)/stepper/index.html
+
+TEST_TARGETS += test-stepper
+EXAMPLES_TARGETS += $(TEACH_B)/stepper
