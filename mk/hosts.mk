@@ -1,0 +1,27 @@
+# mk/hosts.mk - the composite port (ports/coll_hosts.h): shared memory
+# between the ranks of one host, TCP between hosts, one port.
+#
+#   make test-hosts   emulated hosts as network namespaces (root): 2x2, 4x2,
+#                     2x4 and 8x1 ranks, interleaved and host-major, links
+#                     shaped by tc; every collective checked on every rank,
+#                     the host table, where the bytes went, a killed rank,
+#                     a wrong LOCAL_RANK (skipped loudly elsewhere, a
+#                     failure under CI=true)
+#
+# coll_hier.h's forms are tested too once that header is in the tree.
+
+HOSTSB       := $(B)/hosts
+HOSTS_HDRS   := coll.h ports/coll_hosts.h ports/coll_tcp.h ports/coll_shm.h test/coll_test.h
+HOSTS_HIER   := $(if $(wildcard coll_hier.h),-DTEST_HOSTS_HIER)
+HOSTS_CFLAGS := -std=c99 -D_DEFAULT_SOURCE $(CFLAGS) $(WARN) -I. $(HOSTS_HIER)
+
+$(HOSTSB)/test_hosts: test/test_hosts.c $(HOSTS_HDRS) $(wildcard coll_hier.h)
+	@mkdir -p $(@D)
+	$(CC) $(HOSTS_CFLAGS) -o $@ $<
+
+.PHONY: test-hosts
+## test-hosts: the composite port (shm on a host, TCP between hosts) on emulated hosts in network namespaces (root)
+test-hosts: $(HOSTSB)/test_hosts
+	@timeout 300 sh test/hosts_netns.sh $(HOSTSB)/test_hosts
+
+TEST_TARGETS += test-hosts
