@@ -1,0 +1,721 @@
+/* coll_hier.h - hierarchical collectives over coll.h: inside each host, then
+                 across hosts. C99, no heap; include after or instead of coll.h
+
+   USAGE
+     Where coll.h's implementation is compiled (COLL_IMPLEMENTATION defined),
+     include this header too and the hierarchical code comes with it:
+         #define COLL_IMPLEMENTATION
+         #include "coll_hier.h"            (includes coll.h)
+     Everywhere else include "coll_hier.h" alone.
+
+         static coll_hier h;               caller-owned, about 30 KB; never moved
+         coll_hier_init(&h, &world, host_key, scratch, sizeof scratch, work, sizeof work);
+         coll_hier_allreduce(&h, src, dst, count, COLL_FLOAT32, COLL_SUM);
+
+   CONFIGURATION (define before the first include)
+     COLL_HIER_MAX_RANKS   most ranks the world may have               (256)
+
+   WHAT IT DOES
+     host_key is any int, equal exactly for the ranks that share a host
+   (ports/coll_hosts.h hands out the host index it learned). coll_hier_init
+   learns the whole host map with one all-gather of the keys over the
+   world, so every rank decides everything below from the same table, and
+   makes three sub-communicators of the world (coll_comm_split and
+   coll_comm_sub, nothing else of coll.h's insides):
+       local    this host's ranks, in world rank order; its rank is my
+                local index j
+       cross    local index j of every host that has one, in host order
+                (hosts are numbered by their lowest world rank)
+       byhost   the whole world, host-major: host 0's ranks, then host 1's
+                ...; a flat ring over it crosses between hosts H times a
+                lap where interleaved ranks (rank % H) cross at every hop
+   A collective then runs as phases on them, each an AUTO call of coll.h:
+   traffic between hosts goes over `cross`, so a host's L ranks share it,
+   each moving 1/L of it; inside a host over `local`. Results are in world
+   rank order whatever the host map: where a phase leaves blocks in its
+   own order, a local permutation puts them in place (no traffic).
+
+   COSTS  (p = H hosts x L ranks, n bytes; a = latency and b = time per
+   byte, _i inside a host, _o across; lg = ceil(log2))
+     allreduce       RS + AG inside, all-reduce across on n/L:
+                     2(L-1)(a_i + n/L b_i) + 2(H-1)(a_o + n/(HL) b_o)  (ring)
+     reduce_scatter  RS inside, RS across (n: the whole input)
+     allgather       AG across, AG inside, a permutation
+     broadcast       across among the root's local-index peers, inside
+     reduce          inside onto the root's local index, across
+     gather/scatter  inside onto (from) the root's local index, across
+     alltoall        inside, a transpose, across, a permutation
+     barrier         inside, across among local index 0, inside
+   Between hosts each rank sends its share (1/L) of what one rank sends in
+   the flat form, in lg H (tree) or H-1 (ring) rounds instead of lg p or
+   p-1 of them.
+
+   ROADS  Every call takes one of three roads, decided on every rank from
+   the host map, the call's arguments and the work size (all the same on
+   every rank), so the ranks never disagree on it; coll_hier_road() tells
+   which the last call took:
+     COLL_HIER_PHASES  the hierarchical phases
+     COLL_HIER_BYHOST  one flat call over byhost (and a permutation)
+     COLL_HIER_WORLD   the flat call over the world itself
+   Flat roads are taken where the phases would not give the flat answer or
+   gain nothing: one host or one rank per host; hosts of different sizes
+   (all-reduce over byhost, reduce-scatter and all-to-all over the world;
+   broadcast, reduce, gather and scatter keep the phases while the root's
+   local index is on every host); avg over integers (its rounding is not
+   that of two averages); a user operator that is not commutative; a call
+   whose staging exceeds the work buffer (coll_hier_work_bytes says how
+   much it needs); an argument the phases cannot read (a bad dtype, root):
+   the world call refuses it, on every rank alike.
+
+   MEMORY  scratch is the sub-communicators' (coll_init's scratch: they
+   run one after another, so one buffer serves all three; the same size on
+   every rank). work stages blocks that a phase needs in another order:
+   reduce-scatter (p + H blocks where the ranks are not interleaved), all-
+   to-all (p blocks), gather, scatter and reduce (the root's host: a host's
+   blocks; scatter's root: p blocks unless host-major). Both sizes are
+   checked equal on every rank at init (else COLL_ERR_MISMATCH everywhere).
+   Buffers live in host memory (the permutations copy with COLL_MEMCPY).
+
+   ERRORS  As coll.h's. A phase that fails on one host is told to the next
+   phase's peers: the ranks that saw the error still run the later phases
+   they belong to, as refusals, so that the call check gives every rank
+   COLL_ERR_PEER instead of leaving it waiting (with the call checks on, as
+   by default). Every rank must pass the same arguments, as for coll.h.
+   coll_hier_init's own refusals: COLL_ERR_INVAL (a world over
+   COLL_HIER_MAX_RANKS ranks, misaligned scratch), MISMATCH (sizes differ).
+
+   Set the world's checks, tuning and user operator before coll_hier_init
+   (the sub-communicators inherit them then); a user operator set later
+   goes through coll_hier_set_user_op. coll_hier holds pointers into
+   itself: do not copy or move it after init.
+*/
+#ifndef COLL_HIER_H
+#define COLL_HIER_H
+
+#include "coll.h"
+
+#ifndef COLL_HIER_MAX_RANKS
+#define COLL_HIER_MAX_RANKS 256
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { COLL_HIER_NONE = 0, COLL_HIER_PHASES = 1, COLL_HIER_BYHOST = 2, COLL_HIER_WORLD = 3 };
+
+/* The host map and the three sub-communicators (caller-owned, fields
+   private). Host h's ranks are byhost ranks hoff[h] .. hoff[h] + hsize[h]. */
+typedef struct coll_hier {
+    unsigned magic;
+    coll_comm *world;
+    coll_comm local, cross, byhost;
+    coll_subport local_sp, cross_sp, byhost_sp;
+    int p, rank, nhosts, host, li;   /* my host index and local index        */
+    int lmin, lmax, even;            /* smallest and largest host; equal?    */
+    int road;                        /* the last call's (COLL_HIER_*)        */
+    const char *why;                 /* what the last error was about        */
+    unsigned char *work;
+    size_t work_bytes;
+    coll_user_op uop;                /* coll_hier_set_user_op's, if any      */
+    int has_uop;
+    int host_of[COLL_HIER_MAX_RANKS];   /* world rank -> host index          */
+    int lidx[COLL_HIER_MAX_RANKS];      /* world rank -> local index         */
+    int hsize[COLL_HIER_MAX_RANKS], hoff[COLL_HIER_MAX_RANKS];
+    int bpos[COLL_HIER_MAX_RANKS], bw[COLL_HIER_MAX_RANKS];   /* byhost order:
+                                    world -> position, position -> world; bw
+                                    is byhost's member list                  */
+    int tpos[COLL_HIER_MAX_RANKS], tw[COLL_HIER_MAX_RANKS];   /* local-major
+                                    order (local index, then host), even
+                                    hosts only                               */
+    unsigned char blead[COLL_HIER_MAX_RANKS], tlead[COLL_HIER_MAX_RANKS];
+                                 /* 1: the least position of its cycle       */
+    int bident, tident;          /* the orders equal world order             */
+    int local_m[2 * COLL_HIER_MAX_RANKS], cross_m[2 * COLL_HIER_MAX_RANKS];
+    size_t cnt[COLL_HIER_MAX_RANKS];    /* per-call counts of a v phase      */
+    uint32_t tab[4 * COLL_HIER_MAX_RANKS];   /* init's all-gather            */
+} coll_hier;
+
+/* A collective over world (every rank of it, the same scratch_bytes and
+   work_bytes everywhere). scratch: the sub-communicators' (8-aligned, as
+   coll_init's); work: staging for the calls that reorder (may be NULL, 0). */
+COLL_API int coll_hier_init(coll_hier *h, coll_comm *world, int host_key, void *scratch,
+                            size_t scratch_bytes, void *work, size_t work_bytes);
+/* Hosts, the largest host, my host index and local index (any may be NULL). */
+COLL_API int coll_hier_shape(const coll_hier *h, int *nhosts, int *lmax, int *host, int *local);
+/* The road the last call took (COLL_HIER_*), and what its error was about. */
+COLL_API int coll_hier_road(const coll_hier *h);
+COLL_API const char *coll_hier_last_error(const coll_hier *h);
+/* Work bytes the phases of this call need (0: none); with less, the call
+   takes a flat road. */
+COLL_API size_t coll_hier_work_bytes(const coll_hier *h, coll_kind kind, size_t count, coll_dtype dtype);
+/* The user operator, on the world and the three subs (the same everywhere). */
+COLL_API int coll_hier_set_user_op(coll_hier *h, const coll_user_op *op);
+
+/* As coll.h's calls of the same name, without the algorithm: every phase
+   runs AUTO. Buffers, counts and in-place layouts are the world's. */
+COLL_API int coll_hier_allreduce(coll_hier *h, const void *src, void *dst, size_t count,
+                                 coll_dtype dtype, coll_op op);
+COLL_API int coll_hier_reduce_scatter(coll_hier *h, const void *src, void *dst, size_t count,
+                                      coll_dtype dtype, coll_op op);
+COLL_API int coll_hier_allgather(coll_hier *h, const void *src, void *dst, size_t count,
+                                 coll_dtype dtype);
+COLL_API int coll_hier_broadcast(coll_hier *h, void *buf, size_t count, coll_dtype dtype, int root);
+COLL_API int coll_hier_reduce(coll_hier *h, const void *src, void *dst, size_t count,
+                              coll_dtype dtype, coll_op op, int root);
+COLL_API int coll_hier_gather(coll_hier *h, const void *src, void *dst, size_t count,
+                              coll_dtype dtype, int root);
+COLL_API int coll_hier_scatter(coll_hier *h, const void *src, void *dst, size_t count,
+                               coll_dtype dtype, int root);
+COLL_API int coll_hier_alltoall(coll_hier *h, const void *src, void *dst, size_t count,
+                                coll_dtype dtype);
+COLL_API int coll_hier_barrier(coll_hier *h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COLL_HIER_H */
+
+/* ========================================================================== */
+/*                              IMPLEMENTATION                                */
+/* ========================================================================== */
+#if defined(COLL_IMPLEMENTATION) && !defined(COLL__HIER_IMPLEMENTED)
+#define COLL__HIER_IMPLEMENTED
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+
+#define COLL__HIER_MAGIC 0xC011415Eu
+#define COLL__HIER_TMP 512        /* bytes a permutation moves at a time     */
+
+/* ---- >>hier-map  the host map, learned once ------------------------------ */
+
+/* Marks the least position of every cycle of map (a permutation of n). */
+static void coll__hier_leaders(const int *map, int n, unsigned char *lead, int *ident)
+{
+    int a, q;
+    *ident = 1;
+    for (a = 0; a < n; a++) {
+        if (map[a] != a) *ident = 0;
+        lead[a] = 1;
+        for (q = map[a]; q != a; q = map[q])
+            if (q < a) { lead[a] = 0; break; }
+    }
+}
+
+/* Every rank reads the same gathered table: keys, refusals, sizes. */
+static int coll__hier_map(coll_hier *h)
+{
+    int p = h->p, r, s, H = 0;
+    const uint32_t *t = h->tab;
+    for (r = 0; r < p; r++)
+        if (t[4 * r + 1]) {
+            h->why = "init: a rank refused its arguments (scratch or work)";
+            return t[4 * h->rank + 1] ? COLL_ERR_INVAL : COLL_ERR_PEER;
+        }
+    for (r = 1; r < p; r++)
+        if (t[4 * r + 2] != t[2] || t[4 * r + 3] != t[3]) {
+            h->why = "init: scratch_bytes or work_bytes differ between ranks";
+            return COLL_ERR_MISMATCH;
+        }
+    for (r = 0; r < p; r++) {
+        for (s = 0; s < r && t[4 * s] != t[4 * r]; s++) continue;
+        if (s == r) { h->host_of[r] = H; h->hsize[H] = 0; H++; }
+        else h->host_of[r] = h->host_of[s];
+        h->lidx[r] = h->hsize[h->host_of[r]]++;
+    }
+    h->nhosts = H;
+    h->lmin = h->lmax = h->hsize[0];
+    for (s = 0, r = 0; r < H; r++) {
+        h->hoff[r] = s; s += h->hsize[r];
+        if (h->hsize[r] < h->lmin) h->lmin = h->hsize[r];
+        if (h->hsize[r] > h->lmax) h->lmax = h->hsize[r];
+    }
+    h->even = h->lmin == h->lmax;
+    for (r = 0; r < p; r++) {
+        h->bpos[r] = h->hoff[h->host_of[r]] + h->lidx[r];
+        h->bw[h->bpos[r]] = r;
+        h->tpos[r] = h->even ? h->lidx[r] * H + h->host_of[r] : r;
+        h->tw[h->tpos[r]] = r;
+    }
+    coll__hier_leaders(h->bpos, p, h->blead, &h->bident);
+    coll__hier_leaders(h->tpos, p, h->tlead, &h->tident);
+    h->host = h->host_of[h->rank];
+    h->li = h->lidx[h->rank];
+    return COLL_OK;
+}
+
+static uint32_t coll__hier_fold(size_t v)
+{
+    uint64_t w = (uint64_t)v;
+    return (uint32_t)(w ^ (w >> 32)) ^ 0x9e3779b9u;
+}
+
+COLL_API int coll_hier_init(coll_hier *h, coll_comm *world, int host_key, void *scratch,
+                            size_t scratch_bytes, void *work, size_t work_bytes)
+{
+    uint32_t mine[4];
+    int p, rc, refused;
+    if (!h) return COLL_ERR_INVAL;
+    COLL_MEMSET(h, 0, sizeof *h);
+    h->why = "";
+    p = coll_size(world);
+    if (p < 1) { h->why = "init: world is not a communicator"; return COLL_ERR_INVAL; }
+    /* the same p on every rank: every rank refuses alike */
+    if (p > COLL_HIER_MAX_RANKS) { h->why = "init: world larger than COLL_HIER_MAX_RANKS"; return COLL_ERR_INVAL; }
+    h->world = world; h->p = p; h->rank = coll_rank(world);
+    refused = (!scratch && scratch_bytes) || (uintptr_t)scratch % 8 || (!work && work_bytes);
+    mine[0] = (uint32_t)host_key; mine[1] = (uint32_t)refused;
+    mine[2] = coll__hier_fold(scratch_bytes); mine[3] = coll__hier_fold(work_bytes);
+    rc = coll_allgather(world, mine, h->tab, 4, COLL_UINT32, COLL_ALGO_AUTO);
+    if (rc != COLL_OK) { h->why = "init: the all-gather of host keys failed"; return rc; }
+    if ((rc = coll__hier_map(h)) != COLL_OK) return rc;
+    /* work is used from its first 64-aligned byte */
+    if (work && work_bytes >= 64) {
+        size_t skip = (64 - (size_t)((uintptr_t)work % 64)) % 64;
+        h->work = (unsigned char *)work + skip;
+        h->work_bytes = work_bytes - skip;
+    }
+    rc = coll_comm_split(&h->local, &h->local_sp, world, h->host, h->rank, h->local_m, scratch, scratch_bytes);
+    if (rc == COLL_OK)
+        rc = coll_comm_split(&h->cross, &h->cross_sp, world, h->li, h->host, h->cross_m, scratch, scratch_bytes);
+    if (rc == COLL_OK)
+        rc = coll_comm_sub(&h->byhost, &h->byhost_sp, world, h->bw, p, scratch, scratch_bytes);
+    if (rc != COLL_OK) { h->why = "init: a split failed (coll_last_error(world))"; return rc; }
+    h->magic = COLL__HIER_MAGIC;
+    return COLL_OK;
+}
+
+static int coll__hier_ok(const coll_hier *h)
+{
+    return h && h->magic == COLL__HIER_MAGIC && coll_size(&h->byhost) == h->p;
+}
+
+COLL_API int coll_hier_shape(const coll_hier *h, int *nhosts, int *lmax, int *host, int *local)
+{
+    if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    if (nhosts) *nhosts = h->nhosts;
+    if (lmax) *lmax = h->lmax;
+    if (host) *host = h->host;
+    if (local) *local = h->li;
+    return COLL_OK;
+}
+
+COLL_API int coll_hier_road(const coll_hier *h) { return h ? h->road : COLL_HIER_NONE; }
+COLL_API const char *coll_hier_last_error(const coll_hier *h) { return h && h->why ? h->why : ""; }
+
+COLL_API int coll_hier_set_user_op(coll_hier *h, const coll_user_op *op)
+{
+    int rc;
+    if (!coll__hier_ok(h) || !op || !op->fn) return COLL_ERR_INVAL;
+    if ((rc = coll_set_user_op(h->world, op)) != COLL_OK) return rc;
+    if ((rc = coll_set_user_op(&h->local, op)) != COLL_OK) return rc;
+    if ((rc = coll_set_user_op(&h->cross, op)) != COLL_OK) return rc;
+    if ((rc = coll_set_user_op(&h->byhost, op)) != COLL_OK) return rc;
+    COLL_MEMCPY(&h->uop, op, sizeof h->uop);
+    h->has_uop = 1;
+    return COLL_OK;
+}
+
+/* ---- >>hier-moves  local permutations of blocks -------------------------- */
+
+/* dst block map[a] = src block a, for a < n (no overlap). */
+static void coll__hier_scatter_copy(unsigned char *dst, const unsigned char *src, size_t blk,
+                                    const int *map, int n)
+{
+    int a;
+    if (!blk) return;
+    for (a = 0; a < n; a++) COLL_MEMCPY(dst + (size_t)map[a] * blk, src + (size_t)a * blk, blk);
+}
+
+/* In place: block a moves to block map[a] (inv: map's inverse, lead: the
+   cycles' least positions). Each cycle turns one piece of COLL__HIER_TMP
+   bytes of every block at a time, through a piece kept aside. Cost: one
+   read and one write of the whole buffer. */
+static void coll__hier_permute(unsigned char *buf, size_t blk, const int *inv,
+                               const unsigned char *lead, int n)
+{
+    unsigned char tmp[COLL__HIER_TMP];
+    size_t off, m;
+    int a, q, prev;
+    for (off = 0; off < blk; off += m) {
+        m = blk - off < sizeof tmp ? blk - off : sizeof tmp;
+        for (a = 0; a < n; a++) {
+            if (!lead[a] || inv[a] == a) continue;
+            COLL_MEMCPY(tmp, buf + (size_t)a * blk + off, m);
+            for (q = a; (prev = inv[q]) != a; q = prev)
+                COLL_MEMCPY(buf + (size_t)q * blk + off, buf + (size_t)prev * blk + off, m);
+            COLL_MEMCPY(buf + (size_t)q * blk + off, tmp, m);
+        }
+    }
+}
+
+/* ---- >>hier-phases  one phase: an AUTO call of coll.h -------------------- */
+
+/* Runs the call on c; after an earlier error (rc) it runs it as a refusal
+   instead (an algorithm that is none), so that the call check tells c's
+   other ranks, and hands rc on. */
+static int coll__hier_run(int rc, coll_comm *c, coll_kind k, const void *src, void *dst, size_t count,
+                          const size_t *counts, coll_dtype t, coll_op op, int root)
+{
+    coll_args a;
+    COLL_MEMSET(&a, 0, sizeof a);
+    a.kind = k; a.algo = COLL_ALGO_AUTO; a.src = src; a.dst = dst; a.count = count;
+    a.counts = counts; a.dtype = t; a.op = op; a.root = root;
+    if (rc == COLL_OK) return coll_run(c, &a);
+    a.algo = COLL_ALGO_COUNT;
+    (void)coll_run(c, &a);
+    return rc;
+}
+
+/* Element size, 0 for a dtype the phases cannot size. */
+static size_t coll__hier_es(const coll_hier *h, coll_dtype t)
+{
+    if ((unsigned)t >= (unsigned)COLL_DTYPE_COUNT) return 0;
+    if (t == COLL_USER_TYPE) return h->has_uop ? h->uop.elem_size : 0;
+    return coll_dtype_size(t);
+}
+
+/* May the ranks' contributions be reduced in any order (a flat call over
+   byhost reduces them in host-major order)? */
+static int coll__hier_commutes(const coll_hier *h, coll_op op)
+{
+    if ((unsigned)op >= (unsigned)COLL_OP_COUNT) return 0;
+    return op != COLL_USER_OP || (h->has_uop && h->uop.commutative);
+}
+
+/* Would two-level reduction give the flat answer? Not for avg over
+   integers (two truncating divisions), nor an operator whose order matters;
+   avg over floats needs every host of one size (avg of equal-weight avgs). */
+static int coll__hier_reduces(const coll_hier *h, coll_dtype t, coll_op op)
+{
+    if (!coll__hier_commutes(h, op)) return 0;
+    if (op == COLL_AVG) return h->even && (t == COLL_FLOAT16 || t == COLL_BFLOAT16 || t == COLL_FLOAT32 || t == COLL_FLOAT64);
+    return 1;
+}
+
+/* The work (bytes) the phases of a call need. */
+static size_t coll__hier_need(const coll_hier *h, coll_kind k, size_t n, size_t es)
+{
+    size_t blk = n * es, p = (size_t)h->p, H = (size_t)h->nhosts, L = (size_t)h->lmax;
+    if (blk && (p > ((size_t)-1) / 2 / blk)) return (size_t)-1;
+    switch (k) {
+    case COLL_REDUCE_SCATTER: return (h->tident ? 0 : p * blk) + H * blk;
+    case COLL_ALLTOALL:       return p * blk;
+    case COLL_GATHER:         return L * blk;
+    case COLL_SCATTER:        return h->bident ? L * blk : p * blk;
+    case COLL_REDUCE:         return blk;
+    default:                  return 0;
+    }
+}
+
+COLL_API size_t coll_hier_work_bytes(const coll_hier *h, coll_kind kind, size_t count, coll_dtype dtype)
+{
+    if (!coll__hier_ok(h)) return 0;
+    return coll__hier_need(h, kind, count, coll__hier_es(h, dtype));
+}
+
+/* The road of a call, the same on every rank: the phases only where there
+   are two levels and the call's arguments can be read. */
+static int coll__hier_two_levels(const coll_hier *h)
+{
+    return h->nhosts > 1 && h->lmax > 1;
+}
+
+/* ---- >>hier-calls  the collectives --------------------------------------- */
+
+/* Reduce-scatter inside the host into my shard (n/L, the first n % L
+   shards one longer) of dst, all-reduce of the shard across hosts with my
+   local-index peers, all-gather inside. Hosts of different sizes have
+   shards that do not line up: one flat all-reduce over byhost instead (and
+   for avg over integers, whose two divisions would truncate twice). */
+COLL_API int coll_hier_allreduce(coll_hier *h, const void *src, void *dst, size_t count,
+                                 coll_dtype dtype, coll_op op)
+{
+    size_t es, off = 0, L;
+    unsigned char *d = (unsigned char *)dst;
+    int j, rc;
+    if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    es = coll__hier_es(h, dtype);
+    if (!coll__hier_two_levels(h) || !es || !dst || !coll__hier_commutes(h, op)) {
+        h->road = COLL_HIER_WORLD;
+        return coll_allreduce(h->world, src, dst, count, dtype, op, COLL_ALGO_AUTO);
+    }
+    if (!coll__hier_reduces(h, dtype, op)) {
+        h->road = COLL_HIER_BYHOST;
+        return coll_allreduce(&h->byhost, src, dst, count, dtype, op, COLL_ALGO_AUTO);
+    }
+    h->road = COLL_HIER_PHASES;
+    L = (size_t)h->lmax;
+    for (j = 0; j < h->lmax; j++) {
+        h->cnt[j] = count / L + ((size_t)j < count % L ? 1 : 0);
+        if (j < h->li) off += h->cnt[j];
+    }
+    d += off * es;
+    rc = coll__hier_run(COLL_OK, &h->local, COLL_REDUCE_SCATTERV, src, d, 0, h->cnt, dtype, op, 0);
+    rc = coll__hier_run(rc, &h->cross, COLL_ALLREDUCE, d, d, h->cnt[h->li], 0, dtype, op, 0);
+    rc = coll__hier_run(rc, &h->local, COLL_ALLGATHERV, d, dst, 0, h->cnt, dtype, op, 0);
+    return rc;
+}
+
+/* Reduce-scatter inside the host, then across. The input is read in
+   local-major order (local index, then host: the H blocks of local rank j
+   lie together), staged in work unless the ranks are interleaved (rank %
+   H), where that order is world order. Inside: local rank j gets the
+   host's sum of its H blocks (work); across: my block of them.
+   (L-1)(a_i + H n b_i) + (H-1)(a_o + n b_o), n a block. */
+COLL_API int coll_hier_reduce_scatter(coll_hier *h, const void *src, void *dst, size_t count,
+                                      coll_dtype dtype, coll_op op)
+{
+    size_t es, blk, H;
+    const unsigned char *in = (const unsigned char *)src;
+    unsigned char *part;
+    int rc;
+    if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    es = coll__hier_es(h, dtype);
+    if (!coll__hier_two_levels(h) || !es || !h->even || !src || !dst || !coll__hier_reduces(h, dtype, op) ||
+        coll__hier_need(h, COLL_REDUCE_SCATTER, count, es) > h->work_bytes) {
+        h->road = COLL_HIER_WORLD;
+        return coll_reduce_scatter(h->world, src, dst, count, dtype, op, COLL_ALGO_AUTO);
+    }
+    h->road = COLL_HIER_PHASES;
+    blk = count * es; H = (size_t)h->nhosts;
+    part = h->work;
+    if (!h->tident) {                     /* the input in local-major order */
+        coll__hier_scatter_copy(h->work, in, blk, h->tpos, h->p);
+        in = h->work;
+        part = h->work + (size_t)h->p * blk;
+    }
+    rc = coll__hier_run(COLL_OK, &h->local, COLL_REDUCE_SCATTER, in, part, H * count, 0, dtype, op, 0);
+    rc = coll__hier_run(rc, &h->cross, COLL_REDUCE_SCATTER, part, dst, count, 0, dtype, op, 0);
+    return rc;
+}
+
+/* All-gather across hosts among my local-index peers, into my slot of the
+   local-major order, then inside the host (H blocks each), then a local
+   permutation into world order (none where ranks are interleaved). Hosts
+   of different sizes: one all-gather over byhost, then the permutation.
+   (H-1)(a_o + n b_o) + (L-1)(a_i + H n b_i). */
+COLL_API int coll_hier_allgather(coll_hier *h, const void *src, void *dst, size_t count,
+                                 coll_dtype dtype)
+{
+    size_t es, blk, H;
+    unsigned char *d = (unsigned char *)dst;
+    int rc, inplace;
+    if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    es = coll__hier_es(h, dtype);
+    if (!coll__hier_two_levels(h) || !es || !src || !dst) {
+        h->road = COLL_HIER_WORLD;
+        return coll_allgather(h->world, src, dst, count, dtype, COLL_ALGO_AUTO);
+    }
+    blk = count * es; H = (size_t)h->nhosts;
+    inplace = (const unsigned char *)src == d + (size_t)h->rank * blk;
+    if (!h->even) {
+        h->road = COLL_HIER_BYHOST;
+        if (inplace && h->bpos[h->rank] != h->rank && blk) {
+            COLL_MEMCPY(d + (size_t)h->bpos[h->rank] * blk, src, blk);
+            src = d + (size_t)h->bpos[h->rank] * blk;
+        }
+        rc = coll_allgather(&h->byhost, src, dst, count, dtype, COLL_ALGO_AUTO);
+        if (rc == COLL_OK && !h->bident) coll__hier_permute(d, blk, h->bpos, h->blead, h->p);
+        return rc;
+    }
+    h->road = COLL_HIER_PHASES;
+    if (inplace && h->tpos[h->rank] != h->rank && blk) {
+        COLL_MEMCPY(d + (size_t)h->tpos[h->rank] * blk, src, blk);
+        src = d + (size_t)h->tpos[h->rank] * blk;
+    }
+    rc = coll__hier_run(COLL_OK, &h->cross, COLL_ALLGATHER, src, d + (size_t)h->li * H * blk, count, 0, dtype, COLL_SUM, 0);
+    rc = coll__hier_run(rc, &h->local, COLL_ALLGATHER, d + (size_t)h->li * H * blk, d, H * count, 0, dtype, COLL_SUM, 0);
+    if (rc == COLL_OK && !h->tident) coll__hier_permute(d, blk, h->tpos, h->tlead, h->p);
+    return rc;
+}
+
+/* Is the root's local index on every host? Then its peers of that index
+   (one per host, cross ranks in host order) carry the root's traffic. */
+static int coll__hier_rooted(const coll_hier *h, int root)
+{
+    return root >= 0 && root < h->p && h->lidx[root] < h->lmin;
+}
+
+/* Broadcast across hosts among the root's local-index peers, then inside
+   every host from that peer. lg H (a_o + n b_o) + lg L (a_i + n b_i)
+   (binomial; AUTO may pipeline either phase). */
+COLL_API int coll_hier_broadcast(coll_hier *h, void *buf, size_t count, coll_dtype dtype, int root)
+{
+    int rc = COLL_OK;
+    if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    if (!coll__hier_two_levels(h) || !coll__hier_es(h, dtype) || !coll__hier_rooted(h, root)) {
+        h->road = COLL_HIER_WORLD;
+        return coll_broadcast(h->world, buf, count, dtype, root, COLL_ALGO_AUTO);
+    }
+    h->road = COLL_HIER_PHASES;
+    if (h->li == h->lidx[root])
+        rc = coll__hier_run(rc, &h->cross, COLL_BROADCAST, buf, buf, count, 0, dtype, COLL_SUM, h->host_of[root]);
+    return coll__hier_run(rc, &h->local, COLL_BROADCAST, buf, buf, count, 0, dtype, COLL_SUM, h->lidx[root]);
+}
+
+/* Reduce inside every host onto the root's local index, then across onto
+   the root. The peers of that index keep the host's sum in their dst (a
+   non-root's dst is workspace, as in coll.h; work if it is NULL).
+   lg L (a_i + n b_i + n g) + lg H (a_o + n b_o + n g) (binomial). */
+COLL_API int coll_hier_reduce(coll_hier *h, const void *src, void *dst, size_t count,
+                              coll_dtype dtype, coll_op op, int root)
+{
+    size_t es;
+    void *part;
+    int rc = COLL_OK, bridge;
+    if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    es = coll__hier_es(h, dtype);
+    if (!coll__hier_two_levels(h) || !es || !src || !coll__hier_reduces(h, dtype, op) || !coll__hier_rooted(h, root)) {
+        h->road = COLL_HIER_WORLD;
+        return coll_reduce(h->world, src, dst, count, dtype, op, root, COLL_ALGO_AUTO);
+    }
+    h->road = COLL_HIER_PHASES;
+    bridge = h->li == h->lidx[root];
+    part = dst;
+    if (bridge && !part) {
+        if (count * es <= h->work_bytes) part = h->work;
+        else { rc = COLL_ERR_INVAL; h->why = "reduce: a non-root without dst needs work of count elements"; }
+    }
+    rc = coll__hier_run(rc, &h->local, COLL_REDUCE, src, bridge ? part : dst, count, 0, dtype, op, h->lidx[root]);
+    if (bridge)
+        rc = coll__hier_run(rc, &h->cross, COLL_REDUCE, part, part, count, 0, dtype, op, h->host_of[root]);
+    return rc;
+}
+
+/* Gather inside every host onto the root's local-index peer (the root's
+   own host straight into its place in dst), then a gatherv of whole hosts
+   across onto the root, in host order, then the root permutes dst into
+   world order. (L-1)(a_i + n b_i) + (H-1)(a_o + L n b_o) (linear). */
+COLL_API int coll_hier_gather(coll_hier *h, const void *src, void *dst, size_t count,
+                              coll_dtype dtype, int root)
+{
+    size_t es, blk;
+    unsigned char *d = (unsigned char *)dst, *g = 0;
+    int rc = COLL_OK, i, me_root;
+    if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    es = coll__hier_es(h, dtype);
+    if (!coll__hier_two_levels(h) || !es || !coll__hier_rooted(h, root) ||
+        coll__hier_need(h, COLL_GATHER, count, es) > h->work_bytes) {
+        h->road = COLL_HIER_WORLD;
+        return coll_gather(h->world, src, dst, count, dtype, root, COLL_ALGO_AUTO);
+    }
+    h->road = COLL_HIER_PHASES;
+    blk = count * es;
+    me_root = h->rank == root;
+    if (me_root && !d) { rc = COLL_ERR_INVAL; h->why = "gather: dst NULL at root"; }
+    if (h->li == h->lidx[root]) {
+        g = me_root && d ? d + (size_t)h->hoff[h->host] * blk : h->work;
+        if (me_root && d && (const unsigned char *)src == d + (size_t)root * blk && h->bpos[root] != root && blk) {
+            COLL_MEMCPY(d + (size_t)h->bpos[root] * blk, src, blk);     /* in place: to its byhost slot */
+            src = d + (size_t)h->bpos[root] * blk;
+        }
+    }
+    rc = coll__hier_run(rc, &h->local, COLL_GATHER, src, g, count, 0, dtype, COLL_SUM, h->lidx[root]);
+    if (h->li == h->lidx[root]) {
+        for (i = 0; i < h->nhosts; i++) h->cnt[i] = (size_t)h->hsize[i] * count;
+        rc = coll__hier_run(rc, &h->cross, COLL_GATHERV, g, me_root ? d : 0, 0, h->cnt, dtype, COLL_SUM, h->host_of[root]);
+    }
+    if (rc == COLL_OK && me_root && !h->bident) coll__hier_permute(d, blk, h->bpos, h->blead, h->p);
+    return rc;
+}
+
+/* The reverse of gather: the root puts src in host order (work, unless
+   host-major already), scatters whole hosts across to its local-index
+   peers, each of which scatters inside its host. */
+COLL_API int coll_hier_scatter(coll_hier *h, const void *src, void *dst, size_t count,
+                               coll_dtype dtype, int root)
+{
+    size_t es, blk;
+    const unsigned char *s = (const unsigned char *)src;
+    unsigned char *g = 0;
+    int rc = COLL_OK, i, me_root;
+    if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    es = coll__hier_es(h, dtype);
+    if (!coll__hier_two_levels(h) || !es || !coll__hier_rooted(h, root) ||
+        coll__hier_need(h, COLL_SCATTER, count, es) > h->work_bytes) {
+        h->road = COLL_HIER_WORLD;
+        return coll_scatter(h->world, src, dst, count, dtype, root, COLL_ALGO_AUTO);
+    }
+    h->road = COLL_HIER_PHASES;
+    blk = count * es;
+    me_root = h->rank == root;
+    if (me_root && !s) { rc = COLL_ERR_INVAL; h->why = "scatter: src NULL at root"; }
+    if (rc == COLL_OK && me_root && !h->bident) {
+        coll__hier_scatter_copy(h->work, s, blk, h->bpos, h->p);
+        s = h->work;
+    }
+    if (h->li == h->lidx[root]) {
+        g = me_root && s ? (unsigned char *)(uintptr_t)(s + (size_t)h->hoff[h->host] * blk) : h->work;
+        for (i = 0; i < h->nhosts; i++) h->cnt[i] = (size_t)h->hsize[i] * count;
+        rc = coll__hier_run(rc, &h->cross, COLL_SCATTERV, me_root ? s : 0, g, 0, h->cnt, dtype, COLL_SUM, h->host_of[root]);
+    }
+    return coll__hier_run(rc, &h->local, COLL_SCATTER, g, dst, count, 0, dtype, COLL_SUM, h->lidx[root]);
+}
+
+/* All-to-all inside the host (to local rank i go my H blocks for the
+   ranks of local index i: src in local-major order), a transpose so that
+   each host's blocks lie together, all-to-all across hosts (L blocks per
+   peer), then a permutation from host order into world order. Staged in
+   work (p blocks) and dst. (L-1)(a_i + H n b_i) + (H-1)(a_o + L n b_o). */
+COLL_API int coll_hier_alltoall(coll_hier *h, const void *src, void *dst, size_t count,
+                                coll_dtype dtype)
+{
+    size_t es, blk, H, L;
+    unsigned char *d = (unsigned char *)dst, *w = h ? h->work : 0;
+    int rc, j, k;
+    if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    es = coll__hier_es(h, dtype);
+    if (!coll__hier_two_levels(h) || !es || !h->even || !src || !dst ||
+        coll__hier_need(h, COLL_ALLTOALL, count, es) > h->work_bytes) {
+        h->road = COLL_HIER_WORLD;
+        return coll_alltoall(h->world, src, dst, count, dtype, COLL_ALGO_AUTO);
+    }
+    h->road = COLL_HIER_PHASES;
+    blk = count * es; H = (size_t)h->nhosts; L = (size_t)h->lmax;
+    if ((const unsigned char *)src == d) {     /* in place: dst holds the input */
+        if (!h->tident) coll__hier_permute(d, blk, h->tw, h->tlead, h->p);
+        rc = coll__hier_run(COLL_OK, &h->local, COLL_ALLTOALL, d, w, H * count, 0, dtype, COLL_SUM, 0);
+        for (j = 0; rc == COLL_OK && j < (int)L; j++)         /* [j][host] -> [host][j] */
+            for (k = 0; k < (int)H; k++)
+                COLL_MEMCPY(d + ((size_t)k * L + (size_t)j) * blk, w + ((size_t)j * H + (size_t)k) * blk, blk);
+        rc = coll__hier_run(rc, &h->cross, COLL_ALLTOALL, d, w, L * count, 0, dtype, COLL_SUM, 0);
+        if (rc == COLL_OK) coll__hier_scatter_copy(d, w, blk, h->bw, h->p);
+        return rc;
+    }
+    if (!h->tident) coll__hier_scatter_copy(w, (const unsigned char *)src, blk, h->tpos, h->p);
+    rc = coll__hier_run(COLL_OK, &h->local, COLL_ALLTOALL, h->tident ? src : (const void *)w, d, H * count, 0, dtype, COLL_SUM, 0);
+    for (j = 0; rc == COLL_OK && j < (int)L; j++)
+        for (k = 0; k < (int)H; k++)
+            COLL_MEMCPY(w + ((size_t)k * L + (size_t)j) * blk, d + ((size_t)j * H + (size_t)k) * blk, blk);
+    rc = coll__hier_run(rc, &h->cross, COLL_ALLTOALL, w, d, L * count, 0, dtype, COLL_SUM, 0);
+    if (rc == COLL_OK && !h->bident) coll__hier_permute(d, blk, h->bpos, h->blead, h->p);
+    return rc;
+}
+
+/* Barrier inside the host (everyone here has arrived), across among local
+   index 0 (every host has arrived), inside again (the release).
+   2 lg L a_i + lg H a_o. */
+COLL_API int coll_hier_barrier(coll_hier *h)
+{
+    int rc;
+    if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    if (!coll__hier_two_levels(h)) {
+        h->road = COLL_HIER_WORLD;
+        return coll_barrier(h->world, COLL_ALGO_AUTO);
+    }
+    h->road = COLL_HIER_PHASES;
+    rc = coll__hier_run(COLL_OK, &h->local, COLL_BARRIER, 0, 0, 0, 0, COLL_UINT8, COLL_SUM, 0);
+    if (h->li == 0) rc = coll__hier_run(rc, &h->cross, COLL_BARRIER, 0, 0, 0, 0, COLL_UINT8, COLL_SUM, 0);
+    return coll__hier_run(rc, &h->local, COLL_BARRIER, 0, 0, 0, 0, COLL_UINT8, COLL_SUM, 0);
+}
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+#endif /* COLL_IMPLEMENTATION */
+
+/* LICENCE: MIT, as coll.h. */
