@@ -153,6 +153,13 @@ static int check_elems(const char *what, size_t count, int root, const int32_t *
 
 static int32_t want[MAXP * MAXC];
 
+#ifdef TEST_HOSTS_HIER
+static coll_hier *HH;          /* set: the calls go to coll_hier.h's forms */
+#define CALL(flat, hier) (HH ? (hier) : (flat))
+#else
+#define CALL(flat, hier) (flat)
+#endif
+
 /* All nine collectives at `count`, algorithm `algo` where it applies. */
 static void collectives(coll_comm *c, int p, int me, const int *world_of, size_t count,
                         coll_algo algo, const char *tag)
@@ -164,10 +171,18 @@ static void collectives(coll_comm *c, int p, int me, const int *world_of, size_t
     /* all-reduce */
     for (i = 0; i < n; i++) src[i] = RANKVAL(me, i);
     for (i = 0; i < n; i++) { int32_t s = 0; for (q = 0; q < p; q++) s += RANKVAL(q, i); want[i] = s; }
-    rc = coll_allreduce(c, src, dst, n, COLL_INT32, COLL_SUM, algo);
+    rc = CALL(coll_allreduce(c, src, dst, n, COLL_INT32, COLL_SUM, algo),
+              coll_hier_allreduce(HH, src, dst, n, COLL_INT32, COLL_SUM));
     snprintf(what, sizeof what, "%s allreduce", tag);
     COLL_CHECK_MSG(rc == 0, "rank %d: %s: %d", R, what, rc);
     check_elems(what, n, -1, dst, want, n);
+#ifdef TEST_HOSTS_HIER
+    /* hosts of equal size, more than one, more than one rank each: the
+       hierarchical phases, not a flat road */
+    if (HH && coll_hosts_nhosts(&H) > 1 && coll_hosts_local_size(&H) > 1)
+        COLL_CHECK_MSG(coll_hier_road(HH) == COLL_HIER_PHASES,
+                       "rank %d: hier allreduce of %zu took road %d", R, n, coll_hier_road(HH));
+#endif
     /* reduce-scatter */
     for (i = 0; i < n * (size_t)p; i++) src[i] = RANKVAL(me, i);
     for (i = 0; i < n; i++) {
@@ -175,42 +190,48 @@ static void collectives(coll_comm *c, int p, int me, const int *world_of, size_t
         for (q = 0; q < p; q++) s += RANKVAL(q, (size_t)me * n + i);
         want[i] = s;
     }
-    rc = coll_reduce_scatter(c, src, dst, n, COLL_INT32, COLL_SUM, COLL_ALGO_AUTO);
+    rc = CALL(coll_reduce_scatter(c, src, dst, n, COLL_INT32, COLL_SUM, COLL_ALGO_AUTO),
+              coll_hier_reduce_scatter(HH, src, dst, n, COLL_INT32, COLL_SUM));
     snprintf(what, sizeof what, "%s reduce_scatter", tag);
     COLL_CHECK_MSG(rc == 0, "rank %d: %s: %d", R, what, rc);
     check_elems(what, n, -1, dst, want, n);
     /* all-gather */
     for (i = 0; i < n; i++) src[i] = RANKVAL(me, i + 5);
     for (q = 0; q < p; q++) for (i = 0; i < n; i++) want[(size_t)q * n + i] = RANKVAL(q, i + 5);
-    rc = coll_allgather(c, src, dst, n, COLL_INT32, COLL_ALGO_AUTO);
+    rc = CALL(coll_allgather(c, src, dst, n, COLL_INT32, COLL_ALGO_AUTO),
+              coll_hier_allgather(HH, src, dst, n, COLL_INT32));
     snprintf(what, sizeof what, "%s allgather", tag);
     COLL_CHECK_MSG(rc == 0, "rank %d: %s: %d", R, what, rc);
     check_elems(what, n, -1, dst, want, n * (size_t)p);
     /* broadcast */
     for (i = 0; i < n; i++) dst[i] = me == root ? RANKVAL(root, i + 9) : -1;
     for (i = 0; i < n; i++) want[i] = RANKVAL(root, i + 9);
-    rc = coll_broadcast(c, dst, n, COLL_INT32, root, COLL_ALGO_AUTO);
+    rc = CALL(coll_broadcast(c, dst, n, COLL_INT32, root, COLL_ALGO_AUTO),
+              coll_hier_broadcast(HH, dst, n, COLL_INT32, root));
     snprintf(what, sizeof what, "%s broadcast", tag);
     COLL_CHECK_MSG(rc == 0, "rank %d: %s: %d", R, what, rc);
     check_elems(what, n, root, dst, want, n);
     /* reduce */
     for (i = 0; i < n; i++) src[i] = RANKVAL(me, i + 3);
     for (i = 0; i < n; i++) { int32_t s = 0; for (q = 0; q < p; q++) s += RANKVAL(q, i + 3); want[i] = s; }
-    rc = coll_reduce(c, src, dst, n, COLL_INT32, COLL_SUM, root, COLL_ALGO_AUTO);
+    rc = CALL(coll_reduce(c, src, dst, n, COLL_INT32, COLL_SUM, root, COLL_ALGO_AUTO),
+              coll_hier_reduce(HH, src, dst, n, COLL_INT32, COLL_SUM, root));
     snprintf(what, sizeof what, "%s reduce", tag);
     COLL_CHECK_MSG(rc == 0, "rank %d: %s: %d", R, what, rc);
     if (me == root) check_elems(what, n, root, dst, want, n);
     /* gather */
     for (i = 0; i < n; i++) src[i] = RANKVAL(me, i + 11);
     for (q = 0; q < p; q++) for (i = 0; i < n; i++) want[(size_t)q * n + i] = RANKVAL(q, i + 11);
-    rc = coll_gather(c, src, dst, n, COLL_INT32, root, COLL_ALGO_AUTO);
+    rc = CALL(coll_gather(c, src, dst, n, COLL_INT32, root, COLL_ALGO_AUTO),
+              coll_hier_gather(HH, src, dst, n, COLL_INT32, root));
     snprintf(what, sizeof what, "%s gather", tag);
     COLL_CHECK_MSG(rc == 0, "rank %d: %s: %d", R, what, rc);
     if (me == root) check_elems(what, n, root, dst, want, n * (size_t)p);
     /* scatter */
     for (i = 0; i < n * (size_t)p; i++) src[i] = me == root ? RANKVAL(root, i + 13) : -1;
     for (i = 0; i < n; i++) want[i] = RANKVAL(root, (size_t)me * n + i + 13);
-    rc = coll_scatter(c, src, dst, n, COLL_INT32, root, COLL_ALGO_AUTO);
+    rc = CALL(coll_scatter(c, src, dst, n, COLL_INT32, root, COLL_ALGO_AUTO),
+              coll_hier_scatter(HH, src, dst, n, COLL_INT32, root));
     snprintf(what, sizeof what, "%s scatter", tag);
     COLL_CHECK_MSG(rc == 0, "rank %d: %s: %d", R, what, rc);
     check_elems(what, n, root, dst, want, n);
@@ -218,12 +239,13 @@ static void collectives(coll_comm *c, int p, int me, const int *world_of, size_t
     for (i = 0; i < n * (size_t)p; i++) src[i] = RANKVAL(me, i + 17);
     for (q = 0; q < p; q++)
         for (i = 0; i < n; i++) want[(size_t)q * n + i] = RANKVAL(q, (size_t)me * n + i + 17);
-    rc = coll_alltoall(c, src, dst, n, COLL_INT32, COLL_ALGO_AUTO);
+    rc = CALL(coll_alltoall(c, src, dst, n, COLL_INT32, COLL_ALGO_AUTO),
+              coll_hier_alltoall(HH, src, dst, n, COLL_INT32));
     snprintf(what, sizeof what, "%s alltoall", tag);
     COLL_CHECK_MSG(rc == 0, "rank %d: %s: %d", R, what, rc);
     check_elems(what, n, -1, dst, want, n * (size_t)p);
     /* barrier */
-    rc = coll_barrier(c, COLL_ALGO_AUTO);
+    rc = CALL(coll_barrier(c, COLL_ALGO_AUTO), coll_hier_barrier(HH));
     COLL_CHECK_MSG(rc == 0, "rank %d: %s barrier: %d", R, tag, rc);
 #undef RANKVAL
 }
@@ -272,38 +294,21 @@ static void check_local_sub(coll_comm *world)
 }
 
 #ifdef TEST_HOSTS_HIER
-static void check_hier(coll_comm *world)
+/* coll_hier.h over the world, keyed by the host index the port learned:
+   the same nine collectives, the same plain-loop answers. */
+static void check_hier(coll_comm *world, const int *world_of)
 {
     static coll_hier hh;
-    static unsigned char hs[1 << 18];
-    size_t i, n = 5000;
-    int q, rc = coll_hier_init(&hh, world, coll_hosts_host(&H), hs, sizeof hs);
+    static unsigned char hs[1 << 17], work[1 << 20];
+    static const size_t counts[] = { 1, 37, 1500 };
+    size_t i;
+    int rc = coll_hier_init(&hh, world, coll_hosts_host(&H), hs, sizeof hs, work, sizeof work);
     COLL_CHECK_MSG(rc == 0, "rank %d: coll_hier_init: %d", R, rc);
     if (rc) return;
-    for (i = 0; i < n; i++) src[i] = val(R, i);
-    for (i = 0; i < n; i++) { int32_t s = 0; for (q = 0; q < P; q++) s += val(q, i); want[i] = s; }
-    rc = coll_hier_allreduce(&hh, src, dst, n, COLL_INT32, COLL_SUM);
-    COLL_CHECK_MSG(rc == 0, "rank %d: hier allreduce: %d", R, rc);
-    check_elems("hier allreduce", n, -1, dst, want, n);
-    for (i = 0; i < n; i++) dst[i] = R == P - 1 ? val(P - 1, i + 1) : 0;
-    for (i = 0; i < n; i++) want[i] = val(P - 1, i + 1);
-    rc = coll_hier_broadcast(&hh, dst, n, COLL_INT32, P - 1);
-    COLL_CHECK_MSG(rc == 0, "rank %d: hier broadcast: %d", R, rc);
-    check_elems("hier broadcast", n, P - 1, dst, want, n);
-    for (i = 0; i < n; i++) src[i] = val(R, i + 2);
-    for (q = 0; q < P; q++) for (i = 0; i < n; i++) want[(size_t)q * n + i] = val(q, i + 2);
-    rc = coll_hier_allgather(&hh, src, dst, n, COLL_INT32);
-    COLL_CHECK_MSG(rc == 0, "rank %d: hier allgather: %d", R, rc);
-    check_elems("hier allgather", n, -1, dst, want, n * (size_t)P);
-    for (i = 0; i < n * (size_t)P; i++) src[i] = val(R, i);
-    for (i = 0; i < n; i++) {
-        int32_t s = 0;
-        for (q = 0; q < P; q++) s += val(q, (size_t)R * n + i);
-        want[i] = s;
-    }
-    rc = coll_hier_reduce_scatter(&hh, src, dst, n, COLL_INT32, COLL_SUM);
-    COLL_CHECK_MSG(rc == 0, "rank %d: hier reduce_scatter: %d", R, rc);
-    check_elems("hier reduce_scatter", n, -1, dst, want, n);
+    HH = &hh;
+    for (i = 0; i < sizeof counts / sizeof *counts; i++)
+        collectives(world, P, R, world_of, counts[i], COLL_ALGO_AUTO, "hier");
+    HH = NULL;
 }
 #endif
 
@@ -332,7 +337,7 @@ static int env_main(void)
             big_allreduce(&c, COLL_ALGO_RING, "flat ring");
             check_local_sub(&c);
 #ifdef TEST_HOSTS_HIER
-            check_hier(&c);
+            check_hier(&c, world_of);
 #endif
         }
         printf("traffic rank %d: tcp %llu msgs %llu B out, shm %llu msgs %llu B out\n", R,
@@ -354,7 +359,7 @@ static int env_loop_main(void)
     coll_hosts_set_timeout(&H, 1500);
     port = coll_hosts_port(&H);
     coll_init(&c, H.rank, H.nranks, &port, scratch, sizeof scratch);
-    printf("looping\n");
+    printf("looping %ld\n", (long)getpid());
     fflush(stdout);
     start = now_ms();
     while (rc == COLL_OK && now_ms() - start < 30000) {
@@ -366,12 +371,32 @@ static int env_loop_main(void)
     return 0;
 }
 
+/* Init alone, which must end in TEST_EXPECT ("mismatch", "inval" or
+   "ok") on this rank; then, if it came up, one all-reduce. */
 static int env_init_main(void)
 {
-    int rc = coll_hosts_init_env(&H, 20000);
-    printf("init %d\n", rc);
+    const char *e = getenv("TEST_EXPECT");
+    int want = !e ? -1 : strcmp(e, "mismatch") == 0 ? COLL_ERR_MISMATCH
+             : strcmp(e, "inval") == 0 ? COLL_ERR_INVAL : strcmp(e, "ok") == 0 ? COLL_OK : -1;
+    int rc = coll_hosts_init_env(&H, 10000);
+    R = H.rank;
+    COLL_CHECK_MSG(want != -1, "TEST_EXPECT must be mismatch, inval or ok");
+    COLL_CHECK_MSG(rc == want, "rank %s: init returned %s (%d), expected %s (%d): %s",
+                   getenv("RANK"), coll_result_str(rc), rc, coll_result_str(want), want, H.why);
+    COLL_CHECK_MSG(rc == COLL_OK || H.why[0], "rank %s: init failed without a reason",
+                   getenv("RANK"));
+    if (rc == COLL_OK) {
+        static coll_comm c;
+        int32_t x = 1;
+        coll_port port = coll_hosts_port(&H);
+        COLL_CHECK_EQ(coll_init(&c, H.rank, H.nranks, &port, scratch, sizeof scratch), 0);
+        COLL_CHECK_EQ(coll_allreduce(&c, &x, &x, 1, COLL_INT32, COLL_SUM, COLL_ALGO_AUTO), 0);
+        COLL_CHECK_EQ(x, H.nranks);
+    }
+    if (rc != COLL_OK) printf("init %s: %s\n", coll_result_str(rc), H.why);
     coll_hosts_close(&H);
-    return 0;
+    printf("result %lu %lu\n", coll_test_passed, coll_test_failed);
+    return coll_test_failed != 0;
 }
 
 int main(int argc, char **argv)
