@@ -12,7 +12,7 @@
      feature macro is set: include it first in the implementation file, or
      pass -D_DEFAULT_SOURCE. Then, in every process:
 
-         static coll_hosts h;                      caller-owned, ~40 KB
+         static coll_hosts h;                      caller-owned, ~26 KB
          coll_hosts_init_env(&h, 10000);           MASTER_ADDR, MASTER_PORT,
                                                    WORLD_SIZE, RANK, COLL_TCP_TOKEN
          coll_port p = coll_hosts_port(&h);
@@ -80,7 +80,8 @@
 
    COUNTERS
      h.tcp and h.shm (coll_hosts_traffic): messages and payload bytes this
-     rank posted through each child, each way. coll_tcp's own
+     rank posted through each child, each way; h.both: blocking waits that
+     found both children busy and polled them in turn. coll_tcp's own
      h.t.bytes_sent / bytes_received count what reached its sockets.
 
    NOT OFFERED
@@ -173,6 +174,7 @@ typedef struct coll_hosts {
     int shm_up;                /* 1: this host's shm group is open          */
     int attached;              /* communicators coll_init put on this port  */
     coll_hosts_traffic tcp, shm;
+    unsigned long long both;   /* blocking waits that had to poll both      */
     int pending[2];            /* slots in state 1, per child               */
     coll_hosts__slot slot[COLL_HOSTS_HANDLES + 2];   /* +2: blocking calls  */
     short host_of[COLL_HOSTS_MAX_RANKS];   /* host index of every rank      */
@@ -706,7 +708,7 @@ static int coll_hosts__wait_all(coll_hosts *h, const int *idx, int n)
 {
     long long idle = -1;
     unsigned long long mark = coll_hosts__mark(h);
-    int spins = 0, nap = 1;
+    int spins = 0, nap = 1, counted = 0;
     for (;;) {
         int i, open = -1, moved = 0, rc;
         for (i = 0; i < n; i++)
@@ -719,6 +721,7 @@ static int coll_hosts__wait_all(coll_hosts *h, const int *idx, int n)
             if ((rc = coll_hosts__poll(h, open, 1)) < 0) return rc;
             continue;
         }
+        if (!counted) { counted = 1; h->both++; }
         for (i = 0; i < 2; i++) {
             if ((rc = coll_hosts__poll_child(h, i)) < 0) return rc;
             moved += rc;

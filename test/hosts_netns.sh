@@ -156,7 +156,7 @@ for shape in 2x2 4x2 2x4 8x1; do
             extra=""
             [ $order = host-major ] && extra="LOCAL_RANK=$((r % L)) LOCAL_WORLD_SIZE=$L"
             ip netns exec "${tag}h$h" env MASTER_ADDR="$net.1" MASTER_PORT=$port \
-                WORLD_SIZE=$W RANK=$r TEST_LAYOUT="$layout" $extra \
+                WORLD_SIZE=$W RANK=$r TEST_LAYOUT="$layout" TEST_PORT_CHECK=1 $extra \
                 timeout 60 "$bin" --env >"$out/$name.$r" 2>&1 &
             pids="$pids $!"
         done

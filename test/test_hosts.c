@@ -25,7 +25,7 @@
 #define COLL_IMPLEMENTATION
 #define COLL_HOSTS_IMPLEMENTATION
 #include "ports/coll_hosts.h"
-#include "test/coll_test.h"
+#include "test/check_port.h"
 
 #ifdef TEST_HOSTS_HIER
 #include "coll_hier.h"
@@ -312,6 +312,38 @@ static void check_hier(coll_comm *world, const int *world_of)
 }
 #endif
 
+/* The port checker (test/check_port.h): every collective and algorithm,
+   the error cases; this process is one of its ranks. */
+typedef struct one_rank { int rank; coll_port port; } one_rank;
+
+static int one_launch(void *user, int nranks, coll_port_check_body body, void *arg)
+{
+    one_rank *me = (one_rank *)user;
+    (void)nranks;
+    return body(me->rank, &me->port, arg) != 0;
+}
+
+static double now_s(void) { return (double)coll_hosts__now_ms() / 1000; }
+
+static void port_checker(const coll_port *port)
+{
+    static coll_port_check ck;
+    static unsigned char arena[8 << 20];
+    one_rank me;
+    me.rank = R;
+    me.port = *port;
+    memset(&ck, 0, sizeof ck);
+    ck.name = "hosts"; ck.nranks = P;
+    ck.launch = one_launch; ck.launch_user = &me;
+    ck.big = 4099;
+    ck.arena = arena;
+    ck.arena_bytes = coll_port_check_arena_bytes(P, ck.big) / (size_t)P;
+    ck.private_arena = 1;
+    ck.now = now_s; ck.prompt_s = 5;
+    COLL_CHECK_MSG(ck.arena_bytes <= sizeof arena, "arena too small: %zu", ck.arena_bytes);
+    if (ck.arena_bytes <= sizeof arena) coll_port_check_run(&ck);
+}
+
 static int env_main(void)
 {
     static coll_comm c;
@@ -339,9 +371,11 @@ static int env_main(void)
 #ifdef TEST_HOSTS_HIER
             check_hier(&c, world_of);
 #endif
+            if (getenv("TEST_PORT_CHECK")) port_checker(&port);
         }
-        printf("traffic rank %d: tcp %llu msgs %llu B out, shm %llu msgs %llu B out\n", R,
-               H.tcp.sent, H.tcp.bytes_sent, H.shm.sent, H.shm.bytes_sent);
+        printf("traffic rank %d: tcp %llu msgs %llu B out, shm %llu msgs %llu B out, "
+               "%llu waits polled both\n", R, H.tcp.sent, H.tcp.bytes_sent, H.shm.sent,
+               H.shm.bytes_sent, H.both);
     }
     coll_hosts_close(&H);
     printf("result %lu %lu\n", coll_test_passed, coll_test_failed);
