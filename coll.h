@@ -247,8 +247,8 @@ enum {
     COLL_ERR_CORRUPT  = -71,   /* a message failed its integrity check       */
     COLL_ERR_PEER     = -121,  /* another rank refused its arguments         */
     COLL_ERR_INVAL    = -22,   /* bad argument; nothing was sent             */
-    COLL_ERR_NOSPC    = -28,   /* scratch too small for this call            */
-    COLL_ERR_NOSYS    = -38,   /* algorithm not available for this call      */
+    COLL_ERR_NOSPC    = -28,   /* scratch (or a port's memory) too small     */
+    COLL_ERR_NOSYS    = -38,   /* not in this build, or not for this call    */
     COLL_ERR_MISMATCH = -74,   /* peers disagree (message size, collective)  */
     COLL_ERR_TIMEOUT  = -110,  /* a peer did not answer before the deadline  */
     COLL_ERR_ABORTED  = -125   /* the transport was shut down                */
@@ -636,6 +636,7 @@ typedef struct coll_request {
         const struct coll__entry *row;
         coll_algo algo;
         int inplace;
+        uint32_t vsig;         /* a v form's counts and displs (coll__vsig)  */
     } pre;
 #ifndef COLL_NO_CHECKS
     coll__agree g;             /* its frames are cleared on demand           */
@@ -986,6 +987,7 @@ static int coll__first(unsigned long m)
 #endif
 
 #define COLL__MAGIC 0xC011C0DEu
+#define COLL__REFUSED 0xC011DEADu  /* coll_init refused it: only coll_last_error reads it */
 
 /* The top communicator: it holds what a communicator and its subs share,
    one transport: the turn order of their requests (see coll_waitall) and
@@ -3837,7 +3839,20 @@ static int coll__agree_source(coll_request *q)
    its refusal (rc), a non-root's missing dst, whether it rides in them. A
    refusing rank still takes part in the rounds, so every other rank
    returns then instead of waiting for it; its own code comes back from
-   coll_progress (coll_run: at once). */
+   coll_progress (coll_run: at once). coll__agree_refuse makes a request a
+   refusal: at prepare, or when a run finds its plan stale (coll_restart). */
+static void coll__agree_refuse(coll_request *q, int rc)
+{
+    coll__agree *g = &q->g;
+    int rank = q->pl.rank, p = q->pl.p;
+    COLL_MEMSET(&q->pl, 0, sizeof q->pl);      /* the rounds of a refusal run on rank and size alone */
+    q->pl.rank = rank; q->pl.p = p;
+    g->eager = g->skip = g->tcls = g->nepi = 0;
+    g->sig = 0;
+    g->refused = rc;
+    g->flags0 = COLL__F_REFUSED;
+    g->bad0 = (uint32_t)rank << 16 | (uint32_t)(-rc & 0xffff);
+}
 static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, int rc, int nulldst)
 {
     coll_comm *c = q->c;
@@ -3849,12 +3864,7 @@ static void coll__agree_prepare(coll_request *q, const coll_args *a, size_t es, 
         g->inl = ((size_t)COLL_EAGER_BYTES < g->cap ? (size_t)COLL_EAGER_BYTES : g->cap) & ~(size_t)7;
     }
     q->source = coll__agree_source;
-    if (rc != COLL_OK) {
-        g->refused = rc;
-        g->flags0 = COLL__F_REFUSED;
-        g->bad0 = (uint32_t)q->pl.rank << 16 | (uint32_t)(-rc & 0xffff);
-        return;
-    }
+    if (rc != COLL_OK) { coll__agree_refuse(q, rc); return; }
     g->bad0 = 0xffffffffu;
     /* (the request is cleared: what is not set here is 0) */
     if (COLL__CRC_ON(c)) g->nepi = g->nchk;
@@ -4700,21 +4710,41 @@ static COLL__OFF_CHAIN int coll__scale(const coll_comm *c, void *buf, size_t n, 
 /* >>calls  7. The API's definitions                                          */
 /* ========================================================================== */
 
+/* A refused coll_init leaves its reason for coll_last_error (and a
+   communicator no other call takes). */
+#ifndef COLL_NO_ERRSTR
+static int coll__init_no(coll_comm *c, int rc, const char *why)
+{
+    COLL_MEMSET(c, 0, sizeof *c);
+    c->why = why;
+    c->magic = COLL__REFUSED;
+    return rc;
+}
+#define COLL__INIT_NO(c, rc, text) coll__init_no(c, rc, text)
+#else
+#define COLL__INIT_NO(c, rc, text) ((void)(c), (rc))
+#endif
+
 COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port,
                        void *scratch, size_t scratch_bytes)
 {
     int context = 0;
-    if (COLL__ARG(!c || !port || !port->send || !port->recv)) return COLL_ERR_INVAL;
-    if (COLL__ARG(nranks < 1 || rank < 0 || rank >= nranks || nranks > 0xffff)) return COLL_ERR_INVAL;
-    if (COLL__ARG(!scratch && scratch_bytes)) return COLL_ERR_INVAL;
+    if (COLL__ARG(!c)) return COLL_ERR_INVAL;
+    if (COLL__ARG(!port || !port->send || !port->recv))
+        return COLL__INIT_NO(c, COLL_ERR_INVAL, "port: NULL, or no send or recv");
+    if (COLL__ARG(nranks < 1 || rank < 0 || rank >= nranks || nranks > 0xffff))
+        return COLL__INIT_NO(c, COLL_ERR_INVAL, "rank: not in 0..nranks-1 (nranks 1..65535)");
+    if (COLL__ARG(!scratch && scratch_bytes)) return COLL__INIT_NO(c, COLL_ERR_INVAL, "scratch: NULL with bytes");
     /* the kernels read 8-byte elements straight from scratch */
-    if (COLL__ARG((uintptr_t)scratch % 8)) return COLL_ERR_INVAL;
+    if (COLL__ARG((uintptr_t)scratch % 8)) return COLL__INIT_NO(c, COLL_ERR_INVAL, "scratch: not 8-byte aligned");
 #ifndef COLL_NO_NONBLOCKING       /* (without the path they go unused) */
-    if ((port->isend || port->irecv || port->wait) &&
-        !(port->isend && port->irecv && port->wait)) return COLL_ERR_INVAL;
+    if ((port->isend || port->irecv || port->wait) && !(port->isend && port->irecv && port->wait))
+        return COLL__INIT_NO(c, COLL_ERR_INVAL, "port: isend, irecv and wait go together");
 #endif
 #ifdef COLL_NO_PIECES
-    if (COLL__ARG(port->max_bytes)) return COLL_ERR_NOSYS;   /* the layer that cuts messages is left out */
+    /* not an argument check: without the layer that cuts messages, every
+       build must refuse the port rather than hand it larger ones */
+    if (port->max_bytes) return COLL__INIT_NO(c, COLL_ERR_NOSYS, "port: max_bytes needs the pieces layer (COLL_NO_PIECES)");
 #endif
     if (port->attach && (context = port->attach(port->ctx)) < 0) return context;
     COLL_MEMSET(c, 0, sizeof *c);
@@ -4943,7 +4973,7 @@ COLL_API int coll_set_checks(coll_comm *c, unsigned flags)
 
 COLL_API const char *coll_last_error(const coll_comm *c)
 {
-    if (!c || c->magic != COLL__MAGIC) return COLL__WHY("comm: not initialised");
+    if (!c || (c->magic != COLL__MAGIC && c->magic != COLL__REFUSED)) return COLL__WHY("comm: not initialised");
     return c->why ? c->why : "";
 }
 
@@ -5059,6 +5089,34 @@ static void coll__take_call(coll_request *q, const coll_args *a, size_t es)
     q->b[COLL_BUF_SRC].cut = q->b[COLL_BUF_DST].cut = q->seg;
 }
 
+/* A v form's counts and displs folded into one word: a plan is made from
+   them, so coll_restart refuses a run whose caller changed them since
+   (CRC-32C of each size_t as two words, with their sum; 0 for the others). */
+static uint32_t coll__vsig(const coll__plan *pl)
+{
+    const size_t *n = COLL__COUNTS(pl), *d = COLL__DISPLS(pl);
+    int a2a = COLL__KIND_IS(pl->kind, COLL_ALLTOALLV);
+    size_t i, nn = (size_t)pl->p * (a2a ? (size_t)pl->p : 1u), nd = d ? (size_t)pl->p * (a2a ? 2u : 1u) : 0, t = 0;
+    uint32_t h = 0;
+    if (!n) return 0;
+    for (i = 0; i < nn + nd; i++) {
+        size_t v = i < nn ? n[i] : d[i - nn];
+        t += v;
+        h = coll__crc_word(coll__crc_word(h, (uint32_t)v), (uint32_t)((v >> 16) >> 16));
+    }
+    return coll__crc_word(h, (uint32_t)t) | 1u;       /* never 0: a refusal's */
+}
+
+/* `q` holds a call still running on `c` (started, not finished): coll_prepare
+   must not clear it. Its fields are read only while some request of c's
+   group is running, and its owner pointer compared, never followed. */
+static int coll__running(coll_comm *c, const coll_request *q)
+{
+    const coll_comm *top = coll__top(c);
+    return top->ticket != top->turn && q->c == c && q->queued && !q->finished &&
+           (uint32_t)(q->ticket - top->turn) < (uint32_t)(top->ticket - top->turn);
+}
+
 #ifndef COLL_NO_CHECKS             /* the agreement layer clears its frames itself */
 #define COLL__CLEARED offsetof(coll_request, g.fo)
 #else
@@ -5075,6 +5133,7 @@ COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
     int rc, nulldst;
     if (COLL__ARG(!c || c->magic != COLL__MAGIC)) return COLL_ERR_INVAL;
     if (COLL__ARG(!q)) { c->why = COLL__WHY("request: NULL"); return COLL_ERR_INVAL; }
+    if (COLL__ARG(coll__running(c, q))) { c->why = COLL__WHY("request: still running"); return COLL_ERR_INVAL; }
     COLL_MEMSET(q, 0, COLL__CLEARED);
     q->c = c;
     q->source = coll__plain_source;
@@ -5105,6 +5164,7 @@ COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
     if (rc != COLL_OK && !COLL__LAYERED(q)) return coll__end(q, rc);
     q->pre.src = q->b[COLL_BUF_SRC].at;      /* (refused: the rounds tell the others) */
     q->pre.inplace = q->pl.inplace;
+    q->pre.vsig = coll__vsig(&q->pl);
     if (COLL__NULLDST_SWITCH) { q->pre.row = q->pl.row; q->pre.algo = q->pl.algo; }
     q->prepared = 1;
     q->finished = 1;                         /* not running */
@@ -5125,6 +5185,14 @@ COLL_API int coll_restart(coll_request *q)
     if (COLL__CHECKS && COLL__ARG(q->checks != c->checks)) {
         c->why = COLL__WHY("request: checks changed since coll_prepare");
         return COLL_ERR_INVAL;
+    }
+    if (COLL__ARG(q->pre.vsig != coll__vsig(&q->pl))) {    /* the plan is stale: a refusal */
+        c->why = COLL__WHY("counts: changed since coll_prepare (prepare again)");
+        if (!COLL__LAYERED(q)) return COLL_ERR_INVAL;
+#ifndef COLL_NO_CHECKS
+        coll__agree_refuse(q, COLL_ERR_INVAL);      /* its rounds tell the others */
+        q->pre.vsig = 0;
+#endif
     }
     top = coll__top(c);
     q->finished = q->loaded = 0;
@@ -5421,8 +5489,8 @@ COLL_API const char *coll_result_str(int result)
         COLL_ERR_MISMATCH, COLL_ERR_TIMEOUT, COLL_ERR_ABORTED };
     static const char text[] = "ok\0in progress: call coll_progress again\0transport failed\0"
         "communicator broken by an earlier error\0a message failed its integrity check\0"
-        "another rank refused its arguments\0invalid argument\0scratch buffer too small\0"
-        "algorithm not available for this call\0peers disagree about a message\0"
+        "another rank refused its arguments\0invalid argument\0no room: scratch or port memory too small\0"
+        "not in this build, or no algorithm for this call\0peers disagree about a message\0"
         "timed out waiting for a peer\0transport shut down";
     unsigned i;
     for (i = 0; i < sizeof code; i++)

@@ -115,9 +115,17 @@ test-errors: $(CT)/test_errors
 test-groups: $(CT)/test_groups
 	$<
 
-## test-max-bytes: the port checker over a port that refuses messages over 1, 8 or 64 bytes (coll_port.max_bytes), 2-16 ranks
-test-max-bytes: $(CT)/test_max_bytes
+# a max_bytes port in builds without the pieces layer: refused at coll_init
+$(CT)/test_no_pieces: test/test_no_pieces.c $(CT_DEPS)
+	$(CC) -std=c99 $(CT_POSIX) -DCOLL_NO_PIECES $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+$(CT)/test_no_pieces_noarg: test/test_no_pieces.c $(CT_DEPS)
+	$(CC) -std=c99 $(CT_POSIX) -DCOLL_NO_PIECES -DCOLL_NO_ARGCHECK $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
+## test-max-bytes: the port checker over a port that refuses messages over 1, 8 or 64 bytes (coll_port.max_bytes), 2-16 ranks; such a port refused without the pieces layer
+test-max-bytes: $(CT)/test_max_bytes $(CT)/test_no_pieces $(CT)/test_no_pieces_noarg
 	$<
+	$(CT)/test_no_pieces
+	$(CT)/test_no_pieces_noarg
 
 ## test-displs: v forms with displacements (reversed blocks, gaps untouched) against a plain loop, 1-7 ranks, plain and ASan+UBSan
 test-displs: $(CT)/test_displs $(CT)/asan/test_displs

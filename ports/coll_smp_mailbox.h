@@ -63,11 +63,14 @@
      slot, in order, before the slot is handed back.
 
      Waiting: a blocking call polls. After each poll that moved nothing it
-     calls the `idle` hook (WFE, a yield, a clock check), which may stop
-     the wait by returning nonzero; and after `spin_limit` such polls in a
-     row the wait stops by itself. Either way: COLL_ERR_TIMEOUT. Any
-     progress starts the count again, so a long transfer that keeps moving
-     never times out.
+     calls the `idle` hook (WFE, a yield), which may stop the wait by
+     returning nonzero. The deadline is in time: with a clock (`now_ms`,
+     milliseconds from any origin; init sets the host's monotonic clock
+     where it has one, firmware gives its tick), a wait that sees no
+     progress for `timeout_ms` (init: 10 s) stops, the clock read every 64
+     fruitless polls; without one, `spin_limit` fruitless polls in a row
+     (init: 10^8) stop it. Any: COLL_ERR_TIMEOUT. Any progress starts the
+     count again, so a long transfer that keeps moving never times out.
 
      Errors: a failed wait ends every transfer of this rank (none will
      touch its buffer afterwards) and every later call answers the same
@@ -168,10 +171,14 @@ typedef struct coll_smp_mailbox {
     int error;                 /* 0, or the error that ended this end        */
     int attached;              /* communicators coll_init put on this end    */
     /* Waiting (see above): idle(user, polls) after each fruitless poll;
-       nonzero stops the wait. spin_limit fruitless polls in a row stop it
-       too (0: no limit). init sets no hook and 10^8. */
+       nonzero stops the wait. timeout_ms without progress by now_ms(user)
+       stop it (0: no deadline), or without a clock spin_limit fruitless
+       polls in a row (0: no limit). init sets no hook, the host's clock
+       (or none), 10 s and 10^8. */
     int (*idle)(void *user, unsigned long polls);
     void *user;
+    unsigned long (*now_ms)(void *user);
+    unsigned long timeout_ms;
     unsigned long spin_limit;
     /* Traffic of this rank. */
     unsigned long long bytes_sent, msgs_sent, slots_sent;
@@ -210,6 +217,31 @@ COLL_SMP_MAILBOX_API void coll_smp_mailbox_close(coll_smp_mailbox *mb);
 #ifndef COLL_SMP_MEMCPY
 #include <string.h>
 #define COLL_SMP_MEMCPY(d, s, n) memcpy((d), (s), (n))
+#endif
+
+/* ---- the host's clock, for the deadline (none on bare metal: the
+   firmware sets now_ms to its tick) ----------------------------------------- */
+#if defined(__STDC_HOSTED__) && __STDC_HOSTED__ && (defined(__unix__) || defined(__APPLE__))
+#include <time.h>
+#endif
+#if defined(CLOCK_MONOTONIC)
+static unsigned long coll_smp__host_ms(void *user)
+{
+    struct timespec t;
+    (void)user;
+    if (clock_gettime(CLOCK_MONOTONIC, &t) != 0) return 0;
+    return (unsigned long)t.tv_sec * 1000ul + (unsigned long)(t.tv_nsec / 1000000);
+}
+#elif defined(TIME_UTC) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+static unsigned long coll_smp__host_ms(void *user)
+{
+    struct timespec t;
+    (void)user;
+    if (timespec_get(&t, TIME_UTC) != TIME_UTC) return 0;
+    return (unsigned long)t.tv_sec * 1000ul + (unsigned long)(t.tv_nsec / 1000000);
+}
+#else
+#define coll_smp__host_ms ((unsigned long (*)(void *))0)
 #endif
 
 /* ---- the shared counters: acquire loads, release stores ------------------ */
@@ -317,6 +349,8 @@ COLL_SMP_MAILBOX_API int coll_smp_mailbox_init(coll_smp_mailbox *mb, void *mem, 
     mb->nslots = nslots;
     mb->slot_bytes = slot_bytes;
     mb->spin_limit = 100000000ul;
+    mb->timeout_ms = 10000ul;
+    mb->now_ms = coll_smp__host_ms;           /* NULL where the host has no clock */
     return COLL_OK;
 }
 
@@ -422,13 +456,26 @@ static int coll_smp__progress(coll_smp_mailbox *mb)
     return moved;
 }
 
-/* A poll that moved nothing: count it, ask the hook; COLL_ERR_TIMEOUT
-   when either says stop. */
-static int coll_smp__idle(coll_smp_mailbox *mb, unsigned long *polls)
+/* A wait's fruitless polls in a row, and the clock when they began. */
+typedef struct coll_smp__waiting { unsigned long polls, since; } coll_smp__waiting;
+
+/* A poll that moved nothing: count it, ask the hook, read the clock (every
+   64th); COLL_ERR_TIMEOUT when one says stop. */
+static int coll_smp__idle(coll_smp_mailbox *mb, coll_smp__waiting *w)
 {
-    ++*polls;
-    if ((mb->spin_limit && *polls > mb->spin_limit) || (mb->idle && mb->idle(mb->user, *polls)))
-        return coll_smp__break(mb, COLL_ERR_TIMEOUT);
+    int late;
+    ++w->polls;
+    if (mb->now_ms) {
+        late = 0;
+        if ((w->polls & 63u) == 1u) {
+            unsigned long t = mb->now_ms(mb->user);
+            if (w->polls == 1u) w->since = t;
+            else late = mb->timeout_ms && t - w->since > mb->timeout_ms;   /* (wraps) */
+        }
+    } else {
+        late = mb->spin_limit && w->polls > mb->spin_limit;
+    }
+    if (late || (mb->idle && mb->idle(mb->user, w->polls))) return coll_smp__break(mb, COLL_ERR_TIMEOUT);
     return 0;
 }
 
@@ -480,7 +527,7 @@ static int coll_smp__irecv_fold(void *ctx, int peer, void *buf, size_t bytes, co
 static int coll_smp__wait(void *ctx, int handle, int block)
 {
     coll_smp_mailbox *mb = (coll_smp_mailbox *)ctx;
-    unsigned long polls = 0;
+    coll_smp__waiting w = { 0, 0 };
     coll_smp_op *s;
     if (mb->error) return mb->error;
     if (handle < 0 || handle >= COLL_SMP_OPS || mb->op[handle].kind == COLL_SMP__FREE)
@@ -491,8 +538,8 @@ static int coll_smp__wait(void *ctx, int handle, int block)
         if (rc < 0) return rc;
         if (s->done) break;
         if (!block) return COLL_AGAIN;
-        if (rc == 0 && (rc = coll_smp__idle(mb, &polls)) < 0) return rc;
-        if (rc > 0) polls = 0;
+        if (rc == 0 && (rc = coll_smp__idle(mb, &w)) < 0) return rc;
+        if (rc > 0) w.polls = 0;
     }
     s->kind = COLL_SMP__FREE;
     return s->result;
@@ -501,11 +548,12 @@ static int coll_smp__wait(void *ctx, int handle, int block)
 /* Blocking forms: post (waiting for a free handle if need be), then wait. */
 static int coll_smp__blocking(coll_smp_mailbox *mb, int kind, int peer, const void *buf, size_t bytes)
 {
-    unsigned long polls = 0;
+    coll_smp__waiting w = { 0, 0 };
     int h, rc;
     while ((rc = coll_smp__post(mb, kind, peer, buf, bytes, 0, 0, &h)) == COLL_AGAIN) {
         rc = coll_smp__progress(mb);                  /* free a handle */
-        if (rc < 0 || (rc == 0 && (rc = coll_smp__idle(mb, &polls)) < 0)) return rc;
+        if (rc < 0 || (rc == 0 && (rc = coll_smp__idle(mb, &w)) < 0)) return rc;
+        if (rc > 0) w.polls = 0;
     }
     return rc ? rc : coll_smp__wait(mb, h, 1);
 }

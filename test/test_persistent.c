@@ -26,7 +26,15 @@
         hierarchical, and reduce where the non-roots pass no dst every other
         call (linear reduce, chosen after the agreement, then AUTO's pick
         again on the root whose call never changed), new inputs each call,
-        right every time - also across coll_set_checks and coll_set_tuning.
+        right every time - also across coll_set_checks and coll_set_tuning;
+     6. a v form whose counts or displs the caller changes under a prepared
+        request (all-gatherv): the run is an error, never memory outside
+        the buffers (guards after each buffer stay untouched): on every
+        rank when all change, and with the checks on, when one rank alone
+        changes them, COLL_ERR_INVAL there and COLL_ERR_PEER on the others;
+        prepared again with the new counts, the call is right;
+     7. coll_start (and coll_prepare) of a request still running: an
+        immediate COLL_ERR_INVAL, and the running one still completes.
    RUN  make test-persistent */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
@@ -255,6 +263,105 @@ static void same_call(const world *W, coll_comm *c, int r)
     }
 }
 
+/* ---- 6. counts changed under a prepared v form ------------------------------- */
+enum { VN = 2, VBIG = 9, GUARD = 64 };
+static int32_t vsrc[MAXP][VBIG + GUARD], vdst[MAXP][VBIG * MAXP + GUARD];
+static size_t vcounts[MAXP][MAXP], vdispls[MAXP][MAXP];
+
+static void vfill(int r, int p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < VBIG + GUARD; i++) vsrc[r][i] = i < n ? val(6, r, (int)i) : 0x5a5a5a5a;
+    for (i = 0; i < (size_t)VBIG * MAXP + GUARD; i++) vdst[r][i] = 0x5a5a5a5a;
+    for (i = 0; i < (size_t)p; i++) { vcounts[r][i] = n; vdispls[r][i] = i * n; }
+}
+/* dst holds every rank's n elements, and nothing past p x n was written */
+static void vcheck(int r, int p, size_t n, int want_data, const char *what)
+{
+    size_t i, bad = 0, spoilt = 0;
+    int s;
+    for (s = 0; want_data && s < p; s++)
+        for (i = 0; i < n; i++) bad += vdst[r][(size_t)s * n + i] != val(6, s, (int)i);
+    for (i = want_data ? (size_t)p * n : 0; i < (size_t)VBIG * MAXP + GUARD; i++) spoilt += vdst[r][i] != 0x5a5a5a5a;
+    COLL_CHECK_MSG(bad == 0 && spoilt == 0, "%s p=%d rank %d: %zu wrong, %zu written outside", what, p, r, bad, spoilt);
+}
+static void counts_changed(const world *W, coll_comm *c, int r)
+{
+    int progress = !W->rendezvous, p = W->p, rc, one;
+    unsigned checks = COLL_CHECK_CALLS;
+    coll_request q;
+    coll_args a;
+    for (one = 0; one < 2; one++) {      /* every rank changes its counts; rank 0 alone */
+        if (one && p < 2) break;
+        vfill(r, p, VN);
+        args(&a, COLL_ALLGATHERV, vsrc[r], vdst[r], 0, COLL_SUM, 0, COLL_ALGO_AUTO);
+        a.counts = vcounts[r];
+        rc = coll_prepare(&q, c, &a);
+        COLL_CHECK_EQ(rc, COLL_OK);
+        if (rc != COLL_OK) return;
+        COLL_CHECK_EQ(run(&q, progress), COLL_OK);
+        vcheck(r, p, VN, 1, "v form as prepared");
+        vfill(r, p, VN);
+        if (!one || r == 0) { size_t i; for (i = 0; i < (size_t)p; i++) vcounts[r][i] = VBIG; }
+        rc = run(&q, progress);
+        if (!one) COLL_CHECK_MSG(rc == COLL_ERR_INVAL, "p=%d rank %d: counts changed on every rank: %d, not COLL_ERR_INVAL", p, r, rc);
+        else COLL_CHECK_MSG(rc == (r == 0 ? COLL_ERR_INVAL : COLL_ERR_PEER),
+                            "p=%d rank %d: counts changed on rank 0 alone: %d", p, r, rc);
+        if (r == 0 || !one) COLL_CHECK_MSG(strstr(coll_last_error(c), "counts") != NULL,
+                                           "p=%d rank %d: the reason names the counts: %s", p, r, coll_last_error(c));
+        vcheck(r, p, VN, 0, "counts changed under a prepared request");
+        /* prepared again with the new counts: right */
+        vfill(r, p, VBIG);
+        rc = coll_prepare(&q, c, &a);
+        COLL_CHECK_EQ(rc, COLL_OK);
+        if (rc == COLL_OK) COLL_CHECK_EQ(run(&q, progress), COLL_OK);
+        vcheck(r, p, VBIG, 1, "prepared again with the new counts");
+        if (!one) {                      /* displs moved (checks on and off) */
+            int m;
+            for (m = 0; m < 2; m++) {
+                COLL_CHECK_EQ(coll_set_checks(c, m ? checks : 0), COLL_OK);
+                vfill(r, p, VN);
+                a.displs = vdispls[r];
+                rc = coll_prepare(&q, c, &a);
+                COLL_CHECK_EQ(rc, COLL_OK);
+                if (rc != COLL_OK) break;
+                COLL_CHECK_EQ(run(&q, progress), COLL_OK);
+                vcheck(r, p, VN, 1, "v form with displs as prepared");
+                vfill(r, p, VN);
+                vdispls[r][p - 1] = (size_t)VBIG * MAXP;     /* far past dst */
+                COLL_CHECK_EQ(run(&q, progress), COLL_ERR_INVAL);
+                vcheck(r, p, VN, 0, "displs changed under a prepared request");
+                a.displs = NULL;
+            }
+            COLL_CHECK_EQ(coll_set_checks(c, checks), COLL_OK);
+        }
+    }
+}
+
+/* ---- 7. coll_start of a request still running ----------------------------------- */
+static void start_running(const world *W, coll_comm *c, int r)
+{
+    coll_request q;
+    coll_args a;
+    int rc, k;
+    if (W->p < 2 || W->rendezvous) return;    /* one rank ends at once; rendezvous: no progress */
+    for (k = 0; k < 2; k++) {
+        size_t i;
+        for (i = 0; i < 6; i++) sbuf[r][i] = val(k, r, (int)i);
+        args(&a, COLL_ALLREDUCE, sbuf[r], dbuf[r], 6, COLL_SUM, 0, COLL_ALGO_AUTO);
+        rc = coll_start(&q, c, &a);
+        COLL_CHECK_EQ(rc, COLL_OK);
+        if (rc != COLL_OK) return;
+        rc = k ? coll_prepare(&q, c, &a) : coll_start(&q, c, &a);     /* still running */
+        COLL_CHECK_MSG(rc == COLL_ERR_INVAL, "p=%d rank %d: %s of a running request gave %d, not COLL_ERR_INVAL",
+                       W->p, r, k ? "coll_prepare" : "coll_start", rc);
+        while ((rc = coll_progress(&q)) == COLL_AGAIN) { }
+        COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d: the running request after the refused start: %d (%s)",
+                       W->p, r, rc, coll_last_error(c));
+        if (rc == COLL_OK) check_allreduce(W, r, k, dbuf[r], 6, "the request a second start left running");
+    }
+}
+
 static int rank_main(int r, void *arg)
 {
     world *W = (world *)arg;
@@ -272,6 +379,8 @@ static int rank_main(int r, void *arg)
     refusal(W, &c, r);
     misuse(W, &c, r);
     same_call(W, &c, r);
+    counts_changed(W, &c, r);
+    start_running(W, &c, r);
     return 0;
 }
 

@@ -239,7 +239,12 @@ static void fresh(void)
     COLL_CHECK_EQ(coll_smp_mailbox_init(&e0, block, sizeof block, 0, 2, 4, 32), COLL_OK);
     COLL_CHECK_EQ(coll_smp_mailbox_init(&e1, block, sizeof block, 1, 2, 4, 32), COLL_OK);
     e0.spin_limit = e1.spin_limit = 1000;
+    e0.now_ms = e1.now_ms = 0;                /* (the deadline by count: quick) */
 }
+
+/* A firmware's tick: a millisecond per reading. */
+static unsigned long ticks;
+static unsigned long tick_ms(void *user) { (void)user; return ++ticks; }
 
 /* The shared words of ring from -> to, as a rogue core would see them. */
 static uint32_t *ring_word(int from, int to, int tail)
@@ -312,6 +317,23 @@ static void refusals(void)
     COLL_CHECK_EQ(p0.send(&e0, 1, out, 40), COLL_OK);
     COLL_CHECK_EQ(p0.send(&e0, 1, out, 40), COLL_OK);         /* 4 slots: full */
     COLL_CHECK_EQ(p0.send(&e0, 1, out, 8), COLL_ERR_TIMEOUT);
+
+    /* the deadline in time: the host's clock by default (10 s), a silent
+       peer ends at timeout_ms whatever spin_limit says; a firmware tick */
+    fresh();
+    COLL_CHECK_EQ(coll_smp_mailbox_init(&e1, block, sizeof block, 1, 2, 4, 32), COLL_OK);
+    COLL_CHECK(e1.now_ms != 0 && e1.timeout_ms == 10000ul);
+    e1.timeout_ms = 200; e1.spin_limit = 0;
+    {
+        double t0 = now_s(), dt;
+        COLL_CHECK_EQ(p1.recv(&e1, 0, in, 8), COLL_ERR_TIMEOUT);
+        dt = now_s() - t0;
+        COLL_CHECK_MSG(dt >= 0.19 && dt < 3.0, "a silent peer with a 200 ms deadline: %.3f s", dt);
+    }
+    fresh();
+    e1.now_ms = tick_ms; e1.timeout_ms = 50; e1.spin_limit = 0; ticks = 0;
+    COLL_CHECK_EQ(p1.recv(&e1, 0, in, 8), COLL_ERR_TIMEOUT);
+    COLL_CHECK_MSG(ticks >= 50 && ticks <= 53, "the tick read %lu times for a 50 ms deadline", ticks);
 
     /* abort on one end reaches the other's wait; format clears it */
     fresh();
