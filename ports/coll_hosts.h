@@ -40,8 +40,7 @@
           on every rank (COLL_ERR_MISMATCH, the rank and both values on
           stderr): every rank decides from the same table;
        3. the ranks of each host with more than one rank open one shm group,
-          named from the master's address and port, the nonce and the host
-          index (so two jobs, or two emulated hosts sharing /dev/shm, never
+          named from MASTER_PORT, the nonce and the host index (so two jobs, or two emulated hosts sharing /dev/shm, never
           meet); then every rank tells rank 0 how that went and rank 0 tells
           everyone the first failure: all ranks return it, or all go on.
      Then every send, receive and handle goes to the child that reaches its
@@ -497,8 +496,10 @@ static int coll_hosts__init(coll_hosts *h, const char *addr, int port, int rank,
        row that differs from what this rank sent is this rank's alone, so
        the verdict goes round. */
     if (!rc && h->local_size > 1) {
+        /* From what every rank has alike: rank 0's nonce (fresh for each
+           job) and the port - not MASTER_ADDR, which ranks may spell
+           differently. */
         tag = coll_tcp_siphash(0x636f6c6c73686dull, (uint64_t)port, nonce, sizeof nonce);
-        tag ^= coll_tcp_siphash(0x636f6c6c73686dull, 3, addr, strlen(addr));
         snprintf(h->shm_name, sizeof h->shm_name, "/collh-%016llx-%d",
                  (unsigned long long)tag, h->host);
         rc = coll_shm_init(&h->s, h->shm_name, h->local_rank, h->local_size, h->timeout_ms);
