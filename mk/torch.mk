@@ -1,19 +1,26 @@
 # mk/torch.mk - coll as a torch.distributed backend (torch/, docs/torch.md).
 #
-#   make torch         the Python module build/python/coll_torch.so:
+#   make torch         the Python package build/python/coll_torch/ (the
+#                      extension _C.so, __init__.py, the launcher run.py):
 #                      PYTHONPATH=build/python, `import coll_torch`, then
-#                      init_process_group(backend="coll")
+#                      init_process_group(backend="coll"); ranks started by
+#                      `python3 -m coll_torch.run --nproc-per-node N x.py`
 #   make test-torch    every operation x dtype at 2, 3 and 4 processes (shm
 #                      and TCP ports, env:// and tcp://), the torch seed's
 #                      all-reduces, DDP against gloo, wrong calls raising on
 #                      every rank
+#   make test-torch-run  the launcher: jobs of 2 and 3 ranks, two "nodes",
+#                      a failing rank, SIGTERM and SIGINT to the launcher
 #   make bench-torch   dist.all_reduce, coll against gloo, 2 and 4 processes
 #
 # Debian's torch: python3-torch (1.13) for /usr/bin/python3, its C++ headers
 # from libtorch-dev, pybind11-dev. Plain g++, no setuptools.
 TORCH_PY    := $(firstword $(wildcard /usr/bin/python3) python3)
 TORCH_B     := $(B)/torch
-TORCH_MOD   := $(B)/python/coll_torch.so
+TORCH_PKG   := $(B)/python/coll_torch
+TORCH_MOD   := $(TORCH_PKG)/_C.so
+TORCH_PYSRC := $(wildcard torch/python/coll_torch/*.py)
+TORCH_PYOUT := $(patsubst torch/python/coll_torch/%,$(TORCH_PKG)/%,$(TORCH_PYSRC))
 TORCH_HDRS  := coll.h ports/coll_shm.h ports/coll_tcp.h
 # deferred (=): asked of Python only when the module is built
 TORCH_PYINC  = $(shell $(TORCH_PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
@@ -31,10 +38,16 @@ $(TORCH_MOD): torch/coll_torch.cpp $(TORCH_B)/coll_ports.o $(TORCH_HDRS)
 	@for f in $(TORCH_NEED); do [ -f $$f ] || { echo "$$f missing: apt-get install libtorch-dev pybind11-dev python3-torch python3-dev"; exit 1; }; done
 	@mkdir -p $(@D)
 	$(CXX) $(TORCH_CXXFLAGS) -isystem $(TORCH_PYINC) -I. -shared -o $@ torch/coll_torch.cpp $(TORCH_B)/coll_ports.o $(TORCH_LIBS)
+	@rm -f $(B)/python/coll_torch.so   # the module before it was a package
 
-.PHONY: torch test-torch test-torch-quick bench-torch
-## torch: [run] the torch.distributed backend, build/python/coll_torch.so (backend="coll")
-torch: $(TORCH_MOD)
+# the package's Python, copied beside the extension
+$(TORCH_PKG)/%.py: torch/python/coll_torch/%.py
+	@mkdir -p $(@D)
+	cp $< $@
+
+.PHONY: torch test-torch test-torch-quick test-torch-run bench-torch
+## torch: [run] the torch.distributed backend and its launcher, the package build/python/coll_torch (backend="coll")
+torch: $(TORCH_MOD) $(TORCH_PYOUT)
 
 # Without torch's headers: a skip here, a failure under CI.
 TORCH_OR_SKIP = if ! $(TORCH_PY) -c 'import torch' 2>/dev/null || ! ls $(TORCH_NEED) >/dev/null 2>&1; then \
@@ -53,8 +66,13 @@ test-torch-quick:
 	@$(TORCH_OR_SKIP); $(MAKE) --no-print-directory torch && \
 	    PYTHONPATH=$(B)/python timeout 300 $(TORCH_PY) torch/test_torch.py quick
 
+## test-torch-run: python3 -m coll_torch.run: 2, 3 ranks and two nodes all-reducing, a failing rank, SIGTERM, SIGINT
+test-torch-run:
+	@$(TORCH_OR_SKIP); $(MAKE) --no-print-directory torch && \
+	    PYTHONPATH=$(B)/python timeout 240 $(TORCH_PY) torch/test_torch_run.py
+
 ## bench-torch: dist.all_reduce float32 sum, coll against gloo, 2 and 4 processes, medians
 bench-torch: torch
 	@PYTHONPATH=$(B)/python $(TORCH_PY) torch/bench_torch.py
 
-TEST_TARGETS += test-torch
+TEST_TARGETS += test-torch test-torch-run

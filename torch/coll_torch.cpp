@@ -3,6 +3,9 @@
 //     import coll_torch                      # registers the backend "coll"
 //     torch.distributed.init_process_group(backend="coll", ...)
 //
+// This file is the extension coll_torch._C; the package around it
+// (torch/python/coll_torch/: __init__.py, and run.py, the launcher) is Python.
+//
 // One ProcessGroupColl per process group: it meets its peers through the
 // Store that init_process_group (or new_group) made, picks a port - shm when
 // every rank is on this host, TCP otherwise, COLL_TORCH_PORT=shm|tcp forces
@@ -172,22 +175,37 @@ static coll_dtype reduce_dtype(const at::Tensor &t, const char *op)
     coll_dtype d;
     if (!dtype_of(t.scalar_type(), &d))
         throw Refusal(std::string("coll: ") + op + ": dtype " + dtype_name(t.scalar_type()) +
-                      " cannot be reduced (float32/64, float16, bfloat16, int8, uint8, int32, int64 can)");
+                      " cannot be reduced (float32/64, float16, bfloat16, int8, uint8, int32, int64 and bool can)");
     return d;
 }
 
 // For a copy: coll's dtype where there is one (the call check then also
-// compares dtypes), else bytes.
+// compares dtypes), else bytes (ProcessGroupColl::elems: the ranks agree
+// on the torch dtype first).
 struct Elems {
     coll_dtype dtype;
     size_t count, size;
 };
-static Elems copy_elems(const at::Tensor &t)
+
+// For a reduction: coll's dtype and operator, or a refusal naming the torch
+// ones. bool is reduced as uint8 0/1, as gloo reduces it (C++ bool
+// arithmetic): SUM and MAX are OR, PRODUCT and MIN are AND.
+static coll_dtype reduce_args(const at::Tensor &t, const c10d::ReduceOp &o, coll_op *op, const char *what)
 {
-    coll_dtype d;
-    size_t es = t.element_size();
-    if (dtype_of(t.scalar_type(), &d)) return {d, (size_t)t.numel(), es};
-    return {COLL_UINT8, (size_t)t.numel() * es, 1};
+    if (t.scalar_type() == at::kBool) {
+        switch (o.op_) {
+        case c10d::ReduceOp::SUM: case c10d::ReduceOp::MAX: case c10d::ReduceOp::BOR: *op = COLL_MAX; break;
+        case c10d::ReduceOp::PRODUCT: case c10d::ReduceOp::MIN: case c10d::ReduceOp::BAND: *op = COLL_MIN; break;
+        case c10d::ReduceOp::BXOR: *op = COLL_BXOR; break;
+        default:
+            throw Refusal(std::string("coll: ") + what + ": bool tensors reduce with SUM, PRODUCT, MIN, MAX, BAND, "
+                          "BOR, BXOR, not with op " + std::to_string((int)o.op_) + " (AVG?)");
+        }
+        return COLL_UINT8;
+    }
+    coll_dtype d = reduce_dtype(t, what);
+    *op = op_of(o);
+    return d;
 }
 
 static void same_shape(const at::Tensor &a, const at::Tensor &b, const char *op)
@@ -289,9 +307,11 @@ public:
         return guarded([&] {
             check_one(ts, "allreduce");
             at::Tensor t = ts[0];
-            coll_dtype d = reduce_dtype(t, "allreduce");
-            coll_op op = op_of(o.reduceOp);
+            coll_op op;
+            coll_dtype d = reduce_args(t, o.reduceOp, &op, "allreduce");
+            int top = (int)o.reduceOp.op_;
             return submit(OpType::ALLREDUCE, {t}, {}, o.timeout, [=](CollWork &) {
+                agree_dtype(t, top, "allreduce");
                 void *p = t.data_ptr();
                 check(coll_allreduce(comm(), p, p, (size_t)t.numel(), d, op, COLL_ALGO_AUTO), "allreduce");
             });
@@ -303,13 +323,15 @@ public:
         return guarded([&] {
             if (ts.empty()) throw Refusal("coll: allreduce_coalesced: no tensors");
             for (auto &t : ts) check_tensor(t, "allreduce_coalesced");
-            coll_dtype d = reduce_dtype(ts[0], "allreduce_coalesced");
+            coll_op op;
+            coll_dtype d = reduce_args(ts[0], o.reduceOp, &op, "allreduce_coalesced");
+            int top = (int)o.reduceOp.op_;
             for (auto &t : ts)
                 if (t.scalar_type() != ts[0].scalar_type())
                     throw Refusal("coll: allreduce_coalesced: tensors of one dtype only");
-            coll_op op = op_of(o.reduceOp);
             std::vector<at::Tensor> out = ts;
             return submit(OpType::ALLREDUCE_COALESCED, out, {}, o.timeout, [=](CollWork &) {
+                agree_dtype(out[0], top, "allreduce_coalesced");
                 at::Tensor flat = at::cat(flatten(out));
                 check(coll_allreduce(comm(), flat.data_ptr(), flat.data_ptr(), (size_t)flat.numel(), d, op,
                                      COLL_ALGO_AUTO), "allreduce_coalesced");
@@ -329,7 +351,7 @@ public:
             at::Tensor t = ts[0];
             int root = root_of(o.rootRank, "broadcast");
             return submit(OpType::BROADCAST, {t}, {}, o.timeout, [=](CollWork &) {
-                Elems e = copy_elems(t);
+                Elems e = elems(t, "broadcast");
                 check(coll_broadcast(comm(), t.data_ptr(), e.count, e.dtype, root, COLL_ALGO_AUTO), "broadcast");
             });
         });
@@ -341,10 +363,12 @@ public:
         return guarded([&] {
             check_one(ts, "reduce");
             at::Tensor t = ts[0];
-            coll_dtype d = reduce_dtype(t, "reduce");
-            coll_op op = op_of(o.reduceOp);
+            coll_op op;
+            coll_dtype d = reduce_args(t, o.reduceOp, &op, "reduce");
+            int top = (int)o.reduceOp.op_;
             int root = root_of(o.rootRank, "reduce");
             return submit(OpType::REDUCE, {t}, {}, o.timeout, [=](CollWork &) {
+                agree_dtype(t, top, "reduce");
                 at::Tensor dst = rank_ == root ? t : at::empty_like(t);
                 check(coll_reduce(comm(), t.data_ptr(), dst.data_ptr(), (size_t)t.numel(), d, op, root,
                                   COLL_ALGO_AUTO), "reduce");
@@ -366,7 +390,7 @@ public:
                 same_shape(t, in, "allgather");
             }
             return submit(OpType::ALLGATHER, out, {in}, o.timeout, [=](CollWork &) {
-                Elems e = copy_elems(in);
+                Elems e = elems(in, "allgather");
                 at::Tensor flat = at::empty({(int64_t)size_ * in.numel()}, in.options());
                 check(coll_allgather(comm(), in.data_ptr(), flat.data_ptr(), e.count, e.dtype, COLL_ALGO_AUTO),
                       "allgather");
@@ -384,7 +408,7 @@ public:
                 throw Refusal("coll: _allgather_base: the output must hold world_size x the input, same dtype");
             at::Tensor i = in, d = out;
             return submit(OpType::_ALLGATHER_BASE, {d}, {i}, o.timeout, [=](CollWork &) {
-                Elems e = copy_elems(i);
+                Elems e = elems(i, "_allgather_base");
                 check(coll_allgather(comm(), i.data_ptr(), d.data_ptr(), e.count, e.dtype, COLL_ALGO_AUTO),
                       "_allgather_base");
             });
@@ -404,9 +428,11 @@ public:
                 check_tensor(t, "reduce_scatter");
                 same_shape(t, out, "reduce_scatter");
             }
-            coll_dtype d = reduce_dtype(out, "reduce_scatter");
-            coll_op op = op_of(o.reduceOp);
+            coll_op op;
+            coll_dtype d = reduce_args(out, o.reduceOp, &op, "reduce_scatter");
+            int top = (int)o.reduceOp.op_;
             return submit(OpType::REDUCE_SCATTER, {out}, in, o.timeout, [=](CollWork &) {
+                agree_dtype(out, top, "reduce_scatter");
                 at::Tensor flat = at::cat(flatten(in));
                 check(coll_reduce_scatter(comm(), flat.data_ptr(), out.data_ptr(), (size_t)out.numel(), d, op,
                                           COLL_ALGO_AUTO), "reduce_scatter");
@@ -421,10 +447,12 @@ public:
             check_tensor(out, "_reduce_scatter_base");
             if (out.scalar_type() != in.scalar_type() || in.numel() != out.numel() * size_)
                 throw Refusal("coll: _reduce_scatter_base: the input must hold world_size x the output, same dtype");
-            coll_dtype d = reduce_dtype(out, "_reduce_scatter_base");
-            coll_op op = op_of(o.reduceOp);
+            coll_op op;
+            coll_dtype d = reduce_args(out, o.reduceOp, &op, "_reduce_scatter_base");
+            int top = (int)o.reduceOp.op_;
             at::Tensor i = in, r = out;
             return submit(OpType::_REDUCE_SCATTER_BASE, {r}, {i}, o.timeout, [=](CollWork &) {
+                agree_dtype(r, top, "_reduce_scatter_base");
                 check(coll_reduce_scatter(comm(), i.data_ptr(), r.data_ptr(), (size_t)r.numel(), d, op,
                                           COLL_ALGO_AUTO), "_reduce_scatter_base");
             });
@@ -452,7 +480,7 @@ public:
                 throw Refusal("coll: gather: only the root passes output tensors");
             }
             return submit(OpType::GATHER, out, {in}, o.timeout, [=](CollWork &) {
-                Elems e = copy_elems(in);
+                Elems e = elems(in, "gather");
                 at::Tensor flat;
                 if (rank_ == root) flat = at::empty({(int64_t)size_ * in.numel()}, in.options());
                 check(coll_gather(comm(), in.data_ptr(), flat.defined() ? flat.data_ptr() : nullptr, e.count,
@@ -483,7 +511,7 @@ public:
                 throw Refusal("coll: scatter: only the root passes input tensors");
             }
             return submit(OpType::SCATTER, {out}, in, o.timeout, [=](CollWork &) {
-                Elems e = copy_elems(out);
+                Elems e = elems(out, "scatter");
                 at::Tensor flat;
                 if (rank_ == root) flat = at::cat(flatten(in));
                 check(coll_scatter(comm(), flat.defined() ? flat.data_ptr() : nullptr, out.data_ptr(), e.count,
@@ -507,7 +535,7 @@ public:
                     throw Refusal("coll: alltoall_base: without split sizes, input and output must be equal and "
                                   "divisible by world_size");
                 return submit(OpType::ALLTOALL_BASE, {d}, {i}, o.timeout, [=](CollWork &) {
-                    Elems e = copy_elems(i);
+                    Elems e = elems(i, "alltoall_base");
                     check(coll_alltoall(comm(), i.data_ptr(), d.data_ptr(), e.count / size_, e.dtype, COLL_ALGO_AUTO),
                           "alltoall_base");
                 });
@@ -658,17 +686,33 @@ private:
         // Scratch: the message segment is half of it (1 MiB default); both
         // ends of a message must cut it alike, so every rank must agree.
         std::string scratch = env_str("COLL_TORCH_SCRATCH", "1048576");
-        set(store, "coll/host/" + std::to_string(rank_), want + "\n" + scratch + "\n" + host_id());
+        // The group's size leads: a rank started with another WORLD_SIZE
+        // is found by every rank that reads its entry, or whose entry it
+        // reads, instead of at the timeout.
+        set(store, "coll/host/" + std::to_string(rank_),
+            std::to_string(size_) + "\n" + want + "\n" + scratch + "\n" + host_id());
 
         // Every rank reads every rank's entry and comes to the same verdict.
         bool one_host = true;
         std::string host0;
         for (int r = 0; r < size_; r++) {
-            std::istringstream v(get(store, "coll/host/" + std::to_string(r)));
-            std::string w, sc, h;
+            std::string entry;
+            try {
+                entry = get(store, "coll/host/" + std::to_string(r));
+            } catch (const std::exception &e) {
+                throw Error("coll: rank " + std::to_string(r) + " of " + std::to_string(size_) +
+                            " never came to the store within the group's timeout (is it running, and is "
+                            "WORLD_SIZE=" + std::to_string(size_) + " right?): " + e.what());
+            }
+            std::istringstream v(entry);
+            std::string n, w, sc, h;
+            std::getline(v, n);
             std::getline(v, w);
             std::getline(v, sc);
             std::getline(v, h);
+            if (n != std::to_string(size_))
+                throw Error("coll: the ranks disagree on the group's size (WORLD_SIZE): " + std::to_string(size_) +
+                            " on this rank (" + std::to_string(rank_) + "), " + n + " on rank " + std::to_string(r));
             if (r == 0) host0 = h;
             else one_host = one_host && h == host0;
             if (w != "auto" && w != "shm" && w != "tcp")
@@ -767,6 +811,49 @@ private:
                         " is not another rank of this group");
     }
 
+    // A dtype coll has no name for (bool, int16, complex, ...) goes as bytes
+    // or as uint8, and the call check cannot tell a bool from a uint8, or an
+    // int16 from two of them. Such a call first agrees on the torch dtype
+    // (and the torch op, -1 for a copy), in an all-gather of its own:
+    // COLL_UINT32, which no tensor's call uses, so a rank calling with a
+    // dtype coll has meets this one's all-gather in the call check and both
+    // raise COLL_ERR_MISMATCH; ranks that both agree first compare here.
+    // One small call more, for those dtypes only.
+    void agree_dtype(const at::Tensor &t, int op, const char *what)
+    {
+        coll_dtype d;
+        if (dtype_of(t.scalar_type(), &d)) return;
+        uint32_t mine[3] = {0x636f6474u, (uint32_t)t.scalar_type(), (uint32_t)op};
+        std::vector<uint32_t> all(3 * (size_t)size_);
+        int rc = coll_allgather(comm(), mine, all.data(), 3, COLL_UINT32, COLL_ALGO_AUTO);
+        if (rc == COLL_ERR_MISMATCH)
+            fail(rc, std::string(what) + " of " + dtype_name(t.scalar_type()) + " (another rank's dtype or call differs)");
+        check(rc, what);
+        for (int r = 0; r < size_; r++) {
+            const uint32_t *v = &all[3 * (size_t)r];
+            if (v[0] != mine[0]) throw Error(std::string("coll: ") + what + ": rank " + std::to_string(r) +
+                                             " sent something else than its dtype (the ranks' calls are out of step)");
+            if (v[1] != mine[1])
+                throw Error(std::string("coll: ") + what + ": the ranks' tensors differ in dtype: " +
+                            dtype_name(t.scalar_type()) + " on this rank (" + std::to_string(rank_) + "), " +
+                            dtype_name((at::ScalarType)v[1]) + " on rank " + std::to_string(r));
+            if (v[2] != mine[2])
+                throw Error(std::string("coll: ") + what + ": the ranks' reduce ops differ: " + std::to_string((int)mine[2]) +
+                            " on this rank (" + std::to_string(rank_) + "), " + std::to_string((int)v[2]) + " on rank " +
+                            std::to_string(r));
+        }
+    }
+
+    // A copy's elements: coll's dtype, or bytes once the ranks agree on it.
+    Elems elems(const at::Tensor &t, const char *what)
+    {
+        coll_dtype d;
+        size_t es = t.element_size();
+        if (dtype_of(t.scalar_type(), &d)) return {d, (size_t)t.numel(), es};
+        agree_dtype(t, -1, what);
+        return {COLL_UINT8, (size_t)t.numel() * es, 1};
+    }
+
     static std::vector<at::Tensor> flatten(const std::vector<at::Tensor> &ts)
     {
         std::vector<at::Tensor> v;
@@ -827,7 +914,7 @@ private:
                     throw Error(o.str());
                 }
             }
-        Elems e = copy_elems(like);
+        Elems e = elems(like, what);
         size_t k = e.count / (like.numel() ? (size_t)like.numel() : 1);   // coll elements per torch element
         if (k != 1)
             for (auto &c : counts) c *= k;
@@ -1113,7 +1200,7 @@ static c10::intrusive_ptr<ProcessGroupColl> create(const c10::intrusive_ptr<c10d
 
 } // namespace coll_torch
 
-PYBIND11_MODULE(coll_torch, m)
+PYBIND11_MODULE(_C, m)   // coll_torch._C: coll_torch/__init__.py loads it
 {
     namespace py = pybind11;
     m.doc() = "coll as a torch.distributed backend: import it, then init_process_group(backend=\"coll\")";
