@@ -4,7 +4,9 @@
 #
 #   make trace COLL=allreduce ALGO=rabenseifner P=6 N=12 [ROOT= DTYPE= OP= INPLACE= GROUP= SCRATCH=]
 #   make diagrams        build/diagrams/index.html + one SVG per (collective, algorithm, p)
-#   make test-trace      every registered (collective, algorithm) at p = 5, checked
+#   make test-trace      every registered (collective, algorithm) at p = 5 and 37, checked
+#   make stepper         build/stepper/index.html: step through any schedule, every rank's buffers
+#   make test-stepper    the stepper page in headless Chromium
 #   make test-diagrams   the page in headless Chromium: loads, every diagram renders
 #   make test-seeds-py   the torch and numpy seeds' own programs beside coll's
 TEACH_B      := $(B)/teach
@@ -25,11 +27,12 @@ TRACE_ARGS = $(if $(COLL),coll=$(COLL)) $(if $(ALGO),algo=$(ALGO)) $(if $(P),p=$
 trace: $(TEACH_B)/trace
 	@$(TEACH_B)/trace $(TRACE_ARGS)
 
-# every (collective, algorithm) at p = 5 (a fold), and the check's own
-# check: a corrupted result must be reported
-## test-trace: every registered (collective, algorithm) traced at p = 5 and checked
+# every (collective, algorithm) at p = 5 (a fold) and at p = 37 (a summary),
+# the check's own check (a corrupted result must be reported), more than 16
+# ranks, and bad names answered with the good ones
+## test-trace: every registered (collective, algorithm) traced at p = 5 and 37 and checked; the command line's answers
 test-trace: $(TEACH_B)/trace
-	@$(TEACH_B)/trace --all p=5 --break
+	@sh test/teach_trace.sh $(TEACH_B)/trace
 
 TEST_TARGETS += test-trace
 EXAMPLES_TARGETS += $(TEACH_B)/trace

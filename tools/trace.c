@@ -4,7 +4,8 @@
        build/teach/trace coll=reduce algo=binomial p=5 n=4 root=2 dtype=float64 op=avg
 
    Options (key=value): coll, algo (any registered pair; auto = what the
-   cost model picks), p (1..16), n (the count the API takes: per rank for
+   cost model picks), p (1..65535: up to 16 every rank's buffers, above
+   that a summary per step; see below), n (the count the API takes: per rank for
    the block-wise collectives), root, dtype (int32 int64 uint32 uint64
    float32 float64), op (sum prod min max avg band bor bxor), inplace (0/1),
    group (hierarchical), scratch (bytes per rank; the pipeline chunk is half
@@ -19,12 +20,24 @@
    one-thread mailbox port (ports/coll_mailbox.h), and the result must equal
    both the simulation and a plain loop over the inputs.
 
+   Above 16 ranks, where a lane per rank would not fit, each step is one
+   line from coll_describe on every rank: messages, bytes, the most one
+   rank sends, receives that reduce or copy, idle ranks and the most common
+   peer distance, with what ranks 0, 1 and p-1 do; then the library runs the
+   call over the mailbox port (up to TRACE_RUN_RANKS ranks) and every
+   rank's result is checked against a plain loop.
+
+   A name it does not know (coll=, algo=, dtype=, op=, or a key) is
+   answered with the names it does know.
+
        build/teach/trace --all [p=5]    every registered (collective,
                                         algorithm), in and out of place,
                                         checked quietly; ends "N passed, N failed"
 */
 #define COLL_IMPLEMENTATION
 #include "coll.h"
+#define TRACE_RUN_RANKS 1024       /* the library's own run, above 16 ranks */
+#define COLL_MAILBOX_MAX_RANKS TRACE_RUN_RANKS
 #define COLL_MAILBOX_IMPLEMENTATION
 #include "ports/coll_mailbox.h"
 #include "tools/sched_sim.h"
@@ -62,6 +75,36 @@ static int find_name(const char *s, const char *const *names, int n)
     int i;
     for (i = 0; i < n; i++) if (strcmp(s, names[i]) == 0) return i;
     return -1;
+}
+
+/* The names a bad one could have been, on stderr. */
+static void list_kinds(void)
+{
+    int k;
+    fprintf(stderr, "  collectives:");
+    for (k = 0; k < COLL_KIND_COUNT; k++) fprintf(stderr, " %s", coll_kind_name((coll_kind)k));
+    fprintf(stderr, "\n");
+}
+static void list_algos(int kind)
+{
+    size_t e;
+    int a;
+    fprintf(stderr, "  algorithms:");
+    for (a = 0; a < COLL_ALGO_COUNT; a++) fprintf(stderr, " %s", coll_algo_name((coll_algo)a));
+    fprintf(stderr, "\n");
+    if (kind < 0) return;
+    fprintf(stderr, "  registered for %s: auto", coll_kind_name((coll_kind)kind));
+    for (e = 0; coll__row_at(e); e++)
+        if (coll__row_at(e)->kind == kind && coll__row_at(e)->f)
+            fprintf(stderr, " %s", coll_algo_name((coll_algo)coll__row_at(e)->algo));
+    fprintf(stderr, "\n");
+}
+static void list_names(const char *what, const char *const *names, int n, int from)
+{
+    int i;
+    fprintf(stderr, "  %s:", what);
+    for (i = from; i < n; i++) fprintf(stderr, " %s", names[i]);
+    fprintf(stderr, "\n");
 }
 
 /* ---- printing -------------------------------------------------------------- */
@@ -248,7 +291,7 @@ static void trace_one(const sim_cfg *cfg, int break_it)
              (cfg->root ? " root>0" : "") : "");
     if (sim_init(&s, cfg) != 0) {
         snprintf(what, sizeof what, "%s: %s", name, s.err);
-        if (!quiet) printf("%s\n", what);
+        if (!quiet) { printf("%s\n", what); fflush(stdout); list_algos(cfg->kind); }
         check(0, what);
         return;
     }
@@ -359,6 +402,39 @@ static void trace_one(const sim_cfg *cfg, int break_it)
                rc != COLL_OK ? coll_result_str(rc) : ok_real ? "equals both" : "DIFFERS");
 }
 
+static void trace_big(sim_cfg *c, const size_t *cnt, int break_it);
+
+/* Every registered (collective, algorithm) at p ranks above the lanes'
+   limit: the summary (quiet) and the library's run against the plain loop. */
+static void trace_all_big(int p, int break_it)
+{
+    static size_t cnt[64 * 64];
+    size_t e;
+    int i;
+    for (e = 0; coll__row_at(e); e++) {
+        const coll__entry *en = coll__row_at(e);
+        sim_cfg c;
+        if (!en->f) continue;
+        memset(&c, 0, sizeof c);
+        c.kind = en->kind; c.algo = en->algo; c.p = p; c.dtype = COLL_INT32; c.op = COLL_SUM;
+        c.group = 4; c.scratch = 4096; c.root = p / 3;
+        c.inplace = (en->needs & COLL__IN_PLACE) != 0;
+        c.n = en->kind == COLL_ALLREDUCE || en->kind == COLL_REDUCE || en->kind == COLL_BROADCAST ||
+              sim_is_scan(en->kind) || sim_is_v(en->kind) ? (size_t)(2 * p + 3) : 2;
+        if (COLL__IN_ROOM(en)) {           /* a small call: p vectors must fit the room */
+            if (en->kind == COLL_REDUCE_SCATTER || en->kind == COLL_SCATTER || en->kind == COLL_ALLTOALL) continue;
+            c.n = 1;                       /* (these carry p blocks a vector: too large at this p) */
+        }
+        for (i = 0; i < p; i++) cnt[i] = (c.n + (size_t)i) / (size_t)p;
+        if (en->kind == COLL_ALLTOALLV)
+            for (i = 0; i < p * p; i++) cnt[i] = (size_t)(i / p + 2 * (i % p)) % 4;
+        if (en->kind == COLL_REDUCE_SCATTERV && en->algo == COLL_ALGO_RING && !c.inplace)
+            for (i = 0; i < p; i++) cnt[i] = 3;
+        trace_big(&c, cnt, break_it);
+        if (break_it) return;
+    }
+}
+
 /* Every registered (collective, algorithm): out of place where the
    algorithm allows it, in place where the collective has a layout for it;
    sums in int32, and avg in float64 and a root > 0 where they apply. */
@@ -407,31 +483,335 @@ static void trace_all(int p, int break_it)
     }
 }
 
+/* ---- many ranks: a summary per step, then the library's own run -------------- */
+/* The plain loop's answer for rank r of a call of p ranks (cnt: the v
+   forms' counts, alltoallv's p x p matrix), into want; its length, or
+   (size_t)-1 if rank r has no result. */
+static size_t big_expected(const sim_cfg *c, const size_t *cnt, int r, double *want)
+{
+    int q, p = c->p, upto;
+    size_t i, n = c->n, off = 0, len, j;
+    switch (c->kind) {
+    case COLL_ALLREDUCE: case COLL_REDUCE:
+        if (c->kind == COLL_REDUCE && r != c->root) return (size_t)-1;
+        for (i = 0; i < n; i++) {
+            double v = sim_value(c, 0, i);
+            for (q = 1; q < p; q++) v = sim__apply(c->op, v, sim_value(c, q, i));
+            want[i] = c->op == COLL_AVG ? sim__div(c->dtype, v, p) : v;
+        }
+        return n;
+    case COLL_REDUCE_SCATTER: case COLL_REDUCE_SCATTERV:
+        if (c->kind == COLL_REDUCE_SCATTERV) { for (q = 0; q < r; q++) off += cnt[q]; len = cnt[r]; }
+        else { off = (size_t)r * n; len = n; }
+        for (i = 0; i < len; i++) {
+            double v = sim_value(c, 0, off + i);
+            for (q = 1; q < p; q++) v = sim__apply(c->op, v, sim_value(c, q, off + i));
+            want[i] = c->op == COLL_AVG ? sim__div(c->dtype, v, p) : v;
+        }
+        return len;
+    case COLL_SCAN: case COLL_EXSCAN:
+        upto = c->kind == COLL_SCAN ? r + 1 : (r ? r : 1);
+        for (i = 0; i < n; i++) {
+            double v = sim_value(c, 0, i);
+            for (q = 1; q < upto; q++) v = sim__apply(c->op, v, sim_value(c, q, i));
+            want[i] = c->op == COLL_AVG ? sim__div(c->dtype, v, upto) : v;
+        }
+        return n;
+    case COLL_ALLGATHER: case COLL_ALLGATHERV: case COLL_GATHER: case COLL_GATHERV:
+        if ((c->kind == COLL_GATHER || c->kind == COLL_GATHERV) && r != c->root) return (size_t)-1;
+        for (q = 0, j = 0; q < p; q++) {
+            len = sim_is_v(c->kind) ? cnt[q] : n;
+            for (i = 0; i < len; i++) want[j++] = sim_value(c, q, i);
+        }
+        return j;
+    case COLL_BROADCAST:
+        for (i = 0; i < n; i++) want[i] = sim_value(c, c->root, i);
+        return n;
+    case COLL_SCATTER: case COLL_SCATTERV:
+        if (c->kind == COLL_SCATTERV) { for (q = 0; q < r; q++) off += cnt[q]; len = cnt[r]; }
+        else { off = (size_t)r * n; len = n; }
+        for (i = 0; i < len; i++) want[i] = sim_value(c, c->root, off + i);
+        return len;
+    case COLL_ALLTOALL:
+        for (q = 0; q < p; q++) for (i = 0; i < n; i++) want[(size_t)q * n + i] = sim_value(c, q, (size_t)r * n + i);
+        return (size_t)p * n;
+    case COLL_ALLTOALLV:
+        for (q = 0, j = 0; q < p; q++) {     /* column r: what rank q sends r, from its row's offset */
+            size_t from = 0, k;
+            for (k = 0; k < (size_t)r; k++) from += cnt[(size_t)q * (size_t)p + k];
+            for (i = 0; i < cnt[(size_t)q * (size_t)p + (size_t)r]; i++) want[j++] = sim_value(c, q, from + i);
+        }
+        return j;
+    default: return (size_t)-1;
+    }
+}
+
+/* Elements in src and dst of rank r. */
+static void big_sizes(const sim_cfg *c, const size_t *cnt, int r, size_t *in_n, size_t *out_n, size_t *mine)
+{
+    size_t total = 0, P = (size_t)c->p, i;
+    *mine = 0;
+    if (c->kind == COLL_ALLTOALLV) {
+        *in_n = *out_n = 0;
+        for (i = 0; i < P; i++) { *in_n += cnt[(size_t)r * P + i]; *out_n += cnt[i * P + (size_t)r]; }
+        for (i = 0; i < (size_t)r; i++) *mine += cnt[(size_t)r * P + i];
+        return;
+    }
+    if (sim_is_v(c->kind)) {
+        for (i = 0; i < P; i++) { if ((int)i < r) *mine += cnt[i]; total += cnt[i]; }
+    } else { *mine = (size_t)r * c->n; total = c->n * P; }
+    switch (c->kind) {
+    case COLL_ALLREDUCE: case COLL_REDUCE: case COLL_BROADCAST: case COLL_SCAN: case COLL_EXSCAN:
+        *in_n = *out_n = c->n; break;
+    case COLL_REDUCE_SCATTER: case COLL_SCATTER: *in_n = total; *out_n = c->n; break;
+    case COLL_REDUCE_SCATTERV: case COLL_SCATTERV: *in_n = total; *out_n = cnt[r]; break;
+    case COLL_ALLGATHER: case COLL_GATHER: *in_n = c->n; *out_n = total; break;
+    case COLL_ALLGATHERV: case COLL_GATHERV: *in_n = cnt[r]; *out_n = total; break;
+    case COLL_ALLTOALL: *in_n = *out_n = total; break;
+    default: *in_n = *out_n = 0; break;
+    }
+}
+
+/* Where src and dst start in rank r's arena (the in-place layouts as
+   sim_init lays them out); the arena's length. */
+static size_t big_layout(const sim_cfg *c, const size_t *cnt, int r, size_t *src_off, size_t *dst_off)
+{
+    size_t in_n, out_n, mine;
+    coll_kind k = c->kind;
+    big_sizes(c, cnt, r, &in_n, &out_n, &mine);
+    if (k == COLL_BROADCAST || (c->inplace && (k == COLL_ALLREDUCE || k == COLL_REDUCE || sim_is_scan(k) ||
+                                               k == COLL_ALLTOALL || k == COLL_ALLTOALLV))) {
+        *src_off = *dst_off = 0; return out_n;
+    }
+    if (c->inplace && (k == COLL_REDUCE_SCATTER || k == COLL_REDUCE_SCATTERV || k == COLL_SCATTER || k == COLL_SCATTERV)) {
+        *src_off = 0; *dst_off = mine; return in_n;
+    }
+    if (c->inplace && (k == COLL_ALLGATHER || k == COLL_ALLGATHERV || k == COLL_GATHER || k == COLL_GATHERV)) {
+        *dst_off = 0; *src_off = mine; return out_n;
+    }
+    *src_off = 0; *dst_off = in_n;
+    return in_n + out_n;
+}
+
+static void fmt_bytes(char *o, size_t n, double b)
+{
+    if (b >= 1048576) snprintf(o, n, "%.1f MiB", b / 1048576);
+    else if (b >= 1024) snprintf(o, n, "%.1f KiB", b / 1024);
+    else snprintf(o, n, "%.0f B", b);
+}
+
+static void print_xfer(int r, const coll_xfer *x)
+{
+    if (quiet) return;
+    printf("      r%d:", r);
+    if (x->send_to >= 0) printf(" sends %lu B to r%d", (unsigned long)x->send_bytes, x->send_to);
+    if (x->recv_from >= 0) printf("%s %s %lu B from r%d", x->send_to >= 0 ? "," : "",
+                                  x->reduce ? "reduces" : "copies", (unsigned long)x->recv_bytes, x->recv_from);
+    if (x->send_to < 0 && x->recv_from < 0) printf(" idle");
+    printf("\n");
+}
+
+#define say(...) (quiet ? 0 : printf(__VA_ARGS__))
+static void trace_big(sim_cfg *c, const size_t *cnt, int break_it)
+{
+    int p = c->p, r, st, rc = COLL_OK, steps = 0, *dist;
+    size_t es = coll_dtype_size(c->dtype), i, j, scratch = c->scratch;
+    coll_comm *comm = malloc((size_t)p * sizeof *comm);
+    coll_args *args = malloc((size_t)p * sizeof *args);
+    unsigned char **mem = calloc((size_t)p, sizeof *mem), *scr;
+    size_t *soff = malloc((size_t)p * sizeof *soff), *doff = malloc((size_t)p * sizeof *doff);
+    double bytes = 0, *sent = calloc((size_t)p, sizeof *sent), maxsent = 0, *want;
+    coll_port port;
+    coll_xfer x;
+    char b1[32], b2[32], what[200];
+    int ok = 1;
+    size_t max_arena = 0;
+    dist = calloc((size_t)p, sizeof *dist);
+    scr = malloc((size_t)p * (scratch ? scratch : 1));
+    if (!comm || !args || !mem || !soff || !doff || !sent || !dist || !scr) { fprintf(stderr, "trace: out of memory at p = %d\n", p); exit(2); }
+    memset(&port, 0, sizeof port);
+    port.send = sim__nop_send; port.recv = sim__nop_recv;
+    for (r = 0; r < p; r++) {     /* the arguments every rank passes (buffers only for the run below) */
+        size_t n = big_layout(c, cnt, r, &soff[r], &doff[r]);
+        if (n > max_arena) max_arena = n;
+        memset(&args[r], 0, sizeof args[r]);
+        args[r].kind = c->kind; args[r].algo = c->algo; args[r].count = c->n; args[r].dtype = c->dtype;
+        args[r].op = c->op; args[r].root = c->root; args[r].group = c->group;
+        args[r].counts = sim_is_v(c->kind) || c->kind == COLL_ALLTOALLV ? cnt : 0;
+        mem[r] = malloc((n ? n : 1) * 8);
+        if (!mem[r]) { fprintf(stderr, "trace: out of memory at p = %d\n", p); exit(2); }
+        if (c->kind != COLL_BARRIER) { args[r].src = mem[r] + soff[r] * es; args[r].dst = mem[r] + doff[r] * es; }
+        coll_init(&comm[r], r, p, &port, scr + (size_t)r * scratch, scratch);
+    }
+    want = malloc((max_arena ? max_arena : 1) * sizeof *want);
+    if (c->algo == COLL_ALGO_AUTO) {
+        c->algo = coll_choose(&comm[0], &args[0]);
+        for (r = 0; r < p; r++) args[r].algo = c->algo;
+    }
+    say("%s, algorithm %s, p = %d, n = %lu, %s, op %s, %s", coll_kind_name(c->kind), coll_algo_name(c->algo), p,
+           (unsigned long)c->n, dtype_names[c->dtype], op_names[c->op], c->inplace ? "in place" : "out of place");
+    if (c->kind == COLL_REDUCE || c->kind == COLL_BROADCAST || c->kind == COLL_GATHER ||
+        c->kind == COLL_SCATTER || c->kind == COLL_GATHERV || c->kind == COLL_SCATTERV) say(", root %d", c->root);
+    say("\n%d ranks do not fit a lane each: one line per step from coll_describe on every rank\n"
+           "(the step of each rank's schedule; ranks 0, 1 and %d shown)\n", p, p - 1);
+    for (st = 0; ; st++) {
+        int msgs = 0, red = 0, cp = 0, idle = 0, live = 0, best = 0, d;
+        double sb = 0, mb = 0;
+        memset(dist, 0, (size_t)p * sizeof *dist);
+        for (r = 0; r < p; r++) {
+            int d1 = coll_describe(&comm[r], &args[r], st, &x);
+            if (d1 < 0) { rc = d1; break; }
+            if (d1 == 0) { idle++; continue; }
+            live++;
+            if (x.send_to >= 0) {
+                msgs++; sb += (double)x.send_bytes; sent[r] += (double)x.send_bytes;
+                if ((double)x.send_bytes > mb) mb = (double)x.send_bytes;
+                dist[((x.send_to - r) % p + p) % p]++;
+            }
+            if (x.recv_from >= 0) { if (x.reduce) red++; else cp++; }
+            if (x.send_to < 0 && x.recv_from < 0) idle++;
+        }
+        if (rc < 0) {
+            say("the library refuses it: %s\n", coll_result_str(rc));
+            if (!quiet) list_algos(c->kind);
+            snprintf(what, sizeof what, "%s/%s p=%d: the library takes the call (%s)", coll_kind_name(c->kind),
+                     coll_algo_name(c->algo), p, coll_result_str(rc));
+            check(0, what);
+            return;
+        }
+        if (!live) break;
+        steps++;
+        bytes += sb;
+        for (d = 1; d < p; d++) if (dist[d] > dist[best]) best = d;
+        fmt_bytes(b1, sizeof b1, sb); fmt_bytes(b2, sizeof b2, mb);
+        say("step %d: %d messages, %s (at most %s from one rank), %d reduce, %d copy, %d idle", st, msgs, b1, b2,
+               red, cp, idle);
+        if (msgs) say("; most common peer r+%d (%d ranks)", best, dist[best]);
+        say("\n");
+        {
+            int show[3] = { 0, 1, p - 1 }, q;
+            for (q = 0; q < 3; q++)
+                if (coll_describe(&comm[show[q]], &args[show[q]], st, &x) == 1) print_xfer(show[q], &x);
+                else say("      r%d: done\n", show[q]);
+        }
+    }
+    for (r = 0; r < p; r++) if (sent[r] > maxsent) maxsent = sent[r];
+    fmt_bytes(b1, sizeof b1, bytes); fmt_bytes(b2, sizeof b2, maxsent);
+    say("%d steps, %s sent in all, at most %s by one rank\n", steps, b1, b2);
+    if (p > TRACE_RUN_RANKS) {
+        say("check: the library's run over the mailbox port is left out above %d ranks (TRACE_RUN_RANKS)\n",
+               TRACE_RUN_RANKS);
+        return;
+    }
+    {   /* the library over the mailbox port, checked against the plain loop */
+        static coll_mailbox box;
+        coll_request *req = malloc((size_t)p * sizeof *req);
+        int pending = p, *done = calloc((size_t)p, sizeof *done);
+        long turns = 0;
+        if (!req || !done) { fprintf(stderr, "trace: out of memory at p = %d\n", p); exit(2); }
+        coll_mailbox_init(&box, p);
+        for (r = 0; r < p && rc == COLL_OK; r++) {
+            size_t in_n, out_n, mine, so, dd, n = big_layout(c, cnt, r, &so, &dd);
+            coll_port mp = coll_mailbox_port(&box, r);
+            big_sizes(c, cnt, r, &in_n, &out_n, &mine);
+            memset(mem[r], 0x5a, (n ? n : 1) * 8);
+            if (c->kind == COLL_BROADCAST) { if (r == c->root) for (i = 0; i < out_n; i++) put(mem[r] + i * es, c->dtype, sim_value(c, r, i)); }
+            else if (c->kind != COLL_BARRIER) for (i = 0; i < in_n; i++) put(mem[r] + (so + i) * es, c->dtype, sim_value(c, r, i));
+            coll_init(&comm[r], r, p, &mp, scr + (size_t)r * scratch, scratch);
+            rc = coll_start(&req[r], &comm[r], &args[r]);
+        }
+        while (rc == COLL_OK && pending > 0 && turns++ < 100000000L)
+            for (r = 0; r < p && rc == COLL_OK; r++) {
+                int x2;
+                if (done[r]) continue;
+                x2 = coll_progress(&req[r]);
+                if (x2 == COLL_AGAIN) continue;
+                if (x2 != COLL_OK) { rc = x2; break; }
+                done[r] = 1; pending--;
+            }
+        if (rc == COLL_OK && pending) rc = COLL_ERR_TIMEOUT;
+        snprintf(what, sizeof what, "%s/%s p=%d: the library runs it (%s)", coll_kind_name(c->kind),
+                 coll_algo_name(c->algo), p, coll_result_str(rc));
+        check(rc == COLL_OK, what);
+        if (rc == COLL_OK && break_it && c->kind != COLL_BARRIER) {   /* the check's own check */
+            int rr = c->kind == COLL_REDUCE || c->kind == COLL_GATHER || c->kind == COLL_GATHERV ? c->root : p - 1;
+            put(mem[rr] + doff[rr] * es, c->dtype, get(mem[rr] + doff[rr] * es, c->dtype) + 1);
+        }
+        for (r = 0; rc == COLL_OK && r < p; r++) {
+            size_t len = big_expected(c, cnt, r, want);
+            if (len == (size_t)-1) continue;
+            for (j = 0; j < len; j++) {
+                double got = get(mem[r] + (doff[r] + j) * es, c->dtype);
+                if (!same(c->dtype, got, want[j])) {
+                    if (ok) say("  library: rank %d element %lu is %g, the plain loop says %g\n", r, (unsigned long)j, got, want[j]);
+                    ok = 0;
+                    break;
+                }
+            }
+        }
+        snprintf(what, sizeof what, "%s/%s p=%d: library equals the plain loop on every rank", coll_kind_name(c->kind),
+                 coll_algo_name(c->algo), p);
+        if (break_it) {
+            snprintf(what, sizeof what, "%s/%s p=%d: a corrupted result is caught", coll_kind_name(c->kind),
+                     coll_algo_name(c->algo), p);
+            check(rc == COLL_OK && !ok, what);
+        } else if (rc == COLL_OK) check(ok, what);
+        say("check: library (mailbox port, %d ranks) %s the plain loop on every rank\n", p,
+               rc != COLL_OK ? coll_result_str(rc) : ok ? "equals" : "DIFFERS FROM");
+    }
+}
+
+#undef say
+
 int main(int argc, char **argv)
 {
+    static size_t big_counts[TRACE_RUN_RANKS * TRACE_RUN_RANKS];
     sim_cfg c;
-    int i, all = 0, break_it = 0, bad = 0, p_given = 0;
+    int i, all = 0, break_it = 0, bad = 0, p_given = 0, kind_given = COLL_ALLREDUCE;   /* the default */
     memset(&c, 0, sizeof c);
     c.kind = COLL_ALLREDUCE; c.algo = COLL_ALGO_RING; c.p = 4; c.n = 8;
     c.dtype = COLL_INT32; c.op = COLL_SUM; c.group = 2; c.scratch = 4096;
+    for (i = 1; i < argc; i++) {     /* coll= first: algo= lists what it registers */
+        const char *v = strchr(argv[i], '=');
+        if (strncmp(argv[i], "coll=", 5) == 0 && v[1]) kind_given = find_kind(v + 1);
+    }
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = strchr(a, '=');
         if (strcmp(a, "--all") == 0) { all = 1; continue; }
         if (strcmp(a, "--break") == 0) { break_it = 1; continue; }
-        if (!v || !v[1]) { if (v) continue; bad = 1; break; }   /* key= : the default */
+        if (!v || !v[1]) {
+            if (v) continue;                                       /* key= : the default */
+            fprintf(stderr, "trace: cannot read %s\n", a);
+            bad = 1; break;
+        }
         v++;
-        if (strncmp(a, "coll=", 5) == 0) { int k = find_kind(v); if (k < 0) bad = 1; else c.kind = (coll_kind)k; }
-        else if (strncmp(a, "algo=", 5) == 0) { int k = find_algo(v); if (k < 0) bad = 1; else c.algo = (coll_algo)k; }
+        if (strncmp(a, "coll=", 5) == 0) {
+            int k = find_kind(v);
+            if (k < 0) { fprintf(stderr, "trace: cannot read %s\n", a); list_kinds(); bad = 1; break; }
+            c.kind = (coll_kind)k;
+        } else if (strncmp(a, "algo=", 5) == 0) {
+            int k = find_algo(v);
+            if (k < 0) { fprintf(stderr, "trace: cannot read %s\n", a); list_algos(kind_given); bad = 1; break; }
+            c.algo = (coll_algo)k;
+        }
         else if (strncmp(a, "p=", 2) == 0) { c.p = atoi(v); p_given = 1; }
         else if (strncmp(a, "n=", 2) == 0) c.n = (size_t)atol(v);
         else if (strncmp(a, "root=", 5) == 0) c.root = atoi(v);
         else if (strncmp(a, "group=", 6) == 0) c.group = atoi(v);
         else if (strncmp(a, "inplace=", 8) == 0) c.inplace = atoi(v);
         else if (strncmp(a, "scratch=", 8) == 0) c.scratch = (size_t)atol(v);
-        else if (strncmp(a, "dtype=", 6) == 0) { int k = find_name(v, dtype_names, 10); if (k < 0) bad = 1; else c.dtype = (coll_dtype)k; }
-        else if (strncmp(a, "op=", 3) == 0) { int k = find_name(v, op_names, 8); if (k < 0) bad = 1; else c.op = (coll_op)k; }
-        else bad = 1;
-        if (bad) { fprintf(stderr, "trace: cannot read %s\n", a); break; }
+        else if (strncmp(a, "dtype=", 6) == 0) {
+            int k = find_name(v, dtype_names, 10);
+            if (k < 0) { fprintf(stderr, "trace: cannot read %s\n  dtypes: int32 uint32 int64 uint64 float32 float64\n", a); bad = 1; break; }
+            c.dtype = (coll_dtype)k;
+        } else if (strncmp(a, "op=", 3) == 0) {
+            int k = find_name(v, op_names, 8);
+            if (k < 0) { fprintf(stderr, "trace: cannot read %s\n", a); list_names("ops", op_names, 8, 0); bad = 1; break; }
+            c.op = (coll_op)k;
+        } else {
+            fprintf(stderr, "trace: cannot read %s\n  keys: coll algo p n root dtype op inplace group scratch\n", a);
+            bad = 1; break;
+        }
     }
     if (!bad && (c.dtype == COLL_INT8 || c.dtype == COLL_UINT8 || c.dtype == COLL_FLOAT16 ||
                  c.dtype == COLL_BFLOAT16)) {
@@ -439,8 +819,10 @@ int main(int argc, char **argv)
                 dtype_names[c.dtype]);
         bad = 1;
     }
-    if (!bad && (c.p < 1 || c.p > SIM_MAX_RANKS || c.scratch > SIM_MAX_SCRATCH)) {
-        fprintf(stderr, "trace: p must be 1..%d and scratch at most %d\n", SIM_MAX_RANKS, SIM_MAX_SCRATCH);
+    if (!bad && (c.p < 1 || c.p > 0xffff || c.scratch > SIM_MAX_SCRATCH ||
+                 (c.kind == COLL_ALLTOALLV && c.p > TRACE_RUN_RANKS) || (all && c.p > SIM_MAX_RANKS))) {
+        fprintf(stderr, "trace: p must be 1..65535 (alltoallv: 1..%d; --all: 1..%d) and scratch at most %d\n",
+                TRACE_RUN_RANKS, SIM_MAX_RANKS, SIM_MAX_SCRATCH);
         bad = 1;
     }
     if (bad) {
@@ -452,13 +834,31 @@ int main(int argc, char **argv)
         quiet = 1;
         trace_all(p_given ? c.p : 5, 0);
         if (break_it) trace_all(p_given ? c.p : 5, 1);
+        if (!p_given) {                 /* and above the lanes' limit */
+            trace_all_big(37, 0);
+            if (break_it) trace_all_big(37, 1);
+        }
         printf("trace: %d passed, %d failed\n", passed, failed);
+        return failed != 0;
+    }
+    if (c.root < 0 || c.root >= c.p) c.root = 0;
+    if (c.p > SIM_MAX_RANKS) {
+        size_t *cnt = c.kind == COLL_ALLTOALLV ? big_counts : big_counts;
+        if (c.kind == COLL_ALLTOALLV)
+            for (i = 0; i < c.p * c.p; i++) cnt[i] = (c.n + (size_t)(i / c.p + i % c.p)) / (size_t)c.p;
+        else {
+            size_t *v = malloc((size_t)c.p * sizeof *v);
+            if (!v) return 2;
+            for (i = 0; i < c.p; i++) v[i] = (c.n + (size_t)i) / (size_t)c.p;
+            cnt = v;
+        }
+        trace_big(&c, cnt, break_it);
+        if (failed) printf("trace: %d passed, %d failed\n", passed, failed);
         return failed != 0;
     }
     for (i = 0; i < c.p; i++) c.counts[i] = (c.n + (size_t)i) / (size_t)c.p;
     if (c.kind == COLL_ALLTOALLV)        /* row i: rank i sends n+i+j over p (about n/p each) */
         for (i = 0; i < c.p * c.p; i++) c.counts[i] = (c.n + (size_t)(i / c.p + i % c.p)) / (size_t)c.p;
-    if (c.root < 0 || c.root >= c.p) c.root = 0;
     trace_one(&c, break_it);
     if (failed) printf("trace: %d passed, %d failed\n", passed, failed);
     return failed != 0;
