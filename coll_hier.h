@@ -80,7 +80,11 @@
    phase's peers: the ranks that saw the error still run the later phases
    they belong to, as refusals, so that the call check gives every rank
    COLL_ERR_PEER instead of leaving it waiting (with the call checks on, as
-   by default). Every rank must pass the same arguments, as for coll.h.
+   by default): a NULL or overlapping buffer on one rank, say. Every rank
+   must pass the same kind, count, dtype, op and root, as for coll.h: the
+   road is chosen from them, and ranks that disagree there may take
+   different roads and end at the port's deadline (COLL_ERR_TIMEOUT, the
+   world broken) instead of at the call check.
    coll_hier_init's own refusals: COLL_ERR_INVAL (a world over
    COLL_HIER_MAX_RANKS ranks, misaligned scratch), MISMATCH (sizes differ).
 
@@ -439,11 +443,11 @@ COLL_API int coll_hier_allreduce(coll_hier *h, const void *src, void *dst, size_
     int j, rc;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     es = coll__hier_es(h, dtype);
-    if (!coll__hier_two_levels(h) || !es || !dst || !coll__hier_commutes(h, op)) {
+    if (!coll__hier_two_levels(h) || !es || !coll__hier_commutes(h, op)) {
         h->road = COLL_HIER_WORLD;
         return coll_allreduce(h->world, src, dst, count, dtype, op, COLL_ALGO_AUTO);
     }
-    if (!coll__hier_reduces(h, dtype, op)) {
+    if (!h->even || !coll__hier_reduces(h, dtype, op)) {
         h->road = COLL_HIER_BYHOST;
         return coll_allreduce(&h->byhost, src, dst, count, dtype, op, COLL_ALGO_AUTO);
     }
@@ -453,7 +457,7 @@ COLL_API int coll_hier_allreduce(coll_hier *h, const void *src, void *dst, size_
         h->cnt[j] = count / L + ((size_t)j < count % L ? 1 : 0);
         if (j < h->li) off += h->cnt[j];
     }
-    d += off * es;
+    if (d) d += off * es;
     rc = coll__hier_run(COLL_OK, &h->local, COLL_REDUCE_SCATTERV, src, d, 0, h->cnt, dtype, op, 0);
     rc = coll__hier_run(rc, &h->cross, COLL_ALLREDUCE, d, d, h->cnt[h->li], 0, dtype, op, 0);
     rc = coll__hier_run(rc, &h->local, COLL_ALLGATHERV, d, dst, 0, h->cnt, dtype, op, 0);
@@ -475,7 +479,7 @@ COLL_API int coll_hier_reduce_scatter(coll_hier *h, const void *src, void *dst, 
     int rc;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     es = coll__hier_es(h, dtype);
-    if (!coll__hier_two_levels(h) || !es || !h->even || !src || !dst || !coll__hier_reduces(h, dtype, op) ||
+    if (!coll__hier_two_levels(h) || !es || !h->even || !coll__hier_reduces(h, dtype, op) ||
         coll__hier_need(h, COLL_REDUCE_SCATTER, count, es) > h->work_bytes) {
         h->road = COLL_HIER_WORLD;
         return coll_reduce_scatter(h->world, src, dst, count, dtype, op, COLL_ALGO_AUTO);
@@ -483,12 +487,14 @@ COLL_API int coll_hier_reduce_scatter(coll_hier *h, const void *src, void *dst, 
     h->road = COLL_HIER_PHASES;
     blk = count * es; H = (size_t)h->nhosts;
     part = h->work;
+    rc = COLL_OK;
     if (!h->tident) {                     /* the input in local-major order */
-        coll__hier_scatter_copy(h->work, in, blk, h->tpos, h->p);
+        if (in) coll__hier_scatter_copy(h->work, in, blk, h->tpos, h->p);
+        else if (blk) { rc = COLL_ERR_INVAL; h->why = "reduce_scatter: src NULL"; }
         in = h->work;
         part = h->work + (size_t)h->p * blk;
     }
-    rc = coll__hier_run(COLL_OK, &h->local, COLL_REDUCE_SCATTER, in, part, H * count, 0, dtype, op, 0);
+    rc = coll__hier_run(rc, &h->local, COLL_REDUCE_SCATTER, in, part, H * count, 0, dtype, op, 0);
     rc = coll__hier_run(rc, &h->cross, COLL_REDUCE_SCATTER, part, dst, count, 0, dtype, op, 0);
     return rc;
 }
@@ -502,16 +508,16 @@ COLL_API int coll_hier_allgather(coll_hier *h, const void *src, void *dst, size_
                                  coll_dtype dtype)
 {
     size_t es, blk, H;
-    unsigned char *d = (unsigned char *)dst;
+    unsigned char *d = (unsigned char *)dst, *mine;
     int rc, inplace;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     es = coll__hier_es(h, dtype);
-    if (!coll__hier_two_levels(h) || !es || !src || !dst) {
+    if (!coll__hier_two_levels(h) || !es) {
         h->road = COLL_HIER_WORLD;
         return coll_allgather(h->world, src, dst, count, dtype, COLL_ALGO_AUTO);
     }
     blk = count * es; H = (size_t)h->nhosts;
-    inplace = (const unsigned char *)src == d + (size_t)h->rank * blk;
+    inplace = d && (const unsigned char *)src == d + (size_t)h->rank * blk;
     if (!h->even) {
         h->road = COLL_HIER_BYHOST;
         if (inplace && h->bpos[h->rank] != h->rank && blk) {
@@ -527,8 +533,9 @@ COLL_API int coll_hier_allgather(coll_hier *h, const void *src, void *dst, size_
         COLL_MEMCPY(d + (size_t)h->tpos[h->rank] * blk, src, blk);
         src = d + (size_t)h->tpos[h->rank] * blk;
     }
-    rc = coll__hier_run(COLL_OK, &h->cross, COLL_ALLGATHER, src, d + (size_t)h->li * H * blk, count, 0, dtype, COLL_SUM, 0);
-    rc = coll__hier_run(rc, &h->local, COLL_ALLGATHER, d + (size_t)h->li * H * blk, d, H * count, 0, dtype, COLL_SUM, 0);
+    mine = d ? d + (size_t)h->li * H * blk : 0;
+    rc = coll__hier_run(COLL_OK, &h->cross, COLL_ALLGATHER, src, mine, count, 0, dtype, COLL_SUM, 0);
+    rc = coll__hier_run(rc, &h->local, COLL_ALLGATHER, mine, d, H * count, 0, dtype, COLL_SUM, 0);
     if (rc == COLL_OK && !h->tident) coll__hier_permute(d, blk, h->tpos, h->tlead, h->p);
     return rc;
 }
@@ -569,7 +576,7 @@ COLL_API int coll_hier_reduce(coll_hier *h, const void *src, void *dst, size_t c
     int rc = COLL_OK, bridge;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     es = coll__hier_es(h, dtype);
-    if (!coll__hier_two_levels(h) || !es || !src || !coll__hier_reduces(h, dtype, op) || !coll__hier_rooted(h, root)) {
+    if (!coll__hier_two_levels(h) || !es || !coll__hier_reduces(h, dtype, op) || !coll__hier_rooted(h, root)) {
         h->road = COLL_HIER_WORLD;
         return coll_reduce(h->world, src, dst, count, dtype, op, root, COLL_ALGO_AUTO);
     }
@@ -669,13 +676,18 @@ COLL_API int coll_hier_alltoall(coll_hier *h, const void *src, void *dst, size_t
     int rc, j, k;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     es = coll__hier_es(h, dtype);
-    if (!coll__hier_two_levels(h) || !es || !h->even || !src || !dst ||
+    if (!coll__hier_two_levels(h) || !es || !h->even ||
         coll__hier_need(h, COLL_ALLTOALL, count, es) > h->work_bytes) {
         h->road = COLL_HIER_WORLD;
         return coll_alltoall(h->world, src, dst, count, dtype, COLL_ALGO_AUTO);
     }
     h->road = COLL_HIER_PHASES;
     blk = count * es; H = (size_t)h->nhosts; L = (size_t)h->lmax;
+    if ((!src || !d) && blk) {          /* refused in the first phase, told on */
+        h->why = "alltoall: src or dst NULL";
+        rc = coll__hier_run(COLL_ERR_INVAL, &h->local, COLL_ALLTOALL, src, d, H * count, 0, dtype, COLL_SUM, 0);
+        return coll__hier_run(rc, &h->cross, COLL_ALLTOALL, src, d, L * count, 0, dtype, COLL_SUM, 0);
+    }
     if ((const unsigned char *)src == d) {     /* in place: dst holds the input */
         if (!h->tident) coll__hier_permute(d, blk, h->tw, h->tlead, h->p);
         rc = coll__hier_run(COLL_OK, &h->local, COLL_ALLTOALL, d, w, H * count, 0, dtype, COLL_SUM, 0);

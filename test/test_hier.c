@@ -1,0 +1,490 @@
+/* test_hier.c - coll_hier.h's hierarchical collectives over the threads
+   port, with simulated hosts: host_key = rank % H (interleaved) and
+   rank / L (host-major) for H x L in 1x1, 2x2, 4x2, 2x4, 8x1, 3x3, and
+   hosts of different sizes (2 + 3 both ways round, 1 + 3 + 2 scattered).
+
+   Every collective (all-reduce, reduce-scatter, all-gather, broadcast,
+   reduce, gather, scatter, all-to-all, barrier), counts 0, 1, 7 and 1000,
+   in place and out of place, roots first, last and in the middle, with the
+   work buffer full-sized and absent (the flat roads), in
+     reducing:  float32 sum, float32 avg, float64 sum, int32 max,
+                int32 avg, int32 sum, uint8 bxor
+     copying:   uint8, int32, float64 elements.
+   Each rank checks its own output against a plain loop over every rank's
+   input (integers exactly, float sums within a bound from the dtype, the
+   ranks and the magnitudes), that the bytes past its output are untouched,
+   and that every rank ends an all-reduce with the same bytes as rank 0.
+   The road each call took (coll_hier_road) is checked against what the
+   header documents, from the test's own reading of the host map. Then a
+   refusal on one host reaches every rank, and coll_hier_init refuses work
+   sizes that differ. */
+#define _POSIX_C_SOURCE 200809L
+#define COLL_IMPLEMENTATION
+#include "../coll_hier.h"
+#define COLL_THREADS_IMPLEMENTATION
+#include "../ports/coll_threads.h"
+#include "coll_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXP 9
+#define MAXN 1000
+#define ES 8
+#define BUFB (MAXP * MAXN * ES)         /* p blocks of the largest count      */
+#define GUARD 32
+#define SCR 16384
+#define WORKB (2 * BUFB + 64)
+
+typedef struct cfg {
+    const char *name;
+    int p;
+    int key[MAXP];
+} cfg;
+
+static cfg C;
+static coll_threads W;
+static coll_hier hier_of[MAXP];
+static unsigned long long scr_w[MAXP][SCR / 8], scr_h[MAXP][SCR / 8];
+static unsigned long long work_of[MAXP][WORKB / 8];
+static unsigned char inb[MAXP][BUFB + GUARD], outb[MAXP][BUFB + GUARD];
+static int rc_of[MAXP];
+static int quick;                        /* sanitizer builds: fewer counts   */
+
+/* ---- the test's own reading of the host map -------------------------------- */
+typedef struct map {
+    int H, lmin, lmax, even, tident, bident;
+    int host[MAXP], li[MAXP];
+} map;
+
+static map M;
+
+static void read_map(void)
+{
+    int r, s, size[MAXP] = { 0 }, first[MAXP], pos = 0, h;
+    memset(&M, 0, sizeof M);
+    for (r = 0; r < C.p; r++) {
+        for (s = 0; s < r && C.key[s] != C.key[r]; s++) continue;
+        if (s == r) { first[M.H] = r; M.host[r] = M.H++; }
+        else M.host[r] = M.host[s];
+        M.li[r] = size[M.host[r]]++;
+    }
+    (void)first;
+    M.lmin = M.lmax = size[0];
+    for (h = 1; h < M.H; h++) {
+        if (size[h] < M.lmin) M.lmin = size[h];
+        if (size[h] > M.lmax) M.lmax = size[h];
+    }
+    M.even = M.lmin == M.lmax;
+    /* world order is local-major when rank r is host r % H, local r / H */
+    M.tident = M.even;
+    for (r = 0; r < C.p; r++) if (M.even && (M.li[r] * M.H + M.host[r]) != r) M.tident = 0;
+    /* and host-major when the hosts' ranks come one host after another */
+    M.bident = 1;
+    for (h = 0; h < M.H; h++)
+        for (r = 0; r < C.p; r++)
+            if (M.host[r] == h) { if (r != pos) M.bident = 0; pos++; }
+}
+
+/* ---- elements ---------------------------------------------------------------- */
+static size_t esize(coll_dtype t) { return coll_dtype_size(t); }
+
+static double get(coll_dtype t, const unsigned char *b, size_t i)
+{
+    switch (t) {
+    case COLL_UINT8: return b[i];
+    case COLL_INT32: { int32_t v; memcpy(&v, b + 4 * i, 4); return v; }
+    case COLL_FLOAT32: { float v; memcpy(&v, b + 4 * i, 4); return v; }
+    case COLL_FLOAT64: { double v; memcpy(&v, b + 8 * i, 8); return v; }
+    default: return 0;
+    }
+}
+static void put(coll_dtype t, unsigned char *b, size_t i, double x)
+{
+    switch (t) {
+    case COLL_UINT8: b[i] = (unsigned char)x; break;
+    case COLL_INT32: { int32_t v = (int32_t)x; memcpy(b + 4 * i, &v, 4); break; }
+    case COLL_FLOAT32: { float v = (float)x; memcpy(b + 4 * i, &v, 4); break; }
+    case COLL_FLOAT64: { double v = x; memcpy(b + 8 * i, &v, 8); break; }
+    default: break;
+    }
+}
+
+/* Rank r's element i of a reduction's input: inexact in binary for floats,
+   signed for int32 (nonnegative under avg), every bit for uint8. */
+static double val(coll_dtype t, coll_op op, int r, size_t i)
+{
+    switch (t) {
+    case COLL_FLOAT32: case COLL_FLOAT64:
+        return (double)((r * 37 + (int)(i % 1009) * 11) % 97) * 0.013 + 0.1 * (r + 1);
+    case COLL_INT32:
+        if (op == COLL_AVG) return (double)((r * 13 + (int)i * 7) % 1000);
+        return (double)((r * 7919 + (long)i * 104729) % 20011 - 10000);
+    default:
+        return (double)((r * 29 + (int)i * 7 + 3) & 255);
+    }
+}
+
+/* The stored value (a float rounds). */
+static double stored(coll_dtype t, coll_op op, int r, size_t i)
+{
+    unsigned char b[8];
+    put(t, b, 0, val(t, op, r, i));
+    return get(t, b, 0);
+}
+
+/* Element i folded over every rank, and a bound on a float result's error. */
+static double ref_reduce(coll_dtype t, coll_op op, size_t i, double *tol)
+{
+    double acc = 0, mag = 0, x;
+    long long iacc = 0;
+    int r;
+    for (r = 0; r < C.p; r++) {
+        x = stored(t, op, r, i);
+        mag += fabs(x);
+        if (r == 0) { acc = x; iacc = (long long)x; continue; }
+        switch (op) {
+        case COLL_SUM: case COLL_AVG: acc += x; iacc += (long long)x; break;
+        case COLL_MAX: if (x > acc) acc = x; break;
+        case COLL_BXOR: iacc ^= (long long)x; break;
+        default: break;
+        }
+    }
+    *tol = 0;
+    if (op == COLL_BXOR) return (double)(iacc & 255);
+    if (t == COLL_INT32 && op == COLL_AVG) return (double)(iacc / C.p);   /* C division truncates */
+    if (t == COLL_INT32) return op == COLL_SUM ? (double)iacc : acc;
+    if (op == COLL_AVG) { acc /= C.p; mag /= C.p; }
+    *tol = (C.p + 2) * mag * (t == COLL_FLOAT32 ? ldexp(1.0, -23) : ldexp(1.0, -52)) * 2;
+    return acc;
+}
+
+/* Byte k of element i of the block rank s sends rank d (copying kinds). */
+static unsigned char pat(int s, int d, size_t i, size_t k)
+{
+    return (unsigned char)(s * 31 + d * 17 + (int)i * 7 + (int)k * 101 + 1);
+}
+static void fill_block(unsigned char *b, int s, int d, size_t n, size_t es)
+{
+    size_t i, k;
+    for (i = 0; i < n; i++)
+        for (k = 0; k < es; k++) b[i * es + k] = pat(s, d, i, k);
+}
+static int block_ok(const unsigned char *b, int s, int d, size_t n, size_t es)
+{
+    size_t i, k;
+    for (i = 0; i < n; i++)
+        for (k = 0; k < es; k++) if (b[i * es + k] != pat(s, d, i, k)) return 0;
+    return 1;
+}
+
+static int guard_ok(const unsigned char *b)
+{
+    int k;
+    for (k = 0; k < GUARD; k++) if (b[k] != 0xA5) return 0;
+    return 1;
+}
+
+/* ---- the cases --------------------------------------------------------------- */
+typedef struct tcase {
+    coll_kind kind;
+    coll_dtype t;
+    coll_op op;
+    size_t n;
+    int inplace, root, work;
+} tcase;
+
+/* The road the header documents for this call, from the test's own map. */
+static int road_expected(const tcase *c)
+{
+    int two = M.H > 1 && M.lmax > 1, intavg = c->op == COLL_AVG && c->t == COLL_INT32;
+    size_t blk = c->n * esize(c->t), p = (size_t)C.p, work = c->work ? WORKB - 64 : 0, need = 0;
+    int rooted = M.li[c->root] < M.lmin;
+    if (!two) return COLL_HIER_WORLD;
+    switch (c->kind) {
+    case COLL_BARRIER: return COLL_HIER_PHASES;
+    case COLL_ALLREDUCE: return !M.even || intavg ? COLL_HIER_BYHOST : COLL_HIER_PHASES;
+    case COLL_ALLGATHER: return M.even ? COLL_HIER_PHASES : COLL_HIER_BYHOST;
+    case COLL_REDUCE_SCATTER:
+        need = (M.tident ? 0 : p * blk) + (size_t)M.H * blk;
+        return !M.even || intavg || need > work ? COLL_HIER_WORLD : COLL_HIER_PHASES;
+    case COLL_ALLTOALL:
+        return !M.even || p * blk > work ? COLL_HIER_WORLD : COLL_HIER_PHASES;
+    case COLL_BROADCAST: return rooted ? COLL_HIER_PHASES : COLL_HIER_WORLD;
+    case COLL_REDUCE:
+        return rooted && !(c->op == COLL_AVG && (intavg || !M.even)) ? COLL_HIER_PHASES : COLL_HIER_WORLD;
+    case COLL_GATHER: need = (size_t)M.lmax * blk; break;
+    case COLL_SCATTER: need = M.bident ? (size_t)M.lmax * blk : p * blk; break;
+    default: break;
+    }
+    return rooted && need <= work ? COLL_HIER_PHASES : COLL_HIER_WORLD;
+}
+
+static int hier_call(coll_hier *h, const tcase *c, int r, unsigned char *in, unsigned char *out)
+{
+    size_t blk = c->n * esize(c->t);
+    switch (c->kind) {
+    case COLL_ALLREDUCE:
+        return coll_hier_allreduce(h, c->inplace ? out : in, out, c->n, c->t, c->op);
+    case COLL_REDUCE_SCATTER:
+        return c->inplace ? coll_hier_reduce_scatter(h, out, out + (size_t)r * blk, c->n, c->t, c->op)
+                          : coll_hier_reduce_scatter(h, in, out, c->n, c->t, c->op);
+    case COLL_ALLGATHER:
+        return coll_hier_allgather(h, c->inplace ? out + (size_t)r * blk : in, out, c->n, c->t);
+    case COLL_BROADCAST:
+        return coll_hier_broadcast(h, out, c->n, c->t, c->root);
+    case COLL_REDUCE:
+        return coll_hier_reduce(h, c->inplace ? out : in, out, c->n, c->t, c->op, c->root);
+    case COLL_GATHER:
+        return coll_hier_gather(h, c->inplace && r == c->root ? out + (size_t)r * blk : in, out, c->n, c->t, c->root);
+    case COLL_SCATTER:
+        return c->inplace && r == c->root ? coll_hier_scatter(h, out, out + (size_t)r * blk, c->n, c->t, c->root)
+                                          : coll_hier_scatter(h, in, out, c->n, c->t, c->root);
+    case COLL_ALLTOALL:
+        return coll_hier_alltoall(h, c->inplace ? out : in, out, c->n, c->t);
+    case COLL_BARRIER:
+        return coll_hier_barrier(h);
+    default:
+        return COLL_ERR_INVAL;
+    }
+}
+
+/* Inputs: in (out of place) or out (in place), as the call reads them. */
+static void prepare(const tcase *c, int r, unsigned char *in, unsigned char *out)
+{
+    size_t es = esize(c->t), blk = c->n * es, i, p = (size_t)C.p;
+    int d;
+    memset(in, 0x5A, BUFB + GUARD);
+    memset(out, 0xEE, BUFB);
+    memset(out + BUFB, 0xA5, GUARD);
+    switch (c->kind) {
+    case COLL_ALLREDUCE: case COLL_REDUCE:
+        for (i = 0; i < c->n; i++) put(c->t, c->inplace ? out : in, i, val(c->t, c->op, r, i));
+        break;
+    case COLL_REDUCE_SCATTER:
+        for (i = 0; i < p * c->n; i++) put(c->t, c->inplace ? out : in, i, val(c->t, c->op, r, i));
+        break;
+    case COLL_ALLGATHER:
+        fill_block(c->inplace ? out + (size_t)r * blk : in, r, 0, c->n, es);
+        break;
+    case COLL_BROADCAST:
+        if (r == c->root) fill_block(out, r, 0, c->n, es);
+        break;
+    case COLL_GATHER:
+        fill_block(c->inplace && r == c->root ? out + (size_t)r * blk : in, r, 0, c->n, es);
+        break;
+    case COLL_SCATTER:
+        if (r == c->root)
+            for (d = 0; d < C.p; d++) fill_block((c->inplace ? out : in) + (size_t)d * blk, r, d, c->n, es);
+        break;
+    case COLL_ALLTOALL:
+        for (d = 0; d < C.p; d++) fill_block((c->inplace ? out : in) + (size_t)d * blk, r, d, c->n, es);
+        break;
+    default: break;
+    }
+}
+
+/* This rank's output against the plain loop; the bytes past it untouched. */
+static void verify(const tcase *c, int r, const unsigned char *out, const char *what)
+{
+    size_t es = esize(c->t), blk = c->n * es, i, p = (size_t)C.p, bad = 0, first = 0, len = 0;
+    const unsigned char *res = out;
+    double tol, want, got;
+    int s, ok = 1;
+    switch (c->kind) {
+    case COLL_ALLREDUCE: len = c->n; break;
+    case COLL_REDUCE: len = r == c->root ? c->n : 0; break;
+    case COLL_REDUCE_SCATTER:
+        len = c->n; first = (size_t)r * c->n;
+        if (c->inplace) res = out + (size_t)r * blk;
+        break;
+    default: break;
+    }
+    for (i = 0; i < len; i++) {                 /* the reductions */
+        want = ref_reduce(c->t, c->op, first + i, &tol);
+        got = get(c->t, res, i);
+        if (!(fabs(got - want) <= tol)) { if (!bad) first = first + i; bad++; }
+    }
+    if (len) COLL_CHECK_MSG(bad == 0, "%s rank %d: %zu of %zu elements wrong (first near %zu)", what, r, bad, len, first);
+    switch (c->kind) {                          /* the copies */
+    case COLL_ALLGATHER:
+        for (s = 0; s < C.p; s++) ok &= block_ok(out + (size_t)s * blk, s, 0, c->n, es);
+        COLL_CHECK_MSG(ok, "%s rank %d: a block out of place", what, r);
+        break;
+    case COLL_BROADCAST:
+        COLL_CHECK_MSG(block_ok(out, c->root, 0, c->n, es), "%s rank %d: wrong data", what, r);
+        break;
+    case COLL_GATHER:
+        if (r == c->root) {
+            for (s = 0; s < C.p; s++) ok &= block_ok(out + (size_t)s * blk, s, 0, c->n, es);
+            COLL_CHECK_MSG(ok, "%s root %d: a block out of place", what, r);
+        }
+        break;
+    case COLL_SCATTER:
+        COLL_CHECK_MSG(block_ok(out + (c->inplace && r == c->root ? (size_t)r * blk : 0), c->root, r, c->n, es),
+                       "%s rank %d: wrong block", what, r);
+        break;
+    case COLL_ALLTOALL:
+        for (s = 0; s < C.p; s++) ok &= block_ok(out + (size_t)s * blk, s, r, c->n, es);
+        COLL_CHECK_MSG(ok, "%s rank %d: a block out of place", what, r);
+        break;
+    default: break;
+    }
+    (void)p;
+    COLL_CHECK_MSG(guard_ok(out + BUFB), "%s rank %d: bytes past the buffer written", what, r);
+}
+
+/* The output bytes every rank must agree on (all-reduce: the whole result). */
+static size_t agreed_bytes(const tcase *c)
+{
+    return c->kind == COLL_ALLREDUCE ? c->n * esize(c->t) : 0;
+}
+
+static const char *kname(coll_kind k) { return coll_kind_name(k); }
+
+static void one_case(int r, coll_comm *world, const tcase *c)
+{
+    coll_hier *h = &hier_of[r];
+    char what[160];
+    int rc, road;
+    size_t agree;
+    snprintf(what, sizeof what, "%s %s dtype %d op %d n %zu %s root %d work %d", C.name, kname(c->kind),
+             (int)c->t, (int)c->op, c->n, c->inplace ? "in place" : "out of place", c->root, c->work);
+    prepare(c, r, inb[r], outb[r]);
+    rc = hier_call(h, c, r, inb[r], outb[r]);
+    road = coll_hier_road(h);
+    COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: rc %d (%s; %s)", what, r, rc, coll_result_str(rc),
+                   coll_hier_last_error(h));
+    COLL_CHECK_MSG(road == road_expected(c), "%s rank %d: road %d, documented %d", what, r, road, road_expected(c));
+    if (rc == COLL_OK) verify(c, r, outb[r], what);
+    agree = agreed_bytes(c);
+    coll_barrier(world, COLL_ALGO_AUTO);
+    if (agree && r > 0)
+        COLL_CHECK_MSG(memcmp(outb[r], outb[0], agree) == 0, "%s rank %d: not the bytes of rank 0", what, r);
+    coll_barrier(world, COLL_ALGO_AUTO);
+}
+
+static const struct { coll_dtype t; coll_op op; } reducing[] = {
+    { COLL_FLOAT32, COLL_SUM }, { COLL_FLOAT32, COLL_AVG }, { COLL_FLOAT64, COLL_SUM },
+    { COLL_INT32, COLL_MAX }, { COLL_INT32, COLL_AVG }, { COLL_INT32, COLL_SUM }, { COLL_UINT8, COLL_BXOR },
+};
+static const coll_dtype copying[] = { COLL_UINT8, COLL_INT32, COLL_FLOAT64 };
+static const size_t counts_all[] = { 0, 1, 7, 1000 };
+
+static void matrix(int r, coll_comm *world, int work)
+{
+    static const coll_kind kinds[] = { COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_BROADCAST,
+                                       COLL_REDUCE, COLL_GATHER, COLL_SCATTER, COLL_ALLTOALL, COLL_BARRIER };
+    int roots[3] = { 0, C.p - 1, (C.p / 2 + 1) % C.p };
+    unsigned ki, di, ni, ri, ip;
+    tcase c;
+    for (ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
+        coll_kind k = kinds[ki];
+        int reduces = k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER || k == COLL_REDUCE;
+        int rooted = k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER;
+        unsigned nd = k == COLL_BARRIER ? 1 : reduces ? sizeof reducing / sizeof reducing[0] : sizeof copying / sizeof copying[0];
+        for (di = 0; di < nd; di++)
+                for (ni = 0; ni < 4; ni++) {
+                    if (k == COLL_BARRIER && ni) break;
+                    if (quick && (ni == 2 || (di && ni != 3))) continue;
+                    for (ri = 0; ri < (rooted ? 3u : 1u); ri++)
+                        for (ip = 0; ip < (k == COLL_BARRIER ? 1u : 2u); ip++) {
+                            memset(&c, 0, sizeof c);
+                            c.kind = k;
+                            c.t = reduces ? reducing[di].t : copying[di];
+                            c.op = reduces ? reducing[di].op : COLL_SUM;
+                            c.n = counts_all[ni];
+                            c.inplace = (int)ip;
+                            c.root = roots[ri];
+                            c.work = work;
+                            one_case(r, world, &c);
+                        }
+                }
+    }
+}
+
+/* Local index 0 of host 0 passes no dst to an all-reduce: it is refused
+   there, and every other rank, on every host, gets an error too (none
+   waits). Then the communicators still work. */
+static void refusal(int r)
+{
+    coll_hier *h = &hier_of[r];
+    float x[4] = { 1, 2, 3, 4 }, y[4];
+    int rc, bad = M.host[r] == 0 && M.li[r] == 0;
+    if (!(M.H > 1 && M.lmax > 1 && M.even)) return;
+    rc = coll_hier_allreduce(h, x, bad ? NULL : y, 4, COLL_FLOAT32, COLL_SUM);
+    COLL_CHECK_MSG(rc != COLL_OK, "%s rank %d: a refusal on host 0 was not told (rc %d)", C.name, r, rc);
+    rc = coll_hier_allreduce(h, x, y, 4, COLL_FLOAT32, COLL_SUM);
+    COLL_CHECK_MSG(rc == COLL_OK && y[3] == 4.0f * (float)C.p, "%s rank %d: after the refusal rc %d", C.name, r, rc);
+}
+
+static int body(int r, void *arg)
+{
+    coll_comm world;
+    coll_port port = coll_threads_port(&W, r);
+    int rc;
+    (void)arg;
+    rc = coll_init(&world, r, C.p, &port, scr_w[r], sizeof scr_w[r]);
+    COLL_CHECK_EQ(rc, COLL_OK);
+    if (rc != COLL_OK) return 0;
+    rc = coll_hier_init(&hier_of[r], &world, C.key[r], scr_h[r], sizeof scr_h[r], work_of[r], sizeof work_of[r]);
+    COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: init rc %d (%s)", C.name, r, rc, coll_hier_last_error(&hier_of[r]));
+    if (rc != COLL_OK) return 0;
+    {
+        int H = -1, L = -1, host = -1, li = -1;
+        coll_hier_shape(&hier_of[r], &H, &L, &host, &li);
+        COLL_CHECK_MSG(H == M.H && L == M.lmax && host == M.host[r] && li == M.li[r],
+                       "%s rank %d: shape %d %d %d %d", C.name, r, H, L, host, li);
+    }
+    matrix(r, &world, 1);
+    refusal(r);
+    /* no work: the calls that stage take the flat roads */
+    rc = coll_hier_init(&hier_of[r], &world, C.key[r], scr_h[r], sizeof scr_h[r], NULL, 0);
+    COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: init without work rc %d", C.name, r, rc);
+    if (rc == COLL_OK) matrix(r, &world, 0);
+    /* work sizes that differ: every rank refuses alike */
+    rc = coll_hier_init(&hier_of[r], &world, C.key[r], scr_h[r], sizeof scr_h[r], work_of[r],
+                        r == C.p - 1 ? 128 : 256);
+    rc_of[r] = rc;
+    if (C.p > 1) COLL_CHECK_MSG(rc == COLL_ERR_MISMATCH, "%s rank %d: differing work sizes gave %d", C.name, r, rc);
+    return 0;
+}
+
+static void run_cfg(const char *name, int p, const int *key)
+{
+    int rc, r;
+    C.name = name; C.p = p;
+    for (r = 0; r < p; r++) C.key[r] = key[r];
+    read_map();
+    rc = coll_threads_init(&W, p, 30000);
+    COLL_CHECK_EQ(rc, COLL_OK);
+    if (rc != COLL_OK) return;
+    coll_threads_run(&W, body, NULL);
+    coll_threads_destroy(&W);
+}
+
+int main(void)
+{
+    static const int grid[][2] = { { 1, 1 }, { 2, 2 }, { 4, 2 }, { 2, 4 }, { 8, 1 }, { 3, 3 } };
+    static const int uneven_a[] = { 0, 0, 1, 1, 1 }, uneven_b[] = { 7, 7, 7, 3, 3 },
+                     uneven_c[] = { 5, 9, 9, 2, 2, 9 };
+    const char *lv = getenv("COLL_TEST_LEVEL");
+    int key[MAXP], g, r, kind;
+    char name[64];
+    quick = lv && lv[0] == '0';
+    for (g = 0; g < (int)(sizeof grid / sizeof grid[0]); g++) {
+        int H = grid[g][0], L = grid[g][1], p = H * L;
+        for (kind = 0; kind < 2; kind++) {
+            if (kind && (H == 1 || L == 1)) break;   /* both maps are the same */
+            for (r = 0; r < p; r++) key[r] = kind == 0 ? r % H : r / L;
+            snprintf(name, sizeof name, "%dx%d %s", H, L, kind == 0 ? "interleaved" : "host-major");
+            run_cfg(name, p, key);
+        }
+    }
+    run_cfg("2+3 host-major", 5, uneven_a);
+    run_cfg("3+2 host-major", 5, uneven_b);
+    run_cfg("1+3+2 scattered", 6, uneven_c);
+    return coll_test_summary("hier");
+}
