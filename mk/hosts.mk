@@ -9,6 +9,10 @@
 #                     failure under CI=true)
 #
 # coll_hier.h's forms are tested too once that header is in the tree.
+#
+#   make bench-hosts  all-reduce 8 B..64 MiB, 2 emulated hosts x 2 ranks at
+#                     1 Gbit/s: coll ring (interleaved, host-major), AUTO,
+#                     coll_hier, Open MPI (bench/bench_hosts.sh; root)
 
 HOSTSB       := $(B)/hosts
 HOSTS_HDRS   := coll.h ports/coll_hosts.h ports/coll_tcp.h ports/coll_shm.h test/coll_test.h
@@ -25,3 +29,19 @@ test-hosts: $(HOSTSB)/test_hosts
 	@timeout 300 sh test/hosts_netns.sh $(HOSTSB)/test_hosts
 
 TEST_TARGETS += test-hosts
+
+# ---- bench-hosts: all-reduce across two emulated hosts (root) ---------------
+HOSTS_MPICC := $(shell command -v mpicc.openmpi 2>/dev/null)
+
+$(HOSTSB)/bench_hosts: bench/bench_hosts.c $(HOSTS_HDRS) coll_hier.h
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -D_DEFAULT_SOURCE -O2 $(WARN) -I. -o $@ $<
+
+$(HOSTSB)/bench_hosts_mpi: bench/bench_hosts.c
+	@mkdir -p $(@D)
+	$(HOSTS_MPICC) -std=c99 -O2 $(WARN) -DBENCH_HOSTS_MPI -o $@ $<
+
+.PHONY: bench-hosts
+## bench-hosts: all-reduce 8 B..64 MiB over 2 emulated hosts x 2 ranks at 1 Gbit/s: coll ring, AUTO, coll_hier, Open MPI (root)
+bench-hosts: $(HOSTSB)/bench_hosts $(if $(HOSTS_MPICC),$(HOSTSB)/bench_hosts_mpi)
+	@sh bench/bench_hosts.sh $(HOSTSB)/bench_hosts $(if $(HOSTS_MPICC),$(HOSTSB)/bench_hosts_mpi)
