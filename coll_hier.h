@@ -691,7 +691,7 @@ COLL_API int coll_hier_alltoall(coll_hier *h, const void *src, void *dst, size_t
     if ((const unsigned char *)src == d) {     /* in place: dst holds the input */
         if (!h->tident) coll__hier_permute(d, blk, h->tw, h->tlead, h->p);
         rc = coll__hier_run(COLL_OK, &h->local, COLL_ALLTOALL, d, w, H * count, 0, dtype, COLL_SUM, 0);
-        for (j = 0; rc == COLL_OK && j < (int)L; j++)         /* [j][host] -> [host][j] */
+        for (j = 0; rc == COLL_OK && blk && j < (int)L; j++)         /* [j][host] -> [host][j] */
             for (k = 0; k < (int)H; k++)
                 COLL_MEMCPY(d + ((size_t)k * L + (size_t)j) * blk, w + ((size_t)j * H + (size_t)k) * blk, blk);
         rc = coll__hier_run(rc, &h->cross, COLL_ALLTOALL, d, w, L * count, 0, dtype, COLL_SUM, 0);
@@ -700,7 +700,7 @@ COLL_API int coll_hier_alltoall(coll_hier *h, const void *src, void *dst, size_t
     }
     if (!h->tident) coll__hier_scatter_copy(w, (const unsigned char *)src, blk, h->tpos, h->p);
     rc = coll__hier_run(COLL_OK, &h->local, COLL_ALLTOALL, h->tident ? src : (const void *)w, d, H * count, 0, dtype, COLL_SUM, 0);
-    for (j = 0; rc == COLL_OK && j < (int)L; j++)
+    for (j = 0; rc == COLL_OK && blk && j < (int)L; j++)
         for (k = 0; k < (int)H; k++)
             COLL_MEMCPY(w + ((size_t)k * L + (size_t)j) * blk, d + ((size_t)j * H + (size_t)k) * blk, blk);
     rc = coll__hier_run(rc, &h->cross, COLL_ALLTOALL, w, d, L * count, 0, dtype, COLL_SUM, 0);
