@@ -3,7 +3,9 @@
 # headless Chromium: the page must load without a console error, every
 # diagram it lists must render (the page counts the images whose pictures
 # decoded and writes the count into #status), and there must be as many as
-# SVG files written. Leaves a screenshot in build/testlogs/diagrams.png.
+# SVG files written; AUTO's bar on the model chart only uses colours of
+# curves drawn, the chart's title fits, and no two arrow labels overlap.
+# Leaves a screenshot in build/testlogs/diagrams.png.
 # Without Chromium: skipped loudly, or a failure under CI=true.
 dir=${1:-build/diagrams}
 out=build/testlogs
@@ -37,6 +39,42 @@ else ok; fi
 for f in "$dir"/svg/*.svg; do
     grep -q '^</svg>' "$f" && ok || bad "$f is not a complete SVG"
 done
+# the model chart: every algorithm AUTO picks on its bar has a curve and a
+# legend entry of its own colour (the bar says "coloured as the curves")
+model="$dir/svg/allreduce-model-p8.svg"
+grep -o 'fill="#[0-9a-f]*"[^>]*><title>[a-z_]*</title></rect>' "$model" | sed 's/fill="\([^"]*\)".*<title>\(.*\)<\/title>.*/\1 \2/' |
+    sort -u > "$out/diagrams-auto.txt"
+[ -s "$out/diagrams-auto.txt" ] && ok || bad "no AUTO bar on the model chart"
+while read -r col pick; do
+    grep -q "fill=\"$col\">$pick</text>" "$model" && ok || bad "AUTO's $pick is drawn $col, not the colour of a legend entry $pick"
+    grep -q "polyline fill=\"none\" stroke=\"$col\"" "$model" && ok || bad "AUTO's $pick ($col) has no curve"
+done < "$out/diagrams-auto.txt"
+# the chart's title fits its width: no text starts within 300 px of the right edge
+w=$(sed -n 's/^<svg[^>]* width="\([0-9]*\)".*/\1/p' "$model" | head -1)
+long=$(grep -o '<text x="[0-9.]*" y="[0-9.]*" font-size="1[3-9]"[^>]*>[^<]*' "$model" | sed 's/<text x="\([0-9.]*\)".*>\(.*\)/\1 \2/' |
+       awk -v w="$w" '{ x = $1; $1 = ""; if (x + 7.5 * length($0) > w) print }')
+[ -z "$long" ] && ok || bad "the chart's title runs past its width ($w): $long"
+# no arrow label over another (boxes as the labels are drawn: 10 px text,
+# about 6.2 px a character)
+if command -v python3 >/dev/null; then
+    over=$(python3 - "$dir" <<'PY'
+import glob, re, sys
+n = 0
+for f in sorted(glob.glob(sys.argv[1] + "/svg/*.svg")):
+    b = []
+    for m in re.finditer(r'<text x="([\d.]+)" y="([\d.]+)" font-size="10" fill="#[0-9a-f]+" stroke="#fff"[^>]*>([^<]*)</text>', open(f).read()):
+        x, y, t = float(m.group(1)), float(m.group(2)), m.group(3)
+        b.append((x, x + 6.2 * len(t), y - 9, y + 2))
+    for i in range(len(b)):
+        for j in range(i):
+            if min(b[i][1], b[j][1]) - max(b[i][0], b[j][0]) > 1 and min(b[i][3], b[j][3]) - max(b[i][2], b[j][2]) > 1:
+                n += 1
+                print("%s: labels at %.0f,%.0f and %.0f,%.0f overlap" % (f, b[i][0], b[i][3], b[j][0], b[j][3]), file=sys.stderr)
+print(n)
+PY
+)
+    [ "$over" = 0 ] && ok || bad "$over pairs of arrow labels overlap"
+fi
 timeout 120 "$browser" $flags --screenshot="$out/diagrams.png" --window-size=1400,2400 "$page" \
     >/dev/null 2>&1
 [ -s "$out/diagrams.png" ] && { ok; echo "screenshot: $out/diagrams.png"; } || bad "no screenshot"

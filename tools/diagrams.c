@@ -11,7 +11,9 @@
    circle are reduced into the receiver's data, blue ones copied. The page
    (no external assets; the SVGs beside it) gives each algorithm's idea and
    cost, and a chart of the α-β-γ model's predicted all-reduce time against
-   message size, with what AUTO picks at each size. */
+   message size (each curve the cost function of its row in coll.h, on the
+   plan coll_start would make), with what AUTO picks at each size. Arrow
+   labels are placed along their arrows clear of other labels and arrows. */
 #define COLL_IMPLEMENTATION
 #include "coll.h"
 #include "tools/sched_sim.h"
@@ -110,6 +112,51 @@ static void cfg_for(sim_cfg *c, coll_kind k, coll_algo a, int p)
     if (coll__entry_of(k, a) && (coll__entry_of(k, a)->needs & COLL__IN_PLACE)) c->inplace = 1;   /* runs in place only */
 }
 
+/* Labels already placed in this picture: boxes of [x0, x1] x [y0, y1];
+   and its arrows, (x1, y1) -> (x2, y2). */
+static double boxes[4096][4];
+static int nboxes, segs[4096][4], nsegs;
+
+static double overlap(const double *a, const double *b)
+{
+    double w = (a[1] < b[1] ? a[1] : b[1]) - (a[0] > b[0] ? a[0] : b[0]);
+    double h = (a[3] < b[3] ? a[3] : b[3]) - (a[2] > b[2] ? a[2] : b[2]);
+    return w > 0 && h > 0 ? w * h : 0;
+}
+
+/* Where along arrow `self`, (x1,y1)->(x2,y2), a label of `chars`
+   characters goes: the first of a few points along it (a quarter of the
+   way first) whose box meets no label placed so far and no other arrow,
+   else the one that meets them least. Arrows that cross or start side by
+   side (the ring's wrap, Rabenseifner's exchanges) would otherwise print
+   their labels over each other. */
+static void place_label(int self, int x1, int y1, int x2, int y2, int chars, double *bx, double *by)
+{
+    static const double at[] = { 0.25, 0.42, 0.12, 0.58, 0.34, 0.5, 0.18, 0.66, 0.72 };
+    double best = -1, w = 6.2 * chars + 2, b[4];
+    size_t i;
+    int j;
+    for (i = 0; i < sizeof at / sizeof at[0]; i++) {
+        double x = x1 + (x2 - x1) * at[i], y = y1 + (y2 - y1) * at[i] - 3, o = 0;
+        b[0] = x - 1; b[1] = x + w; b[2] = y - 9; b[3] = y + 2;
+        for (j = 0; j < nboxes; j++) o += overlap(b, boxes[j]);
+        for (j = 0; j < nsegs; j++) {          /* another arrow through the box */
+            int q;
+            if (j == self) continue;
+            for (q = 0; q <= 40; q++) {
+                double px = segs[j][0] + (segs[j][2] - segs[j][0]) * q / 40.0, py = segs[j][1] + (segs[j][3] - segs[j][1]) * q / 40.0;
+                if (px >= b[0] && px <= b[1] && py >= b[2] && py <= b[3]) o += 20;
+            }
+        }
+        if (best < 0 || o < best) { best = o; *bx = x; *by = y; }
+        if (o == 0) break;
+    }
+    if (nboxes < 4096) {
+        boxes[nboxes][0] = *bx - 1; boxes[nboxes][1] = *bx + w; boxes[nboxes][2] = *by - 9; boxes[nboxes][3] = *by + 2;
+        nboxes++;
+    }
+}
+
 static int draw(FILE *o, coll_kind k, coll_algo a, int p)
 {
     static sim s;
@@ -138,6 +185,7 @@ static int draw(FILE *o, coll_kind k, coll_algo a, int p)
             }
     }
     W = LEFT + rounds * COL_W + 20;
+    nboxes = 0;
     H = TOP + p * LANE_H + 16;
     fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                "font-family=\"DejaVu Sans, Arial, sans-serif\" data-diagram=\"%s-%s-p%d\">\n",
@@ -165,63 +213,78 @@ static int draw(FILE *o, coll_kind k, coll_algo a, int p)
         if ((k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER) && r == c.root)
             fprintf(o, "<text x=\"24\" y=\"%d\" font-size=\"8\" fill=\"#555\">root</text>\n", y + 4);
     }
+    for (i = 0; i < nall; i++) {      /* the arrows, then their labels clear of them */
+        const sim_msg *m = &all[i];
+        segs[i][0] = LEFT + m->sent_round * COL_W + 12; segs[i][1] = TOP + m->from * LANE_H + LANE_H / 2;
+        segs[i][2] = LEFT + m->recv_round * COL_W + COL_W - 14; segs[i][3] = TOP + m->to * LANE_H + LANE_H / 2;
+        fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.6\" marker-end=\"url(#%s)\"/>\n",
+                segs[i][0], segs[i][1], segs[i][2], segs[i][3], m->reduce ? "#b2182b" : "#2166ac", m->reduce ? "ar" : "ac");
+    }
+    nsegs = nall;
     for (i = 0; i < nall; i++) {
         const sim_msg *m = &all[i];
-        int x1 = LEFT + m->sent_round * COL_W + 12, y1 = TOP + m->from * LANE_H + LANE_H / 2;
-        int x2, y2 = TOP + m->to * LANE_H + LANE_H / 2;
-        x2 = LEFT + m->recv_round * COL_W + COL_W - 14;
+        int x1 = segs[i][0], y1 = segs[i][1], x2 = segs[i][2], y2 = segs[i][3];
         if (k == COLL_BARRIER) snprintf(lab, sizeof lab, "signal");
         else sim_label(&s, m, lab, sizeof lab);
-        fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.6\" marker-end=\"url(#%s)\"/>\n",
-                x1, y1, x2, y2, m->reduce ? "#b2182b" : "#2166ac", m->reduce ? "ar" : "ac");
-        fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"%s\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">%s%s</text>\n",
-                x1 + (x2 - x1) / 4, y1 + (y2 - y1) / 4 - 3, m->reduce ? "#b2182b" : "#2166ac",
-                m->reduce ? "+" : "", lab);
+        {   /* the label where it overlaps no label placed before it */
+            double bx = 0, by = 0;
+            place_label(i, x1, y1, x2, y2, (int)strlen(lab) + (m->reduce ? 1 : 0), &bx, &by);
+            fprintf(o, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\" fill=\"%s\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">%s%s</text>\n",
+                    bx, by, m->reduce ? "#b2182b" : "#2166ac", m->reduce ? "+" : "", lab);
+        }
     }
     fprintf(o, "</svg>\n");
     return 0;
 }
 
 /* ---- the chart: predicted all-reduce time against size --------------------- */
-static double model(coll_algo a, int p, double n, const coll_tuning *t, double seg)
+/* The model's time for all-reduce with `algo` over `bytes` (float32) on
+   comm's ranks: the library's own cost function of that row, on the plan
+   coll_start would make (chunks from comm's segment); -1 where the library
+   would not run it (a small call past its room, say). The planner only
+   looks at the buffers' addresses, so they are made up. */
+static double model(const coll_comm *comm, coll_algo algo, double bytes)
 {
-    double lg = ceil(log2((double)p)), f = (double)(p - 1) / p, al = t->alpha, be = t->beta, ga = t->gamma, C;
-    int p2 = 1;
-    while (p2 * 2 <= p) p2 *= 2;
-    switch (a) {
-    case COLL_ALGO_NAIVE: return 2 * (p - 1) * (al + n * be) + (p - 1) * n * ga;
-    case COLL_ALGO_RING: return 2 * (p - 1) * al + 2 * f * n * be + f * n * ga;
-    case COLL_ALGO_TREE: return 2 * lg * al + lg * n * (2 * be + ga);
-    case COLL_ALGO_RECURSIVE_DOUBLING: return lg * al + n * lg * (be + ga) + (p2 < p ? 2 * (al + n * be) : 0);
-    case COLL_ALGO_RABENSEIFNER: return 2 * lg * al + 2 * f * n * be + f * n * ga + (p2 < p ? 2 * (al + n * be) : 0);
-    case COLL_ALGO_PIPELINED_TREE: C = n > seg ? ceil(n / seg) : 1;
-        return (2 * lg + 4 * C) * al + 3 * n * be * (1 + lg / C) + n * ga;
-    case COLL_ALGO_DOUBLE_TREE: C = n > seg ? ceil(n / seg) : 1;
-        return (2 * C + 4 * lg) * (al + n * be / C) + n * ga;
-    default: return -1;
-    }
+    coll_args a;
+    coll__plan pl;
+    coll__step st;
+    size_t es = 0;
+    const char *why;
+    uintptr_t base = (uintptr_t)1 << 20;
+    double t;
+    memset(&a, 0, sizeof a);
+    a.kind = COLL_ALLREDUCE; a.algo = algo; a.dtype = COLL_FLOAT32; a.op = COLL_SUM;
+    a.count = (size_t)(bytes / 4) ? (size_t)(bytes / 4) : 1;
+    a.src = (void *)base; a.dst = (void *)(base + ((uintptr_t)1 << 30));
+    if (coll__plan_args(comm, &a, &pl, &es, &why) != COLL_OK) return -1;
+    if (coll__pick(comm, 0, &a, &pl, es, &st, &why) != COLL_OK || !pl.row || !pl.row->cost) return -1;
+    t = (double)pl.row->cost(&pl, (coll__real)coll__total_bytes(&pl, es), &comm->tune);
+    return t >= (double)COLL__NEVER ? -1 : t;
 }
 
 static void chart(FILE *o, int p)
 {
     static const coll_algo algos[] = { COLL_ALGO_NAIVE, COLL_ALGO_RING, COLL_ALGO_TREE, COLL_ALGO_RECURSIVE_DOUBLING,
-                                       COLL_ALGO_RABENSEIFNER, COLL_ALGO_PIPELINED_TREE, COLL_ALGO_DOUBLE_TREE };
-    static const char *colors[] = { "#7f7f7f", "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#9467bd", "#8c564b" };
+                                       COLL_ALGO_RABENSEIFNER, COLL_ALGO_PIPELINED_TREE, COLL_ALGO_DOUBLE_TREE,
+                                       COLL_ALGO_REVERSED_BRUCK, COLL_ALGO_DISSEMINATION };
+    static const char *colors[] = { "#7f7f7f", "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#9467bd", "#8c564b",
+                                    "#e377c2", "#17becf" };
     static unsigned char scratch[1 << 17];
     coll_comm comm;
     coll_port port;
     coll_args a;
-    int W = 760, H = 470, L = 70, R = 170, T = 30, B = 90, i, j;
-    double lo = 3, hi = 28.0001, ylo = -7, yhi = 0, seg;      /* log2 bytes, log10 seconds */
+    int W = 800, H = 500, L = 70, R = 210, T = 48, B = 100, i, j, other = 0;
+    double lo = 3, hi = 28.0001, ylo = -7, yhi = 0;      /* log2 bytes, log10 seconds */
     memset(&port, 0, sizeof port);
     port.send = sim__nop_send; port.recv = sim__nop_recv;
     coll_init(&comm, 0, p, &port, scratch, sizeof scratch);
-    seg = (double)comm.segment;
     fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                "font-family=\"DejaVu Sans, Arial, sans-serif\" data-diagram=\"allreduce-model-p%d\">\n", W, H, W, H, p);
     fprintf(o, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H);
-    fprintf(o, "<text x=\"%d\" y=\"18\" font-size=\"13\" font-weight=\"bold\">all-reduce, p = %d: the α-β-γ model's predicted time "
-               "(α = %.2g s, β = %.2g s/B, γ = %.2g s/B)</text>\n", L, p, comm.tune.alpha, comm.tune.beta, comm.tune.gamma);
+    fprintf(o, "<text x=\"%d\" y=\"18\" font-size=\"13\" font-weight=\"bold\">all-reduce, p = %d: the α-β-γ model's predicted time</text>\n"
+               "<text x=\"%d\" y=\"34\" font-size=\"11\" fill=\"#444\">α = %.2g s, β = %.2g s/B, γ = %.2g s/B (coll_init's defaults); "
+               "each curve is its row's cost function in coll.h</text>\n",
+            L, p, L, comm.tune.alpha, comm.tune.beta, comm.tune.gamma);
     for (i = (int)lo; i <= (int)hi; i += 2) {
         double x = L + (i - lo) / (hi - lo) * (W - L - R);
         const char *u = i >= 30 ? "GiB" : i >= 20 ? "MiB" : i >= 10 ? "KiB" : "B";
@@ -238,17 +301,26 @@ static void chart(FILE *o, int p)
     fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">message size (bytes, float32)</text>\n",
             L + (W - L - R) / 2, H - B + 30);
     for (j = 0; j < (int)(sizeof algos / sizeof algos[0]); j++) {
-        fprintf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", colors[j]);
+        int open = 0;                    /* a curve breaks where the row does not run */
         for (i = 0; i <= 100; i++) {
-            double lb = lo + (hi - lo) * i / 100, n = pow(2, lb), t = model(algos[j], p, n, &comm.tune, seg), y;
+            double lb = lo + (hi - lo) * i / 100, t = model(&comm, algos[j], pow(2, lb)), y;
+            if (t <= 0) { if (open) fprintf(o, "\"/>\n"); open = 0; continue; }
             y = log10(t);
             if (y < ylo) y = ylo;
             if (y > yhi) y = yhi;
+            if (!open) fprintf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", colors[j],
+                               algos[j] == COLL_ALGO_DISSEMINATION ? " stroke-dasharray=\"5,3\"" : "");
+            open = 1;
             fprintf(o, "%.1f,%.1f ", L + (lb - lo) / (hi - lo) * (W - L - R), T + (yhi - y) / (yhi - ylo) * (H - T - B));
         }
-        fprintf(o, "\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">%s</text>\n",
+        if (open) fprintf(o, "\"/>\n");
+        fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">%s</text>\n",
                 W - R + 10, T + 14 + 16 * j, colors[j], coll_algo_name(algos[j]));
     }
+    fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"9\" fill=\"#555\">dashed: a small call, as far as it fits;</text>\n"
+               "<text x=\"%d\" y=\"%d\" font-size=\"9\" fill=\"#555\">AUTO takes it for nothing where it</text>\n"
+               "<text x=\"%d\" y=\"%d\" font-size=\"9\" fill=\"#555\">rides in the call checks' rounds</text>\n",
+            W - R + 10, T + 14 + 16 * j, W - R + 10, T + 26 + 16 * j, W - R + 10, T + 38 + 16 * j);
     /* what AUTO picks at each size (coll_choose, the library's own planner) */
     fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">AUTO</text>\n", L - 4, H - B + 52);
     memset(&a, 0, sizeof a);
@@ -256,17 +328,18 @@ static void chart(FILE *o, int p)
     for (i = 0; i < 100; i++) {
         double lb = lo + (hi - lo) * (i + 0.5) / 100;
         coll_algo pick;
-        int c = 0;
+        const char *col = "#000";
         a.count = (size_t)(pow(2, lb) / 4);
         if (a.count == 0) a.count = 1;
         pick = coll_choose(&comm, &a);
-        for (j = 0; j < (int)(sizeof algos / sizeof algos[0]); j++) if (algos[j] == pick) c = j;
-        fprintf(o, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"12\" fill=\"%s\"><title>%s</title></rect>\n",
-                L + (double)i / 100 * (W - L - R), H - B + 42, (double)(W - L - R) / 100 + 0.3, colors[c],
-                coll_algo_name(pick));
+        for (j = 0; j < (int)(sizeof algos / sizeof algos[0]); j++) if (algos[j] == pick) col = colors[j];
+        if (*col == '#' && strcmp(col, "#000") == 0) other = 1;
+        fprintf(o, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"12\" fill=\"%s\" data-pick=\"%s\"><title>%s</title></rect>\n",
+                L + (double)i / 100 * (W - L - R), H - B + 42, (double)(W - L - R) / 100 + 0.3, col,
+                coll_algo_name(pick), coll_algo_name(pick));
     }
-    fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">the bar: what coll_choose (AUTO) runs at that size, coloured as above</text>\n",
-            L, H - B + 72);
+    fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">the bar: what coll_choose (AUTO) runs at that size, coloured as the curves%s</text>\n",
+            L, H - B + 72, other ? " (black: none of them)" : "");
     fprintf(o, "</svg>\n");
 }
 
