@@ -35,7 +35,9 @@
           table, with a fresh random job nonce, back to everyone. Each rank
           checks the table (its own row must be what it sent) and works out
           the same host numbering from it: hosts numbered by their lowest
-          rank, local ranks in rank order. A LOCAL_RANK or LOCAL_WORLD_SIZE
+          rank, local ranks in rank order (and a digest of the table goes
+          round with step 3's verdict, so a rank that holds another table
+          fails init on every rank). A LOCAL_RANK or LOCAL_WORLD_SIZE
           that disagrees with what the table says, on any rank, fails init
           on every rank (COLL_ERR_MISMATCH, the rank and both values on
           stderr): every rank decides from the same table;
@@ -417,18 +419,24 @@ static int coll_hosts__learn(coll_hosts *h, const unsigned char *table)
     return COLL_OK;
 }
 
-/* Everyone's outcome to rank 0, the first failure (lowest rank) back:
-   init succeeds or fails on every rank alike. */
-static int coll_hosts__agree(coll_hosts *h, int mine, int *who)
+/* Everyone's outcome and a digest of the table it holds to rank 0, the
+   first failure (lowest rank) back: init succeeds or fails on every rank
+   alike, and only where every rank holds the same table. */
+static int coll_hosts__agree(coll_hosts *h, int mine, uint64_t digest, int *who)
 {
-    unsigned char b[8];
-    int r, rc, first = mine, at = mine ? 0 : -1;
+    unsigned char b[12];
+    int r, rc, i, first = mine, at = mine ? 0 : -1;
     if (h->rank == 0) {
         for (r = 1; r < h->nranks; r++) {
-            if ((rc = coll_tcp_recv(&h->t, r, b, 4)) != 0) return rc;
+            uint64_t d = 0;
+            if ((rc = coll_tcp_recv(&h->t, r, b, 12)) != 0) return rc;
+            for (i = 0; i < 8; i++) d |= (uint64_t)b[4 + i] << (8 * i);
             if (!first && coll_hosts__get32(b)) {
                 int v = (int)(int32_t)(uint32_t)coll_hosts__get32(b);
                 first = v < 0 ? v : COLL_ERR_IO;
+                at = r;
+            } else if (!first && d != digest) {
+                first = COLL_ERR_MISMATCH;
                 at = r;
             }
         }
@@ -438,7 +446,8 @@ static int coll_hosts__agree(coll_hosts *h, int mine, int *who)
             if ((rc = coll_tcp_send(&h->t, r, b, 8)) != 0) return rc;
     } else {
         coll_hosts__put32(b, (unsigned long)(uint32_t)mine);
-        if ((rc = coll_tcp_send(&h->t, 0, b, 4)) != 0 || (rc = coll_tcp_recv(&h->t, 0, b, 8)) != 0)
+        for (i = 0; i < 8; i++) b[4 + i] = (unsigned char)(digest >> (8 * i));
+        if ((rc = coll_tcp_send(&h->t, 0, b, 12)) != 0 || (rc = coll_tcp_recv(&h->t, 0, b, 8)) != 0)
             return rc;
         first = (int)(int32_t)(uint32_t)coll_hosts__get32(b);
         at = (int)(int32_t)(uint32_t)coll_hosts__get32(b + 4);
@@ -511,7 +520,10 @@ static int coll_hosts__init(coll_hosts *h, const char *addr, int port, int rank,
             h->shm_up = 1;
     }
     if (world > 1) {
-        int all = coll_hosts__agree(h, rc, &who);
+        /* the table as this rank holds it, and the numbering it made */
+        uint64_t d = coll_tcp_siphash(0x636f6c6c746162ull, (uint64_t)h->nhosts, table,
+                                      (size_t)world * COLL_HOSTS__ROW);
+        int all = coll_hosts__agree(h, rc, d, &who);
         if (all && !rc)
             snprintf(h->why, sizeof h->why, "rank %d failed to join: %s (%d)", who,
                      coll_result_str(all), all);
