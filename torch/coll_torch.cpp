@@ -144,9 +144,12 @@ static coll_op op_of(const c10d::ReduceOp &op)
     case c10d::ReduceOp::BAND: return COLL_BAND;
     case c10d::ReduceOp::BOR: return COLL_BOR;
     case c10d::ReduceOp::BXOR: return COLL_BXOR;
+    case c10d::ReduceOp::PREMUL_SUM:
+        throw Refusal("coll: reduce op PREMUL_SUM (torch 1.13 makes it for NCCL only) is not supported: scale the "
+                      "tensor, then SUM");
     default:
         throw Refusal("coll: reduce op " + std::to_string((int)op.op_) +
-                      " (PREMUL_SUM?) is not supported; SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR are");
+                      " is not supported; SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR are");
     }
 }
 
@@ -1081,8 +1084,36 @@ private:
         if (tcp_) coll_tcp_set_timeout(tcp_.get(), ms);
     }
 
+    // A receive blocks the executor until its message comes; the sends
+    // issued right behind it (irecv, then isend: batch_isend_irecv's and
+    // every ring's order) are posted first, or two ranks that each receive
+    // before sending would wait for each other until the timeout. Only the
+    // run of point-to-point operations right behind it: a send never
+    // overtakes a collective, whose frames share the links. Sends keep
+    // their order among themselves, receives theirs.
+    void post_sends_behind()
+    {
+        std::vector<c10::intrusive_ptr<CollWork>> sends;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            for (auto it = queue_.begin(); it != queue_.end();) {
+                OpType t = (*it)->retrieveOpType();
+                if (t == OpType::SEND) {
+                    sends.push_back(*it);
+                    it = queue_.erase(it);
+                } else if (t == OpType::RECV) {
+                    ++it;
+                } else {
+                    break;
+                }
+            }
+        }
+        for (auto &x : sends) run_one(x);
+    }
+
     void run_one(const c10::intrusive_ptr<CollWork> &w)
     {
+        if (w->retrieveOpType() == OpType::RECV) post_sends_behind();
         std::exception_ptr e;
         try {
             w->run(*w);

@@ -94,8 +94,15 @@ def main():
                      {"TEST_WANT_PORT": "tcp"}))
     else:
         print("(not root: the run with a private /dev/shm is left out)")
+    # the last of 3 ranks started with WORLD_SIZE=4: every rank raises at
+    # once, naming the sizes, instead of waiting for a fourth rank
+    runs.append(("a rank with another WORLD_SIZE", 3, "worldsize", "env", [{}, {}, {"WORLD_SIZE": "4"}], None))
     if "quick" in sys.argv[1:]:
         runs = runs[:1]
+    if "new" in sys.argv[1:]:
+        runs = [("shm, env://, the newer checks", 2, "new", "env", None, None),
+                ("tcp port (forced), the newer checks", 3, "new", "env", None, {"COLL_TORCH_PORT": "tcp"}),
+                runs[-1]]
     tp = tf = 0
     for name, p, mode, init, per, env in runs:
         a, b = launch(name, p, mode, init, per, env)
@@ -140,6 +147,14 @@ def worker(mode, init):
     rank, p = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     url = "env://" if init == "env" else "tcp://127.0.0.1:%s" % os.environ["MASTER_PORT"]
 
+    if mode == "worldsize":
+        t0 = time.time()
+        t = raises(lambda: dist.init_process_group("coll", init_method=url, rank=rank, world_size=p,
+                                                   timeout=datetime.timedelta(seconds=60)),
+                   "disagree on the group's size (WORLD_SIZE)", "on rank")
+        check(t is not None and time.time() - t0 < 20, "WORLD_SIZE %d here, 4 or 3 elsewhere: init raises in %.1f s "
+              "naming it (%s)" % (p, time.time() - t0, t))
+        return
     dist.init_process_group("coll", init_method=url, rank=rank, world_size=p,
                             timeout=datetime.timedelta(seconds=60))
     pg = dist.distributed_c10d._get_default_group()
@@ -168,11 +183,19 @@ def worker(mode, init):
               % (time.time() - t0, t))
         dist.destroy_process_group()
         return
+    if mode == "new":
+        more_ops(torch, dist, rank, p)
+        dtype_calls(torch, dist, rank, p)
+        print("rank %d: checks took %.1f s" % (rank, time.time() - t0))
+        dist.destroy_process_group()
+        return
     ops_matrix(torch, dist, rank, p)
+    more_ops(torch, dist, rank, p)
     p2p(torch, dist, rank, p)
     seed(torch, dist, rank, p)
     ddp(torch, dist, rank, p)
     wrong_calls(torch, dist, rank, p)
+    dtype_calls(torch, dist, rank, p)
     print("rank %d: checks took %.1f s" % (rank, time.time() - t0))
     dist.destroy_process_group()
 
@@ -316,6 +339,193 @@ def ops_matrix(torch, dist, rank, p):
     v = fut.wait()
     check(isinstance(v, list) and torch.equal(v[0], xs[-1]), "getFuture() gives the result tensor")
     check(works[0].is_completed() and works[0].is_success(), "Work.is_completed / is_success")
+
+
+def bool_reference(xs, op):
+    """bool reductions as gloo does them (C++ bool arithmetic), element by element."""
+    cols = list(zip(*[x.tolist() for x in xs]))
+    if op in ("sum", "max", "bor"):
+        f = any
+    elif op in ("product", "min", "band"):
+        f = all
+    else:
+        def f(c):
+            return sum(c) % 2 == 1
+    return [f(c) for c in cols]
+
+
+def more_ops(torch, dist, rank, p):
+    """What the matrix leaves out: bool and complex reductions, the copies
+    of dtypes coll has no name for, ops torch 1.13 or this backend refuse
+    (by their message), several kinds of call in flight at once, a subgroup
+    of every other rank, irecv before isend."""
+    R = dist.ReduceOp
+    # bool: every op, all_reduce, reduce, reduce_scatter
+    n = 37
+    xs = [(torch.arange(n) * (r + 2)) % 3 == 0 for r in range(p)]
+    for op in ("sum", "product", "min", "max", "band", "bor", "bxor"):
+        x = xs[rank].clone()
+        dist.all_reduce(x, op=getattr(R, op.upper()))
+        check(x.dtype == torch.bool and x.tolist() == bool_reference(xs, op), "all_reduce %s of bool" % op)
+    x = xs[rank].clone()
+    dist.reduce(x, dst=p - 1, op=R.SUM)
+    check(x.tolist() == (bool_reference(xs, "sum") if rank == p - 1 else xs[rank].tolist()), "reduce sum of bool")
+    blocks = [[(torch.arange(n) + r + j) % 4 == 0 for j in range(p)] for r in range(p)]
+    out = torch.zeros(n, dtype=torch.bool)
+    dist.reduce_scatter(out, [b.clone() for b in blocks[rank]], op=R.MIN)
+    check(out.tolist() == bool_reference([blocks[r][rank] for r in range(p)], "min"), "reduce_scatter min of bool")
+    check(raises(lambda: dist.all_reduce(xs[rank].clone(), op=R.AVG), "bool") is not None,
+          "all_reduce AVG of bool says why")
+    # complex: torch reduces them as their real view (SUM, AVG); the others it refuses itself
+    cs = [torch.complex((torch.arange(9.) + r) % 4, (torch.arange(9.) * r) % 3) for r in range(p)]
+    x = cs[rank].clone()
+    dist.all_reduce(x)
+    check(x.dtype == torch.complex64 and x.tolist() == [sum(c) for c in zip(*[c.tolist() for c in cs])],
+          "all_reduce sum of complex64")
+    c128 = [c.to(torch.complex128) for c in cs]
+    x = c128[rank].clone()
+    dist.broadcast(x, src=p - 1)
+    check(torch.equal(x, c128[p - 1]), "broadcast of complex128")
+    check(raises(lambda: dist.all_reduce(cs[rank].clone(), op=R.MAX), "complex") is not None,
+          "all_reduce MAX of complex raises (torch's own refusal)")
+    # dtypes carried as bytes, through every copy: gather, scatter, all_to_all_single, all_gather_into_tensor
+    for dt in (torch.bool, torch.int16):
+        vs = [((torch.arange(4 * p) * (r + 1)) % 5).to(dt) for r in range(p)]
+        root = p - 1
+        got = [torch.zeros(4 * p, dtype=dt) for _ in range(p)] if rank == root else None
+        dist.gather(vs[rank], gather_list=got, dst=root)
+        if rank == root:
+            check(all(torch.equal(got[r], vs[r]) for r in range(p)), "gather of %s" % dt)
+        out = torch.zeros(4 * p, dtype=dt)
+        dist.scatter(out, scatter_list=[v.clone() for v in vs] if rank == 0 else None, src=0)
+        check(torch.equal(out, vs[rank]), "scatter of %s" % dt)
+        out = torch.zeros(4 * p, dtype=dt)
+        dist.all_to_all_single(out, vs[rank])
+        check(torch.equal(out, torch.cat([vs[r][4 * rank:4 * rank + 4] for r in range(p)])),
+              "all_to_all_single of %s" % dt)
+        flat = torch.zeros(4 * p * p, dtype=dt)
+        dist.all_gather_into_tensor(flat, vs[rank])
+        check(torch.equal(flat, torch.cat(vs)), "all_gather_into_tensor of %s" % dt)
+    # the underscore forms, as older code calls them
+    flat = torch.zeros(3 * p)
+    dist._all_gather_base(flat, torch.full((3,), float(rank)))
+    check(flat.tolist() == [float(r) for r in range(p) for _ in range(3)], "_all_gather_base")
+    out = torch.zeros(2)
+    dist._reduce_scatter_base(out, torch.arange(2. * p) + rank)
+    check(out.tolist() == [sum(2. * rank + k + r for r in range(p)) for k in range(2)], "_reduce_scatter_base")
+    # refused with a message that says why
+    premul = dist._make_nccl_premul_sum(2.0)
+    check(raises(lambda: dist.all_reduce(torch.ones(3), op=premul), "PREMUL_SUM") is not None,
+          "all_reduce PREMUL_SUM says it is not supported")
+    check(raises(lambda: dist.monitored_barrier(), "only implemented for GLOO") is not None,
+          "monitored_barrier raises torch 1.13's own message (gloo only)")
+    x = torch.full((3,), float(rank))
+    dist.all_reduce(x)
+    check(x.tolist() == [float(sum(range(p)))] * 3, "the group works after the refusals")
+    # every kind of collective in flight at once, then waited for in reverse
+    a = torch.full((5,), float(rank + 1))
+    b = torch.full((4,), float(rank * 10)) if rank == 0 else torch.zeros(4)
+    g = [torch.zeros(2, dtype=torch.int64) for _ in range(p)]
+    rs = torch.zeros(3)
+    ta = torch.zeros(p)
+    red = torch.full((2,), float(rank))
+    gat = [torch.zeros(2) for _ in range(p)] if rank == 0 else None
+    sc = torch.zeros(2)
+    ws = [dist.all_reduce(a, async_op=True),
+          dist.broadcast(b, src=0, async_op=True),
+          dist.all_gather(g, torch.tensor([rank, -rank]), async_op=True),
+          dist.reduce_scatter(rs, [torch.full((3,), float(rank + j)) for j in range(p)], async_op=True),
+          dist.all_to_all_single(ta, torch.arange(p, dtype=torch.float32) + 100 * rank, async_op=True),
+          dist.reduce(red, dst=0, op=R.MAX, async_op=True),
+          dist.gather(torch.full((2,), float(rank)), gather_list=gat, dst=0, async_op=True),
+          dist.scatter(sc, scatter_list=[torch.full((2,), float(j)) for j in range(p)] if rank == 0 else None,
+                       src=0, async_op=True),
+          dist.barrier(async_op=True)]
+    for w in reversed(ws):
+        w.wait()
+    check(a.tolist() == [float(sum(r + 1 for r in range(p)))] * 5, "async all_reduce among others")
+    check(b.tolist() == [0.0] * 4, "async broadcast")
+    check([t.tolist() for t in g] == [[r, -r] for r in range(p)], "async all_gather")
+    check(rs.tolist() == [float(sum(r + rank for r in range(p)))] * 3, "async reduce_scatter")
+    check(ta.tolist() == [float(rank + 100 * r) for r in range(p)], "async all_to_all_single")
+    check(rank != 0 or red.tolist() == [float(p - 1)] * 2, "async reduce max")
+    check(rank != 0 or [t.tolist() for t in gat] == [[float(r)] * 2 for r in range(p)], "async gather")
+    check(sc.tolist() == [float(rank)] * 2, "async scatter")
+    check(all(w.is_completed() for w in ws), "async: every Work completed")
+    # irecv before isend, in a ring: every rank receives first
+    right, left = (rank + 1) % p, (rank - 1) % p
+    x = torch.zeros(1000)
+    rq = dist.irecv(x, src=left, tag=5)
+    sq = dist.isend(torch.arange(1000.) + left * 0 + rank, dst=right, tag=5)
+    rq.wait()
+    sq.wait()
+    check(torch.equal(x, torch.arange(1000.) + left), "irecv then isend, a ring")
+    ops = [dist.P2POp(dist.irecv, torch.zeros(10, dtype=torch.int32), left),
+           dist.P2POp(dist.isend, torch.full((10,), rank, dtype=torch.int32), right)]
+    for w in dist.batch_isend_irecv(ops):
+        w.wait()
+    check(ops[0].tensor.tolist() == [left] * 10, "batch_isend_irecv, irecv first")
+    # a subgroup of every other rank (0, 2, ...): ranks by their global numbers
+    members = list(range(0, p, 2))
+    sub = dist.new_group(ranks=members, backend="coll")
+    if rank in members:
+        last = members[-1]
+        x = torch.full((3,), float(rank))
+        dist.all_reduce(x, group=sub)
+        check(x.tolist() == [float(sum(members))] * 3, "subgroup %s: all_reduce" % members)
+        x = torch.full((3,), float(rank))
+        dist.broadcast(x, src=last, group=sub)
+        check(x.tolist() == [float(last)] * 3, "subgroup %s: broadcast from global rank %d" % (members, last))
+        got = [torch.zeros(1) for _ in members]
+        dist.all_gather(got, torch.tensor([float(rank)]), group=sub)
+        check([t.item() for t in got] == [float(m) for m in members], "subgroup %s: all_gather" % members)
+        x = torch.tensor([float(rank + 1)])
+        dist.reduce(x, dst=last, op=R.PRODUCT, group=sub)
+        if rank == last:
+            prod = 1.0
+            for m in members:
+                prod *= m + 1
+            check(x.item() == prod, "subgroup %s: reduce product to global rank %d" % (members, last))
+        if len(members) > 1:
+            if rank == members[0]:
+                dist.send(torch.tensor([42.0 + rank]), dst=last, group=sub)
+            elif rank == last:
+                y = torch.zeros(1)
+                dist.recv(y, src=members[0], group=sub)
+                check(y.item() == 42.0 + members[0], "subgroup %s: send/recv by global ranks" % members)
+        dist.barrier(group=sub)
+    dist.barrier()
+
+
+def dtype_calls(torch, dist, rank, p):
+    """Ranks whose tensors differ in dtype but not in bytes raise on every
+    rank, and leave the group usable: dtypes coll has (float32 against
+    int32), one it has against one it does not (bool against uint8,
+    int16 against float16), and two it does not (bool x 8 against int16 x 4)."""
+    def still_works(what):
+        x = torch.full((5,), float(rank))
+        dist.all_reduce(x)
+        check(torch.equal(x, torch.full((5,), float(sum(range(p))))), "the group works after %s" % what)
+
+    for a, b in ((torch.float32, torch.int32), (torch.bool, torch.uint8), (torch.int16, torch.float16),
+                 (torch.uint8, torch.bool)):
+        x = torch.ones(6, dtype=a if rank == 0 else b)
+        t = raises(lambda: dist.broadcast(x, src=0), "coll")
+        check(t is not None, "broadcast of %s on rank 0, %s on the others raises on every rank" % (a, b))
+        still_works("broadcast of %s against %s" % (a, b))
+        out = [torch.zeros(6, dtype=x.dtype) for _ in range(p)]
+        t = raises(lambda: dist.all_gather(out, x), "coll")
+        check(t is not None, "all_gather of %s on rank 0, %s on the others raises on every rank" % (a, b))
+        still_works("all_gather of %s against %s" % (a, b))
+    x = torch.ones(8, dtype=torch.bool) if rank == 0 else torch.ones(4, dtype=torch.int16)
+    t = raises(lambda: dist.broadcast(x, src=0), "differ in dtype", "bool", "int16")
+    check(t is not None, "broadcast of bool x 8 against int16 x 4 (the same bytes) names both dtypes on every rank")
+    still_works("bool against int16")
+    x = torch.ones(4, dtype=torch.bool)
+    t = raises(lambda: dist.all_reduce(x, op=dist.ReduceOp.MAX if rank == 0 else dist.ReduceOp.SUM),
+               "reduce ops differ")
+    check(t is not None, "all_reduce of bool, MAX on rank 0, SUM elsewhere, raises on every rank")
+    still_works("bool ops that differ")
 
 
 def p2p(torch, dist, rank, p):
