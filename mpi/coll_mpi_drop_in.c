@@ -101,7 +101,9 @@ static const char *const di_env[DI_KINDS] = { DI_KIND_LIST(DI__ENV) };
 #define DI_WHY_LIST(X)                                                        \
     X(ROUTED, "routed") X(OFF, "switched off") X(SIZE, "below threshold")    \
     X(TYPE, "datatype") X(OP, "op") X(COMM, "communicator")                   \
-    X(ARGS, "arguments") X(SETUP, "no transport") X(REFUSED, "coll refused")
+    X(THREAD, "thread level") X(ARGS, "arguments") X(ALIAS, "aliased buffers") \
+    X(PEER, "another rank's reason") X(SETUP, "no transport")                \
+    X(REFUSED, "coll refused")
 #define DI__WHY(N, S) W_##N,
 enum { DI_WHY_LIST(DI__WHY) DI_WHYS };
 static const char *const di_why_name[DI_WHYS] = { DI_WHY_LIST(DI__NAME) };
@@ -120,9 +122,23 @@ static const char *const di_why_name[DI_WHYS] = { DI_WHY_LIST(DI__NAME) };
 #define DI_TABLE di_min_mpich
 #endif
 
+/* Size classes of the verbose table (bytes as the thresholds count them;
+   the v-forms whose size no rank knows whole: this rank's own bytes). */
+#define DI_CLASSES 6
+static const char *const di_class_name[DI_CLASSES] = {
+    "0B", "1B-1KiB", "1K-64KiB", "64K-1MiB", "1M-16MiB", ">16MiB" };
+static int di_class(long long b)
+{
+    return b <= 0 ? 0 : b <= 1024 ? 1 : b <= 65536 ? 2 : b <= 1048576 ? 3 : b <= 16777216 ? 4 : 5;
+}
+
 /* ---- the process's settings and counters --------------------------------- */
 static struct {
     int ready, on, verbose, verify, progress, thread_multiple;
+    long long join_ms, timeout_ms;  /* COLL_MPI_JOIN_MS, COLL_MPI_TIMEOUT_MS   */
+    int nojoin;                     /* tests: this rank never joins the shm  */
+    const char *log;                /* COLL_MPI_LOG                          */
+    FILE *out;                      /* where the report goes (stderr)       */
     int transport;                  /* 0 auto, 1 shm, 2 mpi                  */
     size_t scratch;
     long long cores;                /* COLL_MPI_CORES (0: not told)          */
@@ -156,6 +172,115 @@ typedef struct di_comm {
 } di_comm;
 static di_comm *di_list;
 
+/* ---- the report's bookkeeping ---------------------------------------------- */
+/* The call in progress: its collective, the road it took and why, its
+   size; set by the body, counted by the exported wrapper (di_begin,
+   di_end). Per thread: under MPI_THREAD_MULTIPLE every call still passes
+   through here (to MPI). */
+static __thread struct { int k, why; long long bytes; double t0; } di_cur;
+
+/* With COLL_MPI_VERBOSE, one record per communicator a call was made on
+   (an attribute; kept past MPI_Comm_free for the report). */
+typedef struct di_stats {
+    int id, p, freed;
+    char name[MPI_MAX_OBJECT_NAME];
+    long long n[DI_KINDS][DI_CLASSES][DI_WHYS];
+    double sec[DI_KINDS][DI_CLASSES][2];    /* [0] routed, [1] by MPI        */
+    struct di_stats *next;
+} di_stats;
+static di_stats *di_stats_list;
+static int di_skey = MPI_KEYVAL_INVALID, di_nstats, di_rank_w = -1;
+
+static double di_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int di_wrank(void)
+{
+    int init = 0;
+    if (di_rank_w < 0 && PMPI_Initialized(&init) == MPI_SUCCESS && init) PMPI_Comm_rank(MPI_COMM_WORLD, &di_rank_w);
+    return di_rank_w < 0 ? 0 : di_rank_w;
+}
+
+/* Where the report goes: stderr, or with COLL_MPI_LOG=path this rank's
+   own file: "%r" in path replaced by the rank in MPI_COMM_WORLD, or the
+   rank appended (path.3) where there is none. A file that cannot be
+   opened: stderr, said once. */
+static FILE *di_out(void)
+{
+    char path[4096];
+    const char *at;
+    if (di.out) return di.out;
+    di.out = stderr;
+    if (!di.log) return di.out;
+    at = strstr(di.log, "%r");
+    if (at) snprintf(path, sizeof path, "%.*s%d%s", (int)(at - di.log), di.log, di_wrank(), at + 2);
+    else snprintf(path, sizeof path, "%s.%d", di.log, di_wrank());
+    if (!(di.out = fopen(path, "w"))) {
+        di.out = stderr;
+        fprintf(stderr, "coll-mpi[%d]: COLL_MPI_LOG: cannot write %s; reporting to stderr\n", di_wrank(), path);
+    }
+    return di.out;
+}
+
+static int di_stats_delete(MPI_Comm comm, int key, void *val, void *extra)
+{
+    (void)comm; (void)key; (void)extra;
+    ((di_stats *)val)->freed = 1;
+    return MPI_SUCCESS;
+}
+
+static di_stats *di_stats_of(MPI_Comm comm)
+{
+    di_stats *st;
+    void *v;
+    int flag = 0, len = 0;
+    if (comm == MPI_COMM_NULL) return 0;
+    if (di_skey == MPI_KEYVAL_INVALID &&
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, di_stats_delete, &di_skey, NULL) != MPI_SUCCESS)
+        return 0;
+    if (PMPI_Comm_get_attr(comm, di_skey, &v, &flag) != MPI_SUCCESS) return 0;
+    if (flag) return (di_stats *)v;
+    if (!(st = (di_stats *)calloc(1, sizeof *st))) return 0;
+    st->id = ++di_nstats;
+    PMPI_Comm_size(comm, &st->p);
+    if (PMPI_Comm_get_name(comm, st->name, &len) != MPI_SUCCESS || !st->name[0])
+        snprintf(st->name, sizeof st->name, "(unnamed)");
+    st->next = di_stats_list;
+    di_stats_list = st;
+    PMPI_Comm_set_attr(comm, di_skey, st);
+    return st;
+}
+
+static void di_begin(int k)
+{
+    di_cur.k = k;
+    di_cur.why = W_ROUTED;
+    di_cur.bytes = -1;
+    if (di.verbose) di_cur.t0 = di_now();
+}
+
+static void di_end(MPI_Comm comm)
+{
+    int k = di_cur.k, why = di_cur.why, c = di_class(di_cur.bytes);
+    double sec;
+    di_stats *st;
+    di.count[k][why]++;
+    if (!di.verbose) return;
+    sec = di_now() - di_cur.t0;
+    if (!(st = di_stats_of(comm))) return;
+    st->n[k][c][why]++;
+    st->sec[k][c][why != W_ROUTED] += sec;
+    if (di.verbose >= 2)
+        fprintf(di_out(), "coll-mpi[%d]: call %d %s %lld B: %s%s%s%s %.1f us\n", di_wrank(), st->id, di_name[k],
+                di_cur.bytes < 0 ? 0 : di_cur.bytes, why == W_ROUTED ? "routed" : "to MPI",
+                why == W_ROUTED ? "" : " (", why == W_ROUTED ? "" : di_why_name[why],
+                why == W_ROUTED ? "" : ")", sec * 1e6);
+}
+
 static long long di_env_size(const char *name, long long dflt)
 {
     const char *e = getenv(name);
@@ -178,7 +303,15 @@ static void di_settings(void)
     if (di.ready) return;
     di.ready = 1;
     di.on = di_env_size("COLL_MPI_ROUTE", 1) != 0;
-    di.verbose = di_env_size("COLL_MPI_VERBOSE", 0) > 0;
+    di.log = getenv("COLL_MPI_LOG");
+    if (di.log && !*di.log) di.log = 0;
+    di.verbose = (int)di_env_size("COLL_MPI_VERBOSE", di.log ? 1 : 0);
+    if (di.verbose < 0) di.verbose = 0;
+    di.join_ms = di_env_size("COLL_MPI_JOIN_MS", 10000);
+    if (di.join_ms <= 0 || di.join_ms > 3600000) di.join_ms = 10000;
+    di.timeout_ms = di_env_size("COLL_MPI_TIMEOUT_MS", 0);
+    if (di.timeout_ms < 0 || di.timeout_ms > 86400000) di.timeout_ms = 0;
+    di.nojoin = (int)di_env_size("COLL_MPI_TEST_NOJOIN", -1);
     di.verify = di_env_size("COLL_MPI_VERIFY", 0) > 0;
     di.progress = di_env_size("COLL_MPI_PROGRESS", 0) > 0;
     di.inject = (int)di_env_size("COLL_MPI_VERIFY_INJECT", 0);
@@ -432,8 +565,15 @@ static di_comm *di_setup(MPI_Comm comm)
                      (unsigned long)time(NULL));
         di.serial++;
         PMPI_Bcast(name, (int)sizeof name, MPI_CHAR, 0, comm);
+        /* joining waits COLL_MPI_JOIN_MS at most: a rank that never comes
+           (it could not map the segment, or a test says so) leaves the
+           others with COLL_ERR_TIMEOUT, and the all-reduce below makes
+           every rank fall back. Then the collectives' own deadline:
+           COLL_MPI_TIMEOUT_MS without progress (0: none, as MPI's). */
         d->shm = (coll_shm *)calloc(1, sizeof *d->shm);
-        if (!d->shm || coll_shm_open(d->shm, name, rank, p, 0, &d->inner) != 0) ok = 0;
+        if (!d->shm || rank == di.nojoin ||
+            coll_shm_open(d->shm, name, rank, p, (unsigned)di.join_ms, &d->inner) != 0) ok = 0;
+        else d->shm->timeout_ms = (unsigned)di.timeout_ms;
     } else {
         d->mp = (coll_mpi *)calloc(1, sizeof *d->mp);
         if (!d->mp || coll_mpi_port_init(d->mp, comm, &d->inner, &r2, &n2) != 0) ok = 0;
@@ -458,18 +598,21 @@ static di_comm *di_setup(MPI_Comm comm)
 }
 
 /* The first look at every call, before any datatype is examined: routing
-   on, and the size at or above the threshold for this rank count. It
-   reads only the communicator's size, so a call below its threshold costs
-   a few nanoseconds more than the MPI library alone. bytes x p if times_p. */
+   on, one thread, and the size at or above the threshold for this rank
+   count. It reads only the communicator's size, so a call below its
+   threshold costs a few nanoseconds more than the MPI library alone.
+   bytes x p if times_p. */
 static int di_quick(int k, MPI_Comm comm, long long bytes, int times_p)
 {
     int p;
     long long min;
     if (!di.ready) di_settings();
     if (!di.on) return W_OFF;
+    if (di.thread_multiple) return W_THREAD;
     if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &p) != MPI_SUCCESS) return W_COMM;
     min = di.min[k][p > 8 ? 8 : p];
     if (times_p) bytes *= p;
+    di_cur.bytes = bytes;
     return min < 0 || bytes < min ? W_SIZE : 0;
 }
 
@@ -481,20 +624,40 @@ static long long di_tsize(MPI_Datatype t)
     return s;
 }
 
-/* Which road a call takes: its coll side, or NULL and *why. bytes: the
-   size the thresholds compare (the same on every rank). */
-static di_comm *di_gate(int k, MPI_Comm comm, long long bytes, int *why)
+/* A root MPI requires every rank to pass alike: in range or not on all. */
+static int di_root(MPI_Comm comm, int root)
 {
-    int inter, p, flag;
-    long long min;
-    void *v;
-    di_settings();
-    if (!di.on) { *why = W_OFF; return 0; }
-    if (di.thread_multiple || comm == MPI_COMM_NULL) { *why = W_COMM; return 0; }
-    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) { *why = W_COMM; return 0; }
+    int p = 0;
     PMPI_Comm_size(comm, &p);
-    min = di.min[k][p > 8 ? 8 : p];
-    if (min < 0 || bytes < min) { *why = W_SIZE; return 0; }
+    return root < 0 || root >= p ? W_ARGS : 0;
+}
+
+/* The predefined ops coll has not: the same op on every rank (MPI's rule),
+   so every rank falls back alike. Everything else about a reduction
+   (datatype, user op) is decided after di_gate. */
+static int di_op_agreed(MPI_Op op)
+{
+    return op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR || op == MPI_MINLOC ||
+           op == MPI_MAXLOC || op == MPI_REPLACE || op == MPI_NO_OP ? W_OP : 0;
+}
+
+/* Send and receive buffers the same without MPI_IN_PLACE: erroneous MPI,
+   which the MPI library reports (MPI_ERR_BUFFER) or lets through; either
+   way its answer, never coll's in-place one. */
+static int di_alias(const void *sbuf, const void *rbuf)
+{
+    return sbuf != MPI_IN_PLACE && sbuf == rbuf ? W_ALIAS : 0;
+}
+
+/* The communicator's coll side, or NULL and *why. Reached only past
+   checks that read what every rank agrees on (di_quick, the root, the
+   op), so every rank reaches it at the same call: the setup is
+   collective. */
+static di_comm *di_gate(MPI_Comm comm, int *why)
+{
+    int inter, flag;
+    void *v;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) { *why = W_COMM; return 0; }
     if (di.key == MPI_KEYVAL_INVALID &&
         PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, di_delete, &di.key, NULL) != MPI_SUCCESS) {
         *why = W_SETUP; return 0;
@@ -521,15 +684,16 @@ static unsigned char *di_buf(di_comm *d, int i, size_t n)
 /* What coll answered. Refusals found by the call check reach every rank
    at once and move no payload, so all ranks fall back together; an
    error after payload moved leaves the ranks out of step: abort. */
-static int di_done(di_comm *d, int k, int rc)
+static int di_done(di_comm *d, int rc)
 {
-    if (rc == COLL_OK) { di.count[k][W_ROUTED]++; return 1; }
+    int k = di_cur.k;
+    if (rc == COLL_OK) { di_cur.why = W_ROUTED; return 1; }
     if (rc == COLL_ERR_MISMATCH || rc == COLL_ERR_PEER || rc == COLL_ERR_INVAL ||
         rc == COLL_ERR_NOSPC || rc == COLL_ERR_NOSYS) {
-        di.count[k][W_REFUSED]++;
-        if (di.verbose)
-            fprintf(stderr, "coll-mpi: %s refused by coll (%s: %s), run by MPI\n", di_name[k],
-                    coll_result_str(rc), coll_last_error(&d->c));
+        di_cur.why = rc == COLL_ERR_PEER ? W_PEER : W_REFUSED;
+        if (di.verbose && rc != COLL_ERR_PEER)
+            fprintf(di_out(), "coll-mpi[%d]: %s refused by coll (%s: %s), run by MPI\n", di_wrank(),
+                    di_name[k], coll_result_str(rc), coll_last_error(&d->c));
         return 0;
     }
     fprintf(stderr, "coll-mpi: %s failed in coll on rank %d of %d: %s (%s); aborting\n",
@@ -538,7 +702,35 @@ static int di_done(di_comm *d, int k, int rc)
     return 0;
 }
 
-#define DI_FALLBACK(k, why) ((void)di.count[k][why]++)
+#define DI_FALLBACK(w) ((void)(di_cur.why = (w)))
+
+/* The local half of the road. The checks before di_gate read only what
+   MPI requires to agree on every rank, so every rank gets here at the
+   same call; what comes after - is this rank's datatype plain, are its
+   buffers there, do they alias - may differ between ranks where MPI lets
+   them (a derived type on one rank and a predefined one of the same
+   signature on another; a root's NULL in a zero-size call). So a rank
+   with a reason of its own still takes part in coll: it refuses its call
+   (an invalid dtype), coll's call check tells every other rank
+   (COLL_ERR_PEER from their own call, before any payload moves), and all
+   of them run the call by MPI. Verify mode calls PMPI for its reference
+   before the coll call, so there the ranks agree first, in one small
+   coll all-reduce. 1: route; 0: every rank falls back. */
+static int di_local(di_comm *d, int why)
+{
+    int ok = !why, all = 0, rc;
+    if (d->p > 1 && di.verify) {
+        rc = coll_allreduce(&d->c, &ok, &all, 1, COLL_INT32, COLL_MIN, COLL_ALGO_AUTO);
+        if (rc != COLL_OK) { di_done(d, rc); return 0; }
+        if (!all) { DI_FALLBACK(why ? why : W_PEER); return 0; }
+        return 1;
+    }
+    if (!why) return 1;
+    if (d->p > 1)                   /* refused: the others hear it at once */
+        (void)coll_allreduce(&d->c, 0, 0, 1, COLL_DTYPE_COUNT, COLL_SUM, COLL_ALGO_AUTO);
+    DI_FALLBACK(why);
+    return 0;
+}
 
 /* ---- verify mode ----------------------------------------------------------- */
 /* The end of a verify: the message out first (a launcher tearing the job
@@ -638,105 +830,106 @@ static void di_span(const int *counts, const int *displs, int p, long long *lo, 
 /* ================================================================================ */
 /* The collectives                                                                   */
 /* ================================================================================ */
+/* Each body: the checks every rank agrees on (di_quick, the root, the op)
+   and di_gate, which any of them may end in MPI on every rank alike; then
+   this rank's own checks, settled for all ranks by di_local; then coll.
+   The exported MPI_ functions below wrap each body for the report. */
 
-DI_EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                            MPI_Comm comm)
+static void di_user_op(di_comm *d, const di_red *r, MPI_Datatype dt)
+{
+    coll_user_op u = { di_user_fn, 0, 0, 0 };
+    u.elem_size = r->es; u.commutative = di_uop[r->uop].commute; u.user = d;
+    d->uctx.fn = di_uop[r->uop].fn; d->uctx.dt = dt;
+    coll_set_user_op(&d->c, &u);
+}
+
+static int di_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     const int k = DI_ALLREDUCE;
     di_red r;
-    di_comm *d;
+    di_comm *d = 0;
     int why, rc;
     unsigned char *mem = 0, *ref = 0;
     size_t n;
-    if ((why = di_quick(k, comm, (long long)count * di_tsize(dt), 0)))
-        return DI_FALLBACK(k, why), PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
-    if (count < 0 || !rbuf) return DI_FALLBACK(k, W_ARGS), PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
-    if ((why = di_reduction(k, 0, dt, op, &r))) return DI_FALLBACK(k, why), PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
+#define DI_P() PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm)
+    if ((why = di_quick(k, comm, (long long)count * di_tsize(dt), 0)) || (why = di_op_agreed(op)) ||
+        !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
+    why = count < 0 || (!rbuf && count) ? W_ARGS : di_alias(sbuf, rbuf) ? W_ALIAS : di_reduction(k, 0, dt, op, &r);
+    if (!di_local(d, why)) return DI_P();
     n = (size_t)count;
-    if (!(d = di_gate(k, comm, di_ll(n * r.es), &why)))
-        return DI_FALLBACK(k, why), PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
     if (di.verify) {
         ref = di_ref(rbuf, 0, di_ll(n * r.es), &mem);
         PMPI_Allreduce(sbuf, ref, count, dt, op, comm);
     }
-    if (r.uop >= 0) {
-        coll_user_op u = { di_user_fn, 0, 0, 0 };
-        u.elem_size = r.es; u.commutative = di_uop[r.uop].commute; u.user = d;
-        d->uctx.fn = di_uop[r.uop].fn; d->uctx.dt = dt;
-        coll_set_user_op(&d->c, &u);
-    }
+    if (r.uop >= 0) di_user_op(d, &r, dt);
     rc = coll_allreduce(&d->c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, n, r.ct, r.co, COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) { di_spoil(rbuf, n * r.es); di_compare(d, k, rbuf, ref, n, r.es, &r); free(mem); }
     return MPI_SUCCESS;
+#undef DI_P
 }
 
-DI_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+static int di_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     const int k = DI_BCAST;
-    di_comm *d;
-    int why, rc, p = 0;
+    di_comm *d = 0;
+    int why, rc;
     size_t es, n;
     unsigned char *mem = 0, *ref = 0;
-    if ((why = di_quick(k, comm, (long long)count * di_tsize(dt), 0)))
-        return DI_FALLBACK(k, why), PMPI_Bcast(buf, count, dt, root, comm);
+#define DI_P() PMPI_Bcast(buf, count, dt, root, comm)
+    if ((why = di_quick(k, comm, (long long)count * di_tsize(dt), 0)) || (why = di_root(comm, root)) ||
+        !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
     es = di_plain_size(dt);
-    if (count < 0 || !buf) return DI_FALLBACK(k, W_ARGS), PMPI_Bcast(buf, count, dt, root, comm);
-    if (!es) return DI_FALLBACK(k, W_TYPE), PMPI_Bcast(buf, count, dt, root, comm);
-    if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &p);
-    if (root < 0 || root >= p) return DI_FALLBACK(k, W_ARGS), PMPI_Bcast(buf, count, dt, root, comm);
+    why = count < 0 || (!buf && count) ? W_ARGS : !es ? W_TYPE : 0;
+    if (!di_local(d, why)) return DI_P();
     n = (size_t)count * es;
-    if (!(d = di_gate(k, comm, di_ll(n), &why))) return DI_FALLBACK(k, why), PMPI_Bcast(buf, count, dt, root, comm);
     if (di.verify) {
         ref = di_ref(buf, 0, di_ll(n), &mem);
         PMPI_Bcast(ref, count, dt, root, comm);
     }
     rc = coll_broadcast(&d->c, buf, n, COLL_UINT8, root, COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return PMPI_Bcast(buf, count, dt, root, comm); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) { di_spoil(buf, n); di_compare(d, k, buf, ref, n, 1, 0); free(mem); }
     return MPI_SUCCESS;
+#undef DI_P
 }
 
-DI_EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                         int root, MPI_Comm comm)
+static int di_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
 {
     const int k = DI_REDUCE;
     di_red r;
-    di_comm *d;
-    int why, rc, p = 0, rank = 0, at_root;
+    di_comm *d = 0;
+    int why, rc, at_root;
     unsigned char *mem = 0, *ref = 0;
     const void *src;
     void *dst;
     size_t n;
-    if ((why = di_quick(k, comm, (long long)count * di_tsize(dt), 0)))
-        return DI_FALLBACK(k, why), PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
-    PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank);
-    at_root = rank == root;
-    if (count < 0 || root < 0 || root >= p || (at_root && !rbuf) || (!at_root && sbuf == MPI_IN_PLACE))
-        return DI_FALLBACK(k, W_ARGS), PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
-    if ((why = di_reduction(k, root, dt, op, &r))) return DI_FALLBACK(k, why), PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
+#define DI_P() PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm)
+    if ((why = di_quick(k, comm, (long long)count * di_tsize(dt), 0)) || (why = di_op_agreed(op)) ||
+        (why = di_root(comm, root)) || !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
+    at_root = d->rank == root;
+    why = count < 0 || (at_root && !rbuf && count) || (!at_root && sbuf == MPI_IN_PLACE) ? W_ARGS
+        : at_root && di_alias(sbuf, rbuf) ? W_ALIAS : di_reduction(k, root, dt, op, &r);
+    if (!di_local(d, why)) return DI_P();
     n = (size_t)count;
-    if (!(d = di_gate(k, comm, di_ll(n * r.es), &why)))
-        return DI_FALLBACK(k, why), PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
     if (di.verify) {
         ref = di_ref(at_root ? rbuf : 0, 0, di_ll(n * r.es), &mem);
         PMPI_Reduce(sbuf, ref, count, dt, op, root, comm);
     }
-    if (r.uop >= 0) {
-        coll_user_op u = { di_user_fn, 0, 0, 0 };
-        u.elem_size = r.es; u.commutative = di_uop[r.uop].commute; u.user = d;
-        d->uctx.fn = di_uop[r.uop].fn; d->uctx.dt = dt;
-        coll_set_user_op(&d->c, &u);
-    }
+    if (r.uop >= 0) di_user_op(d, &r, dt);
     src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     dst = at_root ? rbuf : di_buf(d, 0, n * r.es);   /* workspace elsewhere   */
     rc = coll_reduce(&d->c, src, dst, n, r.ct, r.co, root, COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) {
         if (at_root) { di_spoil(rbuf, n * r.es); di_compare(d, k, rbuf, ref, n, r.es, &r); }
         free(mem);
     }
     return MPI_SUCCESS;
+#undef DI_P
 }
 
 /* scan and exscan: one body; MPI leaves exscan's rank 0 result undefined */
@@ -744,56 +937,41 @@ static int di_scan(int k, const void *sbuf, void *rbuf, int count, MPI_Datatype 
                    MPI_Comm comm)
 {
     di_red r;
-    di_comm *d;
+    di_comm *d = 0;
     int why, rc, ex = k == DI_EXSCAN;
     unsigned char *mem = 0, *ref = 0;
     size_t n;
-#define DI_PSCAN() (ex ? PMPI_Exscan(sbuf, rbuf, count, dt, op, comm) : PMPI_Scan(sbuf, rbuf, count, dt, op, comm))
-    if ((why = di_quick(k, comm, (long long)count * di_tsize(dt), 0))) return DI_FALLBACK(k, why), DI_PSCAN();
-    if (count < 0 || !rbuf) return DI_FALLBACK(k, W_ARGS), DI_PSCAN();
-    if ((why = di_reduction(k, 0, dt, op, &r))) return DI_FALLBACK(k, why), DI_PSCAN();
+#define DI_P() (ex ? PMPI_Exscan(sbuf, rbuf, count, dt, op, comm) : PMPI_Scan(sbuf, rbuf, count, dt, op, comm))
+    if ((why = di_quick(k, comm, (long long)count * di_tsize(dt), 0)) || (why = di_op_agreed(op)) ||
+        !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
+    why = count < 0 || (!rbuf && count) ? W_ARGS : di_alias(sbuf, rbuf) ? W_ALIAS : di_reduction(k, 0, dt, op, &r);
+    if (!di_local(d, why)) return DI_P();
     n = (size_t)count;
-    if (!(d = di_gate(k, comm, di_ll(n * r.es), &why))) return DI_FALLBACK(k, why), DI_PSCAN();
     if (di.verify) {
         ref = di_ref(rbuf, 0, di_ll(n * r.es), &mem);
         if (ex) PMPI_Exscan(sbuf, ref, count, dt, op, comm);
         else PMPI_Scan(sbuf, ref, count, dt, op, comm);
     }
-    if (r.uop >= 0) {
-        coll_user_op u = { di_user_fn, 0, 0, 0 };
-        u.elem_size = r.es; u.commutative = di_uop[r.uop].commute; u.user = d;
-        d->uctx.fn = di_uop[r.uop].fn; d->uctx.dt = dt;
-        coll_set_user_op(&d->c, &u);
-    }
+    if (r.uop >= 0) di_user_op(d, &r, dt);
     rc = (ex ? coll_exscan : coll_scan)(&d->c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, n, r.ct, r.co,
                                          COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return DI_PSCAN(); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) {
         if (!ex || d->rank > 0) { di_spoil(rbuf, n * r.es); di_compare(d, k, rbuf, ref, n, r.es, &r); }
         free(mem);
     }
     return MPI_SUCCESS;
-#undef DI_PSCAN
+#undef DI_P
 }
 
-DI_EXPORT int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+static int di_barrier(MPI_Comm comm)
 {
-    return di_scan(DI_SCAN, sbuf, rbuf, count, dt, op, comm);
-}
-
-DI_EXPORT int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
-{
-    return di_scan(DI_EXSCAN, sbuf, rbuf, count, dt, op, comm);
-}
-
-DI_EXPORT int MPI_Barrier(MPI_Comm comm)
-{
-    const int k = DI_BARRIER;
-    di_comm *d;
+    di_comm *d = 0;
     int why;
-    if ((why = di_quick(k, comm, 0, 0)) || !(d = di_gate(k, comm, 0, &why)))
-        return DI_FALLBACK(k, why), PMPI_Barrier(comm);
-    if (!di_done(d, k, coll_barrier(&d->c, COLL_ALGO_AUTO))) return PMPI_Barrier(comm);
+    if ((why = di_quick(DI_BARRIER, comm, 0, 0)) || !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), PMPI_Barrier(comm);
+    if (!di_done(d, coll_barrier(&d->c, COLL_ALGO_AUTO))) return PMPI_Barrier(comm);
     return MPI_SUCCESS;
 }
 
@@ -802,57 +980,60 @@ DI_EXPORT int MPI_Barrier(MPI_Comm comm)
    predefined and plain, that is the same number of bytes. */
 static int di_same(size_t sbytes, size_t rbytes) { return sbytes == rbytes; }
 
-DI_EXPORT int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                            MPI_Datatype rtype, MPI_Comm comm)
+static int di_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                        MPI_Datatype rtype, MPI_Comm comm)
 {
     const int k = DI_ALLGATHER;
-    di_comm *d;
-    int why, rc, p = 0, rank = 0, inplace = sbuf == MPI_IN_PLACE;
-    size_t res, ses, blk;
+    di_comm *d = 0;
+    int why, rc, p, inplace = sbuf == MPI_IN_PLACE;
+    size_t res, ses, blk = 0;
     unsigned char *mem = 0, *ref = 0;
 #define DI_P() PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm)
-    if ((why = di_quick(k, comm, (long long)rcount * di_tsize(rtype), 1))) return DI_FALLBACK(k, why), DI_P();
+    if ((why = di_quick(k, comm, (long long)rcount * di_tsize(rtype), 1)) || !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
+    p = d->p;
     res = di_plain_size(rtype);
     ses = inplace ? res : di_plain_size(stype);
-    if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
-    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
-    if (rcount < 0 || scount < 0 || !rbuf || (!inplace && !di_same((size_t)scount * ses, (size_t)rcount * res)))
-        return DI_FALLBACK(k, W_ARGS), DI_P();
-    blk = (size_t)rcount * res;
-    if (!(d = di_gate(k, comm, di_ll(blk * (size_t)p), &why))) return DI_FALLBACK(k, why), DI_P();
+    if (rcount >= 0) blk = (size_t)rcount * res;
+    why = !res || !ses ? W_TYPE
+        : rcount < 0 || (!rbuf && rcount) || (!inplace && (scount < 0 || !di_same((size_t)scount * ses, blk))) ? W_ARGS
+        : di_alias(sbuf, rbuf);
+    if (!di_local(d, why)) return DI_P();
     if (di.verify) {
         ref = di_ref(rbuf, 0, di_ll(blk * (size_t)p), &mem);
         PMPI_Allgather(sbuf, scount, stype, ref, rcount, rtype, comm);
     }
-    rc = coll_allgather(&d->c, inplace ? (unsigned char *)rbuf + blk * (size_t)rank : sbuf, rbuf, blk,
+    rc = coll_allgather(&d->c, inplace ? (unsigned char *)rbuf + blk * (size_t)d->rank : sbuf, rbuf, blk,
                         COLL_UINT8, COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) { di_spoil(rbuf, blk * (size_t)p); di_compare(d, k, rbuf, ref, blk * (size_t)p, 1, 0); free(mem); }
     return MPI_SUCCESS;
 #undef DI_P
 }
 
-DI_EXPORT int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                             const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+static int di_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                         const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
 {
     const int k = DI_ALLGATHERV;
-    di_comm *d;
-    int why, rc, p = 0, rank = 0, i, inplace = sbuf == MPI_IN_PLACE, packed;
+    di_comm *d = 0;
+    int why, rc, p = 0, rank, i, inplace = sbuf == MPI_IN_PLACE, packed;
     size_t res, ses;
     long long total = 0, lo, hi;
     unsigned char *mem = 0, *ref = 0, *dst;
     const unsigned char *src;
 #define DI_P() PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm)
-    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
-    if (p >= 1 && rcounts) di_counts_ok(rcounts, p, &total);
-    if ((why = di_quick(k, comm, total * di_tsize(rtype), 0))) return DI_FALLBACK(k, why), DI_P();
+    if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &p);
+    if (p >= 1 && rcounts) di_counts_ok(rcounts, p, &total);      /* the same on every rank */
+    if ((why = di_quick(k, comm, total * di_tsize(rtype), 0)) || !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
+    rank = d->rank;
     res = di_plain_size(rtype);
     ses = inplace ? res : di_plain_size(stype);
-    if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
-    if (p < 1 || !rcounts || !displs || !rbuf || !di_counts_ok(rcounts, p, &total) ||
-        (!inplace && (scount < 0 || !di_same((size_t)scount * ses, (size_t)rcounts[rank] * res))))
-        return DI_FALLBACK(k, W_ARGS), DI_P();
-    if (!(d = di_gate(k, comm, total * (long long)res, &why))) return DI_FALLBACK(k, why), DI_P();
+    why = !res || !ses ? W_TYPE
+        : !rcounts || !displs || !di_counts_ok(rcounts, p, &total) || (!rbuf && total) ||
+          (!inplace && (scount < 0 || !di_same((size_t)scount * ses, (size_t)rcounts[rank] * res))) ? W_ARGS
+        : di_alias(sbuf, rbuf);
+    if (!di_local(d, why)) return DI_P();
     di_span(rcounts, displs, p, &lo, &hi);
     if (di.verify) {
         ref = di_ref(rbuf, lo * (long long)res, hi * (long long)res, &mem);
@@ -864,7 +1045,7 @@ DI_EXPORT int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, v
                   : (const unsigned char *)sbuf;
     dst = packed ? (unsigned char *)rbuf : di_buf(d, 0, (size_t)total * res);
     rc = coll_allgatherv(&d->c, src, dst, d->counts, COLL_UINT8, COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (!packed) {                  /* the blocks to their displacements     */
         size_t at = 0;
         for (i = 0; i < p; i++) {
@@ -884,35 +1065,38 @@ DI_EXPORT int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, v
 #undef DI_P
 }
 
-DI_EXPORT int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                         MPI_Datatype rtype, int root, MPI_Comm comm)
+static int di_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                     MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     const int k = DI_GATHER;
-    di_comm *d;
-    int why, rc, p = 0, rank = 0, at_root, inplace = sbuf == MPI_IN_PLACE;
-    size_t ses, res, blk;
+    di_comm *d = 0;
+    int why, rc, p, rank = 0, at_root, inplace = sbuf == MPI_IN_PLACE;
+    size_t ses, res, blk = 0;
     unsigned char *mem = 0, *ref = 0;
 #define DI_P() PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm)
-    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
     at_root = rank == root;
-    if ((why = di_quick(k, comm, at_root ? (long long)rcount * di_tsize(rtype) : (long long)scount * di_tsize(stype), 1)))
-        return DI_FALLBACK(k, why), DI_P();
-    if (root < 0 || root >= p || (inplace && !at_root)) return DI_FALLBACK(k, W_ARGS), DI_P();
+    /* the root's receive block is every rank's send block (MPI's rule) */
+    if ((why = di_quick(k, comm, at_root ? (long long)rcount * di_tsize(rtype) : (long long)scount * di_tsize(stype), 1)) ||
+        (why = di_root(comm, root)) || !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
+    p = d->p;
     res = at_root ? di_plain_size(rtype) : 0;
     ses = inplace ? res : di_plain_size(stype);
-    if (!ses || (at_root && !res)) return DI_FALLBACK(k, W_TYPE), DI_P();
-    if (scount < 0 && !inplace) return DI_FALLBACK(k, W_ARGS), DI_P();
-    blk = inplace ? (size_t)rcount * res : (size_t)scount * ses;   /* every rank's block */
-    if (at_root && (rcount < 0 || !rbuf || !di_same(blk, (size_t)rcount * res)))
-        return DI_FALLBACK(k, W_ARGS), DI_P();
-    if (!(d = di_gate(k, comm, di_ll(blk * (size_t)p), &why))) return DI_FALLBACK(k, why), DI_P();
+    if (inplace ? rcount >= 0 : scount >= 0) blk = inplace ? (size_t)rcount * res : (size_t)scount * ses;
+    why = inplace && !at_root ? W_ARGS
+        : !ses || (at_root && !res) ? W_TYPE
+        : (!inplace && scount < 0) || (!inplace && !sbuf && blk) ||
+          (at_root && (rcount < 0 || (!rbuf && blk) || !di_same(blk, (size_t)rcount * res))) ? W_ARGS
+        : at_root ? di_alias(sbuf, rbuf) : 0;
+    if (!di_local(d, why)) return DI_P();
     if (di.verify) {
         ref = di_ref(at_root ? rbuf : 0, 0, at_root ? di_ll(blk * (size_t)p) : 0, &mem);
         PMPI_Gather(sbuf, scount, stype, at_root ? ref : rbuf, rcount, rtype, root, comm);
     }
     rc = coll_gather(&d->c, inplace ? (unsigned char *)rbuf + blk * (size_t)rank : sbuf,
                      at_root ? rbuf : 0, blk, COLL_UINT8, root, COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) {
         if (at_root) { di_spoil(rbuf, blk * (size_t)p); di_compare(d, k, rbuf, ref, blk * (size_t)p, 1, 0); }
         free(mem);
@@ -921,28 +1105,29 @@ DI_EXPORT int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void 
 #undef DI_P
 }
 
-DI_EXPORT int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                          MPI_Datatype rtype, int root, MPI_Comm comm)
+static int di_scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                      MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     const int k = DI_SCATTER;
-    di_comm *d;
-    int why, rc, p = 0, rank = 0, at_root, inplace = rbuf == MPI_IN_PLACE;
-    size_t ses, res, blk;
+    di_comm *d = 0;
+    int why, rc, rank = 0, at_root, inplace = rbuf == MPI_IN_PLACE;
+    size_t ses, res, blk = 0;
     unsigned char *mem = 0, *ref = 0;
 #define DI_P() PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm)
-    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
     at_root = rank == root;
-    if ((why = di_quick(k, comm, at_root ? (long long)scount * di_tsize(stype) : (long long)rcount * di_tsize(rtype), 1)))
-        return DI_FALLBACK(k, why), DI_P();
-    if (root < 0 || root >= p || (inplace && !at_root)) return DI_FALLBACK(k, W_ARGS), DI_P();
+    if ((why = di_quick(k, comm, at_root ? (long long)scount * di_tsize(stype) : (long long)rcount * di_tsize(rtype), 1)) ||
+        (why = di_root(comm, root)) || !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
     ses = at_root ? di_plain_size(stype) : 0;
     res = inplace ? ses : di_plain_size(rtype);
-    if (!res || (at_root && !ses)) return DI_FALLBACK(k, W_TYPE), DI_P();
-    if (rcount < 0 && !inplace) return DI_FALLBACK(k, W_ARGS), DI_P();
-    blk = inplace ? (size_t)scount * ses : (size_t)rcount * res;
-    if ((at_root && (scount < 0 || !sbuf || !di_same(blk, (size_t)scount * ses))) || (!inplace && !rbuf && blk))
-        return DI_FALLBACK(k, W_ARGS), DI_P();
-    if (!(d = di_gate(k, comm, di_ll(blk * (size_t)p), &why))) return DI_FALLBACK(k, why), DI_P();
+    if (inplace ? scount >= 0 : rcount >= 0) blk = inplace ? (size_t)scount * ses : (size_t)rcount * res;
+    why = inplace && !at_root ? W_ARGS
+        : !res || (at_root && !ses) ? W_TYPE
+        : (!inplace && rcount < 0) || (!inplace && !rbuf && blk) ||
+          (at_root && (scount < 0 || (!sbuf && blk) || !di_same(blk, (size_t)scount * ses))) ? W_ARGS
+        : at_root ? di_alias(sbuf, rbuf) : 0;
+    if (!di_local(d, why)) return DI_P();
     if (di.verify) {
         ref = di_ref(inplace ? 0 : rbuf, 0, inplace ? 0 : di_ll(blk), &mem);
         PMPI_Scatter(sbuf, scount, stype, inplace ? MPI_IN_PLACE : (void *)ref, rcount, rtype, root, comm);
@@ -950,7 +1135,7 @@ DI_EXPORT int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void
     rc = coll_scatter(&d->c, at_root ? sbuf : 0,
                       inplace ? (unsigned char *)sbuf + blk * (size_t)rank : (unsigned char *)rbuf, blk,
                       COLL_UINT8, root, COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) {
         if (!inplace) { di_spoil(rbuf, blk); di_compare(d, k, rbuf, ref, blk, 1, 0); }
         free(mem);
@@ -961,7 +1146,8 @@ DI_EXPORT int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void
 
 /* Gatherv and scatterv: only the root knows every count, and coll needs
    them on every rank, so the ranks first gather each one's (one small
-   coll all-gather, which rides in the call check's round). */
+   coll all-gather, which rides in the call check's round). A refusal
+   there (a rank's own reason, di_local) sends every rank to MPI. */
 static int di_share_counts(di_comm *d, size_t mine)
 {
     int i, rc;
@@ -972,37 +1158,42 @@ static int di_share_counts(di_comm *d, size_t mine)
     return 0;
 }
 
-DI_EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-                          const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
+static int di_gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                      const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     const int k = DI_GATHERV;
-    di_comm *d;
-    int why, rc, p = 0, rank = 0, i, at_root, inplace = sbuf == MPI_IN_PLACE, packed = 1;
-    size_t ses, res, mine, total = 0;
+    di_comm *d = 0;
+    int why, rc, p, rank, i, at_root, inplace = sbuf == MPI_IN_PLACE, packed = 1;
+    size_t ses, res, mine = 0, total = 0;
     long long sum = 0, lo = 0, hi = 0;
     unsigned char *mem = 0, *ref = 0, *dst = 0;
     const unsigned char *src;
 #define DI_P() PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm)
-    if ((why = di_quick(k, comm, 0, 0))) return DI_FALLBACK(k, why), DI_P();
-    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    if ((why = di_quick(k, comm, 0, 0)) || (why = di_root(comm, root)) || !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
+    p = d->p; rank = d->rank;
     at_root = rank == root;
-    if (root < 0 || root >= p || (inplace && !at_root)) return DI_FALLBACK(k, W_ARGS), DI_P();
     res = at_root ? di_plain_size(rtype) : 0;
     ses = inplace ? res : di_plain_size(stype);
-    if (!ses || (at_root && !res)) return DI_FALLBACK(k, W_TYPE), DI_P();
-    if (at_root && (!rcounts || !displs || !rbuf || !di_counts_ok(rcounts, p, &sum)))
-        return DI_FALLBACK(k, W_ARGS), DI_P();
-    if (!inplace && scount < 0) return DI_FALLBACK(k, W_ARGS), DI_P();
-    mine = inplace ? (size_t)rcounts[rank] * res : (size_t)scount * ses;
-    if (at_root && !di_same(mine, (size_t)rcounts[rank] * res)) return DI_FALLBACK(k, W_ARGS), DI_P();
-    if (!(d = di_gate(k, comm, 0, &why))) return DI_FALLBACK(k, why), DI_P();
+    why = inplace && !at_root ? W_ARGS
+        : !ses || (at_root && !res) ? W_TYPE
+        : (at_root && (!rcounts || !displs || !di_counts_ok(rcounts, p, &sum))) || (!inplace && scount < 0) ? W_ARGS : 0;
+    if (!why) {
+        mine = inplace ? (size_t)rcounts[rank] * res : (size_t)scount * ses;
+        di_cur.bytes = di_ll(mine);
+        if ((at_root && (!di_same(mine, (size_t)rcounts[rank] * res) || (!rbuf && sum))) || (!inplace && !sbuf && mine))
+            why = W_ARGS;
+        else if (at_root) why = di_alias(sbuf, rbuf);
+    }
+    if (!di_local(d, why)) return DI_P();
     if (at_root) di_span(rcounts, displs, p, &lo, &hi);
     if (di.verify) {
         ref = di_ref(at_root ? rbuf : 0, lo * (long long)res, hi * (long long)res, &mem);
         PMPI_Gatherv(sbuf, scount, stype, at_root ? ref : rbuf, rcounts, displs, rtype, root, comm);
     }
     rc = di_share_counts(d, mine);
-    if (rc == 0 && at_root)         /* root: the counts must be the senders' */
+    if (rc != COLL_OK && !di_done(d, rc)) { free(mem); return DI_P(); }
+    if (at_root)                    /* root: the counts must be the senders' */
         for (i = 0; i < p; i++)
             if (d->counts[i] != (size_t)rcounts[i] * res) rc = COLL_ERR_MISMATCH;
     if (rc) {                       /* told to nobody yet: abort, not hang    */
@@ -1022,7 +1213,7 @@ DI_EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void
         src = dst + at;
     }
     rc = coll_gatherv(&d->c, src, dst, d->counts, COLL_UINT8, root, COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (at_root && !packed) {
         size_t at = 0;
         for (i = 0; i < p; i++) {
@@ -1043,36 +1234,41 @@ DI_EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void
 #undef DI_P
 }
 
-DI_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
-                           void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+static int di_scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
+                       void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     const int k = DI_SCATTERV;
-    di_comm *d;
-    int why, rc, p = 0, rank = 0, i, at_root, inplace = rbuf == MPI_IN_PLACE, packed = 1;
-    size_t ses, res, mine, total = 0, at = 0;
+    di_comm *d = 0;
+    int why, rc, p, rank, i, at_root, inplace = rbuf == MPI_IN_PLACE, packed = 1;
+    size_t ses, res, mine = 0, total = 0, at = 0;
     long long sum = 0;
     unsigned char *mem = 0, *ref = 0, *dst;
     const unsigned char *src = 0;
 #define DI_P() PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm)
-    if ((why = di_quick(k, comm, 0, 0))) return DI_FALLBACK(k, why), DI_P();
-    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
+    if ((why = di_quick(k, comm, 0, 0)) || (why = di_root(comm, root)) || !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
+    p = d->p; rank = d->rank;
     at_root = rank == root;
-    if (root < 0 || root >= p || (inplace && !at_root)) return DI_FALLBACK(k, W_ARGS), DI_P();
     ses = at_root ? di_plain_size(stype) : 0;
     res = inplace ? ses : di_plain_size(rtype);
-    if (!res || (at_root && !ses)) return DI_FALLBACK(k, W_TYPE), DI_P();
-    if (at_root && (!scounts || !displs || !sbuf || !di_counts_ok(scounts, p, &sum)))
-        return DI_FALLBACK(k, W_ARGS), DI_P();
-    if (!inplace && rcount < 0) return DI_FALLBACK(k, W_ARGS), DI_P();
-    mine = inplace ? (size_t)scounts[rank] * ses : (size_t)rcount * res;
-    if (at_root && !di_same(mine, (size_t)scounts[rank] * ses)) return DI_FALLBACK(k, W_ARGS), DI_P();
-    if (!(d = di_gate(k, comm, 0, &why))) return DI_FALLBACK(k, why), DI_P();
+    why = inplace && !at_root ? W_ARGS
+        : !res || (at_root && !ses) ? W_TYPE
+        : (at_root && (!scounts || !displs || !di_counts_ok(scounts, p, &sum) || (!sbuf && sum))) ||
+          (!inplace && rcount < 0) ? W_ARGS : 0;
+    if (!why) {
+        mine = inplace ? (size_t)scounts[rank] * ses : (size_t)rcount * res;
+        di_cur.bytes = di_ll(mine);
+        if ((at_root && !di_same(mine, (size_t)scounts[rank] * ses)) || (!inplace && !rbuf && mine)) why = W_ARGS;
+        else if (at_root) why = di_alias(sbuf, rbuf);
+    }
+    if (!di_local(d, why)) return DI_P();
     if (di.verify) {
         ref = di_ref(inplace ? 0 : rbuf, 0, inplace ? 0 : di_ll(mine), &mem);
         PMPI_Scatterv(sbuf, scounts, displs, stype, inplace ? MPI_IN_PLACE : (void *)ref, rcount, rtype, root, comm);
     }
     rc = di_share_counts(d, mine);
-    if (rc == 0 && at_root)
+    if (rc != COLL_OK && !di_done(d, rc)) { free(mem); return DI_P(); }
+    if (at_root)
         for (i = 0; i < p; i++)
             if (d->counts[i] != (size_t)scounts[i] * ses) rc = COLL_ERR_MISMATCH;
     if (rc) {
@@ -1097,7 +1293,7 @@ DI_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[], const int disp
     }
     dst = inplace ? (unsigned char *)src + at : (unsigned char *)rbuf;
     rc = coll_scatterv(&d->c, src, dst, d->counts, COLL_UINT8, root, COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) {
         if (!inplace) { di_spoil(rbuf, mine); di_compare(d, k, rbuf, ref, mine, 1, 0); }
         free(mem);
@@ -1106,30 +1302,31 @@ DI_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[], const int disp
 #undef DI_P
 }
 
-DI_EXPORT int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                           MPI_Datatype rtype, MPI_Comm comm)
+static int di_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                       MPI_Datatype rtype, MPI_Comm comm)
 {
     const int k = DI_ALLTOALL;
-    di_comm *d;
-    int why, rc, p = 0, inplace = sbuf == MPI_IN_PLACE;
-    size_t res, ses, blk;
+    di_comm *d = 0;
+    int why, rc, p, inplace = sbuf == MPI_IN_PLACE;
+    size_t res, ses, blk = 0;
     unsigned char *mem = 0, *ref = 0;
 #define DI_P() PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm)
-    if ((why = di_quick(k, comm, (long long)rcount * di_tsize(rtype), 1))) return DI_FALLBACK(k, why), DI_P();
+    if ((why = di_quick(k, comm, (long long)rcount * di_tsize(rtype), 1)) || !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
+    p = d->p;
     res = di_plain_size(rtype);
     ses = inplace ? res : di_plain_size(stype);
-    if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
-    if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &p);
-    if (rcount < 0 || !rbuf || (!inplace && (scount < 0 || !di_same((size_t)scount * ses, (size_t)rcount * res))))
-        return DI_FALLBACK(k, W_ARGS), DI_P();
-    blk = (size_t)rcount * res;
-    if (!(d = di_gate(k, comm, di_ll(blk * (size_t)p), &why))) return DI_FALLBACK(k, why), DI_P();
+    if (rcount >= 0) blk = (size_t)rcount * res;
+    why = !res || !ses ? W_TYPE
+        : rcount < 0 || (!rbuf && blk) || (!inplace && (scount < 0 || !di_same((size_t)scount * ses, blk))) ? W_ARGS
+        : di_alias(sbuf, rbuf);
+    if (!di_local(d, why)) return DI_P();
     if (di.verify) {
         ref = di_ref(rbuf, 0, di_ll(blk * (size_t)p), &mem);
         PMPI_Alltoall(sbuf, scount, stype, ref, rcount, rtype, comm);
     }
     rc = coll_alltoall(&d->c, inplace ? rbuf : sbuf, rbuf, blk, COLL_UINT8, COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) { di_spoil(rbuf, blk * (size_t)p); di_compare(d, k, rbuf, ref, blk * (size_t)p, 1, 0); free(mem); }
     return MPI_SUCCESS;
 #undef DI_P
@@ -1137,27 +1334,29 @@ DI_EXPORT int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, voi
 
 /* Alltoallv: each rank knows its row (what it sends) and its column (what
    it receives); coll needs the whole matrix, gathered first (bytes). */
-DI_EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                            void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                            MPI_Comm comm)
+static int di_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                        void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                        MPI_Comm comm)
 {
     const int k = DI_ALLTOALLV;
-    di_comm *d;
-    int why, rc, p = 0, rank = 0, i, j, inplace = sbuf == MPI_IN_PLACE, spacked, rpacked;
+    di_comm *d = 0;
+    int why, rc, p, rank, i, j, inplace = sbuf == MPI_IN_PLACE, spacked, rpacked;
     size_t res = 0, ses = 0, rtot = 0, stot = 0;
-    long long sum, lo, hi;
+    long long rsum = 0, ssum = 0, lo, hi;
     unsigned char *mem = 0, *ref = 0, *src, *dst;
     const int *sc = inplace ? rcounts : scounts, *sd = inplace ? rdispls : sdispls;
 #define DI_P() PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm)
-    if ((why = di_quick(k, comm, 0, 0))) return DI_FALLBACK(k, why), DI_P();
+    if ((why = di_quick(k, comm, 0, 0)) || !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
+    p = d->p; rank = d->rank;
     res = di_plain_size(rtype);
     ses = inplace ? res : di_plain_size(stype);
-    if (!res || !ses) return DI_FALLBACK(k, W_TYPE), DI_P();
-    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
-    if (p < 1 || !rcounts || !rdispls || !sc || !sd || !rbuf || !di_counts_ok(rcounts, p, &sum) ||
-        !di_counts_ok(sc, p, &sum))
-        return DI_FALLBACK(k, W_ARGS), DI_P();
-    if (!(d = di_gate(k, comm, 0, &why))) return DI_FALLBACK(k, why), DI_P();
+    why = !res || !ses ? W_TYPE
+        : !rcounts || !rdispls || !sc || !sd || !di_counts_ok(rcounts, p, &rsum) || !di_counts_ok(sc, p, &ssum) ||
+          (!rbuf && rsum) || (!inplace && !sbuf && ssum) ? W_ARGS
+        : di_alias(sbuf, rbuf);
+    if (!why) di_cur.bytes = (rsum > ssum ? rsum : ssum) * (long long)res;
+    if (!di_local(d, why)) return DI_P();
     di_span(rcounts, rdispls, p, &lo, &hi);
     if (di.verify) {
         ref = di_ref(rbuf, lo * (long long)res, hi * (long long)res, &mem);
@@ -1168,9 +1367,10 @@ DI_EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdi
         for (j = 0; j < p; j++) mine[j] = (uint64_t)sc[j] * ses;
         rc = coll_allgather(&d->c, mine, d->row, (size_t)p, COLL_UINT64, COLL_ALGO_AUTO);
     }
-    for (i = 0; rc == 0 && i < p; i++)
+    if (rc != COLL_OK && !di_done(d, rc)) { free(mem); return DI_P(); }
+    for (i = 0; i < p; i++)
         for (j = 0; j < p; j++) d->counts[(size_t)i * (size_t)p + (size_t)j] = (size_t)d->row[(size_t)i * (size_t)p + (size_t)j];
-    for (i = 0; rc == 0 && i < p; i++)      /* column r must be what we receive */
+    for (i = 0; i < p; i++)         /* column r must be what we receive */
         if (d->counts[(size_t)i * (size_t)p + (size_t)rank] != (size_t)rcounts[i] * res) rc = COLL_ERR_MISMATCH;
     if (rc) {
         fprintf(stderr, "coll-mpi: MPI_Alltoallv on rank %d: the counts sent and received disagree (%s); "
@@ -1202,7 +1402,7 @@ DI_EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdi
         }
     }
     rc = coll_alltoallv(&d->c, src, dst, d->counts, COLL_UINT8, COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (!rpacked) {
         size_t o = 0;
         for (j = 0; j < p; j++) {
@@ -1229,36 +1429,35 @@ static int di_reduce_scatter(int k, const void *sbuf, void *rbuf, const int *rco
                              MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     di_red r;
-    di_comm *d;
-    int why, rc, p = 0, rank = 0, i, inplace = sbuf == MPI_IN_PLACE, blk = k == DI_REDUCE_SCATTER_BLOCK;
+    di_comm *d = 0;
+    int why, rc, p = 0, rank, i, inplace = sbuf == MPI_IN_PLACE, blk = k == DI_REDUCE_SCATTER_BLOCK;
     long long total = 0;
-    size_t off = 0, mine;
+    size_t off = 0, mine = 0;
     unsigned char *mem = 0, *ref = 0, *dst;
     const unsigned char *src;
 #define DI_P() (blk ? PMPI_Reduce_scatter_block(sbuf, rbuf, bcount, dt, op, comm) \
                     : PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm))
-    if (comm != MPI_COMM_NULL) { PMPI_Comm_size(comm, &p); PMPI_Comm_rank(comm, &rank); }
-    if (blk) total = (long long)bcount * p;
+    if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &p);
+    if (blk) total = (long long)bcount * p;                       /* the same on every rank */
     else if (p >= 1 && rcounts) di_counts_ok(rcounts, p, &total);
-    if ((why = di_quick(k, comm, total * di_tsize(dt), 0))) return DI_FALLBACK(k, why), DI_P();
-    if (p < 1 || (blk ? bcount < 0 : (!rcounts || !di_counts_ok(rcounts, p, &total))))
-        return DI_FALLBACK(k, W_ARGS), DI_P();
-    if (blk) total = (long long)bcount * p;
-    if ((why = di_reduction(k, 0, dt, op, &r))) return DI_FALLBACK(k, why), DI_P();
-    mine = blk ? (size_t)bcount : (size_t)rcounts[rank];
-    if (!rbuf && (mine || inplace)) return DI_FALLBACK(k, W_ARGS), DI_P();
-    if (!(d = di_gate(k, comm, total * (long long)r.es, &why))) return DI_FALLBACK(k, why), DI_P();
+    if ((why = di_quick(k, comm, total * di_tsize(dt), 0)) || (why = di_op_agreed(op)) ||
+        !(d = di_gate(comm, &why)))
+        return DI_FALLBACK(why), DI_P();
+    rank = d->rank;
+    why = (blk ? bcount < 0 : !rcounts || !di_counts_ok(rcounts, p, &total)) ? W_ARGS : 0;
+    if (!why) {
+        if (blk) total = (long long)bcount * p;
+        mine = blk ? (size_t)bcount : (size_t)rcounts[rank];
+        why = (!rbuf && (mine || inplace)) || (!inplace && !sbuf && total) ? W_ARGS
+            : di_alias(sbuf, rbuf) ? W_ALIAS : di_reduction(k, 0, dt, op, &r);
+    }
+    if (!di_local(d, why)) return DI_P();
     if (di.verify) {
         ref = di_ref(rbuf, 0, (inplace ? total : (long long)mine) * (long long)r.es, &mem);
         if (blk) PMPI_Reduce_scatter_block(sbuf, ref, bcount, dt, op, comm);
         else PMPI_Reduce_scatter(sbuf, ref, rcounts, dt, op, comm);
     }
-    if (r.uop >= 0) {
-        coll_user_op u = { di_user_fn, 0, 0, 0 };
-        u.elem_size = r.es; u.commutative = di_uop[r.uop].commute; u.user = d;
-        d->uctx.fn = di_uop[r.uop].fn; d->uctx.dt = dt;
-        coll_set_user_op(&d->c, &u);
-    }
+    if (r.uop >= 0) di_user_op(d, &r, dt);
     for (i = 0; i < p; i++) {
         d->counts[i] = blk ? (size_t)bcount : (size_t)rcounts[i];
         if (i < rank) off += d->counts[i];
@@ -1267,24 +1466,82 @@ static int di_reduce_scatter(int k, const void *sbuf, void *rbuf, const int *rco
     dst = inplace ? (unsigned char *)rbuf + off * r.es : (unsigned char *)rbuf;
     rc = blk ? coll_reduce_scatter(&d->c, src, dst, (size_t)bcount, r.ct, r.co, COLL_ALGO_AUTO)
              : coll_reduce_scatterv(&d->c, src, dst, d->counts, r.ct, r.co, COLL_ALGO_AUTO);
-    if (!di_done(d, k, rc)) { free(mem); return DI_P(); }
+    if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (inplace && off) memmove(rbuf, dst, mine * r.es);
     if (di.verify) { di_spoil(rbuf, mine * r.es); di_compare(d, k, rbuf, ref, mine, r.es, &r); free(mem); }
     return MPI_SUCCESS;
 #undef DI_P
 }
 
+/* ---- the exported calls: each body, counted and timed for the report ------- */
+#define DI_WRAP(K, COMM, BODY)                                                \
+    {                                                                         \
+        int rc_;                                                              \
+        di_begin(K);                                                          \
+        rc_ = BODY;                                                           \
+        di_end(COMM);                                                         \
+        return rc_;                                                           \
+    }
+
+DI_EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+DI_WRAP(DI_ALLREDUCE, comm, di_allreduce(sbuf, rbuf, count, dt, op, comm))
+
+DI_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+DI_WRAP(DI_BCAST, comm, di_bcast(buf, count, dt, root, comm))
+
+DI_EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                         MPI_Comm comm)
+DI_WRAP(DI_REDUCE, comm, di_reduce(sbuf, rbuf, count, dt, op, root, comm))
+
+DI_EXPORT int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+DI_WRAP(DI_SCAN, comm, di_scan(DI_SCAN, sbuf, rbuf, count, dt, op, comm))
+
+DI_EXPORT int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+DI_WRAP(DI_EXSCAN, comm, di_scan(DI_EXSCAN, sbuf, rbuf, count, dt, op, comm))
+
+DI_EXPORT int MPI_Barrier(MPI_Comm comm)
+DI_WRAP(DI_BARRIER, comm, di_barrier(comm))
+
+DI_EXPORT int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                            MPI_Datatype rtype, MPI_Comm comm)
+DI_WRAP(DI_ALLGATHER, comm, di_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm))
+
+DI_EXPORT int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                             const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+DI_WRAP(DI_ALLGATHERV, comm, di_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm))
+
+DI_EXPORT int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                         MPI_Datatype rtype, int root, MPI_Comm comm)
+DI_WRAP(DI_GATHER, comm, di_gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm))
+
+DI_EXPORT int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                          MPI_Datatype rtype, int root, MPI_Comm comm)
+DI_WRAP(DI_SCATTER, comm, di_scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm))
+
+DI_EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                          const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
+DI_WRAP(DI_GATHERV, comm, di_gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm))
+
+DI_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
+                           void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+DI_WRAP(DI_SCATTERV, comm, di_scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm))
+
+DI_EXPORT int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                           MPI_Datatype rtype, MPI_Comm comm)
+DI_WRAP(DI_ALLTOALL, comm, di_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm))
+
+DI_EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                            void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                            MPI_Comm comm)
+DI_WRAP(DI_ALLTOALLV, comm, di_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm))
+
 DI_EXPORT int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
                                  MPI_Op op, MPI_Comm comm)
-{
-    return di_reduce_scatter(DI_REDUCE_SCATTER, sbuf, rbuf, rcounts, 0, dt, op, comm);
-}
+DI_WRAP(DI_REDUCE_SCATTER, comm, di_reduce_scatter(DI_REDUCE_SCATTER, sbuf, rbuf, rcounts, 0, dt, op, comm))
 
 DI_EXPORT int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
                                        MPI_Op op, MPI_Comm comm)
-{
-    return di_reduce_scatter(DI_REDUCE_SCATTER_BLOCK, sbuf, rbuf, 0, count, dt, op, comm);
-}
+DI_WRAP(DI_REDUCE_SCATTER_BLOCK, comm, di_reduce_scatter(DI_REDUCE_SCATTER_BLOCK, sbuf, rbuf, 0, count, dt, op, comm))
 
 /* ================================================================================ */
 /* Init, ops, finalize                                                               */
@@ -1326,30 +1583,55 @@ DI_EXPORT int MPI_Op_free(MPI_Op *op)
     return PMPI_Op_free(op);
 }
 
-/* The verbose report: every rank's counters summed, printed by rank 0 of
-   MPI_COMM_WORLD; the line "coll-mpi: routed R of N calls" first. */
+/* The verbose report, at MPI_Finalize, to stderr or this rank's
+   COLL_MPI_LOG file: per communicator a call was made on (numbered in the
+   order of their first call; the number is the first column and the
+   VERBOSE=2 lines' "call N"), per collective and size class, the calls
+   routed, those run by MPI and why, and the seconds spent each way; a
+   line of this rank's totals; and from rank 0 of MPI_COMM_WORLD the
+   summary of every rank: "coll-mpi: routed R of N calls (P ranks; ...)". */
+static void di_report_comm(FILE *f, int rank, const di_stats *st)
+{
+    int k, c, w;
+    fprintf(f, "coll-mpi[%d]: communicator %d: %s, %d ranks%s\n", rank, st->id, st->name, st->p,
+            st->freed ? " (freed)" : "");
+    fprintf(f, "coll-mpi[%d]: %4s %-25s %-9s %7s %7s %7s %10s %10s  %s\n", rank, "comm", "collective", "size",
+            "calls", "routed", "to MPI", "routed ms", "MPI ms", "why to MPI");
+    for (k = 0; k < DI_KINDS; k++)
+        for (c = 0; c < DI_CLASSES; c++) {
+            long long n = 0;
+            for (w = 0; w < DI_WHYS; w++) n += st->n[k][c][w];
+            if (!n) continue;
+            fprintf(f, "coll-mpi[%d]: %4d %-25s %-9s %7lld %7lld %7lld %10.3f %10.3f ", rank, st->id, di_name[k],
+                    di_class_name[c], n, st->n[k][c][W_ROUTED], n - st->n[k][c][W_ROUTED],
+                    st->sec[k][c][0] * 1e3, st->sec[k][c][1] * 1e3);
+            for (w = 1; w < DI_WHYS; w++)
+                if (st->n[k][c][w]) fprintf(f, " %s %lld;", di_why_name[w], st->n[k][c][w]);
+            fprintf(f, "\n");
+        }
+}
+
 static void di_report(void)
 {
-    long long sum[DI_KINDS][DI_WHYS], routed = 0, calls = 0;
-    int rank = 0, p = 1, k, w;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    long long sum[DI_KINDS][DI_WHYS], routed = 0, calls = 0, mine_r = 0, mine_n = 0;
+    int rank = di_wrank(), p = 1, k, w, i;
+    FILE *f = di_out();
+    di_stats *st;
+    for (k = 0; k < DI_KINDS; k++)
+        for (w = 0; w < DI_WHYS; w++) { mine_n += di.count[k][w]; if (w == W_ROUTED) mine_r += di.count[k][w]; }
+    for (i = 1; i <= di_nstats; i++)             /* in the order they came  */
+        for (st = di_stats_list; st; st = st->next)
+            if (st->id == i) di_report_comm(f, rank, st);
+    fprintf(f, "coll-mpi[%d]: this rank: routed %lld of %lld calls\n", rank, mine_r, mine_n);
     PMPI_Comm_size(MPI_COMM_WORLD, &p);
     PMPI_Reduce(di.count, sum, DI_KINDS * DI_WHYS, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank) return;
-    for (k = 0; k < DI_KINDS; k++)
-        for (w = 0; w < DI_WHYS; w++) { calls += sum[k][w]; if (w == W_ROUTED) routed += sum[k][w]; }
-    printf("coll-mpi: routed %lld of %lld calls (%d ranks; %s%s)\n", routed, calls, p,
-           di.on ? "routing on" : "routing off", di.verify ? ", verified" : "");
-    for (k = 0; k < DI_KINDS; k++) {
-        long long n = 0;
-        for (w = 0; w < DI_WHYS; w++) n += sum[k][w];
-        if (!n) continue;
-        printf("coll-mpi:   %-25s %6lld calls, routed %6lld", di_name[k], n, sum[k][W_ROUTED]);
-        for (w = 1; w < DI_WHYS; w++)
-            if (sum[k][w]) printf(", %s %lld", di_why_name[w], sum[k][w]);
-        printf("\n");
+    if (rank == 0) {
+        for (k = 0; k < DI_KINDS; k++)
+            for (w = 0; w < DI_WHYS; w++) { calls += sum[k][w]; if (w == W_ROUTED) routed += sum[k][w]; }
+        fprintf(f, "coll-mpi: routed %lld of %lld calls (%d ranks; %s%s)\n", routed, calls, p,
+                di.on ? "routing on" : "routing off", di.verify ? ", verified" : "");
     }
-    fflush(stdout);
+    fflush(f);
 }
 
 DI_EXPORT int MPI_Finalize(void)
@@ -1361,5 +1643,6 @@ DI_EXPORT int MPI_Finalize(void)
         if (PMPI_Comm_delete_attr(d->comm, di.key) != MPI_SUCCESS) di_free(d);
     }
     if (di.key != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&di.key);
+    if (di.out && di.out != stderr) { fclose(di.out); di.out = 0; }
     return PMPI_Finalize();
 }
