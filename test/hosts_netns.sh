@@ -56,7 +56,12 @@ skip() {
 }
 
 cleanup() {
-    for p in $pids; do kill -9 "$p" 2>/dev/null; done
+    # each $p is a `timeout` (ip netns exec and env exec into it), which
+    # leads a process group of its own with the rank in it: TERM it (it
+    # passes the signal on), then KILL what is left of the group
+    for p in $pids; do kill -TERM "$p" 2>/dev/null; done
+    [ -n "$pids" ] && sleep 0.3
+    for p in $pids; do kill -KILL -- "-$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
     for h in $allhosts; do ip netns del "${tag}h$h" 2>/dev/null; done
     ip netns del "${tag}sw" 2>/dev/null
     # segments of this run's jobs only (ones that were not there before)
