@@ -66,6 +66,11 @@
    whose staging exceeds the work buffer (coll_hier_work_bytes says how
    much it needs); an argument the phases cannot read (a bad dtype, root):
    the world call refuses it, on every rank alike.
+     Float results differ from the flat call's in the order of the folds
+   (each host first), not between ranks: every rank ends with the same
+   bits. Avg over floats on the phases rounds twice (a host's mean, then
+   the hosts' mean): within 2u (mean |x| + |result|), u the dtype's unit
+   roundoff, as a sum's rounding is.
 
    MEMORY  scratch is the sub-communicators' (coll_init's scratch: they
    run one after another, so one buffer serves all three; the same size on

@@ -24,6 +24,7 @@
 #define COLL_THREADS_IMPLEMENTATION
 #include "../ports/coll_threads.h"
 #include "coll_test.h"
+#include "test_values.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -51,7 +52,9 @@ static unsigned long long scr_w[MAXP][SCR / 8], scr_h[MAXP][SCR / 8];
 static unsigned long long work_of[MAXP][WORKB / 8];
 static unsigned char inb[MAXP][BUFB + GUARD], outb[MAXP][BUFB + GUARD];
 static int rc_of[MAXP];
-static int quick;                        /* sanitizer builds: fewer counts   */
+static int quick;                        /* sanitizer builds: fewer counts
+                                            (COLL_TEST_LEVEL=0), or for TSan
+                                            one dtype and only with work (-1) */
 
 /* ---- the test's own reading of the host map -------------------------------- */
 typedef struct map {
@@ -389,6 +392,7 @@ static void matrix(int r, coll_comm *world, int work)
                 for (ni = 0; ni < 4; ni++) {
                     if (k == COLL_BARRIER && ni) break;
                     if (quick && (ni == 2 || (di && ni != 3))) continue;
+                    if (quick > 1 && di) continue;
                     for (ri = 0; ri < (rooted ? 3u : 1u); ri++)
                         for (ip = 0; ip < (k == COLL_BARRIER ? 1u : 2u); ip++) {
                             memset(&c, 0, sizeof c);
@@ -402,6 +406,125 @@ static void matrix(int r, coll_comm *world, int work)
                             one_case(r, world, &c);
                         }
                 }
+    }
+}
+
+/* Every dtype with every op it takes, through the three reducing calls,
+   with test_values.h's exact inputs (small integers: every partial result
+   is exact in every dtype, so only avg of floats rounds, twice here: the
+   host's avg, then the hosts'. The first rounding is of a host's mean, so
+   the bound is a sum's: 2u (mean |x| + |result|), u the dtype's unit
+   roundoff). */
+static int sweep_close(coll_dtype t, coll_op op, size_t i, double got, double want)
+{
+    double d = got - want, tol = 0, mag = 0, x;
+    int r;
+    if (op == COLL_AVG && t_is_float(t)) {
+        for (r = 0; r < C.p; r++) { x = t_input(r, i, t, op); mag += x < 0 ? -x : x; }
+        tol = 2 * tv_unit_roundoff(t) * (mag / C.p + (want < 0 ? -want : want));
+    }
+    return d <= tol && d >= -tol;
+}
+
+static void sweep(int r)
+{
+    static const coll_kind kinds[] = { COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_REDUCE };
+    coll_hier *h = &hier_of[r];
+    unsigned char *in = inb[r], *out = outb[r];
+    int ki, t, op, ip, rc, root = C.p - 1;
+    size_t n = 7, i, len, first, es, bad;
+    for (ki = 0; ki < 3; ki++)
+        for (t = 0; t < (int)COLL_USER_TYPE; t++)
+            for (op = 0; op < (int)COLL_USER_OP; op++) {
+                if (op >= COLL_BAND && t_is_float((coll_dtype)t)) continue;
+                ip = (t + op) % 2;
+                es = coll_dtype_size((coll_dtype)t);
+                len = kinds[ki] == COLL_REDUCE_SCATTER ? (size_t)C.p * n : n;
+                memset(out, 0xEE, BUFB);
+                memset(out + BUFB, 0xA5, GUARD);
+                for (i = 0; i < len; i++)
+                    t_put((coll_dtype)t, ip ? out : in, i, t_input(r, i, (coll_dtype)t, (coll_op)op));
+                if (kinds[ki] == COLL_ALLREDUCE)
+                    rc = coll_hier_allreduce(h, ip ? out : in, out, n, (coll_dtype)t, (coll_op)op);
+                else if (kinds[ki] == COLL_REDUCE)
+                    rc = coll_hier_reduce(h, ip ? out : in, out, n, (coll_dtype)t, (coll_op)op, root);
+                else
+                    rc = ip ? coll_hier_reduce_scatter(h, out, out + (size_t)r * n * es, n, (coll_dtype)t, (coll_op)op)
+                            : coll_hier_reduce_scatter(h, in, out, n, (coll_dtype)t, (coll_op)op);
+                COLL_CHECK_MSG(rc == COLL_OK, "%s sweep %s dtype %d op %d rank %d: rc %d", C.name,
+                               coll_kind_name(kinds[ki]), t, op, r, rc);
+                if (rc != COLL_OK) continue;
+                first = kinds[ki] == COLL_REDUCE_SCATTER ? (size_t)r * n : 0;
+                bad = 0;
+                if (kinds[ki] != COLL_REDUCE || r == root)
+                    for (i = 0; i < n; i++) {
+                        const unsigned char *res = ip && kinds[ki] == COLL_REDUCE_SCATTER ? out + (size_t)r * n * es : out;
+                        if (!sweep_close((coll_dtype)t, (coll_op)op, first + i, t_get((coll_dtype)t, res, i),
+                                         t_reduce_ref((coll_dtype)t, (coll_op)op, C.p, first + i))) bad++;
+                    }
+                COLL_CHECK_MSG(bad == 0, "%s sweep %s dtype %d op %d %s rank %d: %zu of %zu wrong", C.name,
+                               coll_kind_name(kinds[ki]), t, op, ip ? "in place" : "out of place", r, bad, n);
+                COLL_CHECK_MSG(guard_ok(out + BUFB), "%s sweep rank %d: bytes past the buffer written", C.name, r);
+            }
+}
+
+/* User operators on a user type of two int32s: commutative (sum, max) may
+   take the phases; one whose order matters (a = 3a + b, wrapping) must be
+   folded in rank order: the flat road over the world. */
+static void user_fold(void *o, const void *a, const void *b, size_t n, void *u)
+{
+    const int32_t *x = (const int32_t *)a, *y = (const int32_t *)b;
+    int32_t *z = (int32_t *)o;
+    size_t i;
+    (void)u;
+    for (i = 0; i < n; i++) {
+        int32_t s = (int32_t)((uint32_t)x[2 * i] + (uint32_t)y[2 * i]);
+        int32_t m = x[2 * i + 1] > y[2 * i + 1] ? x[2 * i + 1] : y[2 * i + 1];
+        z[2 * i] = s; z[2 * i + 1] = m;
+    }
+}
+static void user_chain(void *o, const void *a, const void *b, size_t n, void *u)
+{
+    const uint32_t *x = (const uint32_t *)a, *y = (const uint32_t *)b;
+    uint32_t *z = (uint32_t *)o;
+    size_t i;
+    (void)u;
+    for (i = 0; i < 2 * n; i++) z[i] = x[i] * 3u + y[i];
+}
+
+static void user_ops(int r)
+{
+    coll_hier *h = &hier_of[r];
+    coll_user_op op;
+    int32_t x[2 * 7], y[2 * 7];
+    int i, s, rc, kind, two = M.H > 1 && M.lmax > 1, ok;
+    for (kind = 0; kind < 2; kind++) {
+        memset(&op, 0, sizeof op);
+        op.fn = kind ? user_chain : user_fold;
+        op.elem_size = 8;
+        op.commutative = !kind;
+        rc = coll_hier_set_user_op(h, &op);
+        COLL_CHECK_EQ(rc, COLL_OK);
+        for (i = 0; i < 14; i++) x[i] = (int32_t)(r * 1000003 + i * 7919 - 50000);
+        rc = coll_hier_allreduce(h, x, y, 7, COLL_USER_TYPE, COLL_USER_OP);
+        COLL_CHECK_MSG(rc == COLL_OK, "%s user op %d rank %d: rc %d", C.name, kind, r, rc);
+        COLL_CHECK_MSG(coll_hier_road(h) == (!two ? COLL_HIER_WORLD : kind ? COLL_HIER_WORLD :
+                                             M.even ? COLL_HIER_PHASES : COLL_HIER_BYHOST),
+                       "%s user op %d rank %d: road %d", C.name, kind, r, coll_hier_road(h));
+        ok = 1;
+        for (i = 0; i < 7; i++) {
+            uint32_t a = 0, c = 0;
+            int32_t m = 0;
+            for (s = 0; s < C.p; s++) {
+                uint32_t u0 = (uint32_t)(s * 1000003 + (2 * i) * 7919 - 50000);
+                uint32_t u1 = (uint32_t)(s * 1000003 + (2 * i + 1) * 7919 - 50000);
+                if (kind) { a = s ? a * 3u + u0 : u0; c = s ? c * 3u + u1 : u1; }
+                else { a += u0; m = s == 0 || (int32_t)u1 > m ? (int32_t)u1 : m; }
+            }
+            if (kind) ok &= (uint32_t)y[2 * i] == a && (uint32_t)y[2 * i + 1] == c;
+            else ok &= (uint32_t)y[2 * i] == a && y[2 * i + 1] == m;
+        }
+        COLL_CHECK_MSG(ok, "%s user op %d rank %d: wrong result", C.name, kind, r);
     }
 }
 
@@ -439,11 +562,13 @@ static int body(int r, void *arg)
                        "%s rank %d: shape %d %d %d %d", C.name, r, H, L, host, li);
     }
     matrix(r, &world, 1);
+    sweep(r);
+    user_ops(r);
     refusal(r);
     /* no work: the calls that stage take the flat roads */
     rc = coll_hier_init(&hier_of[r], &world, C.key[r], scr_h[r], sizeof scr_h[r], NULL, 0);
     COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: init without work rc %d", C.name, r, rc);
-    if (rc == COLL_OK) matrix(r, &world, 0);
+    if (rc == COLL_OK && quick < 2) matrix(r, &world, 0);
     /* work sizes that differ: every rank refuses alike */
     rc = coll_hier_init(&hier_of[r], &world, C.key[r], scr_h[r], sizeof scr_h[r], work_of[r],
                         r == C.p - 1 ? 128 : 256);
@@ -473,7 +598,7 @@ int main(void)
     const char *lv = getenv("COLL_TEST_LEVEL");
     int key[MAXP], g, r, kind;
     char name[64];
-    quick = lv && lv[0] == '0';
+    quick = !lv ? 0 : lv[0] == '0' ? 1 : lv[0] == '-' ? 2 : 0;
     for (g = 0; g < (int)(sizeof grid / sizeof grid[0]); g++) {
         int H = grid[g][0], L = grid[g][1], p = H * L;
         for (kind = 0; kind < 2; kind++) {
