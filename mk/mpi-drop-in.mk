@@ -17,7 +17,7 @@ DI_SO_FLAGS  := -O2 -g -std=gnu99 -shared -fPIC -fvisibility=hidden
 DI_DEPS      := mpi/coll_mpi_drop_in.c coll.h ports/coll_mpi.h ports/coll_shm.h
 DI_HAVE_MPI  := $(and $(shell command -v $(DI_MPICC_OMPI)),$(shell command -v $(DI_MPICC_MPICH)))
 DI_LIBS      := $(DI_LIB)/libcoll_mpi_openmpi.so $(DI_LIB)/libcoll_mpi_mpich.so
-DI_PROGS     := $(foreach m,ompi mpich,$(DI_B)/test_drop_in.$(m) $(DI_B)/seed_mindspore_mpi.$(m) \
+DI_PROGS     := $(foreach m,ompi mpich,$(DI_B)/test_drop_in.$(m) $(DI_B)/test_agree.$(m) $(DI_B)/seed_mindspore_mpi.$(m) \
                   $(DI_B)/bench_drop_in.$(m) $(DI_B)/seed_mindspore_linked.$(m))
 
 $(DI_LIB)/libcoll_mpi_openmpi.so: $(DI_DEPS) mpi/thresholds_openmpi.h | $(B)

@@ -16,12 +16,15 @@
    means to coll exactly what it means to MPI: predefined contiguous
    datatypes (reductions: those that are a coll dtype), predefined ops
    coll has, or MPI_Op_create ops carried by coll's user op, on an
-   intracommunicator. Everything else falls back. The decision reads only
-   arguments MPI requires to agree on every rank (counts, the datatype's
-   signature, op, root), so all ranks take the same road; a program that
-   passes a derived datatype on one rank and the same signature as a
-   predefined one on another is legal MPI that this library cannot serve
-   (those ranks would take different roads): see docs/mpi.md.
+   intracommunicator, send and receive buffers apart (or MPI_IN_PLACE).
+   Everything else falls back, with MPI's own answer (an aliased buffer:
+   MPI_ERR_BUFFER where the MPI library says so). Every rank takes the
+   same road: the first checks read only what MPI requires to agree on
+   every rank (the signature's size, root, op, communicator); what a rank
+   alone can see (a derived datatype where another rank has a predefined
+   one of the same signature, a NULL buffer in a zero-size call, aliasing)
+   is told to every rank through coll's call check, and all fall back
+   together (di_local).
 
    TRANSPORT: one coll communicator per MPI communicator, made at its first
    routed call (collective over it) and cached on it with an attribute;
@@ -32,9 +35,21 @@
 
    ENVIRONMENT
      COLL_MPI_ROUTE=0         route nothing (every call to PMPI)
-     COLL_MPI_VERBOSE=1       at MPI_Finalize, rank 0 prints per collective
-                              the calls routed and why the others fell back
-                              (summed over MPI_COMM_WORLD's ranks)
+     COLL_MPI_VERBOSE=1       at MPI_Finalize, each rank writes to stderr a
+                              table per communicator: collective, size
+                              class, calls routed, calls to MPI and why,
+                              time each way; rank 0 adds the summary line
+                              "coll-mpi: routed R of N calls (P ranks; ...)"
+     COLL_MPI_VERBOSE=2       the same, and a line per call as it ends
+     COLL_MPI_LOG=path        the report to a file per rank instead of
+                              stderr: "%r" in path is the rank in
+                              MPI_COMM_WORLD, or ".<rank>" is appended;
+                              implies COLL_MPI_VERBOSE=1 if that is unset
+     COLL_MPI_JOIN_MS=<ms>    the shm segment's join waits this long at most;
+                              then every rank falls back on that
+                              communicator ("no transport")       (10000)
+     COLL_MPI_TIMEOUT_MS=<ms> a routed call over shm that sees no progress
+                              this long fails (and aborts the job) (0: none)
      COLL_MPI_VERIFY=1        every routed call also runs through PMPI on a
                               copy; a difference aborts with a message
      COLL_MPI_MIN=<bytes>     route every collective from this size ("off":

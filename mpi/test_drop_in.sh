@@ -29,7 +29,9 @@ ok()  { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "  FAILED: $*"; }
 
 # launch IMPL NP LOG VAR=VAL... -- PROGRAM ARGS: under mpirun with the
-# library preloaded and the variables given to every rank; the exit status
+# library preloaded and the variables given to every rank; the exit status.
+# Output and errors both to LOG, or errors to $ERR where that is set; the
+# run is killed after $LIMIT seconds (300).
 launch() {
     local impl=$1 np=$2 log=$3 env=() args=()
     shift 3
@@ -39,9 +41,9 @@ launch() {
     done
     shift
     if [ "$impl" = ompi ]; then
-        timeout 300 $OMPI_RUN -np "$np" -x LD_PRELOAD="$LIB_OMPI" "${env[@]}" "$@" >"$log" 2>&1
+        timeout "${LIMIT:-300}" $OMPI_RUN -np "$np" -x LD_PRELOAD="$LIB_OMPI" "${env[@]}" "$@" >"$log" 2>"${ERR:-$log}"
     else
-        timeout 300 $MPICH_RUN -np "$np" -genv LD_PRELOAD "$LIB_MPICH" "${env[@]}" "$@" >"$log" 2>&1
+        timeout "${LIMIT:-300}" $MPICH_RUN -np "$np" -genv LD_PRELOAD "$LIB_MPICH" "${env[@]}" "$@" >"$log" 2>"${ERR:-$log}"
     fi
 }
 
@@ -117,6 +119,92 @@ echo "under MPI_THREAD_MULTIPLE nothing routes"
 for impl in ompi mpich; do
     suite "$impl" 2 threads threads $FORCE
     if grep -q 'thread level provided: multiple' "$LOGS/$impl-np2-threads.log"; then ok; else bad "$impl: MPI_THREAD_MULTIPLE not provided"; fi
+done
+
+echo "MPI's own answer and one road for every rank (mpi/test_agree.c, every call routed, 60 s each)"
+# agree IMPL NP CASE VERIFY [VAR=VAL...]: the case completes in time, its
+# checks all pass
+agree() {
+    local impl=$1 np=$2 what=$3 v=$4 log line p f rc
+    shift 4
+    log=$LOGS/$impl-np$np-agree-$what-v$v.log
+    LIMIT=60 launch "$impl" "$np" "$log" COLL_MPI_MIN=0 COLL_MPI_VERIFY="$v" "$@" -- "$B/mpi/test_agree.$impl" "$what"
+    rc=$?
+    line=$(grep -E "^$what: [0-9]+ passed, [0-9]+ failed" "$log" | tail -1)
+    p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/'); p=${p:-0}
+    f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/'); f=${f:-0}
+    pass=$((pass + p)); fail=$((fail + f))
+    printf '  %-6s np=%d %-6s verify=%s: %3d checks passed, %d failed, exit %d%s\n' "$impl" "$np" "$what" "$v" \
+        "$p" "$f" "$rc" "$([ "$rc" -eq 124 ] && echo ' (timed out: a hang)')"
+    if [ "$rc" -eq 0 ] && [ -n "$line" ] && [ "$f" -eq 0 ]; then ok; else bad "$impl np=$np agree $what verify=$v (log $log)"; tail -5 "$log"; fi
+}
+for impl in ompi mpich; do
+    for what in alias mixed zero; do
+        for v in 0 1; do agree "$impl" 3 "$what" "$v"; done
+    done
+    agree "$impl" 4 mixed 0
+    agree "$impl" 2 zero 0
+done
+echo "a rank that never joins the shared memory (a test hook): every rank falls back after COLL_MPI_JOIN_MS"
+for impl in ompi mpich; do
+    agree "$impl" 3 mixed 0 COLL_MPI_TEST_NOJOIN=1 COLL_MPI_JOIN_MS=500 COLL_MPI_VERBOSE=1
+    log=$LOGS/$impl-np3-agree-mixed-v0.log r=$(routed_of "$LOGS/$impl-np3-agree-mixed-v0.log" 1)
+    if grep -q 'no transport' "$log" && [ "$r" = 0 ]; then ok
+    else bad "$impl: no join: routed '$r', or no 'no transport' in the report (log $log)"; fi
+done
+
+echo "the verbose report: on stderr or in COLL_MPI_LOG files, stdout unchanged, its counts the calls made"
+# table_check STDOUT STDERR: the program's "expect RANK COMM KIND N" lines
+# against the table's rows (summed over size classes); every row's routed
+# plus to-MPI is its calls; each rank's total line is the sum of its rows;
+# with VERBOSE=2, as many call lines as calls. Prints the problems found.
+table_check() {
+    awk '
+    FNR == NR { if ($1 == "expect") want[$2 " " $3 " " $4] = $5; next }
+    { r = $1; sub(/^coll-mpi\[/, "", r); sub(/\]:$/, "", r) }
+    $2 == "communicator" { id = $3; sub(/:$/, "", id); nm = $4; sub(/,$/, "", nm); name[r " " id] = nm; next }
+    $2 ~ /^[0-9]+$/ && $3 ~ /^MPI_/ {
+        if ($6 + $7 != $5) { print "row of rank " r ": " $6 " + " $7 " != " $5; bad++ }
+        got[r " " name[r " " $2] " " $3] += $5; tot[r] += $5; next }
+    $2 == "call" { lines[r]++; next }
+    $2 == "this" { claim[r] = $(NF - 1); next }
+    END {
+        for (w in want) if (got[w] != want[w]) { print "rank comm kind " w ": " got[w] + 0 " calls, made " want[w]; bad++ }
+        n = 0
+        for (r in claim) { n++; if (claim[r] != tot[r]) { print "rank " r ": total " claim[r] ", rows " tot[r]; bad++ }
+                           if ((r in lines) && lines[r] != tot[r]) { print "rank " r ": " lines[r] " call lines, " tot[r] " calls"; bad++ } }
+        if (n == 0) { print "no table"; bad++ }
+        if (length(want) == 0) { print "no expect lines"; bad++ }
+    }' "$1" "$2"
+}
+for impl in ompi mpich; do
+    np=3 base=$LOGS/$impl-count
+    ERR=$base-v0.err launch "$impl" $np "$base-v0.out" -- "$B/mpi/test_agree.$impl" count
+    rc0=$?
+    ERR=$base-v1.err launch "$impl" $np "$base-v1.out" COLL_MPI_VERBOSE=1 COLL_MPI_MIN_ALLREDUCE=1024 -- "$B/mpi/test_agree.$impl" count
+    rc1=$?
+    ERR=$base-v2.err launch "$impl" $np "$base-v2.out" COLL_MPI_VERBOSE=2 COLL_MPI_MIN=0 -- "$B/mpi/test_agree.$impl" count
+    rc2=$?
+    rm -f "$base".log.*
+    ERR=$base-log.err launch "$impl" $np "$base-log.out" COLL_MPI_LOG="$base.log.%r" COLL_MPI_MIN=0 -- "$B/mpi/test_agree.$impl" count
+    rc3=$?
+    if [ $rc0$rc1$rc2$rc3 = 0000 ]; then ok; else bad "$impl count: exit $rc0 $rc1 $rc2 $rc3 (logs $base-*)"; fi
+    for v in v1 v2 log; do          # stdout as without the report (rank lines in any order)
+        if [ "$(sort "$base-v0.out")" = "$(sort "$base-$v.out")" ] && ! grep -q coll-mpi "$base-$v.out"; then ok
+        else bad "$impl count: stdout with $v differs from without (logs $base-v0.out, $base-$v.out)"; fi
+    done
+    if ! grep -q coll-mpi "$base-v0.err" "$base-log.err"; then ok; else bad "$impl count: a report where none belongs"; fi
+    for v in v1 v2; do
+        out=$(table_check "$base-$v.out" "$base-$v.err")
+        if [ -z "$out" ]; then ok; else bad "$impl count $v: $out"; fi
+    done
+    out=$(table_check "$base-log.out" <(cat "$base".log.* 2>/dev/null))
+    files=$(ls "$base".log.* 2>/dev/null | wc -l)
+    if [ -z "$out" ] && [ "$files" -eq $np ] && grep -q '^coll-mpi: routed [0-9]* of [0-9]* calls' "$base.log.0"; then ok
+    else bad "$impl count log: $files files; $out"; fi
+    if grep -qE ' MPI_Allreduce +1B-1KiB .* below threshold [0-9]+;' "$base-v1.err" && grep -qE ' MPI_Allreduce .* op 3;' "$base-v2.err"; then ok
+    else bad "$impl count: the reasons (below threshold, op) not in the table"; fi
+    echo "  $impl np=$np: stdout unchanged by COLL_MPI_VERBOSE=1, 2 and COLL_MPI_LOG; tables add up ($(grep -c 'this rank' "$base-v1.err") ranks, $files log files)"
 done
 
 echo "verify catches a difference (one byte of a routed result spoiled)"
