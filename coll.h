@@ -3841,7 +3841,7 @@ static int coll__agree_source(coll_request *q)
    returns then instead of waiting for it; its own code comes back from
    coll_progress (coll_run: at once). coll__agree_refuse makes a request a
    refusal: at prepare, or when a run finds its plan stale (coll_restart). */
-static void coll__agree_refuse(coll_request *q, int rc)
+static COLL__NOINLINE void coll__agree_refuse(coll_request *q, int rc)
 {
     coll__agree *g = &q->g;
     int rank = q->pl.rank, p = q->pl.p;
@@ -4710,10 +4710,10 @@ static COLL__OFF_CHAIN int coll__scale(const coll_comm *c, void *buf, size_t n, 
 /* >>calls  7. The API's definitions                                          */
 /* ========================================================================== */
 
-/* A refused coll_init leaves its reason for coll_last_error (and a
-   communicator no other call takes). */
-#ifndef COLL_NO_ERRSTR
-static int coll__init_no(coll_comm *c, int rc, const char *why)
+/* A coll_init refused for its build leaves the reason for coll_last_error
+   (and a communicator no other call takes). */
+#if defined(COLL_NO_PIECES) && !defined(COLL_NO_ERRSTR)
+static COLL__NOINLINE int coll__init_no(coll_comm *c, int rc, const char *why)
 {
     COLL_MEMSET(c, 0, sizeof *c);
     c->why = why;
@@ -4729,17 +4729,14 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
                        void *scratch, size_t scratch_bytes)
 {
     int context = 0;
-    if (COLL__ARG(!c)) return COLL_ERR_INVAL;
-    if (COLL__ARG(!port || !port->send || !port->recv))
-        return COLL__INIT_NO(c, COLL_ERR_INVAL, "port: NULL, or no send or recv");
-    if (COLL__ARG(nranks < 1 || rank < 0 || rank >= nranks || nranks > 0xffff))
-        return COLL__INIT_NO(c, COLL_ERR_INVAL, "rank: not in 0..nranks-1 (nranks 1..65535)");
-    if (COLL__ARG(!scratch && scratch_bytes)) return COLL__INIT_NO(c, COLL_ERR_INVAL, "scratch: NULL with bytes");
+    if (COLL__ARG(!c || !port || !port->send || !port->recv)) return COLL_ERR_INVAL;
+    if (COLL__ARG(nranks < 1 || rank < 0 || rank >= nranks || nranks > 0xffff)) return COLL_ERR_INVAL;
+    if (COLL__ARG(!scratch && scratch_bytes)) return COLL_ERR_INVAL;
     /* the kernels read 8-byte elements straight from scratch */
-    if (COLL__ARG((uintptr_t)scratch % 8)) return COLL__INIT_NO(c, COLL_ERR_INVAL, "scratch: not 8-byte aligned");
+    if (COLL__ARG((uintptr_t)scratch % 8)) return COLL_ERR_INVAL;
 #ifndef COLL_NO_NONBLOCKING       /* (without the path they go unused) */
-    if ((port->isend || port->irecv || port->wait) && !(port->isend && port->irecv && port->wait))
-        return COLL__INIT_NO(c, COLL_ERR_INVAL, "port: isend, irecv and wait go together");
+    if ((port->isend || port->irecv || port->wait) &&
+        !(port->isend && port->irecv && port->wait)) return COLL_ERR_INVAL;
 #endif
 #ifdef COLL_NO_PIECES
     /* not an argument check: without the layer that cuts messages, every
@@ -5090,21 +5087,21 @@ static void coll__take_call(coll_request *q, const coll_args *a, size_t es)
 }
 
 /* A v form's counts and displs folded into one word: a plan is made from
-   them, so coll_restart refuses a run whose caller changed them since
-   (CRC-32C of each size_t as two words, with their sum; 0 for the others). */
+   them, so coll_restart refuses a run whose caller changed them since (a
+   multiplicative hash of each; 0 for the other kinds, never for these). */
+#define COLL__VSIGS (COLL_KINDS & COLL__COUNTED)
+static COLL__NOINLINE uint32_t coll__vhash(uint32_t h, const size_t *v, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ (uint32_t)v[i] ^ (uint32_t)((v[i] >> 16) >> 16)) * 0x9e3779b1u + 1u;
+    return h;
+}
 static uint32_t coll__vsig(const coll__plan *pl)
 {
-    const size_t *n = COLL__COUNTS(pl), *d = COLL__DISPLS(pl);
-    int a2a = COLL__KIND_IS(pl->kind, COLL_ALLTOALLV);
-    size_t i, nn = (size_t)pl->p * (a2a ? (size_t)pl->p : 1u), nd = d ? (size_t)pl->p * (a2a ? 2u : 1u) : 0, t = 0;
-    uint32_t h = 0;
-    if (!n) return 0;
-    for (i = 0; i < nn + nd; i++) {
-        size_t v = i < nn ? n[i] : d[i - nn];
-        t += v;
-        h = coll__crc_word(coll__crc_word(h, (uint32_t)v), (uint32_t)((v >> 16) >> 16));
-    }
-    return coll__crc_word(h, (uint32_t)t) | 1u;       /* never 0: a refusal's */
+    size_t m = COLL__KIND_IS(pl->kind, COLL_ALLTOALLV) ? (size_t)pl->p : 1u;
+    if (!COLL__COUNTS(pl)) return 0;
+    return coll__vhash(coll__vhash(1u, pl->counts, (size_t)pl->p * m), pl->displs,
+                       pl->displs ? (size_t)pl->p * (m > 1 ? 2u : 1u) : 0) | 1u;
 }
 
 /* `q` holds a call still running on `c` (started, not finished): coll_prepare
@@ -5113,8 +5110,7 @@ static uint32_t coll__vsig(const coll__plan *pl)
 static int coll__running(coll_comm *c, const coll_request *q)
 {
     const coll_comm *top = coll__top(c);
-    return top->ticket != top->turn && q->c == c && q->queued && !q->finished &&
-           (uint32_t)(q->ticket - top->turn) < (uint32_t)(top->ticket - top->turn);
+    return top->ticket != top->turn && q->c == c && q->queued && !q->finished;
 }
 
 #ifndef COLL_NO_CHECKS             /* the agreement layer clears its frames itself */
@@ -5125,7 +5121,7 @@ static int coll__running(coll_comm *c, const coll_request *q)
 
 /* A call is planned once (coll_prepare) and run any number of times
    (coll_restart); coll_start is the two at once. */
-COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
+static int coll__prepare(coll_request *q, coll_comm *c, const coll_args *a)
 {
     coll__plan *pl;                             /* planned in place: no copy on the stack */
     size_t es = 0;
@@ -5133,7 +5129,6 @@ COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
     int rc, nulldst;
     if (COLL__ARG(!c || c->magic != COLL__MAGIC)) return COLL_ERR_INVAL;
     if (COLL__ARG(!q)) { c->why = COLL__WHY("request: NULL"); return COLL_ERR_INVAL; }
-    if (COLL__ARG(coll__running(c, q))) { c->why = COLL__WHY("request: still running"); return COLL_ERR_INVAL; }
     COLL_MEMSET(q, 0, COLL__CLEARED);
     q->c = c;
     q->source = coll__plain_source;
@@ -5164,11 +5159,22 @@ COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
     if (rc != COLL_OK && !COLL__LAYERED(q)) return coll__end(q, rc);
     q->pre.src = q->b[COLL_BUF_SRC].at;      /* (refused: the rounds tell the others) */
     q->pre.inplace = q->pl.inplace;
-    q->pre.vsig = coll__vsig(&q->pl);
+    if (COLL__VSIGS) q->pre.vsig = coll__vsig(&q->pl);
     if (COLL__NULLDST_SWITCH) { q->pre.row = q->pl.row; q->pre.algo = q->pl.algo; }
     q->prepared = 1;
     q->finished = 1;                         /* not running */
     return COLL_OK;
+}
+
+/* The caller's request may be one still running: refused, not cleared
+   (coll_run's own request never is: it refuses while one runs). */
+COLL_API int coll_prepare(coll_request *q, coll_comm *c, const coll_args *a)
+{
+    if (COLL__ARG(q && c && c->magic == COLL__MAGIC && coll__running(c, q))) {
+        c->why = COLL__WHY("request: still running");
+        return COLL_ERR_INVAL;
+    }
+    return coll__prepare(q, c, a);
 }
 
 /* Run a prepared call (again): its buffers as prepared, their contents as
@@ -5186,8 +5192,8 @@ COLL_API int coll_restart(coll_request *q)
         c->why = COLL__WHY("request: checks changed since coll_prepare");
         return COLL_ERR_INVAL;
     }
-    if (COLL__ARG(q->pre.vsig != coll__vsig(&q->pl))) {    /* the plan is stale: a refusal */
-        c->why = COLL__WHY("counts: changed since coll_prepare (prepare again)");
+    if (COLL__VSIGS && COLL__ARG(q->pre.vsig != coll__vsig(&q->pl))) {   /* the plan is stale: a refusal */
+        c->why = COLL__WHY("counts: changed since coll_prepare");
         if (!COLL__LAYERED(q)) return COLL_ERR_INVAL;
 #ifndef COLL_NO_CHECKS
         coll__agree_refuse(q, COLL_ERR_INVAL);      /* its rounds tell the others */
@@ -5264,7 +5270,7 @@ COLL_API int coll_run(coll_comm *c, const coll_args *a)
     }
     if (!COLL__REUSE || !top->again_ok || top->blk.c != c || !coll__same_call(&top->again, a)) {
         top->again_ok = 0;
-        if ((rc = coll_prepare(&top->blk, c, a)) != COLL_OK) return rc;
+        if ((rc = coll__prepare(&top->blk, c, a)) != COLL_OK) return rc;
         if (COLL__REUSE && top->blk.pl.row) {           /* planned (a refusal plans nothing) */
             COLL_MEMCPY(&top->again, a, sizeof *a);
             top->again_ok = 1;
