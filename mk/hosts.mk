@@ -5,8 +5,11 @@
 #                     2x4 and 8x1 ranks, interleaved and host-major, links
 #                     shaped by tc; every collective checked on every rank,
 #                     the host table, where the bytes went, a killed rank,
-#                     a wrong LOCAL_RANK (skipped loudly elsewhere, a
-#                     failure under CI=true)
+#                     an unplugged host, a wrong LOCAL_RANK; first, as any
+#                     user, 2x2 on 127.0.0.1 with hosts made by COLL_HOST_ID
+#                     (the namespace jobs are skipped loudly without root,
+#                     a failure under CI=true)
+#   make test-hosts-san  the same with every rank under ASan + UBSan
 #
 # coll_hier.h's forms are tested too once that header is in the tree.
 #
@@ -23,10 +26,19 @@ $(HOSTSB)/test_hosts: test/test_hosts.c $(HOSTS_HDRS) $(wildcard coll_hier.h)
 	@mkdir -p $(@D)
 	$(CC) $(HOSTS_CFLAGS) -o $@ $<
 
-.PHONY: test-hosts
+$(HOSTSB)/san/test_hosts: test/test_hosts.c $(HOSTS_HDRS) $(wildcard coll_hier.h)
+	@mkdir -p $(@D)
+	$(CC) $(HOSTS_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	    -fno-omit-frame-pointer -o $@ $<
+
+.PHONY: test-hosts test-hosts-san
 ## test-hosts: the composite port (shm on a host, TCP between hosts) on emulated hosts in network namespaces (root)
 test-hosts: $(HOSTSB)/test_hosts
 	@timeout 300 sh test/hosts_netns.sh $(HOSTSB)/test_hosts
+
+## test-hosts-san: test-hosts with every rank under ASan + UBSan (~1 min)
+test-hosts-san: $(HOSTSB)/san/test_hosts
+	@timeout 600 sh test/hosts_netns.sh $(HOSTSB)/san/test_hosts
 
 TEST_TARGETS += test-hosts
 

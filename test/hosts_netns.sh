@@ -12,6 +12,9 @@
 # namespace this script runs in, the namespaces have no route anywhere
 # else, and every address used is one of theirs: no packet can leave.
 #
+# First, anywhere (no root needed): 2x2 on 127.0.0.1, interleaved and
+# host-major, the hosts made by COLL_HOST_ID, the full --env checks.
+#
 # Jobs (each rank a process in its host's namespace, torchrun-style
 # environment, one job token):
 #   - H x L = 2x2, 4x2, 2x4, 8x1, ranks interleaved (rank r on host r % H)
@@ -45,14 +48,16 @@ pids=""
 skip() {
     if [ "${CI:-}" = true ]; then
         echo "hosts: $1 (namespaces are required under CI)"
-        echo "hosts: 0 passed, 1 failed"
+        echo "hosts: $pass passed, $((fail + 1)) failed"
         exit 1
     fi
     echo "*********************************************************************"
-    echo "*** hosts: SKIPPED - $1"
+    echo "*** hosts: the namespace jobs SKIPPED - $1"
     echo "*** (the emulated-hosts test needs root to create network namespaces)"
     echo "*********************************************************************"
-    exit 0
+    echo "hosts: $pass passed, $fail failed"
+    [ $fail -eq 0 ]
+    exit
 }
 
 cleanup() {
@@ -72,49 +77,13 @@ cleanup() {
     [ -n "${out:-}" ] && rm -rf "$out"
 }
 
-[ "$(id -u)" = 0 ] || skip "not running as root"
-command -v ip >/dev/null 2>&1 || skip "the ip command is missing (Debian package iproute2)"
-shaped=yes
-if ! command -v tc >/dev/null 2>&1; then
-    [ "${CI:-}" = true ] && { echo "hosts: tc is missing (Debian package iproute2)"; echo "hosts: 0 passed, 1 failed"; exit 1; }
-    echo "*** hosts: tc is missing: links are not shaped"
-    shaped=no
-fi
 out=$(mktemp -d)
 ls -d /dev/shm/collh-* 2>/dev/null >"$out/shm.before"
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-
-ip netns add "${tag}sw" 2>/dev/null || skip "ip netns add failed here"
-ip -n "${tag}sw" link set lo up &&
-ip -n "${tag}sw" link add br0 type bridge &&
-ip -n "${tag}sw" link set br0 up || { echo "hosts: cannot make the bridge"; echo "hosts: 0 passed, 1 failed"; exit 1; }
-for h in $allhosts; do
-    ns="${tag}h$h"
-    { ip netns add "$ns" &&
-      ip -n "${tag}sw" link add "p$h" type veth peer name eth0 netns "$ns" &&
-      ip -n "${tag}sw" link set "p$h" master br0 up &&
-      ip -n "$ns" link set lo up &&
-      ip -n "$ns" addr add "$net.$((h + 1))/24" dev eth0 &&
-      ip -n "$ns" link set eth0 up; } || { echo "hosts: cannot make host $h"; echo "hosts: 0 passed, 1 failed"; exit 1; }
-    if [ $shaped = yes ]; then
-        # both directions of the host's link: out of the host, into it
-        { ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$rate" burst 1mb latency 50ms &&
-          ip netns exec "${tag}sw" tc qdisc add dev "p$h" root tbf rate "$rate" burst 1mb latency 50ms; } ||
-            { echo "hosts: tc cannot shape host $h's link"; echo "hosts: 0 passed, 1 failed"; exit 1; }
-    fi
-done
 COLL_TCP_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 export COLL_TCP_TOKEN
 unset COLL_HOST_ID LOCAL_RANK LOCAL_WORLD_SIZE
-
-# each host reaches host 0, where every job's rank 0 runs
-for h in $allhosts; do
-    i=0
-    while ! ip netns exec "${tag}h$h" ping -c1 -W1 "$net.1" >/dev/null 2>&1 && [ $i -lt 5 ]; do
-        i=$((i + 1))
-    done
-done
 
 pass=0; fail=0; port=29700
 t_start=$(date +%s)
@@ -145,6 +114,60 @@ collect() {    # name world
     done
     pass=$((pass + jp)); fail=$((fail + jf))
 }
+
+# ---- first, without namespaces: 2 x 2 on 127.0.0.1, hosts by COLL_HOST_ID ----
+# (runs anywhere, root or not; the port is told nothing else)
+lport=$((41000 + $$ % 4000))
+for order in interleaved host-major; do
+    lport=$((lport + 1)); pids=""
+    layout=""
+    for r in 0 1 2 3; do layout="$layout${layout:+,}$(host_of $r 2 2 $order)"; done
+    for r in 0 1 2 3; do
+        env MASTER_ADDR=127.0.0.1 MASTER_PORT=$lport WORLD_SIZE=4 RANK=$r \
+            COLL_HOST_ID="loopback-host-$(host_of $r 2 2 $order)" TEST_LAYOUT="$layout" \
+            TEST_PORT_CHECK=1 timeout 60 "$bin" --env >"$out/lo-$order.$r" 2>&1 &
+        pids="$pids $!"
+    done
+    wait; pids=""
+    collect "lo-$order" 4; check_shm "lo-$order"
+    echo "  loopback 2x2 $order ($layout), hosts by COLL_HOST_ID: $jp checks ok, $jf wrong"
+done
+
+[ "$(id -u)" = 0 ] || skip "not running as root"
+command -v ip >/dev/null 2>&1 || skip "the ip command is missing (Debian package iproute2)"
+shaped=yes
+if ! command -v tc >/dev/null 2>&1; then
+    [ "${CI:-}" = true ] && { echo "hosts: tc is missing (Debian package iproute2)"; echo "hosts: $pass passed, $((fail + 1)) failed"; exit 1; }
+    echo "*** hosts: tc is missing: links are not shaped"
+    shaped=no
+fi
+
+ip netns add "${tag}sw" 2>/dev/null || skip "ip netns add failed here"
+ip -n "${tag}sw" link set lo up &&
+ip -n "${tag}sw" link add br0 type bridge &&
+ip -n "${tag}sw" link set br0 up || { echo "hosts: cannot make the bridge"; echo "hosts: $pass passed, $((fail + 1)) failed"; exit 1; }
+for h in $allhosts; do
+    ns="${tag}h$h"
+    { ip netns add "$ns" &&
+      ip -n "${tag}sw" link add "p$h" type veth peer name eth0 netns "$ns" &&
+      ip -n "${tag}sw" link set "p$h" master br0 up &&
+      ip -n "$ns" link set lo up &&
+      ip -n "$ns" addr add "$net.$((h + 1))/24" dev eth0 &&
+      ip -n "$ns" link set eth0 up; } || { echo "hosts: cannot make host $h"; echo "hosts: $pass passed, $((fail + 1)) failed"; exit 1; }
+    if [ $shaped = yes ]; then
+        # both directions of the host's link: out of the host, into it
+        { ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$rate" burst 1mb latency 50ms &&
+          ip netns exec "${tag}sw" tc qdisc add dev "p$h" root tbf rate "$rate" burst 1mb latency 50ms; } ||
+            { echo "hosts: tc cannot shape host $h's link"; echo "hosts: $pass passed, $((fail + 1)) failed"; exit 1; }
+    fi
+done
+# each host reaches host 0, where every job's rank 0 runs
+for h in $allhosts; do
+    i=0
+    while ! ip netns exec "${tag}h$h" ping -c1 -W1 "$net.1" >/dev/null 2>&1 && [ $i -lt 5 ]; do
+        i=$((i + 1))
+    done
+done
 
 # ---- the collectives at each shape and order -------------------------------
 for shape in 2x2 4x2 2x4 8x1; do
