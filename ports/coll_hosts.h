@@ -42,9 +42,11 @@
           on every rank (COLL_ERR_MISMATCH, the rank and both values on
           stderr): every rank decides from the same table;
        3. the ranks of each host with more than one rank open one shm group,
-          named from MASTER_PORT, the nonce and the host index (so two jobs, or two emulated hosts sharing /dev/shm, never
-          meet); then every rank tells rank 0 how that went and rank 0 tells
-          everyone the first failure: all ranks return it, or all go on.
+          named from MASTER_PORT, the nonce and the host index (so two
+          jobs, or two emulated hosts sharing /dev/shm, never meet; the
+          token stays out of names anyone can list); then every rank tells
+          rank 0 how that went and rank 0 tells everyone the first failure:
+          all ranks return it, or all go on.
      Then every send, receive and handle goes to the child that reaches its
      peer, with the peer's number in that child (the shm group numbers a
      host's ranks 0..local_size-1).
@@ -96,6 +98,10 @@
                             (COLL_TCP_MAX_RANKS)
      COLL_HOSTS_NAP_US      longest nap of a wait polling both children (200)
      plus every macro of coll_tcp.h and coll_shm.h.
+
+   REVISIONS
+     1  first version: host table at the rendezvous, shm inside a host,
+        TCP between, one deadline and one abort.
 
    LICENCE: MIT, as coll.h.
 */
