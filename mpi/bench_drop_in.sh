@@ -13,7 +13,10 @@
 #       measured size from which coll was at least as fast at every larger
 #       measured size (-1: never). Ranks measured: DI_TUNE_RANKS ("2 4");
 #       3 takes the larger of its neighbours' thresholds, counts above the
-#       largest measured never route. Rebuild the libraries afterwards.
+#       largest measured never route. Rebuild the libraries afterwards, or
+#       use the same table without rebuilding: it is also written to
+#       $B/mpi/thresholds_openmpi.txt and thresholds_mpich.txt, for
+#       COLL_MPI_THRESHOLDS=path (read at MPI_Init).
 #   bash mpi/bench_drop_in.sh [build-dir] tables  the tables again from the
 #       last tuning run's $B/mpi/tune.tsv
 # Keep the machine quiet; `uptime` goes into the output.
@@ -93,7 +96,7 @@ EOF
 fi
 
 # tune: the threshold tables
-python3 - "$out" "$RANKS" <<'EOF'
+python3 - "$out" "$RANKS" "$B" <<'EOF'
 import sys, time
 rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 6]
 measured = [int(x) for x in sys.argv[2].split()]
@@ -134,7 +137,15 @@ for impl, name in [("ompi", "openmpi"), ("mpich", "mpich")]:
     lines.append(",\n".join(body))
     lines.append("};")
     open("mpi/thresholds_%s.h" % name, "w").write("\n".join(lines) + "\n")
-    print("mpi/thresholds_%s.h:" % name)
+    # the same table as a file for COLL_MPI_THRESHOLDS (read at MPI_Init)
+    txt = ["coll-mpi-thresholds 1",
+           "# from `make mpi-drop-in-tune`, %s UTC, %s; measured at %s ranks" %
+           (time.strftime("%Y-%m-%d %H:%M", time.gmtime()), name, ", ".join(map(str, measured))),
+           "# collective, then the smallest size routed (bytes, or never) at 1 2 3 4 5 6 7 8+ ranks"]
+    for k in kinds:
+        txt.append("%-22s %s" % (k, " ".join("%d" % at(k, p) if at(k, p) != NEVER else "never" for p in range(1, 9))))
+    open("%s/mpi/thresholds_%s.txt" % (sys.argv[3], name), "w").write("\n".join(txt) + "\n")
+    print("mpi/thresholds_%s.h, %s/mpi/thresholds_%s.txt:" % (name, sys.argv[3], name))
     for k in kinds:
         print("  %-22s %s" % (k, "  ".join("%d:%s" % (p, thr[(k, p)]) for p in measured)))
 EOF

@@ -59,6 +59,11 @@
                               SCATTER, SCATTERV, ALLTOALL, ALLTOALLV,
                               REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, SCAN,
                               EXSCAN, BARRIER)
+     COLL_MPI_THRESHOLDS=path a thresholds file (make mpi-drop-in-tune writes
+                              build/mpi/thresholds_<mpi>.txt) in place of the
+                              compiled table; COLL_MPI_MIN... still apply.
+                              The ranks' tables are agreed at MPI_Init: the
+                              largest value of any rank applies
      COLL_MPI_TRANSPORT=shm|mpi   force a transport (shm needs one host)
      COLL_MPI_SCRATCH=<bytes> coll scratch per communicator      (1 MiB)
      COLL_MPI_CORES=<n>       tell AUTO the ranks share n cores (see
@@ -77,6 +82,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -309,12 +315,66 @@ static long long di_env_size(const char *name, long long dflt)
     return v < 0 ? DI_NEVER : v;
 }
 
+/* COLL_MPI_THRESHOLDS=path: a table like the compiled one, written by
+   `make mpi-drop-in-tune` (build/mpi/thresholds_<mpi>.txt) for the
+   machine at hand:
+       coll-mpi-thresholds 1
+       # comments
+       allreduce  never never 4096 16777216 16777216 never never never
+   a line per collective (the names of COLL_MPI_MIN_<NAME>, any case), its
+   smallest size routed at 1, 2, ..., 8 (and more) ranks, in bytes or
+   "never"; a collective left out keeps the compiled row. A file that is
+   not this, in any line: said on stderr, and the compiled table stays
+   whole. Read before COLL_MPI_MIN..., which still override it. */
+static void di_read_thresholds(const char *path, long long t[DI_KINDS][9])
+{
+    long long mine[DI_KINDS][9];
+    char line[512], word[64], *at, *end;
+    int k, p, n = 0, seen = 0, bad = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) { fprintf(stderr, "coll-mpi: COLL_MPI_THRESHOLDS: cannot read %s; the compiled thresholds stay\n", path); return; }
+    memcpy(mine, t, sizeof mine);
+    while (!bad && fgets(line, sizeof line, f)) {
+        n++;
+        at = line + strspn(line, " \t");
+        if (!strchr(line, '\n') && !feof(f)) bad = 1;                   /* too long */
+        else if (*at == '#' || *at == '\n' || !*at) continue;
+        else if (!seen) { seen = 1; bad = strncmp(at, "coll-mpi-thresholds 1", 21) != 0; }
+        else if (sscanf(at, "%63s", word) != 1) bad = 1;
+        else {
+            for (k = 0; k < DI_KINDS && strcasecmp(word, di_env[k]); k++) {}
+            if (k == DI_KINDS) { bad = 1; break; }
+            at += strlen(word);
+            for (p = 1; p <= 8 && !bad; p++) {
+                at += strspn(at, " \t");
+                if (!strncmp(at, "never", 5) && (at[5] == ' ' || at[5] == '\t' || at[5] == '\n' || !at[5])) {
+                    mine[k][p] = DI_NEVER; at += 5; continue;
+                }
+                mine[k][p] = strtoll(at, &end, 10);
+                if (end == at || mine[k][p] < 0 || (*end != ' ' && *end != '\t' && *end != '\n' && *end)) bad = 1;
+                at = end;
+            }
+            at += strspn(at, " \t\n");
+            if (*at) bad = 1;                                           /* more than 8 */
+            mine[k][0] = DI_NEVER;
+        }
+    }
+    fclose(f);
+    if (bad || !seen) {
+        fprintf(stderr, "coll-mpi: COLL_MPI_THRESHOLDS: %s, line %d: not a thresholds file (\"coll-mpi-thresholds 1\", "
+                "then NAME and 8 sizes or \"never\" a line); the compiled thresholds stay\n", path, n);
+        return;
+    }
+    memcpy(t, mine, sizeof mine);
+}
+
 static void di_settings(void)
 {
     int k, p;
     long long all;
-    const char *t = getenv("COLL_MPI_TRANSPORT");
+    const char *t = getenv("COLL_MPI_TRANSPORT"), *path;
     char name[64];
+    long long base[DI_KINDS][9];
     if (di.ready) return;
     di.ready = 1;
     di.on = di_env_size("COLL_MPI_ROUTE", 1) != 0;
@@ -334,13 +394,15 @@ static void di_settings(void)
     di.scratch = (size_t)di_env_size("COLL_MPI_SCRATCH", 1 << 20);
     di.cores = di_env_size("COLL_MPI_CORES", 0);
     if (di.scratch < 4096) di.scratch = 4096;
+    memcpy(base, DI_TABLE, sizeof base);
+    if ((path = getenv("COLL_MPI_THRESHOLDS")) && *path) di_read_thresholds(path, base);
     all = di_env_size("COLL_MPI_MIN", -2);
     for (k = 0; k < DI_KINDS; k++) {
         long long one;
         snprintf(name, sizeof name, "COLL_MPI_MIN_%s", di_env[k]);
         one = di_env_size(name, -2);
         for (p = 0; p < 9; p++)
-            di.min[k][p] = one != -2 ? one : all != -2 ? all : DI_TABLE[k][p];
+            di.min[k][p] = one != -2 ? one : all != -2 ? all : base[k][p];
     }
     di.key = MPI_KEYVAL_INVALID;
 }
@@ -1562,10 +1624,35 @@ DI_WRAP(DI_REDUCE_SCATTER_BLOCK, comm, di_reduce_scatter(DI_REDUCE_SCATTER_BLOCK
 /* Init, ops, finalize                                                               */
 /* ================================================================================ */
 
+/* The thresholds decide the road, so every rank must hold the same: the
+   environment or a COLL_MPI_THRESHOLDS file may differ between ranks.
+   One all-reduce at MPI_Init gives every rank the largest of the ranks'
+   values (never above all): a call routes only where every rank's table
+   would route it. */
+static void di_agree_thresholds(void)
+{
+    long long v[DI_KINDS][9], all[DI_KINDS][9];
+    int k, p, differ = 0;
+    for (k = 0; k < DI_KINDS; k++)
+        for (p = 0; p < 9; p++) v[k][p] = di.min[k][p] < 0 ? LLONG_MAX : di.min[k][p];
+    if (PMPI_Allreduce(v, all, DI_KINDS * 9, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
+    for (k = 0; k < DI_KINDS; k++)
+        for (p = 0; p < 9; p++) {
+            differ |= all[k][p] != v[k][p];
+            di.min[k][p] = all[k][p] == LLONG_MAX ? DI_NEVER : all[k][p];
+        }
+    if (differ && di.verbose)
+        fprintf(di_out(), "coll-mpi[%d]: this rank's thresholds differ from another's: the largest of them apply\n",
+                di_wrank());
+}
+
 DI_EXPORT int MPI_Init(int *argc, char ***argv)
 {
+    int rc;
     di_settings();
-    return PMPI_Init(argc, argv);
+    rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS) di_agree_thresholds();
+    return rc;
 }
 
 /* With MPI_THREAD_MULTIPLE two threads may call collectives at once: the
@@ -1574,6 +1661,7 @@ DI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     di_settings();
+    if (rc == MPI_SUCCESS) di_agree_thresholds();
     if (rc == MPI_SUCCESS && provided && *provided == MPI_THREAD_MULTIPLE) di.thread_multiple = 1;
     return rc;
 }

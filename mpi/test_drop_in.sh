@@ -40,10 +40,18 @@ launch() {
         shift
     done
     shift
+    if [ -z "${ERR:-}" ]; then launch_run "$impl" "$np" "${env[@]}" -- "$@" >"$log" 2>&1
+    else launch_run "$impl" "$np" "${env[@]}" -- "$@" >"$log" 2>"$ERR"; fi
+}
+launch_run() {    # IMPL NP ENV-ARGS... -- PROGRAM ARGS: mpirun itself
+    local impl=$1 np=$2 env=()
+    shift 2
+    while [ "$1" != -- ]; do env+=("$1"); shift; done
+    shift
     if [ "$impl" = ompi ]; then
-        timeout "${LIMIT:-300}" $OMPI_RUN -np "$np" -x LD_PRELOAD="$LIB_OMPI" "${env[@]}" "$@" >"$log" 2>"${ERR:-$log}"
+        timeout "${LIMIT:-300}" $OMPI_RUN -np "$np" -x LD_PRELOAD="$LIB_OMPI" "${env[@]}" "$@"
     else
-        timeout "${LIMIT:-300}" $MPICH_RUN -np "$np" -genv LD_PRELOAD "$LIB_MPICH" "${env[@]}" "$@" >"$log" 2>"${ERR:-$log}"
+        timeout "${LIMIT:-300}" $MPICH_RUN -np "$np" -genv LD_PRELOAD "$LIB_MPICH" "${env[@]}" "$@"
     fi
 }
 
@@ -205,6 +213,50 @@ for impl in ompi mpich; do
     if grep -qE ' MPI_Allreduce +1B-1KiB .* below threshold [0-9]+;' "$base-v1.err" && grep -qE ' MPI_Allreduce .* op 3;' "$base-v2.err"; then ok
     else bad "$impl count: the reasons (below threshold, op) not in the table"; fi
     echo "  $impl np=$np: stdout unchanged by COLL_MPI_VERBOSE=1, 2 and COLL_MPI_LOG; tables add up ($(grep -c 'this rank' "$base-v1.err") ranks, $files log files)"
+done
+
+echo "COLL_MPI_THRESHOLDS: a thresholds file in place of the compiled table"
+# the file's table: allreduce and allgather from 0 bytes, the rest never;
+# test_agree count then routes exactly its 7 sum all-reduces and 4
+# all-gathers on each rank (the 3 MPI_LAND ones fall back: op)
+TH=$LOGS/thresholds.txt
+{
+    echo "coll-mpi-thresholds 1"
+    echo "# a test table"
+    for k in allreduce bcast reduce ALLGATHER allgatherv gather gatherv scatter scatterv alltoall alltoallv \
+             reduce_scatter reduce_scatter_block scan exscan barrier; do
+        case $k in allreduce|ALLGATHER) v="0 0 0 0 0 0 0 0" ;; *) v="never never never never never never never never" ;; esac
+        echo "$k  $v"
+    done
+} >"$TH"
+printf 'coll-mpi-thresholds 1\nallreduce 0 0 0 0 0 0 0\n' >"$LOGS/thresholds-bad.txt"     # 7 sizes
+for impl in ompi mpich; do
+    base=$LOGS/$impl-thr
+    launch "$impl" 3 "$base.log" COLL_MPI_VERBOSE=1 COLL_MPI_THRESHOLDS="$TH" -- "$B/mpi/test_agree.$impl" count
+    rc=$?
+    r=$(routed_of "$base.log" 1); n=$(routed_of "$base.log" 2)
+    if [ "$rc" -eq 0 ] && [ "$r" = 33 ] && [ "$n" = 66 ]; then ok; echo "  $impl: the file's table: routed $r of $n calls"
+    else bad "$impl thresholds file: exit $rc, routed '$r' of '$n', want 33 of 66 (log $base.log)"; fi
+    # a file that is not one: said, and the compiled table as without it
+    launch "$impl" 3 "$base-none.log" COLL_MPI_VERBOSE=1 -- "$B/mpi/test_agree.$impl" count
+    launch "$impl" 3 "$base-bad.log" COLL_MPI_VERBOSE=1 COLL_MPI_THRESHOLDS="$LOGS/thresholds-bad.txt" -- "$B/mpi/test_agree.$impl" count
+    rc=$?
+    r=$(routed_of "$base-bad.log" 1); r0=$(routed_of "$base-none.log" 1)
+    if [ "$rc" -eq 0 ] && [ -n "$r" ] && [ "$r" = "$r0" ] && grep -q 'thresholds-bad.txt, line 2: not a thresholds file' "$base-bad.log"; then ok
+        echo "  $impl: a malformed file: said on stderr, the compiled table kept (routed $r, as without)"
+    else bad "$impl malformed thresholds: exit $rc, routed '$r', without '$r0', or no message (log $base-bad.log)"; fi
+    launch "$impl" 3 "$base-missing.log" COLL_MPI_THRESHOLDS="$LOGS/no-such-file" -- "$B/mpi/test_agree.$impl" count
+    rc=$?
+    if [ "$rc" -eq 0 ] && grep -q 'cannot read .*no-such-file' "$base-missing.log"; then ok; else bad "$impl missing thresholds file: exit $rc (log $base-missing.log)"; fi
+    # the file on rank 0 only: the ranks agree on the larger value (no hang)
+    LIMIT=60 launch "$impl" 3 "$base-rank0.log" COLL_MPI_VERBOSE=1 -- sh -c \
+        'if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}" = 0 ]; then export COLL_MPI_THRESHOLDS="$1"; fi; shift; exec "$0" "$@"' \
+        "$B/mpi/test_agree.$impl" "$TH" count
+    rc=$?
+    r=$(routed_of "$base-rank0.log" 1)
+    if [ "$rc" -eq 0 ] && grep -q "thresholds differ from another's" "$base-rank0.log" && [ -n "$r" ] && [ "$r" -le "${r0:-0}" ]; then ok
+        echo "  $impl: the file on rank 0 only: agreed at MPI_Init, routed $r (the compiled table alone: $r0)"
+    else bad "$impl thresholds on rank 0 only: exit $rc, routed '$r', compiled '$r0' (log $base-rank0.log)"; fi
 done
 
 echo "verify catches a difference (one byte of a routed result spoiled)"
