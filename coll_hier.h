@@ -72,6 +72,10 @@
    the hosts' mean): within 2u (mean |x| + |result|), u the dtype's unit
    roundoff, as a sum's rounding is.
 
+   TUNING  Every phase runs AUTO with its communicator's cost model: by
+   default the world's, which knows one link. coll_hier_set_tuning gives
+   the phases inside a host and those across their own alpha and beta.
+
    MEMORY  scratch is the sub-communicators' (coll_init's scratch: they
    run one after another, so one buffer serves all three; the same size on
    every rank). work stages blocks that a phase needs in another order:
@@ -158,6 +162,12 @@ COLL_API const char *coll_hier_last_error(const coll_hier *h);
 /* Work bytes the phases of this call need (0: none); with less, the call
    takes a flat road. */
 COLL_API size_t coll_hier_work_bytes(const coll_hier *h, coll_kind kind, size_t count, coll_dtype dtype);
+/* The cost model's constants for the phases inside a host (local) and
+   across hosts (cross, and the flat byhost road, which crosses them too),
+   either NULL to keep it; AUTO picks each phase's algorithm with them. The
+   same on every rank. A slow link between hosts (large beta) makes AUTO
+   prefer the bandwidth-optimal ring and Rabenseifner forms across. */
+COLL_API int coll_hier_set_tuning(coll_hier *h, const coll_tuning *local, const coll_tuning *cross);
 /* The user operator, on the world and the three subs (the same everywhere). */
 COLL_API int coll_hier_set_user_op(coll_hier *h, const coll_user_op *op);
 
@@ -281,12 +291,10 @@ COLL_API int coll_hier_init(coll_hier *h, coll_comm *world, int host_key, void *
     rc = coll_allgather(world, mine, h->tab, 4, COLL_UINT32, COLL_ALGO_AUTO);
     if (rc != COLL_OK) { h->why = "init: the all-gather of host keys failed"; return rc; }
     if ((rc = coll__hier_map(h)) != COLL_OK) return rc;
-    /* work is used from its first 64-aligned byte */
-    if (work && work_bytes >= 64) {
-        size_t skip = (64 - (size_t)((uintptr_t)work % 64)) % 64;
-        h->work = (unsigned char *)work + skip;
-        h->work_bytes = work_bytes - skip;
-    }
+    /* work as given: an alignment taken off here would differ between
+       ranks, and so would the roads */
+    h->work = (unsigned char *)work;
+    h->work_bytes = work ? work_bytes : 0;
     rc = coll_comm_split(&h->local, &h->local_sp, world, h->host, h->rank, h->local_m, scratch, scratch_bytes);
     if (rc == COLL_OK)
         rc = coll_comm_split(&h->cross, &h->cross_sp, world, h->li, h->host, h->cross_m, scratch, scratch_bytes);
@@ -314,6 +322,16 @@ COLL_API int coll_hier_shape(const coll_hier *h, int *nhosts, int *lmax, int *ho
 
 COLL_API int coll_hier_road(const coll_hier *h) { return h ? h->road : COLL_HIER_NONE; }
 COLL_API const char *coll_hier_last_error(const coll_hier *h) { return h && h->why ? h->why : ""; }
+
+COLL_API int coll_hier_set_tuning(coll_hier *h, const coll_tuning *local, const coll_tuning *cross)
+{
+    int rc = COLL_OK;
+    if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    if (local) rc = coll_set_tuning(&h->local, local);
+    if (cross && rc == COLL_OK) rc = coll_set_tuning(&h->cross, cross);
+    if (cross && rc == COLL_OK) rc = coll_set_tuning(&h->byhost, cross);
+    return rc;
+}
 
 COLL_API int coll_hier_set_user_op(coll_hier *h, const coll_user_op *op)
 {

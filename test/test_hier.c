@@ -543,6 +543,147 @@ static void refusal(int r)
     COLL_CHECK_MSG(rc == COLL_OK && y[3] == 4.0f * (float)C.p, "%s rank %d: after the refusal rc %d", C.name, r, rc);
 }
 
+/* ---- work at its threshold, and the bytes that cross hosts ------------------ */
+
+/* A work buffer of exactly what the call needs takes the phases; one byte
+   less, the flat road; both right. work_of[r] from its first 64-aligned
+   byte, so that coll_hier_init keeps every byte. */
+static void threshold(int r, coll_comm *world)
+{
+    static const coll_kind kinds[] = { COLL_REDUCE_SCATTER, COLL_ALLTOALL, COLL_GATHER, COLL_SCATTER };
+    unsigned char *w = (unsigned char *)work_of[r];
+    size_t need, k;
+    int less, rc;
+    tcase c;
+    w += (64 - (size_t)((uintptr_t)w % 64)) % 64;
+    if (!(M.H > 1 && M.lmax > 1)) return;
+    for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (less = 0; less < 2; less++) {
+            memset(&c, 0, sizeof c);
+            c.kind = kinds[k]; c.t = c.kind == COLL_REDUCE_SCATTER ? COLL_FLOAT32 : COLL_INT32;
+            c.op = COLL_SUM; c.n = 7; c.root = C.p - 1;
+            need = coll_hier_work_bytes(&hier_of[r], c.kind, c.n, c.t);
+            if (!need) continue;                /* (uneven hosts: the world's) */
+            rc = coll_hier_init(&hier_of[r], world, C.key[r], scr_h[r], sizeof scr_h[r], w, need - (size_t)less);
+            COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: init with %zu work: rc %d", C.name, r, need, rc);
+            if (rc != COLL_OK) return;
+            c.work = 1;
+            prepare(&c, r, inb[r], outb[r]);
+            rc = hier_call(&hier_of[r], &c, r, inb[r], outb[r]);
+            COLL_CHECK_MSG(rc == COLL_OK, "%s %s threshold rank %d: rc %d", C.name, kname(c.kind), r, rc);
+            COLL_CHECK_MSG(coll_hier_road(&hier_of[r]) == (less || road_expected(&c) != COLL_HIER_PHASES ?
+                                                         COLL_HIER_WORLD : COLL_HIER_PHASES),
+                           "%s %s with %zu of %zu work bytes, rank %d: road %d", C.name, kname(c.kind),
+                           need - (size_t)less, need, r, coll_hier_road(&hier_of[r]));
+            if (rc == COLL_OK) verify(&c, r, outb[r], "threshold");
+        }
+}
+
+/* The threads port with a count of the bytes each rank sends to another
+   host (the test's map). Every call goes through to the inner port. */
+typedef struct cport { coll_port in; int rank; unsigned long long cross; } cport;
+static cport cports[MAXP];
+static void count_send(cport *q, int peer, size_t n)
+{
+    if (peer >= 0 && peer < C.p && M.host[peer] != M.host[q->rank]) q->cross += n;
+}
+static int c_send(void *x, int peer, const void *b, size_t n)
+{
+    cport *q = (cport *)x; count_send(q, peer, n); return q->in.send(q->in.ctx, peer, b, n);
+}
+static int c_recv(void *x, int peer, void *b, size_t n)
+{
+    cport *q = (cport *)x; return q->in.recv(q->in.ctx, peer, b, n);
+}
+static int c_isend(void *x, int peer, const void *b, size_t n, int *hd)
+{
+    cport *q = (cport *)x;
+    int rc = q->in.isend(q->in.ctx, peer, b, n, hd);
+    if (rc == COLL_OK) count_send(q, peer, n);
+    return rc;
+}
+static int c_irecv(void *x, int peer, void *b, size_t n, int *hd)
+{
+    cport *q = (cport *)x; return q->in.irecv(q->in.ctx, peer, b, n, hd);
+}
+static int c_wait(void *x, int hd, int block)
+{
+    cport *q = (cport *)x; return q->in.wait(q->in.ctx, hd, block);
+}
+static void c_abort(void *x, int code)
+{
+    cport *q = (cport *)x; if (q->in.abort) q->in.abort(q->in.ctx, code);
+}
+
+/* All-reduce of 256 KiB of float32: the bytes a rank sends across hosts,
+   flat over the world and hierarchical. The phases' share is the cross
+   all-reduce of n/L bytes (ring or pairs: 2(H-1)/H n/L) plus the call
+   checks' small frames; the flat ring over interleaved ranks crosses at
+   every hop. */
+#define XN 65536
+static unsigned long long cross_flat[MAXP], cross_hier[MAXP];
+static int traffic_body(int r, void *arg)
+{
+    static float xs[MAXP][XN], xd[MAXP][XN];
+    coll_comm world;
+    coll_port port;
+    cport *q = &cports[r];
+    size_t i;
+    int rc;
+    (void)arg;
+    q->in = coll_threads_port(&W, r); q->rank = r; q->cross = 0;
+    memset(&port, 0, sizeof port);
+    port.ctx = q; port.send = c_send; port.recv = c_recv;
+    port.isend = c_isend; port.irecv = c_irecv; port.wait = c_wait; port.abort = c_abort;
+    rc = coll_init(&world, r, C.p, &port, scr_w[r], sizeof scr_w[r]);
+    if (rc == COLL_OK)
+        rc = coll_hier_init(&hier_of[r], &world, C.key[r], scr_h[r], sizeof scr_h[r], work_of[r], sizeof work_of[r]);
+    if (rc == COLL_OK && arg) {                 /* across: a 1 Gbit/s link, 50 us a message */
+        coll_tuning slow;
+        slow.alpha = 5e-5; slow.beta = 8e-9; slow.gamma = 6.3e-13;
+        rc = coll_hier_set_tuning(&hier_of[r], NULL, &slow);
+    }
+    COLL_CHECK_MSG(rc == COLL_OK, "traffic %s rank %d: init rc %d", C.name, r, rc);
+    if (rc != COLL_OK) return 0;
+    for (i = 0; i < XN; i++) xs[r][i] = (float)((r + 1) * (int)(i % 5));
+    coll_barrier(&world, COLL_ALGO_AUTO);
+    q->cross = 0;
+    rc = coll_allreduce(&world, xs[r], xd[r], XN, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+    cross_flat[r] = q->cross;
+    COLL_CHECK_MSG(rc == COLL_OK && xd[r][XN - 1] == (float)(C.p * (C.p + 1) / 2 * ((XN - 1) % 5)),
+                   "traffic %s rank %d: flat rc %d", C.name, r, rc);
+    coll_barrier(&world, COLL_ALGO_AUTO);
+    q->cross = 0;
+    rc = coll_hier_allreduce(&hier_of[r], xs[r], xd[r], XN, COLL_FLOAT32, COLL_SUM);
+    cross_hier[r] = q->cross;
+    COLL_CHECK_MSG(rc == COLL_OK && xd[r][XN - 1] == (float)(C.p * (C.p + 1) / 2 * ((XN - 1) % 5)),
+                   "traffic %s rank %d: hier rc %d", C.name, r, rc);
+    return 0;
+}
+
+static void traffic(const char *name, int p, const int *key, int tuned)
+{
+    unsigned long long fl = 0, hi = 0, n = (unsigned long long)XN * 4, bound;
+    int r, rc;
+    C.name = name; C.p = p;
+    for (r = 0; r < p; r++) C.key[r] = key[r];
+    read_map();
+    rc = coll_threads_init(&W, p, 30000);
+    COLL_CHECK_EQ(rc, COLL_OK);
+    if (rc != COLL_OK) return;
+    coll_threads_run(&W, traffic_body, tuned ? &W : NULL);
+    coll_threads_destroy(&W);
+    for (r = 0; r < p; r++) { if (cross_flat[r] > fl) fl = cross_flat[r]; if (cross_hier[r] > hi) hi = cross_hier[r]; }
+    /* the most any rank sends across: the ring's share, and 8 KiB of frames */
+    bound = 2 * (unsigned long long)(M.H - 1) * (n / (unsigned long long)M.lmax) / (unsigned long long)M.H + 8192;
+    printf("traffic %s%s: 256 KiB all-reduce, most bytes a rank sends across hosts: flat %llu, hierarchical %llu (ring share %llu)\n",
+           name, tuned ? ", slow link told" : "", fl, hi, bound - 8192);
+    /* AUTO's pick across may be any all-reduce: at most lg H times the shard */
+    if (!tuned) bound = (unsigned long long)(M.H > 2 ? 2 : 1) * (n / (unsigned long long)M.lmax) + 8192;
+    COLL_CHECK_MSG(hi <= bound, "traffic %s: hierarchical sends %llu across, over %llu", name, hi, bound);
+    COLL_CHECK_MSG(hi <= fl, "traffic %s: hierarchical %llu above flat %llu", name, hi, fl);
+}
+
 static int body(int r, void *arg)
 {
     coll_comm world;
@@ -569,6 +710,7 @@ static int body(int r, void *arg)
     rc = coll_hier_init(&hier_of[r], &world, C.key[r], scr_h[r], sizeof scr_h[r], NULL, 0);
     COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: init without work rc %d", C.name, r, rc);
     if (rc == COLL_OK && quick < 2) matrix(r, &world, 0);
+    threshold(r, &world);
     /* work sizes that differ: every rank refuses alike */
     rc = coll_hier_init(&hier_of[r], &world, C.key[r], scr_h[r], sizeof scr_h[r], work_of[r],
                         r == C.p - 1 ? 128 : 256);
@@ -611,5 +753,14 @@ int main(void)
     run_cfg("2+3 host-major", 5, uneven_a);
     run_cfg("3+2 host-major", 5, uneven_b);
     run_cfg("1+3+2 scattered", 6, uneven_c);
+    for (r = 0; r < 8; r++) key[r] = r % 2;
+    traffic("2x4 interleaved", 8, key, 0);
+    for (r = 0; r < 8; r++) key[r] = r / 4;
+    traffic("2x4 host-major", 8, key, 0);
+    for (r = 0; r < 8; r++) key[r] = r % 4;
+    traffic("4x2 interleaved", 8, key, 0);
+    traffic("4x2 interleaved", 8, key, 1);
+    for (r = 0; r < 8; r++) key[r] = r / 2;
+    traffic("4x2 host-major", 8, key, 1);
     return coll_test_summary("hier");
 }
