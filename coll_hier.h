@@ -413,6 +413,14 @@ static int coll__hier_commutes(const coll_hier *h, coll_op op)
     return op != COLL_USER_OP || (h->has_uop && h->uop.commutative);
 }
 
+/* Element size for a call of n elements a rank, 0 where p x 2 blocks of
+   them would not fit a size_t (the world call then refuses the count). */
+static size_t coll__hier_esn(const coll_hier *h, coll_dtype t, size_t n)
+{
+    size_t es = coll__hier_es(h, t);
+    return es && n > ((size_t)-1) / es / 2 / (size_t)h->p ? 0 : es;
+}
+
 /* Would two-level reduction give the flat answer? Not for avg over
    integers (two truncating divisions), nor an operator whose order matters;
    avg over floats needs every host of one size (avg of equal-weight avgs). */
@@ -441,7 +449,7 @@ static size_t coll__hier_need(const coll_hier *h, coll_kind k, size_t n, size_t 
 COLL_API size_t coll_hier_work_bytes(const coll_hier *h, coll_kind kind, size_t count, coll_dtype dtype)
 {
     if (!coll__hier_ok(h)) return 0;
-    return coll__hier_need(h, kind, count, coll__hier_es(h, dtype));
+    return coll__hier_need(h, kind, count, coll__hier_esn(h, dtype, count));
 }
 
 /* The road of a call, the same on every rank: the phases only where there
@@ -465,7 +473,7 @@ COLL_API int coll_hier_allreduce(coll_hier *h, const void *src, void *dst, size_
     unsigned char *d = (unsigned char *)dst;
     int j, rc;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
-    es = coll__hier_es(h, dtype);
+    es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es || !coll__hier_commutes(h, op)) {
         h->road = COLL_HIER_WORLD;
         return coll_allreduce(h->world, src, dst, count, dtype, op, COLL_ALGO_AUTO);
@@ -501,7 +509,7 @@ COLL_API int coll_hier_reduce_scatter(coll_hier *h, const void *src, void *dst, 
     unsigned char *part;
     int rc;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
-    es = coll__hier_es(h, dtype);
+    es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es || !h->even || !coll__hier_reduces(h, dtype, op) ||
         coll__hier_need(h, COLL_REDUCE_SCATTER, count, es) > h->work_bytes) {
         h->road = COLL_HIER_WORLD;
@@ -534,7 +542,7 @@ COLL_API int coll_hier_allgather(coll_hier *h, const void *src, void *dst, size_
     unsigned char *d = (unsigned char *)dst, *mine;
     int rc, inplace;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
-    es = coll__hier_es(h, dtype);
+    es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es) {
         h->road = COLL_HIER_WORLD;
         return coll_allgather(h->world, src, dst, count, dtype, COLL_ALGO_AUTO);
@@ -577,7 +585,7 @@ COLL_API int coll_hier_broadcast(coll_hier *h, void *buf, size_t count, coll_dty
 {
     int rc = COLL_OK;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
-    if (!coll__hier_two_levels(h) || !coll__hier_es(h, dtype) || !coll__hier_rooted(h, root)) {
+    if (!coll__hier_two_levels(h) || !coll__hier_esn(h, dtype, count) || !coll__hier_rooted(h, root)) {
         h->road = COLL_HIER_WORLD;
         return coll_broadcast(h->world, buf, count, dtype, root, COLL_ALGO_AUTO);
     }
@@ -598,7 +606,7 @@ COLL_API int coll_hier_reduce(coll_hier *h, const void *src, void *dst, size_t c
     void *part;
     int rc = COLL_OK, bridge;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
-    es = coll__hier_es(h, dtype);
+    es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es || !coll__hier_reduces(h, dtype, op) || !coll__hier_rooted(h, root)) {
         h->road = COLL_HIER_WORLD;
         return coll_reduce(h->world, src, dst, count, dtype, op, root, COLL_ALGO_AUTO);
@@ -627,7 +635,7 @@ COLL_API int coll_hier_gather(coll_hier *h, const void *src, void *dst, size_t c
     unsigned char *d = (unsigned char *)dst, *g = 0;
     int rc = COLL_OK, i, me_root;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
-    es = coll__hier_es(h, dtype);
+    es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es || !coll__hier_rooted(h, root) ||
         coll__hier_need(h, COLL_GATHER, count, es) > h->work_bytes) {
         h->road = COLL_HIER_WORLD;
@@ -664,7 +672,7 @@ COLL_API int coll_hier_scatter(coll_hier *h, const void *src, void *dst, size_t 
     unsigned char *g = 0;
     int rc = COLL_OK, i, me_root;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
-    es = coll__hier_es(h, dtype);
+    es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es || !coll__hier_rooted(h, root) ||
         coll__hier_need(h, COLL_SCATTER, count, es) > h->work_bytes) {
         h->road = COLL_HIER_WORLD;
@@ -698,7 +706,7 @@ COLL_API int coll_hier_alltoall(coll_hier *h, const void *src, void *dst, size_t
     unsigned char *d = (unsigned char *)dst, *w = h ? h->work : 0;
     int rc, j, k;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
-    es = coll__hier_es(h, dtype);
+    es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es || !h->even ||
         coll__hier_need(h, COLL_ALLTOALL, count, es) > h->work_bytes) {
         h->road = COLL_HIER_WORLD;

@@ -16,8 +16,11 @@
    and that every rank ends an all-reduce with the same bytes as rank 0.
    The road each call took (coll_hier_road) is checked against what the
    header documents, from the test's own reading of the host map. Then a
-   refusal on one host reaches every rank, and coll_hier_init refuses work
-   sizes that differ. */
+   refusal on one host reaches every rank, counts that overflow are refused
+   everywhere, work of exactly coll_hier_work_bytes takes the phases (one
+   byte less, the flat road), coll_hier_init refuses work sizes that
+   differ, and a counting port measures the bytes a rank sends across
+   hosts in a 256 KiB all-reduce, flat and hierarchical. */
 #define _POSIX_C_SOURCE 200809L
 #define COLL_IMPLEMENTATION
 #include "../coll_hier.h"
@@ -536,6 +539,11 @@ static void refusal(int r)
     coll_hier *h = &hier_of[r];
     float x[4] = { 1, 2, 3, 4 }, y[4];
     int rc, bad = M.host[r] == 0 && M.li[r] == 0;
+    /* a count whose blocks overflow a size_t: refused everywhere, no crash */
+    rc = coll_hier_alltoall(h, x, y, ((size_t)-1) / 4, COLL_FLOAT32);
+    COLL_CHECK_MSG(rc == COLL_ERR_INVAL, "%s rank %d: a huge all-to-all gave %d", C.name, r, rc);
+    rc = coll_hier_reduce_scatter(h, x, y, ((size_t)-1) / 16, COLL_FLOAT64, COLL_SUM);
+    COLL_CHECK_MSG(rc == COLL_ERR_INVAL, "%s rank %d: a huge reduce-scatter gave %d", C.name, r, rc);
     if (!(M.H > 1 && M.lmax > 1 && M.even)) return;
     rc = coll_hier_allreduce(h, x, bad ? NULL : y, 4, COLL_FLOAT32, COLL_SUM);
     COLL_CHECK_MSG(rc != COLL_OK, "%s rank %d: a refusal on host 0 was not told (rc %d)", C.name, r, rc);
