@@ -20,12 +20,16 @@
    everywhere, work of exactly coll_hier_work_bytes takes the phases (one
    byte less, the flat road), coll_hier_init refuses work sizes that
    differ, and a counting port measures the bytes a rank sends across
-   hosts in a 256 KiB all-reduce, flat and hierarchical. */
+   hosts in a 256 KiB all-reduce, flat and hierarchical (at most the cross
+   phase's share, and never more than flat). Last, the quick matrix over
+   the synchronous send/recv-only port (no phase may wait on itself) and
+   with the call checks off, on host-major, interleaved and uneven maps. */
 #define _POSIX_C_SOURCE 200809L
 #define COLL_IMPLEMENTATION
 #include "../coll_hier.h"
 #define COLL_THREADS_IMPLEMENTATION
 #include "../ports/coll_threads.h"
+#include "test_ports.h"
 #include "coll_test.h"
 #include "test_values.h"
 
@@ -46,6 +50,8 @@ typedef struct cfg {
     const char *name;
     int p;
     int key[MAXP];
+    int rendezvous;                      /* send/recv only, synchronous     */
+    int nochecks;                        /* the call checks off             */
 } cfg;
 
 static cfg C;
@@ -695,12 +701,13 @@ static void traffic(const char *name, int p, const int *key, int tuned)
 static int body(int r, void *arg)
 {
     coll_comm world;
-    coll_port port = coll_threads_port(&W, r);
+    coll_port port = C.rendezvous ? coll_rendezvous_port(&W, r) : coll_threads_port(&W, r);
     int rc;
     (void)arg;
     rc = coll_init(&world, r, C.p, &port, scr_w[r], sizeof scr_w[r]);
     COLL_CHECK_EQ(rc, COLL_OK);
     if (rc != COLL_OK) return 0;
+    if (C.nochecks) coll_set_checks(&world, 0);     /* (the subs inherit it) */
     rc = coll_hier_init(&hier_of[r], &world, C.key[r], scr_h[r], sizeof scr_h[r], work_of[r], sizeof work_of[r]);
     COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: init rc %d (%s)", C.name, r, rc, coll_hier_last_error(&hier_of[r]));
     if (rc != COLL_OK) return 0;
@@ -711,6 +718,7 @@ static int body(int r, void *arg)
                        "%s rank %d: shape %d %d %d %d", C.name, r, H, L, host, li);
     }
     matrix(r, &world, 1);
+    if (C.rendezvous || C.nochecks) return 0;     /* (the variants: the matrix) */
     sweep(r);
     user_ops(r);
     refusal(r);
@@ -730,7 +738,9 @@ static int body(int r, void *arg)
 static void run_cfg(const char *name, int p, const int *key)
 {
     int rc, r;
-    C.name = name; C.p = p;
+    C.name = name; C.p = p; C.rendezvous = C.nochecks = 0;
+    if (strstr(name, "rendezvous")) C.rendezvous = 1;
+    if (strstr(name, "checks off")) C.nochecks = 1;
     for (r = 0; r < p; r++) C.key[r] = key[r];
     read_map();
     rc = coll_threads_init(&W, p, 30000);
@@ -761,6 +771,21 @@ int main(void)
     run_cfg("2+3 host-major", 5, uneven_a);
     run_cfg("3+2 host-major", 5, uneven_b);
     run_cfg("1+3+2 scattered", 6, uneven_c);
+    /* a synchronous send/recv-only port, and the call checks off: the
+       quick matrix on one map of each kind */
+    {
+        int save = quick;
+        quick = quick ? quick : 1;
+        for (r = 0; r < 8; r++) key[r] = r / 4;
+        run_cfg("2x4 host-major, rendezvous", 8, key);
+        run_cfg("2x4 host-major, checks off", 8, key);
+        for (r = 0; r < 9; r++) key[r] = r % 3;
+        run_cfg("3x3 interleaved, rendezvous", 9, key);
+        run_cfg("3x3 interleaved, checks off", 9, key);
+        run_cfg("2+3 host-major, rendezvous", 5, uneven_a);
+        run_cfg("1+3+2 scattered, checks off", 6, uneven_c);
+        quick = save;
+    }
     for (r = 0; r < 8; r++) key[r] = r % 2;
     traffic("2x4 interleaved", 8, key, 0);
     for (r = 0; r < 8; r++) key[r] = r / 4;
