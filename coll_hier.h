@@ -53,7 +53,8 @@
    Measured (test_hier's counting port, 256 KiB float32 all-reduce, the
    most bytes a rank sends across hosts): 2x4 host-major 262440 flat AUTO,
    65592 here; 4x2 host-major 393512, 196752; interleaved ranks the same
-   both ways (Rabenseifner's pairs already stay on a host there).
+   both ways (the flat call's halving pairs, r ^ 4 first, already stay
+   on a host there).
 
    ROADS  Every call takes one of three roads, decided on every rank from
    the host map, the call's arguments and the work size (all the same on
