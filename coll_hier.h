@@ -87,7 +87,9 @@
 
    MEMORY  scratch is the sub-communicators' (coll_init's scratch: they
    run one after another, so one buffer serves all three; the same size on
-   every rank). work stages blocks that a phase needs in another order
+   every rank). It may be the world's own scratch: a communicator and its
+   subs take turns (coll_waitall's rule), so no two calls ever hold it at
+   once, and no call leaves anything in it for the next. work stages blocks that a phase needs in another order
    (a block: count elements): reduce-scatter p + H blocks (H where ranks
    are interleaved: world order is then local-major already), all-to-all
    p, gather L (the largest host's), scatter L (p where ranks are not

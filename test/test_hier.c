@@ -22,8 +22,9 @@
    differ, and a counting port measures the bytes a rank sends across
    hosts in a 256 KiB all-reduce, flat and hierarchical (at most the cross
    phase's share, and never more than flat). Last, the quick matrix over
-   the synchronous send/recv-only port (no phase may wait on itself) and
-   with the call checks off, on host-major, interleaved and uneven maps. */
+   the synchronous send/recv-only port (no phase may wait on itself), with
+   the call checks off, and with the subs on the world's own scratch, on
+   host-major, interleaved and uneven maps. */
 #define _POSIX_C_SOURCE 200809L
 #define COLL_IMPLEMENTATION
 #include "../coll_hier.h"
@@ -52,6 +53,7 @@ typedef struct cfg {
     int key[MAXP];
     int rendezvous;                      /* send/recv only, synchronous     */
     int nochecks;                        /* the call checks off             */
+    int shared;                          /* the subs take the world's scratch */
 } cfg;
 
 static cfg C;
@@ -708,7 +710,8 @@ static int body(int r, void *arg)
     COLL_CHECK_EQ(rc, COLL_OK);
     if (rc != COLL_OK) return 0;
     if (C.nochecks) coll_set_checks(&world, 0);     /* (the subs inherit it) */
-    rc = coll_hier_init(&hier_of[r], &world, C.key[r], scr_h[r], sizeof scr_h[r], work_of[r], sizeof work_of[r]);
+    rc = coll_hier_init(&hier_of[r], &world, C.key[r], C.shared ? scr_w[r] : scr_h[r], sizeof scr_h[r],
+                        work_of[r], sizeof work_of[r]);
     COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: init rc %d (%s)", C.name, r, rc, coll_hier_last_error(&hier_of[r]));
     if (rc != COLL_OK) return 0;
     {
@@ -718,7 +721,7 @@ static int body(int r, void *arg)
                        "%s rank %d: shape %d %d %d %d", C.name, r, H, L, host, li);
     }
     matrix(r, &world, 1);
-    if (C.rendezvous || C.nochecks) return 0;     /* (the variants: the matrix) */
+    if (C.rendezvous || C.nochecks || C.shared) return 0;   /* (the variants: the matrix) */
     sweep(r);
     user_ops(r);
     refusal(r);
@@ -738,7 +741,8 @@ static int body(int r, void *arg)
 static void run_cfg(const char *name, int p, const int *key)
 {
     int rc, r;
-    C.name = name; C.p = p; C.rendezvous = C.nochecks = 0;
+    C.name = name; C.p = p; C.rendezvous = C.nochecks = C.shared = 0;
+    if (strstr(name, "shared scratch")) C.shared = 1;
     if (strstr(name, "rendezvous")) C.rendezvous = 1;
     if (strstr(name, "checks off")) C.nochecks = 1;
     for (r = 0; r < p; r++) C.key[r] = key[r];
@@ -784,6 +788,9 @@ int main(void)
         run_cfg("3x3 interleaved, checks off", 9, key);
         run_cfg("2+3 host-major, rendezvous", 5, uneven_a);
         run_cfg("1+3+2 scattered, checks off", 6, uneven_c);
+        run_cfg("1+3+2 scattered, shared scratch", 6, uneven_c);
+        for (r = 0; r < 8; r++) key[r] = r % 4;
+        run_cfg("4x2 interleaved, shared scratch", 8, key);
         quick = save;
     }
     for (r = 0; r < 8; r++) key[r] = r % 2;
