@@ -23,8 +23,8 @@
 #     is told the launcher's layout (TEST_LAYOUT) only to check what the
 #     port learned;
 #   - 4 ranks in one namespace, two "hosts" by COLL_HOST_ID;
-#   - 2x2 with a wrong LOCAL_RANK on one rank: COLL_ERR_MISMATCH on every
-#     rank; a COLL_HOST_ID that is empty on one rank: COLL_ERR_INVAL on every
+#   - 2x2 with a wrong LOCAL_RANK, or LOCAL_WORLD_SIZE, on one rank:
+#     COLL_ERR_MISMATCH on every rank; a COLL_HOST_ID that is empty on one rank: COLL_ERR_INVAL on every
 #     rank;
 #   - 2x2 all-reducing in a loop with a 1.5 s deadline while one rank is
 #     killed (SIGKILL), host-major and interleaved: every survivor returns
@@ -210,11 +210,12 @@ collect hostid 4; check_shm hostid
 echo "  COLL_HOST_ID: 2 hosts in one namespace: $jp checks ok, $jf wrong"
 
 # ---- a launcher that is wrong about LOCAL_RANK; an empty COLL_HOST_ID -----
-for bad in local_rank host_id; do
+for bad in local_rank local_world_size host_id; do
     port=$((port + 1)); pids=""
     for r in 0 1 2 3; do
         h=$((r / 2)); extra="LOCAL_RANK=$((r % 2)) LOCAL_WORLD_SIZE=2"; expect=mismatch
         [ $bad = local_rank ] && [ $r = 3 ] && extra="LOCAL_RANK=0 LOCAL_WORLD_SIZE=2"
+        [ $bad = local_world_size ] && [ $r = 0 ] && extra="LOCAL_RANK=0 LOCAL_WORLD_SIZE=4"
         if [ $bad = host_id ]; then
             expect=inval; extra=""
             [ $r = 2 ] && extra="COLL_HOST_ID="
