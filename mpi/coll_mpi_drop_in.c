@@ -77,6 +77,7 @@
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -211,6 +212,8 @@ typedef struct di_stats {
 } di_stats;
 static di_stats *di_stats_list;
 static int di_skey = MPI_KEYVAL_INVALID, di_nstats, di_rank_w = -1;
+static int di_summary;              /* some rank reports: all join its sum  */
+static pthread_mutex_t di_lock = PTHREAD_MUTEX_INITIALIZER;   /* THREAD_MULTIPLE */
 
 static double di_now(void)
 {
@@ -289,17 +292,20 @@ static void di_end(MPI_Comm comm)
     int k = di_cur.k, why = di_cur.why, c = di_class(di_cur.bytes);
     double sec;
     di_stats *st;
-    di.count[k][why]++;
-    if (!di.verbose) return;
+    if (!di.verbose) { di.count[k][why]++; return; }
     sec = di_now() - di_cur.t0;
-    if (!(st = di_stats_of(comm))) return;
-    st->n[k][c][why]++;
-    st->sec[k][c][why != W_ROUTED] += sec;
-    if (di.verbose >= 2)
-        fprintf(di_out(), "coll-mpi[%d]: call %d %s %lld B: %s%s%s%s %.1f us\n", di_wrank(), st->id, di_name[k],
-                di_cur.bytes < 0 ? 0 : di_cur.bytes, why == W_ROUTED ? "routed" : "to MPI",
-                why == W_ROUTED ? "" : " (", why == W_ROUTED ? "" : di_why_name[why],
-                why == W_ROUTED ? "" : ")", sec * 1e6);
+    if (di.thread_multiple) pthread_mutex_lock(&di_lock);
+    di.count[k][why]++;
+    if ((st = di_stats_of(comm))) {
+        st->n[k][c][why]++;
+        st->sec[k][c][why != W_ROUTED] += sec;
+        if (di.verbose >= 2)
+            fprintf(di_out(), "coll-mpi[%d]: call %d %s %lld B: %s%s%s%s %.1f us\n", di_wrank(), st->id, di_name[k],
+                    di_cur.bytes < 0 ? 0 : di_cur.bytes, why == W_ROUTED ? "routed" : "to MPI",
+                    why == W_ROUTED ? "" : " (", why == W_ROUTED ? "" : di_why_name[why],
+                    why == W_ROUTED ? "" : ")", sec * 1e6);
+    }
+    if (di.thread_multiple) pthread_mutex_unlock(&di_lock);
 }
 
 static long long di_env_size(const char *name, long long dflt)
@@ -1628,18 +1634,21 @@ DI_WRAP(DI_REDUCE_SCATTER_BLOCK, comm, di_reduce_scatter(DI_REDUCE_SCATTER_BLOCK
    environment or a COLL_MPI_THRESHOLDS file may differ between ranks.
    One all-reduce at MPI_Init gives every rank the largest of the ranks'
    values (never above all): a call routes only where every rank's table
-   would route it. */
+   would route it. It also tells every rank whether any reports, so that
+   all join the report's sum at MPI_Finalize, or none. */
 static void di_agree_thresholds(void)
 {
-    long long v[DI_KINDS][9], all[DI_KINDS][9];
+    long long v[DI_KINDS * 9 + 1], all[DI_KINDS * 9 + 1];
     int k, p, differ = 0;
     for (k = 0; k < DI_KINDS; k++)
-        for (p = 0; p < 9; p++) v[k][p] = di.min[k][p] < 0 ? LLONG_MAX : di.min[k][p];
-    if (PMPI_Allreduce(v, all, DI_KINDS * 9, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
+        for (p = 0; p < 9; p++) v[k * 9 + p] = di.min[k][p] < 0 ? LLONG_MAX : di.min[k][p];
+    v[DI_KINDS * 9] = di.verbose;   /* and whether any rank reports          */
+    if (PMPI_Allreduce(v, all, DI_KINDS * 9 + 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
+    di_summary = all[DI_KINDS * 9] > 0;
     for (k = 0; k < DI_KINDS; k++)
         for (p = 0; p < 9; p++) {
-            differ |= all[k][p] != v[k][p];
-            di.min[k][p] = all[k][p] == LLONG_MAX ? DI_NEVER : all[k][p];
+            differ |= all[k * 9 + p] != v[k * 9 + p];
+            di.min[k][p] = all[k * 9 + p] == LLONG_MAX ? DI_NEVER : all[k * 9 + p];
         }
     if (differ && di.verbose)
         fprintf(di_out(), "coll-mpi[%d]: this rank's thresholds differ from another's: the largest of them apply\n",
@@ -1695,7 +1704,8 @@ DI_EXPORT int MPI_Op_free(MPI_Op *op)
    summary of every rank: "coll-mpi: routed R of N calls (P ranks; ...)". */
 static void di_report_comm(FILE *f, int rank, const di_stats *st)
 {
-    int k, c, w;
+    char line[1024];
+    int k, c, w, at;
     fprintf(f, "coll-mpi[%d]: communicator %d: %s, %d ranks%s\n", rank, st->id, st->name, st->p,
             st->freed ? " (freed)" : "");
     fprintf(f, "coll-mpi[%d]: %4s %-25s %-9s %7s %7s %7s %10s %10s  %s\n", rank, "comm", "collective", "size",
@@ -1705,19 +1715,21 @@ static void di_report_comm(FILE *f, int rank, const di_stats *st)
             long long n = 0;
             for (w = 0; w < DI_WHYS; w++) n += st->n[k][c][w];
             if (!n) continue;
-            fprintf(f, "coll-mpi[%d]: %4d %-25s %-9s %7lld %7lld %7lld %10.3f %10.3f ", rank, st->id, di_name[k],
-                    di_class_name[c], n, st->n[k][c][W_ROUTED], n - st->n[k][c][W_ROUTED],
-                    st->sec[k][c][0] * 1e3, st->sec[k][c][1] * 1e3);
+            /* one write a line: the launcher may interleave other ranks' */
+            at = snprintf(line, sizeof line, "coll-mpi[%d]: %4d %-25s %-9s %7lld %7lld %7lld %10.3f %10.3f ",
+                          rank, st->id, di_name[k], di_class_name[c], n, st->n[k][c][W_ROUTED],
+                          n - st->n[k][c][W_ROUTED], st->sec[k][c][0] * 1e3, st->sec[k][c][1] * 1e3);
             for (w = 1; w < DI_WHYS; w++)
-                if (st->n[k][c][w]) fprintf(f, " %s %lld;", di_why_name[w], st->n[k][c][w]);
-            fprintf(f, "\n");
+                if (st->n[k][c][w] && at > 0 && (size_t)at < sizeof line)
+                    at += snprintf(line + at, sizeof line - (size_t)at, " %s %lld;", di_why_name[w], st->n[k][c][w]);
+            fprintf(f, "%s\n", line);
         }
 }
 
-static void di_report(void)
+static void di_report_rank(void)
 {
-    long long sum[DI_KINDS][DI_WHYS], routed = 0, calls = 0, mine_r = 0, mine_n = 0;
-    int rank = di_wrank(), p = 1, k, w, i;
+    long long mine_r = 0, mine_n = 0;
+    int rank = di_wrank(), k, w, i;
     FILE *f = di_out();
     di_stats *st;
     for (k = 0; k < DI_KINDS; k++)
@@ -1726,21 +1738,36 @@ static void di_report(void)
         for (st = di_stats_list; st; st = st->next)
             if (st->id == i) di_report_comm(f, rank, st);
     fprintf(f, "coll-mpi[%d]: this rank: routed %lld of %lld calls\n", rank, mine_r, mine_n);
+    fflush(f);
+}
+
+/* Collective over MPI_COMM_WORLD: every rank joins where any reports. */
+static void di_report_sum(void)
+{
+    long long sum[DI_KINDS][DI_WHYS], routed = 0, calls = 0;
+    int rank = di_wrank(), p = 1, k, w;
     PMPI_Comm_size(MPI_COMM_WORLD, &p);
     PMPI_Reduce(di.count, sum, DI_KINDS * DI_WHYS, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
+    if (rank == 0 && di.verbose) {
+        FILE *f = di_out();
         for (k = 0; k < DI_KINDS; k++)
             for (w = 0; w < DI_WHYS; w++) { calls += sum[k][w]; if (w == W_ROUTED) routed += sum[k][w]; }
         fprintf(f, "coll-mpi: routed %lld of %lld calls (%d ranks; %s%s)\n", routed, calls, p,
                 di.on ? "routing on" : "routing off", di.verify ? ", verified" : "");
+        fflush(f);
     }
-    fflush(f);
+}
+
+static void di_report(void)
+{
+    if (di.verbose) di_report_rank();
+    if (di_summary) di_report_sum();
 }
 
 DI_EXPORT int MPI_Finalize(void)
 {
     di_settings();
-    if (di.verbose) di_report();
+    di_report();
     while (di_list) {               /* the delete callback unlinks each       */
         di_comm *d = di_list;
         if (PMPI_Comm_delete_attr(d->comm, di.key) != MPI_SUCCESS) di_free(d);
