@@ -11,7 +11,8 @@
 #                      every rank
 #   make test-torch-run  the launcher: jobs of 2 and 3 ranks, two "nodes",
 #                      a failing rank, SIGTERM and SIGINT to the launcher
-#   make bench-torch   dist.all_reduce, coll against gloo, 2 and 4 processes
+#   make bench-torch   dist.all_reduce, coll against gloo, 2 and 4 processes;
+#                      then bench-torch-ddp: DDP steps of wide models, 2 ranks
 #
 # Debian's torch: python3-torch (1.13) for /usr/bin/python3, its C++ headers
 # from libtorch-dev, pybind11-dev. Plain g++, no setuptools.
@@ -45,7 +46,7 @@ $(TORCH_PKG)/%.py: torch/python/coll_torch/%.py
 	@mkdir -p $(@D)
 	cp $< $@
 
-.PHONY: torch test-torch test-torch-quick test-torch-run bench-torch
+.PHONY: torch test-torch test-torch-quick test-torch-run bench-torch bench-torch-ddp
 ## torch: [run] the torch.distributed backend and its launcher, the package build/python/coll_torch (backend="coll")
 torch: $(TORCH_MOD) $(TORCH_PYOUT)
 
@@ -71,8 +72,13 @@ test-torch-run:
 	@$(TORCH_OR_SKIP); $(MAKE) --no-print-directory torch && \
 	    PYTHONPATH=$(B)/python timeout 240 $(TORCH_PY) torch/test_torch_run.py
 
-## bench-torch: dist.all_reduce float32 sum, coll against gloo, 2 and 4 processes, medians
+## bench-torch: dist.all_reduce float32 sum, coll against gloo, 2 and 4 processes, then bench-torch-ddp; medians
 bench-torch: torch
 	@PYTHONPATH=$(B)/python $(TORCH_PY) torch/bench_torch.py
+	@PYTHONPATH=$(B)/python $(TORCH_PY) torch/bench_torch_ddp.py
+
+## bench-torch-ddp: DDP steps of wide, cheap models (Linear 2048x2048 x2, EmbeddingBag 100000x64), coll against gloo, 2 ranks
+bench-torch-ddp: torch
+	@PYTHONPATH=$(B)/python $(TORCH_PY) torch/bench_torch_ddp.py
 
 TEST_TARGETS += test-torch test-torch-run

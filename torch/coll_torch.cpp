@@ -178,7 +178,7 @@ static coll_dtype reduce_dtype(const at::Tensor &t, const char *op)
     coll_dtype d;
     if (!dtype_of(t.scalar_type(), &d))
         throw Refusal(std::string("coll: ") + op + ": dtype " + dtype_name(t.scalar_type()) +
-                      " cannot be reduced (float32/64, float16, bfloat16, int8, uint8, int32, int64 and bool can)");
+                      " cannot be reduced (float32/64, float16, bfloat16, int8, uint8, int16, int32, int64 and bool can)");
     return d;
 }
 
@@ -190,11 +190,58 @@ struct Elems {
     size_t count, size;
 };
 
+// int16, which coll has no dtype for, reduces through coll's user
+// operator: elements of 2 bytes, the function chosen by the torch op (set
+// on the communicator right before the call, once the ranks agree on the
+// op: ProcessGroupColl::agree_dtype). Sums and products wrap, as torch's.
+template <class F>
+static void i16_each(void *out, const void *a, const void *b, size_t n, F f)
+{
+    unsigned char *o = (unsigned char *)out;
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+    for (size_t i = 0; i < n; i++) {
+        int16_t u, v, w;
+        std::memcpy(&u, x + 2 * i, 2);   // the runs need not be 2-byte aligned
+        std::memcpy(&v, y + 2 * i, 2);
+        w = (int16_t)(uint16_t)f((int)u, (int)v);
+        std::memcpy(o + 2 * i, &w, 2);
+    }
+}
+static void i16_sum(void *o, const void *a, const void *b, size_t n, void *) { i16_each(o, a, b, n, [](int u, int v) { return u + v; }); }
+static void i16_prod(void *o, const void *a, const void *b, size_t n, void *) { i16_each(o, a, b, n, [](int u, int v) { return u * v; }); }
+static void i16_min(void *o, const void *a, const void *b, size_t n, void *) { i16_each(o, a, b, n, [](int u, int v) { return u < v ? u : v; }); }
+static void i16_max(void *o, const void *a, const void *b, size_t n, void *) { i16_each(o, a, b, n, [](int u, int v) { return u > v ? u : v; }); }
+static void i16_band(void *o, const void *a, const void *b, size_t n, void *) { i16_each(o, a, b, n, [](int u, int v) { return u & v; }); }
+static void i16_bor(void *o, const void *a, const void *b, size_t n, void *) { i16_each(o, a, b, n, [](int u, int v) { return u | v; }); }
+static void i16_bxor(void *o, const void *a, const void *b, size_t n, void *) { i16_each(o, a, b, n, [](int u, int v) { return u ^ v; }); }
+
+static coll_reduce_fn i16_fn(int op)
+{
+    switch (op) {
+    case c10d::ReduceOp::SUM: return i16_sum;
+    case c10d::ReduceOp::PRODUCT: return i16_prod;
+    case c10d::ReduceOp::MIN: return i16_min;
+    case c10d::ReduceOp::MAX: return i16_max;
+    case c10d::ReduceOp::BAND: return i16_band;
+    case c10d::ReduceOp::BOR: return i16_bor;
+    case c10d::ReduceOp::BXOR: return i16_bxor;
+    default: return nullptr;
+    }
+}
+
 // For a reduction: coll's dtype and operator, or a refusal naming the torch
 // ones. bool is reduced as uint8 0/1, as gloo reduces it (C++ bool
-// arithmetic): SUM and MAX are OR, PRODUCT and MIN are AND.
+// arithmetic): SUM and MAX are OR, PRODUCT and MIN are AND. int16 through
+// coll's user operator (i16_fn).
 static coll_dtype reduce_args(const at::Tensor &t, const c10d::ReduceOp &o, coll_op *op, const char *what)
 {
+    if (t.scalar_type() == at::kShort) {
+        if (!i16_fn(o.op_))
+            throw Refusal(std::string("coll: ") + what + ": int16 tensors reduce with SUM, PRODUCT, MIN, MAX, BAND, "
+                          "BOR, BXOR, not with op " + std::to_string((int)o.op_) + " (AVG?)");
+        *op = COLL_USER_OP;
+        return COLL_USER_TYPE;
+    }
     if (t.scalar_type() == at::kBool) {
         switch (o.op_) {
         case c10d::ReduceOp::SUM: case c10d::ReduceOp::MAX: case c10d::ReduceOp::BOR: *op = COLL_MAX; break;
@@ -821,7 +868,8 @@ private:
     // COLL_UINT32, which no tensor's call uses, so a rank calling with a
     // dtype coll has meets this one's all-gather in the call check and both
     // raise COLL_ERR_MISMATCH; ranks that both agree first compare here.
-    // One small call more, for those dtypes only.
+    // One small call more, for those dtypes only. An int16 reduction then
+    // sets the communicator's user operator to the agreed op's function.
     void agree_dtype(const at::Tensor &t, int op, const char *what)
     {
         coll_dtype d;
@@ -844,6 +892,13 @@ private:
                 throw Error(std::string("coll: ") + what + ": the ranks' reduce ops differ: " + std::to_string((int)mine[2]) +
                             " on this rank (" + std::to_string(rank_) + "), " + std::to_string((int)v[2]) + " on rank " +
                             std::to_string(r));
+        }
+        if (t.scalar_type() == at::kShort && op >= 0) {
+            coll_user_op u{};
+            u.fn = i16_fn(op);
+            u.elem_size = 2;
+            u.commutative = 1;
+            check(coll_set_user_op(comm(), &u), what);
         }
     }
 
@@ -1009,6 +1064,37 @@ private:
         return rc ? rc : port_.wait(port_.ctx, h, 1);
     }
 
+    // A receive's header: polled, not waited for, so that sends Python
+    // issues while it waits (irecv, then isend) are posted meanwhile
+    // (post_sends_behind) - its sender may be waiting for exactly those.
+    // Yields first, then naps of up to 200 us; at the operation's timeout
+    // one last wait with a 1 ms deadline gives the port's own verdict.
+    int wait_header(int peer, void *buf, size_t bytes)
+    {
+        int h, rc = post(0, peer, buf, bytes, &h);
+        if (rc) return rc;
+        auto t0 = std::chrono::steady_clock::now();
+        for (unsigned spin = 0;; spin++) {
+            rc = port_.wait(port_.ctx, h, 0);
+            if (rc != COLL_AGAIN) return rc;
+            post_sends_behind();
+            if (!sends_.empty()) poll_sends();
+            if (spin < 64) {
+                sched_yield();
+                continue;
+            }
+            auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+            if (cur_timeout_ && (unsigned long long)ms.count() >= cur_timeout_) {
+                unsigned keep = cur_timeout_;
+                set_timeout(1);
+                rc = port_.wait(port_.ctx, h, 1);
+                set_timeout(keep);
+                return rc;
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(spin < 256 ? 20 : 200));
+        }
+    }
+
     // A receive: the header first, then (if it agrees) the payload. A
     // header of another size leaves the link unreadable: the group is
     // aborted, so the sender fails too instead of waiting.
@@ -1016,7 +1102,7 @@ private:
     {
         uint32_t h[6];
         uint64_t bytes;
-        check(wait_one(0, src, h, sizeof h), "recv");
+        check(wait_header(src, h, sizeof h), "recv");
         std::memcpy(&bytes, &h[4], 8);
         std::string from = "coll: recv from rank " + std::to_string(src) + ": ";
         if (h[0] != P2P_MAGIC) {
@@ -1080,6 +1166,7 @@ private:
 
     void set_timeout(unsigned ms)
     {
+        cur_timeout_ = ms;
         if (shm_) shm_->timeout_ms = ms;
         if (tcp_) coll_tcp_set_timeout(tcp_.get(), ms);
     }
@@ -1199,6 +1286,7 @@ private:
 
     std::chrono::milliseconds timeout_;
     unsigned default_timeout_ = 0;
+    unsigned cur_timeout_ = 0;          // the running operation's, ms (0: none)
     std::string port_name_;
     std::unique_ptr<coll_shm> shm_;
     std::unique_ptr<coll_tcp> tcp_;
