@@ -65,12 +65,13 @@
      COLL_HIER_WORLD   the flat call over the world itself
    Flat roads are taken where the phases would not give the flat answer or
    gain nothing: one host or one rank per host; hosts of different sizes
-   (all-reduce and all-gather over byhost, reduce-scatter and all-to-all
-   over the world; broadcast, reduce, gather and scatter keep the phases
+   (all-reduce, reduce-scatter and all-gather over byhost, all-to-all over
+   the world; broadcast, reduce, gather and scatter keep the phases
    while the root's local index is on every host); avg over integers, and
    over floats on hosts of different sizes (two divisions would not give
-   one's result: all-reduce over byhost, reduce and reduce-scatter over the
-   world); a user operator that is not commutative, or whose commutativity
+   one's result: all-reduce over byhost, reduce-scatter over the world on
+   hosts of one size and over byhost otherwise, reduce over the world); a
+   user operator that is not commutative, or whose commutativity
    coll_hier_set_user_op was not told (the world); a call whose staging
    exceeds the work buffer (coll_hier_work_bytes says how much it needs);
    an argument the phases cannot read (a bad dtype or root, a count that
@@ -91,7 +92,8 @@
    subs take turns (coll_waitall's rule), so no two calls ever hold it at
    once, and no call leaves anything in it for the next. work stages blocks that a phase needs in another order
    (a block: count elements): reduce-scatter p + H blocks (H where ranks
-   are interleaved: world order is then local-major already), all-to-all
+   are interleaved: world order is then local-major already; on hosts of
+   different sizes p, none where ranks are host-major), all-to-all
    p, gather L (the largest host's), scatter L (p where ranks are not
    host-major: the root reorders src), reduce count elements at a non-root
    that passes no dst; the other calls none. Used as given, unaligned too.
@@ -451,7 +453,9 @@ static size_t coll__hier_need(const coll_hier *h, coll_kind k, size_t n, size_t 
     size_t blk = n * es, p = (size_t)h->p, H = (size_t)h->nhosts, L = (size_t)h->lmax;
     if (blk && (p > ((size_t)-1) / 2 / blk)) return (size_t)-1;
     switch (k) {
-    case COLL_REDUCE_SCATTER: return (h->tident ? 0 : p * blk) + H * blk;
+    case COLL_REDUCE_SCATTER:                   /* uneven hosts: over byhost */
+        if (!h->even) return h->bident ? 0 : p * blk;
+        return (h->tident ? 0 : p * blk) + H * blk;
     case COLL_ALLTOALL:       return p * blk;
     case COLL_GATHER:         return L * blk;
     case COLL_SCATTER:        return h->bident ? L * blk : p * blk;
@@ -514,7 +518,9 @@ COLL_API int coll_hier_allreduce(coll_hier *h, const void *src, void *dst, size_
    lie together), staged in work unless the ranks are interleaved (rank %
    H), where that order is world order. Inside: local rank j gets the
    host's sum of its H blocks (work); across: my block of them.
-   (L-1)(a_i + H n b_i) + (H-1)(a_o + n b_o), n a block. */
+   (L-1)(a_i + H n b_i) + (H-1)(a_o + n b_o), n a block. Hosts of
+   different sizes: one flat reduce-scatter over byhost, its input put in
+   host order (work: p blocks) unless it is already. */
 COLL_API int coll_hier_reduce_scatter(coll_hier *h, const void *src, void *dst, size_t count,
                                       coll_dtype dtype, coll_op op)
 {
@@ -524,13 +530,22 @@ COLL_API int coll_hier_reduce_scatter(coll_hier *h, const void *src, void *dst, 
     int rc;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     es = coll__hier_esn(h, dtype, count);
-    if (!coll__hier_two_levels(h) || !es || !h->even || !coll__hier_reduces(h, dtype, op) ||
-        coll__hier_need(h, COLL_REDUCE_SCATTER, count, es) > h->work_bytes) {
+    if (!coll__hier_two_levels(h) || !es || !coll__hier_commutes(h, op) ||
+        coll__hier_need(h, COLL_REDUCE_SCATTER, count, es) > h->work_bytes ||
+        (h->even && !coll__hier_reduces(h, dtype, op))) {
         h->road = COLL_HIER_WORLD;
         return coll_reduce_scatter(h->world, src, dst, count, dtype, op, COLL_ALGO_AUTO);
     }
-    h->road = COLL_HIER_PHASES;
     blk = count * es; H = (size_t)h->nhosts;
+    if (!h->even) {                       /* one flat call over byhost */
+        h->road = COLL_HIER_BYHOST;
+        if (h->bident) return coll_reduce_scatter(&h->byhost, src, dst, count, dtype, op, COLL_ALGO_AUTO);
+        rc = COLL_OK;
+        if (in) coll__hier_scatter_copy(h->work, in, blk, h->bpos, h->p);
+        else if (blk) { rc = COLL_ERR_INVAL; h->why = "reduce_scatter: src NULL"; }
+        return coll__hier_run(rc, &h->byhost, COLL_REDUCE_SCATTER, h->work, dst, count, 0, dtype, op, 0);
+    }
+    h->road = COLL_HIER_PHASES;
     part = h->work;
     rc = COLL_OK;
     if (!h->tident) {                     /* the input in local-major order */

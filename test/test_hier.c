@@ -222,8 +222,9 @@ static int road_expected(const tcase *c)
     case COLL_ALLREDUCE: return !M.even || intavg ? COLL_HIER_BYHOST : COLL_HIER_PHASES;
     case COLL_ALLGATHER: return M.even ? COLL_HIER_PHASES : COLL_HIER_BYHOST;
     case COLL_REDUCE_SCATTER:
+        if (!M.even) return (M.bident ? 0 : p * blk) > work ? COLL_HIER_WORLD : COLL_HIER_BYHOST;
         need = (M.tident ? 0 : p * blk) + (size_t)M.H * blk;
-        return !M.even || intavg || need > work ? COLL_HIER_WORLD : COLL_HIER_PHASES;
+        return intavg || need > work ? COLL_HIER_WORLD : COLL_HIER_PHASES;
     case COLL_ALLTOALL:
         return !M.even || p * blk > work ? COLL_HIER_WORLD : COLL_HIER_PHASES;
     case COLL_BROADCAST: return rooted ? COLL_HIER_PHASES : COLL_HIER_WORLD;
@@ -587,8 +588,7 @@ static void threshold(int r, coll_comm *world)
             prepare(&c, r, inb[r], outb[r]);
             rc = hier_call(&hier_of[r], &c, r, inb[r], outb[r]);
             COLL_CHECK_MSG(rc == COLL_OK, "%s %s threshold rank %d: rc %d", C.name, kname(c.kind), r, rc);
-            COLL_CHECK_MSG(coll_hier_road(&hier_of[r]) == (less || road_expected(&c) != COLL_HIER_PHASES ?
-                                                         COLL_HIER_WORLD : COLL_HIER_PHASES),
+            COLL_CHECK_MSG(coll_hier_road(&hier_of[r]) == (less ? COLL_HIER_WORLD : road_expected(&c)),
                            "%s %s with %zu of %zu work bytes, rank %d: road %d", C.name, kname(c.kind),
                            need - (size_t)less, need, r, coll_hier_road(&hier_of[r]));
             if (rc == COLL_OK) verify(&c, r, outb[r], "threshold");
