@@ -30,16 +30,23 @@ bad() { fail=$((fail + 1)); echo "  FAILED: $*"; }
 
 # launch IMPL NP LOG VAR=VAL... -- PROGRAM ARGS: under mpirun with the
 # library preloaded and the variables given to every rank; the exit status.
-# Output and errors both to LOG, or errors to $ERR where that is set; the
-# run is killed after $LIMIT seconds (300).
+# Output and errors both to LOG; the run is killed after $LIMIT seconds
+# (300). A run with COLL_MPI_VERBOSE writes its report to LOG.rep.RANK
+# (COLL_MPI_LOG): every rank writes a table, and the launcher interleaves
+# the ranks' streams in one file, even inside a line.
 launch() {
-    local impl=$1 np=$2 log=$3 env=() args=()
+    local impl=$1 np=$2 log=$3 env=() args=() verbose=0
     shift 3
     while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        case $1 in COLL_MPI_VERBOSE=*) [ $verbose = 2 ] || verbose=1 ;; COLL_MPI_LOG=*) verbose=2 ;; esac
         if [ "$impl" = ompi ]; then env+=(-x "$1"); else env+=(-genv "${1%%=*}" "${1#*=}"); fi
         shift
     done
     shift
+    rm -f "$log".rep.*
+    if [ $verbose = 1 ]; then
+        if [ "$impl" = ompi ]; then env+=(-x COLL_MPI_LOG="$log.rep.%r"); else env+=(-genv COLL_MPI_LOG "$log.rep.%r"); fi
+    fi
     if [ -z "${ERR:-}" ]; then launch_run "$impl" "$np" "${env[@]}" -- "$@" >"$log" 2>&1
     else launch_run "$impl" "$np" "${env[@]}" -- "$@" >"$log" 2>"$ERR"; fi
 }
@@ -55,9 +62,11 @@ launch_run() {    # IMPL NP ENV-ARGS... -- PROGRAM ARGS: mpirun itself
     fi
 }
 
-# routed_of LOG K: from the drop-in's report in LOG, the calls it routed
-# (K=1) or all its calls (K=2)
-routed_of() { sed -nE "s/^coll-mpi: routed ([0-9]+) of ([0-9]+) calls.*/\\$2/p" "$1"; }
+# routed_of LOG K: from the drop-in's report of the run that wrote LOG (its
+# rank 0's, LOG.rep.0), the calls it routed (K=1) or all its calls (K=2)
+routed_of() { sed -nE "s/^coll-mpi: routed ([0-9]+) of ([0-9]+) calls.*/\\$2/p" "$1.rep.0" 2>/dev/null; }
+# report LOG: every rank's report of that run
+report() { cat "$1".rep.* 2>/dev/null; }
 
 # suite IMPL NP MODE WHAT VAR=VAL...: the test program; its checks, its
 # exit status, and what the drop-in's report says it routed
@@ -157,7 +166,7 @@ echo "a rank that never joins the shared memory (a test hook): every rank falls 
 for impl in ompi mpich; do
     agree "$impl" 3 mixed 0 COLL_MPI_TEST_NOJOIN=1 COLL_MPI_JOIN_MS=500 COLL_MPI_VERBOSE=1
     log=$LOGS/$impl-np3-agree-mixed-v0.log r=$(routed_of "$LOGS/$impl-np3-agree-mixed-v0.log" 1)
-    if grep -q 'no transport' "$log" && [ "$r" = 0 ]; then ok
+    if report "$log" | grep -q 'no transport' && [ "$r" = 0 ]; then ok
     else bad "$impl: no join: routed '$r', or no 'no transport' in the report (log $log)"; fi
 done
 
@@ -185,34 +194,43 @@ table_check() {
         if (length(want) == 0) { print "no expect lines"; bad++ }
     }' "$1" "$2"
 }
+# each rank's stdout and stderr to files of its own (BASE.out.RANK,
+# BASE.err.RANK): the launcher would interleave the ranks' lines
+PER_RANK='d=$1; shift; r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}; exec "$0" "$@" >"$d.out.$r" 2>"$d.err.$r"'
 for impl in ompi mpich; do
     np=3 base=$LOGS/$impl-count
-    ERR=$base-v0.err launch "$impl" $np "$base-v0.out" -- "$B/mpi/test_agree.$impl" count
+    rm -f "$base"-*.out.* "$base"-*.err.* "$base".log.*
+    launch "$impl" $np "$base-v0.log" -- sh -c "$PER_RANK" "$B/mpi/test_agree.$impl" "$base-v0" count
     rc0=$?
-    ERR=$base-v1.err launch "$impl" $np "$base-v1.out" COLL_MPI_VERBOSE=1 COLL_MPI_MIN_ALLREDUCE=1024 -- "$B/mpi/test_agree.$impl" count
+    launch "$impl" $np "$base-v1.log" COLL_MPI_VERBOSE=1 COLL_MPI_LOG= COLL_MPI_MIN_ALLREDUCE=1024 -- \
+        sh -c "$PER_RANK" "$B/mpi/test_agree.$impl" "$base-v1" count
     rc1=$?
-    ERR=$base-v2.err launch "$impl" $np "$base-v2.out" COLL_MPI_VERBOSE=2 COLL_MPI_MIN=0 -- "$B/mpi/test_agree.$impl" count
+    launch "$impl" $np "$base-v2.log" COLL_MPI_VERBOSE=2 COLL_MPI_LOG= COLL_MPI_MIN=0 -- \
+        sh -c "$PER_RANK" "$B/mpi/test_agree.$impl" "$base-v2" count
     rc2=$?
-    rm -f "$base".log.*
-    ERR=$base-log.err launch "$impl" $np "$base-log.out" COLL_MPI_LOG="$base.log.%r" COLL_MPI_MIN=0 -- "$B/mpi/test_agree.$impl" count
+    launch "$impl" $np "$base-log.log" COLL_MPI_LOG="$base.log.%r" COLL_MPI_MIN=0 -- \
+        sh -c "$PER_RANK" "$B/mpi/test_agree.$impl" "$base-log" count
     rc3=$?
     if [ $rc0$rc1$rc2$rc3 = 0000 ]; then ok; else bad "$impl count: exit $rc0 $rc1 $rc2 $rc3 (logs $base-*)"; fi
-    for v in v1 v2 log; do          # stdout as without the report (rank lines in any order)
-        if [ "$(sort "$base-v0.out")" = "$(sort "$base-$v.out")" ] && ! grep -q coll-mpi "$base-$v.out"; then ok
-        else bad "$impl count: stdout with $v differs from without (logs $base-v0.out, $base-$v.out)"; fi
+    for v in v1 v2 log; do          # every rank's stdout as without the report
+        same=1
+        for ((r = 0; r < np; r++)); do cmp -s "$base-v0.out.$r" "$base-$v.out.$r" || same=0; done
+        if [ $same = 1 ] && [ -s "$base-v0.out.0" ]; then ok
+        else bad "$impl count: stdout with $v differs from without (logs $base-v0.out.*, $base-$v.out.*)"; fi
     done
-    if ! grep -q coll-mpi "$base-v0.err" "$base-log.err"; then ok; else bad "$impl count: a report where none belongs"; fi
+    if ! cat "$base-v0.err".* "$base-log.err".* | grep -q coll-mpi; then ok; else bad "$impl count: a report on stderr where none belongs"; fi
     for v in v1 v2; do
-        out=$(table_check "$base-$v.out" "$base-$v.err")
+        out=$(table_check <(cat "$base-$v.out".*) <(cat "$base-$v.err".*))
         if [ -z "$out" ]; then ok; else bad "$impl count $v: $out"; fi
     done
-    out=$(table_check "$base-log.out" <(cat "$base".log.* 2>/dev/null))
+    out=$(table_check <(cat "$base-log.out".*) <(cat "$base".log.* 2>/dev/null))
     files=$(ls "$base".log.* 2>/dev/null | wc -l)
     if [ -z "$out" ] && [ "$files" -eq $np ] && grep -q '^coll-mpi: routed [0-9]* of [0-9]* calls' "$base.log.0"; then ok
     else bad "$impl count log: $files files; $out"; fi
-    if grep -qE ' MPI_Allreduce +1B-1KiB .* below threshold [0-9]+;' "$base-v1.err" && grep -qE ' MPI_Allreduce .* op 3;' "$base-v2.err"; then ok
+    if cat "$base-v1.err".* | grep -qE ' MPI_Allreduce +1B-1KiB .* below threshold [0-9]+;' &&
+       cat "$base-v2.err".* | grep -qE ' MPI_Allreduce .* op 3;'; then ok
     else bad "$impl count: the reasons (below threshold, op) not in the table"; fi
-    echo "  $impl np=$np: stdout unchanged by COLL_MPI_VERBOSE=1, 2 and COLL_MPI_LOG; tables add up ($(grep -c 'this rank' "$base-v1.err") ranks, $files log files)"
+    echo "  $impl np=$np: stdout unchanged by COLL_MPI_VERBOSE=1, 2 and COLL_MPI_LOG; tables add up ($(cat "$base-v1.err".* | grep -c 'this rank') ranks, $files log files)"
 done
 
 echo "COLL_MPI_THRESHOLDS: a thresholds file in place of the compiled table"
@@ -254,7 +272,7 @@ for impl in ompi mpich; do
         "$B/mpi/test_agree.$impl" "$TH" count
     rc=$?
     r=$(routed_of "$base-rank0.log" 1)
-    if [ "$rc" -eq 0 ] && grep -q "thresholds differ from another's" "$base-rank0.log" && [ -n "$r" ] && [ "$r" -le "${r0:-0}" ]; then ok
+    if [ "$rc" -eq 0 ] && report "$base-rank0.log" | grep -q "thresholds differ from another's" && [ -n "$r" ] && [ "$r" -le "${r0:-0}" ]; then ok
         echo "  $impl: the file on rank 0 only: agreed at MPI_Init, routed $r (the compiled table alone: $r0)"
     else bad "$impl thresholds on rank 0 only: exit $rc, routed '$r', compiled '$r0' (log $base-rank0.log)"; fi
 done
@@ -278,7 +296,7 @@ for impl in ompi mpich; do
         launch "$impl" 4 "$log" "$@" -- "$B/mpi/seed_mindspore_mpi.$impl"
         rc=$?
         res=$(grep -E '^ ?\[' "$log")
-        r=$(sed -nE 's/^coll-mpi: routed ([0-9]+) of ([0-9]+) calls.*/\1 of \2/p' "$log")
+        r="$(routed_of "$log" 1) of $(routed_of "$log" 2)"
         if [ "$rc" -eq 0 ] && [ "$res" = "$EXPECT" ]; then ok; echo "  $impl $how: the seed's output; coll routed ${r:-?} calls"
         else bad "$impl seed $how: exit $rc or output (log $log)"; fi
         if [ $how = forced ]; then
@@ -290,14 +308,14 @@ echo "linked before the MPI library instead of preloaded"
 for impl in ompi mpich; do
     log=$LOGS/$impl-seed-linked.log
     if [ $impl = ompi ]; then
-        timeout 300 $OMPI_RUN -np 4 -x COLL_MPI_MIN=0 -x COLL_MPI_VERIFY=1 -x COLL_MPI_VERBOSE=1 \
+        timeout 300 $OMPI_RUN -np 4 -x COLL_MPI_MIN=0 -x COLL_MPI_VERIFY=1 -x COLL_MPI_VERBOSE=1 -x COLL_MPI_LOG="$log.rep.%r" \
             "$B/mpi/seed_mindspore_linked.$impl" >"$log" 2>&1
     else
-        timeout 300 $MPICH_RUN -np 4 -genv COLL_MPI_MIN 0 -genv COLL_MPI_VERIFY 1 -genv COLL_MPI_VERBOSE 1 \
+        timeout 300 $MPICH_RUN -np 4 -genv COLL_MPI_MIN 0 -genv COLL_MPI_VERIFY 1 -genv COLL_MPI_VERBOSE 1 -genv COLL_MPI_LOG "$log.rep.%r" \
             "$B/mpi/seed_mindspore_linked.$impl" >"$log" 2>&1
     fi
     rc=$?
-    r=$(sed -nE 's/^coll-mpi: routed ([0-9]+) of ([0-9]+) calls.*/\1 of \2/p' "$log")
+    r="$(routed_of "$log" 1) of $(routed_of "$log" 2)"
     if [ "$rc" -eq 0 ] && [ "$(grep -E '^ ?\[' "$log")" = "$EXPECT" ] && [ "$r" = "20 of 20" ]; then
         ok; echo "  $impl linked: the seed's output; coll routed $r calls"
     else bad "$impl seed linked: exit $rc, routed '$r' (log $log)"; fi
