@@ -491,6 +491,7 @@ COLL_API int coll_hier_allreduce(coll_hier *h, const void *src, void *dst, size_
     unsigned char *d = (unsigned char *)dst;
     int j, rc;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    h->why = "";
     es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es || !coll__hier_commutes(h, op)) {
         h->road = COLL_HIER_WORLD;
@@ -529,6 +530,7 @@ COLL_API int coll_hier_reduce_scatter(coll_hier *h, const void *src, void *dst, 
     unsigned char *part;
     int rc;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    h->why = "";
     es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es || !coll__hier_commutes(h, op) ||
         coll__hier_need(h, COLL_REDUCE_SCATTER, count, es) > h->work_bytes ||
@@ -571,6 +573,7 @@ COLL_API int coll_hier_allgather(coll_hier *h, const void *src, void *dst, size_
     unsigned char *d = (unsigned char *)dst, *mine;
     int rc, inplace;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    h->why = "";
     es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es) {
         h->road = COLL_HIER_WORLD;
@@ -614,6 +617,7 @@ COLL_API int coll_hier_broadcast(coll_hier *h, void *buf, size_t count, coll_dty
 {
     int rc = COLL_OK;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    h->why = "";
     if (!coll__hier_two_levels(h) || !coll__hier_esn(h, dtype, count) || !coll__hier_rooted(h, root)) {
         h->road = COLL_HIER_WORLD;
         return coll_broadcast(h->world, buf, count, dtype, root, COLL_ALGO_AUTO);
@@ -635,6 +639,7 @@ COLL_API int coll_hier_reduce(coll_hier *h, const void *src, void *dst, size_t c
     void *part;
     int rc = COLL_OK, bridge;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    h->why = "";
     es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es || !coll__hier_reduces(h, dtype, op) || !coll__hier_rooted(h, root)) {
         h->road = COLL_HIER_WORLD;
@@ -664,6 +669,7 @@ COLL_API int coll_hier_gather(coll_hier *h, const void *src, void *dst, size_t c
     unsigned char *d = (unsigned char *)dst, *g = 0;
     int rc = COLL_OK, i, me_root;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    h->why = "";
     es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es || !coll__hier_rooted(h, root) ||
         coll__hier_need(h, COLL_GATHER, count, es) > h->work_bytes) {
@@ -701,6 +707,7 @@ COLL_API int coll_hier_scatter(coll_hier *h, const void *src, void *dst, size_t 
     unsigned char *g = 0;
     int rc = COLL_OK, i, me_root;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    h->why = "";
     es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es || !coll__hier_rooted(h, root) ||
         coll__hier_need(h, COLL_SCATTER, count, es) > h->work_bytes) {
@@ -735,6 +742,7 @@ COLL_API int coll_hier_alltoall(coll_hier *h, const void *src, void *dst, size_t
     unsigned char *d = (unsigned char *)dst, *w = h ? h->work : 0;
     int rc, j, k;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    h->why = "";
     es = coll__hier_esn(h, dtype, count);
     if (!coll__hier_two_levels(h) || !es || !h->even ||
         coll__hier_need(h, COLL_ALLTOALL, count, es) > h->work_bytes) {
@@ -775,6 +783,7 @@ COLL_API int coll_hier_barrier(coll_hier *h)
 {
     int rc;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    h->why = "";
     if (!coll__hier_two_levels(h)) {
         h->road = COLL_HIER_WORLD;
         return coll_barrier(h->world, COLL_ALGO_AUTO);
