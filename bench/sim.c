@@ -1,7 +1,7 @@
 /* sim.c - coll's schedules for up to thousands of ranks, in one thread,
            without moving a byte, under an α-β-γ clock
 
-       build/bench/sim -c allreduce -p 4,4096 -n 8,64M [-a all|ring,...]
+       build/bench/sim -c allreduce -p 4,4096 -n 8,64M [-a all|ring,...] [-steps]
                        [-alpha s] [-beta s_per_byte] [-gamma s_per_byte]
        build/bench/sim -t          self-test, ends with "sim: N passed, N failed"
 
@@ -23,14 +23,20 @@
    THE RUN. A rank runs until it needs a message that has not been sent;
    it then waits, and the sender wakes it when it posts to it. When no rank
    can run and some have not finished, the schedule deadlocks: an error.
-   Each step costs one coll_describe, so a 4096-rank ring all-reduce
-   (8190 steps per rank) is 33 M calls, a few seconds.
+   Each step is one call of the row's schedule function, on a plan made
+   once per rank (coll_sched: coll_describe without re-planning at every
+   step; the self-test checks the two agree), and each rank's inbox keeps a
+   queue per sender; a 4096-rank ring all-reduce (8190 steps per rank) is
+   33 M steps, under a second.
 
    WHAT IT PRINTS, per (collective, ranks, bytes, algorithm):
      sent_B     the most bytes any rank sends
      lb_B       the lower bound on that (allreduce 2(p-1)/p·n; reduce_scatter,
                 allgather, alltoall, reduce, scatter (p-1)/p·n; broadcast n;
                 gather n/p)
+     step_B     the most bytes one rank sends in one step (its largest
+                message); -steps adds a line per step: the bytes all ranks
+                send in it and the most one rank does
      rounds     the most steps in which any rank communicates
      depth      the longest chain of dependent steps (a step after a receive
                 comes after the sender's step); every collective here needs
@@ -62,7 +68,16 @@ typedef struct sim_msg {
     size_t bytes;
 } sim_msg;
 
-typedef struct sim_inbox { sim_msg *m; size_t head, len, cap; } sim_inbox;
+/* A rank's inbox: one FIFO per sender (a channel), so finding the oldest
+   message from one peer never walks past another peer's backlog (a
+   pipeline's sender runs thousands of chunks ahead of its receiver). */
+typedef struct sim_chan { int from; size_t head, len, cap; sim_msg *m; } sim_chan;
+typedef struct sim_inbox {
+    sim_chan *ch;
+    int n, cap, last;
+    int *slot, nslots;          /* sender -> 1 + its channel (open addressing;
+                                   a root hears from every rank) */
+} sim_inbox;
 
 typedef struct sim_rank {
     double t;
@@ -74,6 +89,10 @@ typedef struct sim_rank {
 
 typedef struct sim_result {
     unsigned long long sent_max;
+    unsigned long long step_max;  /* the most bytes one rank sends in one step */
+    unsigned long long *step_bytes, *step_top;   /* per step (sim_steps on):
+                                     all ranks' bytes, the most of one rank */
+    int nsteps, steps_cap;
     long rounds_max;
     int depth_max;
     double time;
@@ -94,37 +113,99 @@ static const char *sim_error_str(int e)
     }
 }
 
-static int sim_push(sim_inbox *b, sim_msg m)
+/* The channel from `from` (made if `make`), or NULL. */
+static sim_chan *sim_chan_of(sim_inbox *b, int from, int make)
 {
-    if (b->head > 0 && b->len == b->cap) {            /* reclaim received ones */
-        memmove(b->m, b->m + b->head, (b->len - b->head) * sizeof *b->m);
-        b->len -= b->head;
-        b->head = 0;
+    unsigned h;
+    int i;
+    if (b->last < b->n && b->ch[b->last].from == from) return &b->ch[b->last];
+    if (b->nslots) {
+        for (h = (unsigned)from * 2654435761u & (unsigned)(b->nslots - 1); b->slot[h]; h = (h + 1) & (unsigned)(b->nslots - 1))
+            if (b->ch[b->slot[h] - 1].from == from) { b->last = b->slot[h] - 1; return &b->ch[b->last]; }
     }
-    if (b->len == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 4;
-        sim_msg *n = (sim_msg *)realloc(b->m, cap * sizeof *n);
-        if (!n) return SIM_NOMEM;
-        b->m = n;
+    if (!make) return NULL;
+    if (b->n == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 4;
+        sim_chan *n = (sim_chan *)realloc(b->ch, (size_t)cap * sizeof *n);
+        if (!n) return NULL;
+        b->ch = n;
         b->cap = cap;
     }
-    b->m[b->len++] = m;
+    if (2 * (b->n + 1) > b->nslots) {          /* grow the table, rehash */
+        int ns = b->nslots ? 2 * b->nslots : 8;
+        int *t = (int *)calloc((size_t)ns, sizeof *t);
+        if (!t) return NULL;
+        for (i = 0; i < b->n; i++) {
+            for (h = (unsigned)b->ch[i].from * 2654435761u & (unsigned)(ns - 1); t[h]; h = (h + 1) & (unsigned)(ns - 1)) {}
+            t[h] = i + 1;
+        }
+        free(b->slot);
+        b->slot = t;
+        b->nslots = ns;
+    }
+    memset(&b->ch[b->n], 0, sizeof b->ch[0]);
+    b->ch[b->n].from = from;
+    for (h = (unsigned)from * 2654435761u & (unsigned)(b->nslots - 1); b->slot[h]; h = (h + 1) & (unsigned)(b->nslots - 1)) {}
+    b->slot[h] = b->n + 1;
+    b->last = b->n;
+    return &b->ch[b->n++];
+}
+
+static int sim_push(sim_inbox *b, sim_msg m)
+{
+    sim_chan *c = sim_chan_of(b, m.from, 1);
+    if (!c) return SIM_NOMEM;
+    if (c->head > 0 && c->len == c->cap) {            /* reclaim received ones */
+        memmove(c->m, c->m + c->head, (c->len - c->head) * sizeof *c->m);
+        c->len -= c->head;
+        c->head = 0;
+    }
+    if (c->len == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 4;
+        sim_msg *n = (sim_msg *)realloc(c->m, cap * sizeof *n);
+        if (!n) return SIM_NOMEM;
+        c->m = n;
+        c->cap = cap;
+    }
+    c->m[c->len++] = m;
     return 0;
 }
 
 /* The oldest message from `from`, or NULL. */
 static sim_msg *sim_find(sim_inbox *b, int from)
 {
-    size_t i;
-    for (i = b->head; i < b->len; i++)
-        if (b->m[i].from == from) return &b->m[i];
-    return NULL;
+    sim_chan *c = sim_chan_of(b, from, 0);
+    return c && c->head < c->len ? &c->m[c->head] : NULL;
 }
 
+/* Takes the message sim_find just gave (the oldest of its channel). */
 static void sim_take(sim_inbox *b, sim_msg *m)
 {
-    m->from = -1;
-    while (b->head < b->len && b->m[b->head].from < 0) b->head++;
+    sim_chan *c = sim_chan_of(b, m->from, 0);
+    c->head++;
+}
+
+static int sim_steps;          /* -steps: keep the bytes of every step */
+
+/* Counts b bytes sent in step `step`. */
+static int sim_count_step(sim_result *res, int step, unsigned long long b)
+{
+    if (step >= res->steps_cap) {
+        int n = res->steps_cap ? res->steps_cap : 64, i;
+        unsigned long long *x, *y;
+        while (n <= step) n *= 2;
+        x = (unsigned long long *)realloc(res->step_bytes, (size_t)n * sizeof *x);
+        if (x) res->step_bytes = x;
+        y = (unsigned long long *)realloc(res->step_top, (size_t)n * sizeof *y);
+        if (y) res->step_top = y;
+        if (!x || !y) return SIM_NOMEM;
+        for (i = res->steps_cap; i < n; i++) res->step_bytes[i] = res->step_top[i] = 0;
+        res->steps_cap = n;
+    }
+    if (step + 1 > res->nsteps) res->nsteps = step + 1;
+    res->step_bytes[step] += b;
+    if (b > res->step_top[step]) res->step_top[step] = b;
+    return 0;
 }
 
 /* Plays the schedule on p ranks. */
@@ -189,7 +270,11 @@ static sim_result sim_run(int p, sim_sched sched, void *ctx, const sim_model *md
                         (has_r && x->reduce ? (double)x->recv_bytes * md->gamma : 0);
                 me->depth = d0 + 1;
                 me->rounds++;
-                if (has_s) me->sent += x->send_bytes;
+                if (has_s) {
+                    me->sent += x->send_bytes;
+                    if (x->send_bytes > res.step_max) res.step_max = x->send_bytes;
+                    if (sim_steps && (res.error = sim_count_step(&res, me->step, x->send_bytes)) != 0) break;
+                }
                 if (has_r) sim_take(&in[r], m);
             }
             me->waiting = -1;
@@ -212,7 +297,13 @@ static sim_result sim_run(int p, sim_sched sched, void *ctx, const sim_model *md
         if (R[i].t > res.time) res.time = R[i].t;
     }
 out:
-    if (in) for (i = 0; i < p; i++) free(in[i].m);
+    if (in)
+        for (i = 0; i < p; i++) {
+            int j;
+            for (j = 0; j < in[i].n; j++) free(in[i].ch[j].m);
+            free(in[i].ch);
+            free(in[i].slot);
+        }
     free(in);
     free(R);
     free(runq);
@@ -238,31 +329,87 @@ typedef struct coll_world {
     coll_args a;
     int inplace;              /* the row runs in place only: dst is each
                                  rank's block of src (reduce-scatter) */
+    coll__plan *pl;           /* each rank's plan, made at its first step */
+    size_t *es;               /* its element size (a room row: its block) */
+    signed char *planned;     /* 0 not yet, 1 made, or the refusal below  */
+    int *refused;
 } coll_world;
 
 static unsigned char sim_scratch[1 << 16];   /* named, never touched */
 
+static coll_args rank_args(const coll_world *w, int rank)
+{
+    coll_args a = w->a;
+    if (w->inplace)
+        a.dst = (unsigned char *)(uintptr_t)a.src + (size_t)rank * a.count * coll_dtype_size(a.dtype);
+    return a;
+}
+
+/* coll_describe, with its plan made once per rank instead of at every
+   step: the planning (checking the arguments, AUTO, the row's fit) is the
+   same for every step of a call, and was three quarters of the time at
+   4096 ranks. The same steps as coll_describe: the self-test compares the
+   two on every step of every schedule it plays. */
 static int coll_sched(void *ctx, int rank, int step, coll_xfer *x)
 {
     coll_world *w = (coll_world *)ctx;
-    if (w->inplace) {
-        coll_args a = w->a;
-        a.dst = (unsigned char *)(uintptr_t)a.src + (size_t)rank * a.count * coll_dtype_size(a.dtype);
-        return coll_describe(&w->c[rank], &a, step, x);
+    coll__plan *pl = &w->pl[rank];
+    coll__step st;
+    size_t es;
+    int room;
+    if (step < 0) return COLL_ERR_INVAL;
+    if (!w->planned[rank]) {
+        coll_args a = rank_args(w, rank);
+        const char *why;
+        int rc = coll__plan_args(&w->c[rank], &a, pl, &w->es[rank], &why);
+        if (rc == COLL_OK) rc = coll__pick(&w->c[rank], 0, &a, pl, w->es[rank], &st, &why);
+        if (rc != COLL_OK) { w->planned[rank] = -1; w->refused[rank] = rc; return rc; }
+        if (COLL__ROW_OF(pl)->begin == coll__work_in_place) pl->inplace = 1;
+        w->planned[rank] = 1;
     }
-    return coll_describe(&w->c[rank], &w->a, step, x);
+    if (w->planned[rank] < 0) return w->refused[rank];
+    if (!COLL__ROW_OF(pl)->f(pl, step, &st)) return 0;
+    es = w->es[rank];
+    room = COLL__IN_ROOM(COLL__ROW_OF(pl));
+    if (room) es = coll__room_blk(pl, es);         /* its offsets count blocks */
+    x->send_to = st.to;   x->send_buf = st.sbuf;
+    x->recv_from = st.from; x->recv_buf = st.rbuf;
+    x->send_offset = st.soff * es; x->send_bytes = st.to >= 0 ? st.slen * es : 0;
+    x->recv_offset = st.roff * es; x->recv_bytes = st.from >= 0 ? st.rlen * es : 0;
+    x->reduce = st.reduce;
+    if (COLL__KIND_IS(w->a.kind, COLL_BROADCAST) && !room) x->send_buf = x->recv_buf = COLL_BUF_DST;
+    return 1;
+}
+
+/* coll_describe itself, for the self-test's comparison. */
+static int coll_sched_describe(void *ctx, int rank, int step, coll_xfer *x)
+{
+    coll_world *w = (coll_world *)ctx;
+    coll_args a = rank_args(w, rank);
+    return coll_describe(&w->c[rank], &a, step, x);
+}
+
+static void world_free(coll_world *w)
+{
+    free(w->c); free(w->pl); free(w->es); free(w->planned); free(w->refused);
+    w->c = 0; w->pl = 0; w->es = 0; w->planned = 0; w->refused = 0;
 }
 
 static int world_init(coll_world *w, int p, const sim_model *override)
 {
     coll_port port;
     int r;
+    memset(w, 0, sizeof *w);
     memset(&port, 0, sizeof port);
     port.send = dummy_send;
     port.recv = dummy_recv;
     w->p = p;
     w->c = (coll_comm *)malloc((size_t)p * sizeof *w->c);
-    if (!w->c) return SIM_NOMEM;
+    w->pl = (coll__plan *)malloc((size_t)p * sizeof *w->pl);
+    w->es = (size_t *)malloc((size_t)p * sizeof *w->es);
+    w->planned = (signed char *)calloc((size_t)p, 1);
+    w->refused = (int *)calloc((size_t)p, sizeof *w->refused);
+    if (!w->c || !w->pl || !w->es || !w->planned || !w->refused) return SIM_NOMEM;
     for (r = 0; r < p; r++) {
         int rc = coll_init(&w->c[r], r, p, &port, sim_scratch, sizeof sim_scratch);
         if (rc) return rc;
@@ -304,6 +451,7 @@ static void world_args(coll_world *w, coll_kind kind, coll_algo algo, size_t cou
         const coll__entry *e = coll__entry_of(kind, algo);
         w->inplace = e && (e->needs & COLL__IN_PLACE) && (kind == COLL_REDUCE_SCATTER);
     }
+    memset(w->planned, 0, (size_t)w->p);      /* new arguments: plan again */
 }
 
 /* ---- sizes and bounds, as the bench counts them -------------------------- */
@@ -377,7 +525,7 @@ static int report(coll_kind kind, int p, size_t bytes, const coll_algo *algos, i
     int n = 0, a, bad = 0, rc = world_init(&w, p, override);
     if (rc) {
         fprintf(stderr, "sim: coll_init: %s\n", sim_error_str(rc));
-        free(w.c);
+        world_free(&w);
         return 1;
     }
     world_args(&w, kind, COLL_ALGO_AUTO, count);
@@ -403,16 +551,25 @@ static int report(coll_kind kind, int p, size_t bytes, const coll_algo *algos, i
             printf("%s\t%s\t%d\t%zu\tERROR: %s (rank %d, step %d)\n", coll_kind_name(kind),
                    coll_algo_name(list[a]), p, actual, sim_error_str(r.error), r.err_rank,
                    r.err_step);
+            free(r.step_bytes);
+            free(r.step_top);
             bad++;
             continue;
         }
-        printf("%s\t%s\t%d\t%zu\t%llu\t%llu\t%ld\t%d\t%d\t%.3f\t%s\n", coll_kind_name(kind),
-               coll_algo_name(list[a]), p, actual, r.sent_max, (num + den - 1) / den,
+        printf("%s\t%s\t%d\t%zu\t%llu\t%llu\t%llu\t%ld\t%d\t%d\t%.3f\t%s\n", coll_kind_name(kind),
+               coll_algo_name(list[a]), p, actual, r.sent_max, (num + den - 1) / den, r.step_max,
                r.rounds_max, p > 1 ? ceil_lg(p) : 0, r.depth_max, r.time * 1e6,
                list[a] == pick ? "*" : "");
+        if (sim_steps) {
+            int s2;
+            for (s2 = 0; s2 < r.nsteps; s2++)
+                printf("#\tstep %d\t%llu B in all\tat most %llu B from one rank\n", s2, r.step_bytes[s2], r.step_top[s2]);
+        }
+        free(r.step_bytes);
+        free(r.step_top);
     }
     fflush(stdout);
-    free(w.c);
+    world_free(&w);
     return bad;
 }
 
@@ -498,12 +655,31 @@ static void self_test(void)
                 size_t actual, count = count_for(kinds[k], ps[i], sizes[j], &actual);
                 unsigned long long num, den;
                 coll_xfer x;
-                if (world_init(&w, ps[i], NULL)) { expect(0, "coll_init"); free(w.c); continue; }
+                if (world_init(&w, ps[i], NULL)) { expect(0, "coll_init"); world_free(&w); continue; }
                 sent_bound(kinds[k], ps[i], actual, &num, &den);
                 for (a = 1; a < COLL_ALGO_COUNT; a++) {
                     world_args(&w, kinds[k], (coll_algo)a, count);
                     if (coll_describe(&w.c[0], &w.a, 0, &x) < 0) continue;
                     r = sim_run(ps[i], coll_sched, &w, &md);
+                    {   /* the cached plan's steps are coll_describe's, every step of every rank */
+                        sim_result r2 = sim_run(ps[i], coll_sched_describe, &w, &md);
+                        int q, st2, same = r2.error == r.error && r2.sent_max == r.sent_max &&
+                                           r2.rounds_max == r.rounds_max && r2.depth_max == r.depth_max &&
+                                           r2.time == r.time && r2.step_max == r.step_max;
+                        for (q = 0; q < ps[i] && same; q++)
+                            for (st2 = 0; same; st2++) {
+                                coll_xfer x1, x2;
+                                int a1, a2;
+                                memset(&x1, 0, sizeof x1); memset(&x2, 0, sizeof x2);
+                                a1 = coll_sched(&w, q, st2, &x1);
+                                a2 = coll_sched_describe(&w, q, st2, &x2);
+                                same = a1 == a2 && (a1 != 1 || memcmp(&x1, &x2, sizeof x1) == 0);
+                                if (a1 != 1) break;
+                            }
+                        snprintf(what, sizeof what, "%s %s p=%d %zu B: every step as coll_describe says",
+                                 coll_kind_name(kinds[k]), coll_algo_name((coll_algo)a), ps[i], actual);
+                        expect(same, what);
+                    }
                     snprintf(what, sizeof what, "%s %s p=%d %zu B: %s", coll_kind_name(kinds[k]),
                              coll_algo_name((coll_algo)a), ps[i], actual,
                              r.error ? sim_error_str(r.error) : "bounds");
@@ -519,7 +695,7 @@ static void self_test(void)
                         expect(num % den == 0 && r.sent_max == want, what);
                     }
                 }
-                free(w.c);
+                world_free(&w);
             }
 
     /* 4096 ranks in reasonable time */
@@ -536,7 +712,7 @@ static void self_test(void)
         } else {
             expect(0, "coll_init p=4096");
         }
-        free(w.c);
+        world_free(&w);
     }
     printf("sim: %d passed, %d failed\n", t_pass, t_fail);
 }
@@ -546,7 +722,7 @@ static void self_test(void)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: sim [-c coll,...] [-p ranks,...] [-n bytes,...] [-a all|algo,...]\n"
+            "usage: sim [-c coll,...] [-p ranks,...] [-n bytes,...] [-a all|algo,...] [-steps]\n"
             "           [-alpha s] [-beta s/B] [-gamma s/B]    (defaults: coll's own model)\n"
             "       sim -t     self-test\n");
 }
@@ -573,12 +749,13 @@ int main(int argc, char **argv)
         coll_world w;
         if (world_init(&w, 1, NULL)) return 1;
         md.alpha = w.c[0].tune.alpha; md.beta = w.c[0].tune.beta; md.gamma = w.c[0].tune.gamma;
-        free(w.c);
+        world_free(&w);
     }
     ov = md;
     for (i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "-t")) { self_test(); return t_fail ? 1 : 0; }
+        if (!strcmp(argv[i], "-steps")) { sim_steps = 1; continue; }
         if (!v) { usage(); return 2; }
         if (!strcmp(argv[i], "-c")) colls = v;
         else if (!strcmp(argv[i], "-p")) ps = v;
@@ -603,7 +780,7 @@ int main(int argc, char **argv)
         }
     }
     printf("# clock: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B\n", md.alpha, md.beta, md.gamma);
-    printf("collective\talgo\tranks\tbytes\tsent_B\tlb_B\trounds\tlb_rounds\tdepth\ttime_us\tauto\n");
+    printf("collective\talgo\tranks\tbytes\tsent_B\tlb_B\tstep_B\trounds\tlb_rounds\tdepth\ttime_us\tauto\n");
     snprintf(cbuf, sizeof cbuf, "%s", colls);
     for (c = strtok_r(cbuf, ",", &sc); c; c = strtok_r(NULL, ",", &sc)) {
         coll_kind k = kind_by_name(c);
