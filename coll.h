@@ -8,6 +8,8 @@
      >>schedules  1. every algorithm as a pure function (plan, step) ->
                   what this rank sends and receives; >>registry, the one
                   row per algorithm; >>cost, its cost formula for AUTO
+     >>recorder   what happened: the flight recorder, and a failure's
+                  reason with its peer, call and step
      >>engine     2. runs steps over the port: segments, two in flight,
                   strided spans, copy or reduce into place; >>fold
                   (zero-copy reduce), >>moves (local moves around them)
@@ -124,6 +126,8 @@
                            known good (minimal profile, Cortex-M4F:
                            390 B less)                                  (off)
      COLL_NO_CHECKS        leave out the call checks and CRCs (see below)  (off)
+     COLL_NO_RECORDER      leave out the flight recorder (coll_set_recorder
+                           answers COLL_ERR_NOSYS)                      (off)
      COLL_NO_CRC           keep the call checks, leave out COLL_CHECK_CRC's
                            payload CRCs (coll_set_checks refuses it)     (off)
      COLL_NO_NONBLOCKING   leave out the engine's non-blocking path: a
@@ -621,6 +625,7 @@ typedef struct coll_request {
                                   in flight lands (not with irecv_fold)     */
     unsigned long spins;       /* COLL_AGAIN in a row (blocking calls)       */
     uint32_t ticket;
+    uint32_t seq;              /* its run's call number on c (c->seq then)   */
     int err;
     unsigned char loaded;      /* 1: `st` holds the step in flight           */
     unsigned char finished;
@@ -653,6 +658,23 @@ typedef struct coll__msgcut {
 } coll__msgcut;
 #endif
 
+/* The flight recorder's entry for one call (coll_set_recorder). */
+typedef struct coll_record {
+    uint32_t seq;              /* the communicator's call number: 1, 2, ...  */
+    coll_kind kind;
+    coll_algo algo;            /* what ran (AUTO's pick)                      */
+    coll_dtype dtype;
+    coll_op op;
+    int root;
+    size_t bytes;              /* the whole vector, as this rank planned it  */
+    uint64_t start, end;       /* by the recorder's clock (0 without one)    */
+    int result;                /* COLL_AGAIN while it runs                    */
+    int step;                  /* steps of the schedule begun (0: it ended in
+                                  the call check before its first)           */
+    int peer;                  /* a failed transfer's peer (the one it
+                                  received from, if both), else -1           */
+} coll_record;
+
 /* ---- the communicator (caller-owned; fields are private) ----------------- */
 struct coll_comm {
     int rank, nranks;
@@ -684,6 +706,15 @@ struct coll_comm {
     unsigned char again_ok;    /* (coll_run runs the same call's plan again) */
 #ifndef COLL_NO_PIECES
     coll__msgcut pieces;       /* >>pieces: a port with max_bytes, wrapped   */
+#endif
+#ifndef COLL_NO_RECORDER
+    coll_record *rec;          /* >>recorder: the caller's ring, nrec long   */
+    unsigned nrec;
+    uint64_t (*now)(void *ctx);
+    void *now_ctx;
+#endif
+#ifndef COLL_NO_ERRSTR
+    char said[64];             /* a reason with figures (coll__failed)       */
 #endif
 };
 
@@ -848,6 +879,18 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
                            const int *members, int n, void *scratch, size_t scratch_bytes);
 COLL_API int coll_comm_split(coll_comm *sub, coll_subport *sp, coll_comm *parent, int color,
                              int key, int *members, void *scratch, size_t scratch_bytes);
+
+/* ---- the flight recorder ---------------------------------------------------
+   The last n calls of c, in the caller's ring (no heap): each entry is
+   written when its call starts and completed when it ends (result, the
+   step reached, the peer of a failed transfer), entry (seq - 1) % n.
+   now(ctx) stamps them (any unit; NULL: none). ring NULL turns it off. Not
+   inherited by sub-communicators: each has its own. coll_dump writes the
+   entries, oldest first, as lines of text through write(ctx, text, n)
+   (its nonzero answer stops it); 0, or the first nonzero answer. */
+COLL_API int coll_set_recorder(coll_comm *c, coll_record *ring, unsigned n,
+                               uint64_t (*now)(void *ctx), void *ctx);
+COLL_API int coll_dump(const coll_comm *c, int (*write)(void *ctx, const char *text, size_t n), void *ctx);
 
 /* The algorithm AUTO would run for `a` (the same on every rank). */
 COLL_API coll_algo coll_choose(const coll_comm *c, const coll_args *a);
@@ -2762,6 +2805,108 @@ static int coll__scratch_ok(const coll_comm *c, const coll__plan *pl, size_t es,
     return COLL_OK;
 }
 
+/* The i-th of the texts packed in s, each ended by a NUL: one string for a
+   list of names, no table of pointers beside it. */
+static const char *coll__nth(const char *s, unsigned i)
+{
+    while (i--) while (*s++) { }
+    return s;
+}
+
+/* ========================================================================== */
+/* >>recorder  What happened: the flight recorder, a failure's figures        */
+/* ========================================================================== */
+/* Beside the engine, as the agreement layer is: a call's entry is written
+   where its run starts (coll_restart) and completed where every request
+   ends (coll__end); the engine never reads it. A failed transfer's reason
+   names the peer, the call and the step (coll__failed). */
+
+/* The peer a failed step waited for: the one it receives from while its
+   current segment's receive is not through, else the one it sends to. */
+static int coll__lost_peer(const coll_request *q)
+{
+    if (!q->loaded) return -1;
+    return q->done < q->nrecv ? q->st.from : q->st.to;
+}
+
+#if !defined(COLL_NO_ERRSTR) || !defined(COLL_NO_RECORDER)
+/* v in decimal at out; its length. */
+static size_t coll__dec(char *out, uint64_t v)
+{
+    char t[20];
+    size_t n = 0, i;
+    do { t[n++] = (char)('0' + (int)(v % 10u)); v /= 10u; } while (v);
+    for (i = 0; i < n; i++) out[i] = t[n - 1 - i];
+    return n;
+}
+static size_t coll__str(char *out, const char *s, size_t room)
+{
+    size_t n = 0;
+    while (s[n] && n < room) { out[n] = s[n]; n++; }
+    return n;
+}
+#endif
+
+#ifndef COLL_NO_ERRSTR
+/* "port failed: rank P, call N, step S" in c->said (the longest: 18 + 5
+   + 7 + 10 + 7 + 10 = 57 bytes; the names would pull the name tables into
+   every firmware: the recorder's entry has the collective and algorithm). */
+static COLL__NOINLINE const char *coll__failed(coll_request *q)
+{
+    coll_comm *c = q->c;
+    char *o = c->said;
+    size_t n = coll__str(o, "port failed: rank ", 18);
+    int peer = coll__lost_peer(q);
+    if (peer >= 0) n += coll__dec(o + n, (uint64_t)peer);
+    n += coll__str(o + n, ", call ", 7);
+    n += coll__dec(o + n, q->seq);
+    n += coll__str(o + n, ", step ", 7);
+    n += coll__dec(o + n, (uint64_t)q->step);
+    o[n] = 0;
+    return o;
+}
+#else
+#define coll__failed(q) ((void)(q), "")
+#endif
+
+#ifndef COLL_NO_RECORDER
+static coll_record *coll__rec_of(const coll_comm *c, uint32_t seq)
+{
+    coll_record *e = c->rec ? &c->rec[(seq - 1u) % c->nrec] : 0;
+    return e && e->seq == seq ? e : 0;
+}
+static COLL__NOINLINE void coll__record_start(coll_request *q)
+{
+    coll_comm *c = q->c;
+    const coll__plan *pl = &q->pl;
+    coll_record *e;
+    if (!c->rec) return;
+    e = &c->rec[(q->seq - 1u) % c->nrec];
+    COLL_MEMSET(e, 0, sizeof *e);
+    e->seq = q->seq;
+    e->kind = COLL__KIND(pl->kind); e->algo = pl->algo;
+    e->dtype = q->a.dtype; e->op = q->a.op; e->root = pl->root;
+    e->bytes = COLL__KIND_IS(pl->kind, COLL_BARRIER) ? 0 : pl->total * q->esize;   /* (its token is no data) */
+    e->start = c->now ? c->now(c->now_ctx) : 0;
+    e->result = COLL_AGAIN;
+    e->peer = -1;
+}
+static COLL__NOINLINE void coll__record_end(coll_request *q, int rc)
+{
+    coll_comm *c = q->c;
+    coll_record *e = q->queued ? coll__rec_of(c, q->seq) : 0;   /* (a refusal at prepare never ran) */
+    if (!e) return;
+    e->algo = q->pl.algo;                   /* (a NULL dst may have made it linear) */
+    e->end = c->now ? c->now(c->now_ctx) : 0;
+    e->result = rc;
+    e->step = q->step;
+    e->peer = rc < 0 ? coll__lost_peer(q) : -1;
+}
+#else
+#define coll__record_start(q) ((void)(q))
+#define coll__record_end(q, rc) ((void)(q), (void)(rc))
+#endif
+
 /* ========================================================================== */
 /* >>engine  2. The step engine                                               */
 /* ========================================================================== */
@@ -3171,6 +3316,7 @@ static COLL__OFF_CHAIN void coll__load(coll_request *q)
 /* The request's result, kept: later coll_progress calls return it again. */
 static int coll__end(coll_request *q, int rc)
 {
+    coll__record_end(q, rc);
     q->finished = 1;
     q->err = rc;
     if (q->queued) { q->queued = 0; coll__top(q->c)->turn++; }
@@ -3206,7 +3352,7 @@ static int coll__progress(coll_request *q, int block)
         for (rc = COLL_OK; rc == COLL_OK && q->done < coll__pieces(q); q->done++)
             rc = coll__exchange_blocking(q, q->done);
         if (rc == COLL_AGAIN) return rc;
-        if (rc != COLL_OK) return coll__end(q, coll__broke(q, rc, COLL__WHY("the port failed (its code is returned)")));
+        if (rc != COLL_OK) return coll__end(q, coll__broke(q, rc, coll__failed(q)));
         q->loaded = 0;
     }
 }
@@ -5215,7 +5361,8 @@ COLL_API int coll_restart(coll_request *q)
 #ifndef COLL_NO_CHECKS
     if (COLL__LAYERED(q)) coll__agree_run(q);
 #endif
-    c->seq++;
+    q->seq = ++c->seq;
+    coll__record_start(q);
     q->queued = 1;
     q->ticket = top->ticket++;
     if (!COLL__LAYERED(q) && (rc = coll__begin(q)) != COLL_OK)
@@ -5476,12 +5623,55 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     return 1;
 }
 
-/* The i-th of the texts packed in s, each ended by a NUL: one string for a
-   list of names, no table of pointers beside it. */
-static const char *coll__nth(const char *s, unsigned i)
+COLL_API int coll_set_recorder(coll_comm *c, coll_record *ring, unsigned n,
+                               uint64_t (*now)(void *ctx), void *ctx)
 {
-    while (i--) while (*s++) { }
-    return s;
+    if (!c || c->magic != COLL__MAGIC || (ring && !n)) return COLL_ERR_INVAL;
+#ifndef COLL_NO_RECORDER
+    if (ring) COLL_MEMSET(ring, 0, (size_t)n * sizeof *ring);
+    c->rec = ring; c->nrec = n;
+    c->now = now; c->now_ctx = ctx;
+    return COLL_OK;
+#else
+    (void)ring; (void)now; (void)ctx;
+    return COLL_ERR_NOSYS;
+#endif
+}
+
+/* One line an entry: "call 12 allreduce ring dtype 8 op 0 root 0 bytes
+   4096 start 1000 end 1450 step 6 peer -1 result 0 ok". */
+COLL_API int coll_dump(const coll_comm *c, int (*write)(void *ctx, const char *text, size_t n), void *ctx)
+{
+#ifndef COLL_NO_RECORDER
+    static const char label[] = " dtype \0 op \0 root \0 bytes \0 start \0 end \0 step \0 peer \0 result \0";
+    char l[320];               /* the longest line: 5 + 10 + 2 x 41 + 9 x 27 - 26 + 41 */
+    unsigned i, f;
+    int rc;
+    if (!c || c->magic != COLL__MAGIC || !write) return COLL_ERR_INVAL;
+    for (i = 1; c->rec && i <= c->nrec; i++) {
+        const coll_record *e = &c->rec[(c->seq + i - 1u) % c->nrec];   /* oldest first */
+        int64_t v[9];
+        size_t n = coll__str(l, "call ", 5);
+        if (!e->seq) continue;
+        v[0] = (int64_t)e->dtype; v[1] = (int64_t)e->op; v[2] = e->root; v[3] = (int64_t)e->bytes;
+        v[4] = (int64_t)e->start; v[5] = (int64_t)e->end; v[6] = e->step; v[7] = e->peer; v[8] = e->result;
+        n += coll__dec(l + n, e->seq);
+        l[n++] = ' '; n += coll__str(l + n, coll_kind_name(e->kind), 40);
+        l[n++] = ' '; n += coll__str(l + n, coll_algo_name(e->algo), 40);
+        for (f = 0; f < 9; f++) {
+            n += coll__str(l + n, coll__nth(label, f), 8);
+            if (v[f] < 0) { l[n++] = '-'; v[f] = -v[f]; }
+            n += coll__dec(l + n, (uint64_t)v[f]);
+        }
+        l[n++] = ' '; n += coll__str(l + n, coll_result_str(e->result), 40);
+        l[n++] = '\n';
+        if ((rc = write(ctx, l, n)) != 0) return rc;
+    }
+    return COLL_OK;
+#else
+    (void)c; (void)write; (void)ctx;
+    return COLL_ERR_NOSYS;
+#endif
 }
 
 COLL_API const char *coll_result_str(int result)

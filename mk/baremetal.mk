@@ -71,7 +71,7 @@ BM_ARCH_cortex-m3    := -mcpu=cortex-m3 -mthumb
 #           = 1, and every COLL_NO_* switch. Measured
 #           as linked into examples/baremetal/min_allreduce.c.
 BM_CORE_DEFS ?= -DCOLL_KINDS=31 -DCOLL_ALGOS=98334 -DCOLL_OPS=29
-BM_MIN_DEFS ?= -DCOLL_DTYPES=256 -DCOLL_OPS=1 -DCOLL_ALGOS=4 -DCOLL_KINDS=1 -DCOLL_NO_COST_MODEL -DCOLL_NO_NAMES -DCOLL_NO_ERRSTR -DCOLL_NO_LAYOUT -DCOLL_NO_CHECKS -DCOLL_NO_NONBLOCKING -DCOLL_NO_PIECES -DCOLL_NO_MEMOPS -DCOLL_NO_REUSE
+BM_MIN_DEFS ?= -DCOLL_DTYPES=256 -DCOLL_OPS=1 -DCOLL_ALGOS=4 -DCOLL_KINDS=1 -DCOLL_NO_COST_MODEL -DCOLL_NO_NAMES -DCOLL_NO_ERRSTR -DCOLL_NO_LAYOUT -DCOLL_NO_CHECKS -DCOLL_NO_NONBLOCKING -DCOLL_NO_PIECES -DCOLL_NO_MEMOPS -DCOLL_NO_REUSE -DCOLL_NO_RECORDER
 # What a firmware link does to drop everything nobody calls.
 BM_GC := -ffunction-sections -fdata-sections
 # The budgets `make size-check` holds the Cortex-M4F figures to.

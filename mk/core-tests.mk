@@ -115,6 +115,18 @@ test-errors: $(CT)/test_errors
 test-groups: $(CT)/test_groups
 	$<
 
+$(CT)/test_recorder: test/test_recorder.c $(CT_DEPS)
+	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+$(CT)/asan/test_recorder: test/test_recorder.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CT_ASAN) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
+
+## test-recorder: the flight recorder (the last calls, coll_dump) and a failure's figures (a rank that never calls is named), plain and ASan+UBSan
+test-recorder: $(CT)/test_recorder $(CT)/asan/test_recorder
+	$(CT)/test_recorder
+	$(CT)/asan/test_recorder
+TEST_TARGETS += test-recorder
+
 # a max_bytes port in builds without the pieces layer: refused at coll_init
 $(CT)/test_no_pieces: test/test_no_pieces.c $(CT_DEPS)
 	$(CC) -std=c99 $(CT_POSIX) -DCOLL_NO_PIECES $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
