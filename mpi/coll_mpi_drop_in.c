@@ -63,7 +63,8 @@
                               build/mpi/thresholds_<mpi>.txt) in place of the
                               compiled table; COLL_MPI_MIN... still apply.
                               The ranks' tables are agreed at MPI_Init: the
-                              largest value of any rank applies
+                              largest value of any rank applies (and so are
+                              ROUTE, VERIFY, TRANSPORT: di_agree_settings)
      COLL_MPI_TRANSPORT=shm|mpi   force a transport (shm needs one host)
      COLL_MPI_SCRATCH=<bytes> coll scratch per communicator      (1 MiB)
      COLL_MPI_CORES=<n>       tell AUTO the ranks share n cores (see
@@ -1630,29 +1631,44 @@ DI_WRAP(DI_REDUCE_SCATTER_BLOCK, comm, di_reduce_scatter(DI_REDUCE_SCATTER_BLOCK
 /* Init, ops, finalize                                                               */
 /* ================================================================================ */
 
-/* The thresholds decide the road, so every rank must hold the same: the
-   environment or a COLL_MPI_THRESHOLDS file may differ between ranks.
-   One all-reduce at MPI_Init gives every rank the largest of the ranks'
-   values (never above all): a call routes only where every rank's table
-   would route it. It also tells every rank whether any reports, so that
-   all join the report's sum at MPI_Finalize, or none. */
-static void di_agree_thresholds(void)
+/* The settings that decide the road must be the same on every rank, while
+   the environment (or a COLL_MPI_THRESHOLDS file) may differ between
+   ranks. One all-reduce (max) at MPI_Init settles them: each threshold is
+   the largest of the ranks' ("never" above all), so a call routes only
+   where every rank's table would route it; routing is off, verify on,
+   the MPI transport forced and MPI_THREAD_MULTIPLE in force everywhere if
+   on any rank; and every rank learns whether any reports, so that all
+   join the report's sum at MPI_Finalize, or none. */
+enum { DI_AGREED = DI_KINDS * 9 };
+static void di_agree_settings(void)
 {
-    long long v[DI_KINDS * 9 + 1], all[DI_KINDS * 9 + 1];
+    long long v[DI_AGREED + 5], all[DI_AGREED + 5];
     int k, p, differ = 0;
     for (k = 0; k < DI_KINDS; k++)
         for (p = 0; p < 9; p++) v[k * 9 + p] = di.min[k][p] < 0 ? LLONG_MAX : di.min[k][p];
-    v[DI_KINDS * 9] = di.verbose;   /* and whether any rank reports          */
-    if (PMPI_Allreduce(v, all, DI_KINDS * 9 + 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
-    di_summary = all[DI_KINDS * 9] > 0;
+    v[DI_AGREED] = di.verbose;
+    v[DI_AGREED + 1] = !di.on;
+    v[DI_AGREED + 2] = di.verify;
+    v[DI_AGREED + 3] = di.transport;        /* 0 auto < 1 shm < 2 mpi        */
+    v[DI_AGREED + 4] = di.thread_multiple;
+    if (PMPI_Allreduce(v, all, DI_AGREED + 5, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        di.on = 0;                          /* no agreement: never route     */
+        return;
+    }
     for (k = 0; k < DI_KINDS; k++)
         for (p = 0; p < 9; p++) {
             differ |= all[k * 9 + p] != v[k * 9 + p];
             di.min[k][p] = all[k * 9 + p] == LLONG_MAX ? DI_NEVER : all[k * 9 + p];
         }
+    for (k = DI_AGREED + 1; k < DI_AGREED + 5; k++) differ |= all[k] != v[k];
+    di_summary = all[DI_AGREED] > 0;
+    di.on = !all[DI_AGREED + 1];
+    di.verify = (int)all[DI_AGREED + 2];
+    di.transport = (int)all[DI_AGREED + 3];
+    di.thread_multiple = (int)all[DI_AGREED + 4];
     if (differ && di.verbose)
-        fprintf(di_out(), "coll-mpi[%d]: this rank's thresholds differ from another's: the largest of them apply\n",
-                di_wrank());
+        fprintf(di_out(), "coll-mpi[%d]: this rank's settings (thresholds, COLL_MPI_ROUTE, _VERIFY, _TRANSPORT, "
+                "thread level) differ from another's: the ranks agreed on one\n", di_wrank());
 }
 
 DI_EXPORT int MPI_Init(int *argc, char ***argv)
@@ -1660,7 +1676,7 @@ DI_EXPORT int MPI_Init(int *argc, char ***argv)
     int rc;
     di_settings();
     rc = PMPI_Init(argc, argv);
-    if (rc == MPI_SUCCESS) di_agree_thresholds();
+    if (rc == MPI_SUCCESS) di_agree_settings();
     return rc;
 }
 
@@ -1670,8 +1686,8 @@ DI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     di_settings();
-    if (rc == MPI_SUCCESS) di_agree_thresholds();
     if (rc == MPI_SUCCESS && provided && *provided == MPI_THREAD_MULTIPLE) di.thread_multiple = 1;
+    if (rc == MPI_SUCCESS) di_agree_settings();
     return rc;
 }
 
