@@ -880,6 +880,13 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
 COLL_API int coll_comm_split(coll_comm *sub, coll_subport *sp, coll_comm *parent, int color,
                              int key, int *members, void *scratch, size_t scratch_bytes);
 
+/* Revoke c (ULFM's MPIX_Comm_revoke, NCCL's ncclCommRevoke): its group's
+   pending and later calls on this rank fail (COLL_ERR_BROKEN, "revoked"),
+   and through the port's abort, where it has one, every other rank's
+   waiting calls end too (COLL_ERR_ABORTED). Local, never blocks; a port
+   without abort leaves the others to their deadline. */
+COLL_API int coll_comm_revoke(coll_comm *c);
+
 /* ---- the flight recorder ---------------------------------------------------
    The last n calls of c, in the caller's ring (no heap): each entry is
    written when its call starts and completed when it ends (result, the
@@ -5621,6 +5628,17 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     x->reduce = st.reduce;
     if (COLL__KIND_IS(a->kind, COLL_BROADCAST) && !room) x->send_buf = x->recv_buf = COLL_BUF_DST;
     return 1;
+}
+
+COLL_API int coll_comm_revoke(coll_comm *c)
+{
+    coll_comm *top;
+    if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
+    top = coll__top(c);
+    if (!top->broken) top->broken = COLL_ERR_ABORTED;
+    c->why = top->why = COLL__WHY("revoked (coll_comm_revoke)");
+    if (c->port.abort) c->port.abort(c->port.ctx, COLL_ERR_ABORTED);
+    return COLL_OK;
 }
 
 COLL_API int coll_set_recorder(coll_comm *c, coll_record *ring, unsigned n,

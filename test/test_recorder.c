@@ -15,7 +15,11 @@
         coll_last_error ("rank 2, call N, step S") and in its entry (peer 2,
         result < 0); every survivor's entry holds the failure;
      3. off: coll_set_recorder(c, NULL, ...) records nothing more; bad
-        arguments are COLL_ERR_INVAL.
+        arguments are COLL_ERR_INVAL;
+     4. revoke: rank 0 revokes while ranks 1-3 wait in an all-reduce (a
+        5 s deadline): theirs end in an error within 2 s, rank 0's next
+        call is COLL_ERR_BROKEN and says "revoked", and a request started
+        on rank 1 before the revoke fails too.
    RUN  make test-recorder */
 #include "../ports/coll_threads.h"       /* first: it asks for POSIX.1-2008 */
 #define COLL_IMPLEMENTATION
@@ -135,6 +139,23 @@ static int rank_main(int r, void *arg)
         COLL_CHECK(rec[r][6 % RING].seq == 3);          /* off: nothing written */
         return 0;
     }
+    if (W->silent == 2) {                 /* 4. revoke */
+        double t0 = now_s(), dt;
+        if (r == 0) {
+            while (now_s() - t0 < 0.2) { }   /* the others are waiting by now */
+            COLL_CHECK_EQ(coll_comm_revoke(&c), COLL_OK);
+            rc = coll_allreduce(&c, src[r], dst[r], 8, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+            COLL_CHECK_MSG(rc == COLL_ERR_BROKEN && strstr(coll_last_error(&c), "revoked") != NULL,
+                           "rank 0 after its revoke: %d (%s)", rc, coll_last_error(&c));
+            return 0;
+        }
+        rc = coll_allreduce(&c, src[r], dst[r], N, COLL_FLOAT32, COLL_SUM, COLL_ALGO_RING);
+        dt = now_s() - t0;
+        COLL_CHECK_MSG(rc < 0 && dt < 2.0, "rank %d: revoked by rank 0: %d after %.2f s", r, rc, dt);
+        rc = coll_allreduce(&c, src[r], dst[r], 8, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+        COLL_CHECK_MSG(rc < 0, "rank %d: the call after a revoke gave %d", r, rc);
+        return 0;
+    }
     /* 2. rank SILENT never calls */
     if (r == SILENT) return 0;
     {
@@ -163,12 +184,12 @@ int main(void)
     static world W;
     unsigned checks[2] = {0, COLL_CHECK_CALLS};
     int m, s;
-    for (s = 0; s < 2; s++)
+    for (s = 0; s < 3; s++)
         for (m = 0; m < 2; m++) {
             memset(&W, 0, sizeof W);
             memset(rec, 0, sizeof rec);
             W.checks = checks[m]; W.silent = s;
-            coll_threads_init(&W.w, P, s ? 300 : 5000);
+            coll_threads_init(&W.w, P, s == 1 ? 300 : 5000);
             COLL_CHECK(coll_threads_run(&W.w, rank_main, &W) == 0);
             coll_threads_destroy(&W.w);
         }
