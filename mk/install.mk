@@ -19,7 +19,7 @@
 #                       every target prints its commands and runs none
 #
 # The installed layout keeps the tree's own, under one folder:
-#     $(INCLUDEDIR)/coll/coll.h, coll_layout.h, coll_cuda.h      INCLUDEDIR = $(PREFIX)/include
+#     $(INCLUDEDIR)/coll/coll.h, coll_layout.h, coll_hier.h, coll_cuda.h   INCLUDEDIR = $(PREFIX)/include
 #     $(INCLUDEDIR)/coll/ports/coll_*.h
 #     $(PKGCONFIGDIR)/coll.pc                      -I$(INCLUDEDIR)/coll
 #     $(PKGCONFIGDIR)/coll-threads.pc              coll + -pthread
@@ -31,7 +31,7 @@
 
 INCLUDEDIR   ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(PREFIX)/share/pkgconfig
-INST_HDRS    := coll.h coll_layout.h coll_cuda.h
+INST_HDRS    := coll.h coll_layout.h coll_hier.h coll_cuda.h
 INST_PORTS   := $(sort $(notdir $(wildcard ports/*.h)))
 INST_PC      := coll.pc coll-threads.pc coll-shm.pc
 INST_INC     := $(DESTDIR)$(INCLUDEDIR)/coll
