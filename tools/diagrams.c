@@ -384,7 +384,7 @@ int main(int argc, char **argv)
                   "<span style=\"color:#2166ac\">blue arrows are copied</span>. p = 6 is not a power of two: the algorithms "
                   "that need one fold it (the first and last steps). Costs: p ranks, n bytes, α per message, β per byte, "
                   "γ per byte reduced, lg = ⌈log₂ p⌉, C = pipeline chunks. <code>make trace</code> shows the same steps "
-                  "with every rank's buffer.</p>\n<p id=\"status\">(images not checked yet)</p>\n");
+                  "with every rank's buffer, and <code>make stepper</code> a page to step through them, every rank's values on screen.</p>\n<p id=\"status\">(images not checked yet)</p>\n");
     fprintf(page, "<h2 id=\"model\">All-reduce: predicted time against size</h2>\n"
                   "<div class=\"pics\"><img src=\"svg/allreduce-model-p8.svg\" alt=\"all-reduce cost model, p = 8\" class=\"diagram\"></div>\n");
     f = open_out(sub, "allreduce-model-p8.svg");
