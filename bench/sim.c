@@ -70,13 +70,18 @@ typedef struct sim_msg {
 
 /* A rank's inbox: one FIFO per sender (a channel), so finding the oldest
    message from one peer never walks past another peer's backlog (a
-   pipeline's sender runs thousands of chunks ahead of its receiver). */
+   pipeline's sender runs thousands of chunks ahead of its receiver). A
+   channel goes when it empties (pairwise exchanges use each once: 16 M
+   of them at 4096 ranks), its buffer kept for the next one. */
 typedef struct sim_chan { int from; size_t head, len, cap; sim_msg *m; } sim_chan;
 typedef struct sim_inbox {
     sim_chan *ch;
     int n, cap, last;
-    int *slot, nslots;          /* sender -> 1 + its channel (open addressing;
-                                   a root hears from every rank) */
+    int *slot, nslots, ntomb;   /* sender -> 1 + its channel, open addressing
+                                   (0 empty, -1 a channel that went); a root
+                                   hears from every rank */
+    sim_msg *spare;             /* an emptied channel's buffer */
+    size_t spare_cap;
 } sim_inbox;
 
 typedef struct sim_rank {
@@ -113,16 +118,42 @@ static const char *sim_error_str(int e)
     }
 }
 
+static unsigned sim_hash(int from, int nslots) { return (unsigned)from * 2654435761u & (unsigned)(nslots - 1); }
+
+/* The slot holding `from`'s channel, or -1. */
+static int sim_slot_of(const sim_inbox *b, int from)
+{
+    unsigned h, m = (unsigned)b->nslots - 1;
+    if (!b->nslots) return -1;
+    for (h = sim_hash(from, b->nslots); b->slot[h]; h = (h + 1) & m)
+        if (b->slot[h] > 0 && b->ch[b->slot[h] - 1].from == from) return (int)h;
+    return -1;
+}
+
+/* Every channel into a table of ns slots (no tombstones left). */
+static int sim_rehash(sim_inbox *b, int ns)
+{
+    int *t = (int *)calloc((size_t)ns, sizeof *t), i;
+    unsigned h;
+    if (!t) return SIM_NOMEM;
+    for (i = 0; i < b->n; i++) {
+        for (h = sim_hash(b->ch[i].from, ns); t[h]; h = (h + 1) & (unsigned)(ns - 1)) {}
+        t[h] = i + 1;
+    }
+    free(b->slot);
+    b->slot = t;
+    b->nslots = ns;
+    b->ntomb = 0;
+    return 0;
+}
+
 /* The channel from `from` (made if `make`), or NULL. */
 static sim_chan *sim_chan_of(sim_inbox *b, int from, int make)
 {
     unsigned h;
-    int i;
+    int k;
     if (b->last < b->n && b->ch[b->last].from == from) return &b->ch[b->last];
-    if (b->nslots) {
-        for (h = (unsigned)from * 2654435761u & (unsigned)(b->nslots - 1); b->slot[h]; h = (h + 1) & (unsigned)(b->nslots - 1))
-            if (b->ch[b->slot[h] - 1].from == from) { b->last = b->slot[h] - 1; return &b->ch[b->last]; }
-    }
+    if ((k = sim_slot_of(b, from)) >= 0) { b->last = b->slot[k] - 1; return &b->ch[b->last]; }
     if (!make) return NULL;
     if (b->n == b->cap) {
         int cap = b->cap ? 2 * b->cap : 4;
@@ -131,24 +162,36 @@ static sim_chan *sim_chan_of(sim_inbox *b, int from, int make)
         b->ch = n;
         b->cap = cap;
     }
-    if (2 * (b->n + 1) > b->nslots) {          /* grow the table, rehash */
-        int ns = b->nslots ? 2 * b->nslots : 8;
-        int *t = (int *)calloc((size_t)ns, sizeof *t);
-        if (!t) return NULL;
-        for (i = 0; i < b->n; i++) {
-            for (h = (unsigned)b->ch[i].from * 2654435761u & (unsigned)(ns - 1); t[h]; h = (h + 1) & (unsigned)(ns - 1)) {}
-            t[h] = i + 1;
-        }
-        free(b->slot);
-        b->slot = t;
-        b->nslots = ns;
-    }
+    if (2 * (b->n + 1 + b->ntomb) > b->nslots &&
+        sim_rehash(b, 4 * (b->n + 1) > b->nslots ? (b->nslots ? 2 * b->nslots : 8) : b->nslots))
+        return NULL;
     memset(&b->ch[b->n], 0, sizeof b->ch[0]);
     b->ch[b->n].from = from;
-    for (h = (unsigned)from * 2654435761u & (unsigned)(b->nslots - 1); b->slot[h]; h = (h + 1) & (unsigned)(b->nslots - 1)) {}
+    if (b->spare) {
+        b->ch[b->n].m = b->spare; b->ch[b->n].cap = b->spare_cap;
+        b->spare = NULL; b->spare_cap = 0;
+    }
+    for (h = sim_hash(from, b->nslots); b->slot[h] > 0; h = (h + 1) & (unsigned)(b->nslots - 1)) {}
+    if (b->slot[h] < 0) b->ntomb--;
     b->slot[h] = b->n + 1;
     b->last = b->n;
     return &b->ch[b->n++];
+}
+
+/* Channel c is empty: it goes (the last one takes its place). */
+static void sim_chan_drop(sim_inbox *b, sim_chan *c)
+{
+    int i = (int)(c - b->ch), k = sim_slot_of(b, c->from);
+    b->slot[k] = -1;
+    b->ntomb++;
+    if (!b->spare) { b->spare = c->m; b->spare_cap = c->cap; }
+    else free(c->m);
+    if (i != b->n - 1) {
+        b->ch[i] = b->ch[b->n - 1];
+        b->slot[sim_slot_of(b, b->ch[i].from)] = i + 1;
+    }
+    b->n--;
+    b->last = b->n;
 }
 
 static int sim_push(sim_inbox *b, sim_msg m)
@@ -182,7 +225,7 @@ static sim_msg *sim_find(sim_inbox *b, int from)
 static void sim_take(sim_inbox *b, sim_msg *m)
 {
     sim_chan *c = sim_chan_of(b, m->from, 0);
-    c->head++;
+    if (++c->head == c->len) sim_chan_drop(b, c);
 }
 
 static int sim_steps;          /* -steps: keep the bytes of every step */
@@ -303,6 +346,7 @@ out:
             for (j = 0; j < in[i].n; j++) free(in[i].ch[j].m);
             free(in[i].ch);
             free(in[i].slot);
+            free(in[i].spare);
         }
     free(in);
     free(R);
