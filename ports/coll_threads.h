@@ -96,6 +96,17 @@
      broadcast of 64 KiB 2x slower when pulled). COLL_THREADS_PULL=0 or =1
      in the environment turns it off or on whatever the CPUs (the tests
      run both roads at every rank count).
+     A send left to its receiver is not left to it alone: the sender,
+     while it waits (for that send or anything else), takes back every
+     send it queued whose receive is posted and copies it itself
+     (coll_threads__push; whoever takes the pair first under the
+     receiver's mutex copies). A receiver that lost its CPU to another
+     program, or is busy with its own copy, used to hold the sender idle
+     until it ran again: a rank that is running now does the copies of
+     both directions while its peer cannot. A waiter looks at its own
+     incoming messages first and pushes only while what it waits for is
+     not done, so where both ranks run each still copies what it
+     receives.
 
    EAGER SMALL MESSAGES
      An isend of at most COLL_THREADS_EAGER bytes that cannot take the fast
@@ -179,8 +190,9 @@
      scratch. The fold runs in the matching thread (either rank's).
 
    COST: a small isend: two copies, no lock; a rendezvous message: one
-   memcpy (or one fold), by the receiver from 4 KiB on (PULL), two or
-   three uncontended lock/unlock pairs.
+   memcpy (or one fold), by the receiver from 4 KiB on (PULL) unless the
+   sender gets to it first while waiting, two or three uncontended
+   lock/unlock pairs.
 
    CONFIGURATION (define before the implementation)
      COLL_THREADS_MAX_RANKS   64    ranks in a world
@@ -328,6 +340,8 @@ typedef struct coll_threads__rank {
     unsigned long recvs;       /* owner only: handles of the receives it
                                   posted, a bit each, cleared once seen
                                   done (so a poll visits only those)      */
+    unsigned long sends;       /* owner only: the same for the sends it
+                                  queued (a poll pushes them: see PULL)   */
     int sleeping COLL_THREADS__LINE;   /* waiters on cv (atomic): wake only them */
     int cpu;                   /* where it last waited (atomic; -1 unknown) */
     int attached;              /* communicators coll_init put on this rank  */
@@ -510,9 +524,9 @@ static void coll_threads__slots_out(const coll_threads *w, const coll_threads__o
 
 /* The matched pair: one copy, then both ops done. The matcher owns `mine`
    and touches `other` (owned by rank `owner`) only until it releases DONE.
-   An eager send (always `other`: a sender that comes second copies
-   directly) has already been finished for its owner: its slot goes back
-   to the pool (FREE) instead, and nobody needs waking. Messages are
+   An eager send (`other`, or `mine` when its sender pushes it) has
+   already been finished for its owner: its slot goes back to the pool
+   (FREE) instead, and nobody needs waking for it. Messages are
    matched by number, so a size disagreement is the only mismatch. */
 static void coll_threads__complete(coll_threads *w, coll_threads__op *mine,
                                    coll_threads__op *other, int owner)
@@ -524,14 +538,15 @@ static void coll_threads__complete(coll_threads *w, coll_threads__op *mine,
     else if (s->bytes && d->fold) d->fold(d->fold_arg, d->buf, s->buf, s->bytes);   /* zero-copy */
     else if (s->bytes) memcpy(d->buf, s->buf, s->bytes);
     mine->result = rc;
+    if (mine->eager) COLL_THREADS__STORE(&mine->state, COLL_THREADS__FREE);   /* pushed */
     if (other->eager) {
         COLL_THREADS__STORE(&other->state, COLL_THREADS__FREE);
-        coll_threads__done(mine);
+        if (!mine->eager) coll_threads__done(mine);
         return;
     }
     other->result = rc;
     coll_threads__done(other);
-    coll_threads__done(mine);
+    if (!mine->eager) coll_threads__done(mine);
     coll_threads__wake_if_asleep(&w->r[owner]);
 }
 
@@ -648,6 +663,49 @@ static int coll_threads__progress(coll_threads__rank *me, int src)
     return n;
 }
 
+/* The sender's half, for the pair me -> dst: while the oldest send I
+   queued and the oldest receive dst queued have the same number, match
+   them and copy (or fold) myself. A send that was left for an awake
+   receiver to copy (PULL) is taken back this way by a sender that has
+   nothing else to do: the receiver may have lost its CPU, or be busy
+   with its own copy, and a copy waiting on a rank that is not running
+   kept the other idle. Whoever comes first takes the pair, under dst's
+   mutex as every match. Returns how many messages it took. */
+static int coll_threads__push(coll_threads__rank *me, int dst)
+{
+    coll_threads *w = me->w;
+    coll_threads__rank *q = &w->r[dst];
+    coll_threads__queue *sq = &w->sendq[me->rank][dst], *rq = &w->recvq[me->rank][dst];
+    int n = 0;
+    for (;;) {
+        coll_threads__op *s = NULL, *d = NULL;
+        short hs = COLL_THREADS__QHEAD(sq), hr = COLL_THREADS__QHEAD(rq);
+        /* a look without the lock first: do the two oldest pair up? */
+        if (hs < 0 || hr < 0 ||
+            COLL_THREADS__OPSEQ(&me->ops[hs]) != COLL_THREADS__OPSEQ(&q->ops[hr]))
+            break;
+        pthread_mutex_lock(&q->m);
+        hs = COLL_THREADS__QHEAD(sq);
+        hr = COLL_THREADS__QHEAD(rq);
+        if (hs >= 0 && hr >= 0 &&
+            COLL_THREADS__OPSEQ(&me->ops[hs]) == COLL_THREADS__OPSEQ(&q->ops[hr])) {
+            s = &me->ops[hs];
+            d = &q->ops[hr];
+            COLL_THREADS__QSET(sq, s->next);
+            if (s->next < 0) sq->tail = -1;
+            COLL_THREADS__QSET(rq, d->next);
+            if (d->next < 0) rq->tail = -1;
+            COLL_THREADS__STORE(&s->state, COLL_THREADS__BUSY);
+            COLL_THREADS__STORE(&d->state, COLL_THREADS__BUSY);
+        }
+        pthread_mutex_unlock(&q->m);
+        if (!d) break;
+        coll_threads__complete(w, s, d, dst);
+        n++;
+    }
+    return n;
+}
+
 /* Progress for every pair I have a receive posted on. */
 static int coll_threads__progress_all(coll_threads__rank *me)
 {
@@ -655,6 +713,26 @@ static int coll_threads__progress_all(coll_threads__rank *me)
     unsigned long m = me->recvs;
     int n = 0;
     while ((o = coll_threads__next_recv(me, &m)) != NULL) n += coll_threads__progress(me, o->peer);
+    return n;
+}
+
+/* A waiter's poll: my incoming messages first; then, if `op` (the one it
+   waits for) is still not done, the sends I queued whose receives are
+   posted (push). A handle seen no longer queued leaves me->sends. */
+static int coll_threads__poll(coll_threads__rank *me, coll_threads__op *op)
+{
+    coll_threads__op *o;
+    unsigned long m;
+    int n = coll_threads__progress_all(me);
+    if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE) return n;
+    for (m = me->sends; m; m &= m - 1) {
+        int k = __builtin_ctzl(m);
+        o = &me->ops[k];
+        if (o->owned && o->is_send && COLL_THREADS__LOAD(&o->state) == COLL_THREADS__POSTED)
+            n += coll_threads__push(me, o->peer);
+        else
+            me->sends &= ~(1ul << k);
+    }
     return n;
 }
 
@@ -815,9 +893,12 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
         queued_send = is_send;
     }
     pthread_mutex_unlock(&q->m);
-    if (other) coll_threads__complete(w, op, other, owner);
-    else if (queued_send) coll_threads__wake_if_asleep(q);   /* a private receive may want it */
     op->owned = 1;
+    if (other) coll_threads__complete(w, op, other, owner);
+    else if (queued_send) {
+        if (!op->eager) me->sends |= 1ul << i;
+        coll_threads__wake_if_asleep(q);        /* a private receive may want it */
+    }
     *handle = i;
     return COLL_OK;
 }
@@ -972,7 +1053,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
     op = &me->ops[h];
     if (!op->owned) return COLL_ERR_INVAL;
     if (op->eager || op->fbox) { op->owned = 0; return COLL_OK; }   /* finished at post */
-    if (!coll_threads__is_done(op)) coll_threads__progress_all(me);
+    if (!coll_threads__is_done(op)) coll_threads__poll(me, op);
     if (block && me->spin > 0 && !coll_threads__is_done(op)) {
         /* Poll, with a budget that follows how the last waits ended; but
            not for a peer that sleeps, or last ran on this very CPU: it
@@ -986,7 +1067,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
         } else if (__atomic_load_n(&peer->sleeping, __ATOMIC_RELAXED))
             budget = 0;
         for (i = 0; i < budget; i++) {
-            coll_threads__progress_all(me);
+            coll_threads__poll(me, op);
             if (coll_threads__is_done(op)) break;
             coll_threads__pause();
         }
@@ -1002,7 +1083,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
         }
     }
     for (i = 0; block && i < COLL_THREADS_SPIN && !coll_threads__is_done(op); i++) {
-        coll_threads__progress_all(me);
+        coll_threads__poll(me, op);
         if (coll_threads__is_done(op)) break;
         sched_yield();
     }
@@ -1017,14 +1098,14 @@ static int coll_threads__wait(void *ctx, int h, int block)
         if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec++; deadline.tv_nsec -= 1000000000L; }
         for (;;) {
             int slept;
-            coll_threads__progress_all(me);
+            coll_threads__poll(me, op);
             if (coll_threads__is_done(op)) break;
             if ((failed = COLL_THREADS__LOAD(&w->failed)) != 0) break;
             pthread_mutex_lock(&me->m);
             slept = coll_threads__sleep(me, op, &deadline);
             pthread_mutex_unlock(&me->m);
             if (slept == ETIMEDOUT) {
-                coll_threads__progress_all(me);
+                coll_threads__poll(me, op);
                 if (!coll_threads__is_done(op)) failed = COLL_ERR_TIMEOUT;
                 break;
             }
