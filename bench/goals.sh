@@ -15,7 +15,8 @@
 # MPI's own all-reduce and coll over the MPI port in the same mpirun,
 # coll's persistent calls at 8 B when bench_coll has them (-P 1), the raw
 # TCP loopback stream (tcpstream) and the memory bandwidth (membw) over
-# arrays as large as each ceiling row's buffers. Once: the memory traffic
+# arrays as large as each ceiling row's buffers, and the memory floor
+# (bench/floor -b, when built) at those rows' sizes. Once: the memory traffic
 # of the algorithm AUTO runs at each ceiling row, and AUTO's picks
 # (memtraffic; both are counts, not timings).
 #   quick  (1-2 min) all-reduce; ranks 2 and 4; 8 B, 2 KiB, 64 KiB, 1 MiB,
@@ -58,6 +59,11 @@
 #         (the choice alone), and the noise floor, AUTO against its own
 #         pick timed forced (what the machine's noise lets the goal reach),
 #         both from 1 KiB (smaller calls ride in the check round).
+#   floor (a reading, not a goal) threads and shm ports, 2 and 4 ranks, at
+#         the ceiling rows' sizes: time / the direct all-reduce with no
+#         library over shared buffers in the same run (bench/floor.c,
+#         rows impl floor; reduce a 1/p share from every input, a
+#         barrier, copy the other sums: the least traffic and hand-offs)
 #   peer  where the tables have them: 8 MiB at 2 ranks, best port / Open
 #         MPI >= 1; coll-mpi / Open MPI >= 1 at >= 1 MiB (worst size);
 #         coll-tcp / the best Gloo algorithm >= 2 at >= 1 MiB (worst size)
@@ -155,6 +161,11 @@ if [ "${1:-}" = run ]; then
             for f in $footprints; do
                 run "membw ${f%:*} MiB" $bin/membw -M ${f%:*} -r 5 -t ${f#*:}
             done
+            if [ -x $bin/floor ]; then   # the direct all-reduce with no library (bench/floor.c)
+                run floor $bin/floor -b -n 2,4 -s $big -r 3 -T $T
+            elif [ $i = 1 ]; then
+                say "MISSING: $bin/floor (make $bin/floor): no floor rows"
+            fi
             i=$((i + 1))
         done
     } >"$tmp"
@@ -314,6 +325,22 @@ function auto_goal(S,    k, f, best, who, x, rowk, al, ta, r, total, over, worst
         printf "%s\tauto\tnoise floor: AUTO within 1.10 of its own pick timed forced (>= 1 KiB): %d of %d rows\t%.1f %%\t(what the goal can reach here)\t-\n", CH, nfl - flover, nfl, 100 * (nfl - flover) / nfl
     }
 }
+# A reading (not a goal): the AUTO all-reduce of the threads and shm ports
+# against the memory floor measured in the same run (bench/floor.c: the
+# direct two-shot all-reduce of ranks as threads over shared buffers,
+# with no library; impl floor), at the sizes it was run at (those of the
+# ceiling rows): the time of the port over that of the floor (1.00: at it),
+# and the GB/s of the floor (2n bytes per rank).
+function floor_reading(port, p,    b, fl, x) {
+    for (b = 8; b <= 1073741824; b *= 2) {
+        fl = t("floor", "direct", p, b)
+        if (fl <= 0) continue
+        x = t("coll-" port, "auto", p, b)
+        if (x <= 0) printf "%s\tfloor\tp=%d %s coll-%s time / floor: no coll-%s row\t-\t(a reading)\t-\n", CH, p, mib(b), port, port
+        else printf "%s\tfloor\tp=%d %s coll-%s time / floor (floor %.2f GB/s of 2n per rank, coll-%s %.2f)\t%.2f\t(a reading)\t-\n",
+            CH, p, mib(b), port, 2 * b / fl / 1e3, port, 2 * b / x / 1e3, x / fl
+    }
+}
 # A reading (not a goal): AUTO told the cores (coll_set_cores; bench_coll
 # -K, rows coll-<port>-k<n>) against the fastest forced algorithm of the
 # same port, on the rows where ranks outnumber the cores, beside plain
@@ -341,6 +368,7 @@ function goals(S,    i, p, b, x, o, r, best, who, ports, lim, port) {
     if (S == "") {
         for (i = 1; i <= 2; i++) for (p = 2; p <= 4; p += 2) mem_goal(i == 1 ? "threads" : "shm", p)
         for (p = 2; p <= 4; p += 2) tcp_goal(p)
+        for (i = 1; i <= 2; i++) for (p = 2; p <= 4; p += 2) floor_reading(i == 1 ? "threads" : "shm", p)
     }
     for (i = 1; i <= 2; i++) {
         r = ratio(t(ports[i] S, "auto", 2, 8), t("ompi", "default", 2, 8))
