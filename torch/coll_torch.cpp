@@ -328,7 +328,15 @@ public:
         worker_ = std::thread([this] { loop(); });
     }
 
-    ~ProcessGroupColl() override
+    ~ProcessGroupColl() override { shutdown(); }
+
+    // When the last strong reference goes, not when the last weak one does:
+    // every Work holds a weak one (for wait()), and finished Works wait in
+    // done_ for a caller's thread, so the destructor alone could wait
+    // forever, the thread and the port with it.
+    void release_resources() override { shutdown(); }
+
+    void shutdown()
     {
         {
             std::lock_guard<std::mutex> lk(mu_);
@@ -336,6 +344,7 @@ public:
         }
         cv_.notify_all();
         if (worker_.joinable()) worker_.join();
+        done_.clear();
         close_port();
     }
 
@@ -1040,8 +1049,32 @@ private:
                 e = std::current_exception();
             }
         }
+        retire(w);
         w->done(e);
         return true;
+    }
+
+    // A finished Work is kept here until a Python thread next comes by
+    // (submit, help) or the group goes: its tensors may hold the last
+    // reference to Python objects, and dropping that on the group's thread
+    // takes the GIL there - after Python began to finalize, that thread is
+    // ended inside a C++ destructor and the process aborts ("terminate
+    // called without an active exception", seen at the exit of 1 rank in
+    // about 5 jobs). Kept before done(): once a caller can see the Work
+    // finished, the group's thread never holds its last reference.
+    void retire(const c10::intrusive_ptr<CollWork> &w)
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        done_.push_back(w);
+    }
+    // On a caller's thread, without the lock: what the group's thread kept.
+    void bury()
+    {
+        std::vector<c10::intrusive_ptr<CollWork>> v;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            v.swap(done_);
+        }
     }
 
     bool poll_sends()
@@ -1132,6 +1165,7 @@ private:
     WorkPtr submit(OpType type, std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
                    std::chrono::milliseconds timeout, std::function<void(CollWork &)> fn)
     {
+        bury();
         auto w = c10::make_intrusive<CollWork>(this, rank_, type, std::move(outputs));
         w->keep = std::move(keep);
         unsigned ms = timeout.count() >= 0 ? (unsigned)std::min<long long>(timeout.count(), 0xffffffffll) : 0;
@@ -1207,8 +1241,11 @@ private:
         } catch (...) {
             e = std::current_exception();
         }
-        w->run = nullptr;
-        if (!w->deferred || e) w->done(e);
+        // w->run (and the tensors it holds) goes with w, on a caller's thread
+        if (!w->deferred || e) {
+            retire(w);
+            w->done(e);
+        }
     }
 
 public:
@@ -1238,6 +1275,8 @@ public:
         lk.lock();
         busy_ = false;
         if (!queue_.empty() || !sends_.empty()) cv_.notify_all();
+        lk.unlock();
+        bury();
     }
 
 private:
@@ -1298,6 +1337,7 @@ private:
     std::condition_variable cv_;
     std::deque<c10::intrusive_ptr<CollWork>> queue_;
     std::deque<c10::intrusive_ptr<CollWork>> sends_;   // the executor's
+    std::vector<c10::intrusive_ptr<CollWork>> done_;   // retire(), under mu_
     bool stop_ = false;
     bool busy_ = false;                 // the worker or a waiting caller runs
     std::thread worker_;
