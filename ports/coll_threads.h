@@ -123,9 +123,13 @@
      atomic: the matcher writes the data and the result, then releases DONE;
      the owner acquires DONE and only then reuses the slot. A waiter first
      polls - its fast boxes, its send queues, its op - with the CPU's pause
-     instruction, then a few rounds of sched_yield, then sleeps on its
-     condition variable until a deadline; the clock is read once, when the
-     sleep begins, never while polling. The polling budget adapts per rank:
+     instruction, then a few rounds of sched_yield (COLL_THREADS_SPIN, for
+     COLL_THREADS_YIELD_US at most, as the shm port: a yield that gave the
+     CPU to another program for a time slice leaves a rank that is neither
+     there for its peer nor, being runnable, woken first when it is
+     wanted), then sleeps on its condition variable until a deadline; the
+     clock is read around each yield and when the sleep begins, never
+     while polling. The polling budget adapts per rank:
      a wait answered after i polls sets it to 2i + COLL_THREADS_PAUSE_MIN
      (at most COLL_THREADS_PAUSE), one that had to yield halves it (down to
      COLL_THREADS_PAUSE_MIN), so a rank polls about as long as its peers
@@ -207,9 +211,11 @@
      COLL_THREADS_PULL        4096  smallest rendezvous message the
                                     receiver copies (PULL; SIZE_MAX: none)
      COLL_THREADS_PAUSE       1024  most pause-instruction polls per wait
-                                    (0: none; one pause is ~20 ns here)
+                                    (0: none; one pause was ~20 ns on
+                                    an AMD EPYC VM, 55 on a Xeon one)
      COLL_THREADS_PAUSE_MIN   64    fewest, while ranks have a CPU each
-     COLL_THREADS_SPIN        64    sched_yield rounds before sleeping
+     COLL_THREADS_SPIN        64    sched_yield rounds before sleeping,
+     COLL_THREADS_YIELD_US    100   for at most this many microseconds
      COLL_THREADS_PART_GAP    1023  most waits beside a peer on one CPU
                                     between two moves (A SHARED CPU)
    and at run time COLL_THREADS_BIND=1 (see LOCKS AND WAITING) and
@@ -265,6 +271,9 @@
 #endif
 #ifndef COLL_THREADS_SPIN              /* sched_yield rounds before sleeping */
 #define COLL_THREADS_SPIN 64
+#endif
+#ifndef COLL_THREADS_YIELD_US          /* and for at most this long (us)     */
+#define COLL_THREADS_YIELD_US 100
 #endif
 #ifndef COLL_THREADS_PART_GAP          /* most waits beside a peer on its CPU */
 #define COLL_THREADS_PART_GAP 1023     /* between two moves away (WAITING)   */
@@ -1082,10 +1091,22 @@ static int coll_threads__wait(void *ctx, int h, int block)
             if (me->spin < w->spin_min) me->spin = w->spin_min;
         }
     }
-    for (i = 0; block && i < COLL_THREADS_SPIN && !coll_threads__is_done(op); i++) {
-        coll_threads__poll(me, op);
-        if (coll_threads__is_done(op)) break;
-        sched_yield();
+    if (block && !coll_threads__is_done(op)) {
+        /* Yield, but for COLL_THREADS_YIELD_US at most: a yield that
+           hands the CPU to another program can keep us off it for a
+           time slice, and a rank that stays runnable meanwhile is
+           neither there for its peer nor woken the moment it is wanted
+           (a sleeper is: see coll_threads__sleep). */
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (i = 0; i < COLL_THREADS_SPIN; i++) {
+            coll_threads__poll(me, op);
+            if (coll_threads__is_done(op)) break;
+            sched_yield();
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if ((t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000 >= COLL_THREADS_YIELD_US)
+                break;
+        }
     }
     if (!coll_threads__is_done(op)) {
         if (!block) {
