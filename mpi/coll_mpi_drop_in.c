@@ -45,6 +45,13 @@
                               stderr: "%r" in path is the rank in
                               MPI_COMM_WORLD, or ".<rank>" is appended;
                               implies COLL_MPI_VERBOSE=1 if that is unset
+     COLL_MPI_RECORD=path     the flight recorder's file per rank ("%r" as in
+                              COLL_MPI_LOG): each coll communicator keeps its
+                              last 64 calls (coll_set_recorder, nanoseconds
+                              of CLOCK_MONOTONIC), written there when a
+                              routed call fails, when the communicator is
+                              freed and at MPI_Finalize; unset, a failure's
+                              calls go to stderr                    (unset)
      COLL_MPI_JOIN_MS=<ms>    the shm segment's join waits this long at most;
                               then every rank falls back on that
                               communicator ("no transport")       (10000)
@@ -162,6 +169,10 @@ static struct {
     int nojoin;                     /* tests: this rank never joins the shm  */
     const char *log;                /* COLL_MPI_LOG                          */
     FILE *out;                      /* where the report goes (stderr)       */
+    const char *record;             /* COLL_MPI_RECORD                       */
+    FILE *rec;                      /* its file, opened at the first dump    */
+    int finalizing;                 /* MPI_Finalize frees the communicators  */
+    int ncomm;                      /* coll communicators made (their ids)   */
     int transport;                  /* 0 auto, 1 shm, 2 mpi                  */
     size_t scratch;
     long long cores;                /* COLL_MPI_CORES (0: not told)          */
@@ -178,9 +189,12 @@ static struct { MPI_Op op; MPI_User_function *fn; int commute; } di_uop[DI_UOPS]
 static int di_nuop;
 
 /* One MPI communicator's coll side. */
+#define DI_RING 64                  /* calls the flight recorder keeps       */
 typedef struct di_comm {
     coll_comm c;
     int rank, p, dead;              /* dead: setup failed, never route       */
+    int id;                         /* 1, 2, ... in the order they were made */
+    coll_record ring[DI_RING];      /* the flight recorder (coll_dump)       */
     MPI_Comm comm;
     coll_port inner, port;          /* the transport's port; ours around it  */
     coll_shm *shm;
@@ -234,21 +248,74 @@ static int di_wrank(void)
    own file: "%r" in path replaced by the rank in MPI_COMM_WORLD, or the
    rank appended (path.3) where there is none. A file that cannot be
    opened: stderr, said once. */
+static void di_path(char *path, size_t n, const char *pattern)
+{
+    const char *at = strstr(pattern, "%r");
+    if (at) snprintf(path, n, "%.*s%d%s", (int)(at - pattern), pattern, di_wrank(), at + 2);
+    else snprintf(path, n, "%s.%d", pattern, di_wrank());
+}
+
 static FILE *di_out(void)
 {
     char path[4096];
-    const char *at;
     if (di.out) return di.out;
     di.out = stderr;
     if (!di.log) return di.out;
-    at = strstr(di.log, "%r");
-    if (at) snprintf(path, sizeof path, "%.*s%d%s", (int)(at - di.log), di.log, di_wrank(), at + 2);
-    else snprintf(path, sizeof path, "%s.%d", di.log, di_wrank());
+    di_path(path, sizeof path, di.log);
     if (!(di.out = fopen(path, "w"))) {
         di.out = stderr;
         fprintf(stderr, "coll-mpi[%d]: COLL_MPI_LOG: cannot write %s; reporting to stderr\n", di_wrank(), path);
     }
     return di.out;
+}
+
+/* ---- the flight recorder ----------------------------------------------------
+   Each coll communicator's ring of its last DI_RING calls (coll.h's
+   recorder: written as each call starts and ends, no heap, a clock read
+   at each end). It is read only when something asks: a routed call that
+   failed (before the abort), the communicator's free, MPI_Finalize; with
+   COLL_MPI_RECORD to this rank's file, a communicator a block:
+       coll-mpi[RANK]: communicator ID: NAME, P ranks, WHY
+       call 1 allreduce ring dtype 4 op 0 root 0 bytes 400 start ... ok
+   (coll_dump's lines, oldest first; start and end in nanoseconds). */
+static uint64_t di_ns(void *ctx)
+{
+    struct timespec t;
+    (void)ctx;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int di_write(void *ctx, const char *text, size_t n)
+{
+    return fwrite(text, 1, n, (FILE *)ctx) == n ? 0 : -1;
+}
+
+/* COLL_MPI_RECORD's file (opened once, written in turn), or stderr for a
+   failure where it is unset or cannot be written (said once); NULL: none */
+static FILE *di_rec_file(int failure)
+{
+    char path[4096];
+    static int said;
+    if (di.rec) return di.rec;
+    if (di.record) {
+        di_path(path, sizeof path, di.record);
+        if ((di.rec = fopen(path, "w"))) return di.rec;
+        if (!said++) fprintf(stderr, "coll-mpi[%d]: COLL_MPI_RECORD: cannot write %s\n", di_wrank(), path);
+    }
+    return failure ? stderr : 0;
+}
+
+static void di_record_dump(di_comm *d, const char *why, int failure)
+{
+    char name[MPI_MAX_OBJECT_NAME];
+    int len = 0;
+    FILE *f;
+    if (d->dead || !(f = di_rec_file(failure))) return;
+    if (PMPI_Comm_get_name(d->comm, name, &len) != MPI_SUCCESS || !name[0]) snprintf(name, sizeof name, "(unnamed)");
+    fprintf(f, "coll-mpi[%d]: communicator %d: %s, %d ranks, %s\n", di_wrank(), d->id, name, d->p, why);
+    coll_dump(&d->c, di_write, f);
+    fflush(f);
 }
 
 static int di_stats_delete(MPI_Comm comm, int key, void *val, void *extra)
@@ -388,6 +455,8 @@ static void di_settings(void)
     di.log = getenv("COLL_MPI_LOG");
     if (di.log && !*di.log) di.log = 0;
     di.verbose = (int)di_env_size("COLL_MPI_VERBOSE", di.log ? 1 : 0);
+    di.record = getenv("COLL_MPI_RECORD");
+    if (di.record && !*di.record) di.record = 0;
     if (di.verbose < 0) di.verbose = 0;
     di.join_ms = di_env_size("COLL_MPI_JOIN_MS", 10000);
     if (di.join_ms <= 0 || di.join_ms > 3600000) di.join_ms = 10000;
@@ -593,6 +662,7 @@ static void di_free(di_comm *d)
     di_comm **pp;
     for (pp = &di_list; *pp; pp = &(*pp)->next)
         if (*pp == d) { *pp = d->next; break; }
+    if (di.record) di_record_dump(d, di.finalizing ? "at MPI_Finalize" : "freed", 0);
     if (d->shm) { if (d->shm->base) coll_shm_close(d->shm); free(d->shm); }
     if (d->mp) { if (d->mp->comm != MPI_COMM_NULL && d->mp->comm) coll_mpi_port_free(d->mp); free(d->mp); }
     free(d->scratch); free(d->buf[0]); free(d->buf[1]); free(d->counts); free(d->row);
@@ -665,6 +735,7 @@ static di_comm *di_setup(MPI_Comm comm)
     if (ok) {
         di_wrap_port(d);
         if (coll_init(&d->c, rank, p, &d->port, d->scratch, di.scratch) != 0) ok = 0;
+        else coll_set_recorder(&d->c, d->ring, DI_RING, di_ns, 0);
     }
     /* one allreduce: did every rank come up, and the cores for AUTO
        (the least and the most wished for: one figure, or none) */
@@ -675,6 +746,7 @@ static di_comm *di_setup(MPI_Comm comm)
         if (d->shm) { if (d->shm->base) coll_shm_close(d->shm); free(d->shm); d->shm = 0; }
         d->dead = 1;
     }
+    d->id = ++di.ncomm;
     d->next = di_list;
     di_list = d;
     PMPI_Comm_set_attr(comm, di.key, d);
@@ -782,6 +854,9 @@ static int di_done(di_comm *d, int rc)
     }
     fprintf(stderr, "coll-mpi: %s failed in coll on rank %d of %d: %s (%s); aborting\n",
             di_name[k], d->rank, d->p, coll_result_str(rc), coll_last_error(&d->c));
+    di_record_dump(d, "a call failed", 1);   /* its last calls, the failed one last */
+    if (di.rec) { fclose(di.rec); di.rec = 0; }
+    fflush(stderr);
     PMPI_Abort(d->comm, 70);
     return 0;
 }
@@ -1784,11 +1859,13 @@ DI_EXPORT int MPI_Finalize(void)
 {
     di_settings();
     di_report();
+    di.finalizing = 1;              /* the recorder's dumps say so            */
     while (di_list) {               /* the delete callback unlinks each       */
         di_comm *d = di_list;
         if (PMPI_Comm_delete_attr(d->comm, di.key) != MPI_SUCCESS) di_free(d);
     }
     if (di.key != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&di.key);
     if (di.out && di.out != stderr) { fclose(di.out); di.out = 0; }
+    if (di.rec) { fclose(di.rec); di.rec = 0; }
     return PMPI_Finalize();
 }

@@ -21,12 +21,16 @@
    CASE count: a known number of calls per communicator and collective;
      each rank prints "expect RANK COMM-NAME COLLECTIVE N" for the
      verbose report's table to be checked against.
+   CASE late: rank 1 comes 2 s late to an all-reduce; under
+     COLL_MPI_TIMEOUT_MS the drop-in aborts the job (the flight
+     recorder's failure: COLL_MPI_RECORD).
    A hang is the failure the script's timeout catches. Each rank counts
    its checks; rank 0 prints "CASE: N passed, N failed" for the sum. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static long long passed, failed;
 static int wrank, wsize;
@@ -225,6 +229,21 @@ static void test_count(void)
     check(1, "count", 0);
 }
 
+/* ---- late ------------------------------------------------------------------- */
+/* The flight recorder's failure (run with COLL_MPI_TIMEOUT_MS and
+   COLL_MPI_RECORD): three all-reduces, then rank 1 sleeps 2 s before the
+   fourth; the others' fourth sees no progress, fails in coll, and the
+   drop-in writes their last calls and aborts the job. */
+static void test_late(void)
+{
+    int i, x[256], y[256];
+    for (i = 0; i < 256; i++) x[i] = i;
+    for (i = 0; i < 3; i++) MPI_Allreduce(x, y, 256, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (wrank == 1) sleep(2);
+    MPI_Allreduce(x, y, 256, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    check(1, "late: not aborted", 0);
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -239,7 +258,8 @@ int main(int argc, char **argv)
     else if (!strcmp(what, "mixed")) test_mixed();
     else if (!strcmp(what, "zero")) test_zero();
     else if (!strcmp(what, "count")) test_count();
-    else { if (wrank == 0) fprintf(stderr, "test_agree: CASE is alias, mixed, zero or count\n"); MPI_Finalize(); return 2; }
+    else if (!strcmp(what, "late")) test_late();
+    else { if (wrank == 0) fprintf(stderr, "test_agree: CASE is alias, mixed, zero, count or late\n"); MPI_Finalize(); return 2; }
     mine[0] = passed; mine[1] = failed;
     MPI_Reduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (wrank == 0) printf("%s: %lld passed, %lld failed\n", what, all[0], all[1]);

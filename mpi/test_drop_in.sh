@@ -294,6 +294,73 @@ for impl in ompi mpich; do
     done
 done
 
+echo "the flight recorder (COLL_MPI_RECORD): a file per rank, its lines the calls made"
+# record_blocks FILE: per communicator block of a record file, a line
+# "NAME WHY LINES FIRST LAST KINDS..." (KINDS: kind=count, sorted), and
+# "gap NAME" where its call numbers are not consecutive, "notok NAME" for
+# a call that did not end ok
+record_blocks() {
+    awk '
+    function flush(   n, i, j, t, ks, s) {
+        if (nm == "") return
+        n = 0; for (t in kc) ks[++n] = t
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && ks[j - 1] > ks[j]; j--) { t = ks[j]; ks[j] = ks[j - 1]; ks[j - 1] = t }
+        s = ""; for (i = 1; i <= n; i++) s = s " " ks[i] "=" kc[ks[i]]
+        print nm, why, lines, first, last s
+    }
+    /^coll-mpi\[[0-9]+\]: communicator / { flush(); nm = $4; sub(/,$/, "", nm); why = $NF; lines = 0; split("", kc); next }
+    $1 == "call" { lines++; if (lines == 1) first = $2; else if ($2 != last + 1) print "gap " nm; last = $2; kc[$3]++
+                   if ($NF != "ok") print "notok " nm }
+    END { flush() }' "$1"
+}
+for impl in ompi mpich; do
+    base=$LOGS/$impl-record
+    rm -f "$base".rec.* "$base"-tiny.rec.* "$base"-late.rec.*
+    # test_agree count, every call routed: on each rank, MPI_COMM_WORLD's 7
+    # sum all-reduces and main's reduce (the 3 MPI_LAND ones go to MPI),
+    # and the duplicate's 5 broadcasts, 4 all-gathers and 2 barriers, each
+    # ended ok; the lines of a rank, the calls its report says it routed
+    launch "$impl" 3 "$base.log" COLL_MPI_MIN=0 COLL_MPI_VERBOSE=1 COLL_MPI_RECORD="$base.rec.%r" -- \
+        "$B/mpi/test_agree.$impl" count
+    rc=$?
+    files=$(ls "$base".rec.* 2>/dev/null | wc -l)
+    if [ "$rc" -eq 0 ] && [ "$files" -eq 3 ]; then ok; else bad "$impl record: exit $rc, $files files (log $base.log)"; fi
+    for r in 0 1 2; do
+        got=$(record_blocks "$base.rec.$r" | sort | tr '\n' '|')
+        want="MPI_COMM_WORLD MPI_Finalize 8 1 8 allreduce=7 reduce=1|counted-dup freed 11 1 11 allgather=4 barrier=2 broadcast=5|"
+        routed=$(sed -nE 's/^coll-mpi\[[0-9]+\]: this rank: routed ([0-9]+) of.*/\1/p' "$base.log.rep.$r")
+        lines=$(grep -c '^call ' "$base.rec.$r" 2>/dev/null)
+        if [ "$got" = "$want" ] && [ "${lines:-0}" = "${routed:-x}" ]; then ok
+        else bad "$impl record rank $r: '$got', want '$want'; $lines lines, $routed routed (file $base.rec.$r)"; fi
+    done
+    echo "  $impl np=3 count: $files files, rank 0's: $(record_blocks "$base.rec.0" | sort | tr '\n' ';')"
+    # the suite's own program, every call routed: each communicator's block
+    # the last 64 calls at most (consecutive, ending with its last)
+    launch "$impl" 2 "$base-tiny.log" $FORCE COLL_MPI_RECORD="$base-tiny.rec.%r" -- "$B/mpi/test_drop_in.$impl" record tiny
+    rc=$?
+    out=$(for r in 0 1; do record_blocks "$base-tiny.rec.$r"; done |
+          awk '$1 == "gap" || $1 == "notok" { print; next }
+               { n++; want = $5 < 64 ? $5 : 64; if ($3 != want || $4 != $5 - want + 1) print "block " $0; if ($3 == 64) full++ }
+               END { if (!n) print "no blocks"; if (!full) print "no block of 64" }')
+    if [ "$rc" -eq 0 ] && [ -z "$out" ]; then ok; echo "  $impl np=2 test_drop_in tiny: $(cat "$base"-tiny.rec.0 | grep -c '^coll-mpi') blocks on rank 0, each its last calls up to 64"
+    else bad "$impl record tiny: exit $rc; $out (files $base-tiny.rec.*)"; fi
+    # a call that fails: rank 1 comes 2 s late, the others time out after
+    # 300 ms; their files end with the failed all-reduce after the three
+    # before it, and the job aborts
+    LIMIT=60 launch "$impl" 3 "$base-late.log" COLL_MPI_MIN=0 COLL_MPI_TIMEOUT_MS=300 COLL_MPI_RECORD="$base-late.rec.%r" -- \
+        "$B/mpi/test_agree.$impl" late
+    rc=$?
+    n=0
+    for f in "$base"-late.rec.*; do
+        [ -f "$f" ] || continue
+        if grep -q 'a call failed$' "$f" && [ "$(grep -c '^call [123] allreduce .* ok$' "$f")" = 3 ] &&
+           tail -1 "$f" | grep -q '^call 4 allreduce .* result -[0-9]* timed out'; then n=$((n + 1)); fi
+    done
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$n" -ge 1 ] && grep -q 'failed in coll' "$base-late.log"; then ok
+        echo "  $impl np=3 late: exit $rc, $n ranks' files end with the timed-out call: $(tail -1 "$base"-late.rec.0 2>/dev/null | cut -c1-60)..."
+    else bad "$impl record late: exit $rc, $n files with the failed call (log $base-late.log)"; fi
+done
+
 echo "verify catches a difference (one byte of a routed result spoiled)"
 for impl in ompi mpich; do
     log=$LOGS/$impl-inject.log
