@@ -116,6 +116,7 @@ test-groups: $(CT)/test_groups
 	$<
 
 $(CT)/test_recorder: test/test_recorder.c $(CT_DEPS)
+	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 $(CT)/asan/test_recorder: test/test_recorder.c $(CT_DEPS)
 	@mkdir -p $(@D)
@@ -129,8 +130,10 @@ TEST_TARGETS += test-recorder
 
 # a max_bytes port in builds without the pieces layer: refused at coll_init
 $(CT)/test_no_pieces: test/test_no_pieces.c $(CT_DEPS)
+	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) -DCOLL_NO_PIECES $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 $(CT)/test_no_pieces_noarg: test/test_no_pieces.c $(CT_DEPS)
+	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) -DCOLL_NO_PIECES -DCOLL_NO_ARGCHECK $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
 ## test-max-bytes: the port checker over a port that refuses messages over 1, 8 or 64 bytes (coll_port.max_bytes), 2-16 ranks; such a port refused without the pieces layer
