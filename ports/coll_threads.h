@@ -447,11 +447,17 @@ enum { COLL_THREADS__FREE, COLL_THREADS__POSTED, COLL_THREADS__BUSY, COLL_THREAD
 #define COLL_THREADS__STAMP(s)    (0x80000000u | COLL_THREADS__SEQ(s))
 #define COLL_THREADS__OPSEQ(o)    COLL_THREADS__SEQ(__atomic_load_n(&(o)->seq, __ATOMIC_RELAXED))
 
+/* A sleeper holds its mutex from its last look for work until it waits on
+   cv, so once we have taken and dropped that mutex it is waiting, and the
+   broadcast reaches it. Broadcasting after the unlock, not under the
+   lock, spares the woken thread a second sleep: it would wake only to
+   block on the mutex we still held, and be woken again when we dropped
+   it (each wake-up a trip through the scheduler). */
 static void coll_threads__wake(coll_threads__rank *r)
 {
     pthread_mutex_lock(&r->m);
-    pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->m);
+    pthread_cond_broadcast(&r->cv);
 }
 
 /* The matcher stores DONE (a sender its stamp) and then reads `sleeping`;
