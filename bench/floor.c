@@ -366,7 +366,7 @@ int main(int argc, char **argv)
         size_t s;
         for (s = 8; s <= (64u << 20); s *= 4) {
             sizes[nsizes++] = s;
-            if (s == (16u << 10)) sizes[nsizes++] = 64u << 10;   /* as bench_coll's std */
+            if (s == (32u << 10)) sizes[nsizes++] = 64u << 10;   /* as bench_coll's std */
             if (s == (32u << 20)) sizes[nsizes++] = 64u << 20;
         }
         sizes[nsizes++] = 256u << 20;
