@@ -22,7 +22,7 @@ TORCH_PKG   := $(B)/python/coll_torch
 TORCH_MOD   := $(TORCH_PKG)/_C.so
 TORCH_PYSRC := $(wildcard torch/python/coll_torch/*.py)
 TORCH_PYOUT := $(patsubst torch/python/coll_torch/%,$(TORCH_PKG)/%,$(TORCH_PYSRC))
-TORCH_HDRS  := coll.h ports/coll_shm.h ports/coll_tcp.h
+TORCH_HDRS  := coll.h coll_hier.h ports/coll_shm.h ports/coll_tcp.h ports/coll_hosts.h
 # deferred (=): asked of Python only when the module is built
 TORCH_PYINC  = $(shell $(TORCH_PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 TORCH_CXXFLAGS := -std=c++17 -O2 -g -fPIC -Wall -Wextra -Werror -D_GLIBCXX_USE_CXX11_ABI=1 \
@@ -30,7 +30,7 @@ TORCH_CXXFLAGS := -std=c++17 -O2 -g -fPIC -Wall -Wextra -Werror -D_GLIBCXX_USE_C
 TORCH_LIBS  := -ltorch_python -ltorch -ltorch_cpu -lc10
 TORCH_NEED  := /usr/include/torch/csrc/distributed/c10d/ProcessGroup.hpp /usr/include/pybind11/pybind11.h
 
-# coll.h and the two ports, once, as C; their symbols stay inside the module
+# coll.h, coll_hier.h and the ports, once, as C; their symbols stay inside the module
 $(TORCH_B)/coll_ports.o: torch/coll_ports.c $(TORCH_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -O2 -g -fPIC -fvisibility=hidden $(WARN) -I. -c -o $@ $<

@@ -1,6 +1,9 @@
 /* torch/coll_ports.c - the C side of the torch.distributed backend: coll.h
-   and the two ports it picks from (shm on one host, TCP across hosts),
-   compiled once as C and linked into the Python module.
+   with coll_hier.h (the hierarchical forms, for jobs over several hosts)
+   and the ports it picks from (shm on one host, the composite port of
+   coll_hosts.h over several, TCP when forced), compiled once as C and
+   linked into the Python module. coll_hosts.h's implementation brings
+   coll_shm.h's and coll_tcp.h's with it.
 
    The ports use POSIX and Linux calls (shm_open, futex, getaddrinfo,
    clock_gettime) that a strict -std=c99 hides: the feature macros below
@@ -10,8 +13,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #define COLL_IMPLEMENTATION
-#include "coll.h"
-#define COLL_SHM_IMPLEMENTATION
-#include "ports/coll_shm.h"
-#define COLL_TCP_IMPLEMENTATION
-#include "ports/coll_tcp.h"
+#include "coll_hier.h"
+#define COLL_HOSTS_IMPLEMENTATION
+#include "ports/coll_hosts.h"

@@ -8,15 +8,20 @@
 //
 // One ProcessGroupColl per process group: it meets its peers through the
 // Store that init_process_group (or new_group) made, picks a port - shm when
-// every rank is on this host, TCP otherwise, COLL_TORCH_PORT=shm|tcp forces
-// one - and runs every operation on a thread of its own, in the order
-// Python issued them, each returning a Work whose wait() and getFuture()
-// are what DDP expects. A coll error becomes a RuntimeError carrying
-// coll_last_error. docs/torch.md says what is supported and why.
+// every rank is on this host; over several hosts the composite port of
+// ports/coll_hosts.h (shm inside a host, TCP between) with the collectives
+// routed through coll_hier.h; COLL_TORCH_PORT=shm|tcp|hosts forces one -
+// and runs every operation on a thread of its own, in the order Python
+// issued them, each returning a Work whose wait() and getFuture() are what
+// DDP expects. A coll error becomes a RuntimeError carrying coll_last_error;
+// each communicator keeps its last calls in a flight recorder, written to
+// COLL_TORCH_RECORD when a call fails. docs/torch.md says what is supported
+// and why.
 
 #include <ATen/ATen.h>
 #include <torch/csrc/utils/pybind.h>
 #include <pybind11/chrono.h>
+#include <pybind11/stl.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -30,13 +35,16 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -44,9 +52,8 @@
 #include <thread>
 #include <vector>
 
-#include "coll.h"
-#include "ports/coll_shm.h"
-#include "ports/coll_tcp.h"
+#include "coll_hier.h"
+#include "ports/coll_hosts.h"
 
 namespace coll_torch {
 
@@ -113,6 +120,65 @@ static std::string env_str(const char *name, const char *dflt)
 {
     const char *v = std::getenv(name);
     return v && *v ? v : dflt;
+}
+
+// coll_hosts_init takes its job token (COLL_TCP_TOKEN), the host identity
+// (COLL_HOST_ID) and the claims it checks (LOCAL_RANK, LOCAL_WORLD_SIZE)
+// from the environment, which has no arguments for them: they are set for
+// the call and put back after it, under one lock for every group.
+class EnvFor {
+public:
+    EnvFor() : lk_(mu()) {}
+    ~EnvFor()
+    {
+        for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+            if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
+            else unsetenv(it->first.c_str());
+        }
+    }
+    void set(const char *name, const char *value)   // nullptr: unset
+    {
+        const char *old = std::getenv(name);
+        saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+        if (value) setenv(name, value, 1);
+        else unsetenv(name);
+    }
+
+private:
+    static std::mutex &mu()
+    {
+        static std::mutex m;
+        return m;
+    }
+    std::lock_guard<std::mutex> lk_;
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+// 128 bits of FNV-1a (two offsets) in hex: a host identity of any length
+// as one that COLL_HOST_ID takes (at most 255 bytes).
+static std::string digest_hex(const std::string &s)
+{
+    std::string out;
+    for (uint64_t h : {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull}) {
+        for (unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ull;
+        char b[17];
+        std::snprintf(b, sizeof b, "%016llx", (unsigned long long)h);
+        out += b;
+    }
+    return out;
+}
+
+// The flight recorder's clock: nanoseconds, CLOCK_MONOTONIC (steady_clock).
+static uint64_t now_ns(void *)
+{
+    return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+static int append_text(void *ctx, const char *text, size_t n)
+{
+    static_cast<std::string *>(ctx)->append(text, n);
+    return 0;
 }
 
 // ---- dtypes and operators ------------------------------------------------------
@@ -352,8 +418,10 @@ public:
     {
         if (shm_) coll_shm_close(shm_.get());
         if (tcp_) coll_tcp_close(tcp_.get());
+        if (hosts_) coll_hosts_close(hosts_.get());
         shm_.reset();
         tcp_.reset();
+        hosts_.reset();
     }
 
     const std::string getBackendName() const override { return "coll"; }
@@ -372,7 +440,7 @@ public:
             return submit(OpType::ALLREDUCE, {t}, {}, o.timeout, [=](CollWork &) {
                 agree_dtype(t, top, "allreduce");
                 void *p = t.data_ptr();
-                check(coll_allreduce(comm(), p, p, (size_t)t.numel(), d, op, COLL_ALGO_AUTO), "allreduce");
+                check(run_allreduce(p, p, (size_t)t.numel(), d, op), "allreduce");
             });
         });
     }
@@ -392,8 +460,7 @@ public:
             return submit(OpType::ALLREDUCE_COALESCED, out, {}, o.timeout, [=](CollWork &) {
                 agree_dtype(out[0], top, "allreduce_coalesced");
                 at::Tensor flat = at::cat(flatten(out));
-                check(coll_allreduce(comm(), flat.data_ptr(), flat.data_ptr(), (size_t)flat.numel(), d, op,
-                                     COLL_ALGO_AUTO), "allreduce_coalesced");
+                check(run_allreduce(flat.data_ptr(), flat.data_ptr(), (size_t)flat.numel(), d, op), "allreduce_coalesced");
                 int64_t off = 0;
                 for (auto &t : out) {
                     t.view(-1).copy_(flat.narrow(0, off, t.numel()));
@@ -411,7 +478,7 @@ public:
             int root = root_of(o.rootRank, "broadcast");
             return submit(OpType::BROADCAST, {t}, {}, o.timeout, [=](CollWork &) {
                 Elems e = elems(t, "broadcast");
-                check(coll_broadcast(comm(), t.data_ptr(), e.count, e.dtype, root, COLL_ALGO_AUTO), "broadcast");
+                check(run_broadcast(t.data_ptr(), e.count, e.dtype, root), "broadcast");
             });
         });
     }
@@ -429,8 +496,7 @@ public:
             return submit(OpType::REDUCE, {t}, {}, o.timeout, [=](CollWork &) {
                 agree_dtype(t, top, "reduce");
                 at::Tensor dst = rank_ == root ? t : at::empty_like(t);
-                check(coll_reduce(comm(), t.data_ptr(), dst.data_ptr(), (size_t)t.numel(), d, op, root,
-                                  COLL_ALGO_AUTO), "reduce");
+                check(run_reduce(t.data_ptr(), dst.data_ptr(), (size_t)t.numel(), d, op, root), "reduce");
             });
         });
     }
@@ -451,7 +517,7 @@ public:
             return submit(OpType::ALLGATHER, out, {in}, o.timeout, [=](CollWork &) {
                 Elems e = elems(in, "allgather");
                 at::Tensor flat = at::empty({(int64_t)size_ * in.numel()}, in.options());
-                check(coll_allgather(comm(), in.data_ptr(), flat.data_ptr(), e.count, e.dtype, COLL_ALGO_AUTO),
+                check(run_allgather(in.data_ptr(), flat.data_ptr(), e.count, e.dtype),
                       "allgather");
                 unflatten(flat, out);
             });
@@ -468,7 +534,7 @@ public:
             at::Tensor i = in, d = out;
             return submit(OpType::_ALLGATHER_BASE, {d}, {i}, o.timeout, [=](CollWork &) {
                 Elems e = elems(i, "_allgather_base");
-                check(coll_allgather(comm(), i.data_ptr(), d.data_ptr(), e.count, e.dtype, COLL_ALGO_AUTO),
+                check(run_allgather(i.data_ptr(), d.data_ptr(), e.count, e.dtype),
                       "_allgather_base");
             });
         });
@@ -493,8 +559,7 @@ public:
             return submit(OpType::REDUCE_SCATTER, {out}, in, o.timeout, [=](CollWork &) {
                 agree_dtype(out, top, "reduce_scatter");
                 at::Tensor flat = at::cat(flatten(in));
-                check(coll_reduce_scatter(comm(), flat.data_ptr(), out.data_ptr(), (size_t)out.numel(), d, op,
-                                          COLL_ALGO_AUTO), "reduce_scatter");
+                check(run_reduce_scatter(flat.data_ptr(), out.data_ptr(), (size_t)out.numel(), d, op), "reduce_scatter");
             });
         });
     }
@@ -512,8 +577,7 @@ public:
             at::Tensor i = in, r = out;
             return submit(OpType::_REDUCE_SCATTER_BASE, {r}, {i}, o.timeout, [=](CollWork &) {
                 agree_dtype(r, top, "_reduce_scatter_base");
-                check(coll_reduce_scatter(comm(), i.data_ptr(), r.data_ptr(), (size_t)r.numel(), d, op,
-                                          COLL_ALGO_AUTO), "_reduce_scatter_base");
+                check(run_reduce_scatter(i.data_ptr(), r.data_ptr(), (size_t)r.numel(), d, op), "_reduce_scatter_base");
             });
         });
     }
@@ -542,8 +606,8 @@ public:
                 Elems e = elems(in, "gather");
                 at::Tensor flat;
                 if (rank_ == root) flat = at::empty({(int64_t)size_ * in.numel()}, in.options());
-                check(coll_gather(comm(), in.data_ptr(), flat.defined() ? flat.data_ptr() : nullptr, e.count,
-                                  e.dtype, root, COLL_ALGO_AUTO), "gather");
+                check(run_gather(in.data_ptr(), flat.defined() ? flat.data_ptr() : nullptr, e.count,
+                                  e.dtype, root), "gather");
                 if (rank_ == root) unflatten(flat, out);
             });
         });
@@ -573,8 +637,8 @@ public:
                 Elems e = elems(out, "scatter");
                 at::Tensor flat;
                 if (rank_ == root) flat = at::cat(flatten(in));
-                check(coll_scatter(comm(), flat.defined() ? flat.data_ptr() : nullptr, out.data_ptr(), e.count,
-                                   e.dtype, root, COLL_ALGO_AUTO), "scatter");
+                check(run_scatter(flat.defined() ? flat.data_ptr() : nullptr, out.data_ptr(), e.count,
+                                   e.dtype, root), "scatter");
             });
         });
     }
@@ -595,7 +659,7 @@ public:
                                   "divisible by world_size");
                 return submit(OpType::ALLTOALL_BASE, {d}, {i}, o.timeout, [=](CollWork &) {
                     Elems e = elems(i, "alltoall_base");
-                    check(coll_alltoall(comm(), i.data_ptr(), d.data_ptr(), e.count / size_, e.dtype, COLL_ALGO_AUTO),
+                    check(run_alltoall(i.data_ptr(), d.data_ptr(), e.count / size_, e.dtype),
                           "alltoall_base");
                 });
             }
@@ -636,7 +700,7 @@ public:
     WorkPtr barrier(const c10d::BarrierOptions &o) override
     {
         return submit(OpType::BARRIER, {}, {}, o.timeout,
-                      [=](CollWork &) { check(coll_barrier(comm(), COLL_ALGO_AUTO), "barrier"); });
+                      [=](CollWork &) { check(run_barrier(), "barrier"); });
     }
 
     // ---- point to point ----
@@ -685,18 +749,34 @@ public:
 private:
     // ---- rendezvous through the Store ----
 
-    // What tells hosts apart for shared memory: the kernel (boot id), the
-    // host name, and the /dev/shm this process sees (containers differ).
+    // What tells hosts apart: COLL_HOST_ID where set (as coll_hosts.h
+    // reads it: tests, and setups where the default is wrong), else the
+    // kernel (boot id), the host name and the /dev/shm this process sees
+    // (containers differ). A launcher's node counts too: with WORLD_SIZE
+    // above LOCAL_WORLD_SIZE the job says it spans nodes, and GROUP_RANK
+    // (else RANK / LOCAL_WORLD_SIZE, torchrun's host-major numbering) says
+    // which is this one, so two nodes started on one machine are two hosts.
     static std::string host_id()
     {
-        char h[256] = "";
-        gethostname(h, sizeof h - 1);
-        std::string id = h, boot;
-        std::ifstream f("/proc/sys/kernel/random/boot_id");
-        std::getline(f, boot);
-        id += "|" + boot;
-        struct stat st;
-        if (stat("/dev/shm", &st) == 0) id += "|" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+        std::string id;
+        if (const char *e = std::getenv("COLL_HOST_ID")) {
+            id = std::string("env:") + e;
+        } else {
+            char h[256] = "";
+            gethostname(h, sizeof h - 1);
+            std::string boot;
+            std::ifstream f("/proc/sys/kernel/random/boot_id");
+            std::getline(f, boot);
+            id = std::string(h) + "|" + boot;
+            struct stat st;
+            if (stat("/dev/shm", &st) == 0) id += "|" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+        }
+        long world = std::atol(env_str("WORLD_SIZE", "0").c_str()), local = std::atol(env_str("LOCAL_WORLD_SIZE", "0").c_str());
+        if (world > 0 && local > 0 && world > local) {
+            std::string node = env_str("GROUP_RANK", "");
+            if (node.empty()) node = std::to_string(std::atol(env_str("RANK", "0").c_str()) / local);
+            id += "|node " + node;
+        }
         return id;
     }
 
@@ -748,8 +828,9 @@ private:
         // The group's size leads: a rank started with another WORLD_SIZE
         // is found by every rank that reads its entry, or whose entry it
         // reads, instead of at the timeout.
+        std::string me = host_id();
         set(store, "coll/host/" + std::to_string(rank_),
-            std::to_string(size_) + "\n" + want + "\n" + scratch + "\n" + host_id());
+            std::to_string(size_) + "\n" + want + "\n" + scratch + "\n" + me);
 
         // Every rank reads every rank's entry and comes to the same verdict.
         bool one_host = true;
@@ -774,9 +855,9 @@ private:
                             " on this rank (" + std::to_string(rank_) + "), " + n + " on rank " + std::to_string(r));
             if (r == 0) host0 = h;
             else one_host = one_host && h == host0;
-            if (w != "auto" && w != "shm" && w != "tcp")
+            if (w != "auto" && w != "shm" && w != "tcp" && w != "hosts")
                 throw Error("coll: rank " + std::to_string(r) + ": COLL_TORCH_PORT=" + w +
-                            " is none of auto, shm, tcp");
+                            " is none of auto, shm, tcp, hosts");
             if (w != want)
                 throw Error("coll: COLL_TORCH_PORT differs between ranks (" + want + " here, " + w + " on rank " +
                             std::to_string(r) + ")");
@@ -786,7 +867,7 @@ private:
         }
         if (want == "shm" && !one_host)
             throw Error("coll: COLL_TORCH_PORT=shm, but the ranks are not all on one host");
-        port_name_ = want != "auto" ? want : one_host ? "shm" : "tcp";
+        port_name_ = want != "auto" ? want : one_host ? "shm" : "hosts";
 
         int rc;
         if (port_name_ == "shm") {
@@ -801,7 +882,8 @@ private:
             }
             shm_->timeout_ms = op_ms;
         } else {
-            // Rank 0 says where to meet, or why it cannot ("!why"): the
+            // TCP, or the composite port whose TCP mesh meets the same way:
+            // rank 0 says where to meet, or why it cannot ("!why"): the
             // others must not wait for a rendezvous that will not happen.
             if (rank_ == 0) {
                 char token[33];
@@ -819,15 +901,40 @@ private:
             std::getline(in, addr);
             std::getline(in, port);
             std::getline(in, token);
-            tcp_.reset(new coll_tcp());
-            rc = coll_tcp_init_token(tcp_.get(), addr.c_str(), std::atoi(port.c_str()), rank_, size_, join_ms,
-                                     token.c_str());
-            if (rc) {
-                tcp_.reset();
-                fail(rc, "joining over TCP at " + addr + ":" + port);
+            if (port_name_ == "tcp") {
+                tcp_.reset(new coll_tcp());
+                rc = coll_tcp_init_token(tcp_.get(), addr.c_str(), std::atoi(port.c_str()), rank_, size_, join_ms,
+                                         token.c_str());
+                if (rc) {
+                    tcp_.reset();
+                    fail(rc, "joining over TCP at " + addr + ":" + port);
+                }
+                coll_tcp_set_timeout(tcp_.get(), op_ms);
+                port_ = coll_tcp_port(tcp_.get());
+            } else {
+                // The hosts port learns the hosts at its own rendezvous, from
+                // the identity this rank wrote to the store (so both agree),
+                // with the store's token. LOCAL_RANK and LOCAL_WORLD_SIZE
+                // describe the job, not this group (a new_group's ranks are
+                // numbered anew): its claims are left out; the identity
+                // already carries the launcher's node.
+                hosts_.reset(new coll_hosts());
+                {
+                    EnvFor env;
+                    env.set("COLL_TCP_TOKEN", token.c_str());
+                    env.set("COLL_HOST_ID", ("torch:" + digest_hex(me)).c_str());
+                    env.set("LOCAL_RANK", nullptr);
+                    env.set("LOCAL_WORLD_SIZE", nullptr);
+                    rc = coll_hosts_init(hosts_.get(), addr.c_str(), std::atoi(port.c_str()), rank_, size_, join_ms);
+                }
+                if (rc) {
+                    std::string why = hosts_->why;
+                    hosts_.reset();
+                    fail(rc, "joining the hosts port at " + addr + ":" + port + (why.empty() ? "" : ": " + why));
+                }
+                coll_hosts_set_timeout(hosts_.get(), op_ms);
+                port_ = coll_hosts_port(hosts_.get());
             }
-            coll_tcp_set_timeout(tcp_.get(), op_ms);
-            port_ = coll_tcp_port(tcp_.get());
         }
 
         size_t bytes = (size_t)std::strtoull(scratch.c_str(), nullptr, 10);
@@ -836,6 +943,28 @@ private:
         rc = coll_init(comm_.get(), rank_, size_, &port_, scratch_.data(), scratch_.size());
         if (rc) fail(rc, "coll_init");
         default_timeout_ = op_ms;
+        start_recorder(comm_.get(), 0);
+
+        // Over the hosts port every collective goes through coll_hier: the
+        // subs share the world's scratch (they take turns with it); work
+        // stages the blocks a phase reorders (a call that needs more takes
+        // a flat road, still right). One host: coll_hier takes the world's
+        // road anyway, so it is left out.
+        if (hosts_ && coll_hosts_nhosts(hosts_.get()) > 1) {
+            size_t wb = (size_t)std::strtoull(env_str("COLL_TORCH_HIER_WORK", "4194304").c_str(), nullptr, 10);
+            work_.resize(wb);
+            hier_.reset(new coll_hier());
+            rc = coll_hier_init(hier_.get(), comm_.get(), coll_hosts_host(hosts_.get()), scratch_.data(),
+                                scratch_.size(), work_.empty() ? nullptr : work_.data(), work_.size());
+            if (rc) {
+                std::string why = coll_hier_last_error(hier_.get());
+                hier_.reset();
+                fail(rc, "coll_hier_init" + (why.empty() ? "" : " (" + why + ")"));
+            }
+            start_recorder(&hier_->local, 1);
+            start_recorder(&hier_->cross, 2);
+            start_recorder(&hier_->byhost, 3);
+        }
     }
 
     // ---- the worker ----
@@ -844,13 +973,179 @@ private:
 
     [[noreturn]] void fail(int rc, const std::string &what) const
     {
-        std::string last = comm_ ? coll_last_error(comm_.get()) : "";
+        std::string last = hier_ ? hier_error() : "";
+        if (last.empty() && comm_) last = coll_last_error(comm_.get());
         std::ostringstream o;
         o << "coll: " << what << " failed on rank " << rank_ << " of " << size_ << " (" << port_name_
           << " port): " << code_name(rc) << " (" << rc << ", " << coll_result_str(rc) << ")";
         if (!last.empty()) o << ": " << last;
+        std::string path = comm_ ? write_record(o.str()) : "";
+        if (!path.empty()) o << " [the last calls: " << path << "]";
         throw Error(o.str());
     }
+
+    // ---- the flight recorder ----
+
+    // Each communicator the group made keeps its last calls (64,
+    // COLL_TORCH_RECORD_CALLS) in a ring, stamped in CLOCK_MONOTONIC ns:
+    // [0] the world's, [1..3] coll_hier's local, cross and byhost.
+    void start_recorder(coll_comm *c, int which)
+    {
+        long n = std::atol(env_str("COLL_TORCH_RECORD_CALLS", "64").c_str());
+        if (n <= 0) return;
+        rec_[which].assign((size_t)n, coll_record{});
+        if (coll_set_recorder(c, rec_[which].data(), (unsigned)n, now_ns, nullptr) != COLL_OK) rec_[which].clear();
+    }
+
+    struct Recorded {
+        const char *name;
+        const coll_comm *comm;
+        const coll_subport *sp;   // sub rank -> world rank (nullptr: the world)
+        const std::vector<coll_record> *ring;
+    };
+    std::vector<Recorded> recorded() const
+    {
+        std::vector<Recorded> v;
+        if (comm_) v.push_back({"world", comm_.get(), nullptr, &rec_[0]});
+        if (hier_) {
+            v.push_back({"local (the ranks of this host)", &hier_->local, &hier_->local_sp, &rec_[1]});
+            v.push_back({"cross (one rank of each host)", &hier_->cross, &hier_->cross_sp, &rec_[2]});
+            v.push_back({"byhost (the world, host-major)", &hier_->byhost, &hier_->byhost_sp, &rec_[3]});
+        }
+        return v;
+    }
+
+    // Every communicator's ring as text, oldest call first, a header each.
+    std::string record_text() const
+    {
+        std::string s;
+        for (auto &r : recorded()) {
+            if (r.ring->empty()) continue;
+            s += std::string("# ") + r.name + " communicator: rank " + std::to_string(coll_rank(r.comm)) + " of " +
+                 std::to_string(coll_size(r.comm)) + "; start, end: CLOCK_MONOTONIC ns; peer: this "
+                 "communicator's rank\n";
+            coll_dump(r.comm, append_text, &s);
+        }
+        return s;
+    }
+
+    // COLL_TORCH_RECORD=path (%r: this rank in the group): the recorders'
+    // lines under a header naming the failure, the file rewritten at each
+    // failure (the ring holds the earlier ones' calls). The path, or "".
+    std::string write_record(const std::string &why) const
+    {
+        std::string path = env_str("COLL_TORCH_RECORD", "");
+        if (path.empty()) return "";
+        for (size_t at; (at = path.find("%r")) != std::string::npos;) path.replace(at, 2, std::to_string(rank_));
+        std::ofstream f(path, std::ios::trunc);
+        if (!f) return "";
+        f << "# coll_torch: rank " << rank_ << " of " << size_ << ", " << port_name_ << " port, pid " << getpid()
+          << ", at " << now_ns(nullptr) << " ns\n# " << why << "\n" << record_text();
+        f.flush();
+        return f ? path : "";
+    }
+
+    // A failure inside coll_hier: the communicator whose call failed last
+    // during this operation, its reason, and the peer as a world rank
+    // (the reason counts the sub's ranks).
+    std::string hier_error() const
+    {
+        const Recorded *best = nullptr;
+        const coll_record *be = nullptr;
+        auto all = recorded();
+        for (auto &r : all)
+            for (auto &e : *r.ring)
+                if (e.seq && e.result < 0 && e.result != COLL_AGAIN && e.end >= op_start_ns_ &&
+                    (!be || e.end > be->end)) {
+                    best = &r;
+                    be = &e;
+                }
+        if (!be) return "";
+        std::string s = coll_last_error(best->comm);
+        if (best->sp) {
+            s = std::string("in the ") + best->name + " communicator: " + s;
+            if (be->peer >= 0 && be->peer < best->sp->n)
+                s += " (that is world rank " + std::to_string(best->sp->members[be->peer]) + ")";
+        }
+        return s;
+    }
+
+public:
+    std::string recordText() const { return record_text(); }
+    // The road coll_hier took for the last collective ("phases", "byhost",
+    // "world"), or "flat": the group runs without coll_hier.
+    std::string lastRoad() const { return road_name(last_road_); }
+    std::map<std::string, unsigned long long> roads() const
+    {
+        std::map<std::string, unsigned long long> m;
+        for (int i = 0; i < 5; i++)
+            if (roads_[i]) m[road_name(i)] = roads_[i];
+        return m;
+    }
+    int hosts() const { return hosts_ ? coll_hosts_nhosts(hosts_.get()) : 1; }
+
+private:
+    static std::string road_name(int r)
+    {
+        switch (r) {
+        case COLL_HIER_PHASES: return "phases";
+        case COLL_HIER_BYHOST: return "byhost";
+        case COLL_HIER_WORLD: return "world";
+        case 4: return "flat";
+        default: return "none";
+        }
+    }
+
+    // ---- the collectives, flat or through coll_hier ----
+
+    int road(int rc)
+    {
+        last_road_ = hier_ ? coll_hier_road(hier_.get()) : 4;
+        if (last_road_ < 0 || last_road_ > 4) last_road_ = 0;
+        roads_[last_road_]++;
+        return rc;
+    }
+    int run_allreduce(const void *s, void *d, size_t n, coll_dtype t, coll_op op)
+    {
+        return road(hier_ ? coll_hier_allreduce(hier_.get(), s, d, n, t, op)
+                          : coll_allreduce(comm(), s, d, n, t, op, COLL_ALGO_AUTO));
+    }
+    int run_broadcast(void *b, size_t n, coll_dtype t, int root)
+    {
+        return road(hier_ ? coll_hier_broadcast(hier_.get(), b, n, t, root)
+                          : coll_broadcast(comm(), b, n, t, root, COLL_ALGO_AUTO));
+    }
+    int run_reduce(const void *s, void *d, size_t n, coll_dtype t, coll_op op, int root)
+    {
+        return road(hier_ ? coll_hier_reduce(hier_.get(), s, d, n, t, op, root)
+                          : coll_reduce(comm(), s, d, n, t, op, root, COLL_ALGO_AUTO));
+    }
+    int run_allgather(const void *s, void *d, size_t n, coll_dtype t)
+    {
+        return road(hier_ ? coll_hier_allgather(hier_.get(), s, d, n, t)
+                          : coll_allgather(comm(), s, d, n, t, COLL_ALGO_AUTO));
+    }
+    int run_reduce_scatter(const void *s, void *d, size_t n, coll_dtype t, coll_op op)
+    {
+        return road(hier_ ? coll_hier_reduce_scatter(hier_.get(), s, d, n, t, op)
+                          : coll_reduce_scatter(comm(), s, d, n, t, op, COLL_ALGO_AUTO));
+    }
+    int run_gather(const void *s, void *d, size_t n, coll_dtype t, int root)
+    {
+        return road(hier_ ? coll_hier_gather(hier_.get(), s, d, n, t, root)
+                          : coll_gather(comm(), s, d, n, t, root, COLL_ALGO_AUTO));
+    }
+    int run_scatter(const void *s, void *d, size_t n, coll_dtype t, int root)
+    {
+        return road(hier_ ? coll_hier_scatter(hier_.get(), s, d, n, t, root)
+                          : coll_scatter(comm(), s, d, n, t, root, COLL_ALGO_AUTO));
+    }
+    int run_alltoall(const void *s, void *d, size_t n, coll_dtype t)
+    {
+        return road(hier_ ? coll_hier_alltoall(hier_.get(), s, d, n, t)
+                          : coll_alltoall(comm(), s, d, n, t, COLL_ALGO_AUTO));
+    }
+    int run_barrier() { return road(hier_ ? coll_hier_barrier(hier_.get()) : coll_barrier(comm(), COLL_ALGO_AUTO)); }
     void check(int rc, const char *what) const
     {
         if (rc != COLL_OK) fail(rc, what);
@@ -907,7 +1202,7 @@ private:
             u.fn = i16_fn(op);
             u.elem_size = 2;
             u.commutative = 1;
-            check(coll_set_user_op(comm(), &u), what);
+            check(hier_ ? coll_hier_set_user_op(hier_.get(), &u) : coll_set_user_op(comm(), &u), what);
         }
     }
 
@@ -1089,6 +1384,7 @@ private:
     {
         if (shm_) coll_shm_abort(shm_.get(), code);
         if (tcp_) coll_tcp_abort(tcp_.get(), code);
+        if (hosts_) coll_hosts_abort(hosts_.get(), code);
     }
 
     int wait_one(int is_send, int peer, void *buf, size_t bytes)
@@ -1170,6 +1466,7 @@ private:
         w->keep = std::move(keep);
         unsigned ms = timeout.count() >= 0 ? (unsigned)std::min<long long>(timeout.count(), 0xffffffffll) : 0;
         w->run = [fn = std::move(fn), ms, this](CollWork &x) {
+            op_start_ns_ = now_ns(nullptr);
             set_timeout(ms ? ms : default_timeout_);
             fn(x);
         };
@@ -1184,7 +1481,10 @@ private:
 
     // A collective this rank refuses still takes part in the call check,
     // with a call coll refuses (no buffer): every other rank then gets
-    // COLL_ERR_PEER instead of waiting for this one.
+    // COLL_ERR_PEER instead of waiting for this one. Through coll_hier the
+    // road, and so the sub-communicator whose call check would see it,
+    // depends on the call's arguments, which this rank cannot match: it
+    // aborts the port instead (every rank raises; the group is done).
     template <class F>
     WorkPtr guarded(F &&body)
     {
@@ -1192,7 +1492,8 @@ private:
             return body();
         } catch (const Refusal &) {
             submit(OpType::UNKNOWN, {}, {}, c10d::kUnsetTimeout, [this](CollWork &) {
-                coll_allreduce(comm(), nullptr, nullptr, 1, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+                if (hier_) abort_port(COLL_ERR_PEER);
+                else coll_allreduce(comm(), nullptr, nullptr, 1, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
             });
             throw;
         }
@@ -1203,6 +1504,7 @@ private:
         cur_timeout_ = ms;
         if (shm_) shm_->timeout_ms = ms;
         if (tcp_) coll_tcp_set_timeout(tcp_.get(), ms);
+        if (hosts_) coll_hosts_set_timeout(hosts_.get(), ms);
     }
 
     // A receive blocks the executor until its message comes; the sends
@@ -1329,9 +1631,16 @@ private:
     std::string port_name_;
     std::unique_ptr<coll_shm> shm_;
     std::unique_ptr<coll_tcp> tcp_;
+    std::unique_ptr<coll_hosts> hosts_;   // several hosts: shm inside, TCP between
     coll_port port_{};
     std::unique_ptr<coll_comm> comm_;
     std::vector<unsigned char> scratch_;
+    std::unique_ptr<coll_hier> hier_;     // with hosts_ over 2+ hosts
+    std::vector<unsigned char> work_;     // coll_hier's staging
+    std::vector<coll_record> rec_[4];     // the recorders' rings
+    uint64_t op_start_ns_ = 0;            // when the running operation began
+    int last_road_ = 0;                   // COLL_HIER_*, 4: flat
+    unsigned long long roads_[5] = {};
 
     std::mutex mu_;
     std::condition_variable cv_;
@@ -1367,7 +1676,14 @@ PYBIND11_MODULE(_C, m)   // coll_torch._C: coll_torch/__init__.py loads it
     py::class_<coll_torch::ProcessGroupColl, c10d::ProcessGroup, c10::intrusive_ptr<coll_torch::ProcessGroupColl>>(
         m, "ProcessGroupColl")
         .def("port", &coll_torch::ProcessGroupColl::portName,
-             "the port this group runs over: \"shm\" or \"tcp\"");
+             "the port this group runs over: \"shm\", \"tcp\" or \"hosts\"")
+        .def("hosts", &coll_torch::ProcessGroupColl::hosts, "the hosts this group spans, as its port learned them")
+        .def("road", &coll_torch::ProcessGroupColl::lastRoad,
+             "the road of the last collective: \"phases\", \"byhost\" or \"world\" through coll_hier, "
+             "\"flat\" without it")
+        .def("roads", &coll_torch::ProcessGroupColl::roads, "collectives run so far, by road")
+        .def("record", &coll_torch::ProcessGroupColl::recordText,
+             "the flight recorders' last calls as text (what COLL_TORCH_RECORD gets at a failure)");
     m.def("create_process_group", &coll_torch::create, py::arg("store"), py::arg("rank"), py::arg("size"),
           py::arg("timeout"), py::call_guard<py::gil_scoped_release>(),
           "the backend's creator (what init_process_group calls for backend=\"coll\")");

@@ -87,11 +87,15 @@ def main():
         ("shm, tcp://, everything", 4, "full", "tcp", None, None),
         ("tcp port (forced), env://", 3, "full", "env", None, {"COLL_TORCH_PORT": "tcp"}),
     ]
+    # Two "hosts" of two ranks (COLL_HOST_ID): the hosts port, every
+    # collective through coll_hier (its phases where they apply)
+    runs.append(("two hosts (COLL_HOST_ID), coll_hier", 4, "hosts", "env",
+                 [{"COLL_HOST_ID": h} for h in ("a", "a", "b", "b")], {"TEST_WANT_PORT": "hosts"}))
     # A rank with a /dev/shm of its own (a private mount: root only) cannot
-    # share memory with the others: the TCP port must be picked by itself.
+    # share memory with the others: it is another host, by itself.
     if os.geteuid() == 0 and subprocess.run(["unshare", "-m", "true"]).returncode == 0:
-        runs.append(("other /dev/shm: tcp picked", 2, "small", "env", [{}, {"TEST_OTHER_SHM": "1"}],
-                     {"TEST_WANT_PORT": "tcp"}))
+        runs.append(("other /dev/shm: hosts picked", 2, "small", "env", [{}, {"TEST_OTHER_SHM": "1"}],
+                     {"TEST_WANT_PORT": "hosts"}))
     else:
         print("(not root: the run with a private /dev/shm is left out)")
     # the last of 3 ranks started with WORLD_SIZE=4: every rank raises at
@@ -181,6 +185,18 @@ def worker(mode, init):
         t = raises(lambda: dist.all_reduce(torch.ones(100)), "COLL_ERR")
         check(t is not None and time.time() - t0 < 10, "a dead peer: all_reduce raises in %.2f s (%s)"
               % (time.time() - t0, t))
+        dist.destroy_process_group()
+        return
+    if mode == "hosts":
+        check(pg.hosts() == 2, "two hosts learned (%d)" % pg.hosts())
+        ops_matrix(torch, dist, rank, p)
+        p2p(torch, dist, rank, p)
+        seed(torch, dist, rank, p)
+        ddp(torch, dist, rank, p)
+        roads = pg.roads()
+        check(roads.get("phases", 0) > 100 and set(roads) <= {"phases", "byhost", "world"},
+              "collectives by road: %s" % roads)
+        print("rank %d: checks took %.1f s; roads %s" % (rank, time.time() - t0, roads))
         dist.destroy_process_group()
         return
     if mode == "new":

@@ -43,11 +43,11 @@ def check(ok, what, detail=""):
         sys.stdout.flush()
 
 
-def launcher(args, tmp, **kw):
+def launcher(args, tmp, env=None, **kw):
     """Starts the launcher on this file's rank mode; returns the Popen."""
     cmd = [PY, "-m", "coll_torch.run"] + args
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env=dict(os.environ, TEST_DIR=tmp), **kw)
+                            start_new_session=True, env=dict(os.environ, TEST_DIR=tmp, **(env or {})), **kw)
 
 
 def finish(p, limit):
@@ -62,11 +62,11 @@ def finish(p, limit):
 
 def rank_results(out):
     """The RESULT lines the ranks printed: (ranks that reported, passed, failed)."""
+    import re
     n = a = b = 0
-    for line in out.splitlines():
-        if line.startswith("RESULT "):
-            x, y = line.split()[1:3]
-            n, a, b = n + 1, a + int(x), b + int(y)
+    # (two ranks' lines may run together: "RESULT 9 0RESULT 9 0")
+    for x, y in re.findall(r"RESULT (\d+) (\d+?)(?=RESULT|\s|$)", out):
+        n, a, b = n + 1, a + int(x), b + int(y)
     return n, a, b
 
 
@@ -97,10 +97,13 @@ def wait_for(pred, limit):
     return False
 
 
-def job_ok(name, args, world, tmp, extra=()):
-    """A job that all-reduces; every launcher exits 0, every rank reports."""
+def job_ok(name, args, world, tmp, extra=(), mode="ok", envs=None):
+    """A job that all-reduces; every launcher exits 0, every rank reports.
+    envs: each launcher's extra environment."""
     t0 = time.time()
-    ps = [launcher(a + [HERE, "rank", "ok", str(world)], tmp) for a in ([args] + list(extra))]
+    launches = [args] + list(extra)
+    envs = envs or [None] * len(launches)
+    ps = [launcher(a + [HERE, "rank", mode, str(world)], tmp, env=e) for a, e in zip(launches, envs)]
     res = [finish(p, 120) for p in ps]
     n = a = b = 0
     for rc, out, err in res:
@@ -131,6 +134,16 @@ def main():
         port = free_port()
         node = ["--nnodes", "2", "--nproc-per-node", "1", "--master-addr", "127.0.0.1", "--master-port", str(port)]
         job_ok("two nodes of one rank", node + ["--node-rank", "0"], 2, tmp, extra=[node + ["--node_rank=1"]])
+        # two "hosts" of two ranks on this machine, told apart by COLL_HOST_ID:
+        # the hosts port and coll_hier's phases, results against plain Python
+        port = free_port()
+        node = ["--nnodes", "2", "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", str(port)]
+        job_ok("two hosts of two ranks (coll_hier)", node + ["--node-rank", "0"], 4, tmp,
+               extra=[node + ["--node-rank", "1"]], mode="hier",
+               envs=[{"COLL_HOST_ID": "test-host-a"}, {"COLL_HOST_ID": "test-host-b"}])
+        # the flight recorder: rank 1 stops calling past the 2 s timeout
+        job_ok("a rank that stops calling (recorder)", ["--nproc-per-node", "2", "--standalone"], 2, tmp,
+               mode="record", envs=[{"COLL_TORCH_RECORD": os.path.join(tmp, "record-%r.txt")}])
         # ranks that end by a plain interpreter exit, as a user's script does: the
         # group's thread once dropped the last reference to a Python tensor
         # there, after finalization began, and about 1 job in 3 aborted
@@ -261,9 +274,16 @@ def rank_main(mode, world):
     c(os.environ.get("OMP_NUM_THREADS") == ("1" if lw > 1 else os.environ.get("OMP_NUM_THREADS")),
       "OMP_NUM_THREADS is 1 with more than one rank on a node")
 
+    if mode == "record":
+        record_main(rank, world, c, tmp)
+        print("RESULT %d %d" % (ok, bad))
+        sys.stdout.flush()
+        os._exit(0)
     dist.init_process_group("coll")
     c(dist.get_rank() == rank and dist.get_world_size() == world, "init_process_group by env://: rank %d of %d"
       % (dist.get_rank(), dist.get_world_size()))
+    pg = dist.distributed_c10d._get_default_group()
+    c(pg.port() == ("hosts" if world > lw else "shm"), "port %s for %d nodes of %d ranks" % (pg.port(), gw, lw))
     n = 1000
     x = (torch.arange(n, dtype=torch.float64) * (rank + 1)) % 7
     want = sum((torch.arange(n, dtype=torch.float64) * (r + 1)) % 7 for r in range(world))
@@ -273,6 +293,8 @@ def rank_main(mode, world):
     dist.all_gather(who, torch.tensor([rank, lr, g]))
     c(all(who[r].tolist() == [r, r % lw, r // lw] for r in range(world)),
       "every rank's (RANK, LOCAL_RANK, GROUP_RANK) as the job's shape says: %s" % [w.tolist() for w in who])
+    if mode == "hier":
+        hier_checks(rank, world, lw, c)
     if mode == "exit3":
         dist.barrier()
         if rank == 1:
@@ -284,6 +306,104 @@ def rank_main(mode, world):
     dist.destroy_process_group()
     print("RESULT %d %d" % (ok, bad))
     sys.stdout.flush()
+
+
+def hier_checks(rank, world, lw, c):
+    """Two hosts by COLL_HOST_ID: every collective against plain Python, each
+    through coll_hier's phases (the group's road() says which it took)."""
+    import torch
+    import torch.distributed as dist
+    pg = dist.distributed_c10d._get_default_group()
+    c(pg.hosts() == world // lw, "the hosts port learned %d hosts, %d expected" % (pg.hosts(), world // lw))
+
+    def road(what):
+        c(pg.road() == "phases", "%s took coll_hier's phases, not %s" % (what, pg.road()))
+
+    def val(r, i):                 # rank r's element i: small integers, exact in float32 sums
+        return float((i * (r + 3) + r) % 11)
+    for n in (1, 37, 100000):
+        x = torch.tensor([val(rank, i) for i in range(n)], dtype=torch.float32)
+        dist.all_reduce(x)
+        road("all_reduce of %d" % n)
+        want = [sum(val(r, i) for r in range(world)) for i in range(n)]
+        c(x.tolist() == want, "all_reduce (sum) of %d float32 against plain Python" % n)
+    x = torch.tensor([rank * 10 + i for i in range(5)], dtype=torch.int64)
+    dist.all_reduce(x, op=dist.ReduceOp.MAX)
+    road("all_reduce max")
+    c(x.tolist() == [(world - 1) * 10 + i for i in range(5)], "all_reduce (max) of int64: %s" % x.tolist())
+    for root in range(world):
+        x = torch.tensor([float(rank * 100 + i) for i in range(1000)]) if rank == root else torch.zeros(1000)
+        dist.broadcast(x, src=root)
+        road("broadcast from %d" % root)
+        c(x.tolist() == [float(root * 100 + i) for i in range(1000)], "broadcast from rank %d" % root)
+    for n in (1, 300):
+        out = [torch.zeros(n, dtype=torch.int32) for _ in range(world)]
+        dist.all_gather(out, torch.tensor([rank * 1000 + i for i in range(n)], dtype=torch.int32))
+        road("all_gather of %d" % n)
+        c(all(out[r].tolist() == [r * 1000 + i for i in range(n)] for r in range(world)),
+          "all_gather of %d int32 in rank order" % n)
+    for n in (1, 250):
+        ins = [torch.tensor([val(rank, j * n + i) for i in range(n)], dtype=torch.float64) for j in range(world)]
+        out = torch.zeros(n, dtype=torch.float64)
+        dist.reduce_scatter(out, ins)
+        road("reduce_scatter of %d" % n)
+        want = [sum(val(r, rank * n + i) for r in range(world)) for i in range(n)]
+        c(out.tolist() == want, "reduce_scatter (sum) of %d float64: this rank's block" % n)
+    dist.barrier()
+    road("barrier")
+    c(pg.roads().get("phases", 0) >= 14, "collectives by road: %s" % pg.roads())
+
+
+def record_main(rank, world, c, tmp):
+    """The flight recorder: three calls, then rank 1 sleeps past the group's
+    2 s timeout; rank 0's fourth call must raise naming rank 1 and the call,
+    and COLL_TORCH_RECORD (%r: the rank) must hold the calls made."""
+    import datetime
+    import torch
+    import torch.distributed as dist
+    dist.init_process_group("coll", timeout=datetime.timedelta(seconds=2))
+    x = torch.ones(16)
+    dist.all_reduce(x)
+    dist.broadcast(x, src=1)
+    dist.all_reduce(x)
+    c(x.tolist() == [4.0] * 16, "three calls before the stop: %s" % x.tolist()[:2])
+    t0 = time.time()
+    err = ""
+    try:
+        if rank == 1:
+            time.sleep(4)
+        dist.all_reduce(x)
+    except RuntimeError as e:
+        err = str(e)
+    took = time.time() - t0
+    if rank == 0:
+        c("COLL_ERR_TIMEOUT" in err and "rank 1" in err and "call 4" in err,
+          "rank 0's fourth call raises a timeout naming rank 1 and call 4: %r" % err)
+        c(1.5 < took < 4, "it raises at the 2 s timeout: %.2f s" % took)
+        path = os.path.join(tmp, "record-0.txt")
+        c(path in err, "the message names the record file: %r" % err)
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError as e:
+            text = ""
+            c(False, "the record file %s: %s" % (path, e))
+        lines = [ln for ln in text.splitlines() if ln.startswith("call ")]
+        kinds = [ln.split()[2] for ln in lines]
+        c(kinds == ["allreduce", "broadcast", "allreduce", "allreduce"],
+          "the record's calls: %s\n%s" % (kinds, text))
+        c(len(lines) == 4 and " result 0 " in lines[2] and " result -110 " in lines[3] and " peer 1 " in lines[3],
+          "calls 1-3 ok, call 4 timed out waiting for peer 1:\n%s" % text)
+        c("COLL_ERR_TIMEOUT" in text.splitlines()[1], "the record's header carries the error: %s" % text[:300])
+        c(pg_record() == text[text.index("# world"):], "the group's record() is the file's text after its header")
+    else:
+        c(err != "", "rank 1's call after its sleep raises too (the port was aborted): %r" % err)
+        c(os.path.exists(os.path.join(tmp, "record-1.txt")), "rank 1 wrote its record too")
+
+
+def pg_record():
+    import torch.distributed as dist
+    return dist.distributed_c10d._get_default_group().record()
 
 
 if __name__ == "__main__":
