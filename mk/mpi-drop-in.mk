@@ -3,7 +3,7 @@
 # benchmark and the tuning run that makes its thresholds.
 #
 #   make mpi-drop-in          build/lib/libcoll_mpi_openmpi.so, libcoll_mpi_mpich.so
-#   make test-mpi-drop-in     the suite (mpi/test_drop_in.sh), both MPIs, 1-8 ranks
+#   make test-mpi-drop-in     the suite (mpi/test_drop_in.sh), both MPIs, 1-8 ranks, fake hosts
 #   make bench-mpi-drop-in    plain MPI vs preloaded, both MPIs, 2 and 4 ranks
 #   make mpi-drop-in-tune     measure and rewrite mpi/thresholds_*.h
 #
@@ -14,7 +14,7 @@ DI_LIB       := $(B)/lib
 DI_MPICC_OMPI  ?= mpicc.openmpi
 DI_MPICC_MPICH ?= mpicc.mpich
 DI_SO_FLAGS  := -O2 -g -std=gnu99 -shared -fPIC -fvisibility=hidden
-DI_DEPS      := mpi/coll_mpi_drop_in.c coll.h ports/coll_mpi.h ports/coll_shm.h
+DI_DEPS      := mpi/coll_mpi_drop_in.c coll.h coll_hier.h ports/coll_mpi.h ports/coll_shm.h
 DI_HAVE_MPI  := $(and $(shell command -v $(DI_MPICC_OMPI)),$(shell command -v $(DI_MPICC_MPICH)))
 DI_LIBS      := $(DI_LIB)/libcoll_mpi_openmpi.so $(DI_LIB)/libcoll_mpi_mpich.so
 DI_PROGS     := $(foreach m,ompi mpich,$(DI_B)/test_drop_in.$(m) $(DI_B)/test_agree.$(m) $(DI_B)/seed_mindspore_mpi.$(m) \

@@ -33,6 +33,17 @@
    through the MPI port (ports/coll_mpi.h: point-to-point on a private
    duplicate, so the program's messages never match coll's).
 
+   SEVERAL HOSTS: where a communicator's ranks are on more than one host
+   (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED); a rank's host key is the
+   lowest MPI_COMM_WORLD rank of its shared communicator), the collectives
+   coll_hier.h has (allreduce, bcast, reduce, allgather, gather, scatter,
+   alltoall, reduce_scatter_block, barrier) run through it: inside each
+   host, then across, over sub-communicators of the one coll communicator
+   (coll_hier_init). The v-forms, scan and exscan stay flat. There every
+   routed call first agrees on its road (one 4-byte all-reduce, as verify
+   mode does): a rank's local reason to fall back cannot be told through
+   phases the other ranks run on communicators it is not in.
+
    ENVIRONMENT
      COLL_MPI_ROUTE=0         route nothing (every call to PMPI)
      COLL_MPI_VERBOSE=1       at MPI_Finalize, each rank writes to stderr a
@@ -77,6 +88,10 @@
      COLL_MPI_CORES=<n>       tell AUTO the ranks share n cores (see
                               coll_set_cores); every rank must say the same,
                               or none is told                      (none)
+     COLL_MPI_HIER=0          on several hosts, every collective flat (on)
+     COLL_MPI_TEST_HOSTS=L    tests: fake hosts of L consecutive world
+                              ranks each ("%H": H hosts, world rank r on
+                              host r % H), whatever the machine says
      COLL_MPI_PROGRESS=1      while coll waits on shm, poll and drive MPI's
                               progress instead of the port's own waiting
                               (see the transport's note below)      (off)
@@ -107,6 +122,7 @@
 #define COLL_SHM_STATIC
 #define COLL_SHM_IMPLEMENTATION
 #include "../ports/coll_shm.h"
+#include "../coll_hier.h"
 
 #define DI_EXPORT __attribute__((visibility("default")))
 
@@ -173,6 +189,9 @@ static struct {
     FILE *rec;                      /* its file, opened at the first dump    */
     int finalizing;                 /* MPI_Finalize frees the communicators  */
     int ncomm;                      /* coll communicators made (their ids)   */
+    int hier;                       /* COLL_MPI_HIER (1)                     */
+    long long test_hosts;           /* COLL_MPI_TEST_HOSTS: L, or -H for %H  */
+    long long roads[4];             /* coll_hier calls by road (the report)  */
     int transport;                  /* 0 auto, 1 shm, 2 mpi                  */
     size_t scratch;
     long long cores;                /* COLL_MPI_CORES (0: not told)          */
@@ -195,6 +214,8 @@ typedef struct di_comm {
     int rank, p, dead;              /* dead: setup failed, never route       */
     int id;                         /* 1, 2, ... in the order they were made */
     coll_record ring[DI_RING];      /* the flight recorder (coll_dump)       */
+    coll_hier *hier;                /* several hosts: the hierarchical forms */
+    int hosts;                      /* hosts its ranks are on (with hier)    */
     MPI_Comm comm;
     coll_port inner, port;          /* the transport's port; ours around it  */
     coll_shm *shm;
@@ -456,6 +477,9 @@ static void di_settings(void)
     if (di.log && !*di.log) di.log = 0;
     di.verbose = (int)di_env_size("COLL_MPI_VERBOSE", di.log ? 1 : 0);
     di.record = getenv("COLL_MPI_RECORD");
+    di.hier = di_env_size("COLL_MPI_HIER", 1) != 0;
+    if ((path = getenv("COLL_MPI_TEST_HOSTS")) && *path)
+        di.test_hosts = *path == '%' ? -strtoll(path + 1, 0, 10) : strtoll(path, 0, 10);
     if (di.record && !*di.record) di.record = 0;
     if (di.verbose < 0) di.verbose = 0;
     di.join_ms = di_env_size("COLL_MPI_JOIN_MS", 10000);
@@ -665,6 +689,7 @@ static void di_free(di_comm *d)
     if (di.record) di_record_dump(d, di.finalizing ? "at MPI_Finalize" : "freed", 0);
     if (d->shm) { if (d->shm->base) coll_shm_close(d->shm); free(d->shm); }
     if (d->mp) { if (d->mp->comm != MPI_COMM_NULL && d->mp->comm) coll_mpi_port_free(d->mp); free(d->mp); }
+    free(d->hier);
     free(d->scratch); free(d->buf[0]); free(d->buf[1]); free(d->counts); free(d->row);
     free(d);
 }
@@ -689,28 +714,55 @@ static int di_cores_wish(void)
     return di.cores > 0 ? (int)(di.cores > 1 << 20 ? 1 << 20 : di.cores) : 0;
 }
 
+/* Several hosts: coll_hier over the communicator, its scratch shared
+   (the subs and the world take turns) and a work buffer of the same size
+   for the phases that reorder (a call that needs more goes flat, on every
+   rank alike). Every rank keeps it, or none. */
+static void di_setup_hier(di_comm *d, int key)
+{
+    int ok, all = 0, nh = 0;
+    coll_hier *h = (coll_hier *)malloc(sizeof *h + di.scratch);
+    ok = h && d->p <= COLL_HIER_MAX_RANKS;
+    if (ok) ok = coll_hier_init(h, &d->c, key, d->scratch, di.scratch, (unsigned char *)(h + 1), di.scratch) == COLL_OK;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, d->comm);
+    if (!all) { free(h); return; }
+    coll_hier_shape(h, &nh, 0, 0, 0);
+    d->hier = h;
+    d->hosts = nh;
+    if (di.verbose)
+        fprintf(di_out(), "coll-mpi[%d]: coll communicator %d: %d ranks on %d hosts: hierarchical (coll_hier)\n",
+                di_wrank(), d->id, d->p, nh);
+}
+
 /* Collective over comm: every rank reaches it at the same call (the
    decision to route reads only arguments that agree), and every rank ends
    with the same verdict on whether the transport came up. */
 static di_comm *di_setup(MPI_Comm comm)
 {
     di_comm *d = (di_comm *)calloc(1, sizeof *d);
-    int ok = 1, rank = 0, p = 1, shm = 0, nodes, r2, n2, v[3], agreed[3];
+    int ok = 1, rank = 0, p = 1, shm = 0, nodes = 1, r2, n2, v[5], agreed[5], key;
     MPI_Comm node;
     if (!d) PMPI_Abort(comm, 12);
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &p);
     d->rank = rank; d->p = p; d->comm = comm;
+    d->id = ++di.ncomm;
     d->scratch = (unsigned char *)malloc(di.scratch);
     d->counts = (size_t *)malloc((size_t)p * (size_t)p * sizeof(size_t));
     d->row = (uint64_t *)malloc((size_t)p * (size_t)p * sizeof(uint64_t));
     if (!d->scratch || !d->counts || !d->row) ok = 0;
-    if (di.transport != 2) {        /* shm only if every rank shares this host */
-        PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    /* this rank's host: the lowest world rank sharing its memory */
+    key = di_wrank();
+    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        int w = key;
         PMPI_Comm_size(node, &nodes);
+        PMPI_Allreduce(&w, &key, 1, MPI_INT, MPI_MIN, node);
         PMPI_Comm_free(&node);
-        shm = nodes == p && p <= COLL_SHM_MAX_RANKS;
     }
+    if (di.test_hosts > 0) key = di_wrank() / (int)di.test_hosts * (int)di.test_hosts;
+    else if (di.test_hosts < 0) key = di_wrank() % (int)-di.test_hosts;
+    if (di.transport != 2)          /* shm only if every rank shares this host */
+        shm = nodes == p && p <= COLL_SHM_MAX_RANKS;
     if (shm) {
         char name[64];
         memset(name, 0, sizeof name);
@@ -737,16 +789,16 @@ static di_comm *di_setup(MPI_Comm comm)
         if (coll_init(&d->c, rank, p, &d->port, d->scratch, di.scratch) != 0) ok = 0;
         else coll_set_recorder(&d->c, d->ring, DI_RING, di_ns, 0);
     }
-    /* one allreduce: did every rank come up, and the cores for AUTO
-       (the least and the most wished for: one figure, or none) */
-    v[0] = ok; v[1] = di_cores_wish(); v[2] = -v[1];
-    PMPI_Allreduce(v, agreed, 3, MPI_INT, MPI_MIN, comm);
+    /* one allreduce: did every rank come up, the cores for AUTO (the
+       least and the most wished for: one figure, or none), and are the
+       ranks on one host (the least and the most key) */
+    v[0] = ok; v[1] = di_cores_wish(); v[2] = -v[1]; v[3] = key; v[4] = -key;
+    PMPI_Allreduce(v, agreed, 5, MPI_INT, MPI_MIN, comm);
     if (agreed[0] && agreed[1] == -agreed[2] && agreed[1] > 0) coll_set_cores(&d->c, agreed[1]);
     if (!agreed[0]) {               /* every rank falls back on this comm     */
         if (d->shm) { if (d->shm->base) coll_shm_close(d->shm); free(d->shm); d->shm = 0; }
         d->dead = 1;
-    }
-    d->id = ++di.ncomm;
+    } else if (di.hier && agreed[3] != -agreed[4]) di_setup_hier(d, key);
     d->next = di_list;
     di_list = d;
     PMPI_Comm_set_attr(comm, di.key, d);
@@ -837,6 +889,21 @@ static unsigned char *di_buf(di_comm *d, int i, size_t n)
     return d->buf[i];
 }
 
+/* A coll_hier call's answer, its road counted (the report) */
+static int di_road(di_comm *d, int rc)
+{
+    int road = coll_hier_road(d->hier);
+    di.roads[road >= 0 && road < 4 ? road : 0]++;
+    return rc;
+}
+
+/* coll's reason for the last error: the hierarchy's where it ran */
+static const char *di_last_error(di_comm *d)
+{
+    const char *h = d->hier ? coll_hier_last_error(d->hier) : 0;
+    return h && *h ? h : coll_last_error(&d->c);
+}
+
 /* What coll answered. Refusals found by the call check reach every rank
    at once and move no payload, so all ranks fall back together; an
    error after payload moved leaves the ranks out of step: abort. */
@@ -849,11 +916,11 @@ static int di_done(di_comm *d, int rc)
         di_cur.why = rc == COLL_ERR_PEER ? W_PEER : W_REFUSED;
         if (di.verbose && rc != COLL_ERR_PEER)
             fprintf(di_out(), "coll-mpi[%d]: %s refused by coll (%s: %s), run by MPI\n", di_wrank(),
-                    di_name[k], coll_result_str(rc), coll_last_error(&d->c));
+                    di_name[k], coll_result_str(rc), di_last_error(d));
         return 0;
     }
     fprintf(stderr, "coll-mpi: %s failed in coll on rank %d of %d: %s (%s); aborting\n",
-            di_name[k], d->rank, d->p, coll_result_str(rc), coll_last_error(&d->c));
+            di_name[k], d->rank, d->p, coll_result_str(rc), di_last_error(d));
     di_record_dump(d, "a call failed", 1);   /* its last calls, the failed one last */
     if (di.rec) { fclose(di.rec); di.rec = 0; }
     fflush(stderr);
@@ -878,7 +945,7 @@ static int di_done(di_comm *d, int rc)
 static int di_local(di_comm *d, int why)
 {
     int ok = !why, all = 0, rc;
-    if (d->p > 1 && di.verify) {
+    if (d->p > 1 && (di.verify || d->hier)) {
         rc = coll_allreduce(&d->c, &ok, &all, 1, COLL_INT32, COLL_MIN, COLL_ALGO_AUTO);
         if (rc != COLL_OK) { di_done(d, rc); return 0; }
         if (!all) { DI_FALLBACK(why ? why : W_PEER); return 0; }
@@ -999,7 +1066,8 @@ static void di_user_op(di_comm *d, const di_red *r, MPI_Datatype dt)
     coll_user_op u = { di_user_fn, 0, 0, 0 };
     u.elem_size = r->es; u.commutative = di_uop[r->uop].commute; u.user = d;
     d->uctx.fn = di_uop[r->uop].fn; d->uctx.dt = dt;
-    coll_set_user_op(&d->c, &u);
+    if (d->hier) coll_hier_set_user_op(d->hier, &u);     /* the world and its subs */
+    else coll_set_user_op(&d->c, &u);
 }
 
 static int di_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
@@ -1022,7 +1090,8 @@ static int di_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt
         PMPI_Allreduce(sbuf, ref, count, dt, op, comm);
     }
     if (r.uop >= 0) di_user_op(d, &r, dt);
-    rc = coll_allreduce(&d->c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, n, r.ct, r.co, COLL_ALGO_AUTO);
+    rc = d->hier ? di_road(d, coll_hier_allreduce(d->hier, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, n, r.ct, r.co))
+                 : coll_allreduce(&d->c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, n, r.ct, r.co, COLL_ALGO_AUTO);
     if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) { di_spoil(rbuf, n * r.es); di_compare(d, k, rbuf, ref, n, r.es, &r); free(mem); }
     return MPI_SUCCESS;
@@ -1048,7 +1117,8 @@ static int di_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
         ref = di_ref(buf, 0, di_ll(n), &mem);
         PMPI_Bcast(ref, count, dt, root, comm);
     }
-    rc = coll_broadcast(&d->c, buf, n, COLL_UINT8, root, COLL_ALGO_AUTO);
+    rc = d->hier ? di_road(d, coll_hier_broadcast(d->hier, buf, n, COLL_UINT8, root))
+                 : coll_broadcast(&d->c, buf, n, COLL_UINT8, root, COLL_ALGO_AUTO);
     if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) { di_spoil(buf, n); di_compare(d, k, buf, ref, n, 1, 0); free(mem); }
     return MPI_SUCCESS;
@@ -1081,7 +1151,8 @@ static int di_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, M
     if (r.uop >= 0) di_user_op(d, &r, dt);
     src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     dst = at_root ? rbuf : di_buf(d, 0, n * r.es);   /* workspace elsewhere   */
-    rc = coll_reduce(&d->c, src, dst, n, r.ct, r.co, root, COLL_ALGO_AUTO);
+    rc = d->hier ? di_road(d, coll_hier_reduce(d->hier, src, dst, n, r.ct, r.co, root))
+                 : coll_reduce(&d->c, src, dst, n, r.ct, r.co, root, COLL_ALGO_AUTO);
     if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) {
         if (at_root) { di_spoil(rbuf, n * r.es); di_compare(d, k, rbuf, ref, n, r.es, &r); }
@@ -1130,7 +1201,8 @@ static int di_barrier(MPI_Comm comm)
     int why;
     if ((why = di_quick(DI_BARRIER, comm, 0, 0)) || !(d = di_gate(comm, &why)))
         return DI_FALLBACK(why), PMPI_Barrier(comm);
-    if (!di_done(d, coll_barrier(&d->c, COLL_ALGO_AUTO))) return PMPI_Barrier(comm);
+    if (!di_done(d, d->hier ? di_road(d, coll_hier_barrier(d->hier)) : coll_barrier(&d->c, COLL_ALGO_AUTO)))
+        return PMPI_Barrier(comm);
     return MPI_SUCCESS;
 }
 
@@ -1147,6 +1219,7 @@ static int di_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *
     int why, rc, p, inplace = sbuf == MPI_IN_PLACE;
     size_t res, ses, blk = 0;
     unsigned char *mem = 0, *ref = 0;
+    const unsigned char *src;
 #define DI_P() PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm)
     if ((why = di_quick(k, comm, (long long)rcount * di_tsize(rtype), 1)) || !(d = di_gate(comm, &why)))
         return DI_FALLBACK(why), DI_P();
@@ -1162,8 +1235,9 @@ static int di_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *
         ref = di_ref(rbuf, 0, di_ll(blk * (size_t)p), &mem);
         PMPI_Allgather(sbuf, scount, stype, ref, rcount, rtype, comm);
     }
-    rc = coll_allgather(&d->c, inplace ? (unsigned char *)rbuf + blk * (size_t)d->rank : sbuf, rbuf, blk,
-                        COLL_UINT8, COLL_ALGO_AUTO);
+    src = inplace ? (unsigned char *)rbuf + blk * (size_t)d->rank : (const unsigned char *)sbuf;
+    rc = d->hier ? di_road(d, coll_hier_allgather(d->hier, src, rbuf, blk, COLL_UINT8))
+                 : coll_allgather(&d->c, src, rbuf, blk, COLL_UINT8, COLL_ALGO_AUTO);
     if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) { di_spoil(rbuf, blk * (size_t)p); di_compare(d, k, rbuf, ref, blk * (size_t)p, 1, 0); free(mem); }
     return MPI_SUCCESS;
@@ -1232,6 +1306,7 @@ static int di_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
     int why, rc, p, rank = 0, at_root, inplace = sbuf == MPI_IN_PLACE;
     size_t ses, res, blk = 0;
     unsigned char *mem = 0, *ref = 0;
+    const unsigned char *src;
 #define DI_P() PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm)
     if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
     at_root = rank == root;
@@ -1253,8 +1328,9 @@ static int di_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
         ref = di_ref(at_root ? rbuf : 0, 0, at_root ? di_ll(blk * (size_t)p) : 0, &mem);
         PMPI_Gather(sbuf, scount, stype, at_root ? ref : rbuf, rcount, rtype, root, comm);
     }
-    rc = coll_gather(&d->c, inplace ? (unsigned char *)rbuf + blk * (size_t)rank : sbuf,
-                     at_root ? rbuf : 0, blk, COLL_UINT8, root, COLL_ALGO_AUTO);
+    src = inplace ? (unsigned char *)rbuf + blk * (size_t)rank : (const unsigned char *)sbuf;
+    rc = d->hier ? di_road(d, coll_hier_gather(d->hier, src, at_root ? rbuf : 0, blk, COLL_UINT8, root))
+                 : coll_gather(&d->c, src, at_root ? rbuf : 0, blk, COLL_UINT8, root, COLL_ALGO_AUTO);
     if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) {
         if (at_root) { di_spoil(rbuf, blk * (size_t)p); di_compare(d, k, rbuf, ref, blk * (size_t)p, 1, 0); }
@@ -1271,7 +1347,7 @@ static int di_scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rb
     di_comm *d = 0;
     int why, rc, rank = 0, at_root, inplace = rbuf == MPI_IN_PLACE;
     size_t ses, res, blk = 0;
-    unsigned char *mem = 0, *ref = 0;
+    unsigned char *mem = 0, *ref = 0, *dst;
 #define DI_P() PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm)
     if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
     at_root = rank == root;
@@ -1291,9 +1367,9 @@ static int di_scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rb
         ref = di_ref(inplace ? 0 : rbuf, 0, inplace ? 0 : di_ll(blk), &mem);
         PMPI_Scatter(sbuf, scount, stype, inplace ? MPI_IN_PLACE : (void *)ref, rcount, rtype, root, comm);
     }
-    rc = coll_scatter(&d->c, at_root ? sbuf : 0,
-                      inplace ? (unsigned char *)sbuf + blk * (size_t)rank : (unsigned char *)rbuf, blk,
-                      COLL_UINT8, root, COLL_ALGO_AUTO);
+    dst = inplace ? (unsigned char *)sbuf + blk * (size_t)rank : (unsigned char *)rbuf;
+    rc = d->hier ? di_road(d, coll_hier_scatter(d->hier, at_root ? sbuf : 0, dst, blk, COLL_UINT8, root))
+                 : coll_scatter(&d->c, at_root ? sbuf : 0, dst, blk, COLL_UINT8, root, COLL_ALGO_AUTO);
     if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) {
         if (!inplace) { di_spoil(rbuf, blk); di_compare(d, k, rbuf, ref, blk, 1, 0); }
@@ -1484,7 +1560,8 @@ static int di_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *r
         ref = di_ref(rbuf, 0, di_ll(blk * (size_t)p), &mem);
         PMPI_Alltoall(sbuf, scount, stype, ref, rcount, rtype, comm);
     }
-    rc = coll_alltoall(&d->c, inplace ? rbuf : sbuf, rbuf, blk, COLL_UINT8, COLL_ALGO_AUTO);
+    rc = d->hier ? di_road(d, coll_hier_alltoall(d->hier, inplace ? rbuf : sbuf, rbuf, blk, COLL_UINT8))
+                 : coll_alltoall(&d->c, inplace ? rbuf : sbuf, rbuf, blk, COLL_UINT8, COLL_ALGO_AUTO);
     if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) { di_spoil(rbuf, blk * (size_t)p); di_compare(d, k, rbuf, ref, blk * (size_t)p, 1, 0); free(mem); }
     return MPI_SUCCESS;
@@ -1623,7 +1700,8 @@ static int di_reduce_scatter(int k, const void *sbuf, void *rbuf, const int *rco
     }
     src = inplace ? (const unsigned char *)rbuf : (const unsigned char *)sbuf;
     dst = inplace ? (unsigned char *)rbuf + off * r.es : (unsigned char *)rbuf;
-    rc = blk ? coll_reduce_scatter(&d->c, src, dst, (size_t)bcount, r.ct, r.co, COLL_ALGO_AUTO)
+    rc = blk && d->hier ? di_road(d, coll_hier_reduce_scatter(d->hier, src, dst, (size_t)bcount, r.ct, r.co))
+       : blk ? coll_reduce_scatter(&d->c, src, dst, (size_t)bcount, r.ct, r.co, COLL_ALGO_AUTO)
              : coll_reduce_scatterv(&d->c, src, dst, d->counts, r.ct, r.co, COLL_ALGO_AUTO);
     if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (inplace && off) memmove(rbuf, dst, mine * r.es);
@@ -1828,6 +1906,9 @@ static void di_report_rank(void)
     for (i = 1; i <= di_nstats; i++)             /* in the order they came  */
         for (st = di_stats_list; st; st = st->next)
             if (st->id == i) di_report_comm(f, rank, st);
+    if (di.roads[1] + di.roads[2] + di.roads[3])
+        fprintf(f, "coll-mpi[%d]: this rank: hierarchical calls: %lld in phases, %lld flat over byhost, %lld flat\n",
+                rank, di.roads[COLL_HIER_PHASES], di.roads[COLL_HIER_BYHOST], di.roads[COLL_HIER_WORLD]);
     fprintf(f, "coll-mpi[%d]: this rank: routed %lld of %lld calls\n", rank, mine_r, mine_n);
     fflush(f);
 }

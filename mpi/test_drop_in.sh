@@ -10,7 +10,9 @@
 # MPI_THREAD_MULTIPLE (nothing may route), once over the MPI transport; a
 # run whose verify must catch a spoiled byte; and the MindSpore seed in
 # plain MPI, preloaded and linked before the MPI library (plus the
-# coll-based seed, which embeds its own coll.h, beside the library). Each program's checks count, and so
+# coll-based seed, which embeds its own coll.h, beside the library); fake
+# hosts (COLL_MPI_TEST_HOSTS) through coll_hier; the flight recorder
+# (COLL_MPI_RECORD). Each program's checks count, and so
 # does each check made here on a run (exit status, counts routed, the
 # seed's output). Ends with "mpi-drop-in: N passed, N failed" and the share
 # of calls routed in the forced-routing runs.
@@ -389,6 +391,33 @@ for impl in ompi mpich; do
         echo "  $impl np=3 late: exit $rc, $n ranks' files end with the timed-out call: $(tail -1 "$base"-late.rec.0 2>/dev/null | cut -c1-60)..."
     else bad "$impl record late: exit $rc, $n files with the failed call (log $base-late.log)"; fi
 done
+
+echo "several hosts, faked (COLL_MPI_TEST_HOSTS): coll_hier's forms, every call routed and verified"
+# phases LOG: the calls rank 0's report says ran in coll_hier's phases
+phases() { sed -nE 's/^coll-mpi\[0\]: this rank: hierarchical calls: ([0-9]+) in phases.*/\1/p' "$1.rep.0" 2>/dev/null; }
+hosts_case() {    # IMPL NP MODE WHAT HOSTS: the suite over fake hosts, and phases ran
+    local impl=$1 np=$2 mode=$3 what=$4 hk=$5 log n
+    suite "$impl" "$np" "$mode" "$what" $FORCE COLL_MPI_TEST_HOSTS="$hk"
+    log=$LOGS/$impl-np$np-$what.log n=$(phases "$log")
+    if [ "${n:-0}" -gt 0 ] && report "$log" | grep -q "on [0-9]* hosts: hierarchical"; then ok
+        echo "  $impl np=$np COLL_MPI_TEST_HOSTS=$hk: $(report "$log" | sed -nE 's/^coll-mpi\[0\]: this rank: hierarchical calls: //p')"
+    else bad "$impl np=$np hosts $hk: no call in coll_hier's phases (log $log)"; fi
+}
+hosts_case ompi 4 quick hosts-block 2            # 2 hosts x 2 ranks, host-major
+hosts_case mpich 4 tiny hosts-block 2
+hosts_case ompi 4 tiny hosts-inter %2            # the same, ranks interleaved
+hosts_case mpich 4 tiny hosts-inter %2
+hosts_case ompi 5 tiny hosts-uneven 2            # hosts of 2, 2 and 1
+hosts_case ompi 6 tiny hosts-three %3            # 3 hosts x 2, interleaved
+# the local reasons (a derived type on rank 0, holes on the odd ranks)
+# agreed before coll_hier's phases, and the one-host and switched-off roads
+for impl in ompi mpich; do agree "$impl" 4 mixed 0 COLL_MPI_TEST_HOSTS=2; done
+suite ompi 4 tiny hosts-off $FORCE COLL_MPI_TEST_HOSTS=2 COLL_MPI_HIER=0
+for log in "$LOGS/ompi-np4-hosts-off.log" "$LOGS/ompi-np4-forced.log" "$LOGS/mpich-np2-forced.log"; do
+    if [ -z "$(phases "$log")" ] && ! report "$log" | grep -q hierarchical; then ok
+    else bad "coll_hier where it should not be: COLL_MPI_HIER=0 or one host (log $log)"; fi
+done
+echo "  COLL_MPI_HIER=0 and one host: no call through coll_hier"
 
 echo "verify catches a difference (one byte of a routed result spoiled)"
 for impl in ompi mpich; do
