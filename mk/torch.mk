@@ -8,9 +8,12 @@
 #   make test-torch    every operation x dtype at 2, 3 and 4 processes (shm
 #                      and TCP ports, env:// and tcp://), the torch seed's
 #                      all-reduces, DDP against gloo, wrong calls raising on
-#                      every rank
+#                      every rank; 4 ranks as two hosts (COLL_HOST_ID): the
+#                      hosts port and coll_hier
 #   make test-torch-run  the launcher: jobs of 2 and 3 ranks, two "nodes",
-#                      a failing rank, SIGTERM and SIGINT to the launcher
+#                      two hosts of 2 ranks (coll_hier), a rank that stops
+#                      calling (the flight recorder's file), a failing
+#                      rank, SIGTERM and SIGINT to the launcher
 #   make bench-torch   dist.all_reduce, coll against gloo, 2 and 4 processes;
 #                      then bench-torch-ddp: DDP steps of wide models, 2 ranks
 #
@@ -57,7 +60,7 @@ TORCH_OR_SKIP = if ! $(TORCH_PY) -c 'import torch' 2>/dev/null || ! ls $(TORCH_N
 	    echo "*** SKIPPED $@: apt-get install python3-torch libtorch-dev pybind11-dev ***"; \
 	    echo "torch: 0 passed, 0 failed"; exit 0; fi
 
-## test-torch: the backend at 2, 3, 4 processes: every op x dtype, the torch seed, DDP vs gloo, wrong calls
+## test-torch: the backend at 2, 3, 4 processes: every op x dtype, the torch seed, DDP vs gloo, wrong calls, two hosts (coll_hier)
 test-torch:
 	@$(TORCH_OR_SKIP); $(MAKE) --no-print-directory torch && \
 	    PYTHONPATH=$(B)/python timeout 600 $(TORCH_PY) torch/test_torch.py
@@ -67,7 +70,7 @@ test-torch-quick:
 	@$(TORCH_OR_SKIP); $(MAKE) --no-print-directory torch && \
 	    PYTHONPATH=$(B)/python timeout 300 $(TORCH_PY) torch/test_torch.py quick
 
-## test-torch-run: python3 -m coll_torch.run: 2, 3 ranks and two nodes all-reducing, a failing rank, SIGTERM, SIGINT
+## test-torch-run: python3 -m coll_torch.run: 2, 3 ranks, two nodes, two hosts x 2 (coll_hier), the flight recorder, a failing rank, SIGTERM, SIGINT
 test-torch-run:
 	@$(TORCH_OR_SKIP); $(MAKE) --no-print-directory torch && \
 	    PYTHONPATH=$(B)/python timeout 240 $(TORCH_PY) torch/test_torch_run.py

@@ -949,8 +949,9 @@ private:
         // subs share the world's scratch (they take turns with it); work
         // stages the blocks a phase reorders (a call that needs more takes
         // a flat road, still right). One host: coll_hier takes the world's
-        // road anyway, so it is left out.
-        if (hosts_ && coll_hosts_nhosts(hosts_.get()) > 1) {
+        // road anyway, so it is left out. COLL_TORCH_HIER=0 (the same on
+        // every rank) keeps the calls flat over the hosts port.
+        if (hosts_ && coll_hosts_nhosts(hosts_.get()) > 1 && env_str("COLL_TORCH_HIER", "1") != "0") {
             size_t wb = (size_t)std::strtoull(env_str("COLL_TORCH_HIER_WORK", "4194304").c_str(), nullptr, 10);
             work_.resize(wb);
             hier_.reset(new coll_hier());
