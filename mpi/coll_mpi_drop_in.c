@@ -82,7 +82,7 @@
                               compiled table; COLL_MPI_MIN... still apply.
                               The ranks' tables are agreed at MPI_Init: the
                               largest value of any rank applies (and so are
-                              ROUTE, VERIFY, TRANSPORT: di_agree_settings)
+                              ROUTE, VERIFY, TRANSPORT, HIER: di_agree_settings)
      COLL_MPI_TRANSPORT=shm|mpi   force a transport (shm needs one host)
      COLL_MPI_SCRATCH=<bytes> coll scratch per communicator      (1 MiB)
      COLL_MPI_CORES=<n>       tell AUTO the ranks share n cores (see
@@ -1789,13 +1789,13 @@ DI_WRAP(DI_REDUCE_SCATTER_BLOCK, comm, di_reduce_scatter(DI_REDUCE_SCATTER_BLOCK
    ranks. One all-reduce (max) at MPI_Init settles them: each threshold is
    the largest of the ranks' ("never" above all), so a call routes only
    where every rank's table would route it; routing is off, verify on,
-   the MPI transport forced and MPI_THREAD_MULTIPLE in force everywhere if
-   on any rank; and every rank learns whether any reports, so that all
+   the MPI transport forced, coll_hier off and MPI_THREAD_MULTIPLE in
+   force everywhere if on any rank; and every rank learns whether any reports, so that all
    join the report's sum at MPI_Finalize, or none. */
 enum { DI_AGREED = DI_KINDS * 9 };
 static void di_agree_settings(void)
 {
-    long long v[DI_AGREED + 5], all[DI_AGREED + 5];
+    long long v[DI_AGREED + 6], all[DI_AGREED + 6];
     int k, p, differ = 0;
     for (k = 0; k < DI_KINDS; k++)
         for (p = 0; p < 9; p++) v[k * 9 + p] = di.min[k][p] < 0 ? LLONG_MAX : di.min[k][p];
@@ -1804,7 +1804,8 @@ static void di_agree_settings(void)
     v[DI_AGREED + 2] = di.verify;
     v[DI_AGREED + 3] = di.transport;        /* 0 auto < 1 shm < 2 mpi        */
     v[DI_AGREED + 4] = di.thread_multiple;
-    if (PMPI_Allreduce(v, all, DI_AGREED + 5, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    v[DI_AGREED + 5] = !di.hier;            /* coll_hier's setup is collective */
+    if (PMPI_Allreduce(v, all, DI_AGREED + 6, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) {
         di.on = 0;                          /* no agreement: never route     */
         return;
     }
@@ -1813,15 +1814,16 @@ static void di_agree_settings(void)
             differ |= all[k * 9 + p] != v[k * 9 + p];
             di.min[k][p] = all[k * 9 + p] == LLONG_MAX ? DI_NEVER : all[k * 9 + p];
         }
-    for (k = DI_AGREED + 1; k < DI_AGREED + 5; k++) differ |= all[k] != v[k];
+    for (k = DI_AGREED + 1; k < DI_AGREED + 6; k++) differ |= all[k] != v[k];
     di_summary = all[DI_AGREED] > 0;
     di.on = !all[DI_AGREED + 1];
     di.verify = (int)all[DI_AGREED + 2];
     di.transport = (int)all[DI_AGREED + 3];
     di.thread_multiple = (int)all[DI_AGREED + 4];
+    di.hier = !all[DI_AGREED + 5];
     if (differ && di.verbose)
         fprintf(di_out(), "coll-mpi[%d]: this rank's settings (thresholds, COLL_MPI_ROUTE, _VERIFY, _TRANSPORT, "
-                "thread level) differ from another's: the ranks agreed on one\n", di_wrank());
+                "_HIER, thread level) differ from another's: the ranks agreed on one\n", di_wrank());
 }
 
 DI_EXPORT int MPI_Init(int *argc, char ***argv)

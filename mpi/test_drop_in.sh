@@ -418,6 +418,16 @@ for log in "$LOGS/ompi-np4-hosts-off.log" "$LOGS/ompi-np4-forced.log" "$LOGS/mpi
     else bad "coll_hier where it should not be: COLL_MPI_HIER=0 or one host (log $log)"; fi
 done
 echo "  COLL_MPI_HIER=0 and one host: no call through coll_hier"
+for impl in ompi mpich; do      # COLL_MPI_HIER=0 on rank 0 only: agreed at MPI_Init, off everywhere
+    log=$LOGS/$impl-rank0-hier.log
+    LIMIT=60 launch "$impl" 4 "$log" COLL_MPI_MIN=0 COLL_MPI_VERBOSE=1 COLL_MPI_TEST_HOSTS=2 -- sh -c \
+        'if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}" = 0 ]; then export COLL_MPI_HIER=0; fi; exec "$0" "$@"' \
+        "$B/mpi/test_agree.$impl" mixed
+    rc=$?
+    if [ "$rc" -eq 0 ] && grep -q '^mixed: [0-9]* passed, 0 failed' "$log" && report "$log" | grep -q "differ from another's" &&
+       ! report "$log" | grep -q hierarchical; then ok; echo "  $impl: COLL_MPI_HIER=0 on rank 0 only: completed, no rank through coll_hier"
+    else bad "$impl: COLL_MPI_HIER=0 on rank 0 only: exit $rc (log $log)"; fi
+done
 
 echo "verify catches a difference (one byte of a routed result spoiled)"
 for impl in ompi mpich; do
