@@ -359,10 +359,10 @@ for impl in ompi mpich; do
     for r in 0 1 2; do
         got=$(record_blocks "$base.rec.$r" | sort | tr '\n' '|')
         want="MPI_COMM_WORLD MPI_Finalize 8 1 8 allreduce=7 reduce=1|counted-dup freed 11 1 11 allgather=4 barrier=2 broadcast=5|"
-        routed=$(sed -nE 's/^coll-mpi\[[0-9]+\]: this rank: routed ([0-9]+) of.*/\1/p' "$base.log.rep.$r")
+        mine=$(sed -nE 's/^coll-mpi\[[0-9]+\]: this rank: routed ([0-9]+) of.*/\1/p' "$base.log.rep.$r")
         lines=$(grep -c '^call ' "$base.rec.$r" 2>/dev/null)
-        if [ "$got" = "$want" ] && [ "${lines:-0}" = "${routed:-x}" ]; then ok
-        else bad "$impl record rank $r: '$got', want '$want'; $lines lines, $routed routed (file $base.rec.$r)"; fi
+        if [ "$got" = "$want" ] && [ "${lines:-0}" = "${mine:-x}" ]; then ok
+        else bad "$impl record rank $r: '$got', want '$want'; $lines lines, $mine routed (file $base.rec.$r)"; fi
     done
     echo "  $impl np=3 count: $files files, rank 0's: $(record_blocks "$base.rec.0" | sort | tr '\n' ';')"
     # the suite's own program, every call routed: each communicator's block
