@@ -5257,13 +5257,16 @@ static uint32_t coll__vsig(const coll__plan *pl)
                        pl->displs ? (size_t)pl->p * (m > 1 ? 2u : 1u) : 0) | 1u;
 }
 
-/* `q` holds a call still running on `c` (started, not finished): coll_prepare
-   must not clear it. Its fields are read only while some request of c's
-   group is running, and its owner pointer compared, never followed. */
+/* `q` holds a call still running on `c` (started, not finished, its ticket
+   among those in flight): coll_prepare must not clear it. Its fields are
+   read only while some request of c's group is running, and its owner
+   pointer compared, never followed; a copy of a request that ran to its
+   end elsewhere (coll_waitall over copies) holds a ticket already past. */
 static int coll__running(coll_comm *c, const coll_request *q)
 {
     const coll_comm *top = coll__top(c);
-    return top->ticket != top->turn && q->c == c && q->queued && !q->finished;
+    return top->ticket != top->turn && q->c == c && q->queued && !q->finished &&
+           (uint32_t)(q->ticket - top->turn) < (uint32_t)(top->ticket - top->turn);   /* (a stale copy's is past) */
 }
 
 #ifndef COLL_NO_CHECKS             /* the agreement layer clears its frames itself */
