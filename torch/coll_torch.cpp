@@ -1106,47 +1106,84 @@ private:
         roads_[last_road_]++;
         return rc;
     }
+    // Through coll_hier every collective first agrees on the call over the
+    // world: one all-reduce (MAX) of 8 bytes, a digest of the call's kind,
+    // count, dtype, op and root and its complement. A rank that refuses its
+    // arguments runs that all-reduce as a refusal instead (guarded, below):
+    // every other rank's agreement ends in COLL_ERR_PEER before anyone
+    // enters coll_hier, whose phases on sub-communicators could not tell
+    // them (a rank outside a phase never hears of it), and the group stays
+    // usable. Ranks whose digests differ would take different roads: every
+    // rank sees it here (the max of the digest is then not the complement
+    // of the max of its complement) and raises alike.
+    int agree_call(coll_kind k, size_t n, coll_dtype t, coll_op op, int root)
+    {
+        const uint64_t v[5] = {(uint64_t)k, (uint64_t)n, (uint64_t)t, (uint64_t)op, (uint64_t)(uint32_t)root};
+        uint32_t d = 2166136261u;
+        for (uint64_t x : v)
+            for (int b = 0; b < 8; b++) d = (d ^ (uint32_t)((x >> (8 * b)) & 0xff)) * 16777619u;
+        uint32_t mine[2] = {d, ~d}, all[2] = {0, 0};
+        int rc = coll_allreduce(comm(), mine, all, 2, COLL_UINT32, COLL_MAX, COLL_ALGO_AUTO);
+        if (rc != COLL_OK) return rc;
+        if (all[0] != ~all[1])
+            throw Error(std::string("coll: ") + coll_kind_name(k) + ": the ranks' calls differ in count, dtype, op "
+                        "or root (through coll_hier they would take different roads)");
+        return COLL_OK;
+    }
     int run_allreduce(const void *s, void *d, size_t n, coll_dtype t, coll_op op)
     {
-        return road(hier_ ? coll_hier_allreduce(hier_.get(), s, d, n, t, op)
-                          : coll_allreduce(comm(), s, d, n, t, op, COLL_ALGO_AUTO));
+        if (!hier_) return road(coll_allreduce(comm(), s, d, n, t, op, COLL_ALGO_AUTO));
+        int rc = agree_call(COLL_ALLREDUCE, n, t, op, 0);
+        return rc ? rc : road(coll_hier_allreduce(hier_.get(), s, d, n, t, op));
     }
     int run_broadcast(void *b, size_t n, coll_dtype t, int root)
     {
-        return road(hier_ ? coll_hier_broadcast(hier_.get(), b, n, t, root)
-                          : coll_broadcast(comm(), b, n, t, root, COLL_ALGO_AUTO));
+        if (!hier_) return road(coll_broadcast(comm(), b, n, t, root, COLL_ALGO_AUTO));
+        int rc = agree_call(COLL_BROADCAST, n, t, COLL_SUM, root);
+        return rc ? rc : road(coll_hier_broadcast(hier_.get(), b, n, t, root));
     }
     int run_reduce(const void *s, void *d, size_t n, coll_dtype t, coll_op op, int root)
     {
-        return road(hier_ ? coll_hier_reduce(hier_.get(), s, d, n, t, op, root)
-                          : coll_reduce(comm(), s, d, n, t, op, root, COLL_ALGO_AUTO));
+        if (!hier_) return road(coll_reduce(comm(), s, d, n, t, op, root, COLL_ALGO_AUTO));
+        int rc = agree_call(COLL_REDUCE, n, t, op, root);
+        return rc ? rc : road(coll_hier_reduce(hier_.get(), s, d, n, t, op, root));
     }
     int run_allgather(const void *s, void *d, size_t n, coll_dtype t)
     {
-        return road(hier_ ? coll_hier_allgather(hier_.get(), s, d, n, t)
-                          : coll_allgather(comm(), s, d, n, t, COLL_ALGO_AUTO));
+        if (!hier_) return road(coll_allgather(comm(), s, d, n, t, COLL_ALGO_AUTO));
+        int rc = agree_call(COLL_ALLGATHER, n, t, COLL_SUM, 0);
+        return rc ? rc : road(coll_hier_allgather(hier_.get(), s, d, n, t));
     }
     int run_reduce_scatter(const void *s, void *d, size_t n, coll_dtype t, coll_op op)
     {
-        return road(hier_ ? coll_hier_reduce_scatter(hier_.get(), s, d, n, t, op)
-                          : coll_reduce_scatter(comm(), s, d, n, t, op, COLL_ALGO_AUTO));
+        if (!hier_) return road(coll_reduce_scatter(comm(), s, d, n, t, op, COLL_ALGO_AUTO));
+        int rc = agree_call(COLL_REDUCE_SCATTER, n, t, op, 0);
+        return rc ? rc : road(coll_hier_reduce_scatter(hier_.get(), s, d, n, t, op));
     }
     int run_gather(const void *s, void *d, size_t n, coll_dtype t, int root)
     {
-        return road(hier_ ? coll_hier_gather(hier_.get(), s, d, n, t, root)
-                          : coll_gather(comm(), s, d, n, t, root, COLL_ALGO_AUTO));
+        if (!hier_) return road(coll_gather(comm(), s, d, n, t, root, COLL_ALGO_AUTO));
+        int rc = agree_call(COLL_GATHER, n, t, COLL_SUM, root);
+        return rc ? rc : road(coll_hier_gather(hier_.get(), s, d, n, t, root));
     }
     int run_scatter(const void *s, void *d, size_t n, coll_dtype t, int root)
     {
-        return road(hier_ ? coll_hier_scatter(hier_.get(), s, d, n, t, root)
-                          : coll_scatter(comm(), s, d, n, t, root, COLL_ALGO_AUTO));
+        if (!hier_) return road(coll_scatter(comm(), s, d, n, t, root, COLL_ALGO_AUTO));
+        int rc = agree_call(COLL_SCATTER, n, t, COLL_SUM, root);
+        return rc ? rc : road(coll_hier_scatter(hier_.get(), s, d, n, t, root));
     }
     int run_alltoall(const void *s, void *d, size_t n, coll_dtype t)
     {
-        return road(hier_ ? coll_hier_alltoall(hier_.get(), s, d, n, t)
-                          : coll_alltoall(comm(), s, d, n, t, COLL_ALGO_AUTO));
+        if (!hier_) return road(coll_alltoall(comm(), s, d, n, t, COLL_ALGO_AUTO));
+        int rc = agree_call(COLL_ALLTOALL, n, t, COLL_SUM, 0);
+        return rc ? rc : road(coll_hier_alltoall(hier_.get(), s, d, n, t));
     }
-    int run_barrier() { return road(hier_ ? coll_hier_barrier(hier_.get()) : coll_barrier(comm(), COLL_ALGO_AUTO)); }
+    int run_barrier()
+    {
+        if (!hier_) return road(coll_barrier(comm(), COLL_ALGO_AUTO));
+        int rc = agree_call(COLL_BARRIER, 0, COLL_UINT8, COLL_SUM, 0);
+        return rc ? rc : road(coll_hier_barrier(hier_.get()));
+    }
     void check(int rc, const char *what) const
     {
         if (rc != COLL_OK) fail(rc, what);
@@ -1482,10 +1519,10 @@ private:
 
     // A collective this rank refuses still takes part in the call check,
     // with a call coll refuses (no buffer): every other rank then gets
-    // COLL_ERR_PEER instead of waiting for this one. Through coll_hier the
-    // road, and so the sub-communicator whose call check would see it,
-    // depends on the call's arguments, which this rank cannot match: it
-    // aborts the port instead (every rank raises; the group is done).
+    // COLL_ERR_PEER instead of waiting for this one. Through coll_hier too:
+    // there every collective's first call is the world's agreement
+    // (agree_call, or agree_dtype's all-gather before it), which this
+    // refusal meets; the group stays usable.
     template <class F>
     WorkPtr guarded(F &&body)
     {
@@ -1493,8 +1530,7 @@ private:
             return body();
         } catch (const Refusal &) {
             submit(OpType::UNKNOWN, {}, {}, c10d::kUnsetTimeout, [this](CollWork &) {
-                if (hier_) abort_port(COLL_ERR_PEER);
-                else coll_allreduce(comm(), nullptr, nullptr, 1, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+                coll_allreduce(comm(), nullptr, nullptr, 1, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
             });
             throw;
         }

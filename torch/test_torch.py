@@ -89,8 +89,12 @@ def main():
     ]
     # Two "hosts" of two ranks (COLL_HOST_ID): the hosts port, every
     # collective through coll_hier (its phases where they apply)
-    runs.append(("two hosts (COLL_HOST_ID), coll_hier", 4, "hosts", "env",
-                 [{"COLL_HOST_ID": h} for h in ("a", "a", "b", "b")], {"TEST_WANT_PORT": "hosts"}))
+    two_hosts = [{"COLL_HOST_ID": h} for h in ("a", "a", "b", "b")]
+    runs.append(("two hosts (COLL_HOST_ID), coll_hier", 4, "hosts", "env", two_hosts, {"TEST_WANT_PORT": "hosts"}))
+    # The newer checks over the same two hosts: refusals (AVG of bool,
+    # PREMUL_SUM) on every rank, then calls on the same group
+    runs.append(("two hosts, the newer checks", 4, "new", "env", two_hosts, {"TEST_WANT_PORT": "hosts"}))
+    two_hosts_new = runs[-1]
     # A rank with a /dev/shm of its own (a private mount: root only) cannot
     # share memory with the others: it is another host, by itself.
     if os.geteuid() == 0 and subprocess.run(["unshare", "-m", "true"]).returncode == 0:
@@ -106,7 +110,7 @@ def main():
     if "new" in sys.argv[1:]:
         runs = [("shm, env://, the newer checks", 2, "new", "env", None, None),
                 ("tcp port (forced), the newer checks", 3, "new", "env", None, {"COLL_TORCH_PORT": "tcp"}),
-                runs[-1]]
+                two_hosts_new, runs[-1]]
     tp = tf = 0
     for name, p, mode, init, per, env in runs:
         a, b = launch(name, p, mode, init, per, env)
@@ -202,6 +206,8 @@ def worker(mode, init):
     if mode == "new":
         more_ops(torch, dist, rank, p)
         dtype_calls(torch, dist, rank, p)
+        if pg.port() == "hosts":
+            hier_refusals(torch, dist, rank, p)
         print("rank %d: checks took %.1f s" % (rank, time.time() - t0))
         dist.destroy_process_group()
         return
@@ -519,6 +525,28 @@ def more_ops(torch, dist, rank, p):
                 check(y.item() == 42.0 + members[0], "subgroup %s: send/recv by global ranks" % members)
         dist.barrier(group=sub)
     dist.barrier()
+
+
+def hier_refusals(torch, dist, rank, p):
+    """Through coll_hier: a refusal on one rank, and sizes that differ
+    (which would take different roads), raise on every rank, and the group
+    goes on working after each."""
+    def works(after):
+        x = torch.full((7,), float(rank))
+        dist.all_reduce(x)
+        check(x.tolist() == [float(sum(range(p)))] * 7, "the group works after %s" % after)
+    y = torch.ones(10, 2).t() if rank == 0 else torch.ones(20)
+    want = "non-contiguous" if rank == 0 else "COLL_ERR_PEER"
+    check(raises(lambda: dist.all_reduce(y), want) is not None,
+          "a non-contiguous tensor on rank 0 raises on every rank (%s)" % want)
+    works("a refusal on one rank")
+    b = torch.ones(4, 2, dtype=torch.bool).t() if rank == p - 1 else torch.ones(8, dtype=torch.bool)
+    check(raises(lambda: dist.broadcast(b, src=0), "non-contiguous" if rank == p - 1 else "COLL_ERR") is not None,
+          "a refused bool broadcast on rank %d raises on every rank" % (p - 1))
+    works("a refused bool broadcast")
+    x = torch.ones(5 if rank == 1 else 6)
+    check(raises(lambda: dist.all_reduce(x), "coll") is not None, "all_reduce of sizes that differ raises everywhere")
+    works("sizes that differ")
 
 
 def dtype_calls(torch, dist, rank, p):
