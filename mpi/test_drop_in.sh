@@ -70,8 +70,9 @@ launch_log() {    # IMPL NP LOG ENV-ARGS... -- PROGRAM ARGS: one run, its output
 # and the per-rank LOG-less-.log.out.R and .err.R) died of Open MPI 4.1's
 # race in MPI_Finalize: its progress thread's event loop calls into a
 # component already unloaded while the main thread joins it
-# (opal_progress_thread_finalize from orte_finalize; 2 cores of 3-rank
-# runs, 2 jobs at a time under load: 2 in about 700, docs/mpi.md). Only a
+# (opal_progress_thread_finalize from orte_finalize; 3-rank runs, 2 jobs
+# at a time under load: 3 in about 1150 preloaded, all three cores alike,
+# docs/mpi.md). Only a
 # run whose work was done (its closing line out), with Open MPI's own
 # SIGSEGV message and no frame of the drop-in in what it printed.
 ompi_finalize_race() {
