@@ -669,8 +669,9 @@ typedef struct coll_record {
     size_t bytes;              /* the whole vector, as this rank planned it  */
     uint64_t start, end;       /* by the recorder's clock (0 without one)    */
     int result;                /* COLL_AGAIN while it runs                    */
-    int step;                  /* steps of the schedule begun (0: it ended in
-                                  the call check before its first)           */
+    int step;                  /* steps of the schedule begun (0: none - a
+                                  small call rides in the call check's
+                                  rounds, or it ended in them)             */
     int peer;                  /* a failed transfer's peer (the one it
                                   received from, if both), else -1           */
 } coll_record;
