@@ -815,6 +815,27 @@ private:
         return s;
     }
 
+    // A verdict against the entries (sizes, COLL_TORCH_PORT, scratch that
+    // differ) raises on every rank, but rank 0 hosts torch's store (env://,
+    // tcp://) and its exit takes the store with it: a rank still reading
+    // the entries would then raise "never came to the store" instead. So
+    // each rank adds 1 to coll/verdict, and rank 0 raises once its size_
+    // ranks have, or 5 s on.
+    void stay_for_verdict(c10d::Store &store) const
+    {
+        try {
+            int64_t n = store.add("coll/verdict", 1);
+            if (rank_ != 0) return;
+            auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+            while (n < size_ && std::chrono::steady_clock::now() < until) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                n = store.add("coll/verdict", 0);
+            }
+        } catch (const std::exception &) {
+            // the store is gone already: nothing to wait for
+        }
+    }
+
     void rendezvous(const c10::intrusive_ptr<c10d::Store> &sp)
     {
         c10d::Store &store = *sp;
@@ -833,40 +854,46 @@ private:
             std::to_string(size_) + "\n" + want + "\n" + scratch + "\n" + me);
 
         // Every rank reads every rank's entry and comes to the same verdict.
-        bool one_host = true;
+        bool one_host = true, heard = true;
         std::string host0;
-        for (int r = 0; r < size_; r++) {
-            std::string entry;
-            try {
-                entry = get(store, "coll/host/" + std::to_string(r));
-            } catch (const std::exception &e) {
-                throw Error("coll: rank " + std::to_string(r) + " of " + std::to_string(size_) +
-                            " never came to the store within the group's timeout (is it running, and is "
-                            "WORLD_SIZE=" + std::to_string(size_) + " right?): " + e.what());
+        try {
+            for (int r = 0; r < size_; r++) {
+                std::string entry;
+                try {
+                    entry = get(store, "coll/host/" + std::to_string(r));
+                } catch (const std::exception &e) {
+                    heard = false;
+                    throw Error("coll: rank " + std::to_string(r) + " of " + std::to_string(size_) +
+                                " never came to the store within the group's timeout (is it running, and is "
+                                "WORLD_SIZE=" + std::to_string(size_) + " right?): " + e.what());
+                }
+                std::istringstream v(entry);
+                std::string n, w, sc, h;
+                std::getline(v, n);
+                std::getline(v, w);
+                std::getline(v, sc);
+                std::getline(v, h);
+                if (n != std::to_string(size_))
+                    throw Error("coll: the ranks disagree on the group's size (WORLD_SIZE): " + std::to_string(size_) +
+                                " on this rank (" + std::to_string(rank_) + "), " + n + " on rank " + std::to_string(r));
+                if (r == 0) host0 = h;
+                else one_host = one_host && h == host0;
+                if (w != "auto" && w != "shm" && w != "tcp" && w != "hosts")
+                    throw Error("coll: rank " + std::to_string(r) + ": COLL_TORCH_PORT=" + w +
+                                " is none of auto, shm, tcp, hosts");
+                if (w != want)
+                    throw Error("coll: COLL_TORCH_PORT differs between ranks (" + want + " here, " + w + " on rank " +
+                                std::to_string(r) + ")");
+                if (sc != scratch)
+                    throw Error("coll: COLL_TORCH_SCRATCH differs between ranks (" + scratch + " here, " + sc +
+                                " on rank " + std::to_string(r) + ")");
             }
-            std::istringstream v(entry);
-            std::string n, w, sc, h;
-            std::getline(v, n);
-            std::getline(v, w);
-            std::getline(v, sc);
-            std::getline(v, h);
-            if (n != std::to_string(size_))
-                throw Error("coll: the ranks disagree on the group's size (WORLD_SIZE): " + std::to_string(size_) +
-                            " on this rank (" + std::to_string(rank_) + "), " + n + " on rank " + std::to_string(r));
-            if (r == 0) host0 = h;
-            else one_host = one_host && h == host0;
-            if (w != "auto" && w != "shm" && w != "tcp" && w != "hosts")
-                throw Error("coll: rank " + std::to_string(r) + ": COLL_TORCH_PORT=" + w +
-                            " is none of auto, shm, tcp, hosts");
-            if (w != want)
-                throw Error("coll: COLL_TORCH_PORT differs between ranks (" + want + " here, " + w + " on rank " +
-                            std::to_string(r) + ")");
-            if (sc != scratch)
-                throw Error("coll: COLL_TORCH_SCRATCH differs between ranks (" + scratch + " here, " + sc +
-                            " on rank " + std::to_string(r) + ")");
+            if (want == "shm" && !one_host)
+                throw Error("coll: COLL_TORCH_PORT=shm, but the ranks are not all on one host");
+        } catch (const Error &) {
+            if (heard) stay_for_verdict(store);
+            throw;
         }
-        if (want == "shm" && !one_host)
-            throw Error("coll: COLL_TORCH_PORT=shm, but the ranks are not all on one host");
         port_name_ = want != "auto" ? want : one_host ? "shm" : "hosts";
 
         int rc;
