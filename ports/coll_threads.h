@@ -96,17 +96,6 @@
      broadcast of 64 KiB 2x slower when pulled). COLL_THREADS_PULL=0 or =1
      in the environment turns it off or on whatever the CPUs (the tests
      run both roads at every rank count).
-     A send left to its receiver is not left to it alone: the sender,
-     while it waits (for that send or anything else), takes back every
-     send it queued whose receive is posted and copies it itself
-     (coll_threads__push; whoever takes the pair first under the
-     receiver's mutex copies). A receiver that lost its CPU to another
-     program, or is busy with its own copy, used to hold the sender idle
-     until it ran again: a rank that is running now does the copies of
-     both directions while its peer cannot. A waiter looks at its own
-     incoming messages first and pushes only while what it waits for is
-     not done, so where both ranks run each still copies what it
-     receives.
 
    EAGER SMALL MESSAGES
      An isend of at most COLL_THREADS_EAGER bytes that cannot take the fast
@@ -123,13 +112,9 @@
      atomic: the matcher writes the data and the result, then releases DONE;
      the owner acquires DONE and only then reuses the slot. A waiter first
      polls - its fast boxes, its send queues, its op - with the CPU's pause
-     instruction, then a few rounds of sched_yield (COLL_THREADS_SPIN, for
-     COLL_THREADS_YIELD_US at most, as the shm port: a yield that gave the
-     CPU to another program for a time slice leaves a rank that is neither
-     there for its peer nor, being runnable, woken first when it is
-     wanted), then sleeps on its condition variable until a deadline; the
-     clock is read around each yield and when the sleep begins, never
-     while polling. The polling budget adapts per rank:
+     instruction, then a few rounds of sched_yield, then sleeps on its
+     condition variable until a deadline; the clock is read once, when the
+     sleep begins, never while polling. The polling budget adapts per rank:
      a wait answered after i polls sets it to 2i + COLL_THREADS_PAUSE_MIN
      (at most COLL_THREADS_PAUSE), one that had to yield halves it (down to
      COLL_THREADS_PAUSE_MIN), so a rank polls about as long as its peers
@@ -194,9 +179,8 @@
      scratch. The fold runs in the matching thread (either rank's).
 
    COST: a small isend: two copies, no lock; a rendezvous message: one
-   memcpy (or one fold), by the receiver from 4 KiB on (PULL) unless the
-   sender gets to it first while waiting, two or three uncontended
-   lock/unlock pairs.
+   memcpy (or one fold), by the receiver from 4 KiB on (PULL), two or
+   three uncontended lock/unlock pairs.
 
    CONFIGURATION (define before the implementation)
      COLL_THREADS_MAX_RANKS   64    ranks in a world
@@ -211,11 +195,9 @@
      COLL_THREADS_PULL        4096  smallest rendezvous message the
                                     receiver copies (PULL; SIZE_MAX: none)
      COLL_THREADS_PAUSE       1024  most pause-instruction polls per wait
-                                    (0: none; one pause was ~20 ns on
-                                    an AMD EPYC VM, 55 on a Xeon one)
+                                    (0: none; one pause is ~20 ns here)
      COLL_THREADS_PAUSE_MIN   64    fewest, while ranks have a CPU each
-     COLL_THREADS_SPIN        64    sched_yield rounds before sleeping,
-     COLL_THREADS_YIELD_US    100   for at most this many microseconds
+     COLL_THREADS_SPIN        64    sched_yield rounds before sleeping
      COLL_THREADS_PART_GAP    1023  most waits beside a peer on one CPU
                                     between two moves (A SHARED CPU)
    and at run time COLL_THREADS_BIND=1 (see LOCKS AND WAITING) and
@@ -271,9 +253,6 @@
 #endif
 #ifndef COLL_THREADS_SPIN              /* sched_yield rounds before sleeping */
 #define COLL_THREADS_SPIN 64
-#endif
-#ifndef COLL_THREADS_YIELD_US          /* and for at most this long (us)     */
-#define COLL_THREADS_YIELD_US 100
 #endif
 #ifndef COLL_THREADS_PART_GAP          /* most waits beside a peer on its CPU */
 #define COLL_THREADS_PART_GAP 1023     /* between two moves away (WAITING)   */
@@ -349,8 +328,6 @@ typedef struct coll_threads__rank {
     unsigned long recvs;       /* owner only: handles of the receives it
                                   posted, a bit each, cleared once seen
                                   done (so a poll visits only those)      */
-    unsigned long sends;       /* owner only: the same for the sends it
-                                  queued (a poll pushes them: see PULL)   */
     int sleeping COLL_THREADS__LINE;   /* waiters on cv (atomic): wake only them */
     int cpu;                   /* where it last waited (atomic; -1 unknown) */
     int attached;              /* communicators coll_init put on this rank  */
@@ -447,17 +424,11 @@ enum { COLL_THREADS__FREE, COLL_THREADS__POSTED, COLL_THREADS__BUSY, COLL_THREAD
 #define COLL_THREADS__STAMP(s)    (0x80000000u | COLL_THREADS__SEQ(s))
 #define COLL_THREADS__OPSEQ(o)    COLL_THREADS__SEQ(__atomic_load_n(&(o)->seq, __ATOMIC_RELAXED))
 
-/* A sleeper holds its mutex from its last look for work until it waits on
-   cv, so once we have taken and dropped that mutex it is waiting, and the
-   broadcast reaches it. Broadcasting after the unlock, not under the
-   lock, spares the woken thread a second sleep: it would wake only to
-   block on the mutex we still held, and be woken again when we dropped
-   it (each wake-up a trip through the scheduler). */
 static void coll_threads__wake(coll_threads__rank *r)
 {
     pthread_mutex_lock(&r->m);
-    pthread_mutex_unlock(&r->m);
     pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->m);
 }
 
 /* The matcher stores DONE (a sender its stamp) and then reads `sleeping`;
@@ -539,9 +510,9 @@ static void coll_threads__slots_out(const coll_threads *w, const coll_threads__o
 
 /* The matched pair: one copy, then both ops done. The matcher owns `mine`
    and touches `other` (owned by rank `owner`) only until it releases DONE.
-   An eager send (`other`, or `mine` when its sender pushes it) has
-   already been finished for its owner: its slot goes back to the pool
-   (FREE) instead, and nobody needs waking for it. Messages are
+   An eager send (always `other`: a sender that comes second copies
+   directly) has already been finished for its owner: its slot goes back
+   to the pool (FREE) instead, and nobody needs waking. Messages are
    matched by number, so a size disagreement is the only mismatch. */
 static void coll_threads__complete(coll_threads *w, coll_threads__op *mine,
                                    coll_threads__op *other, int owner)
@@ -553,15 +524,14 @@ static void coll_threads__complete(coll_threads *w, coll_threads__op *mine,
     else if (s->bytes && d->fold) d->fold(d->fold_arg, d->buf, s->buf, s->bytes);   /* zero-copy */
     else if (s->bytes) memcpy(d->buf, s->buf, s->bytes);
     mine->result = rc;
-    if (mine->eager) COLL_THREADS__STORE(&mine->state, COLL_THREADS__FREE);   /* pushed */
     if (other->eager) {
         COLL_THREADS__STORE(&other->state, COLL_THREADS__FREE);
-        if (!mine->eager) coll_threads__done(mine);
+        coll_threads__done(mine);
         return;
     }
     other->result = rc;
     coll_threads__done(other);
-    if (!mine->eager) coll_threads__done(mine);
+    coll_threads__done(mine);
     coll_threads__wake_if_asleep(&w->r[owner]);
 }
 
@@ -678,49 +648,6 @@ static int coll_threads__progress(coll_threads__rank *me, int src)
     return n;
 }
 
-/* The sender's half, for the pair me -> dst: while the oldest send I
-   queued and the oldest receive dst queued have the same number, match
-   them and copy (or fold) myself. A send that was left for an awake
-   receiver to copy (PULL) is taken back this way by a sender that has
-   nothing else to do: the receiver may have lost its CPU, or be busy
-   with its own copy, and a copy waiting on a rank that is not running
-   kept the other idle. Whoever comes first takes the pair, under dst's
-   mutex as every match. Returns how many messages it took. */
-static int coll_threads__push(coll_threads__rank *me, int dst)
-{
-    coll_threads *w = me->w;
-    coll_threads__rank *q = &w->r[dst];
-    coll_threads__queue *sq = &w->sendq[me->rank][dst], *rq = &w->recvq[me->rank][dst];
-    int n = 0;
-    for (;;) {
-        coll_threads__op *s = NULL, *d = NULL;
-        short hs = COLL_THREADS__QHEAD(sq), hr = COLL_THREADS__QHEAD(rq);
-        /* a look without the lock first: do the two oldest pair up? */
-        if (hs < 0 || hr < 0 ||
-            COLL_THREADS__OPSEQ(&me->ops[hs]) != COLL_THREADS__OPSEQ(&q->ops[hr]))
-            break;
-        pthread_mutex_lock(&q->m);
-        hs = COLL_THREADS__QHEAD(sq);
-        hr = COLL_THREADS__QHEAD(rq);
-        if (hs >= 0 && hr >= 0 &&
-            COLL_THREADS__OPSEQ(&me->ops[hs]) == COLL_THREADS__OPSEQ(&q->ops[hr])) {
-            s = &me->ops[hs];
-            d = &q->ops[hr];
-            COLL_THREADS__QSET(sq, s->next);
-            if (s->next < 0) sq->tail = -1;
-            COLL_THREADS__QSET(rq, d->next);
-            if (d->next < 0) rq->tail = -1;
-            COLL_THREADS__STORE(&s->state, COLL_THREADS__BUSY);
-            COLL_THREADS__STORE(&d->state, COLL_THREADS__BUSY);
-        }
-        pthread_mutex_unlock(&q->m);
-        if (!d) break;
-        coll_threads__complete(w, s, d, dst);
-        n++;
-    }
-    return n;
-}
-
 /* Progress for every pair I have a receive posted on. */
 static int coll_threads__progress_all(coll_threads__rank *me)
 {
@@ -728,26 +655,6 @@ static int coll_threads__progress_all(coll_threads__rank *me)
     unsigned long m = me->recvs;
     int n = 0;
     while ((o = coll_threads__next_recv(me, &m)) != NULL) n += coll_threads__progress(me, o->peer);
-    return n;
-}
-
-/* A waiter's poll: my incoming messages first; then, if `op` (the one it
-   waits for) is still not done, the sends I queued whose receives are
-   posted (push). A handle seen no longer queued leaves me->sends. */
-static int coll_threads__poll(coll_threads__rank *me, coll_threads__op *op)
-{
-    coll_threads__op *o;
-    unsigned long m;
-    int n = coll_threads__progress_all(me);
-    if (COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE) return n;
-    for (m = me->sends; m; m &= m - 1) {
-        int k = __builtin_ctzl(m);
-        o = &me->ops[k];
-        if (o->owned && o->is_send && COLL_THREADS__LOAD(&o->state) == COLL_THREADS__POSTED)
-            n += coll_threads__push(me, o->peer);
-        else
-            me->sends &= ~(1ul << k);
-    }
     return n;
 }
 
@@ -908,12 +815,9 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
         queued_send = is_send;
     }
     pthread_mutex_unlock(&q->m);
-    op->owned = 1;
     if (other) coll_threads__complete(w, op, other, owner);
-    else if (queued_send) {
-        if (!op->eager) me->sends |= 1ul << i;
-        coll_threads__wake_if_asleep(q);        /* a private receive may want it */
-    }
+    else if (queued_send) coll_threads__wake_if_asleep(q);   /* a private receive may want it */
+    op->owned = 1;
     *handle = i;
     return COLL_OK;
 }
@@ -1068,7 +972,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
     op = &me->ops[h];
     if (!op->owned) return COLL_ERR_INVAL;
     if (op->eager || op->fbox) { op->owned = 0; return COLL_OK; }   /* finished at post */
-    if (!coll_threads__is_done(op)) coll_threads__poll(me, op);
+    if (!coll_threads__is_done(op)) coll_threads__progress_all(me);
     if (block && me->spin > 0 && !coll_threads__is_done(op)) {
         /* Poll, with a budget that follows how the last waits ended; but
            not for a peer that sleeps, or last ran on this very CPU: it
@@ -1082,7 +986,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
         } else if (__atomic_load_n(&peer->sleeping, __ATOMIC_RELAXED))
             budget = 0;
         for (i = 0; i < budget; i++) {
-            coll_threads__poll(me, op);
+            coll_threads__progress_all(me);
             if (coll_threads__is_done(op)) break;
             coll_threads__pause();
         }
@@ -1097,22 +1001,10 @@ static int coll_threads__wait(void *ctx, int h, int block)
             if (me->spin < w->spin_min) me->spin = w->spin_min;
         }
     }
-    if (block && !coll_threads__is_done(op)) {
-        /* Yield, but for COLL_THREADS_YIELD_US at most: a yield that
-           hands the CPU to another program can keep us off it for a
-           time slice, and a rank that stays runnable meanwhile is
-           neither there for its peer nor woken the moment it is wanted
-           (a sleeper is: see coll_threads__sleep). */
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        for (i = 0; i < COLL_THREADS_SPIN; i++) {
-            coll_threads__poll(me, op);
-            if (coll_threads__is_done(op)) break;
-            sched_yield();
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            if ((t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000 >= COLL_THREADS_YIELD_US)
-                break;
-        }
+    for (i = 0; block && i < COLL_THREADS_SPIN && !coll_threads__is_done(op); i++) {
+        coll_threads__progress_all(me);
+        if (coll_threads__is_done(op)) break;
+        sched_yield();
     }
     if (!coll_threads__is_done(op)) {
         if (!block) {
@@ -1125,14 +1017,14 @@ static int coll_threads__wait(void *ctx, int h, int block)
         if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec++; deadline.tv_nsec -= 1000000000L; }
         for (;;) {
             int slept;
-            coll_threads__poll(me, op);
+            coll_threads__progress_all(me);
             if (coll_threads__is_done(op)) break;
             if ((failed = COLL_THREADS__LOAD(&w->failed)) != 0) break;
             pthread_mutex_lock(&me->m);
             slept = coll_threads__sleep(me, op, &deadline);
             pthread_mutex_unlock(&me->m);
             if (slept == ETIMEDOUT) {
-                coll_threads__poll(me, op);
+                coll_threads__progress_all(me);
                 if (!coll_threads__is_done(op)) failed = COLL_ERR_TIMEOUT;
                 break;
             }
