@@ -143,18 +143,12 @@ if ! command -v tc >/dev/null 2>&1; then
     shaped=no
 fi
 
+. "$(dirname "$0")/netns_hosts.sh"
 ip netns add "${tag}sw" 2>/dev/null || skip "ip netns add failed here"
-ip -n "${tag}sw" link set lo up &&
-ip -n "${tag}sw" link add br0 type bridge &&
-ip -n "${tag}sw" link set br0 up || { echo "hosts: cannot make the bridge"; echo "hosts: $pass passed, $((fail + 1)) failed"; exit 1; }
+netns_bridge "$tag" || { echo "hosts: cannot make the bridge"; echo "hosts: $pass passed, $((fail + 1)) failed"; exit 1; }
 for h in $allhosts; do
     ns="${tag}h$h"
-    { ip netns add "$ns" &&
-      ip -n "${tag}sw" link add "p$h" type veth peer name eth0 netns "$ns" &&
-      ip -n "${tag}sw" link set "p$h" master br0 up &&
-      ip -n "$ns" link set lo up &&
-      ip -n "$ns" addr add "$net.$((h + 1))/24" dev eth0 &&
-      ip -n "$ns" link set eth0 up; } || { echo "hosts: cannot make host $h"; echo "hosts: $pass passed, $((fail + 1)) failed"; exit 1; }
+    netns_host "$tag" "$h" "$net" || { echo "hosts: cannot make host $h"; echo "hosts: $pass passed, $((fail + 1)) failed"; exit 1; }
     if [ $shaped = yes ]; then
         # both directions of the host's link: out of the host, into it
         { ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$rate" burst 1mb latency 50ms &&

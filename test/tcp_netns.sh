@@ -48,18 +48,11 @@ command -v ip >/dev/null 2>&1 || skip "the ip command is missing (Debian package
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
+. "$(dirname "$0")/netns_hosts.sh"
 ip netns add "${tag}sw" 2>/dev/null || skip "ip netns add failed here"
-ip -n "${tag}sw" link set lo up &&
-ip -n "${tag}sw" link add br0 type bridge &&
-ip -n "${tag}sw" link set br0 up || { echo "tcp-netns: cannot make the bridge"; exit 1; }
+netns_bridge "$tag" || { echo "tcp-netns: cannot make the bridge"; exit 1; }
 for h in $hosts; do
-    ns="${tag}h$h"
-    { ip netns add "$ns" &&
-      ip -n "${tag}sw" link add "p$h" type veth peer name eth0 netns "$ns" &&
-      ip -n "${tag}sw" link set "p$h" master br0 up &&
-      ip -n "$ns" link set lo up &&
-      ip -n "$ns" addr add "$net.$((h + 1))/24" dev eth0 &&
-      ip -n "$ns" link set eth0 up; } || { echo "tcp-netns: cannot make host $h"; exit 1; }
+    netns_host "$tag" "$h" "$net" || { echo "tcp-netns: cannot make host $h"; exit 1; }
 done
 out=$(mktemp -d)
 # One job token for every rank, as a launcher would hand it out.
