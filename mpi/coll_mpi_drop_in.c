@@ -99,6 +99,7 @@
    LICENCE: MIT, as coll.h. */
 #define _GNU_SOURCE
 #include <mpi.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -158,8 +159,19 @@ static const char *const di_why_name[DI_WHYS] = { DI_WHY_LIST(DI__NAME) };
    rank) routed, per collective and rank count 1..8 (index 8: 8 and more);
    -1 never. The v-forms whose size no rank knows whole (gatherv, scatterv,
    alltoallv) and barrier route only where the entry is 0. Measured by
-   `make mpi-drop-in-tune` on the machine the library was built for. */
+   `make mpi-drop-in-tune` on the machine the library was built for.
+   In force, each (collective, rank count) holds up to DI_RANGES ranges
+   of sizes routed (a compiled entry or COLL_MPI_MIN: one, up from it; a
+   calibrated file, version 2: the ranges where coll measured faster). */
 #define DI_NEVER (-1LL)
+#define DI_RANGES 6
+typedef struct { int n; long long lo[DI_RANGES], hi[DI_RANGES]; } di_sizes;   /* lo <= bytes <= hi */
+static void di_from(di_sizes *r, long long min)
+{
+    r->n = min >= 0;
+    r->lo[0] = min;
+    r->hi[0] = LLONG_MAX;
+}
 #if defined(OPEN_MPI)
 #include "thresholds_openmpi.h"
 #define DI_TABLE di_min_openmpi
@@ -195,7 +207,8 @@ static struct {
     int transport;                  /* 0 auto, 1 shm, 2 mpi                  */
     size_t scratch;
     long long cores;                /* COLL_MPI_CORES (0: not told)          */
-    long long min[DI_KINDS][9];
+    di_sizes route[DI_KINDS][9];    /* the sizes routed, by rank count      */
+    char source[4200];              /* where they came from (verbose)       */
     int key;                        /* the attribute keyval                  */
     long long count[DI_KINDS][DI_WHYS];
     unsigned serial;                /* shm segment names                     */
@@ -410,57 +423,120 @@ static long long di_env_size(const char *name, long long dflt)
     return v < 0 ? DI_NEVER : v;
 }
 
-/* COLL_MPI_THRESHOLDS=path: a table like the compiled one, written by
-   `make mpi-drop-in-tune` (build/mpi/thresholds_<mpi>.txt) for the
-   machine at hand:
+/* COLL_MPI_THRESHOLDS=path, or where it is unset the calibrated file
+   `make mpi-tune` writes (di_default_path): a table for the machine at
+   hand. Version 1, as `make mpi-drop-in-tune` writes it
+   (build/mpi/thresholds_<mpi>.txt):
        coll-mpi-thresholds 1
        # comments
        allreduce  never never 4096 16777216 16777216 never never never
    a line per collective (the names of COLL_MPI_MIN_<NAME>, any case), its
    smallest size routed at 1, 2, ..., 8 (and more) ranks, in bytes or
-   "never"; a collective left out keeps the compiled row. A file that is
-   not this, in any line: said on stderr, and the compiled table stays
+   "never"; a collective left out keeps the compiled row. Version 2, as
+   coll_mpi_tune writes it:
+       coll-mpi-thresholds 2
+       allreduce 2 4096-262144 16777216-
+       bcast     2 never
+   a line per collective and rank count (1..8, 8: 8 and more), then up to
+   DI_RANGES ranges of sizes routed, in bytes, both ends included ("A-":
+   from A up), or "never"; what it does not list is never routed (the
+   file is the machine's calibration, not a patch). A file that is not
+   one of these, in any line: said on stderr, and the compiled table stays
    whole. Read before COLL_MPI_MIN..., which still override it. */
-static void di_read_thresholds(const char *path, long long t[DI_KINDS][9])
+static int di_word_end(const char *at) { return *at == ' ' || *at == '\t' || *at == '\n' || !*at; }
+static void di_read_thresholds(const char *what, const char *path, di_sizes t[DI_KINDS][9])
 {
-    long long mine[DI_KINDS][9];
+    di_sizes mine[DI_KINDS][9];
     char line[512], word[64], *at, *end;
-    int k, p, n = 0, seen = 0, bad = 0;
+    int k, p, n = 0, seen = 0, bad = 0, version = 0;
+    long long v;
     FILE *f = fopen(path, "r");
-    if (!f) { fprintf(stderr, "coll-mpi: COLL_MPI_THRESHOLDS: cannot read %s; the compiled thresholds stay\n", path); return; }
+    if (!f) { fprintf(stderr, "coll-mpi: %s: cannot read %s; the compiled thresholds stay\n", what, path); return; }
     memcpy(mine, t, sizeof mine);
     while (!bad && fgets(line, sizeof line, f)) {
         n++;
         at = line + strspn(line, " \t");
         if (!strchr(line, '\n') && !feof(f)) bad = 1;                   /* too long */
         else if (*at == '#' || *at == '\n' || !*at) continue;
-        else if (!seen) { seen = 1; bad = strncmp(at, "coll-mpi-thresholds 1", 21) != 0; }
-        else if (sscanf(at, "%63s", word) != 1) bad = 1;
+        else if (!seen) {
+            seen = 1;
+            version = !strncmp(at, "coll-mpi-thresholds 1", 21) && di_word_end(at + 21) ? 1
+                    : !strncmp(at, "coll-mpi-thresholds 2", 21) && di_word_end(at + 21) ? 2 : 0;
+            bad = !version;
+            if (version == 2)                                           /* unlisted: never */
+                for (k = 0; k < DI_KINDS; k++)
+                    for (p = 0; p < 9; p++) mine[k][p].n = 0;
+        } else if (sscanf(at, "%63s", word) != 1) bad = 1;
         else {
             for (k = 0; k < DI_KINDS && strcasecmp(word, di_env[k]); k++) {}
             if (k == DI_KINDS) { bad = 1; break; }
             at += strlen(word);
-            for (p = 1; p <= 8 && !bad; p++) {
-                at += strspn(at, " \t");
-                if (!strncmp(at, "never", 5) && (at[5] == ' ' || at[5] == '\t' || at[5] == '\n' || !at[5])) {
-                    mine[k][p] = DI_NEVER; at += 5; continue;
+            if (version == 1) {
+                for (p = 1; p <= 8 && !bad; p++) {
+                    at += strspn(at, " \t");
+                    if (!strncmp(at, "never", 5) && di_word_end(at + 5)) { mine[k][p].n = 0; at += 5; continue; }
+                    v = strtoll(at, &end, 10);
+                    if (end == at || v < 0 || !di_word_end(end)) bad = 1;
+                    di_from(&mine[k][p], v);
+                    at = end;
                 }
-                mine[k][p] = strtoll(at, &end, 10);
-                if (end == at || mine[k][p] < 0 || (*end != ' ' && *end != '\t' && *end != '\n' && *end)) bad = 1;
-                at = end;
+                mine[k][0].n = 0;
+            } else {
+                di_sizes r;
+                at += strspn(at, " \t");
+                p = (int)strtol(at, &end, 10);
+                if (end == at || p < 1 || p > 8 || !di_word_end(end)) { bad = 1; break; }
+                at = end + strspn(end, " \t");
+                r.n = 0;
+                if (!strncmp(at, "never", 5) && di_word_end(at + 5)) at += 5;
+                else {
+                    while (*at && *at != '\n' && !bad) {
+                        if (r.n == DI_RANGES) { bad = 1; break; }
+                        r.lo[r.n] = strtoll(at, &end, 10);
+                        if (end == at || r.lo[r.n] < 0 || *end != '-') { bad = 1; break; }
+                        at = end + 1;
+                        if (di_word_end(at)) r.hi[r.n] = LLONG_MAX;
+                        else {
+                            r.hi[r.n] = strtoll(at, &end, 10);
+                            if (end == at || r.hi[r.n] < r.lo[r.n] || !di_word_end(end)) { bad = 1; break; }
+                            at = end;
+                        }
+                        r.n++;
+                        at += strspn(at, " \t");
+                    }
+                    if (!r.n) bad = 1;                                  /* neither ranges nor never */
+                }
+                mine[k][p] = r;
             }
             at += strspn(at, " \t\n");
             if (*at) bad = 1;                                           /* more than 8 */
-            mine[k][0] = DI_NEVER;
         }
     }
     fclose(f);
     if (bad || !seen) {
-        fprintf(stderr, "coll-mpi: COLL_MPI_THRESHOLDS: %s, line %d: not a thresholds file (\"coll-mpi-thresholds 1\", "
-                "then NAME and 8 sizes or \"never\" a line); the compiled thresholds stay\n", path, n);
+        fprintf(stderr, "coll-mpi: %s: %s, line %d: not a thresholds file (\"coll-mpi-thresholds 1\" then NAME and 8 "
+                "sizes or \"never\" a line, or \"coll-mpi-thresholds 2\" then NAME RANKS and ranges A-B or \"never\"); "
+                "the compiled thresholds stay\n", what, path, n);
         return;
     }
     memcpy(t, mine, sizeof mine);
+    snprintf(di.source, sizeof di.source, "%s (version %d)", path, version);
+}
+
+/* Where `make mpi-tune` leaves its file and the library looks for it when
+   COLL_MPI_THRESHOLDS is unset: $XDG_CONFIG_HOME/coll/mpi-thresholds-<mpi>,
+   or $HOME/.config/coll/... (<mpi>: openmpi or mpich). 0: neither set. */
+static int di_default_path(char *path, size_t n)
+{
+    const char *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
+#if defined(OPEN_MPI)
+    const char *mpi = "openmpi";
+#else
+    const char *mpi = "mpich";
+#endif
+    if (x && *x) return snprintf(path, n, "%s/coll/mpi-thresholds-%s", x, mpi) < (int)n;
+    if (h && *h) return snprintf(path, n, "%s/.config/coll/mpi-thresholds-%s", h, mpi) < (int)n;
+    return 0;
 }
 
 static void di_settings(void)
@@ -469,7 +545,8 @@ static void di_settings(void)
     long long all;
     const char *t = getenv("COLL_MPI_TRANSPORT"), *path;
     char name[64];
-    long long base[DI_KINDS][9];
+    char dflt[4096];
+    di_sizes base[DI_KINDS][9];
     if (di.ready) return;
     di.ready = 1;
     di.on = di_env_size("COLL_MPI_ROUTE", 1) != 0;
@@ -494,15 +571,23 @@ static void di_settings(void)
     di.scratch = (size_t)di_env_size("COLL_MPI_SCRATCH", 1 << 20);
     di.cores = di_env_size("COLL_MPI_CORES", 0);
     if (di.scratch < 4096) di.scratch = 4096;
-    memcpy(base, DI_TABLE, sizeof base);
-    if ((path = getenv("COLL_MPI_THRESHOLDS")) && *path) di_read_thresholds(path, base);
+    for (k = 0; k < DI_KINDS; k++)
+        for (p = 0; p < 9; p++) di_from(&base[k][p], DI_TABLE[k][p]);
+    snprintf(di.source, sizeof di.source, "the compiled table");
+    if ((path = getenv("COLL_MPI_THRESHOLDS"))) {               /* set but empty: the compiled table */
+        if (*path) di_read_thresholds("COLL_MPI_THRESHOLDS", path, base);
+    } else if (di_default_path(dflt, sizeof dflt) && access(dflt, F_OK) == 0)
+        di_read_thresholds("calibrated thresholds", dflt, base);
     all = di_env_size("COLL_MPI_MIN", -2);
     for (k = 0; k < DI_KINDS; k++) {
         long long one;
         snprintf(name, sizeof name, "COLL_MPI_MIN_%s", di_env[k]);
         one = di_env_size(name, -2);
-        for (p = 0; p < 9; p++)
-            di.min[k][p] = one != -2 ? one : all != -2 ? all : base[k][p];
+        for (p = 0; p < 9; p++) {
+            if (one != -2) di_from(&di.route[k][p], one);
+            else if (all != -2) di_from(&di.route[k][p], all);
+            else di.route[k][p] = base[k][p];
+        }
     }
     di.key = MPI_KEYVAL_INVALID;
 }
@@ -812,16 +897,18 @@ static di_comm *di_setup(MPI_Comm comm)
    bytes x p if times_p. */
 static int di_quick(int k, MPI_Comm comm, long long bytes, int times_p)
 {
-    int p;
-    long long min;
+    int p, i;
+    const di_sizes *r;
     if (!di.ready) di_settings();
     if (!di.on) return W_OFF;
     if (di.thread_multiple) return W_THREAD;
     if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &p) != MPI_SUCCESS) return W_COMM;
-    min = di.min[k][p > 8 ? 8 : p];
+    r = &di.route[k][p > 8 ? 8 : p];
     if (times_p) bytes *= p;
     di_cur.bytes = bytes;
-    return min < 0 || bytes < min ? W_SIZE : 0;
+    for (i = 0; i < r->n; i++)
+        if (bytes >= r->lo[i] && bytes <= r->hi[i]) return 0;
+    return W_SIZE;
 }
 
 /* A datatype's size for the thresholds (its signature's bytes; 0 if none). */
@@ -1786,19 +1873,26 @@ DI_WRAP(DI_REDUCE_SCATTER_BLOCK, comm, di_reduce_scatter(DI_REDUCE_SCATTER_BLOCK
 
 /* The settings that decide the road must be the same on every rank, while
    the environment (or a COLL_MPI_THRESHOLDS file) may differ between
-   ranks. One all-reduce (max) at MPI_Init settles them: each threshold is
-   the largest of the ranks' ("never" above all), so a call routes only
-   where every rank's table would route it; routing is off, verify on,
+   ranks. One all-reduce (max) at MPI_Init settles them: each range of
+   sizes routed is cut to its part on every rank (range i: the largest
+   start and the smallest end of the ranks' range i; none on one rank:
+   none), so a call routes only where every rank's table would route it; routing is off, verify on,
    the MPI transport forced, coll_hier off and MPI_THREAD_MULTIPLE in
    force everywhere if on any rank; and every rank learns whether any reports, so that all
    join the report's sum at MPI_Finalize, or none. */
-enum { DI_AGREED = DI_KINDS * 9 };
+enum { DI_AGREED = DI_KINDS * 9 * DI_RANGES * 2 };
 static void di_agree_settings(void)
 {
-    long long v[DI_AGREED + 6], all[DI_AGREED + 6];
-    int k, p, differ = 0;
+    static long long v[DI_AGREED + 6], all[DI_AGREED + 6];
+    int k, p, i, differ = 0;
     for (k = 0; k < DI_KINDS; k++)
-        for (p = 0; p < 9; p++) v[k * 9 + p] = di.min[k][p] < 0 ? LLONG_MAX : di.min[k][p];
+        for (p = 0; p < 9; p++)
+            for (i = 0; i < DI_RANGES; i++) {
+                const di_sizes *r = &di.route[k][p];
+                long long *at = &v[((k * 9 + p) * DI_RANGES + i) * 2];
+                at[0] = i < r->n ? r->lo[i] : LLONG_MAX;            /* the start, and the end negated */
+                at[1] = i < r->n ? -r->hi[i] : LLONG_MAX;
+            }
     v[DI_AGREED] = di.verbose;
     v[DI_AGREED + 1] = !di.on;
     v[DI_AGREED + 2] = di.verify;
@@ -1811,8 +1905,17 @@ static void di_agree_settings(void)
     }
     for (k = 0; k < DI_KINDS; k++)
         for (p = 0; p < 9; p++) {
-            differ |= all[k * 9 + p] != v[k * 9 + p];
-            di.min[k][p] = all[k * 9 + p] == LLONG_MAX ? DI_NEVER : all[k * 9 + p];
+            di_sizes *r = &di.route[k][p];
+            r->n = 0;
+            for (i = 0; i < DI_RANGES; i++) {
+                const long long *at = &all[((k * 9 + p) * DI_RANGES + i) * 2];
+                differ |= at[0] != v[((k * 9 + p) * DI_RANGES + i) * 2] || at[1] != v[((k * 9 + p) * DI_RANGES + i) * 2 + 1];
+                if (at[0] != LLONG_MAX && at[1] != LLONG_MAX && at[0] <= -at[1]) {
+                    r->lo[r->n] = at[0];
+                    r->hi[r->n] = -at[1];
+                    r->n++;
+                }
+            }
         }
     for (k = DI_AGREED + 1; k < DI_AGREED + 6; k++) differ |= all[k] != v[k];
     di_summary = all[DI_AGREED] > 0;
@@ -1821,6 +1924,7 @@ static void di_agree_settings(void)
     di.transport = (int)all[DI_AGREED + 3];
     di.thread_multiple = (int)all[DI_AGREED + 4];
     di.hier = !all[DI_AGREED + 5];
+    if (di.verbose && di_wrank() == 0) fprintf(di_out(), "coll-mpi: thresholds from %s\n", di.source);
     if (differ && di.verbose)
         fprintf(di_out(), "coll-mpi[%d]: this rank's settings (thresholds, COLL_MPI_ROUTE, _VERIFY, _TRANSPORT, "
                 "_HIER, thread level) differ from another's: the ranks agreed on one\n", di_wrank());
