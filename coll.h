@@ -330,7 +330,9 @@ typedef struct coll_user_op {
     X(LINEAR, "linear")                                                          \
     X(DISSEMINATION, "dissemination")                                            \
     X(REVERSED_BRUCK, "reversed_bruck") /* Bruck backwards: log-step, any p   */ \
-    X(DOUBLE_TREE, "double_tree")   /* two pipelined trees, half each (NCCL)  */
+    X(DOUBLE_TREE, "double_tree")   /* two pipelined trees, half each (NCCL)  */ \
+    X(SWING, "swing")               /* halving/doubling at short distances    */ \
+    X(BINE, "bine")                 /* binomial tree at short distances       */
 
 #define COLL__KIND_ENUM(N, S) COLL_##N,
 #define COLL__ALGO_ENUM(N, S) COLL_ALGO_##N,
@@ -1346,13 +1348,15 @@ static int coll__dst_ready(const coll__plan *pl, int k)
 /* Recursive-halving step k on virtual ranks: partner v ^ d with d =
    p2/2^(k+1); each keeps the half of the current window holding its own
    region, sends the other half and reduces the partner's copy of its half.
-   After lg p2 steps v holds its own region fully reduced. */
-static void coll__halving(const coll__plan *pl, int k, int work, coll__step *st)
+   After lg p2 steps v holds its own region fully reduced. The _at form
+   takes the region w this rank ends with and its partner (both virtual):
+   any pairing whose windows nest the same way (Swing's) runs on it. */
+static void coll__halving_at(const coll__plan *pl, int k, int w, int partner, int work, coll__step *st)
 {
-    int v = coll__vrank(pl, pl->rank), d = pl->p2 >> (k + 1), lo = v & ~(2 * d - 1);
-    int keep = (v & d) ? lo + d : lo, give = (v & d) ? lo : lo + d;
+    int d = pl->p2 >> (k + 1), lo = w & ~(2 * d - 1);
+    int keep = (w & d) ? lo + d : lo, give = (w & d) ? lo : lo + d;
     int ready = work == COLL_BUF_SRC || coll__dst_ready(pl, k);
-    coll__pair(st, pl->rank, coll__rrank(pl, v ^ d));
+    coll__pair(st, pl->rank, coll__rrank(pl, partner));
     st->sbuf = ready ? work : COLL_BUF_SRC;
     coll__vrange(pl, give, give + d, &st->soff, &st->slen);
     st->rbuf = work;
@@ -1361,16 +1365,27 @@ static void coll__halving(const coll__plan *pl, int k, int work, coll__step *st)
     st->aoff = st->roff;
     st->reduce = 1;
 }
+static void coll__halving(const coll__plan *pl, int k, int work, coll__step *st)
+{
+    int v = coll__vrank(pl, pl->rank);
+    coll__halving_at(pl, k, v, v ^ (pl->p2 >> (k + 1)), work, st);
+}
 
 /* Recursive-doubling all-gather step k: v and v ^ 2^k swap the 2^k regions
-   each has gathered so far, doubling them. */
-static void coll__doubling_gather(const coll__plan *pl, int k, int work, coll__step *st)
+   each has gathered so far, doubling them. The _at form takes the region
+   w this rank ended the halving with and the partner (both virtual). */
+static void coll__doubling_gather_at(const coll__plan *pl, int k, int w, int partner, int work, coll__step *st)
 {
-    int v = coll__vrank(pl, pl->rank), d = 1 << k, lo = v & ~(d - 1);
-    coll__pair(st, pl->rank, coll__rrank(pl, v ^ d));
+    int d = 1 << k, lo = w & ~(d - 1);
+    coll__pair(st, pl->rank, coll__rrank(pl, partner));
     st->sbuf = st->rbuf = work;
     coll__vrange(pl, lo, lo + d, &st->soff, &st->slen);
     coll__vrange(pl, lo ^ d, (lo ^ d) + d, &st->roff, &st->rlen);
+}
+static void coll__doubling_gather(const coll__plan *pl, int k, int work, coll__step *st)
+{
+    int v = coll__vrank(pl, pl->rank);
+    coll__doubling_gather_at(pl, k, v, v ^ (1 << k), work, st);
 }
 
 /* Split step s of a folded schedule: -1 fold, 0..n-1 inner, n unfold. */
@@ -1380,6 +1395,46 @@ static int coll__folded(const coll__plan *pl, int s, int inner, int *k)
     if (s >= inner + 2 * f) return 0;           /* past the end */
     *k = s - f;
     return 1;
+}
+
+/* ---- Swing and Bine: negabinary distances ----------------------------------
+   Swing (De Sensi et al., NSDI'24) and Bine trees (SC'25) pair the p2
+   ranks of step s at distance rho(s) = 1 - 2 + 4 - ... + (-2)^s = 1, -1, 3,
+   -5, 11, ...: even ranks step forward, odd ones back. |rho(s)| is about
+   2/3 of 2^s, and the first step, which carries the most, joins
+   neighbours: on a ring or torus the messages cross fewer links than
+   recursive doubling's or halving's.
+   The ranks that v reaches through steps s+1, s+2, ... form windows that
+   nest as recursive halving's do. Numbering each rank by the steps that
+   lead to it from rank 0 (step 0 the top bit) makes every window a
+   contiguous run of numbers, so halving and doubling run Swing unchanged
+   on that number. */
+static unsigned coll__swing_rho(int s)              /* mod 2^32 */
+{
+    unsigned rho = 0, t = 1;
+    int i;
+    for (i = 0; i <= s; i++) { rho += t; t = 0u - 2u * t; }
+    return rho;
+}
+
+static int coll__swing_peer(int v, int s, int p2)
+{
+    unsigned rho = coll__swing_rho(s);
+    return (int)((v % 2 ? (unsigned)v - rho : (unsigned)v + rho) & (unsigned)(p2 - 1));
+}
+
+/* v's number (0 <= v < p2 = 2^L), decoded: with c_i the parity of the
+   steps used up to step i, v = 2·sum(c_i·(-2)^i, i < L-1) + c_(L-1)·rho(L-1)
+   mod p2, a negabinary number (read as (z + M) ^ M, M the odd bits);
+   step i is used where c changes. */
+static int coll__swing_pos(int v, int L)
+{
+    unsigned p2 = 1u << L, m = p2 / 2 - 1, M = 0xAAAAAAAAu & m, c_last = (unsigned)v & 1u;
+    unsigned z = (((unsigned)v - (c_last ? coll__swing_rho(L - 1) : 0u)) & (p2 - 1)) >> 1;
+    unsigned c = (((z + M) ^ M) & m) | c_last << (L - 1), used = (c ^ c << 1) & (p2 - 1), w = 0;
+    int i;
+    for (i = 0; i < L; i++) w |= (used >> i & 1u) << (L - 1 - i);
+    return (int)w;
 }
 
 /* ---- ring ------------------------------------------------------------------ */
@@ -1498,6 +1553,66 @@ static int coll__binomial_broadcast(const coll__plan *pl, int s, coll__step *st)
     } else if ((v & (2 * mask - 1)) == mask) {
         st->from = coll__mod(v - mask + pl->root, p);
         st->rlen = pl->count;
+    }
+    return 1;
+}
+
+/* Bine tree broadcast (De Sensi et al., SC'25): a binomial tree whose
+   step-s edges join ranks rho(s) apart (above), each rank that holds the
+   data passing it on, so the tree doubles every step with short edges.
+   With v relative to the root and below p2, v holds the data before step
+   s when the low L-s bits of its number are 0, and receives it in step s
+   when they are just bit L-1-s; ranks p2.. get it last, from v - p2.
+       p = 4:  step 0:  0 -> 1;   step 1:  0 -> 3, 1 -> 2
+   cost: lg·(α + nβ)                                                          */
+static int coll__bine_broadcast(const coll__plan *pl, int s, coll__step *st)
+{
+    int p = pl->p, p2 = pl->p2, L = coll__ceil_log2(p2), v = coll__mod(pl->rank - pl->root, p), low, bit;
+    if (s >= L + (p > p2)) return 0;
+    coll__idle(st);
+    if (s == L) {                                       /* the ranks past p2 */
+        if (v >= p2) { st->from = coll__mod(v - p2 + pl->root, p); st->rlen = pl->count; }
+        else if (v + p2 < p) { st->to = coll__mod(v + p2 + pl->root, p); st->slen = pl->count; }
+        return 1;
+    }
+    if (v >= p2) return 1;
+    bit = 1 << (L - 1 - s);
+    low = coll__swing_pos(v, L) & (2 * bit - 1);
+    if (low == 0) { st->to = coll__mod(coll__swing_peer(v, s, p2) + pl->root, p); st->slen = pl->count; }
+    else if (low == bit) { st->from = coll__mod(coll__swing_peer(v, s, p2) + pl->root, p); st->rlen = pl->count; }
+    return 1;
+}
+
+/* Bine tree reduce: the broadcast's tree backwards (step k undoes its
+   step L-1-k), each rank folding its children's partial results into its
+   own before passing it up; the ranks past p2 hand theirs in first.
+       p = 4:  step 0:  3 -> 0, 2 -> 1;   step 1:  1 -> 0
+   cost: lg·(α + nβ + nγ)                                                    */
+static int coll__bine_reduce(const coll__plan *pl, int s, coll__step *st)
+{
+    int p = pl->p, p2 = pl->p2, L = coll__ceil_log2(p2), f = p > p2, k = s - f;
+    int v = coll__mod(pl->rank - pl->root, p), w, low, got;
+    if (s >= L + f) return 0;
+    coll__idle(st);
+    if (k < 0) {                                        /* the ranks past p2 */
+        if (v >= p2) { st->to = coll__mod(v - p2 + pl->root, p); st->sbuf = COLL_BUF_SRC; st->slen = pl->count; }
+        else if (v + p2 < p) { st->from = coll__mod(v + p2 + pl->root, p); st->rlen = pl->count;
+                               st->abuf = COLL_BUF_SRC; st->reduce = 1; }
+        return 1;
+    }
+    if (v >= p2) return 1;
+    w = coll__swing_pos(v, L);
+    low = w & ((2 << k) - 1);
+    got = (f && v + p2 < p) || (k > 0 && !(w & 1));      /* received anything? */
+    if (low == 1 << k) {
+        st->to = coll__mod(coll__swing_peer(v, L - 1 - k, p2) + pl->root, p);
+        st->sbuf = got ? COLL_BUF_DST : COLL_BUF_SRC;
+        st->slen = pl->count;
+    } else if (low == 0) {
+        st->from = coll__mod(coll__swing_peer(v, L - 1 - k, p2) + pl->root, p);
+        st->rlen = pl->count;
+        st->abuf = got ? COLL_BUF_DST : COLL_BUF_SRC;
+        st->reduce = 1;
     }
     return 1;
 }
@@ -1631,6 +1746,28 @@ static int coll__rabenseifner_allreduce(const coll__plan *pl, int s, coll__step 
     if (coll__vrank(pl, pl->rank) < 0) return 1;
     if (k < L) coll__halving(pl, k, COLL_BUF_DST, st);
     else coll__doubling_gather(pl, k - L, COLL_BUF_DST, st);
+    return 1;
+}
+
+/* Swing all-reduce (De Sensi et al., NSDI'24): Rabenseifner's halving,
+   then doubling, with step s pairing v and v +- rho(s), so the largest
+   messages go to the nearest ranks. Rabenseifner's bytes and rounds; on a
+   ring or torus, fewer links crossed (a flat α-β model does not see
+   links, so AUTO, between equal costs, keeps Rabenseifner).
+       p = 4:  0 <-> 1, 2 <-> 3 (halves);  0 <-> 3, 1 <-> 2 (quarters);
+       then the same pairs in reverse order, gathering
+   cost: 2·lg·α + 2(p-1)/p·nβ + (p-1)/p·nγ   (+ the fold)                    */
+static int coll__swing_allreduce(const coll__plan *pl, int s, coll__step *st)
+{
+    int k, L = coll__ceil_log2(pl->p2), v = coll__vrank(pl, pl->rank), w;
+    if (pl->p == 1 || !coll__folded(pl, s, 2 * L, &k)) return 0;
+    coll__idle(st);
+    if (k < 0) { coll__fold_in(pl, st, 1); return 1; }
+    if (k == 2 * L) { coll__fold_out(pl, st, COLL_BUF_DST, 0, pl->count); return 1; }
+    if (v < 0) return 1;
+    w = coll__swing_pos(v, L);
+    if (k < L) coll__halving_at(pl, k, w, coll__swing_peer(v, k, pl->p2), COLL_BUF_DST, st);
+    else coll__doubling_gather_at(pl, k - L, w, coll__swing_peer(v, 2 * L - 1 - k, pl->p2), COLL_BUF_DST, st);
     return 1;
 }
 
@@ -2601,7 +2738,8 @@ static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const 
     R(K,               HIERARCHICAL,          coll__hierarchical_allreduce,       coll__cost_never,        COLL__GROUP,                   coll__work_in_place,   0) S \
     R(K,               PIPELINED_TREE,        coll__pipelined_tree_allreduce,     coll__cost_pipe_tree,    COLL__PIPELINE,                0,                     0) S \
     R(K,               REVERSED_BRUCK,        coll__rbruck_allreduce,             coll__cost_bruck_ar,     COLL__MANY,                    coll__rbruck_begin,    coll__rbruck_finish) S \
-    R(K,               DOUBLE_TREE,           coll__double_tree_allreduce,        coll__cost_dtree,        COLL__PIPELINE | COLL__MANY,   0,                     0)
+    R(K,               DOUBLE_TREE,           coll__double_tree_allreduce,        coll__cost_dtree,        COLL__PIPELINE | COLL__MANY,   0,                     0) S \
+    R(K,               SWING,                 coll__swing_allreduce,              coll__cost_rabenseifner, 0,                             0,                     0)
 #define COLL__ROWS_REDUCE_SCATTER(R, S, K) \
     COLL__ROOM_ROW(R, K, 0, S) \
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      0,                             0,                     0) S \
@@ -2618,13 +2756,15 @@ static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const 
     R(K,               BINOMIAL,              coll__binomial_broadcast,           coll__cost_binomial,     0,                             0,                     0) S \
     R(K,               SCATTER_ALLGATHER,     coll__scatter_allgather_broadcast,  coll__cost_sag,          0,                             0,                     0) S \
     R(K,               PIPELINED_CHAIN,       coll__chain_broadcast,              coll__cost_chain,        COLL__PIPELINE,                0,                     0) S \
-    R(K,               DOUBLE_TREE,           coll__double_tree_rooted,           coll__cost_dtree,        COLL__PIPELINE | COLL__MANY,   0,                     0)
+    R(K,               DOUBLE_TREE,           coll__double_tree_rooted,           coll__cost_dtree,        COLL__PIPELINE | COLL__MANY,   0,                     0) S \
+    R(K,               BINE,                  coll__bine_broadcast,               coll__cost_binomial,     0,                             0,                     0)
 #define COLL__ROWS_REDUCE(R, S, K) \
     COLL__ROOM_ROW(R, K, COLL__ROOT_ONLY, S) \
     R(K,               BINOMIAL,              coll__binomial_reduce,              coll__cost_binomial_red, COLL__ORDERED0,                0,                     0) S \
     R(K,               REDUCE_SCATTER_GATHER, coll__rsg_reduce,                   coll__cost_rabenseifner, 0,                             0,                     0) S \
     R(K,               LINEAR,                coll__linear_reduce,                coll__cost_linear_red,   COLL__ORDERED0 | COLL__ROOT_ONLY, coll__root_in_place, 0) S \
-    R(K,               DOUBLE_TREE,           coll__double_tree_rooted,           coll__cost_dtree,        COLL__PIPELINE | COLL__MANY,   0,                     0)
+    R(K,               DOUBLE_TREE,           coll__double_tree_rooted,           coll__cost_dtree,        COLL__PIPELINE | COLL__MANY,   0,                     0) S \
+    R(K,               BINE,                  coll__bine_reduce,                  coll__cost_binomial_red, 0,                             0,                     0)
 #define COLL__ROWS_GATHER(R, S, K) \
     COLL__ROOM_ROW(R, K, COLL__ROOT_ONLY, S) \
     R(K,               LINEAR,                coll__linear_gather,                coll__cost_linear,       COLL__ROOT_ONLY | COLL__BLOCKWISE, coll__own_block,    0) S \
@@ -3088,10 +3228,8 @@ static void coll__recv_target(const coll_request *q, size_t k, unsigned char **p
    only). Cost: one copy per received byte saved; but where the call is too
    big for the caches the copy into scratch wins (it pipelines: the port
    copies segment k + 1 while this rank folds k), so calls over
-   COLL_FOLD_MAX bytes copy. Threads port, 2 ranks, medians of 5
-   back-to-back rounds: all-reduce 1 MiB 110 -> 55 us, 2 MiB 228 -> 149,
-   4 MiB 375 -> 332, but 8 MiB 1232 -> 1321 and 32 MiB 4734 -> 5952.
-   COLL_NO_ZERO_COPY (or COLL_NO_NONBLOCKING) leaves it out. */
+   COLL_FOLD_MAX bytes copy (docs/benchmarks.md has the measurement that
+   set it). COLL_NO_ZERO_COPY (or COLL_NO_NONBLOCKING) leaves it out. */
 #ifndef COLL_FOLD_MAX
 #define COLL_FOLD_MAX (4u << 20)
 #endif
@@ -3580,8 +3718,8 @@ enum {
     COLL__F_TAILS = 24,            /* (sender's own) the class of the round's
                                       tail that follows (1-3), 0: none      */
     COLL__TAIL_SHIFT = 3,
-    /* the frame format's version: ranks built with another room disagree
-       (even: odd ones were the frames of fixed-size tails) */
+    /* the frame format's version, even: ranks built with another room
+       (COLL_EAGER_BYTES) disagree */
     COLL__VERSION = 2 + 2 * (COLL_EAGER_BYTES / 8 % 127)
 };
 /* A small call rides in the rounds (never with COLL_EAGER_BYTES 0: then
@@ -3642,10 +3780,8 @@ static int coll__round_blocks(const coll_request *q, int k)
 
 /* Bytes of each block inside the frame: COLL_EAGER_BYTES, the rest of a
    larger block in the round's tail. Every call sends the frames, so they
-   stay small: whole blocks in them (280 B a round at 4 ranks) made every
-   call at 4 ranks slower on Open MPI's shared memory (MPI port, 8 B
-   14.8 -> 22.4 us, 2 KiB 44.7 -> 53.7), and a frame's every cache line is
-   a hand-off on ours (~0.1 us of a ~0.5 us call at 2 ranks). */
+   stay small: each cache line of a frame is one more hand-off between
+   cores for every call, not only for the calls whose blocks ride in it. */
 static size_t coll__inl(const coll_request *q)
 {
     return COLL__SMALL ? q->g.inl : 0;       /* (coll__agree_prepare: p alone) */

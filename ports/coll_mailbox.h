@@ -20,6 +20,12 @@
        ... coll_start(&req[r], &comm[r], &args[r]) for every r, then
        call coll_progress(&req[r]) round robin until none says COLL_AGAIN.
 
+   MESSAGE SIZE
+     Any: a pairing copies the whole message, so the port leaves max_bytes
+     0. A mailbox of your own with a fixed slot size sets max_bytes to it;
+     the library then cuts every message to fit, in a build without
+     COLL_NO_PIECES (coll_init refuses a max_bytes port in one with it).
+
    HOW IT WORKS
      Each rank has COLL_MAILBOX_OPS slots. isend and irecv fill one and hand
      its index back as the handle. A posted send to rank d and a posted

@@ -33,7 +33,11 @@
      and `tail` (written only by `to`), each on its own cache line, and
      `nslots` slots of `slot_bytes`: an 8-byte header (the message's total
      size and this piece's length) and the payload. A message longer than
-     a slot's payload goes out in pieces, one per slot, in order.
+     a slot's payload goes out in pieces, one per slot, in order: the
+     port cuts its own messages, so it leaves coll_port.max_bytes 0 and
+     works in a build with COLL_NO_PIECES. (A link that cannot cut, a
+     fixed-size hardware mailbox, sets max_bytes instead and needs a build
+     without COLL_NO_PIECES: ports/README.md, max_bytes.)
 
      The producer fills a slot, then publishes it by storing head + 1 with
      release order; the consumer loads head with acquire order, copies the

@@ -18,6 +18,12 @@
    A write to a closed socket or pipe raises SIGPIPE: ignore it in your
    program (signal(SIGPIPE, SIG_IGN)) to get COLL_ERR_IO instead.
 
+   A link that carries messages of at most N bytes (a mailbox, a FIFO):
+   set port->max_bytes = N in coll_template_init and the library cuts
+   every message to fit; that needs a build without COLL_NO_PIECES
+   (coll_init refuses a max_bytes port there). A byte stream, as here,
+   leaves it 0.
+
    LICENCE: MIT, as coll.h.
 */
 #ifndef COLL_TEMPLATE_H

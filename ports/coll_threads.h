@@ -52,12 +52,10 @@
      takes no lock either. The pool of COLL_THREADS_FBOX_POOL slots (1 MiB)
      is shared by a world's n * n pairs: each gets min(COLL_THREADS_FBOX,
      POOL / n^2) slots (64 up to 16 ranks, 4 at 64), and fb_max is
-     COLL_THREADS_FBOX_MAX (1024) or what that ring holds. Rings of 32
-     slots, which a 1 KiB message more than half fills, made 1 KiB
-     all-reduce at 4 ranks on 2 cores slower than the rendezvous road
-     (11.3 us against 9.6, checks off): a second message then found the
-     ring full and waited, rendezvous, for its receiver to be scheduled;
-     with 64, 9.5 us.
+     COLL_THREADS_FBOX_MAX (1024) or what that ring holds. A ring holds
+     at least two of the largest fast messages: with room for one, a
+     second message finds the ring full and waits, rendezvous, for its
+     receiver to be scheduled (docs/benchmarks.md has the measurement).
      Cost: two copies, and each slot's cache line crossing between the two
      cores twice (to the receiver, and back when the sender reuses it); the
      receiver's `sleeping` word, which the sender reads after every

@@ -26,7 +26,7 @@ expect_list() {   # what args words...
     done
 }
 expect_list "algorithms:" "algo=bogus" ring tree rabenseifner recursive_doubling double_tree dissemination auto
-expect_list "registered for allreduce:" "algo=bogus" ring rabenseifner reversed_bruck
+expect_list "registered for allreduce:" "algo=bogus" ring rabenseifner reversed_bruck swing
 expect_list "registered for allgather:" "coll=allgather algo=nope" ring bruck recursive_doubling
 expect_list "collectives:" "coll=bogus" allreduce allgather alltoallv barrier exscan
 expect_list "ops:" "op=nope" sum prod max bxor
@@ -38,7 +38,8 @@ printf '%s\n' "$out" | grep "registered for allgather" | grep -qw bruck && ok ||
 # more than 16 ranks: a summary per step, and the library's run checked
 for args in "coll=allreduce algo=ring p=64 n=100" "coll=allgather algo=bruck p=100 n=3" \
             "coll=alltoallv algo=pairwise p=40 n=50" "coll=reduce algo=double_tree p=70 n=300 root=9" \
-            "coll=broadcast algo=binomial p=256 n=16 root=255"; do
+            "coll=broadcast algo=binomial p=256 n=16 root=255" "coll=allreduce algo=swing p=100 n=300" \
+            "coll=broadcast algo=bine p=70 n=20 root=33" "coll=reduce algo=bine p=129 n=40 root=128"; do
     out=$("$trace" $args 2>&1); rc=$?
     [ "$rc" -eq 0 ] && ok || bad "trace $args: exit $rc"
     printf '%s\n' "$out" | grep -q 'p must be' && bad "trace $args: still refuses the ranks" || ok

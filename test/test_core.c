@@ -138,6 +138,10 @@ static const row rows[] = {
     { COLL_GATHER,          COLL_ALGO_DISSEMINATION, 0 },
     { COLL_SCATTER,         COLL_ALGO_DISSEMINATION, 0 },
     { COLL_ALLTOALL,        COLL_ALGO_DISSEMINATION, 0 },
+    /* the negabinary pairings (Swing, Bine trees) */
+    { COLL_ALLREDUCE,       COLL_ALGO_SWING, 0 },
+    { COLL_BROADCAST,       COLL_ALGO_BINE, 0 },
+    { COLL_REDUCE,          COLL_ALGO_BINE, 0 },
 };
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 

@@ -390,6 +390,10 @@ static void formula_new(coll_kind k, coll_algo a, int p, double n, double *bytes
         *bytes = p == 2 ? n : p == 3 ? 1.5 * n : 2 * n;   /* parent, two children, a leaf's parent */
         *rounds = dt_rounds(p, (int)((half + chunk - 1) / chunk), 0);
     }
+    if (a == COLL_ALGO_SWING || a == COLL_ALGO_BINE) {   /* Rabenseifner's and the binomial tree's */
+        formula(k, k == COLL_ALLREDUCE ? COLL_ALGO_RABENSEIFNER : COLL_ALGO_BINOMIAL, p, n, 1, 1, bytes, rounds);
+        return;
+    }
     if ((k == COLL_BROADCAST || k == COLL_REDUCE) && a == COLL_ALGO_DOUBLE_TREE) {
         size_t chunk = (((size_t)n / 4) & ~(size_t)63) / 4, half = (size_t)n / 8;
         *bytes = n;                     /* the root or an inner rank, both halves; tree 1's top up */
@@ -602,7 +606,9 @@ int main(int argc, char **argv)
         static const struct { coll_kind k; coll_algo a; } newer[] = {
             { COLL_ALLREDUCE, COLL_ALGO_REVERSED_BRUCK }, { COLL_REDUCE_SCATTER, COLL_ALGO_REVERSED_BRUCK },
             { COLL_ALLREDUCE, COLL_ALGO_DOUBLE_TREE }, { COLL_BROADCAST, COLL_ALGO_DOUBLE_TREE },
-            { COLL_REDUCE, COLL_ALGO_DOUBLE_TREE } };
+            { COLL_REDUCE, COLL_ALGO_DOUBLE_TREE },
+            { COLL_ALLREDUCE, COLL_ALGO_SWING }, { COLL_BROADCAST, COLL_ALGO_BINE },
+            { COLL_REDUCE, COLL_ALGO_BINE } };
         int p;
         for (ri = 0; ri < sizeof newer / sizeof newer[0]; ri++) {
             for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)

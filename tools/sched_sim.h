@@ -100,7 +100,7 @@ static int sim__nop_recv(void *ctx, int peer, void *b, size_t n)
 static int sim_folds(coll_algo a)
 {
     return a == COLL_ALGO_RECURSIVE_DOUBLING || a == COLL_ALGO_RABENSEIFNER ||
-           a == COLL_ALGO_RECURSIVE_HALVING || a == COLL_ALGO_REDUCE_SCATTER_GATHER;
+           a == COLL_ALGO_RECURSIVE_HALVING || a == COLL_ALGO_REDUCE_SCATTER_GATHER || a == COLL_ALGO_SWING;
 }
 
 static int sim_is_v(coll_kind k)
@@ -678,6 +678,11 @@ static const char *sim_phase(const sim *s, int st)
         return k >= L2 ? "fold out" : "doubling";
     case COLL_ALGO_RABENSEIFNER:
         return k >= 2 * L2 ? "fold out" : k < L2 ? "halving (reduce-scatter)" : "doubling (all-gather)";
+    case COLL_ALGO_SWING:
+        return k >= 2 * L2 ? "fold out" : k < L2 ? "halving at rho(s) (reduce-scatter)" : "doubling at rho(s) (all-gather)";
+    case COLL_ALGO_BINE:
+        if (pl->kind == COLL_BROADCAST) return st < L2 ? "down the Bine tree" : "to the ranks past p2";
+        return p > pl->p2 && st == 0 ? "from the ranks past p2" : "up the Bine tree";
     case COLL_ALGO_RECURSIVE_HALVING: return k >= L2 ? "fold out" : "halving";
     case COLL_ALGO_REDUCE_SCATTER_GATHER:
         return k >= 2 * L2 ? "to the root" : k < L2 ? "halving (reduce-scatter)" : "gather";
