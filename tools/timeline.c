@@ -238,6 +238,44 @@ static const char *op_name(int o) { return o < 8 ? op_names[o] : "user"; }
 static unsigned long long t0, t1;          /* the earliest start, the latest time */
 static unsigned long long end_of(const ev *e) { return running(e) || e->end < e->start ? t1 : e->end; }
 
+/* Calls a rank never started: call N of a communicator that other ranks
+   recorded, past this rank's last record (before its first one, its ring
+   may just have been too short). One entry per (rank, call), from the
+   earliest start to the latest end of that call elsewhere. */
+typedef struct gap { int rank, comm, kind, algo; uint32_t seq; unsigned long long from, to; } gap;
+static gap gaps[1024];
+static int ngaps;
+
+static void find_gaps(void)
+{
+    static int lcomm[MAX_EV], lrank[MAX_EV];
+    static uint32_t llast[MAX_EV];
+    int i, j, g, nl = 0;
+    for (i = 0; i < nev; i++) {               /* the lanes (evs is sorted by communicator, rank) */
+        if (!nl || lcomm[nl - 1] != evs[i].comm || lrank[nl - 1] != evs[i].rank) {
+            lcomm[nl] = evs[i].comm; lrank[nl] = evs[i].rank; llast[nl] = 0; nl++;
+        }
+        if (evs[i].seq > llast[nl - 1]) llast[nl - 1] = evs[i].seq;
+    }
+    for (i = 0; i < nev; i++) {
+        const ev *e = &evs[i];
+        for (j = 0; j < nl; j++) {
+            if (lcomm[j] != e->comm || e->seq <= llast[j]) continue;
+            for (g = ngaps - 1; g >= 0; g--)
+                if (gaps[g].rank == lrank[j] && gaps[g].comm == lcomm[j] && gaps[g].seq == e->seq) break;
+            if (g < 0) {
+                if (ngaps == (int)(sizeof gaps / sizeof gaps[0])) return;
+                g = ngaps++;
+                gaps[g].rank = lrank[j]; gaps[g].comm = lcomm[j]; gaps[g].seq = e->seq;
+                gaps[g].kind = (int)e->kind; gaps[g].algo = (int)e->algo;
+                gaps[g].from = e->start; gaps[g].to = end_of(e);
+            }
+            if (e->start < gaps[g].from) gaps[g].from = e->start;
+            if (end_of(e) > gaps[g].to) gaps[g].to = end_of(e);
+        }
+    }
+}
+
 static void write_json(FILE *o, char **files, int nfiles)
 {
     int i, r, c, lastr = -1, lastc = -1;
@@ -271,18 +309,25 @@ static void write_json(FILE *o, char **files, int nfiles)
         fprintf(o, "\",\"failed\":%s,\"in_progress\":%s}}%s\n", failed(e) ? "true" : "false", running(e) ? "true" : "false",
                 i + 1 < nev ? "," : "");
     }
+    for (r = 0; r < ngaps; r++) {
+        const gap *g = &gaps[r];
+        fprintf(o, ",{\"name\":\"never started: %s/%s call %u\",\"cat\":\"coll\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,"
+                   "\"tid\":%d,\"ts\":%.3f,\"cname\":\"terrible\",\"args\":{\"call\":%u,\"never_started\":true}}\n",
+                coll_kind_name((coll_kind)g->kind), coll_algo_name((coll_algo)g->algo), (unsigned)g->seq, g->comm + 1, g->rank,
+                (double)(g->from - t0) / 1000.0, (unsigned)g->seq);
+    }
     fprintf(o, "]}\n");
-    (void)r;
 }
 
-/* a 1-2-5 step near span/8, in ns */
+/* the smallest 1-2-5 step that leaves at most 7 ticks on span, in ns */
 static double tick_of(double span)
 {
     double s = 1;
-    while (s * 10 <= span / 8) s *= 10;
-    if (s * 5 <= span / 8) return s * 5;
-    if (s * 2 <= span / 8) return s * 2;
-    return s;
+    while (s * 10 < span / 7) s *= 10;
+    if (s >= span / 7) return s;
+    if (s * 2 >= span / 7) return s * 2;
+    if (s * 5 >= span / 7) return s * 5;
+    return s * 10;
 }
 
 static void put_time(FILE *o, double ns)
@@ -295,36 +340,16 @@ static void put_time(FILE *o, double ns)
 
 static const char *const fills[] = { "#2166ac", "#4393c3", "#1b7837", "#5aae61", "#762a83", "#9970ab", "#8c510a", "#35978f" };
 
-static void write_html(FILE *o, const char *title)
+enum { L = 110, W = 560, LANE = 30, TOPM = 34 };
+
+/* the lanes from `from` to `to` (ns of the records' clock) as one SVG */
+static void lanes_svg(FILE *o, const char *id, const char *cls, unsigned long long from, unsigned long long to, const int *lane_of, int lanes)
 {
-    enum { L = 150, W = 900, LANE = 30, TOPM = 34 };
-    int i, c, nfail = 0, nrun = 0, lanes = 0, pairs = 0;
-    int lane_of[MAX_EV];
-    int pair_kind[4], pair_algo[4], pair_p[4];
-    double span = (double)(t1 - t0) ? (double)(t1 - t0) : 1, tick;
-    /* lanes: one per (communicator, rank), in order */
-    for (i = 0; i < nev; i++) {
-        if (i == 0 || evs[i].comm != evs[i - 1].comm || evs[i].rank != evs[i - 1].rank) lanes++;
-        lane_of[i] = lanes - 1;
-        nfail += failed(&evs[i]);
-        nrun += running(&evs[i]);
-    }
-    fprintf(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
-    put_esc(o, title, 0);
-    fprintf(o, "</title>\n<style>\nbody{font-family:DejaVu Sans,Arial,sans-serif;margin:1em;color:#222}\n"
-               ".row{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}\n"
-               ".box{border:1px solid #ddd;padding:6px;background:#fff}\n"
-               "table{border-collapse:collapse;font-size:small}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}\n"
-               "tr.failed td{color:#b2182b}#status{color:#555;font-size:small}\n</style></head><body>\n<h1>");
-    put_esc(o, title, 0);
-    fprintf(o, "</h1>\n<p id=\"status\" data-events=\"%d\" data-failed=\"%d\" data-lanes=\"%d\">%d calls on %d lanes, "
-               "%d failed, %d still running when dumped. Times: the flight recorder's own start and end of each call, "
-               "nanoseconds of CLOCK_MONOTONIC (shared by the ranks of one host), from the earliest start.</p>\n",
-            nev, nfail, lanes, nev, lanes, nfail, nrun);
-    fprintf(o, "<div class=\"row\">\n<div class=\"box\"><h2>What ran</h2>\n");
-    fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"lanes\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+    int i, c;
+    double span = to > from ? (double)(to - from) : 1, tick;
+    fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                "font-family=\"DejaVu Sans, Arial, sans-serif\">\n<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n",
-            L + W + 20, TOPM + lanes * LANE + 20, L + W + 20, TOPM + lanes * LANE + 20, L + W + 20, TOPM + lanes * LANE + 20);
+            id, L + W + 20, TOPM + lanes * LANE + 20, L + W + 20, TOPM + lanes * LANE + 20, L + W + 20, TOPM + lanes * LANE + 20);
     tick = tick_of(span);
     for (c = 0; c * tick <= span; c++) {
         double x = L + c * tick / span * W;
@@ -345,19 +370,14 @@ static void write_html(FILE *o, const char *title)
     }
     for (i = 0; i < nev; i++) {
         const ev *e = &evs[i];
-        double x = L + (double)(e->start - t0) / span * W, w = (double)(end_of(e) - e->start) / span * W;
-        int y = TOPM + lane_of[i] * LANE + 5, pk;
-        const char *fill;
-        for (pk = 0; pk < pairs; pk++) if (pair_kind[pk] == (int)e->kind && pair_algo[pk] == (int)e->algo) break;
-        if (pk == pairs && pairs < 4) {
-            int pmax = 0, j;
-            for (j = 0; j < nev; j++) if (evs[j].comm == e->comm && evs[j].rank + 1 > pmax) pmax = evs[j].rank + 1;
-            pair_kind[pairs] = (int)e->kind; pair_algo[pairs] = (int)e->algo; pair_p[pairs] = pmax; pairs++;
-        }
-        fill = failed(e) ? "#d62728" : running(e) ? "#ff7f0e" : fills[((int)e->kind * 3 + (int)e->algo) % 8];
+        unsigned long long end = end_of(e) < to ? end_of(e) : to;
+        double x = L + (double)(e->start - from) / span * W, w = (double)(end - e->start) / span * W;
+        int y = TOPM + lane_of[i] * LANE + 5;
+        const char *fill = failed(e) ? "#d62728" : running(e) ? "#ff7f0e" : fills[((int)e->kind * 3 + (int)e->algo) % 8];
+        if (e->start > to) continue;
         if (w < 2) w = 2;
-        fprintf(o, "<rect class=\"call%s\" data-rank=\"%d\" data-call=\"%u\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
-                   "fill=\"%s\" stroke=\"%s\"><title>rank %d, call %u: %s/%s, %lld bytes %s, ", failed(e) ? " failed" : "",
+        fprintf(o, "<rect class=\"%s%s\" data-rank=\"%d\" data-call=\"%u\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
+                   "fill=\"%s\" stroke=\"%s\"><title>rank %d, call %u: %s/%s, %lld bytes %s, ", cls, failed(e) ? " failed" : "",
                 e->rank, (unsigned)e->seq, x, y, w, LANE - 10, fill, failed(e) ? "#67000d" : "#fff", e->rank, (unsigned)e->seq,
                 coll_kind_name(e->kind), coll_algo_name(e->algo), e->bytes, dtype_name(e->dtype));
         put_time(o, (double)(e->start - t0));
@@ -366,13 +386,79 @@ static void write_html(FILE *o, const char *title)
         fprintf(o, ", step %d, peer %d, result %d ", e->step, e->peer, e->result);
         put_esc(o, e->text, 0);
         fprintf(o, "</title></rect>\n");
-        if (w > 26) fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#fff\" pointer-events=\"none\">%u</text>\n",
-                            x + 3, y + LANE / 2 + 1, (unsigned)e->seq);
+        if (w > 26) fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#fff\" pointer-events=\"none\">%u%s</text>\n",
+                            x + 3, y + LANE / 2 + 1, (unsigned)e->seq, end < end_of(e) ? " \xe2\x80\xa6" : "");
     }
-    fprintf(o, "</svg>\n<p style=\"font-size:small;color:#555\">Each box is one call on one rank, from its start to its end "
+    for (i = 0; i < ngaps; i++) {
+        const gap *g = &gaps[i];
+        int lane = -1, j;
+        unsigned long long end = g->to < to ? g->to : to;
+        double x = L + (double)(g->from - from) / span * W, w = (double)(end - g->from) / span * W;
+        for (j = 0; j < nev && lane < 0; j++) if (evs[j].comm == g->comm && evs[j].rank == g->rank) lane = lane_of[j];
+        if (lane < 0 || g->from > to) continue;
+        if (w < 2) w = 2;
+        fprintf(o, "<rect class=\"%s\" data-rank=\"%d\" data-call=\"%u\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
+                   "fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"><title>rank %d never started call %u "
+                   "(%s/%s), which the other ranks ran</title></rect>\n", cls[0] == 'z' ? "zmissing" : "missing", g->rank,
+                (unsigned)g->seq, x, TOPM + lane * LANE + 5, w,
+                LANE - 10, g->rank, (unsigned)g->seq, coll_kind_name((coll_kind)g->kind), coll_algo_name((coll_algo)g->algo));
+        fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#d62728\">%s</text>\n", x + 4,
+                TOPM + lane * LANE + LANE / 2 + 4, w > 80 ? "never started" : "\xe2\x9c\x97");
+    }
+    fprintf(o, "</svg>\n");
+}
+
+static void write_html(FILE *o, const char *title)
+{
+    int i, nfail = 0, nrun = 0, lanes = 0, pairs = 0;
+    static int lane_of[MAX_EV];
+    int pair_kind[4], pair_algo[4], pair_p[4];
+    /* lanes: one per (communicator, rank), in order */
+    for (i = 0; i < nev; i++) {
+        if (i == 0 || evs[i].comm != evs[i - 1].comm || evs[i].rank != evs[i - 1].rank) lanes++;
+        lane_of[i] = lanes - 1;
+        nfail += failed(&evs[i]);
+        nrun += running(&evs[i]);
+    }
+    fprintf(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
+    put_esc(o, title, 0);
+    fprintf(o, "</title>\n<style>\nbody{font-family:DejaVu Sans,Arial,sans-serif;margin:1em;color:#222}\n"
+               ".row{display:flex;flex-wrap:nowrap;gap:18px;align-items:flex-start}\n"
+               ".box{border:1px solid #ddd;padding:6px;background:#fff}\n"
+               "table{border-collapse:collapse;font-size:small}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}\n"
+               "tr.failed td{color:#b2182b}#status{color:#555;font-size:small}\n</style></head><body>\n<h1>");
+    put_esc(o, title, 0);
+    fprintf(o, "</h1>\n<p id=\"status\" data-events=\"%d\" data-failed=\"%d\" data-lanes=\"%d\" data-missing=\"%d\">"
+               "%d calls on %d lanes, %d failed, %d still running when dumped, %d never started by a rank that others waited for. Times: the flight recorder's own start and end of each call, "
+               "nanoseconds of CLOCK_MONOTONIC (shared by the ranks of one host), from the earliest start.</p>\n",
+            nev, nfail, lanes, ngaps, nev, lanes, nfail, nrun, ngaps);
+    fprintf(o, "<div class=\"row\">\n<div class=\"box\"><h2>What ran</h2>\n");
+    for (i = 0; i < nev; i++) {                /* the schedules to draw: each (collective, algorithm) seen */
+        const ev *e = &evs[i];
+        int pk;
+        for (pk = 0; pk < pairs; pk++) if (pair_kind[pk] == (int)e->kind && pair_algo[pk] == (int)e->algo) break;
+        if (pk == pairs && pairs < 4) {
+            int pmax = 0, j;
+            for (j = 0; j < nev; j++) if (evs[j].comm == e->comm && evs[j].rank + 1 > pmax) pmax = evs[j].rank + 1;
+            pair_kind[pairs] = (int)e->kind; pair_algo[pairs] = (int)e->algo; pair_p[pairs] = pmax; pairs++;
+        }
+    }
+    lanes_svg(o, "lanes", "call", t0, t1, lane_of, lanes);
+    {   /* a call far longer than the rest (a failure's wait) squeezes them:
+           the time before the last call began, again */
+        unsigned long long last = t0;
+        for (i = 0; i < nev; i++) if (evs[i].start > last) last = evs[i].start;
+        last += (last - t0) / 20 + 1;
+        if (last - t0 < (t1 - t0) / 4) {
+            fprintf(o, "<p style=\"font-size:small\">Up to the last call's start, closer:</p>\n");
+            lanes_svg(o, "zoom", "zcall", t0, last, lane_of, lanes);
+        }
+    }
+    fprintf(o, "<p style=\"font-size:small;color:#555;max-width:%dpx\">Each box is one call on one rank, from its start to its end "
                "(hover: its record); <span style=\"color:#d62728\">red: it failed</span>, "
-               "<span style=\"color:#ff7f0e\">orange: still running when dumped</span>. "
-               "The same figures as trace.json (load it in Perfetto or chrome://tracing).</p>\n</div>\n");
+               "<span style=\"color:#ff7f0e\">orange: still running when dumped</span>, "
+               "dashed red: a call this rank never started while the others ran it. "
+               "The same figures as trace.json (load it in Perfetto or chrome://tracing).</p>\n</div>\n", L + W + 20);
     fprintf(o, "<div class=\"box\"><h2>The schedule</h2>\n");
     for (i = 0; i < pairs; i++) {
         FILE *t = tmpfile();
@@ -394,6 +480,13 @@ static void write_html(FILE *o, const char *title)
         if (t) fclose(t);
     }
     fprintf(o, "</div>\n</div>\n");
+    if (ngaps) {
+        fprintf(o, "<h2>Calls never started</h2>\n<table id=\"missing\"><tr><th>rank</th><th>call</th><th>what</th></tr>\n");
+        for (i = 0; i < ngaps; i++)
+            fprintf(o, "<tr class=\"failed\"><td>%d</td><td>%u</td><td>%s/%s: the other ranks started it, this rank's record ends before it</td></tr>\n",
+                    gaps[i].rank, (unsigned)gaps[i].seq, coll_kind_name((coll_kind)gaps[i].kind), coll_algo_name((coll_algo)gaps[i].algo));
+        fprintf(o, "</table>\n");
+    }
     if (nfail + nrun) {
         fprintf(o, "<h2>Calls that failed</h2>\n<table id=\"failures\"><tr><th>rank</th><th>call</th><th>what</th><th>step reached</th>"
                    "<th>peer waited for</th><th>result</th><th>after</th></tr>\n");
@@ -465,6 +558,7 @@ int main(int argc, char **argv)
                  coll_algo_name(evs[0].algo), nfiles);
         title = auto_title;
     }
+    find_gaps();
     f = create(dir, "trace.json", path, sizeof path);
     write_json(f, files, nfiles);
     if (fclose(f) != 0) die("cannot write %s", path);

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""test/test_timeline.py RUN TOOL OUTDIR - make test-timeline.
+
+RUN is test/timeline_run.c's program, TOOL tools/timeline.c's. Checks:
+
+  - real runs (allreduce/ring p = 4 over the threads, shm and TCP ports;
+    allgather/bruck p = 3 and reduce_scatter/recursive_halving p = 4 over
+    threads; broadcast/binomial p = 5 over shm): the JSON parses and holds
+    exactly p x calls "X" events, each named collective/algorithm, one
+    thread per rank, times non-decreasing and calls not overlapping on a
+    rank; every event equals the record it came from, read here from the
+    rank files on its own (call number, bytes, step, result, start and
+    duration against the earliest start);
+  - a rank that skips its last call (p = 4, a 300 ms deadline, over
+    threads and TCP): p x calls - 1 events, the others' last call failed
+    (args.failed, cname "terrible", result < 0), a "never started" mark
+    on the silent rank; the page has as many boxes, the failed ones red,
+    and its tables name the failure and the silent rank;
+  - the page is one file that loads nothing from outside; in headless
+    Chromium it loads without a console error, its script counts every
+    call box drawn and the schedule's diagram; a screenshot is not blank
+    (distinct colours) and shows the failure's red;
+  - malformed input (each a copy of a good file with one line broken):
+    the tool exits 1 naming the file and the line, never a crash;
+  - bad names (collective, algorithm, port) are refused with the good
+    ones listed.
+Without Chromium the page checks are skipped loudly, a failure under
+CI=true. Ends with "timeline: N passed, N failed"."""
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+
+run, tool, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
+passed = failed = 0
+CALL = re.compile(r"^call (\d+) (\w+) (\w+) dtype (\d+) op (\d+) root (-?\d+) bytes (\d+) start (\d+) end (\d+) "
+                  r"step (-?\d+) peer (-?\d+) result (-?\d+) ?(.*)$")
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: " + what)
+    return ok
+
+
+def records(d, p):
+    """Every rank's records as read here: {rank: [dict, ...]}."""
+    out = {}
+    for r in range(p):
+        path = os.path.join(d, "rank%d.txt" % r)
+        rows = []
+        if os.path.exists(path):
+            for line in open(path):
+                m = CALL.match(line.rstrip("\n"))
+                if m:
+                    g = m.groups()
+                    rows.append({"call": int(g[0]), "name": g[1] + "/" + g[2], "bytes": int(g[6]), "start": int(g[7]),
+                                 "end": int(g[8]), "step": int(g[9]), "peer": int(g[10]), "result": int(g[11])})
+        out[r] = rows
+    return out
+
+
+def timeline(name, coll, algo, p, port, calls, n=1000, fail=None):
+    """Runs RUN and TOOL into OUTDIR/name; checks the JSON against the rank
+    files. Returns (directory, events) or (directory, None)."""
+    d = os.path.join(outdir, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    args = [run, "coll=" + coll, "algo=" + algo, "p=%d" % p, "port=" + port, "n=%d" % n, "calls=%d" % calls, "out=" + d]
+    if fail is not None:
+        args += ["fail=%d" % fail, "deadline=300"]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, "%s: %s exited %d: %s" % (name, " ".join(args), r.returncode, r.stderr[-500:]))
+    files = [os.path.join(d, "rank%d.txt" % i) for i in range(p)]
+    t = subprocess.run([tool, "-o", d] + files, capture_output=True, text=True, timeout=60)
+    if not check(t.returncode == 0 and "index.html" in t.stdout, "%s: the tool exited %d: %s" % (name, t.returncode, t.stderr)):
+        return d, None
+    try:
+        doc = json.load(open(os.path.join(d, "trace.json")))
+    except ValueError as e:
+        check(False, "%s: trace.json does not parse: %s" % (name, e))
+        return d, None
+    check(True, "parses")
+    evs = [e for e in doc.get("traceEvents", []) if e.get("ph") == "X"]
+    want = p * calls - (1 if fail is not None else 0)
+    check(len(evs) == want, "%s: %d X events, %d wanted (p %d x %d calls%s)" % (name, len(evs), want, p, calls,
+                                                                                " - 1" if fail is not None else ""))
+    check(all(e["name"] == coll + "/" + algo for e in evs), "%s: names %s" % (name, sorted({e["name"] for e in evs})))
+    check(sorted({e["tid"] for e in evs}) == list(range(p)), "%s: tids %s" % (name, sorted({e["tid"] for e in evs})))
+    check(all(e["pid"] == 1 for e in evs), "%s: pids %s" % (name, sorted({e["pid"] for e in evs})))
+    rec = records(d, p)
+    t0 = min(x["start"] for rows in rec.values() for x in rows)
+    mism = 0
+    for r in range(p):
+        mine = [e for e in evs if e["tid"] == r]
+        ts = [e["ts"] for e in mine]
+        check(ts == sorted(ts), "%s: rank %d's times go back: %s" % (name, r, ts))
+        check(all(mine[i]["ts"] + mine[i]["dur"] <= mine[i + 1]["ts"] + 0.002 for i in range(len(mine) - 1)),
+              "%s: rank %d's calls overlap" % (name, r))
+        rows = sorted(rec[r], key=lambda x: x["start"])
+        check(len(rows) == len(mine), "%s: rank %d: %d records, %d events" % (name, r, len(rows), len(mine)))
+        for e, x in zip(mine, rows):
+            a = e["args"]
+            if (a["call"] != x["call"] or a["bytes"] != x["bytes"] or a["step"] != x["step"] or a["result"] != x["result"]
+                    or a["peer"] != x["peer"] or abs(e["ts"] - (x["start"] - t0) / 1000.0) > 0.002
+                    or abs(e["dur"] - (x["end"] - x["start"]) / 1000.0) > 0.002 or a["failed"] != (x["result"] < 0)
+                    or (e.get("cname") == "terrible") != (x["result"] < 0)):
+                mism += 1
+                print("  %s rank %d: event %s against record %s" % (name, r, e, x))
+    check(mism == 0, "%s: %d events differ from their records" % (name, mism))
+    return d, evs
+
+
+def colours(path):
+    """Distinct colours of an 8-bit RGB or RGBA PNG (non-interlaced)."""
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return set()
+    pos, idat, w, h, bpp = 8, b"", 0, 0, 3
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+            if depth != 8 or ctype not in (2, 6):
+                return set()
+            bpp = 4 if ctype == 6 else 3
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw, stride, prev, seen, i = zlib.decompress(idat), w * bpp, bytearray(w * bpp), set(), 0
+    for _ in range(h):
+        f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+        i += 1 + stride
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b = prev[x]
+            c = prev[x - bpp] if x >= bpp else 0
+            if f == 1:
+                line[x] = (line[x] + a) & 255
+            elif f == 2:
+                line[x] = (line[x] + b) & 255
+            elif f == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        for x in range(0, stride, bpp * 3):        # every third pixel is plenty
+            seen.add(bytes(line[x:x + 3]))
+        prev = line
+    return seen
+
+
+os.makedirs(outdir, exist_ok=True)
+
+# ---- real runs over each port -------------------------------------------------
+for port in ("threads", "shm", "tcp"):
+    timeline("allreduce-ring-" + port, "allreduce", "ring", 4, port, 5)
+timeline("allgather-bruck-threads", "allgather", "bruck", 3, "threads", 3, n=100)
+timeline("reduce_scatter-recursive_halving-threads", "reduce_scatter", "recursive_halving", 4, "threads", 3, n=64)
+timeline("broadcast-binomial-shm", "broadcast", "binomial", 5, "shm", 3, n=500)
+
+# ---- a rank that skips its last call ------------------------------------------
+page = None
+for port in ("threads", "tcp"):
+    d, evs = timeline("fail-" + port, "allreduce", "ring", 4, port, 4, fail=2)
+    if evs is None:
+        continue
+    bad = [e for e in evs if e["args"]["failed"]]
+    check(sorted(e["tid"] for e in bad) == [0, 1, 3] and all(e["args"]["call"] == 4 and e["args"]["result"] < 0 and
+                                                            e.get("cname") == "terrible" for e in bad),
+          "fail-%s: failed events %s (ranks 0, 1, 3, call 4 wanted)" % (port, [(e["tid"], e["args"]["call"]) for e in bad]))
+    check(len([e for e in evs if e["tid"] == 2]) == 3, "fail-%s: rank 2 has not 3 calls" % port)
+    doc = json.load(open(os.path.join(d, "trace.json")))
+    marks = [e for e in doc["traceEvents"] if e.get("ph") == "i"]
+    check(len(marks) == 1 and marks[0]["tid"] == 2 and marks[0]["args"]["call"] == 4 and "never started" in marks[0]["name"],
+          "fail-%s: the never-started mark: %s" % (port, marks))
+    html = open(os.path.join(d, "index.html")).read()
+    lanes = html[html.find('id="lanes"'):html.find("</svg>", html.find('id="lanes"'))]
+    check(lanes.count('<rect class="call') == 15, "fail-%s: %d boxes on the page, 15 wanted" % (port, lanes.count('<rect class="call')))
+    check(lanes.count('<rect class="call failed"') == 3 and len(re.findall(r'class="call failed"[^>]*fill="#d62728"', lanes)) == 3,
+          "fail-%s: %d failed boxes, 3 red wanted" % (port, lanes.count('<rect class="call failed"')))
+    check(lanes.count('class="missing" data-rank="2" data-call="4"') == 1, "fail-%s: no never-started box for rank 2" % port)
+    check(re.search(r'<table id="failures">.*<td>3</td><td>4</td><td>allreduce/ring</td>', html, re.S) is not None and
+          re.search(r'<table id="missing">.*<td>2</td><td>4</td>', html, re.S) is not None,
+          "fail-%s: the tables do not name the failure and rank 2" % port)
+    check(re.search(r'<figure class="schedule" data-diagram="allreduce-ring-p4">\s*<svg [^>]*data-diagram="allreduce-ring-p4"', html)
+          is not None, "fail-%s: no schedule diagram" % port)
+    check(not re.search(r'<(script|link|img|iframe)[^>]* (src|href)=', html), "fail-%s: the page loads something from outside" % port)
+    page = page or os.path.join(d, "index.html")
+good = os.path.join(outdir, "allreduce-ring-threads", "index.html")
+
+# ---- malformed input: the file and line named, exit 1 ---------------------------
+src = os.path.join(outdir, "allreduce-ring-threads", "rank0.txt")
+lines = open(src).read().split("\n")
+breaks = {
+    "word": lambda l: l.replace(" bytes ", " bites "),
+    "number": lambda l: l.replace(" step ", " step x"),
+    "short": lambda l: l[:l.find(" start ")],
+    "algo": lambda l: l.replace(" ring ", " rung "),
+    "backwards": lambda l: re.sub(r"end (\d+)", "end 1", l),
+    "junk": lambda l: "hello world",
+    "huge": lambda l: l.replace(" bytes ", " bytes 99999999999999999999999"),
+}
+for what, f in breaks.items():
+    bad_path = os.path.join(outdir, "bad-%s.txt" % what)
+    mod = list(lines)
+    mod[2] = f(mod[2])                              # line 3: a call line
+    open(bad_path, "w").write("\n".join(mod))
+    r = subprocess.run([tool, "-o", outdir, bad_path], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 1 and ("%s:3:" % bad_path) in r.stderr,
+          "malformed (%s): exit %d, '%s' (the file and line 3 wanted)" % (what, r.returncode, r.stderr.strip()))
+r = subprocess.run([tool, "-o", outdir, src, src], capture_output=True, text=True, timeout=30)
+check(r.returncode == 1 and "both rank 0" in r.stderr, "one file twice: exit %d, %s" % (r.returncode, r.stderr.strip()))
+r = subprocess.run([tool, "-o", outdir, os.path.join(outdir, "nothing-here.txt")], capture_output=True, text=True, timeout=30)
+check(r.returncode == 1 and "cannot read" in r.stderr, "a missing file: exit %d, %s" % (r.returncode, r.stderr.strip()))
+
+# ---- bad names ------------------------------------------------------------------
+for arg, good_one in (("coll=allreduse", "allreduce"), ("algo=rung", "ring"), ("port=infiniband", "threads shm tcp")):
+    r = subprocess.run([run, arg, "out=" + outdir], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and good_one in r.stderr, "%s: exit %d, '%s'" % (arg, r.returncode, r.stderr.strip()))
+
+# ---- the page in headless Chromium ----------------------------------------------
+browser = shutil.which("chromium") or shutil.which("chromium-browser")
+if not browser:
+    if os.environ.get("CI") == "true":
+        check(False, "chromium not found (CI)")
+    else:
+        print("*** SKIPPED the page in Chromium: chromium not found (apt-get install chromium) ***")
+elif page:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    url = "file://" + os.path.abspath(page)
+    log = os.path.join(outdir, "chromium.log")
+    with open(log, "w") as lf:
+        dom = subprocess.run([browser] + flags + ["--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000", "--dump-dom", url],
+                             stdout=subprocess.PIPE, stderr=lf, text=True, timeout=120).stdout
+    st = re.search(r'<p id="status"[^>]*>', dom)
+    st = dict(re.findall(r'(data-[a-z-]+)="(\d+)"', st.group(0))) if st else {}
+    check(st.get("data-drawn") == "15" and st.get("data-drawn-failed") == "3" and st.get("data-diagrams") == "1",
+          "in Chromium the page drew %s" % st)
+    errs = [l for l in open(log) if re.search(r"CONSOLE|ERR_FILE|Failed to load", l)]
+    check(not errs, "console errors: %s" % errs[:3])
+    shot = os.path.join(outdir, "timeline.png")
+    if os.path.exists(shot):
+        os.remove(shot)
+    subprocess.run([browser] + flags + ["--screenshot=" + shot, "--window-size=1800,1000", url],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    seen = colours(shot) if os.path.exists(shot) else set()
+    check(len(seen) > 12, "screenshot %s has %d distinct colours (more than 12 wanted)" % (shot, len(seen)))
+    check(bytes((0xd6, 0x27, 0x28)) in seen, "screenshot %s shows no failure red (#d62728)" % shot)
+    print("screenshot: %s, %d colours" % (shot, len(seen)))
+
+print("timeline: %d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
