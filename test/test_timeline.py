@@ -198,6 +198,46 @@ for port in ("threads", "tcp"):
     page = page or os.path.join(d, "index.html")
 good = os.path.join(outdir, "allreduce-ring-threads", "index.html")
 
+# ---- the MPI drop-in's and coll_torch's files (their headers, as docs/mpi.md
+# and docs/torch.md show them), made from the threads run's records ----------------
+base = os.path.join(outdir, "allreduce-ring-threads")
+calls_of = {r: [l for l in open(os.path.join(base, "rank%d.txt" % r)) if l.startswith("call ")] for r in range(4)}
+fmt = os.path.join(outdir, "formats")
+shutil.rmtree(fmt, ignore_errors=True)
+os.makedirs(fmt)
+mpi_files, torch_files = [], []
+for r in range(4):
+    path = os.path.join(fmt, "mpi-%d.txt" % r)        # a failure's block, then the same calls at MPI_Finalize,
+    with open(path, "w") as f:                        # then a second communicator's calls (its call numbers 1, 2)
+        f.write("coll-mpi[%d]: communicator 1: MPI_COMM_WORLD, 4 ranks, a call failed\n" % r + "".join(calls_of[r][:3]))
+        f.write("coll-mpi[%d]: communicator 1: MPI_COMM_WORLD, 4 ranks, at MPI_Finalize\n" % r + "".join(calls_of[r]))
+        f.write("coll-mpi[%d]: communicator 2: (unnamed), 4 ranks, freed\n" % r +
+                "".join(re.sub(r"^call \d+", "call %d" % (k + 1), l) for k, l in enumerate(calls_of[r][:2])))
+    mpi_files.append(path)
+    path = os.path.join(fmt, "torch-%d.txt" % r)
+    with open(path, "w") as f:
+        f.write("# coll_torch: rank %d of 4, threads port, pid 1, at 5 ns\n" % r +
+                "# coll: allreduce failed on rank 3 of 4 (shm port): port failed: rank 1, call 4, step 0\n"
+                "# world communicator: rank %d of 4; start, end: CLOCK_MONOTONIC ns; peer: this communicator's rank\n" % r +
+                "".join(calls_of[r]))
+    torch_files.append(path)
+for what, files, want, pids in (("mpi", mpi_files, 4 * 5 + 4 * 2, {1: 20, 2: 8}), ("torch", torch_files, 4 * 5, {1: 20})):
+    files = files[::-1]                                # the rank is the header's, not the place on the line
+    r = subprocess.run([tool, "-o", fmt] + files, capture_output=True, text=True, timeout=30)
+    if not check(r.returncode == 0, "%s files: exit %d, %s" % (what, r.returncode, r.stderr.strip())):
+        continue
+    doc = json.load(open(os.path.join(fmt, "trace.json")))
+    evs = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    got = {p: len([e for e in evs if e["pid"] == p]) for p in sorted({e["pid"] for e in evs})}
+    check(len(evs) == want and got == pids, "%s files: %d events by pid %s, %d (%s) wanted" % (what, len(evs), got, want, pids))
+    t0 = min(int(l.split()[13]) for r_ in range(4) for l in calls_of[r_])
+    first = {e["tid"]: e for e in evs if e["pid"] == 1 and e["args"]["call"] == 1}
+    check(all(abs(first[r_]["ts"] - (int(calls_of[r_][0].split()[13]) - t0) / 1000.0) < 0.002 for r_ in range(4)),
+          "%s files: call 1 is not at each rank's own time" % what)
+    names = [e["args"]["name"] for e in doc["traceEvents"] if e.get("ph") == "M" and e["name"] == "process_name"]
+    check(names == (["communicator 1: MPI_COMM_WORLD", "communicator 2: (unnamed)"] if what == "mpi" else ["world"]),
+          "%s files: processes %s" % (what, names))
+
 # ---- malformed input: the file and line named, exit 1 ---------------------------
 src = os.path.join(outdir, "allreduce-ring-threads", "rank0.txt")
 lines = open(src).read().split("\n")

@@ -143,7 +143,7 @@ static int read_file(const char *file, int index)
 {
     char buf[LINE_MAX_ + 2];
     FILE *f = fopen(file, "r");
-    int line = 0, rank = index, comm = -1, first = nev, calls = 0, i;
+    int line = 0, rank = index, comm = -1, first = nev, calls = 0, rank_set = 0, i;
     if (!f) die("cannot read %s", file);
     while (fgets(buf, sizeof buf, f)) {
         size_t n = strlen(buf);
@@ -167,15 +167,15 @@ static int read_file(const char *file, int index)
                 while (*b == ' ') b++;
                 snprintf(name, sizeof name, "%.*s", (int)(at - b), b);
                 comm = comm_of(name, file, line);
-            } else if ((at = strstr(s, "rank ")) != NULL && calls == 0) {
-                long long r;
-                char *of, num[24];
+            } else if (!rank_set && (at = strstr(s, "rank ")) != NULL) {   /* "rank R of P": the file's rank */
+                long long r = 0;
+                int d = 0;
                 at += 5;
-                of = strstr(at, " of ");
-                if (of && of - at < (long)sizeof num) {
-                    snprintf(num, sizeof num, "%.*s", (int)(of - at), at);
-                    if (!number(num, 0, &r) || r > 0xffff) die("%s:%d: 'rank %s of': not a rank", file, line, num);
+                while (at[d] >= '0' && at[d] <= '9' && d < 6) r = r * 10 + (at[d++] - '0');
+                if (d && !strncmp(at + d, " of ", 4)) {
+                    if (calls) die("%s:%d: 'rank %lld of' after the calls", file, line, r);
                     rank = (int)r;
+                    rank_set = 1;
                 }
             }
             continue;
@@ -186,8 +186,9 @@ static int read_file(const char *file, int index)
             if (!close || close - (s + 9) >= (long)sizeof num) die("%s:%d: a coll-mpi[...] header without its ']'", file, line);
             snprintf(num, sizeof num, "%.*s", (int)(close - (s + 9)), s + 9);
             if (!number(num, 0, &r) || r > 0xffff) die("%s:%d: coll-mpi[%s]: not a rank", file, line, num);
-            if (calls && (int)r != rank) die("%s:%d: coll-mpi[%lld] in the file of rank %d", file, line, r, rank);
+            if ((calls || rank_set) && (int)r != rank) die("%s:%d: coll-mpi[%lld] in the file of rank %d", file, line, r, rank);
             rank = (int)r;
+            rank_set = 1;
             if (!(cm = strstr(close, "communicator ")) ) die("%s:%d: a coll-mpi header that names no communicator", file, line);
             {
                 char *comma = strchr(cm, ',');
