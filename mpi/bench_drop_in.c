@@ -3,14 +3,15 @@
 
        mpirun -np 4 -x LD_PRELOAD=build/lib/libcoll_mpi_openmpi.so \
               build/mpi/bench_drop_in.ompi [-k allreduce,bcast,allgather] [-s 8:67108864]
-                                           [-t ms] [-r rounds]
+                                           [-t ms] [-r rounds] [-m]
 
    "plain" calls PMPI_Allreduce & co. (the profiling interface, which the
    drop-in does not intercept: the MPI library alone); "drop-in" calls
    MPI_Allreduce & co., which the preloaded library routes where its
    thresholds say (COLL_MPI_MIN=0: always, as the tuning run does). Both
    take the same buffers, in alternating rounds; each row gives the best
-   round's mean time per call, the slowest rank's. Without the library
+   round's mean time per call, the slowest rank's (-m: the median round's;
+   the rounds then alternate which road goes first). Without the library
    preloaded both columns are the MPI library.
 
    Sizes go up by 8x to 256 KiB, then by 4x. They are the call's largest buffer (what the thresholds compare):
@@ -31,7 +32,14 @@ static const char *const kinds[] = {
 };
 #define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
 
+#define MAXROUNDS 101
 static int p, rank;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
 static float *src, *dst;
 static int *cnt, *dsp;
 
@@ -103,14 +111,16 @@ static double timed(int k, int n, int plain, int iters)
 
 int main(int argc, char **argv)
 {
-    int i, k, want[NKINDS], rounds = 3, bad = 0;
+    int i, k, want[NKINDS], rounds = 3, bad = 0, med = 0;
     double budget = 0.03;
     size_t lo = 8, hi = (size_t)64 << 20, bytes;
     const char *klist = "allreduce,bcast,allgather";
     MPI_Init(&argc, &argv);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    for (i = 1; i + 1 < argc; i += 2) {
+    for (i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "-m")) { med = 1; i--; continue; }
+        if (i + 1 >= argc) break;
         if (!strcmp(argv[i], "-k")) klist = argv[i + 1];
         else if (!strcmp(argv[i], "-s")) sscanf(argv[i + 1], "%zu:%zu", &lo, &hi);
         else if (!strcmp(argv[i], "-t")) budget = atof(argv[i + 1]) / 1000.0;
@@ -130,13 +140,15 @@ int main(int argc, char **argv)
     cnt = (int *)malloc((size_t)p * sizeof(int));
     dsp = (int *)malloc((size_t)p * sizeof(int));
     if (!src || !dst || !cnt || !dsp) MPI_Abort(MPI_COMM_WORLD, 2);
+    if (rounds < 1) rounds = 1;
+    if (rounds > MAXROUNDS) rounds = MAXROUNDS;
     if (rank == 0) printf("# kind ranks bytes plain_us dropin_us\n");
     for (k = 0; k < NKINDS; k++) {
         if (!want[k]) continue;
         for (bytes = lo; bytes <= hi; bytes *= bytes < ((size_t)256 << 10) ? 8 : 4) {
             int block = k == 0 || k == 1 || k == 2 || k == 13 || k == 14 || k == 15;
             int n = block ? (int)(bytes / 4) : (int)(bytes / 4 / (size_t)p), iters, r, plain;
-            double best[2] = { 1e30, 1e30 }, e, t1;
+            double best[2] = { 1e30, 1e30 }, all[2][MAXROUNDS], e, t1;
             size_t nf = block ? (size_t)n : (size_t)n * (size_t)p;   /* floats in the buffers */
             if (n < 1) n = 1, nf = block ? 1 : (size_t)p;
             for (plain = 1; plain >= 0; plain--) {      /* each road's first call checked */
@@ -155,9 +167,17 @@ int main(int argc, char **argv)
             if (iters > 2000) iters = 2000;
             PMPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);
             for (r = 0; r < rounds; r++)
-                for (plain = 1; plain >= 0; plain--) {
-                    double t = timed(k, n, plain, iters);
+                for (i = 0; i < 2; i++) {
+                    double t;
+                    plain = med && r % 2 ? i : !i;      /* -m: drop-in first in odd rounds */
+                    t = timed(k, n, plain, iters);
+                    all[!plain][r] = t;
                     if (t < best[!plain]) best[!plain] = t;
+                }
+            if (med)
+                for (i = 0; i < 2; i++) {
+                    qsort(all[i], (size_t)rounds, sizeof(double), cmp_double);
+                    best[i] = rounds % 2 ? all[i][rounds / 2] : (all[i][rounds / 2 - 1] + all[i][rounds / 2]) / 2;
                 }
             if (rank == 0) {
                 printf("%s %d %zu %.2f %.2f\n", kinds[k], p, block ? (size_t)n * 4 : (size_t)n * 4 * (size_t)p,

@@ -19,14 +19,23 @@
 #       COLL_MPI_THRESHOLDS=path (read at MPI_Init).
 #   bash mpi/bench_drop_in.sh [build-dir] tables  the tables again from the
 #       last tuning run's $B/mpi/tune.tsv
+#   bash mpi/bench_drop_in.sh [build-dir] calibrated DIR
+#       (make bench-mpi-drop-in-calibrated, after coll_mpi_tune wrote
+#       DIR/mpi-thresholds-<mpi>): every routed collective, 8 B to 64 MiB,
+#       both MPIs, 2 and 4 ranks, plain MPI against preloaded with
+#       COLL_MPI_THRESHOLDS=DIR/mpi-thresholds-<mpi>; the median of 5
+#       rounds whose order alternates (bench_drop_in -m); a table of the
+#       ratios plain / preloaded, bold where the file routes.
+#       $B/mpi/calibrated.txt keeps it.
 # Keep the machine quiet; `uptime` goes into the output.
 set -u
 B=${1:-build}
 MODE=${2:-bench}
+DIR=${3:-$B/mpi/calibrated}
 ROOT=$(pwd)
 OMPI_RUN="mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader"
 RANKS=${DI_TUNE_RANKS:-2 4}
-[ "$MODE" = bench ] && RANKS="2 4"
+{ [ "$MODE" = bench ] || [ "$MODE" = calibrated ]; } && RANKS="2 4"
 out=$B/mpi/$([ "$MODE" = tables ] && echo tune || echo "$MODE").tsv
 [ "$MODE" = tables ] || : >"$out"
 echo "# $(date -u '+%F %T') UTC, $(nproc) cores, load: $(uptime | sed 's/.*load average: //')"
@@ -34,7 +43,11 @@ for impl in ompi mpich; do
     [ "$MODE" = tables ] && break
     lib=$ROOT/$B/lib/libcoll_mpi_$([ $impl = ompi ] && echo openmpi || echo mpich).so
     for np in $RANKS; do
-        if [ "$MODE" = bench ]; then args=(-k allreduce,bcast,allgather -s 8:67108864 -t 10 -r 5); env=()
+        name=$([ $impl = ompi ] && echo openmpi || echo mpich)
+        if [ "$MODE" = bench ]; then args=(-k allreduce,bcast,allgather -s 8:67108864 -t 10 -r 5); env=(COLL_MPI_THRESHOLDS=)
+        elif [ "$MODE" = calibrated ]; then
+            [ -f "$DIR/mpi-thresholds-$name" ] || { echo "no $DIR/mpi-thresholds-$name: run coll_mpi_tune first (make mpi-tune TUNE_DIR=$DIR)"; exit 1; }
+            args=(-k all -s 8:67108864 -t 10 -r 5 -m); env=(COLL_MPI_THRESHOLDS="$DIR/mpi-thresholds-$name")
         else args=(-k all -s 8:67108864 -t 10 -r 3); env=(COLL_MPI_MIN=0); fi
         if [ $impl = ompi ]; then
             run=($OMPI_RUN -np "$np" -x LD_PRELOAD="$lib")
@@ -48,6 +61,61 @@ for impl in ompi mpich; do
             sed "s/^/$impl /" >>"$out" || { echo "bench_drop_in failed ($impl, $np ranks)"; exit 1; }
     done
 done
+
+if [ "$MODE" = calibrated ]; then
+    python3 - "$out" "$DIR" <<'EOF' | tee "$B/mpi/calibrated.txt"
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 6]
+kinds = ["allreduce", "bcast", "reduce", "allgather", "allgatherv", "gather", "gatherv", "scatter",
+         "scatterv", "alltoall", "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan", "barrier"]
+local = {"gatherv", "scatterv", "alltoallv", "barrier"}
+def ranges(name):       # the calibrated file, version 2: {(kind, ranks): [(lo, hi)]}
+    t = {}
+    for l in open("%s/mpi-thresholds-%s" % (sys.argv[2], name)):
+        w = l.split()
+        if len(w) < 3 or l.startswith("#") or w[0] == "coll-mpi-thresholds": continue
+        t[(w[0], int(w[1]))] = [] if w[2] == "never" else [
+            (int(a), int(b) if b else 1 << 62) for a, b in (r.split("-") for r in w[2:])]
+    return t
+thr = {"ompi": ranges("openmpi"), "mpich": ranges("mpich")}
+def routed(impl, p, size, k):
+    b = 0 if k in local else size
+    return any(lo <= b <= hi for lo, hi in thr[impl].get((k, min(p, 8)), []))
+def fmt(b):
+    return "%d M" % (b >> 20) if b >= 1 << 20 else "%d K" % (b >> 10) if b >= 1024 else "%d" % b
+grid, b = [], 8
+while b <= 64 << 20:
+    grid.append(b)
+    b *= 8 if b < 256 << 10 else 4
+print("| MPI | ranks | collective | " + " | ".join(fmt(g) for g in grid) + " |")
+print("|---|---|---|" + "---|" * len(grid))
+stat = {True: [], False: []}
+for impl in ["ompi", "mpich"]:
+    for p in sorted({int(r[2]) for r in rows if r[0] == impl}):
+        for k in kinds:
+            pts = sorted((int(r[3]), float(r[4]), float(r[5])) for r in rows if r[0] == impl and int(r[2]) == p and r[1] == k)
+            if not pts: continue
+            cells = []
+            for size, a, d in pts:
+                x = a / d if d > 0 else 0
+                on = routed(impl, p, size, k)
+                stat[on].append((x, impl, p, k, size))
+                cells.append("**%.2f**" % x if on else "%.2f" % x)
+            cells += ["-"] * (len(grid) - len(cells))
+            print("| %s | %d | %s | %s |" % ("Open MPI" if impl == "ompi" else "MPICH", p, k, " | ".join(cells)))
+print()
+for on in (True, False):
+    v = sorted(stat[on])
+    if not v:
+        print("%s: no cells" % ("routed" if on else "not routed"))
+        continue
+    slow = [c for c in v if c[0] < 0.95]
+    print("%s: %d cells, ratio min %.2f (%s, %d ranks, %s, %d B), median %.2f, max %.2f; below 0.95: %d" %
+          ("routed" if on else "not routed (the MPI library both ways)", len(v), v[0][0], v[0][1], v[0][2], v[0][3],
+           v[0][4], v[len(v) // 2][0], v[-1][0], len(slow)))
+EOF
+    exit 0
+fi
 
 if [ "$MODE" = bench ]; then
     python3 - "$out" <<'EOF' | tee "$B/mpi/bench.txt"
