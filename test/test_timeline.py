@@ -20,8 +20,13 @@ RUN is test/timeline_run.c's program, TOOL tools/timeline.c's. Checks:
     Chromium it loads without a console error, its script counts every
     call box drawn and the schedule's diagram; a screenshot is not blank
     (distinct colours) and shows the failure's red;
+  - the MPI drop-in's files (coll-mpi[R] blocks: two communicators, one
+    dumped twice) and coll_torch's ('#' headers), listed in reverse: the
+    rank and communicator from the headers, each call once; a snapshot
+    with a call still running (result 1, end 0) marked in progress;
   - malformed input (each a copy of a good file with one line broken):
-    the tool exits 1 naming the file and the line, never a crash;
+    the tool exits 1 naming the file and the line; 150 randomly damaged
+    files: exit 0 or 1 with the tool's own message, never a signal;
   - bad names (collective, algorithm, port) are refused with the good
     ones listed.
 Without Chromium the page checks are skipped loudly, a failure under
@@ -238,6 +243,17 @@ for what, files, want, pids in (("mpi", mpi_files, 4 * 5 + 4 * 2, {1: 20, 2: 8})
     check(names == (["communicator 1: MPI_COMM_WORLD", "communicator 2: (unnamed)"] if what == "mpi" else ["world"]),
           "%s files: processes %s" % (what, names))
 
+# a snapshot taken while a call ran (pg.record()): result 1, end 0
+snap = os.path.join(fmt, "snapshot-0.txt")
+last = calls_of[0][-1].split()
+last[15], last[21] = "0", "1"
+open(snap, "w").write("".join(calls_of[0][:-1]) + " ".join(last[:22]) + " in progress: call coll_progress again\n")
+r = subprocess.run([tool, "-o", fmt, snap], capture_output=True, text=True, timeout=30)
+if check(r.returncode == 0, "a snapshot: exit %d, %s" % (r.returncode, r.stderr.strip())):
+    evs = [e for e in json.load(open(os.path.join(fmt, "trace.json")))["traceEvents"] if e.get("ph") == "X"]
+    check(len(evs) == 5 and evs[-1]["args"]["in_progress"] and not evs[-1]["args"]["failed"] and evs[-1]["dur"] == 0 and
+          not any(e["args"]["in_progress"] for e in evs[:-1]), "a snapshot: %s" % evs[-1:])
+
 # ---- malformed input: the file and line named, exit 1 ---------------------------
 src = os.path.join(outdir, "allreduce-ring-threads", "rank0.txt")
 lines = open(src).read().split("\n")
@@ -262,6 +278,30 @@ r = subprocess.run([tool, "-o", outdir, src, src], capture_output=True, text=Tru
 check(r.returncode == 1 and "both rank 0" in r.stderr, "one file twice: exit %d, %s" % (r.returncode, r.stderr.strip()))
 r = subprocess.run([tool, "-o", outdir, os.path.join(outdir, "nothing-here.txt")], capture_output=True, text=True, timeout=30)
 check(r.returncode == 1 and "cannot read" in r.stderr, "a missing file: exit %d, %s" % (r.returncode, r.stderr.strip()))
+
+# 150 randomly damaged files (bytes changed, cut, inserted): exit 0 or 1 with
+# a message, never a signal
+rnd = __import__("random").Random(42)
+seeds = [open(src, "rb").read(), open(mpi_files[0], "rb").read(), open(torch_files[0], "rb").read()]
+crashes = 0
+for i in range(150):
+    b = bytearray(rnd.choice(seeds))
+    for _ in range(rnd.randint(1, 6)):
+        k = rnd.randrange(len(b))
+        op = rnd.random()
+        if op < 0.4:
+            b[k] = rnd.randrange(256)
+        elif op < 0.7:
+            del b[k:k + rnd.randint(1, 20)]
+        else:
+            b[k:k] = rnd.choice([b" ", b"-", b"9" * 25, b"\n", b"#", b"\0", b"call 1 ", b"rank 99999 of ", b"x" * 1100])
+    path = os.path.join(outdir, "fuzz.txt")
+    open(path, "wb").write(bytes(b))
+    r = subprocess.run([tool, "-o", outdir, path], capture_output=True, timeout=30)
+    if r.returncode not in (0, 1) or (r.returncode == 1 and b"timeline: " not in r.stderr):
+        crashes += 1
+        shutil.copy(path, os.path.join(outdir, "fuzz-crash-%d.txt" % i))
+check(crashes == 0, "%d of 150 damaged files ended the tool without its own answer (kept as fuzz-crash-*.txt)" % crashes)
 
 # ---- bad names ------------------------------------------------------------------
 for arg, good_one in (("coll=allreduse", "allreduce"), ("algo=rung", "ring"), ("port=infiniband", "threads shm tcp")):
