@@ -148,6 +148,7 @@ typedef struct coll_hier {
     size_t work_bytes;
     coll_user_op uop;                /* coll_hier_set_user_op's, if any      */
     int has_uop;
+    int model;                       /* coll_hier_set_model's                */
     int host_of[COLL_HIER_MAX_RANKS];   /* world rank -> host index          */
     int lidx[COLL_HIER_MAX_RANKS];      /* world rank -> local index         */
     int hsize[COLL_HIER_MAX_RANKS], hoff[COLL_HIER_MAX_RANKS];
@@ -184,6 +185,51 @@ COLL_API size_t coll_hier_work_bytes(const coll_hier *h, coll_kind kind, size_t 
    same on every rank. A slow link between hosts (large beta) makes AUTO
    prefer the bandwidth-optimal ring and Rabenseifner forms across. */
 COLL_API int coll_hier_set_tuning(coll_hier *h, const coll_tuning *local, const coll_tuning *cross);
+/* AUTO WITH A COST PER LEVEL. The model's choice of road and algorithms
+   for a call of all-reduce, reduce-scatter, all-gather, broadcast or
+   reduce, from the two levels' alpha, beta, gamma: the phases' time is the
+   sum of their coll.h formulas (each phase on its sub-communicator, with
+   the level's constants, the all-reduce's cross phase on the largest
+   shard), the flat time the formula of the world call with the
+   constants between hosts (a step of a flat schedule waits for its
+   slowest message, and nearly every step has one between hosts). The
+   least time wins, ties to the phases, then to the lower algorithm
+   number. Rows AUTO leaves to the caller (in place only, a group, room
+   rows) are no choice here. Decided from the host map, the constants and
+   the call's kind, count, dtype and root only: the same on every rank.
+   Hosts of different sizes, or an op the phases cannot reduce: the
+   phases' cost is COLL_HIER_NEVER. */
+#define COLL_HIER_NEVER 1e30
+typedef struct coll_hier_pick {
+    int road;                    /* COLL_HIER_PHASES or COLL_HIER_WORLD      */
+    coll_algo flat;              /* the world call's algorithm               */
+    int nphases;                 /* the phases, in the order they run        */
+    coll_algo phase[3];          /* each phase's algorithm                   */
+    int across[3];               /* 1: that phase runs across hosts          */
+    double cost;                 /* the chosen road's time (seconds)         */
+} coll_hier_pick;
+/* The model's choice (local, cross: the levels' constants; NULL: those the
+   sub-communicators have, coll_hier_set_tuning's or coll_hier_tune's).
+   COLL_ERR_NOSYS for another kind. */
+COLL_API int coll_hier_choose(const coll_hier *h, coll_kind kind, size_t count, coll_dtype dtype,
+                              coll_op op, int root, const coll_tuning *local, const coll_tuning *cross,
+                              coll_hier_pick *pick);
+/* The model's time for one choice: choice->road, and choice->flat or
+   choice->phase[0 .. nphases) (nphases as coll_hier_choose gives it);
+   COLL_HIER_NEVER where it cannot run. */
+COLL_API double coll_hier_cost(const coll_hier *h, coll_kind kind, size_t count, coll_dtype dtype,
+                               coll_op op, int root, const coll_tuning *local, const coll_tuning *cross,
+                               const coll_hier_pick *choice);
+/* on = 1: those five calls take the model's road and algorithms (with the
+   sub-communicators' constants) wherever the phases could run; 0, the
+   default: the phases, each AUTO. The same on every rank. */
+COLL_API int coll_hier_set_model(coll_hier *h, int on);
+/* A per-level probe: coll_tune on every host (local) and across (cross),
+   then host 0's figures inside and local index 0's across given to every
+   rank (two broadcasts over the world), set as coll_hier_set_tuning does.
+   A collective over the world; nothing on one level. */
+COLL_API int coll_hier_tune(coll_hier *h, double (*now)(void *ctx), void *ctx);
+
 /* The user operator, on the world and the three subs (the same everywhere). */
 COLL_API int coll_hier_set_user_op(coll_hier *h, const coll_user_op *op);
 
@@ -400,17 +446,23 @@ static void coll__hier_permute(unsigned char *buf, size_t blk, const int *inv,
 /* Runs the call on c; after an earlier error (rc) it runs it as a refusal
    instead (an algorithm that is none), so that the call check tells c's
    other ranks, and hands rc on. */
-static int coll__hier_run(int rc, coll_comm *c, coll_kind k, const void *src, void *dst, size_t count,
-                          const size_t *counts, coll_dtype t, coll_op op, int root)
+static int coll__hier_run_algo(int rc, coll_comm *c, coll_kind k, const void *src, void *dst, size_t count,
+                               const size_t *counts, coll_dtype t, coll_op op, int root, coll_algo algo)
 {
     coll_args a;
     COLL_MEMSET(&a, 0, sizeof a);
-    a.kind = k; a.algo = COLL_ALGO_AUTO; a.src = src; a.dst = dst; a.count = count;
+    a.kind = k; a.algo = algo; a.src = src; a.dst = dst; a.count = count;
     a.counts = counts; a.dtype = t; a.op = op; a.root = root;
     if (rc == COLL_OK) return coll_run(c, &a);
     a.algo = COLL_ALGO_COUNT;
     (void)coll_run(c, &a);
     return rc;
+}
+
+static int coll__hier_run(int rc, coll_comm *c, coll_kind k, const void *src, void *dst, size_t count,
+                          const size_t *counts, coll_dtype t, coll_op op, int root)
+{
+    return coll__hier_run_algo(rc, c, k, src, dst, count, counts, t, op, root, COLL_ALGO_AUTO);
 }
 
 /* Element size, 0 for a dtype the phases cannot size. */
@@ -477,6 +529,10 @@ static int coll__hier_two_levels(const coll_hier *h)
     return h->nhosts > 1 && h->lmax > 1;
 }
 
+static int coll__hier_model_pick(const coll_hier *h, coll_kind k, size_t count, coll_dtype t, coll_op op,
+                                 int root, coll_hier_pick *pk);
+static const coll_algo coll__hier_auto3[3] = { COLL_ALGO_AUTO, COLL_ALGO_AUTO, COLL_ALGO_AUTO };
+
 /* ---- >>hier-calls  the collectives --------------------------------------- */
 
 /* Reduce-scatter inside the host into my shard (n/L, the first n % L
@@ -489,6 +545,8 @@ COLL_API int coll_hier_allreduce(coll_hier *h, const void *src, void *dst, size_
 {
     size_t es, off = 0, L;
     unsigned char *d = (unsigned char *)dst;
+    const coll_algo *al = coll__hier_auto3;
+    coll_hier_pick pk;
     int j, rc;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     h->why = "";
@@ -501,6 +559,13 @@ COLL_API int coll_hier_allreduce(coll_hier *h, const void *src, void *dst, size_
         h->road = COLL_HIER_BYHOST;
         return coll_allreduce(&h->byhost, src, dst, count, dtype, op, COLL_ALGO_AUTO);
     }
+    if (coll__hier_model_pick(h, COLL_ALLREDUCE, count, dtype, op, 0, &pk)) {
+        if (pk.road == COLL_HIER_WORLD) {
+            h->road = COLL_HIER_WORLD;
+            return coll_allreduce(h->world, src, dst, count, dtype, op, pk.flat);
+        }
+        al = pk.phase;
+    }
     h->road = COLL_HIER_PHASES;
     L = (size_t)h->lmax;
     for (j = 0; j < h->lmax; j++) {
@@ -508,9 +573,9 @@ COLL_API int coll_hier_allreduce(coll_hier *h, const void *src, void *dst, size_
         if (j < h->li) off += h->cnt[j];
     }
     if (d) d += off * es;
-    rc = coll__hier_run(COLL_OK, &h->local, COLL_REDUCE_SCATTERV, src, d, 0, h->cnt, dtype, op, 0);
-    rc = coll__hier_run(rc, &h->cross, COLL_ALLREDUCE, d, d, h->cnt[h->li], 0, dtype, op, 0);
-    rc = coll__hier_run(rc, &h->local, COLL_ALLGATHERV, d, dst, 0, h->cnt, dtype, op, 0);
+    rc = coll__hier_run_algo(COLL_OK, &h->local, COLL_REDUCE_SCATTERV, src, d, 0, h->cnt, dtype, op, 0, al[0]);
+    rc = coll__hier_run_algo(rc, &h->cross, COLL_ALLREDUCE, d, d, h->cnt[h->li], 0, dtype, op, 0, al[1]);
+    rc = coll__hier_run_algo(rc, &h->local, COLL_ALLGATHERV, d, dst, 0, h->cnt, dtype, op, 0, al[2]);
     return rc;
 }
 
@@ -528,6 +593,8 @@ COLL_API int coll_hier_reduce_scatter(coll_hier *h, const void *src, void *dst, 
     size_t es, blk, H;
     const unsigned char *in = (const unsigned char *)src;
     unsigned char *part;
+    const coll_algo *al = coll__hier_auto3;
+    coll_hier_pick pk;
     int rc;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     h->why = "";
@@ -547,6 +614,13 @@ COLL_API int coll_hier_reduce_scatter(coll_hier *h, const void *src, void *dst, 
         else if (blk) { rc = COLL_ERR_INVAL; h->why = "reduce_scatter: src NULL"; }
         return coll__hier_run(rc, &h->byhost, COLL_REDUCE_SCATTER, h->work, dst, count, 0, dtype, op, 0);
     }
+    if (coll__hier_model_pick(h, COLL_REDUCE_SCATTER, count, dtype, op, 0, &pk)) {
+        if (pk.road == COLL_HIER_WORLD) {
+            h->road = COLL_HIER_WORLD;
+            return coll_reduce_scatter(h->world, src, dst, count, dtype, op, pk.flat);
+        }
+        al = pk.phase;
+    }
     h->road = COLL_HIER_PHASES;
     part = h->work;
     rc = COLL_OK;
@@ -556,8 +630,8 @@ COLL_API int coll_hier_reduce_scatter(coll_hier *h, const void *src, void *dst, 
         in = h->work;
         part = h->work + (size_t)h->p * blk;
     }
-    rc = coll__hier_run(rc, &h->local, COLL_REDUCE_SCATTER, in, part, H * count, 0, dtype, op, 0);
-    rc = coll__hier_run(rc, &h->cross, COLL_REDUCE_SCATTER, part, dst, count, 0, dtype, op, 0);
+    rc = coll__hier_run_algo(rc, &h->local, COLL_REDUCE_SCATTER, in, part, H * count, 0, dtype, op, 0, al[0]);
+    rc = coll__hier_run_algo(rc, &h->cross, COLL_REDUCE_SCATTER, part, dst, count, 0, dtype, op, 0, al[1]);
     return rc;
 }
 
@@ -571,6 +645,8 @@ COLL_API int coll_hier_allgather(coll_hier *h, const void *src, void *dst, size_
 {
     size_t es, blk, H;
     unsigned char *d = (unsigned char *)dst, *mine;
+    const coll_algo *al = coll__hier_auto3;
+    coll_hier_pick pk;
     int rc, inplace;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     h->why = "";
@@ -591,14 +667,21 @@ COLL_API int coll_hier_allgather(coll_hier *h, const void *src, void *dst, size_
         if (rc == COLL_OK && !h->bident) coll__hier_permute(d, blk, h->bpos, h->blead, h->p);
         return rc;
     }
+    if (coll__hier_model_pick(h, COLL_ALLGATHER, count, dtype, COLL_SUM, 0, &pk)) {
+        if (pk.road == COLL_HIER_WORLD) {
+            h->road = COLL_HIER_WORLD;
+            return coll_allgather(h->world, src, dst, count, dtype, pk.flat);
+        }
+        al = pk.phase;
+    }
     h->road = COLL_HIER_PHASES;
     if (inplace && h->tpos[h->rank] != h->rank && blk) {
         COLL_MEMCPY(d + (size_t)h->tpos[h->rank] * blk, src, blk);
         src = d + (size_t)h->tpos[h->rank] * blk;
     }
     mine = d ? d + (size_t)h->li * H * blk : 0;
-    rc = coll__hier_run(COLL_OK, &h->cross, COLL_ALLGATHER, src, mine, count, 0, dtype, COLL_SUM, 0);
-    rc = coll__hier_run(rc, &h->local, COLL_ALLGATHER, mine, d, H * count, 0, dtype, COLL_SUM, 0);
+    rc = coll__hier_run_algo(COLL_OK, &h->cross, COLL_ALLGATHER, src, mine, count, 0, dtype, COLL_SUM, 0, al[0]);
+    rc = coll__hier_run_algo(rc, &h->local, COLL_ALLGATHER, mine, d, H * count, 0, dtype, COLL_SUM, 0, al[1]);
     if (rc == COLL_OK && !h->tident) coll__hier_permute(d, blk, h->tpos, h->tlead, h->p);
     return rc;
 }
@@ -610,11 +693,213 @@ static int coll__hier_rooted(const coll_hier *h, int root)
     return root >= 0 && root < h->p && h->lidx[root] < h->lmin;
 }
 
+/* ---- >>hier-model  AUTO with a cost per level ----------------------------- */
+
+/* One phase of a call, as the model sees it: on the host's ranks or
+   across, its kind, count (or shards) and root. */
+typedef struct coll__hier_ph {
+    const coll_comm *c;
+    int across;
+    coll_kind k;
+    size_t count;
+    const size_t *counts;
+    int root;
+} coll__hier_ph;
+
+/* The phases of the call, as the calls below run them (cnt: L shards). */
+static int coll__hier_phases(const coll_hier *h, coll_kind k, size_t count, int root, size_t *cnt,
+                             coll__hier_ph *ph)
+{
+    size_t H = (size_t)h->nhosts, L = (size_t)h->lmax;
+    int j, n = 0, hr = root >= 0 && root < h->p ? h->host_of[root] : 0, lr = root >= 0 && root < h->p ? h->lidx[root] : 0;
+#define COLL__PH(AC, KK, N, CN, R) (ph[n].c = (AC) ? &h->cross : &h->local, ph[n].across = (AC), ph[n].k = (KK), \
+                                    ph[n].count = (N), ph[n].counts = (CN), ph[n].root = (R), n++)
+    switch (k) {
+    case COLL_ALLREDUCE:
+        for (j = 0; j < h->lmax; j++) cnt[j] = count / L + ((size_t)j < count % L ? 1 : 0);
+        COLL__PH(0, COLL_REDUCE_SCATTERV, 0, cnt, 0);
+        COLL__PH(1, COLL_ALLREDUCE, cnt[0], 0, 0);            /* the largest shard */
+        COLL__PH(0, COLL_ALLGATHERV, 0, cnt, 0);
+        break;
+    case COLL_REDUCE_SCATTER: COLL__PH(0, k, H * count, 0, 0); COLL__PH(1, k, count, 0, 0); break;
+    case COLL_ALLGATHER:      COLL__PH(1, k, count, 0, 0); COLL__PH(0, k, H * count, 0, 0); break;
+    case COLL_BROADCAST:      COLL__PH(1, k, count, 0, hr); COLL__PH(0, k, count, 0, lr); break;
+    case COLL_REDUCE:         COLL__PH(0, k, count, 0, lr); COLL__PH(1, k, count, 0, hr); break;
+    default: break;
+    }
+#undef COLL__PH
+    return n;
+}
+
+static int coll__hier_modelled(coll_kind k)
+{
+    return k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER || k == COLL_ALLGATHER ||
+           k == COLL_BROADCAST || k == COLL_REDUCE;
+}
+
+/* coll.h's formula for algorithm `algo` of one call on c, under tuning t;
+   COLL_HIER_NEVER where the row does not serve the call or AUTO would not
+   take it (a row for the caller to ask for, a room row, a row for many
+   ranks on few). Buffers are not given: rows whose fit depends on them
+   (in place or out of place only) are no choice. */
+static double coll__hier_cost1(const coll_comm *c, coll_kind k, size_t count, const size_t *counts,
+                               coll_dtype t, coll_op op, int root, coll_algo algo, const coll_tuning *tu)
+{
+#ifdef COLL_NO_COST_MODEL
+    (void)c; (void)k; (void)count; (void)counts; (void)t; (void)op; (void)root; (void)algo; (void)tu;
+    return COLL_HIER_NEVER;
+#else
+    coll_args a;
+    coll__plan pl;
+    coll__tune tt;
+    size_t es = 0;
+    const char *why;
+    const coll__entry *e;
+    coll__real cost;
+    if (algo <= COLL_ALGO_AUTO || algo >= COLL_ALGO_COUNT) return COLL_HIER_NEVER;
+    COLL_MEMSET(&a, 0, sizeof a);
+    a.kind = k; a.algo = algo; a.count = count; a.counts = counts; a.dtype = t; a.op = op; a.root = root;
+    if (coll__plan_args(c, &a, &pl, &es, &why) != COLL_OK) return COLL_HIER_NEVER;
+    e = coll__entry_of(COLL__KIND(pl.kind), algo);
+    if (!e || !e->f || (COLL__NEEDS(e) & (COLL__CALLER | COLL__OOP)) || COLL__IN_ROOM(e)) return COLL_HIER_NEVER;
+    if ((COLL__NEEDS(e) & COLL__MANY) && pl.p <= 8) return COLL_HIER_NEVER;
+    if (coll__fits(c, &pl, e, es, 0, &why) != COLL_OK) return COLL_HIER_NEVER;
+    if ((COLL__NEEDS(e) & COLL__SCRATCH) && c->segment < coll__scratch_need(c, &pl, e, es)) return COLL_HIER_NEVER;
+    pl.row = e;
+    tt.alpha = (coll__real)tu->alpha; tt.beta = (coll__real)tu->beta; tt.gamma = (coll__real)tu->gamma;
+    cost = e->cost(&pl, (coll__real)coll__total_bytes(&pl, es), &tt);
+    return cost >= COLL__NEVER ? COLL_HIER_NEVER : (double)cost;
+#endif
+}
+
+/* The sub-communicator's constants, as doubles. */
+static void coll__hier_tuning_of(const coll_comm *c, coll_tuning *t)
+{
+    t->alpha = (double)c->tune.alpha; t->beta = (double)c->tune.beta; t->gamma = (double)c->tune.gamma;
+}
+
+/* May this call take the phases at all (the roads' own conditions)? */
+static int coll__hier_phases_ok(const coll_hier *h, coll_kind k, size_t count, coll_dtype t, coll_op op, int root)
+{
+    size_t es = coll__hier_esn(h, t, count);
+    if (!coll__hier_two_levels(h) || !es || !h->even) return 0;
+    if (k == COLL_BROADCAST) return coll__hier_rooted(h, root);
+    if (k == COLL_ALLGATHER) return 1;
+    if (!coll__hier_reduces(h, t, op)) return 0;
+    if (k == COLL_REDUCE) return coll__hier_rooted(h, root);
+    if (k == COLL_REDUCE_SCATTER) return coll__hier_need(h, k, count, es) <= h->work_bytes;
+    return 1;
+}
+
+COLL_API double coll_hier_cost(const coll_hier *h, coll_kind kind, size_t count, coll_dtype dtype,
+                               coll_op op, int root, const coll_tuning *local, const coll_tuning *cross,
+                               const coll_hier_pick *choice)
+{
+    coll_tuning lt, ct;
+    coll__hier_ph ph[3];
+    size_t cnt[COLL_HIER_MAX_RANKS];
+    double sum = 0, c1;
+    int n, i;
+    if (!coll__hier_ok(h) || !choice || !coll__hier_modelled(kind)) return COLL_HIER_NEVER;
+    if (local) lt = *local; else coll__hier_tuning_of(&h->local, &lt);
+    if (cross) ct = *cross; else coll__hier_tuning_of(&h->cross, &ct);
+    if (choice->road == COLL_HIER_WORLD)
+        return coll__hier_cost1(h->world, kind, count, 0, dtype, op, root, choice->flat, &ct);
+    if (choice->road != COLL_HIER_PHASES || !coll__hier_phases_ok(h, kind, count, dtype, op, root))
+        return COLL_HIER_NEVER;
+    n = coll__hier_phases(h, kind, count, root, cnt, ph);
+    if (choice->nphases != n) return COLL_HIER_NEVER;
+    for (i = 0; i < n; i++) {
+        c1 = coll__hier_cost1(ph[i].c, ph[i].k, ph[i].count, ph[i].counts, dtype, op, ph[i].root,
+                              choice->phase[i], ph[i].across ? &ct : &lt);
+        if (c1 >= COLL_HIER_NEVER) return COLL_HIER_NEVER;
+        sum += c1;
+    }
+    return sum;
+}
+
+COLL_API int coll_hier_choose(const coll_hier *h, coll_kind kind, size_t count, coll_dtype dtype,
+                              coll_op op, int root, const coll_tuning *local, const coll_tuning *cross,
+                              coll_hier_pick *pick)
+{
+    coll_tuning lt, ct;
+    coll__hier_ph ph[3];
+    size_t cnt[COLL_HIER_MAX_RANKS];
+    double flat = COLL_HIER_NEVER, sum = 0, c1;
+    int n, i, a;
+    if (!coll__hier_ok(h) || !pick) return COLL_ERR_INVAL;
+    if (!coll__hier_modelled(kind)) return COLL_ERR_NOSYS;
+    COLL_MEMSET(pick, 0, sizeof *pick);
+    if (local) lt = *local; else coll__hier_tuning_of(&h->local, &lt);
+    if (cross) ct = *cross; else coll__hier_tuning_of(&h->cross, &ct);
+    pick->flat = COLL_ALGO_AUTO;
+    for (a = 1; a < (int)COLL_ALGO_COUNT; a++) {
+        c1 = coll__hier_cost1(h->world, kind, count, 0, dtype, op, root, (coll_algo)a, &ct);
+        if (c1 < flat) { flat = c1; pick->flat = (coll_algo)a; }
+    }
+    n = coll__hier_phases(h, kind, count, root, cnt, ph);
+    pick->nphases = n;
+    if (!coll__hier_phases_ok(h, kind, count, dtype, op, root)) sum = COLL_HIER_NEVER;
+    for (i = 0; i < n; i++) {               /* the phases' costs add: each its own least */
+        double best = COLL_HIER_NEVER;
+        pick->phase[i] = COLL_ALGO_AUTO;
+        pick->across[i] = ph[i].across;
+        for (a = 1; a < (int)COLL_ALGO_COUNT && sum < COLL_HIER_NEVER; a++) {
+            c1 = coll__hier_cost1(ph[i].c, ph[i].k, ph[i].count, ph[i].counts, dtype, op, ph[i].root,
+                                  (coll_algo)a, ph[i].across ? &ct : &lt);
+            if (c1 < best) { best = c1; pick->phase[i] = (coll_algo)a; }
+        }
+        sum = best >= COLL_HIER_NEVER ? COLL_HIER_NEVER : sum + best;
+    }
+    if (sum < COLL_HIER_NEVER && sum <= flat) { pick->road = COLL_HIER_PHASES; pick->cost = sum; }
+    else { pick->road = COLL_HIER_WORLD; pick->cost = flat; }
+    return COLL_OK;
+}
+
+COLL_API int coll_hier_set_model(coll_hier *h, int on)
+{
+    if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
+    h->model = on != 0;
+    return COLL_OK;
+}
+
+COLL_API int coll_hier_tune(coll_hier *h, double (*now)(void *ctx), void *ctx)
+{
+    double v[6];
+    coll_tuning lt, ct;
+    int rc = COLL_OK;
+    if (!coll__hier_ok(h) || !now) return COLL_ERR_INVAL;
+    if (!coll__hier_two_levels(h)) return COLL_OK;
+    if (coll_size(&h->local) > 1) rc = coll_tune(&h->local, now, ctx);
+    if (rc == COLL_OK && coll_size(&h->cross) > 1) rc = coll_tune(&h->cross, now, ctx);
+    if (rc != COLL_OK) { h->why = "tune: a level's probe failed"; return rc; }
+    coll__hier_tuning_of(&h->local, &lt);
+    coll__hier_tuning_of(&h->cross, &ct);
+    v[0] = lt.alpha; v[1] = lt.beta; v[2] = lt.gamma; v[3] = ct.alpha; v[4] = ct.beta; v[5] = ct.gamma;
+    /* host 0's first rank holds host 0's figures inside and local index 0's across */
+    rc = coll_broadcast(h->world, v, 6, COLL_FLOAT64, h->bw[0], COLL_ALGO_AUTO);
+    if (rc != COLL_OK) { h->why = "tune: handing the figures on failed"; return rc; }
+    lt.alpha = v[0]; lt.beta = v[1]; lt.gamma = v[2]; ct.alpha = v[3]; ct.beta = v[4]; ct.gamma = v[5];
+    return coll_hier_set_tuning(h, &lt, &ct);
+}
+
+/* With the model on: the pick for a call that may take the phases; 0 to
+   keep the phases with AUTO (model off, or no formula). */
+static int coll__hier_model_pick(const coll_hier *h, coll_kind k, size_t count, coll_dtype t, coll_op op,
+                                 int root, coll_hier_pick *pk)
+{
+    if (!h->model) return 0;
+    if (coll_hier_choose(h, k, count, t, op, root, NULL, NULL, pk) != COLL_OK) return 0;
+    return pk->cost < COLL_HIER_NEVER;
+}
+
 /* Broadcast across hosts among the root's local-index peers, then inside
    every host from that peer. lg H (a_o + n b_o) + lg L (a_i + n b_i)
    (binomial; AUTO may pipeline either phase). */
 COLL_API int coll_hier_broadcast(coll_hier *h, void *buf, size_t count, coll_dtype dtype, int root)
 {
+    const coll_algo *al = coll__hier_auto3;
+    coll_hier_pick pk;
     int rc = COLL_OK;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     h->why = "";
@@ -622,10 +907,17 @@ COLL_API int coll_hier_broadcast(coll_hier *h, void *buf, size_t count, coll_dty
         h->road = COLL_HIER_WORLD;
         return coll_broadcast(h->world, buf, count, dtype, root, COLL_ALGO_AUTO);
     }
+    if (coll__hier_model_pick(h, COLL_BROADCAST, count, dtype, COLL_SUM, root, &pk)) {
+        if (pk.road == COLL_HIER_WORLD) {
+            h->road = COLL_HIER_WORLD;
+            return coll_broadcast(h->world, buf, count, dtype, root, pk.flat);
+        }
+        al = pk.phase;
+    }
     h->road = COLL_HIER_PHASES;
     if (h->li == h->lidx[root])
-        rc = coll__hier_run(rc, &h->cross, COLL_BROADCAST, buf, buf, count, 0, dtype, COLL_SUM, h->host_of[root]);
-    return coll__hier_run(rc, &h->local, COLL_BROADCAST, buf, buf, count, 0, dtype, COLL_SUM, h->lidx[root]);
+        rc = coll__hier_run_algo(rc, &h->cross, COLL_BROADCAST, buf, buf, count, 0, dtype, COLL_SUM, h->host_of[root], al[0]);
+    return coll__hier_run_algo(rc, &h->local, COLL_BROADCAST, buf, buf, count, 0, dtype, COLL_SUM, h->lidx[root], al[1]);
 }
 
 /* Reduce inside every host onto the root's local index, then across onto
@@ -637,6 +929,8 @@ COLL_API int coll_hier_reduce(coll_hier *h, const void *src, void *dst, size_t c
 {
     size_t es;
     void *part;
+    const coll_algo *al = coll__hier_auto3;
+    coll_hier_pick pk;
     int rc = COLL_OK, bridge;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     h->why = "";
@@ -645,6 +939,13 @@ COLL_API int coll_hier_reduce(coll_hier *h, const void *src, void *dst, size_t c
         h->road = COLL_HIER_WORLD;
         return coll_reduce(h->world, src, dst, count, dtype, op, root, COLL_ALGO_AUTO);
     }
+    if (coll__hier_model_pick(h, COLL_REDUCE, count, dtype, op, root, &pk)) {
+        if (pk.road == COLL_HIER_WORLD) {
+            h->road = COLL_HIER_WORLD;
+            return coll_reduce(h->world, src, dst, count, dtype, op, root, pk.flat);
+        }
+        al = pk.phase;
+    }
     h->road = COLL_HIER_PHASES;
     bridge = h->li == h->lidx[root];
     part = dst;
@@ -652,9 +953,9 @@ COLL_API int coll_hier_reduce(coll_hier *h, const void *src, void *dst, size_t c
         if (count * es <= h->work_bytes) part = h->work;
         else { rc = COLL_ERR_INVAL; h->why = "reduce: a non-root without dst needs work of count elements"; }
     }
-    rc = coll__hier_run(rc, &h->local, COLL_REDUCE, src, bridge ? part : dst, count, 0, dtype, op, h->lidx[root]);
+    rc = coll__hier_run_algo(rc, &h->local, COLL_REDUCE, src, bridge ? part : dst, count, 0, dtype, op, h->lidx[root], al[0]);
     if (bridge)
-        rc = coll__hier_run(rc, &h->cross, COLL_REDUCE, part, part, count, 0, dtype, op, h->host_of[root]);
+        rc = coll__hier_run_algo(rc, &h->cross, COLL_REDUCE, part, part, count, 0, dtype, op, h->host_of[root], al[1]);
     return rc;
 }
 

@@ -61,6 +61,17 @@ typedef int (*sim_sched)(void *ctx, int rank, int step, coll_xfer *x);
 
 typedef struct sim_model { double alpha, beta, gamma; } sim_model;
 
+/* The two-level machine (-H hosts -L ranks a host): a message between two
+   ranks of one host is clocked with `in`, one between hosts with `out`
+   (a step that does both waits for the slower: the larger α, the larger of
+   the two transfer times, γ of the level the received message came over),
+   and counted as intra- or inter-host bytes. Ranks are host-major (rank r
+   on host r / L) or interleaved (host r % H). NULL: one level. */
+typedef struct sim_topo { int H, L, inter; sim_model in, out; } sim_topo;
+static const sim_topo *sim_two;
+
+static int sim_host(const sim_topo *t, int r) { return t->inter ? r % t->H : r / t->L; }
+
 typedef struct sim_msg {
     int from;                 /* -1 once received                      */
     int depth;
@@ -98,6 +109,9 @@ typedef struct sim_result {
     unsigned long long *step_bytes, *step_top;   /* per step (sim_steps on):
                                      all ranks' bytes, the most of one rank */
     int nsteps, steps_cap;
+    unsigned long long inter_total, inter_link, intra_total;   /* sim_two: bytes
+                                     between hosts (all; the most one host
+                                     sends or receives), inside hosts */
     long rounds_max;
     int depth_max;
     double time;
@@ -258,10 +272,13 @@ static sim_result sim_run(int p, sim_sched sched, void *ctx, const sim_model *md
     sim_rank *R = (sim_rank *)calloc((size_t)p, sizeof *R);
     sim_inbox *in = (sim_inbox *)calloc((size_t)p, sizeof *in);
     int *runq = (int *)malloc((size_t)p * sizeof *runq), nq = 0, r, i;
+    const sim_topo *tp = sim_two;
+    unsigned long long *hio = tp ? (unsigned long long *)calloc(2 * (size_t)tp->H, sizeof *hio) : NULL;
 
     memset(&res, 0, sizeof res);
     res.err_rank = res.err_step = -1;
-    if (!R || !in || !runq) { res.error = SIM_NOMEM; goto out; }
+    if (!R || !in || !runq || (tp && !hio)) { res.error = SIM_NOMEM; goto out; }
+    if (tp && tp->H * tp->L != p) { res.error = SIM_BADPEER; goto out; }
     for (r = p - 1; r >= 0; r--) { R[r].waiting = -1; R[r].queued = 1; runq[nq++] = r; }
 
     while (nq > 0 && !res.error) {
@@ -309,8 +326,29 @@ static sim_result sim_run(int p, sim_sched sched, void *ctx, const sim_model *md
                     if (m->depth > d0) d0 = m->depth;
                     if (x->recv_bytes > b) b = x->recv_bytes;
                 }
-                me->t = t0 + md->alpha + (double)b * md->beta +
-                        (has_r && x->reduce ? (double)x->recv_bytes * md->gamma : 0);
+                if (tp) {         /* each message at its level's clock */
+                    int hr = sim_host(tp, r);
+                    const sim_model *ms = has_s && sim_host(tp, x->send_to) != hr ? &tp->out : &tp->in;
+                    const sim_model *mr = has_r && sim_host(tp, x->recv_from) != hr ? &tp->out : &tp->in;
+                    double al = has_s ? ms->alpha : 0, ts = has_s ? (double)x->send_bytes * ms->beta : 0;
+                    double tr = has_r ? (double)x->recv_bytes * mr->beta : 0;
+                    if (has_r && mr->alpha > al) al = mr->alpha;
+                    me->t = t0 + al + (ts > tr ? ts : tr) +
+                            (has_r && x->reduce ? (double)x->recv_bytes * mr->gamma : 0);
+                    if (has_s) {
+                        int hs = sim_host(tp, x->send_to);
+                        if (hs != hr) {
+                            res.inter_total += x->send_bytes;
+                            hio[2 * hr] += x->send_bytes;
+                            hio[2 * hs + 1] += x->send_bytes;
+                        } else {
+                            res.intra_total += x->send_bytes;
+                        }
+                    }
+                } else {
+                    me->t = t0 + md->alpha + (double)b * md->beta +
+                            (has_r && x->reduce ? (double)x->recv_bytes * md->gamma : 0);
+                }
                 me->depth = d0 + 1;
                 me->rounds++;
                 if (has_s) {
@@ -339,7 +377,10 @@ static sim_result sim_run(int p, sim_sched sched, void *ctx, const sim_model *md
         if (R[i].depth > res.depth_max) res.depth_max = R[i].depth;
         if (R[i].t > res.time) res.time = R[i].t;
     }
+    for (i = 0; tp && i < 2 * tp->H; i++)
+        if (hio[i] > res.inter_link) res.inter_link = hio[i];
 out:
+    free(hio);
     if (in)
         for (i = 0; i < p; i++) {
             int j;
@@ -617,6 +658,269 @@ static int report(coll_kind kind, int p, size_t bytes, const coll_algo *algos, i
     return bad;
 }
 
+/* ---- the two-level machine: flat over the world, or coll_hier.h's phases -- */
+
+/* One phase of coll_hier.h's composition: a call of coll.h on each host's
+   ranks (level 0: L ranks) or across hosts among the ranks of one local
+   index (level 1: H ranks), run by every rank of it or by the bridge (the
+   root's local index, 0 here) only. */
+typedef struct hier_phase {
+    int level, bridge;
+    coll_kind kind;
+    size_t count;             /* per call, as the phase's own call takes it */
+    int vcounts;              /* a v form: counts are the shards cnt[]      */
+} hier_phase;
+
+typedef struct hier_run {
+    int H, L, nph;
+    hier_phase ph[3];
+    coll_world w[3][64];      /* phase k: [0] for a host's phase (every host
+                                 plays the same schedule), [j] across for
+                                 local index j (its shard's count)          */
+    size_t cnt[64];           /* all-reduce's shards, as coll_hier_allreduce */
+    int *at, *base;           /* per world rank: its phase, and the step it began at */
+} hier_run;
+
+#define HIER_MAX_L 64
+
+/* coll_hier.h's phases for a call of `count` (as count_for gives it). */
+static int hier_phases(hier_run *hr, coll_kind k, size_t count)
+{
+    size_t H = (size_t)hr->H, L = (size_t)hr->L;
+    hier_phase *p = hr->ph;
+    int j;
+    memset(p, 0, sizeof hr->ph);
+    for (j = 0; j < 3; j++) p[j].bridge = -1;
+    for (j = 0; j < hr->L; j++) hr->cnt[j] = count / L + ((size_t)j < count % L ? 1 : 0);
+#define PH(i, lev, kk, n) (p[i].level = (lev), p[i].kind = (kk), p[i].count = (n))
+    switch (k) {
+    case COLL_ALLREDUCE:
+        PH(0, 0, COLL_REDUCE_SCATTERV, 0); p[0].vcounts = 1;
+        PH(1, 1, COLL_ALLREDUCE, 0); p[1].vcounts = 1;    /* cnt[j] across */
+        PH(2, 0, COLL_ALLGATHERV, 0); p[2].vcounts = 1;
+        return hr->nph = 3;
+    case COLL_REDUCE_SCATTER: PH(0, 0, k, H * count); PH(1, 1, k, count); return hr->nph = 2;
+    case COLL_ALLGATHER:      PH(0, 1, k, count); PH(1, 0, k, H * count); return hr->nph = 2;
+    case COLL_BROADCAST:      PH(0, 1, k, count); p[0].bridge = 0; PH(1, 0, k, count); return hr->nph = 2;
+    case COLL_REDUCE:         PH(0, 0, k, count); PH(1, 1, k, count); p[1].bridge = 0; return hr->nph = 2;
+    case COLL_GATHER:         PH(0, 0, k, count); PH(1, 1, k, L * count); p[1].bridge = 0; return hr->nph = 2;
+    case COLL_SCATTER:        PH(0, 1, k, L * count); p[0].bridge = 0; PH(1, 0, k, count); return hr->nph = 2;
+    case COLL_ALLTOALL:       PH(0, 0, k, H * count); PH(1, 1, k, L * count); return hr->nph = 2;
+    case COLL_BARRIER:
+        PH(0, 0, k, 0); PH(1, 1, k, 0); p[1].bridge = 0; PH(2, 0, k, 0);
+        return hr->nph = 3;
+    default: return hr->nph = 0;
+    }
+#undef PH
+}
+
+/* The worlds of phase i (one for a host's phase, L across). */
+static int hier_nworlds(const hier_run *hr, int i) { return hr->ph[i].level ? hr->L : 1; }
+
+/* Phase i's arguments with algorithm a on all its worlds. */
+static void hier_args(hier_run *hr, int i, coll_algo a)
+{
+    const hier_phase *ph = &hr->ph[i];
+    int j;
+    for (j = 0; j < hier_nworlds(hr, i); j++) {
+        coll_world *w = &hr->w[i][j];
+        world_args(w, ph->kind, a, ph->vcounts && ph->level ? hr->cnt[j] : ph->count);
+        if (ph->vcounts && !ph->level) { w->a.count = 0; w->a.counts = hr->cnt; }
+        if (a == COLL_ALGO_HIERARCHICAL) w->a.group = hier_group(w->p);
+    }
+}
+
+/* World rank r = host * L + local index, as byhost numbers them. */
+static int hier_sched(void *ctx, int r, int step, coll_xfer *x)
+{
+    hier_run *hr = (hier_run *)ctx;
+    int L = hr->L, h = r / L, j = r % L;
+    while (hr->at[r] < hr->nph) {
+        const hier_phase *ph = &hr->ph[hr->at[r]];
+        int rc;
+        if (ph->bridge >= 0 && j != ph->bridge) { hr->at[r]++; continue; }
+        rc = coll_sched(&hr->w[hr->at[r]][ph->level ? j : 0], ph->level ? h : j, step - hr->base[r], x);
+        if (rc < 0) return rc;
+        if (rc == 0) { hr->at[r]++; hr->base[r] = step; continue; }
+        if (ph->level) {
+            if (x->send_to >= 0) x->send_to = x->send_to * L + j;
+            if (x->recv_from >= 0) x->recv_from = x->recv_from * L + j;
+        } else {
+            if (x->send_to >= 0) x->send_to += h * L;
+            if (x->recv_from >= 0) x->recv_from += h * L;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static void hier_free(hier_run *hr)
+{
+    int i, j;
+    for (i = 0; i < 3; i++)
+        for (j = 0; j < HIER_MAX_L; j++) world_free(&hr->w[i][j]);
+    free(hr->at); free(hr->base);
+    hr->at = hr->base = NULL;
+}
+
+static int hier_init(hier_run *hr, int H, int L, coll_kind k, size_t count, const sim_topo *tp)
+{
+    int i, j, rc;
+    memset(hr, 0, sizeof *hr);
+    hr->H = H; hr->L = L;
+    if (L > HIER_MAX_L) return COLL_ERR_INVAL;
+    hier_phases(hr, k, count);
+    hr->at = (int *)calloc((size_t)H * (size_t)L, sizeof *hr->at);
+    hr->base = (int *)calloc((size_t)H * (size_t)L, sizeof *hr->base);
+    if (!hr->at || !hr->base) return SIM_NOMEM;
+    for (i = 0; i < hr->nph; i++)
+        for (j = 0; j < hier_nworlds(hr, i); j++)   /* AUTO with each level's model */
+            if ((rc = world_init(&hr->w[i][j], hr->ph[i].level ? H : L, hr->ph[i].level ? &tp->out : &tp->in)) != 0)
+                return rc;
+    return 0;
+}
+
+/* Does phase i run algorithm a (every world of it)? */
+static int hier_fits(hier_run *hr, int i, coll_algo a)
+{
+    coll_xfer x;
+    int j, q;
+    hier_args(hr, i, a);
+    for (j = 0; j < hier_nworlds(hr, i); j++)
+        for (q = 0; q < hr->w[i][j].p; q++)
+            if (coll_sched(&hr->w[i][j], q, 0, &x) < 0) return 0;
+    return 1;
+}
+
+static sim_result hier_play(hier_run *hr, const coll_algo *pick, const sim_topo *tp)
+{
+    sim_topo hm = *tp;
+    const sim_topo *keep = sim_two;
+    sim_result r;
+    int i, p = hr->H * hr->L;
+    for (i = 0; i < hr->nph; i++) hier_args(hr, i, pick[i]);
+    memset(hr->at, 0, (size_t)p * sizeof *hr->at);
+    memset(hr->base, 0, (size_t)p * sizeof *hr->base);
+    hm.inter = 0;                                   /* the composition's numbering */
+    sim_two = &hm;
+    r = sim_run(p, hier_sched, hr, &tp->in);
+    sim_two = keep;
+    return r;
+}
+
+static int sim_best;          /* -best: per form, only the fastest row and AUTO's */
+static int sim_pairs;         /* -pairs: every inner x outer pair, not only
+                                 those with one of the two AUTO's pick */
+
+typedef struct two_row { char form[16], algo[64]; sim_result r; int pick; } two_row;
+
+static void two_print(coll_kind kind, const sim_topo *tp, size_t actual, const two_row *row, int n)
+{
+    int i, j, fastest = -1, best_here;
+    for (i = 0; i < n; i++)
+        if (!row[i].r.error && (fastest < 0 || row[i].r.time < row[fastest].r.time)) fastest = i;
+    for (i = 0; i < n; i++) {
+        const sim_result *r = &row[i].r;
+        for (best_here = !r->error, j = 0; j < n && best_here; j++)     /* the fastest of its form */
+            if (j != i && !strcmp(row[j].form, row[i].form) && !row[j].r.error &&
+                (row[j].r.time < r->time || (row[j].r.time == r->time && j < i))) best_here = 0;
+        if (sim_best && !best_here && !row[i].pick) continue;
+        if (r->error) {
+            printf("%s\t%s\t%s\t%dx%d\t%zu\tERROR: %s (rank %d, step %d)\n", coll_kind_name(kind), row[i].form,
+                   row[i].algo, tp->H, tp->L, actual, sim_error_str(r->error), r->err_rank, r->err_step);
+            continue;
+        }
+        printf("%s\t%s\t%s\t%dx%d\t%zu\t%llu\t%llu\t%llu\t%ld\t%.3f\t%s%s\n", coll_kind_name(kind), row[i].form,
+               row[i].algo, tp->H, tp->L, actual, r->inter_link, r->inter_total, r->intra_total, r->rounds_max,
+               r->time * 1e6, row[i].pick ? "*" : "", i == fastest ? "<" : "");
+    }
+}
+
+/* One (collective, size) on H x L: every flat algorithm over the world,
+   host-major then interleaved (AUTO's pick is its choice with the
+   inter-host model), then every pair (the host's phases' algorithm x the
+   one across) of coll_hier.h's composition (AUTO's: each phase's pick with
+   its level's model). Returns the number of schedules that failed. */
+static int report_two(coll_kind kind, sim_topo *tp, size_t bytes)
+{
+    int p = tp->H * tp->L, n = 0, cap = 0, bad = 0, a, b, pl, i, in_ph = -1, out_ph = -1;
+    size_t actual, count = count_for(kind, p, bytes, &actual);
+    two_row *row = NULL;
+    coll_world w;
+    coll_algo pick, auto_ph[3];
+    hier_run *hr = (hier_run *)calloc(1, sizeof *hr);
+    int rc = hr ? world_init(&w, p, &tp->out) : SIM_NOMEM;
+#define ROW_ADD() do { if (n == cap) { two_row *t_ = (two_row *)realloc(row, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *row); \
+                       if (!t_) { bad++; goto done; } row = t_; } memset(&row[n], 0, sizeof *row); } while (0)
+    if (rc) { fprintf(stderr, "sim: coll_init: %s\n", sim_error_str(rc)); bad = 1; goto done; }
+    world_args(&w, kind, COLL_ALGO_AUTO, count);
+    pick = coll_choose(&w.c[0], &w.a);
+    for (pl = 0; pl < 2; pl++) {
+        tp->inter = pl;
+        for (a = 1; a < COLL_ALGO_COUNT; a++) {
+            coll_xfer x;
+            world_args(&w, kind, (coll_algo)a, count);
+            if (coll_sched(&w, 0, 0, &x) < 0) continue;
+            ROW_ADD();
+            snprintf(row[n].form, sizeof row[n].form, "flat-%s", pl ? "inter" : "host");
+            snprintf(row[n].algo, sizeof row[n].algo, "%s", coll_algo_name((coll_algo)a));
+            row[n].pick = a == (int)pick;
+            sim_two = tp;
+            row[n].r = sim_run(p, coll_sched, &w, &tp->in);
+            sim_two = NULL;
+            free(row[n].r.step_bytes); free(row[n].r.step_top);
+            bad += row[n].r.error != 0;
+            n++;
+        }
+    }
+    tp->inter = 0;
+    if (tp->H > 1 && tp->L > 1 && (rc = hier_init(hr, tp->H, tp->L, kind, count, tp)) == 0 && hr->nph) {
+        /* the inner choice is phase 0's algorithm (or the first phase inside);
+           the other phases inside take it where it runs, else their AUTO */
+        for (i = 0; i < hr->nph; i++) {
+            hier_args(hr, i, COLL_ALGO_AUTO);
+            auto_ph[i] = coll_choose(&hr->w[i][0].c[0], &hr->w[i][0].a);
+            if (hr->ph[i].level == 0 && in_ph < 0) in_ph = i;
+            if (hr->ph[i].level == 1 && out_ph < 0) out_ph = i;
+        }
+        for (a = 1; a < COLL_ALGO_COUNT; a++) {
+            if (!hier_fits(hr, in_ph, (coll_algo)a)) continue;
+            for (b = 1; b < COLL_ALGO_COUNT; b++) {
+                coll_algo ch[3];
+                char nm[64] = "";
+                int same = 1;
+                if (!sim_pairs && a != (int)auto_ph[in_ph] && b != (int)auto_ph[out_ph]) continue;
+                if (!hier_fits(hr, out_ph, (coll_algo)b)) continue;
+                for (i = 0; i < hr->nph; i++) {
+                    ch[i] = hr->ph[i].level ? (coll_algo)b : hier_fits(hr, i, (coll_algo)a) ? (coll_algo)a : auto_ph[i];
+                    if (ch[i] != auto_ph[i]) same = 0;
+                    snprintf(nm + strlen(nm), sizeof nm - strlen(nm), "%s%s", i ? "+" : "", coll_algo_name(ch[i]));
+                }
+                ROW_ADD();
+                snprintf(row[n].form, sizeof row[n].form, "hier");
+                snprintf(row[n].algo, sizeof row[n].algo, "%s", nm);
+                row[n].pick = same;
+                row[n].r = hier_play(hr, ch, tp);
+                free(row[n].r.step_bytes); free(row[n].r.step_top);
+                bad += row[n].r.error != 0;
+                n++;
+            }
+        }
+    } else if (rc) {
+        fprintf(stderr, "sim: the hierarchical phases: %s\n", sim_error_str(rc));
+        bad++;
+    }
+    two_print(kind, tp, actual, row, n);
+done:
+#undef ROW_ADD
+    fflush(stdout);
+    if (hr) hier_free(hr);
+    free(hr);
+    free(row);
+    world_free(&w);
+    return bad;
+}
+
 /* ---- self-test ------------------------------------------------------------- */
 
 static int t_pass, t_fail;
@@ -742,6 +1046,81 @@ static void self_test(void)
                 world_free(&w);
             }
 
+    /* the two-level machine: each message between hosts counted, as an
+       independent replay of coll_describe counts them */
+    {
+        sim_topo tp;
+        coll_kind tk[] = {COLL_ALLREDUCE, COLL_ALLGATHER, COLL_BROADCAST, COLL_ALLTOALL};
+        memset(&tp, 0, sizeof tp);
+        tp.H = 2; tp.L = 4; tp.in = md; tp.out = md; tp.out.alpha *= 10; tp.out.beta *= 10;
+        for (k = 0; k < sizeof tk / sizeof *tk; k++)
+            for (tp.inter = 0; tp.inter < 2; tp.inter++) {
+                coll_world w;
+                size_t actual, count = count_for(tk[k], 8, 64 << 10, &actual);
+                if (world_init(&w, 8, NULL)) { expect(0, "coll_init"); world_free(&w); continue; }
+                for (a = 1; a < COLL_ALGO_COUNT; a++) {
+                    unsigned long long inter = 0, intra = 0, link[4] = {0, 0, 0, 0}, lmax = 0;
+                    coll_xfer x;
+                    int q, st2;
+                    world_args(&w, tk[k], (coll_algo)a, count);
+                    if (coll_describe(&w.c[0], &w.a, 0, &x) < 0) continue;
+                    for (q = 0; q < 8; q++)
+                        for (st2 = 0; coll_sched_describe(&w, q, st2, &x) == 1; st2++)
+                            if (x.send_to >= 0 && x.send_bytes) {
+                                int h1 = tp.inter ? q % 2 : q / 4, h2 = tp.inter ? x.send_to % 2 : x.send_to / 4;
+                                if (h1 == h2) { intra += x.send_bytes; continue; }
+                                inter += x.send_bytes; link[2 * h1] += x.send_bytes; link[2 * h2 + 1] += x.send_bytes;
+                            }
+                    for (q = 0; q < 4; q++) if (link[q] > lmax) lmax = link[q];
+                    sim_two = &tp;
+                    r = sim_run(8, coll_sched, &w, &md);
+                    sim_two = NULL;
+                    snprintf(what, sizeof what, "%s %s 2x4 %s: inter %llu (replay %llu), link %llu (%llu), intra %llu (%llu)",
+                             coll_kind_name(tk[k]), coll_algo_name((coll_algo)a), tp.inter ? "interleaved" : "host-major",
+                             r.inter_total, inter, r.inter_link, lmax, r.intra_total, intra);
+                    expect(r.error == 0 && r.inter_total == inter && r.inter_link == lmax && r.intra_total == intra, what);
+                    free(r.step_bytes); free(r.step_top);
+                }
+                world_free(&w);
+            }
+        /* the ring over host-major ranks crosses at 2 of 8 hops: 2 x 2(p-1) x n/p;
+           interleaved at every hop */
+        {
+            coll_world w;
+            size_t n8 = 8192;
+            if (world_init(&w, 8, NULL) == 0) {
+                world_args(&w, COLL_ALLREDUCE, COLL_ALGO_RING, n8);
+                for (tp.inter = 0; tp.inter < 2; tp.inter++) {
+                    unsigned long long want = (tp.inter ? 8ull : 2ull) * 14 * (n8 * 4 / 8);
+                    sim_two = &tp;
+                    r = sim_run(8, coll_sched, &w, &md);
+                    sim_two = NULL;
+                    snprintf(what, sizeof what, "ring allreduce 2x4 %s: %llu B between hosts, want %llu",
+                             tp.inter ? "interleaved" : "host-major", r.inter_total, want);
+                    expect(r.error == 0 && r.inter_total == want, what);
+                }
+            } else expect(0, "coll_init");
+            world_free(&w);
+        }
+        /* coll_hier.h's all-reduce, rings: across, each of the 8 ranks sends
+           2(H-1)/H = 1 times its n/L shard, 8 x n/4 = 2n in all; inside, the
+           reduce-scatter and the all-gather send (L-1) shards of n/L each */
+        {
+            hier_run *hr = (hier_run *)calloc(1, sizeof *hr);
+            coll_algo ch[3] = {COLL_ALGO_RING, COLL_ALGO_RING, COLL_ALGO_RING};
+            size_t n8 = 8192;
+            tp.inter = 0;
+            if (hr && hier_init(hr, 2, 4, COLL_ALLREDUCE, n8, &tp) == 0) {
+                r = hier_play(hr, ch, &tp);
+                snprintf(what, sizeof what, "hier allreduce 2x4: %llu B between hosts, want %zu; intra %llu, want %zu",
+                         r.inter_total, 2 * n8 * 4, r.intra_total, 8 * 2 * 3 * (n8 * 4 / 4));
+                expect(r.error == 0 && r.inter_total == 2 * n8 * 4 && r.intra_total == 8 * 2 * 3 * (n8 * 4 / 4), what);
+            } else expect(0, "hier_init");
+            if (hr) hier_free(hr);
+            free(hr);
+        }
+    }
+
     /* 4096 ranks in reasonable time */
     {
         coll_world w;
@@ -768,6 +1147,9 @@ static void usage(void)
     fprintf(stderr,
             "usage: sim [-c coll,...] [-p ranks,...] [-n bytes,...] [-a all|algo,...] [-steps]\n"
             "           [-alpha s] [-beta s/B] [-gamma s/B]    (defaults: coll's own model)\n"
+            "       sim -H hosts -L ranks_a_host [-c ...] [-n ...] [-best] [-pairs]\n"
+            "           [-intra a,b,g] [-inter a,b,g]   the two-level machine (default inside:\n"
+            "           coll's own model; between hosts 20e-6,0.32e-9 and the same gamma)\n"
             "       sim -t     self-test\n");
 }
 
@@ -785,10 +1167,12 @@ int main(int argc, char **argv)
 {
     const char *colls = "allreduce", *ps = "2,4,64,4096", *ns = "8,64M", *as = "all";
     sim_model md, ov;
-    int i, have_ov = 0, bad = 0, nalgos = 0;
+    sim_topo two;
+    int i, have_ov = 0, bad = 0, nalgos = 0, two_set = 0;
     coll_algo algos[COLL_ALGO_COUNT];
     char cbuf[256], pbuf[256], nbuf[256], *c, *sc, *pp, *sp, *nn, *sn;
 
+    memset(&two, 0, sizeof two);
     {   /* the default clock: coll's own cost model, as a fresh comm has it */
         coll_world w;
         if (world_init(&w, 1, NULL)) return 1;
@@ -796,12 +1180,27 @@ int main(int argc, char **argv)
         world_free(&w);
     }
     ov = md;
+    two.in = md;                    /* inside a host: coll's own model */
+    two.out.alpha = 20e-6; two.out.beta = 0.32e-9; two.out.gamma = md.gamma;   /* ~25 Gbit/s */
     for (i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "-t")) { self_test(); return t_fail ? 1 : 0; }
         if (!strcmp(argv[i], "-steps")) { sim_steps = 1; continue; }
+        if (!strcmp(argv[i], "-best")) { sim_best = 1; continue; }
+        if (!strcmp(argv[i], "-pairs")) { sim_pairs = 1; continue; }
         if (!v) { usage(); return 2; }
-        if (!strcmp(argv[i], "-c")) colls = v;
+        if (!strcmp(argv[i], "-H")) two.H = atoi(v);
+        else if (!strcmp(argv[i], "-L")) two.L = atoi(v);
+        else if (!strcmp(argv[i], "-intra") || !strcmp(argv[i], "-inter")) {
+            sim_model *m = argv[i][3] == 't' && argv[i][4] == 'r' ? &two.in : &two.out;
+            if (sscanf(v, "%lf,%lf,%lf", &m->alpha, &m->beta, &m->gamma) != 3 ||
+                !(m->alpha >= 0) || !(m->beta >= 0) || !(m->gamma >= 0)) {
+                fprintf(stderr, "sim: %s wants alpha,beta,gamma (s, s/B, s/B; none negative), got %s\n", argv[i], v);
+                return 2;
+            }
+            two_set = 1;
+        }
+        else if (!strcmp(argv[i], "-c")) colls = v;
         else if (!strcmp(argv[i], "-p")) ps = v;
         else if (!strcmp(argv[i], "-n")) ns = v;
         else if (!strcmp(argv[i], "-a")) as = v;
@@ -822,6 +1221,28 @@ int main(int argc, char **argv)
             }
             nalgos++;
         }
+    }
+    if (two.H || two.L || two_set) {          /* the two-level machine */
+        if (two.H < 1 || two.L < 1 || two.L > HIER_MAX_L || (long)two.H * two.L > 1 << 20) {
+            fprintf(stderr, "sim: the two-level machine needs -H hosts >= 1 and -L ranks a host, 1..%d\n", HIER_MAX_L);
+            return 2;
+        }
+        printf("# %d hosts x %d ranks; inside a host: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B;"
+               " between hosts: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B\n", two.H, two.L, two.in.alpha,
+               two.in.beta, two.in.gamma, two.out.alpha, two.out.beta, two.out.gamma);
+        printf("collective\tform\talgo\thosts\tbytes\tinter_link_B\tinter_B\tintra_B\trounds\ttime_us\tauto\n");
+        snprintf(cbuf, sizeof cbuf, "%s", colls);
+        for (c = strtok_r(cbuf, ",", &sc); c; c = strtok_r(NULL, ",", &sc)) {
+            coll_kind k = kind_by_name(c);
+            if (k == COLL_KIND_COUNT) { fprintf(stderr, "sim: unknown collective %s\n", c); return 2; }
+            snprintf(nbuf, sizeof nbuf, "%s", ns);
+            for (nn = strtok_r(nbuf, ",", &sn); nn; nn = strtok_r(NULL, ",", &sn)) {
+                size_t b = parse_size(nn);
+                if (!b) { fprintf(stderr, "sim: bad size %s\n", nn); return 2; }
+                bad += report_two(k, &two, b);
+            }
+        }
+        return bad ? 1 : 0;
     }
     printf("# clock: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B\n", md.alpha, md.beta, md.gamma);
     printf("collective\talgo\tranks\tbytes\tsent_B\tlb_B\tstep_B\trounds\tlb_rounds\tdepth\ttime_us\tauto\n");

@@ -156,10 +156,21 @@ bench-null: $(BENCH_B)/nullport
 	@$(BENCH_B)/nullport
 
 # The schedules of every collective at a few rank counts, up to 4096.
-## sim: [bench] coll's schedules for up to 4096 ranks under an alpha-beta-gamma clock
+# HOSTS=HxL (make sim HOSTS=512x8): the two-level machine instead, H hosts
+# of L ranks, each collective flat (host-major and interleaved ranks) and
+# as coll_hier.h's phases, the fastest of each form and AUTO's
+# (SIM_COLLS, SIM_SIZES; SIM_FLAGS: -intra a,b,g -inter a,b,g, -pairs).
+SIM_COLLS ?= allreduce,reduce_scatter,allgather,broadcast,reduce,gather,scatter,alltoall
+SIM_SIZES ?= 8,1M
+## sim: [bench] coll's schedules for up to 4096 ranks under an alpha-beta-gamma clock; HOSTS=512x8: on H hosts x L ranks
 sim: $(BENCH_B)/sim
+ifeq ($(strip $(HOSTS)),)
 	@$(BENCH_B)/sim -c allreduce -p 2,4,7,64,4095,4096 -n 8,1M,64M
 	@$(BENCH_B)/sim -c reduce_scatter,allgather,broadcast,reduce -p 64,4095,4096 -n 8,64M
+else
+	@$(BENCH_B)/sim -H $(word 1,$(subst x, ,$(HOSTS))) -L $(word 2,$(subst x, ,$(HOSTS))) \
+	    -c $(SIM_COLLS) -n $(SIM_SIZES) -best $(SIM_FLAGS)
+endif
 
 # Seconds: every collective/algorithm/size cell once on the threads port,
 # checked on every rank; the simulator's self-test and a few rank counts.

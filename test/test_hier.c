@@ -595,6 +595,91 @@ static void threshold(int r, coll_comm *world)
         }
 }
 
+/* AUTO with a cost per level: coll_hier_choose's pick for three pairs of
+   level constants against the test's own loop over every choice (every
+   flat algorithm, every combination of the phases' algorithms, through
+   coll_hier_cost): the least time, phases on a tie; the same pick on every
+   rank; and the call with the model on takes the pick's road and gives
+   the plain loop's result. */
+#define NMODEL 45
+static coll_hier_pick picks_of[MAXP][NMODEL];
+static void model(int r, coll_comm *world)
+{
+    static const coll_kind kinds[] = { COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_BROADCAST, COLL_REDUCE };
+    static const coll_tuning lv[3][2] = {
+        { { 2e-6, 6.3e-11, 6.3e-13 }, { 5e-5, 8e-9, 6.3e-13 } },      /* a slow link between hosts */
+        { { 2e-6, 6.3e-11, 6.3e-13 }, { 2e-6, 6.3e-11, 6.3e-13 } },   /* one link everywhere */
+        { { 1e-7, 1e-11, 6.3e-13 }, { 1e-3, 1e-10, 6.3e-13 } },       /* latency across */
+    };
+    static const size_t ns[] = { 1, 7, 1000 };
+    coll_hier *h = &hier_of[r];
+    unsigned ti, ki, ni;
+    int ci = 0, roads[2] = { 0, 0 };
+    for (ti = 0; ti < 3; ti++)
+        for (ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++)
+            for (ni = 0; ni < 3; ni++, ci++) {
+                tcase c;
+                coll_hier_pick pk, ch;
+                char what[160];
+                int rc, a, want_road, road;
+                memset(&c, 0, sizeof c);
+                c.kind = kinds[ki]; c.t = COLL_FLOAT64; c.op = COLL_SUM; c.n = ns[ni];
+                c.root = C.p - 1; c.work = 1;
+                snprintf(what, sizeof what, "%s model %u %s n %zu", C.name, ti, kname(c.kind), c.n);
+                rc = coll_hier_choose(h, c.kind, c.n, c.t, c.op, c.root, &lv[ti][0], &lv[ti][1], &pk);
+                COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: choose rc %d", what, r, rc);
+                picks_of[r][ci] = pk;
+                if (r == 0 && (quick == 0 || ni == 2)) {    /* the argmin, by the test's own loop */
+                    double flat = COLL_HIER_NEVER, ph = COLL_HIER_NEVER, x, best;
+                    int i0, i1, i2, A = (int)COLL_ALGO_COUNT;
+                    memset(&ch, 0, sizeof ch);
+                    ch.road = COLL_HIER_WORLD;
+                    for (a = 1; a < A; a++) {
+                        ch.flat = (coll_algo)a;
+                        x = coll_hier_cost(h, c.kind, c.n, c.t, c.op, c.root, &lv[ti][0], &lv[ti][1], &ch);
+                        if (x < flat) flat = x;
+                    }
+                    ch.road = COLL_HIER_PHASES;
+                    ch.nphases = pk.nphases;
+                    for (i0 = 1; i0 < A; i0++)
+                        for (i1 = 1; i1 < (pk.nphases > 1 ? A : 2); i1++)
+                            for (i2 = 1; i2 < (pk.nphases > 2 ? A : 2); i2++) {
+                                ch.phase[0] = (coll_algo)i0; ch.phase[1] = (coll_algo)i1; ch.phase[2] = (coll_algo)i2;
+                                x = coll_hier_cost(h, c.kind, c.n, c.t, c.op, c.root, &lv[ti][0], &lv[ti][1], &ch);
+                                if (x < ph) ph = x;
+                            }
+                    want_road = ph < COLL_HIER_NEVER && ph <= flat ? COLL_HIER_PHASES : COLL_HIER_WORLD;
+                    best = want_road == COLL_HIER_PHASES ? ph : flat;
+                    x = coll_hier_cost(h, c.kind, c.n, c.t, c.op, c.root, &lv[ti][0], &lv[ti][1], &pk);
+                    COLL_CHECK_MSG(pk.road == want_road && pk.cost == best && x == best && best < COLL_HIER_NEVER,
+                                   "%s: pick road %d cost %g (its cost %g), the loop's road %d: flat %g, phases %g",
+                                   what, pk.road, pk.cost, x, want_road, flat, ph);
+                    roads[pk.road == COLL_HIER_PHASES]++;
+                }
+                /* the call, with the model on and these constants */
+                rc = coll_hier_set_tuning(h, &lv[ti][0], &lv[ti][1]);
+                if (rc == COLL_OK) rc = coll_hier_set_model(h, 1);
+                COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: set rc %d", what, r, rc);
+                prepare(&c, r, inb[r], outb[r]);
+                rc = hier_call(h, &c, r, inb[r], outb[r]);
+                road = coll_hier_road(h);
+                want_road = road_expected(&c) == COLL_HIER_PHASES ? pk.road : road_expected(&c);
+                COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: rc %d (%s)", what, r, rc, coll_hier_last_error(h));
+                COLL_CHECK_MSG(road == want_road, "%s rank %d: road %d, the pick's %d", what, r, road, want_road);
+                if (rc == COLL_OK) verify(&c, r, outb[r], what);
+                coll_hier_set_model(h, 0);
+                coll_barrier(world, COLL_ALGO_AUTO);
+                if (r > 0)
+                    COLL_CHECK_MSG(memcmp(&picks_of[r][ci], &picks_of[0][ci], sizeof pk) == 0,
+                                   "%s rank %d: a pick other than rank 0's", what, r);
+            }
+    if (r == 0 && M.H > 1 && M.lmax > 1 && M.even && quick == 0) {
+        printf("model %s: %d choices by the phases, %d flat (the loop agreed on all)\n", C.name, roads[1], roads[0]);
+        COLL_CHECK_MSG(roads[0] > 0 && roads[1] > 0, "model %s: the constants chose one road only (%d phases, %d flat)",
+                       C.name, roads[1], roads[0]);
+    }
+}
+
 /* The threads port with a count of the bytes each rank sends to another
    host (the test's map). Every call goes through to the inner port. */
 typedef struct cport { coll_port in; int rank; unsigned long long cross; } cport;
@@ -725,6 +810,7 @@ static int body(int r, void *arg)
     sweep(r);
     user_ops(r);
     refusal(r);
+    model(r, &world);
     /* no work: the calls that stage take the flat roads */
     rc = coll_hier_init(&hier_of[r], &world, C.key[r], scr_h[r], sizeof scr_h[r], NULL, 0);
     COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: init without work rc %d", C.name, r, rc);
