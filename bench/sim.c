@@ -3,6 +3,8 @@
 
        build/bench/sim -c allreduce -p 4,4096 -n 8,64M [-a all|ring,...] [-steps]
                        [-alpha s] [-beta s_per_byte] [-gamma s_per_byte]
+       build/bench/sim -H 512 -L 8 -c allreduce -n 8,64M [-best] [-pairs]
+                       [-intra a,b,g] [-inter a,b,g]      the two-level machine
        build/bench/sim -t          self-test, ends with "sim: N passed, N failed"
 
    coll_describe(comm, args, step, &x) tells what rank `comm->rank` does in
@@ -45,6 +47,27 @@
      auto       "*" on the algorithm coll_choose picks for this call
    The hierarchical algorithm is simulated with groups of the largest
    divisor of p not above its square root.
+
+   THE TWO-LEVEL MACHINE (-H hosts -L ranks a host; make sim HOSTS=512x8).
+   Each message is clocked at its level (-intra, -inter: α,β,γ; inside
+   by default coll's own model, between hosts 20 µs, 0.32 ns/B, the same
+   γ: about 25 Gbit/s) and counted as inside a host or between two:
+     inter_link_B  the most bytes one host sends or receives across
+     inter_B       all bytes between hosts;  intra_B  all bytes inside
+     rounds, time_us as above; auto "*": AUTO's pick (flat: coll_choose
+                   with the inter-host model; hier: each phase's pick with
+                   its level's); "<": the fastest of its form (-best: only
+                   those and AUTO's)
+   Forms: flat-host (rank r on host r / L), flat-inter (host r % H), every
+   algorithm of the registry over the world; hier, coll_hier.h's phases
+   (inside x across, as coll_hier_allreduce and the others run them, on
+   hosts of one size: the root's local index 0, gather's v call across as
+   a gather of L blocks), named phase by phase: by default every inside
+   algorithm with AUTO's across and every across algorithm with AUTO's
+   inside (a phase inside that cannot run the algorithm takes its AUTO),
+   with -pairs every pair. A rank's bandwidth between hosts is its own
+   (a link per rank); inter_link_B is what one shared host link would
+   carry. Bytes come from playing the schedules, never from formulas.
    bytes is the size as the bench counts it (bench/bench_common.h). */
 #define COLL_IMPLEMENTATION
 #include "../coll.h"
