@@ -84,7 +84,12 @@
 
    TUNING  Every phase runs AUTO with its communicator's cost model: by
    default the world's, which knows one link. coll_hier_set_tuning gives
-   the phases inside a host and those across their own alpha and beta.
+   the phases inside a host and those across their own alpha and beta
+   (coll_hier_tune measures them). With coll_hier_set_model(h, 1) the
+   model picks between the phases and the flat world call, and each
+   phase's algorithm, from both levels' constants (coll_hier_choose, see
+   AUTO WITH A COST PER LEVEL below): all-reduce, reduce-scatter,
+   all-gather, broadcast, reduce.
 
    MEMORY  scratch is the sub-communicators' (coll_init's scratch: they
    run one after another, so one buffer serves all three; the same size on
