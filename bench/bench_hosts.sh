@@ -15,10 +15,19 @@
 #                namespace and host name, so vader's segments - named by
 #                host name, in the /dev/shm both hosts share - stay apart);
 #                mpi_yield_when_idle 1, as the ranks outnumber the cores here
+#   Gloo ring, Gloo chunked, Gloo hd   Gloo's AllreduceRing (the whole
+#                vector round the ring), AllreduceRingChunked and
+#                AllreduceHalvingDoubling
+#                over its TCP transport, interleaved, meeting through a
+#                FileStore in a directory every namespace sees (the binary
+#                in $BENCH_HOSTS_GLOO: bench_hosts.c built as C++ with
+#                -DBENCH_HOSTS_GLOO); without it the columns are left out,
+#                a failure under CI=true
 # Each figure: the median of 3 runs of the slowest rank's time per call.
 # Root only. Everything made is removed on exit.
 bin=${1:?usage: bench_hosts.sh path/to/bench_hosts [path/to/bench_hosts_mpi]}
 mpibin=${2:-}
+gloobin=${BENCH_HOSTS_GLOO:-}
 tag="collb$$"
 net=10.213.79
 rate=${BENCH_HOSTS_RATE:-1gbit}
@@ -98,13 +107,30 @@ else
     echo "(no Open MPI: its column is left out)"
 fi
 
+if [ -n "$gloobin" ]; then
+    mkdir -p "$out/store"
+    pids=""
+    for r in 0 1 2 3; do
+        h=$((r % 2))
+        ip netns exec "${tag}h$h" env RANK=$r WORLD_SIZE=4 BENCH_HOSTS_ADDR="$net.$((h + 1))" \
+            BENCH_HOSTS_STORE="$out/store" timeout 600 "$gloobin" ring chunked hd >"$out/gloo.$r" 2>&1 &
+        pids="$pids $!"
+    done
+    wait; pids=""
+    grep '^row ' "$out/gloo.0" | sed 's/^row \([0-9]*\) \([a-z]*\) /row \1 \2-interleaved /' >>"$out/rows"
+    grep -q '^row ' "$out/gloo.0" || { echo "Gloo run failed:"; cat "$out"/gloo.* | head -20; }
+else
+    echo "(no Gloo: its columns are left out)"
+    [ "$CI" = true ] && { echo "bench-hosts: Gloo is missing (required under CI)"; exit 1; }
+fi
+
 # the table: one row per size, us per call
 awk '
 function col(v) { return v in seen ? v : "" }
 { b = $2; v = $3; t[b, v] = $4; if (!(b in bs)) { bs[b] = 1; order[nb++] = b } }
 END {
-    n = split("ring-interleaved ring-host-major auto-interleaved hier-interleaved mpi-interleaved", vs, " ")
-    split("coll_ring coll_ring_hm coll_AUTO coll_hier OpenMPI", hd, " ")
+    n = split("ring-interleaved ring-host-major auto-interleaved hier-interleaved mpi-interleaved gloo-interleaved gloochunked-interleaved gloohd-interleaved", vs, " ")
+    split("coll_ring coll_ring_hm coll_AUTO coll_hier OpenMPI Gloo_ring Gloo_chunked Gloo_hd", hd, " ")
     printf "| bytes |"; for (i = 1; i <= n; i++) printf " %s (us) |", hd[i]; printf "\n"
     printf "|---:|"; for (i = 1; i <= n; i++) printf "---:|"; printf "\n"
     for (j = 0; j < nb; j++) {

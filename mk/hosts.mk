@@ -15,7 +15,8 @@
 #
 #   make bench-hosts  all-reduce 8 B..64 MiB, 2 emulated hosts x 2 ranks at
 #                     1 Gbit/s: coll ring (interleaved, host-major), AUTO,
-#                     coll_hier, Open MPI (bench/bench_hosts.sh; root)
+#                     coll_hier, Open MPI, Gloo ring and halving-doubling
+#                     (bench/bench_hosts.sh; root)
 
 HOSTSB       := $(B)/hosts
 HOSTS_HDRS   := coll.h ports/coll_hosts.h ports/coll_tcp.h ports/coll_shm.h test/coll_test.h
@@ -44,6 +45,7 @@ TEST_TARGETS += test-hosts
 
 # ---- bench-hosts: all-reduce across two emulated hosts (root) ---------------
 HOSTS_MPICC := $(shell command -v mpicc.openmpi 2>/dev/null)
+HOSTS_GLOO  := $(wildcard /usr/include/gloo/allreduce_ring.h)
 
 $(HOSTSB)/bench_hosts: bench/bench_hosts.c $(HOSTS_HDRS) coll_hier.h
 	@mkdir -p $(@D)
@@ -53,7 +55,11 @@ $(HOSTSB)/bench_hosts_mpi: bench/bench_hosts.c
 	@mkdir -p $(@D)
 	$(HOSTS_MPICC) -std=c99 -O2 $(WARN) -DBENCH_HOSTS_MPI -o $@ $<
 
+$(HOSTSB)/bench_hosts_gloo: bench/bench_hosts.c
+	@mkdir -p $(@D)
+	$(CXX) -x c++ -std=c++17 -O2 -Wall -Wextra -Werror -DBENCH_HOSTS_GLOO -o $@ $< -lgloo $(LDLIBS_THREADS)
+
 .PHONY: bench-hosts
-## bench-hosts: all-reduce 8 B..64 MiB over 2 emulated hosts x 2 ranks at 1 Gbit/s: coll ring, AUTO, coll_hier, Open MPI (root)
-bench-hosts: $(HOSTSB)/bench_hosts $(if $(HOSTS_MPICC),$(HOSTSB)/bench_hosts_mpi)
-	@sh bench/bench_hosts.sh $(HOSTSB)/bench_hosts $(if $(HOSTS_MPICC),$(HOSTSB)/bench_hosts_mpi)
+## bench-hosts: all-reduce 8 B..64 MiB over 2 emulated hosts x 2 ranks at 1 Gbit/s: coll ring, AUTO, coll_hier, Open MPI, Gloo (root)
+bench-hosts: $(HOSTSB)/bench_hosts $(if $(HOSTS_MPICC),$(HOSTSB)/bench_hosts_mpi) $(if $(HOSTS_GLOO),$(HOSTSB)/bench_hosts_gloo)
+	@BENCH_HOSTS_GLOO=$(if $(HOSTS_GLOO),$(HOSTSB)/bench_hosts_gloo) sh bench/bench_hosts.sh $(HOSTSB)/bench_hosts $(if $(HOSTS_MPICC),$(HOSTSB)/bench_hosts_mpi)
