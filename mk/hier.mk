@@ -2,7 +2,10 @@
 # with simulated hosts.
 #
 #   make test-hier   every collective on interleaved, host-major and uneven
-#                    host maps against a plain loop: plain -O2, then
+#                    host maps against a plain loop; the per-level
+#                    model's pick (coll_hier_choose) against the test's
+#                    own argmin loop, the same on every rank, the picked
+#                    road's result right: plain -O2, then
 #                    ASan+UBSan (quick level) and TSan (one dtype per
 #                    collective, with work), and coll_hier.h
 #                    compiled as C99 and C++11 with every warning an error

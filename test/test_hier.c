@@ -21,7 +21,15 @@
    byte less, the flat road), coll_hier_init refuses work sizes that
    differ, and a counting port measures the bytes a rank sends across
    hosts in a 256 KiB all-reduce, flat and hierarchical (at most the cross
-   phase's share, and never more than flat). Last, the quick matrix over
+   phase's share, and never more than flat). AUTO with a cost per level:
+   for three pairs of level constants, coll_hier_choose's pick for
+   all-reduce, reduce-scatter, all-gather, broadcast and reduce at 1, 7
+   and 1000 elements is the least time of the test's own loop over every
+   flat algorithm and every combination of phase algorithms
+   (coll_hier_cost), the same on every rank, both roads picked somewhere;
+   with the model on the call takes the pick's road and gives the plain
+   loop's result; coll_hier_tune leaves every rank with the same measured
+   constants. Last, the quick matrix over
    the synchronous send/recv-only port (no phase may wait on itself), with
    the call checks off, and with the subs on the world's own scratch, on
    host-major, interleaved and uneven maps. */
@@ -38,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAXP 9
 #define MAXN 1000
@@ -603,6 +612,14 @@ static void threshold(int r, coll_comm *world)
    the plain loop's result. */
 #define NMODEL 45
 static coll_hier_pick picks_of[MAXP][NMODEL];
+static coll_tuning tuned_of[MAXP][2];
+static double now_s(void *ctx)
+{
+    struct timespec ts;
+    (void)ctx;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 static void model(int r, coll_comm *world)
 {
     static const coll_kind kinds[] = { COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_BROADCAST, COLL_REDUCE };
@@ -673,6 +690,30 @@ static void model(int r, coll_comm *world)
                     COLL_CHECK_MSG(memcmp(&picks_of[r][ci], &picks_of[0][ci], sizeof pk) == 0,
                                    "%s rank %d: a pick other than rank 0's", what, r);
             }
+    /* the per-level probe: every rank ends with host 0's figures inside
+       and local index 0's across, measured (not the defaults), and a pick
+       from them is the same everywhere */
+    {
+        coll_hier_pick pk;
+        int rc = coll_hier_tune(h, now_s, NULL), two = M.H > 1 && M.lmax > 1;
+        COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: coll_hier_tune rc %d (%s)", C.name, r, rc, coll_hier_last_error(h));
+        tuned_of[r][0].alpha = h->local.tune.alpha; tuned_of[r][0].beta = h->local.tune.beta;
+        tuned_of[r][0].gamma = h->local.tune.gamma;
+        tuned_of[r][1].alpha = h->cross.tune.alpha; tuned_of[r][1].beta = h->cross.tune.beta;
+        tuned_of[r][1].gamma = h->cross.tune.gamma;
+        rc = coll_hier_choose(h, COLL_ALLREDUCE, 1000, COLL_FLOAT32, COLL_SUM, 0, NULL, NULL, &picks_of[r][0]);
+        COLL_CHECK_MSG(rc == COLL_OK, "%s rank %d: choose after tune rc %d", C.name, r, rc);
+        coll_barrier(world, COLL_ALGO_AUTO);
+        if (r > 0)
+            COLL_CHECK_MSG(memcmp(tuned_of[r], tuned_of[0], sizeof tuned_of[0]) == 0 &&
+                           memcmp(&picks_of[r][0], &picks_of[0][0], sizeof pk) == 0,
+                           "%s rank %d: tuned constants or pick other than rank 0's", C.name, r);
+        if (two)
+            COLL_CHECK_MSG(tuned_of[r][0].alpha > 0 && tuned_of[r][1].alpha > 0 &&
+                           (tuned_of[r][0].alpha != lv[0][0].alpha || tuned_of[r][1].alpha != lv[0][1].alpha),
+                           "%s rank %d: tune left alpha %g / %g", C.name, r, tuned_of[r][0].alpha, tuned_of[r][1].alpha);
+        coll_barrier(world, COLL_ALGO_AUTO);
+    }
     if (r == 0 && M.H > 1 && M.lmax > 1 && M.even && quick == 0) {
         printf("model %s: %d choices by the phases, %d flat (the loop agreed on all)\n", C.name, roads[1], roads[0]);
         COLL_CHECK_MSG(roads[0] > 0 && roads[1] > 0, "model %s: the constants chose one road only (%d phases, %d flat)",
