@@ -9,13 +9,17 @@
 #                      and TCP ports, env:// and tcp://), the torch seed's
 #                      all-reduces, DDP against gloo, wrong calls raising on
 #                      every rank; 4 ranks as two hosts (COLL_HOST_ID): the
-#                      hosts port and coll_hier
+#                      hosts port and coll_hier; then test_torch_jobs.py:
+#                      ZeRO-2 and parameter-server jobs (and FSDP, where
+#                      torch lets it run on CPU) against a one-process run
 #   make test-torch-run  the launcher: jobs of 2 and 3 ranks, two "nodes",
 #                      two hosts of 2 ranks (coll_hier), a rank that stops
 #                      calling (the flight recorder's file), a failing
 #                      rank, SIGTERM and SIGINT to the launcher
 #   make bench-torch   dist.all_reduce, coll against gloo, 2 and 4 processes;
-#                      then bench-torch-ddp: DDP steps of wide models, 2 ranks
+#                      then bench-torch-jobs: DDP, ZeRO-2 and parameter-server
+#                      steps, 2 and 4 ranks; then bench-torch-ddp: DDP steps
+#                      of wide models, 2 ranks
 #
 # Debian's torch: python3-torch (1.13) for /usr/bin/python3, its C++ headers
 # from libtorch-dev, pybind11-dev. Plain g++, no setuptools.
@@ -49,7 +53,7 @@ $(TORCH_PKG)/%.py: torch/python/coll_torch/%.py
 	@mkdir -p $(@D)
 	cp $< $@
 
-.PHONY: torch test-torch test-torch-quick test-torch-run bench-torch bench-torch-ddp
+.PHONY: torch test-torch test-torch-quick test-torch-run bench-torch bench-torch-jobs bench-torch-ddp
 ## torch: [run] the torch.distributed backend and its launcher, the package build/python/coll_torch (backend="coll")
 torch: $(TORCH_MOD) $(TORCH_PYOUT)
 
@@ -60,10 +64,12 @@ TORCH_OR_SKIP = if ! $(TORCH_PY) -c 'import torch' 2>/dev/null || ! ls $(TORCH_N
 	    echo "*** SKIPPED $@: apt-get install python3-torch libtorch-dev pybind11-dev ***"; \
 	    echo "torch: 0 passed, 0 failed"; exit 0; fi
 
-## test-torch: the backend at 2, 3, 4 processes: every op x dtype, the torch seed, DDP vs gloo, wrong calls, two hosts (coll_hier)
+## test-torch: the backend at 2, 3, 4 processes: every op x dtype, the torch seed, DDP vs gloo, wrong calls, two hosts (coll_hier); ZeRO-2, parameter-server, FSDP jobs vs one process
 test-torch:
 	@$(TORCH_OR_SKIP); $(MAKE) --no-print-directory torch && \
-	    PYTHONPATH=$(B)/python timeout 600 $(TORCH_PY) torch/test_torch.py
+	    PYTHONPATH=$(B)/python timeout 600 $(TORCH_PY) torch/test_torch.py; a=$$?; \
+	    PYTHONPATH=$(B)/python timeout 240 $(TORCH_PY) torch/test_torch_jobs.py; b=$$?; \
+	    [ $$a -eq 0 ] && [ $$b -eq 0 ]
 
 ## test-torch-quick: the backend's checks at 2 processes over shm only
 test-torch-quick:
@@ -75,10 +81,15 @@ test-torch-run:
 	@$(TORCH_OR_SKIP); $(MAKE) --no-print-directory torch && \
 	    PYTHONPATH=$(B)/python timeout 240 $(TORCH_PY) torch/test_torch_run.py
 
-## bench-torch: dist.all_reduce float32 sum, coll against gloo, 2 and 4 processes, then bench-torch-ddp; medians
+## bench-torch: dist.all_reduce float32 sum, coll against gloo, 2 and 4 processes, then bench-torch-jobs and bench-torch-ddp; medians
 bench-torch: torch
 	@PYTHONPATH=$(B)/python $(TORCH_PY) torch/bench_torch.py
+	@PYTHONPATH=$(B)/python $(TORCH_PY) torch/bench_torch_jobs.py
 	@PYTHONPATH=$(B)/python $(TORCH_PY) torch/bench_torch_ddp.py
+
+## bench-torch-jobs: time per step of DDP, ZeRO-2 (all_gather + reduce_scatter) and parameter-server (broadcast + reduce) jobs, coll against gloo, 2 and 4 ranks
+bench-torch-jobs: torch
+	@PYTHONPATH=$(B)/python $(TORCH_PY) torch/bench_torch_jobs.py
 
 ## bench-torch-ddp: DDP steps of wide, cheap models (Linear 2048x2048 x2, EmbeddingBag 100000x64), coll against gloo, 2 ranks
 bench-torch-ddp: torch
