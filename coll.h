@@ -378,6 +378,12 @@ typedef struct coll_port {
        max_bytes, sent in order over its blocking calls (see >>pieces).
        Every rank's port must say the same. */
     size_t max_bytes;
+    /* optional: after a failed wait, the rank at the end of the chain of
+       waits that starts at `peer` (peer waits for r1, r1 for r2, ...):
+       the one that never answered, or `peer` itself. It names that rank
+       in coll_last_error; a port whose ranks cannot see each other's
+       waits leaves it NULL. */
+    int (*missing)(void *ctx, int peer);
 } coll_port;
 
 /* What the communicator verifies (coll_set_checks; see CALL CHECKS). */
@@ -717,7 +723,7 @@ struct coll_comm {
     void *now_ctx;
 #endif
 #ifndef COLL_NO_ERRSTR
-    char said[64];             /* a reason with figures (coll__failed)       */
+    char said[80];             /* a reason with figures (coll__failed)       */
 #endif
 };
 
@@ -1558,13 +1564,22 @@ static int coll__binomial_broadcast(const coll__plan *pl, int s, coll__step *st)
 }
 
 /* Bine tree broadcast (De Sensi et al., SC'25): a binomial tree whose
-   step-s edges join ranks rho(s) apart (above), each rank that holds the
-   data passing it on, so the tree doubles every step with short edges.
-   With v relative to the root and below p2, v holds the data before step
-   s when the low L-s bits of its number are 0, and receives it in step s
-   when they are just bit L-1-s; ranks p2.. get it last, from v - p2.
-       p = 4:  step 0:  0 -> 1;   step 1:  0 -> 3, 1 -> 2
+   edges join ranks rho(s) apart (above), taken far to near: step k pairs
+   at rho(L-1-k), each rank that holds the data passing it on. Ranks v
+   (relative to the root, below p2) numbered by the steps on their way from
+   the root, bit s for a step at rho(s) (coll__bine_pos), v holds the data
+   before step k when bits 0..L-1-k are 0 and receives it in step k when
+   they are just bit L-1-k. So the many late messages are the short ones;
+   ranks p2.. get the data last, from v - p2.
+       p = 4:  step 0:  0 -> 3;   step 1:  0 -> 1, 3 -> 2
    cost: lg·(α + nβ)                                                          */
+static int coll__bine_pos(int v, int L)
+{
+    unsigned m = (1u << L) - 1u, M = 0xAAAAAAAAu & m;
+    unsigned f = (((unsigned)v + M) ^ M) & m;       /* v's negabinary digits */
+    return (int)(f ^ f >> 1);   /* f_i: parity of the steps >= i taken */
+}
+
 static int coll__bine_broadcast(const coll__plan *pl, int s, coll__step *st)
 {
     int p = pl->p, p2 = pl->p2, L = coll__ceil_log2(p2), v = coll__mod(pl->rank - pl->root, p), low, bit;
@@ -1577,16 +1592,17 @@ static int coll__bine_broadcast(const coll__plan *pl, int s, coll__step *st)
     }
     if (v >= p2) return 1;
     bit = 1 << (L - 1 - s);
-    low = coll__swing_pos(v, L) & (2 * bit - 1);
-    if (low == 0) { st->to = coll__mod(coll__swing_peer(v, s, p2) + pl->root, p); st->slen = pl->count; }
-    else if (low == bit) { st->from = coll__mod(coll__swing_peer(v, s, p2) + pl->root, p); st->rlen = pl->count; }
+    low = coll__bine_pos(v, L) & (2 * bit - 1);
+    if (low == 0) { st->to = coll__mod(coll__swing_peer(v, L - 1 - s, p2) + pl->root, p); st->slen = pl->count; }
+    else if (low == bit) { st->from = coll__mod(coll__swing_peer(v, L - 1 - s, p2) + pl->root, p); st->rlen = pl->count; }
     return 1;
 }
 
-/* Bine tree reduce: the broadcast's tree backwards (step k undoes its
-   step L-1-k), each rank folding its children's partial results into its
-   own before passing it up; the ranks past p2 hand theirs in first.
-       p = 4:  step 0:  3 -> 0, 2 -> 1;   step 1:  1 -> 0
+/* Bine tree reduce: the broadcast's tree backwards, near to far (step k
+   undoes the broadcast's step L-1-k), each rank folding its children's
+   partial results into its own before passing it up; the ranks past p2
+   hand theirs in first.
+       p = 4:  step 0:  1 -> 0, 2 -> 3;   step 1:  3 -> 0
    cost: lg·(α + nβ + nγ)                                                    */
 static int coll__bine_reduce(const coll__plan *pl, int s, coll__step *st)
 {
@@ -1601,15 +1617,15 @@ static int coll__bine_reduce(const coll__plan *pl, int s, coll__step *st)
         return 1;
     }
     if (v >= p2) return 1;
-    w = coll__swing_pos(v, L);
+    w = coll__bine_pos(v, L);
     low = w & ((2 << k) - 1);
     got = (f && v + p2 < p) || (k > 0 && !(w & 1));      /* received anything? */
     if (low == 1 << k) {
-        st->to = coll__mod(coll__swing_peer(v, L - 1 - k, p2) + pl->root, p);
+        st->to = coll__mod(coll__swing_peer(v, k, p2) + pl->root, p);
         st->sbuf = got ? COLL_BUF_DST : COLL_BUF_SRC;
         st->slen = pl->count;
     } else if (low == 0) {
-        st->from = coll__mod(coll__swing_peer(v, L - 1 - k, p2) + pl->root, p);
+        st->from = coll__mod(coll__swing_peer(v, k, p2) + pl->root, p);
         st->rlen = pl->count;
         st->abuf = got ? COLL_BUF_DST : COLL_BUF_SRC;
         st->reduce = 1;
@@ -2996,20 +3012,25 @@ static size_t coll__str(char *out, const char *s, size_t room)
 #endif
 
 #ifndef COLL_NO_ERRSTR
-/* "port failed: rank P, call N, step S" in c->said (the longest: 18 + 5
-   + 7 + 10 + 7 + 10 = 57 bytes; the names would pull the name tables into
-   every firmware: the recorder's entry has the collective and algorithm). */
+/* "port failed: rank M, call N, step S[, via rank P]" in c->said: M the
+   rank the port says the chain of waits from this rank's peer P ends at
+   (coll_port.missing), P where they differ. The longest: 18 + 5 + 7 + 10
+   + 7 + 10 + 11 + 5 = 73 bytes; the names would pull the name tables into
+   every firmware: the recorder's entry has the collective and algorithm. */
 static COLL__NOINLINE const char *coll__failed(coll_request *q)
 {
     coll_comm *c = q->c;
     char *o = c->said;
     size_t n = coll__str(o, "port failed: rank ", 18);
-    int peer = coll__lost_peer(q);
-    if (peer >= 0) n += coll__dec(o + n, (uint64_t)peer);
+    int peer = coll__lost_peer(q), m = peer;
+    if (peer >= 0 && c->port.missing) m = c->port.missing(c->port.ctx, peer);
+    if (m < 0 || m >= c->nranks) m = peer;                 /* the port's word, checked */
+    if (m >= 0) n += coll__dec(o + n, (uint64_t)m);
     n += coll__str(o + n, ", call ", 7);
     n += coll__dec(o + n, q->seq);
     n += coll__str(o + n, ", step ", 7);
     n += coll__dec(o + n, (uint64_t)q->step);
+    if (m != peer) { n += coll__str(o + n, ", via rank ", 11); n += coll__dec(o + n, (uint64_t)peer); }
     o[n] = 0;
     return o;
 }
@@ -4255,6 +4276,12 @@ static void coll__pieces_abort(void *ctx, int code)
     if (in->abort) in->abort(in->ctx, code);
 }
 
+static int coll__pieces_missing(void *ctx, int peer)
+{
+    const coll_port *in = &((coll__msgcut *)ctx)->inner;
+    return in->missing(in->ctx, peer);
+}
+
 /* coll_init's part: the communicator's port becomes this layer over the
    caller's. */
 static void coll__pieces_wrap(coll_comm *c, const coll_port *port)
@@ -4267,6 +4294,7 @@ static void coll__pieces_wrap(coll_comm *c, const coll_port *port)
     c->port.recv = coll__pieces_recv;
     if (port->sendrecv) c->port.sendrecv = coll__pieces_sendrecv;
     if (port->abort) c->port.abort = coll__pieces_abort;
+    if (port->missing) c->port.missing = coll__pieces_missing;
 }
 #endif
 
@@ -5120,6 +5148,17 @@ static void coll__sub_abort(void *ctx, int code)
     const coll_subport *sp = (const coll_subport *)ctx;
     sp->parent.abort(sp->parent.ctx, code);
 }
+/* The parent's answer, as a member's index; `peer` if outside the group. */
+static int coll__sub_missing(void *ctx, int peer)
+{
+    const coll_subport *sp = (const coll_subport *)ctx;
+    int to = coll__sub_to(ctx, peer), m, i;
+    if (to < 0) return peer;
+    m = sp->parent.missing(sp->parent.ctx, to);
+    for (i = 0; i < sp->n; i++)
+        if (sp->members[i] == m) return i;
+    return peer;
+}
 
 COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
                            const int *members, int n, void *scratch, size_t scratch_bytes)
@@ -5147,6 +5186,7 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
     if (parent->port.isend) { port.isend = coll__sub_isend; port.irecv = coll__sub_irecv; port.wait = coll__sub_wait; }
     if (parent->port.irecv_fold) port.irecv_fold = coll__sub_irecv_fold;
     if (parent->port.abort) port.abort = coll__sub_abort;
+    if (parent->port.missing) port.missing = coll__sub_missing;
     rc = coll_init(sub, me, n, &port, scratch, scratch_bytes);
     if (rc != COLL_OK) return rc;
     sub->up = coll__top(parent);

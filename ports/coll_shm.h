@@ -487,7 +487,8 @@ typedef struct coll_shm__group {
 /* Two lines: the first is read by a peer after every message it sends us
    and written only around a sleep (or when we move to another core), so
    it stays in every cache while nobody sleeps; the second is written at
-   join only. */
+   join only, but for `waiting`, which only its own rank writes and the
+   others read once a call has failed. */
 typedef struct coll_shm__rankrec {
     uint32_t bell;             /* futex word: bumped to wake this rank       */
     uint32_t sleeping;         /* 1 while this rank is (about to be) asleep  */
@@ -497,7 +498,10 @@ typedef struct coll_shm__rankrec {
     uint32_t pad1;
     uint64_t probe_addr;       /* address of a known word, for the CMA probe */
     uint64_t nonce;            /* the run's nonce: this record is this run's */
-    unsigned char pad2[COLL_SHM__LINE - 24];
+    int32_t waiting;           /* 1 + the peer of the wait this rank is in
+                                  or gave up in, 0 none (coll_port.missing;
+                                  written by its rank, read at a failure)  */
+    unsigned char pad2[COLL_SHM__LINE - 28];
 } coll_shm__rankrec;
 
 /* What rank 0 leaves under the name when /dev/shm cannot hold the
@@ -1195,6 +1199,18 @@ static int coll_shm__all_done(coll_shm *s, const int *h, int n)
     return 1;
 }
 
+/* Who this rank waits for (the first handle not finished; -1 none), for
+   coll_port.missing; a wait that gives up leaves it. */
+static void coll_shm__waiting(coll_shm *s, const int *h, int n)
+{
+    coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
+    int i, v = 0;
+    for (i = 0; i < n && !v; i++)
+        if (!s->x[h[i]].finished) v = 1 + s->x[h[i]].peer;
+    if (__atomic_load_n(&me->waiting, __ATOMIC_RELAXED) != v)
+        __atomic_store_n(&me->waiting, v, __ATOMIC_RELAXED);
+}
+
 /* While nothing moves: every COLL_SHM_SLICE_MS, whether the peers we
    wait on still live; whether the deadline (timeout_ms without progress)
    has passed. 0 or the code to return. */
@@ -1311,6 +1327,7 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
             break;
         if (!block) {
             uint64_t ms = coll_shm__now_ms();
+            coll_shm__waiting(s, h, n);
             if (fresh)
                 s->last_ms = ms;
             else if ((rc = coll_shm__idle(s, ms)) != 0)
@@ -1326,6 +1343,7 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
         }
         /* the clock: deadline, liveness, and which stage we are in */
         now = coll_shm__now_ns();
+        coll_shm__waiting(s, h, n);
         if (fresh) {
             s->last_ms = now / 1000000u;
             fresh = 0;
@@ -1394,6 +1412,8 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
             COLL_SHM__SC_STORE(&me->sleeping, 0u);
         }
     }
+    if (rc == 0)
+        coll_shm__waiting(s, h, n);                 /* all done: none */
     for (i = 0; i < n; i++) {
         coll_shm__xfer *x = &s->x[h[i]];
         if (rc == 0 && x->finished && x->result)
@@ -1547,6 +1567,22 @@ static int coll_shm__attach(void *ctx)
     return ((coll_shm *)ctx)->attached++;
 }
 
+/* coll_port.missing: from `peer`, follow who waits for whom through the
+   ranks' records (at most nranks hops; every value read is checked) to
+   the rank that waits for nobody. */
+static int coll_shm__missing(void *ctx, int peer)
+{
+    coll_shm *s = (coll_shm *)ctx;
+    int hops, next;
+    if (peer < 0 || peer >= s->nranks) return peer;
+    for (hops = 0; hops < s->nranks; hops++) {
+        next = (int)__atomic_load_n(&coll_shm__rec(s, peer)->waiting, __ATOMIC_RELAXED) - 1;
+        if (next < 0 || next >= s->nranks || next == peer) break;
+        peer = next;
+    }
+    return peer;
+}
+
 static void coll_shm__port(coll_shm *s, coll_port *port)
 {
     memset(port, 0, sizeof *port);     /* members this port does not know */
@@ -1560,6 +1596,7 @@ static void coll_shm__port(coll_shm *s, coll_port *port)
     port->abort = coll_shm__abort_hook;
     port->irecv_fold = coll_shm_irecv_fold;
     port->attach = coll_shm__attach;
+    port->missing = coll_shm__missing;
 }
 
 /* Where a joiner's segment came from: the name, and the object it named

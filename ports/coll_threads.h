@@ -329,6 +329,8 @@ typedef struct coll_threads__rank {
     int sleeping COLL_THREADS__LINE;   /* waiters on cv (atomic): wake only them */
     int cpu;                   /* where it last waited (atomic; -1 unknown) */
     int attached;              /* communicators coll_init put on this rank  */
+    int waiting_on;            /* the peer of the wait it is in or gave up
+                                  in, -1 none (atomic; coll_port.missing)  */
 } coll_threads__rank;
 
 typedef struct coll_threads__queue { short head, tail; } coll_threads__queue;
@@ -886,6 +888,15 @@ static int coll_threads__give_up(coll_threads__rank *me, int h, int code)
     return rc;
 }
 
+/* Who this rank waits for, for coll_port.missing: set when a wait finds
+   its operation not done, cleared when a wait completes; a wait that
+   gives up leaves it, so the chain of waits outlives the failure. */
+static void coll_threads__waiting(coll_threads__rank *me, int peer)
+{
+    if (__atomic_load_n(&me->waiting_on, __ATOMIC_RELAXED) != peer)
+        __atomic_store_n(&me->waiting_on, peer, __ATOMIC_RELEASE);
+}
+
 static int coll_threads__is_done(coll_threads__op *op)
 {
     return COLL_THREADS__LOAD(&op->state) == COLL_THREADS__DONE;
@@ -971,6 +982,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
     if (!op->owned) return COLL_ERR_INVAL;
     if (op->eager || op->fbox) { op->owned = 0; return COLL_OK; }   /* finished at post */
     if (!coll_threads__is_done(op)) coll_threads__progress_all(me);
+    if (!coll_threads__is_done(op)) coll_threads__waiting(me, op->peer);
     if (block && me->spin > 0 && !coll_threads__is_done(op)) {
         /* Poll, with a budget that follows how the last waits ended; but
            not for a peer that sleeps, or last ran on this very CPU: it
@@ -1032,6 +1044,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
             return coll_threads__give_up(me, h, failed);
         }
     }
+    coll_threads__waiting(me, -1);
     rc = op->result;
     op->owned = 0;
     COLL_THREADS__STORE(&op->state, COLL_THREADS__FREE);
@@ -1137,6 +1150,7 @@ COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned tim
         w->r[i].rank = i;
         w->r[i].spin = w->spin_max;
         w->r[i].cpu = -1;
+        w->r[i].waiting_on = -1;
         pthread_mutex_init(&w->r[i].m, NULL);
         pthread_cond_init(&w->r[i].cv, &ca);
         for (j = 0; j < nranks; j++) {
@@ -1167,6 +1181,21 @@ static void coll_threads__abort_port(void *ctx, int code)
     coll_threads__fail(((coll_threads__rank *)ctx)->w, COLL_ERR_ABORTED);
 }
 
+/* coll_port.missing: from `peer`, follow who waits for whom (at most
+   nranks hops, a cycle ends it) to the rank that waits for nobody. */
+static int coll_threads__missing(void *ctx, int peer)
+{
+    coll_threads *w = ((coll_threads__rank *)ctx)->w;
+    int hops, next;
+    if (peer < 0 || peer >= w->nranks) return peer;
+    for (hops = 0; hops < w->nranks; hops++) {
+        next = __atomic_load_n(&w->r[peer].waiting_on, __ATOMIC_ACQUIRE);
+        if (next < 0 || next >= w->nranks || next == peer) break;
+        peer = next;
+    }
+    return peer;
+}
+
 /* coll_port.attach: the communicators over this rank's end, counted. */
 static int coll_threads__attach(void *ctx)
 {
@@ -1188,6 +1217,7 @@ COLL_THREADS_API coll_port coll_threads_port(coll_threads *w, int rank)
     p.abort = coll_threads__abort_port;
     p.irecv_fold = coll_threads__irecv_fold;
     p.attach = coll_threads__attach;
+    p.missing = coll_threads__missing;
     return p;
 }
 

@@ -11,9 +11,11 @@
         nonzero answer;
      2. a rank that never calls (rank 2 of 4, a 300 ms deadline): every
         other rank's all-reduce fails within the deadline, never COLL_OK;
-        rank 3, which receives from rank 2 first, names it in
-        coll_last_error ("rank 2, call N, step S") and in its entry (peer 2,
-        result < 0); every survivor's entry holds the failure;
+        every survivor names rank 2 in coll_last_error ("rank 2, call N,
+        step S"): rank 3, which receives from rank 2 first, directly (and
+        in its entry: peer 2), the others through the chain of waits the
+        port reports ("..., via rank Q"); every survivor's entry holds the
+        failure;
      3. off: coll_set_recorder(c, NULL, ...) records nothing more; bad
         arguments are COLL_ERR_INVAL;
      4. revoke: rank 0 revokes while ranks 1-3 wait in an all-reduce (a
@@ -169,12 +171,15 @@ static int rank_main(int r, void *arg)
         COLL_CHECK_MSG(e->seq == 1 && e->result == rc, "rank %d: entry seq %u result %d", r, (unsigned)e->seq, e->result);
         printf("  rank %d never calls, checks %u: rank %d says %s: %s (%.2f s)\n", SILENT, W->checks, r,
                coll_result_str(rc), coll_last_error(&c), dt);
-        if (r == (SILENT + 1) % P) {
-            snprintf(want, sizeof want, "rank %d, call 1, step ", SILENT);
-            COLL_CHECK_MSG(strstr(coll_last_error(&c), want) != NULL && e->peer == SILENT,
-                           "checks %u rank %d: '%s' (peer %d) does not name rank %d", W->checks, r,
-                           coll_last_error(&c), e->peer, SILENT);
-        }
+        snprintf(want, sizeof want, "rank %d, call 1, step ", SILENT);
+        COLL_CHECK_MSG(strstr(coll_last_error(&c), want) != NULL, "checks %u rank %d: '%s' does not name rank %d",
+                       W->checks, r, coll_last_error(&c), SILENT);
+        if (r == (SILENT + 1) % P)          /* it waits for rank 2 itself */
+            COLL_CHECK_MSG(e->peer == SILENT && !strstr(coll_last_error(&c), "via"),
+                           "checks %u rank %d: peer %d, '%s'", W->checks, r, e->peer, coll_last_error(&c));
+        else if (e->peer != SILENT)         /* it waited for a rank that waited for rank 2 */
+            COLL_CHECK_MSG(strstr(coll_last_error(&c), "via rank ") != NULL, "checks %u rank %d: peer %d, '%s'",
+                           W->checks, r, e->peer, coll_last_error(&c));
     }
     return 0;
 }

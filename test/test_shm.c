@@ -46,6 +46,7 @@ typedef struct shared_counts {
     double ms[64];
     /* bytes the ranks' irecv_fold receives folded: fast box, ring, CMA */
     unsigned long long folded[3];
+    char why[8][96];           /* a failed call's coll_last_error, ranks 0-7 */
 } shared_counts;
 
 static shared_counts *counts_new(void)
@@ -544,9 +545,10 @@ static int fail_body(int rank, coll_port *pt, void *arg)
         wp.ctx = &d; wp.send = dying_send; wp.recv = fwd_recv;
         wp.isend = dying_isend; wp.irecv = fwd_irecv; wp.wait = fwd_wait;
         wp.sendrecv = 0; wp.abort = fwd_abort; wp.irecv_fold = 0;
-        wp.attach = 0;                    /* a copy with another ctx: every member set */
+        wp.attach = 0; wp.missing = 0;    /* a copy with another ctx: every member set */
     }
     coll_init(&c, rank, n, &wp, scratch, sizeof scratch);
+    if (fa->hang) coll_set_checks(&c, 0);   /* the ring's own waits: 0 waits for 2, 2 for 1 */
     for (i = 0; i < 200000; i++) buf[i] = 1.0f;
     t0 = now_ms();
     if (rank == fa->victim && fa->hang) {
@@ -557,6 +559,7 @@ static int fail_body(int rank, coll_port *pt, void *arg)
         rc = coll_allreduce(&c, buf, buf, 200000, COLL_FLOAT32, COLL_SUM, COLL_ALGO_RING);
     fa->sc->rc[rank] = rc;
     fa->sc->ms[rank] = now_ms() - t0;
+    if (rank < 8) snprintf(fa->sc->why[rank], sizeof fa->sc->why[rank], "%s", coll_last_error(&c));
     return rc == 0 ? 1 : 0;               /* success here would be the failure */
 }
 
@@ -976,9 +979,14 @@ int main(int argc, char **argv)
                   "hung rank: rank %d returned %d", r, sc->rc[r]);
             check(sc->ms[r] >= 400.0 && sc->ms[r] < 2000.0,
                   "hung rank: rank %d gave up after %.0f ms (deadline 500)", r, sc->ms[r]);
+            /* each names the silent rank: rank 2 waits for it, rank 0 for rank 2 */
+            check(strstr(sc->why[r], "rank 1, call ") != NULL && (r == 2 || strstr(sc->why[r], "via rank 2")),
+                  "hung rank: rank %d says '%s', not rank 1 (through rank 2)", r, sc->why[r]);
             printf(" %d (%.0f ms)", sc->rc[r], sc->ms[r]);
         }
         printf("\n");
+        for (r = 0; r < 3; r++)
+            if (r != fa.victim) printf("    rank %d: %s\n", r, sc->why[r]);
         munmap(sc, sizeof *sc);
     }
     mismatch_suite();
