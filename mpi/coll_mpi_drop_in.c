@@ -78,8 +78,13 @@
                               REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, SCAN,
                               EXSCAN, BARRIER)
      COLL_MPI_THRESHOLDS=path a thresholds file (make mpi-drop-in-tune writes
-                              build/mpi/thresholds_<mpi>.txt) in place of the
-                              compiled table; COLL_MPI_MIN... still apply.
+                              build/mpi/thresholds_<mpi>.txt, coll_mpi_tune
+                              version 2) in place of the compiled table;
+                              COLL_MPI_MIN... still apply. Unset: the file
+                              make mpi-tune writes, $XDG_CONFIG_HOME/coll/
+                              mpi-thresholds-<mpi> (else $HOME/.config/coll/
+                              ...), where there is one; empty: the compiled
+                              table (di_default_path).
                               The ranks' tables are agreed at MPI_Init: the
                               largest value of any rank applies (and so are
                               ROUTE, VERIFY, TRANSPORT, HIER: di_agree_settings)
