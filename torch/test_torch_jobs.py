@@ -12,9 +12,12 @@ torch.distributed at all), to 1e-5:
     where torch lets it run. Debian's torch 1.13 on Python 3.11 does not:
     importing torch.distributed.fsdp raises "ValueError: mutable default
     <class '...TensorProperties'> for field tensor_properties is not
-    allowed: use default_factory", and past that, 1.13's FSDP raises
-    "FSDP does not support CPU only execution" at the first forward
-    without CUDA. Either error, exactly, is printed and counted as FSDP
+    allowed: use default_factory"; imported again with that let through
+    (import_fsdp), FSDP's constructor raises "AssertionError: Torch not
+    compiled with CUDA enabled" (its _get_compute_device asks
+    torch.cuda.current_device() for a module on the CPU), and 1.13's
+    first forward would raise "FSDP does not support CPU only execution"
+    without CUDA. These errors are printed, exactly, and counted as FSDP
     not running; any other error, or a run that ends elsewhere than the
     reference, fails;
   - bench_torch_jobs.py's ZeRO-2 job over "coll" (all_gather_into_tensor,
@@ -33,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 STEPS, LR, BATCH = 5, 0.1, 8
 FSDP_KNOWN = ("mutable default <class 'torch.distributed._shard.sharded_tensor.metadata.TensorProperties'> "
               "for field tensor_properties is not allowed: use default_factory",
+              "Torch not compiled with CUDA enabled",
               "FSDP does not support CPU only execution")
 
 passed = failed = 0
@@ -81,24 +85,47 @@ def close(torch, a, ref, what):
     return d
 
 
-def fsdp_source_refusal():
-    """torch's own line refusing CPU-only FSDP, read from its source (not imported)"""
-    import importlib.util
-    spec = importlib.util.find_spec("torch")
-    path = os.path.join(os.path.dirname(spec.origin), "distributed", "fsdp", "fully_sharded_data_parallel.py")
+def import_fsdp():
+    """FSDP's class, and the error of the plain import where it failed:
+    torch 1.13 predates Python 3.11, whose dataclasses refuse an instance
+    of an unhashable class as a field's default, as torch's
+    ShardedTensorMetadata has; the second import lets such a default
+    through as a default_factory (this process only), to get as far as
+    FSDP itself."""
     try:
-        lines = open(path).read().splitlines()
-    except OSError:
-        return None
-    for i, line in enumerate(lines):
-        if FSDP_KNOWN[1] in line:
-            return "%s:%d: %s" % (path, i + 1, line.strip())
-    return None
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        return FSDP, None
+    except ValueError as e:
+        first = "ValueError: %s" % e
+    import dataclasses
+    for k in list(sys.modules):
+        if k.startswith(("torch.distributed._shard", "torch.distributed.fsdp")):
+            del sys.modules[k]
+    orig = dataclasses._get_field
+
+    def get_field(cls, name, type_, kw_only):
+        try:
+            return orig(cls, name, type_, kw_only)
+        except ValueError:
+            d = getattr(cls, name)
+            setattr(cls, name, dataclasses.field(default_factory=lambda d=d: d))
+            return orig(cls, name, type_, kw_only)
+    dataclasses._get_field = get_field
+    try:
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    finally:
+        dataclasses._get_field = orig
+    return FSDP, first
 
 
 def fsdp(torch, nn, dist, rank, p, ref):
+    first = None
     try:
-        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        FSDP, first = import_fsdp()
+        if first:
+            check(FSDP_KNOWN[0] in first, "importing FSDP failed otherwise than known: %s" % first)
+            if rank == 0:
+                print("FSDP: the plain import raises %s" % first)
         m = FSDP(model(torch, nn))
         opt = torch.optim.SGD(m.parameters(), lr=LR)
         for s in range(STEPS):
@@ -110,18 +137,18 @@ def fsdp(torch, nn, dist, rank, p, ref):
             a = flat(torch, m)
     except Exception as e:                      # noqa: BLE001 - what FSDP raises is the point
         msg = "%s: %s" % (type(e).__name__, e)
+        tb = traceback.extract_tb(e.__traceback__)
+        where = ["%s:%d %s" % (os.path.basename(f.filename), f.lineno, f.name) for f in tb
+                 if "fsdp" in f.filename][-1:]
         known = any(k in str(e) for k in FSDP_KNOWN)
         if rank == 0 or not known:
-            print("FSDP over coll does not run here: %s" % msg)
+            print("FSDP over coll does not run here: %s (%s)" % (msg, ", ".join(where) or "?"))
             if not known:
                 traceback.print_exc()
-            src = fsdp_source_refusal()
-            if src:
-                print("FSDP, past the import, at the first forward without CUDA: %s" % src)
         check(known, "FSDP failed otherwise than torch 1.13's known refusals on CPU: %s" % msg)
         return
     if rank == 0:
-        print("FSDP over coll ran")
+        print("FSDP over coll ran%s" % (" (the import patched)" if first else ""))
     close(torch, a, ref, "FSDP over coll")
 
 
