@@ -1,6 +1,6 @@
 """torch/bench_torch_jobs.py - training jobs over backend="coll" against "gloo".
 
-    PYTHONPATH=build/python /usr/bin/python3 torch/bench_torch_jobs.py [-n 2,4] [-r ROUNDS] [-k STEPS] [-j ddp,zero,ps]
+    PYTHONPATH=build/python /usr/bin/python3 torch/bench_torch_jobs.py [-n 2,4] [-r ROUNDS] [-k STEPS] [-j ddp,zero,zero-ar,ps]
 
 Three communication-bound jobs on one wide, cheap model (bench_torch_ddp.py's
 "linear": two 2048 x 2048 Linear layers, 8.4 M parameters, 33.6 MB of
@@ -14,6 +14,8 @@ float32, a batch of 4 per rank), each step's time mostly its collectives:
           (nor _allgather_base): there, all_gather into the shards' views
           and all_reduce of all gradients, of which each rank keeps its
           shard - the closest gloo offers, and twice the reduce's bytes;
+  - zero-ar: the same job in gloo's form on both backends (all_gather
+          into views, all_reduce), to tell the operation from the backend;
   - ps:   parameter server: rank 0 holds the parameters and updates them;
           a step broadcasts them from rank 0, every rank runs forward and
           backward, the gradients are reduced (SUM) to rank 0.
@@ -125,7 +127,7 @@ def ddp_job(torch, dist, model, p, rank, lr, group=None):
     return step, final
 
 
-JOBS = {"ddp": ddp_job, "zero": zero_job, "ps": ps_job}
+JOBS = {"ddp": ddp_job, "zero": zero_job, "zero-ar": zero_job, "ps": ps_job}
 
 
 def worker(rounds, k, jobs):
@@ -145,7 +147,8 @@ def worker(rounds, k, jobs):
     for job in jobs:
         runs = {}
         for backend, group in (("coll", None), ("gloo", gloo)):
-            extra = {"gloo_style": True} if job == "zero" and backend == "gloo" else {}
+            gloo_style = job == "zero-ar" or (job == "zero" and backend == "gloo")
+            extra = {"gloo_style": True} if gloo_style else {}
             runs[backend] = JOBS[job](torch, dist, models(torch, nn, "linear"), p, rank, 0.01, group=group, **extra)
 
         def steps(backend):
@@ -179,7 +182,7 @@ def worker(rounds, k, jobs):
 
 
 def main():
-    ranks, rounds, k, jobs = [2, 4], 5, 5, ["ddp", "zero", "ps"]
+    ranks, rounds, k, jobs = [2, 4], 5, 5, ["ddp", "zero", "zero-ar", "ps"]
     args = sys.argv[1:]
     while args:
         a = args.pop(0)
@@ -192,9 +195,9 @@ def main():
         elif a == "-j":
             jobs = args.pop(0).split(",")
         else:
-            sys.exit("usage: bench_torch_jobs.py [-n 2,4] [-r ROUNDS] [-k STEPS] [-j ddp,zero,ps]")
+            sys.exit("usage: bench_torch_jobs.py [-n 2,4] [-r ROUNDS] [-k STEPS] [-j ddp,zero,zero-ar,ps]")
     if any(j not in JOBS for j in jobs):
-        sys.exit("jobs: ddp, zero, ps")
+        sys.exit("jobs: ddp, zero, zero-ar, ps")
     rows, bad = [], False
     for n in ranks:
         print("%d ranks: load before: %s" % (n, open("/proc/loadavg").read().strip()))
@@ -207,7 +210,8 @@ def main():
             print(pr.stdout[-4000:])
             bad = True
         rows += got
-    what = {"ddp": "DDP", "zero": "ZeRO-2 (gloo: all_reduce, keep the shard)", "ps": "parameter server"}
+    what = {"ddp": "DDP", "zero": "ZeRO-2 (gloo: all_reduce, keep the shard)",
+            "zero-ar": "ZeRO-2, all_reduce on both", "ps": "parameter server"}
     print("\n| job | ranks | coll ms/step | gloo ms/step | gloo / coll |")
     print("|---|---:|---:|---:|---:|")
     for job, p, n, c, g, ok in rows:
