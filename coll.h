@@ -1443,6 +1443,34 @@ static int coll__swing_pos(int v, int L)
     return (int)w;
 }
 
+/* The rank whose number is w: walk from rank 0 through the steps w names. */
+static int coll__swing_rank(int w, int L)
+{
+    int s, v = 0;
+    for (s = 0; s < L; s++)
+        if (w >> (L - 1 - s) & 1) v = coll__swing_peer(v, s, 1 << L);
+    return v;
+}
+
+/* The step that moves each virtual region between rank v and the rank
+   whose number is v: `out` sends region sigma(v) to its owner (after a
+   Swing halving), else v's own region to the rank numbered v (before a
+   Swing doubling). A permutation: in each of its cycles some rank sends
+   to a higher one first and some to a lower one, so no cycle is all
+   senders. */
+static void coll__swing_permute(const coll__plan *pl, int L, int out, int work, coll__step *st)
+{
+    int v = coll__vrank(pl, pl->rank), w = coll__swing_pos(v, L), u = coll__swing_rank(v, L);
+    int to = out ? w : u, from = out ? u : w;
+    if (to == v) return;                                /* its own already */
+    st->to = coll__rrank(pl, to);
+    st->from = coll__rrank(pl, from);
+    st->sbuf = st->rbuf = work;
+    coll__vrange(pl, out ? w : v, (out ? w : v) + 1, &st->soff, &st->slen);
+    coll__vrange(pl, out ? v : w, (out ? v : w) + 1, &st->roff, &st->rlen);
+    st->send_first = v > to;
+}
+
 /* ---- ring ------------------------------------------------------------------ */
 
 /* Where the running partial sum of a block lives during a reduce-scatter,
@@ -2093,6 +2121,33 @@ static int coll__halving_reduce_scatter(const coll__plan *pl, int s, coll__step 
     return 1;
 }
 
+/* Swing reduce-scatter: the halving of the Swing all-reduce (in place,
+   in src), which leaves rank v with the region numbered sigma(v), then one
+   step that hands each region to its owner.
+       p = 4:  0 <-> 1, 2 <-> 3;  0 <-> 3, 1 <-> 2;  then 1 <-> 2 (swapped)
+   cost: (lg + 1)·α + (p-1)/p·n(β+γ) + n/p·β   (+ the fold)                 */
+static int coll__swing_reduce_scatter(const coll__plan *pl, int s, coll__step *st)
+{
+    int k, L = coll__ceil_log2(pl->p2), r = pl->rank, v = coll__vrank(pl, r);
+    if (pl->p == 1 || !coll__folded(pl, s, L + 1, &k)) return 0;
+    coll__idle(st);
+    if (k < 0) {
+        coll__fold_in(pl, st, 1);
+        st->rbuf = st->abuf = COLL_BUF_SRC;
+        return 1;
+    }
+    if (k == L + 1) {   /* odd r of a folded pair holds block r-1 too */
+        size_t off, len;
+        coll__block(pl, r < 2 * pl->rem && r % 2 ? r - 1 : r, &off, &len);
+        coll__fold_out(pl, st, COLL_BUF_SRC, off, len);
+        return 1;
+    }
+    if (v < 0) return 1;
+    if (k == L) coll__swing_permute(pl, L, 1, COLL_BUF_SRC, st);
+    else coll__halving_at(pl, k, coll__swing_pos(v, L), coll__swing_peer(v, k, pl->p2), COLL_BUF_SRC, st);
+    return 1;
+}
+
 /* ---- all-gather ------------------------------------------------------------- */
 
 /* Recursive doubling: lg p2 rounds, each doubling the blocks held.
@@ -2106,6 +2161,23 @@ static int coll__rd_allgather(const coll__plan *pl, int s, coll__step *st)
     if (k < 0) { coll__fold_in(pl, st, 0); return 1; }
     if (k == L) { coll__fold_out(pl, st, COLL_BUF_DST, 0, pl->total); return 1; }
     if (coll__vrank(pl, pl->rank) >= 0) coll__doubling_gather(pl, k, COLL_BUF_DST, st);
+    return 1;
+}
+
+/* Swing all-gather: one step that hands rank v's region to the rank
+   numbered v, then the doubling of the Swing all-reduce.
+       p = 4:  1 <-> 2 (swapped);  then 0 <-> 3, 1 <-> 2;  0 <-> 1, 2 <-> 3
+   cost: (lg + 1)·α + (p-1)/p·nβ + n/p·β   (+ the fold)                     */
+static int coll__swing_allgather(const coll__plan *pl, int s, coll__step *st)
+{
+    int k, L = coll__ceil_log2(pl->p2), v = coll__vrank(pl, pl->rank);
+    if (pl->p == 1 || !coll__folded(pl, s, L + 1, &k)) return 0;
+    coll__idle(st);
+    if (k < 0) { coll__fold_in(pl, st, 0); return 1; }
+    if (k == L + 1) { coll__fold_out(pl, st, COLL_BUF_DST, 0, pl->total); return 1; }
+    if (v < 0) return 1;
+    if (k == 0) coll__swing_permute(pl, L, 0, COLL_BUF_DST, st);
+    else coll__doubling_gather_at(pl, k - 1, coll__swing_pos(v, L), coll__swing_peer(v, L - k, pl->p2), COLL_BUF_DST, st);
     return 1;
 }
 
@@ -2585,7 +2657,8 @@ static COLL__UNUSED size_t coll__room_bytes(const coll__plan *pl, size_t es)
    messages. AUTO, forced algorithms, coll_start, coll_describe and
    coll_scratch_bytes all read the row through one check (coll__fits).
    Adding an algorithm = its schedule, its cost, one row (and its name in
-   COLL_ALGO_LIST if the name is new). */
+   COLL_ALGO_LIST if the name is new; a pair of hooks no row has used
+   yet, its coll__hooks_ pair and COLL__HK_ line). */
 
 /* What an algorithm needs beyond the arguments every collective takes.
    AUTO picks only algorithms whose needs every rank meets alike (none of
@@ -2630,6 +2703,35 @@ static int coll__room_begin(coll_request *q);
 static int coll__room_finish(coll_request *q);
 #endif
 
+/* A row's local moves, before and after its messages. The rows that have
+   any share these pairs, so a row pays one pointer for them (null: none). */
+typedef struct coll__hooks { coll__hook begin, finish; } coll__hooks;
+static const coll__hooks coll__hooks_own = { coll__own_block, 0 };
+static const coll__hooks coll__hooks_own_a2a = { coll__own_block_a2a, 0 };
+static const coll__hooks coll__hooks_bruck = { coll__bruck_begin, coll__bruck_finish };
+static const coll__hooks coll__hooks_bruck_a2a = { coll__bruck_a2a_begin, coll__bruck_a2a_finish };
+static const coll__hooks coll__hooks_rbruck = { coll__rbruck_begin, coll__rbruck_finish };
+static const coll__hooks coll__hooks_in_place = { coll__work_in_place, 0 };
+static const coll__hooks coll__hooks_root = { coll__root_in_place, 0 };
+static const coll__hooks coll__hooks_take = { 0, coll__take_block };
+#if COLL__ROOMS
+static const coll__hooks coll__hooks_room = { coll__room_begin, coll__room_finish };
+#endif
+/* A row's (begin, finish) as given in its list, to its shared pair. */
+#define COLL__HK(B, E) COLL__HK_##B##_##E
+#define COLL__HK_0_0                                     ((const coll__hooks *)0)
+#define COLL__HK_coll__own_block_0                       (&coll__hooks_own)
+#define COLL__HK_coll__own_block_a2a_0                   (&coll__hooks_own_a2a)
+#define COLL__HK_coll__bruck_begin_coll__bruck_finish    (&coll__hooks_bruck)
+#define COLL__HK_coll__bruck_a2a_begin_coll__bruck_a2a_finish (&coll__hooks_bruck_a2a)
+#define COLL__HK_coll__rbruck_begin_coll__rbruck_finish  (&coll__hooks_rbruck)
+#define COLL__HK_coll__work_in_place_0                   (&coll__hooks_in_place)
+#define COLL__HK_coll__root_in_place_0                   (&coll__hooks_root)
+#define COLL__HK_0_coll__take_block                      (&coll__hooks_take)
+#define COLL__HK_coll__room_begin_coll__room_finish      (&coll__hooks_room)
+#define COLL__BEGIN(e) ((e)->hooks ? (e)->hooks->begin : (coll__hook)0)
+#define COLL__FINISH(e) ((e)->hooks ? (e)->hooks->finish : (coll__hook)0)
+
 #ifndef COLL_NO_COST_MODEL
 typedef coll__real (*coll__costfn)(const coll__plan *pl, coll__real n, const coll__tune *t);
 #endif
@@ -2642,14 +2744,14 @@ typedef struct coll__entry {
 #ifndef COLL_NO_COST_MODEL
     coll__costfn cost;
 #endif
-    coll__hook begin, finish;    /* 0: nothing to do                          */
+    const coll__hooks *hooks;    /* 0: nothing to do                          */
 } coll__entry;
 
 /* A schedule, cost or hook, or 0 if COLL_ALGOS or COLL_KINDS leave the row
    out (and with it every function only that row names). */
 #define COLL__KEEPS(K, A) (COLL__ON(COLL_KINDS, COLL_##K) && COLL__ON(COLL_ALGOS, COLL_ALGO_##A))
 #define COLL__S(K, A, F) (COLL__KEEPS(K, A) ? F : 0)
-#define COLL__H(K, A, F) (COLL__KEEPS(K, A) ? (coll__hook)(F) : (coll__hook)0)
+#define COLL__H(K, A, B, E) (COLL__KEEPS(K, A) ? COLL__HK(B, E) : (const coll__hooks *)0)
 
 /* ---- >>cost  the model behind COLL_ALGO_AUTO (α-β-γ; see each schedule) -- */
 #ifndef COLL_NO_COST_MODEL
@@ -2708,11 +2810,11 @@ static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const 
 #ifndef COLL_NO_COST_MODEL
 #define COLL__ROW(K, A, F, COST, NEEDS, BEGIN, FINISH)                          \
     { COLL_##K, COLL_ALGO_##A, NEEDS, COLL__S(K, A, F), COLL__S(K, A, COST),    \
-      COLL__H(K, A, BEGIN), COLL__H(K, A, FINISH) }
+      COLL__H(K, A, BEGIN, FINISH) }
 #else
 #define COLL__ROW(K, A, F, COST, NEEDS, BEGIN, FINISH)                          \
     { COLL_##K, COLL_ALGO_##A, NEEDS, COLL__S(K, A, F),                         \
-      COLL__H(K, A, BEGIN), COLL__H(K, A, FINISH) }
+      COLL__H(K, A, BEGIN, FINISH) }
 #endif
 
 /* The registry: each collective's rows, in AUTO's order of preference
@@ -2761,12 +2863,14 @@ static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const 
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      0,                             0,                     0) S \
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
     R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0) S \
-    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_never,        COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish)
+    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_never,        COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish) S \
+    R(K,               SWING,                 coll__swing_reduce_scatter,         coll__cost_never,        COLL__IN_PLACE,                0,                     0)
 #define COLL__ROWS_ALLGATHER(R, S, K) \
     COLL__ROOM_ROW(R, K, 0, S) \
     R(K,               RING,                  coll__ring_allgather,               coll__cost_ring_ag,      COLL__BLOCKWISE,               coll__own_block,       0) S \
     R(K,               RECURSIVE_DOUBLING,    coll__rd_allgather,                 coll__cost_rd_ag,        0,                             coll__own_block,       0) S \
-    R(K,               BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish)
+    R(K,               BRUCK,                 coll__bruck_allgather,              coll__cost_bruck_ag,     COLL__HOST,                    coll__bruck_begin,     coll__bruck_finish) S \
+    R(K,               SWING,                 coll__swing_allgather,              coll__cost_never,        0,                             coll__own_block,       0)
 #define COLL__ROWS_BROADCAST(R, S, K) \
     COLL__ROOM_ROW(R, K, 0, S) \
     R(K,               BINOMIAL,              coll__binomial_broadcast,           coll__cost_binomial,     0,                             0,                     0) S \
@@ -2799,7 +2903,8 @@ static coll__real coll__cost_bruck_ar(const coll__plan *pl, coll__real n, const 
     R(K,               RING,                  coll__ring_reduce_scatter,          coll__cost_ring_rs,      COLL__EQUAL_OOP,               0,                     0) S \
     R(K,               PAIRWISE,              coll__pairwise_reduce_scatter,      coll__cost_pairwise_rs,  0,                             0,                     0) S \
     R(K,               RECURSIVE_HALVING,     coll__halving_reduce_scatter,       coll__cost_never,        COLL__IN_PLACE,                0,                     0) S \
-    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_never,        COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish)
+    R(K,               REVERSED_BRUCK,        coll__rbruck_reduce_scatter,        coll__cost_never,        COLL__IN_PLACE,                coll__rbruck_begin,    coll__rbruck_finish) S \
+    R(K,               SWING,                 coll__swing_reduce_scatter,         coll__cost_never,        COLL__IN_PLACE,                0,                     0)
 /* exscan ends with a strided shift; scan does not */
 #define COLL__SCAN_PATHS(K) (COLL__FOLD_LEFT | (COLL_##K == COLL_EXSCAN ? COLL__STRIDES : 0))
 #define COLL__ROWS_SCAN(R, S, K) \
@@ -2849,21 +2954,19 @@ static const unsigned char coll__nrows[COLL_KIND_COUNT] = { COLL_KIND_LIST(COLL_
 #define COLL__PICK_A(K, A, F, COST, NEEDS, BEGIN, FINISH) COLL__KEEPS(K, A) ? COLL_ALGO_##A :
 #define COLL__PICK_F(K, A, F, COST, NEEDS, BEGIN, FINISH) COLL__KEEPS(K, A) ? (coll__schedule)(F) :
 #define COLL__PICK_C(K, A, F, COST, NEEDS, BEGIN, FINISH) COLL__KEEPS(K, A) ? (coll__costfn)(COST) :
-#define COLL__PICK_B(K, A, F, COST, NEEDS, BEGIN, FINISH) COLL__KEEPS(K, A) ? (coll__hook)(BEGIN) :
-#define COLL__PICK_E(K, A, F, COST, NEEDS, BEGIN, FINISH) COLL__KEEPS(K, A) ? (coll__hook)(FINISH) :
+#define COLL__PICK_H(K, A, F, COST, NEEDS, BEGIN, FINISH) COLL__KEEPS(K, A) ? COLL__HK(BEGIN, FINISH) :
 #define COLL__ONE_K(K, L) COLL__ROWS_##L(COLL__PICK_K, , K)
 #define COLL__ONE_A(K, L) COLL__ROWS_##L(COLL__PICK_A, , K)
 #define COLL__ONE_F(K, L) COLL__ROWS_##L(COLL__PICK_F, , K)
 #define COLL__ONE_C(K, L) COLL__ROWS_##L(COLL__PICK_C, , K)
-#define COLL__ONE_B(K, L) COLL__ROWS_##L(COLL__PICK_B, , K)
-#define COLL__ONE_E(K, L) COLL__ROWS_##L(COLL__PICK_E, , K)
+#define COLL__ONE_H(K, L) COLL__ROWS_##L(COLL__PICK_H, , K)
 static COLL__UNUSED const coll__entry coll__one_row = {
     (unsigned char)(COLL__REGISTRY(COLL__ONE_K) 0), (unsigned char)(COLL__REGISTRY(COLL__ONE_A) 0),
     (unsigned short)COLL__NEEDS_KEPT, COLL__REGISTRY(COLL__ONE_F) (coll__schedule)0,
 #ifndef COLL_NO_COST_MODEL
     COLL__REGISTRY(COLL__ONE_C) (coll__costfn)0,
 #endif
-    COLL__REGISTRY(COLL__ONE_B) (coll__hook)0, COLL__REGISTRY(COLL__ONE_E) (coll__hook)0 };
+    COLL__REGISTRY(COLL__ONE_H) (const coll__hooks *)0 };
 
 /* A collective's rows and their number (k compiled in). */
 static const coll__entry *coll__rows_of(coll_kind k, unsigned *n)
@@ -3656,7 +3759,7 @@ static int coll__begin(coll_request *q)
         return coll__copy(q->c, coll__buf(q, COLL_BUF_DST), coll__buf(q, COLL_BUF_SRC), len * q->esize);
     }
     if (pl->p == 1 && coll__reduces(COLL__KIND(pl->kind))) return coll__work_in_place(q);
-    return e->begin ? e->begin(q) : COLL_OK;
+    return COLL__BEGIN(e) ? COLL__BEGIN(e)(q) : COLL_OK;
 }
 
 /* The last local touches: the row's finish hook (not where coll__begin
@@ -3669,7 +3772,7 @@ static int coll__finish(coll_request *q)
     size_t off, len;
     int rc;
     if (pl->total == 0) return COLL_OK;
-    if (e->finish && !(pl->p == 1 && coll__reduces(COLL__KIND(pl->kind))) && (rc = e->finish(q)) != COLL_OK)
+    if (COLL__FINISH(e) && !(pl->p == 1 && coll__reduces(COLL__KIND(pl->kind))) && (rc = COLL__FINISH(e)(q)) != COLL_OK)
         return rc;
     if (!COLL__ON(COLL_OPS, COLL_AVG) || !coll__reduces(COLL__KIND(pl->kind)) || q->a.op != COLL_AVG) return COLL_OK;
     if (COLL__KIND_IS(pl->kind, COLL_REDUCE) && pl->rank != pl->root) return COLL_OK;
@@ -4276,11 +4379,13 @@ static void coll__pieces_abort(void *ctx, int code)
     if (in->abort) in->abort(in->ctx, code);
 }
 
+#ifndef COLL_NO_ERRSTR
 static int coll__pieces_missing(void *ctx, int peer)
 {
     const coll_port *in = &((coll__msgcut *)ctx)->inner;
     return in->missing(in->ctx, peer);
 }
+#endif
 
 /* coll_init's part: the communicator's port becomes this layer over the
    caller's. */
@@ -4294,7 +4399,9 @@ static void coll__pieces_wrap(coll_comm *c, const coll_port *port)
     c->port.recv = coll__pieces_recv;
     if (port->sendrecv) c->port.sendrecv = coll__pieces_sendrecv;
     if (port->abort) c->port.abort = coll__pieces_abort;
+#ifndef COLL_NO_ERRSTR
     if (port->missing) c->port.missing = coll__pieces_missing;
+#endif
 }
 #endif
 
@@ -5148,6 +5255,7 @@ static void coll__sub_abort(void *ctx, int code)
     const coll_subport *sp = (const coll_subport *)ctx;
     sp->parent.abort(sp->parent.ctx, code);
 }
+#ifndef COLL_NO_ERRSTR                  /* only coll__failed's text asks */
 /* The parent's answer, as a member's index; `peer` if outside the group. */
 static int coll__sub_missing(void *ctx, int peer)
 {
@@ -5159,6 +5267,7 @@ static int coll__sub_missing(void *ctx, int peer)
         if (sp->members[i] == m) return i;
     return peer;
 }
+#endif
 
 COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
                            const int *members, int n, void *scratch, size_t scratch_bytes)
@@ -5186,7 +5295,9 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
     if (parent->port.isend) { port.isend = coll__sub_isend; port.irecv = coll__sub_irecv; port.wait = coll__sub_wait; }
     if (parent->port.irecv_fold) port.irecv_fold = coll__sub_irecv_fold;
     if (parent->port.abort) port.abort = coll__sub_abort;
+#ifndef COLL_NO_ERRSTR
     if (parent->port.missing) port.missing = coll__sub_missing;
+#endif
     rc = coll_init(sub, me, n, &port, scratch, scratch_bytes);
     if (rc != COLL_OK) return rc;
     sub->up = coll__top(parent);
@@ -5797,7 +5908,7 @@ COLL_API int coll_describe(const coll_comm *c, const coll_args *a, int step, col
     if (rc != COLL_OK) return rc;
     rc = coll__pick(c, 0, a, &pl, es, &st, &why);
     if (rc != COLL_OK) return rc;
-    if (COLL__ROW_OF(&pl)->begin == coll__work_in_place) pl.inplace = 1;
+    if (COLL__BEGIN(COLL__ROW_OF(&pl)) == coll__work_in_place) pl.inplace = 1;
     if (!COLL__ROW_OF(&pl)->f(&pl, step, &st)) return 0;
     room = COLL__IN_ROOM(COLL__ROW_OF(&pl));
     if (room) es = coll__room_blk(&pl, es);         /* its offsets count blocks */

@@ -472,7 +472,7 @@ static int coll_sched(void *ctx, int rank, int step, coll_xfer *x)
         int rc = coll__plan_args(&w->c[rank], &a, pl, &w->es[rank], &why);
         if (rc == COLL_OK) rc = coll__pick(&w->c[rank], 0, &a, pl, w->es[rank], &st, &why);
         if (rc != COLL_OK) { w->planned[rank] = -1; w->refused[rank] = rc; return rc; }
-        if (COLL__ROW_OF(pl)->begin == coll__work_in_place) pl->inplace = 1;
+        if (COLL__BEGIN(COLL__ROW_OF(pl)) == coll__work_in_place) pl->inplace = 1;
         w->planned[rank] = 1;
     }
     if (w->planned[rank] < 0) return w->refused[rank];

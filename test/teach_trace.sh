@@ -27,7 +27,7 @@ expect_list() {   # what args words...
 }
 expect_list "algorithms:" "algo=bogus" ring tree rabenseifner recursive_doubling double_tree dissemination auto
 expect_list "registered for allreduce:" "algo=bogus" ring rabenseifner reversed_bruck swing
-expect_list "registered for allgather:" "coll=allgather algo=nope" ring bruck recursive_doubling
+expect_list "registered for allgather:" "coll=allgather algo=nope" ring bruck recursive_doubling swing
 expect_list "collectives:" "coll=bogus" allreduce allgather alltoallv barrier exscan
 expect_list "ops:" "op=nope" sum prod max bxor
 expect_list "dtypes:" "dtype=int7" int32 float64

@@ -142,6 +142,10 @@ static const row rows[] = {
     { COLL_ALLREDUCE,       COLL_ALGO_SWING, 0 },
     { COLL_BROADCAST,       COLL_ALGO_BINE, 0 },
     { COLL_REDUCE,          COLL_ALGO_BINE, 0 },
+    { COLL_REDUCE_SCATTER,  COLL_ALGO_SWING, 0 },
+    { COLL_REDUCE_SCATTERV, COLL_ALGO_SWING, 0 },
+    { COLL_ALLGATHER,       COLL_ALGO_SWING, 0 },
+    { COLL_ALLGATHERV,      COLL_ALGO_SWING, 0 },
 };
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 

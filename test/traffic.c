@@ -74,7 +74,7 @@ static int run_rank(int rank, void *arg)
     a.src = src[rank];
     a.dst = dst[rank];
     if (a.algo == COLL_ALGO_RECURSIVE_HALVING ||          /* run in place only */
-        (a.kind == COLL_REDUCE_SCATTER && a.algo == COLL_ALGO_REVERSED_BRUCK))
+        (a.kind == COLL_REDUCE_SCATTER && (a.algo == COLL_ALGO_REVERSED_BRUCK || a.algo == COLL_ALGO_SWING)))
         a.dst = src[rank] + (size_t)rank * a.count;
     if (a.kind == COLL_BARRIER) a.src = a.dst = 0;
     if (inplace) a.dst = src[rank];
@@ -378,6 +378,48 @@ static int dt_rounds(int p, int C, int form)
     return best;
 }
 
+/* Swing's numbering, found independently of coll.h's decoding: walk the
+   tree from rank 0, step s (partner v + rho(s) for even v, v - rho(s) for
+   odd) setting bit L-1-s of the number. */
+static int tr_rho(int s) { int r = 0, t = 1, i; for (i = 0; i <= s; i++) { r += t; t *= -2; } return r; }
+static void tr_walk(int v, int last, int bits, int L, int *num)
+{
+    int s, p2 = 1 << L;
+    num[v] = bits;
+    for (s = last + 1; s < L; s++) {
+        int q = ((v % 2 ? v - tr_rho(s) : v + tr_rho(s)) % p2 + p2) % p2;
+        tr_walk(q, s, bits | 1 << (L - 1 - s), L, num);
+    }
+}
+
+/* Swing's reduce-scatter (all-gather): recursive halving (doubling) in the
+   numbering's windows, and one step that moves each region between rank v
+   and its owner. Bytes of the busiest rank, counted region by region (a
+   folded pair's region is two blocks), and rounds. */
+static void swing_rs_ag(coll_kind k, int p, double n, double *bytes, double *rounds)
+{
+    int p2 = pow2_below(p), rem = p - p2, L = lg(p2), num[64], v, j, w, most = 0;
+    double blk = n / p, best = rem ? (k == COLL_REDUCE_SCATTER ? n : blk) : 0;
+    tr_walk(0, -1, 0, L, num);
+    for (v = 0; v < p2; v++) {
+        double b = v < rem ? (k == COLL_REDUCE_SCATTER ? blk : n) : 0;   /* the unfold */
+        if (num[v] != v) {                                   /* the region step */
+            int r = k == COLL_REDUCE_SCATTER ? num[v] : v;
+            b += (r < rem ? 2 : 1) * blk;
+        }
+        if (L + (num[v] != v) + 2 * (v < rem) > most) most = L + (num[v] != v) + 2 * (v < rem);
+        for (j = 0; j < L; j++) {                            /* the windows */
+            int d = k == COLL_REDUCE_SCATTER ? p2 >> (j + 1) : 1 << j;
+            int lo = k == COLL_REDUCE_SCATTER ? (num[v] & ~(2 * d - 1)) + ((num[v] & d) ? 0 : d)
+                                              : num[v] & ~(d - 1);
+            for (w = lo; w < lo + d; w++) b += (w < rem ? 2 : 1) * blk;
+        }
+        if (b > best) best = b;
+    }
+    *bytes = best;
+    *rounds = most;
+}
+
 /* The newer rows: the busiest rank's bytes and rounds for n bytes. */
 static void formula_new(coll_kind k, coll_algo a, int p, double n, double *bytes, double *rounds)
 {
@@ -389,6 +431,10 @@ static void formula_new(coll_kind k, coll_algo a, int p, double n, double *bytes
         size_t chunk = (((size_t)n / 4) & ~(size_t)63) / 4, half = (size_t)n / 8;   /* 4-element floats */
         *bytes = p == 2 ? n : p == 3 ? 1.5 * n : 2 * n;   /* parent, two children, a leaf's parent */
         *rounds = dt_rounds(p, (int)((half + chunk - 1) / chunk), 0);
+    }
+    if (a == COLL_ALGO_SWING && (k == COLL_REDUCE_SCATTER || k == COLL_ALLGATHER)) {
+        swing_rs_ag(k, p, n, bytes, rounds);
+        return;
     }
     if (a == COLL_ALGO_SWING || a == COLL_ALGO_BINE) {   /* Rabenseifner's and the binomial tree's */
         formula(k, k == COLL_ALLREDUCE ? COLL_ALGO_RABENSEIFNER : COLL_ALGO_BINOMIAL, p, n, 1, 1, bytes, rounds);
@@ -411,7 +457,7 @@ static int check_new(coll_kind k, coll_algo a, int p, size_t n, int row)
     int r, ok;
     memset(&args, 0, sizeof args);
     args.kind = k; args.algo = a; args.dtype = COLL_FLOAT32; args.op = COLL_SUM; args.root = 0;
-    args.count = k == COLL_REDUCE_SCATTER ? count / (size_t)p : count;
+    args.count = k == COLL_REDUCE_SCATTER || k == COLL_ALLGATHER ? count / (size_t)p : count;
     scratch_bytes = a == COLL_ALGO_DOUBLE_TREE ? 2 * n / 4 : 2 * n;   /* one segment per message;
                                                            the double tree in C = 4 chunks */
     for (r = 0; r < p; r++)
@@ -608,7 +654,8 @@ int main(int argc, char **argv)
             { COLL_ALLREDUCE, COLL_ALGO_DOUBLE_TREE }, { COLL_BROADCAST, COLL_ALGO_DOUBLE_TREE },
             { COLL_REDUCE, COLL_ALGO_DOUBLE_TREE },
             { COLL_ALLREDUCE, COLL_ALGO_SWING }, { COLL_BROADCAST, COLL_ALGO_BINE },
-            { COLL_REDUCE, COLL_ALGO_BINE } };
+            { COLL_REDUCE, COLL_ALGO_BINE }, { COLL_REDUCE_SCATTER, COLL_ALGO_SWING },
+            { COLL_ALLGATHER, COLL_ALGO_SWING } };
         int p;
         for (ri = 0; ri < sizeof newer / sizeof newer[0]; ri++) {
             for (pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)

@@ -112,7 +112,7 @@ static int sim_is_v(coll_kind k)
 static int sim__works_in_place(const coll__plan *pl)
 {
     const coll__entry *e = coll__entry_of(pl->kind, pl->algo);
-    return e && (e->begin == coll__work_in_place || (e->begin == coll__root_in_place && pl->rank == pl->root));
+    return e && (COLL__BEGIN(e) == coll__work_in_place || (COLL__BEGIN(e) == coll__root_in_place && pl->rank == pl->root));
 }
 
 /* Does this rank's row rotate its work buffer so that its own block comes
@@ -120,7 +120,7 @@ static int sim__works_in_place(const coll__plan *pl)
 static int sim__rotates(const coll__plan *pl)
 {
     const coll__entry *e = coll__entry_of(pl->kind, pl->algo);
-    return e && e->begin == coll__rbruck_begin && pl->p > 1 && pl->total > 0;
+    return e && COLL__BEGIN(e) == coll__rbruck_begin && pl->p > 1 && pl->total > 0;
 }
 
 /* Rotate n values left by k: v[i] takes v[(i + k) mod n]. */
@@ -679,6 +679,10 @@ static const char *sim_phase(const sim *s, int st)
     case COLL_ALGO_RABENSEIFNER:
         return k >= 2 * L2 ? "fold out" : k < L2 ? "halving (reduce-scatter)" : "doubling (all-gather)";
     case COLL_ALGO_SWING:
+        if (pl->kind == COLL_REDUCE_SCATTER || pl->kind == COLL_REDUCE_SCATTERV)
+            return k > L2 ? "fold out" : k == L2 ? "each region to its owner" : "halving at rho(s)";
+        if (pl->kind == COLL_ALLGATHER || pl->kind == COLL_ALLGATHERV)
+            return k > L2 ? "fold out" : k == 0 ? "each region to the rank of its number" : "doubling at rho(s)";
         return k >= 2 * L2 ? "fold out" : k < L2 ? "halving at rho(s) (reduce-scatter)" : "doubling at rho(s) (all-gather)";
     case COLL_ALGO_BINE:
         if (pl->kind == COLL_BROADCAST) return st < L2 ? "down the Bine tree" : "to the ranks past p2";
