@@ -135,6 +135,7 @@ def worker(rounds, k, jobs):
     import torch.nn as nn
     import torch.distributed as dist
     import coll_torch  # noqa: F401
+    sys.dont_write_bytecode = True          # no torch/__pycache__ in the tree
     sys.path.insert(0, HERE)
     from bench_torch_ddp import models, batches
 
