@@ -24,6 +24,12 @@ LIB_MPICH=$ROOT/$B/lib/libcoll_mpi_mpich.so
 OMPI_RUN="mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader"
 MPICH_RUN="mpirun.mpich"
 LOGS=$B/mpi/logs
+# the compiled table, whatever the user calibrated (make mpi-tune writes
+# $XDG_CONFIG_HOME/coll/... or $HOME/.config/coll/..., read when
+# COLL_MPI_THRESHOLDS is unset): a config home of the suite's own
+mkdir -p "$LOGS/config"
+export XDG_CONFIG_HOME="$ROOT/$LOGS/config"
+rm -rf "$XDG_CONFIG_HOME/coll"
 mkdir -p "$LOGS"
 pass=0 fail=0 routed=0 calls=0 reruns=0
 
