@@ -38,11 +38,11 @@ $(DI_LIB)/libcoll_mpi_mpich.so: $(DI_DEPS) mpi/thresholds_mpich.h | $(B)
 	$(DI_MPICC_MPICH) $(DI_SO_FLAGS) $(WARN) -o $@ mpi/coll_mpi_drop_in.c -lm
 
 # the programs are MPI programs only: nothing of coll is compiled into them
-$(DI_B)/%.ompi: mpi/%.c | $(B)
+$(DI_B)/%.ompi: mpi/%.c mpi/bench_calls.h | $(B)
 	@mkdir -p $(@D)
 	$(DI_MPICC_OMPI) $(CFLAGS) $(WARN) -o $@ $<
 
-$(DI_B)/%.mpich: mpi/%.c | $(B)
+$(DI_B)/%.mpich: mpi/%.c mpi/bench_calls.h | $(B)
 	@mkdir -p $(@D)
 	$(DI_MPICC_MPICH) $(CFLAGS) $(WARN) -o $@ $<
 

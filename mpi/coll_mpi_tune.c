@@ -49,94 +49,16 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_calls.h"
 
-static const char *const kinds[] = {
-    "allreduce", "bcast", "reduce", "allgather", "allgatherv", "gather", "gatherv", "scatter",
-    "scatterv", "alltoall", "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan",
-    "barrier"
-};
-#define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
 #define MAXREPS 101
 #define MAXSIZES 24
 #define MAXRANGES 6                 /* the drop-in's DI_RANGES */
-
-static int p, rank;
-static float *src, *dst;
-static int *cnt, *dsp;
 
 /* the kinds whose size no rank knows whole, and barrier: all or nothing */
 static int local_kind(int k) { return k == 6 || k == 8 || k == 10 || k == 15; }
 /* the kinds whose size is the vector (else all ranks' blocks) */
 static int vector_kind(int k) { return k == 0 || k == 1 || k == 2 || k == 13 || k == 14 || k == 15; }
-
-static void call(int k, int n, int plain)
-{
-    int i;
-    for (i = 0; i < p; i++) { cnt[i] = n; dsp[i] = i * n; }
-#define C(f, ...) (plain ? P##f(__VA_ARGS__) : f(__VA_ARGS__))
-    switch (k) {
-    case 0: C(MPI_Allreduce, src, dst, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-    case 1: C(MPI_Bcast, dst, n, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
-    case 2: C(MPI_Reduce, src, dst, n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD); break;
-    case 3: C(MPI_Allgather, src, n, MPI_FLOAT, dst, n, MPI_FLOAT, MPI_COMM_WORLD); break;
-    case 4: C(MPI_Allgatherv, src, n, MPI_FLOAT, dst, cnt, dsp, MPI_FLOAT, MPI_COMM_WORLD); break;
-    case 5: C(MPI_Gather, src, n, MPI_FLOAT, dst, n, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
-    case 6: C(MPI_Gatherv, src, n, MPI_FLOAT, dst, cnt, dsp, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
-    case 7: C(MPI_Scatter, src, n, MPI_FLOAT, dst, n, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
-    case 8: C(MPI_Scatterv, src, cnt, dsp, MPI_FLOAT, dst, n, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
-    case 9: C(MPI_Alltoall, src, n, MPI_FLOAT, dst, n, MPI_FLOAT, MPI_COMM_WORLD); break;
-    case 10: C(MPI_Alltoallv, src, cnt, dsp, MPI_FLOAT, dst, cnt, dsp, MPI_FLOAT, MPI_COMM_WORLD); break;
-    case 11: C(MPI_Reduce_scatter, src, dst, cnt, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-    case 12: C(MPI_Reduce_scatter_block, src, dst, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-    case 13: C(MPI_Scan, src, dst, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-    case 14: C(MPI_Exscan, src, dst, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-    default: C(MPI_Barrier, MPI_COMM_WORLD); break;
-    }
-#undef C
-}
-
-/* the first element a call leaves in dst on this rank (-1: not checked) */
-static double expect0(int k)
-{
-    double s = p * (p + 1) / 2.0;
-    switch (k) {
-    case 0: case 11: case 12: return s;
-    case 1: return 7;
-    case 2: return rank == 0 ? s : -1;
-    case 3: case 4: case 9: case 10: return 1;
-    case 5: case 6: return rank == 0 ? 1 : -1;
-    case 7: case 8: return 1 + rank;
-    case 13: return (rank + 1) * (rank + 2) / 2.0;
-    case 14: return rank ? rank * (rank + 1) / 2.0 : -1;
-    default: return -1;
-    }
-}
-
-static void fill(int k, size_t nf)
-{
-    size_t i;
-    for (i = 0; i < nf; i++) { src[i] = (float)(1 + rank); dst[i] = k == 1 && rank == 0 ? 7.0f : -3.0f; }
-    if (rank == 0 && (k == 7 || k == 8))
-        for (i = 0; i < nf; i++) src[i] = (float)(1 + i / (nf / (size_t)p));
-}
-
-static double timed(int k, int n, int plain, int iters)
-{
-    double t0, t, tmax;
-    int i;
-    PMPI_Barrier(MPI_COMM_WORLD);
-    t0 = PMPI_Wtime();
-    for (i = 0; i < iters; i++) call(k, n, plain);
-    t = (PMPI_Wtime() - t0) / iters;
-    PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return tmax;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static double median(double *v, int n)
 {
