@@ -16,16 +16,10 @@ import re
 import subprocess
 import sys
 
-passed = failed = 0
+from pycheck import Tally
 
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
+T = Tally()
+check = T.check
 
 
 def run(cmd, env=None, timeout=180):
@@ -102,5 +96,4 @@ for dims in (4, 10):
               % (dims, dims, bad, [vals[i] for i in bad if i < len(vals)], dims))
         check(len(bad) > 0, "numpy seed, 10 values: the seed's limit shows")
         check(rc == 0 and "10 values: every host finished" not in out.replace("FAIL", ""), "coll does 10 values")
-print("seeds-py: %d passed, %d failed" % (passed, failed))
-sys.exit(failed != 0)
+sys.exit(T.summary("seeds-py"))

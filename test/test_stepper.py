@@ -21,24 +21,16 @@ Ends with "stepper: N passed, N failed"."""
 import concurrent.futures
 import html.parser
 import os
-import struct
 import subprocess
 import sys
-import zlib
+
+from pycheck import Tally, png_colours
 
 page, browser, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
 url = "file://" + os.path.abspath(page)
 flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + what)
+T = Tally()
+check = T.check
 
 
 class Dom(html.parser.HTMLParser):
@@ -219,50 +211,10 @@ check(len(s1.srows) == 1, "the step filter leaves one summary row at p = 256 (%d
 
 
 # ---- screenshots ------------------------------------------------------------------
-def colours(path):
-    """Distinct colours of an 8-bit RGB or RGBA PNG (non-interlaced)."""
-    data = open(path, "rb").read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        return 0
-    pos, idat, w = 8, b"", 0
-    while pos < len(data):
-        n, typ = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if typ == b"IHDR":
-            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-            if depth != 8 or ctype not in (2, 6):
-                return -1
-            bpp = 3 if ctype == 2 else 4
-        elif typ == b"IDAT":
-            idat += body
-        pos += 12 + n
-    raw, stride, prev, seen, i = zlib.decompress(idat), w * bpp, bytearray(w * bpp), set(), 0
-    for _ in range(h):
-        ft, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
-        i += 1 + stride
-        for x in range(stride):
-            a = line[x - bpp] if x >= bpp else 0
-            b = prev[x]
-            c = prev[x - bpp] if x >= bpp else 0
-            if ft == 1:
-                line[x] = (line[x] + a) & 255
-            elif ft == 2:
-                line[x] = (line[x] + b) & 255
-            elif ft == 3:
-                line[x] = (line[x] + (a + b) // 2) & 255
-            elif ft == 4:
-                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
-                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        for x in range(0, stride, bpp * 2):
-            seen.add(bytes(line[x:x + 3]))
-        prev = line
-    return len(seen)
-
-
 for name, png in shots.items():
-    n = colours(png) if os.path.exists(png) else 0
+    c = png_colours(png, 2) if os.path.exists(png) else None
+    n = len(c) if c else 0
     check(n > 12, "screenshot %s has %d distinct colours (more than 12 wanted)" % (png, n))
     print("screenshot: %s, %d colours" % (png, n))
 
-print("stepper: %d passed, %d failed" % (passed, failed))
-sys.exit(failed != 0)
+sys.exit(T.summary("stepper"))

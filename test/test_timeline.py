@@ -35,25 +35,16 @@ import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
-import zlib
+
+from pycheck import Tally, png_colours
 
 run, tool, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
-passed = failed = 0
+T = Tally()
+check = T.check
 CALL = re.compile(r"^call (\d+) (\w+) (\w+) dtype (\d+) op (\d+) root (-?\d+) bytes (\d+) start (\d+) end (\d+) "
                   r"step (-?\d+) peer (-?\d+) result (-?\d+) ?(.*)$")
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + what)
-    return ok
 
 
 def records(d, p):
@@ -122,46 +113,6 @@ def timeline(name, coll, algo, p, port, calls, n=1000, fail=None):
                 print("  %s rank %d: event %s against record %s" % (name, r, e, x))
     check(mism == 0, "%s: %d events differ from their records" % (name, mism))
     return d, evs
-
-
-def colours(path):
-    """Distinct colours of an 8-bit RGB or RGBA PNG (non-interlaced)."""
-    data = open(path, "rb").read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        return set()
-    pos, idat, w, h, bpp = 8, b"", 0, 0, 3
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-            if depth != 8 or ctype not in (2, 6):
-                return set()
-            bpp = 4 if ctype == 6 else 3
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    raw, stride, prev, seen, i = zlib.decompress(idat), w * bpp, bytearray(w * bpp), set(), 0
-    for _ in range(h):
-        f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
-        i += 1 + stride
-        for x in range(stride):
-            a = line[x - bpp] if x >= bpp else 0
-            b = prev[x]
-            c = prev[x - bpp] if x >= bpp else 0
-            if f == 1:
-                line[x] = (line[x] + a) & 255
-            elif f == 2:
-                line[x] = (line[x] + b) & 255
-            elif f == 3:
-                line[x] = (line[x] + (a + b) // 2) & 255
-            elif f == 4:
-                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
-                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        for x in range(0, stride, bpp * 3):        # every third pixel is plenty
-            seen.add(bytes(line[x:x + 3]))
-        prev = line
-    return seen
 
 
 os.makedirs(outdir, exist_ok=True)
@@ -333,10 +284,9 @@ elif page:
         os.remove(shot)
     subprocess.run([browser] + flags + ["--screenshot=" + shot, "--window-size=1800,1000", url],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
-    seen = colours(shot) if os.path.exists(shot) else set()
+    seen = (png_colours(shot, 3) if os.path.exists(shot) else None) or set()
     check(len(seen) > 12, "screenshot %s has %d distinct colours (more than 12 wanted)" % (shot, len(seen)))
     check(bytes((0xd6, 0x27, 0x28)) in seen, "screenshot %s shows no failure red (#d62728)" % shot)
     print("screenshot: %s, %d colours" % (shot, len(seen)))
 
-print("timeline: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(T.summary("timeline"))
