@@ -313,6 +313,11 @@ typedef struct coll_threads__rank {
     pthread_mutex_t m;         /* guards the queues of pairs * -> rank     */
     pthread_cond_t cv;         /* this rank's thread sleeps here           */
     int spin;                  /* pause-poll budget of the next wait (owner) */
+    int waiting_on;            /* the peer of the wait it is in or gave up
+                                  in, -1 none (atomic; written by the owner
+                                  beside its other fields, read by the others
+                                  only after a failure: coll_port.missing,
+                                  not on the line the waiters poll)        */
     int part_skip, part_gap, part_ok;   /* owner: waits beside a peer on
                                   this CPU to let pass before it next moves,
                                   that pause after the last move, and the
@@ -329,8 +334,6 @@ typedef struct coll_threads__rank {
     int sleeping COLL_THREADS__LINE;   /* waiters on cv (atomic): wake only them */
     int cpu;                   /* where it last waited (atomic; -1 unknown) */
     int attached;              /* communicators coll_init put on this rank  */
-    int waiting_on;            /* the peer of the wait it is in or gave up
-                                  in, -1 none (atomic; coll_port.missing)  */
 } coll_threads__rank;
 
 typedef struct coll_threads__queue { short head, tail; } coll_threads__queue;
