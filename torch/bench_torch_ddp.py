@@ -24,6 +24,21 @@ import sys
 import time
 
 
+
+def alternate(runs, steps, rounds, k, barrier):
+    """Seconds a step of each backend in `runs`, `rounds` times in turns
+    after one untimed round each (steps(backend) runs k steps)."""
+    for backend in runs:
+        steps(backend)
+    times = {b: [] for b in runs}
+    for _ in range(rounds):
+        for backend in runs:
+            barrier()
+            t0 = time.perf_counter()
+            steps(backend)
+            times[backend].append((time.perf_counter() - t0) / k)
+    return times
+
 def models(torch, nn, name):
     torch.manual_seed(7)
     if name == "linear":
@@ -82,15 +97,7 @@ def worker(rounds, k):
                 nn.functional.mse_loss(d(*x), y).backward()
                 opt.step()
 
-        for backend in runs:                        # warm up: one round each, untimed
-            steps(backend)
-        times = {b: [] for b in runs}
-        for _ in range(rounds):
-            for backend in runs:
-                dist.barrier(group=gloo)
-                t0 = time.perf_counter()
-                steps(backend)
-                times[backend].append((time.perf_counter() - t0) / k)
+        times = alternate(runs, steps, rounds, k, lambda: dist.barrier(group=gloo))
         a = torch.cat([q.detach().reshape(-1) for q in runs["coll"][0].parameters()])
         b = torch.cat([q.detach().reshape(-1) for q in runs["gloo"][0].parameters()])
         same = torch.allclose(a, b, rtol=1e-4, atol=1e-5)

@@ -137,7 +137,7 @@ def worker(rounds, k, jobs):
     import coll_torch  # noqa: F401
     sys.dont_write_bytecode = True          # no torch/__pycache__ in the tree
     sys.path.insert(0, HERE)
-    from bench_torch_ddp import models, batches
+    from bench_torch_ddp import models, batches, alternate
 
     torch.set_num_threads(1)
     dist.init_process_group("coll")
@@ -157,15 +157,7 @@ def worker(rounds, k, jobs):
             for x, y in data:
                 step(x, y, loss)
 
-        for backend in runs:                        # warm up: one round each, untimed
-            steps(backend)
-        times = {b: [] for b in runs}
-        for _ in range(rounds):
-            for backend in runs:
-                dist.barrier(group=gloo)
-                t0 = time.perf_counter()
-                steps(backend)
-                times[backend].append((time.perf_counter() - t0) / k)
+        times = alternate(runs, steps, rounds, k, lambda: dist.barrier(group=gloo))
         a = runs["coll"][1]()
         b = runs["gloo"][1]()
         same = torch.allclose(a, b, rtol=1e-4, atol=1e-5)
