@@ -384,6 +384,17 @@ typedef struct coll_port {
        in coll_last_error; a port whose ranks cannot see each other's
        waits leaves it NULL. */
     int (*missing)(void *ctx, int peer);
+    /* optional (coll_comm_shrink): this rank's end of the port starts
+       epoch `epoch` (each one later than the last). A local call: it
+       fails no one. From its return this rank's operations no longer fail
+       for a failure of an earlier epoch; a message sent in an earlier
+       epoch is never delivered to a receive of this one (what earlier
+       epochs left unread is dropped), and one sent in a later epoch waits
+       until the receiver gets there; an operation with a peer that never
+       renews (dead, stopped) fails at the deadline, and in a renewed
+       epoch that failure is the operation's own (the library's abort
+       still fails the epoch for every rank in it). 0 or a negative code. */
+    int (*renew)(void *ctx, uint32_t epoch);
 } coll_port;
 
 /* What the communicator verifies (coll_set_checks; see CALL CHECKS). */
