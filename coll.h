@@ -907,6 +907,21 @@ COLL_API int coll_comm_split(coll_comm *sub, coll_subport *sp, coll_comm *parent
    without abort leaves the others to their deadline. */
 COLL_API int coll_comm_revoke(coll_comm *c);
 
+/* Shrink c (ULFM's MPIX_Comm_shrink, NCCL's ncclCommShrink): called by the
+   survivors of c after an error (or by every rank, to be sure), it agrees
+   on the ranks that live and makes out a communicator over them, ranked
+   in c's order. Every survivor that returns COLL_OK has the same members;
+   one that cannot agree gets an error (COLL_ERR_PEER). The port must have
+   renew (else COLL_ERR_NOSYS): the new communicator runs in a later epoch
+   of it, so no message of c is ever read by out. Each rank that does not
+   answer costs the port's deadline. members: room for 2 x c's ranks ints;
+   on return members[0..coll_size(out)) lists c's ranks that live. sp,
+   members and scratch (out's, as for coll_init) must outlive out; c stays
+   broken. out inherits c's checks, memops, user op, tuning and cores, not
+   its recorder. COLL_NO_SHRINK leaves it out. */
+COLL_API int coll_comm_shrink(coll_comm *out, coll_subport *sp, coll_comm *c, int *members,
+                              void *scratch, size_t scratch_bytes);
+
 /* ---- the flight recorder ---------------------------------------------------
    The last n calls of c, in the caller's ring (no heap): each entry is
    written when its call starts and completed when it ends (result, the
