@@ -128,6 +128,8 @@
      COLL_NO_CHECKS        leave out the call checks and CRCs (see below)  (off)
      COLL_NO_RECORDER      leave out the flight recorder (coll_set_recorder
                            answers COLL_ERR_NOSYS)                      (off)
+     COLL_NO_SHRINK        leave out coll_comm_shrink (it answers
+                           COLL_ERR_NOSYS)                              (off)
      COLL_NO_CRC           keep the call checks, leave out COLL_CHECK_CRC's
                            payload CRCs (coll_set_checks refuses it)     (off)
      COLL_NO_NONBLOCKING   leave out the engine's non-blocking path: a
@@ -732,6 +734,9 @@ struct coll_comm {
     unsigned nrec;
     uint64_t (*now)(void *ctx);
     void *now_ctx;
+#endif
+#ifndef COLL_NO_SHRINK
+    uint32_t epoch;            /* >>shrink: the port's epoch this one runs in */
 #endif
 #ifndef COLL_NO_ERRSTR
     char said[80];             /* a reason with figures (coll__failed)       */
@@ -4412,6 +4417,13 @@ static int coll__pieces_missing(void *ctx, int peer)
     return in->missing(in->ctx, peer);
 }
 #endif
+#ifndef COLL_NO_SHRINK
+static int coll__pieces_renew(void *ctx, uint32_t epoch)
+{
+    const coll_port *in = &((coll__msgcut *)ctx)->inner;
+    return in->renew(in->ctx, epoch);
+}
+#endif
 
 /* coll_init's part: the communicator's port becomes this layer over the
    caller's. */
@@ -4427,6 +4439,9 @@ static void coll__pieces_wrap(coll_comm *c, const coll_port *port)
     if (port->abort) c->port.abort = coll__pieces_abort;
 #ifndef COLL_NO_ERRSTR
     if (port->missing) c->port.missing = coll__pieces_missing;
+#endif
+#ifndef COLL_NO_SHRINK
+    if (port->renew) c->port.renew = coll__pieces_renew;
 #endif
 }
 #endif
@@ -5295,6 +5310,47 @@ static int coll__sub_missing(void *ctx, int peer)
 }
 #endif
 
+#ifndef COLL_NO_SHRINK
+static int coll__sub_renew(void *ctx, uint32_t epoch)
+{
+    const coll_subport *sp = (const coll_subport *)ctx;
+    return sp->parent.renew(sp->parent.ctx, epoch);
+}
+#endif
+
+/* The port of a communicator over members[0..n) of `parent`'s ranks. */
+static void coll__sub_port(coll_port *port, coll_subport *sp, const coll_port *parent,
+                           const int *members, int n)
+{
+    COLL_MEMCPY(&sp->parent, parent, sizeof sp->parent);   /* no struct copies: */
+    sp->members = members;                                  /* freestanding       */
+    sp->n = n;
+    COLL_MEMSET(port, 0, sizeof *port);
+    port->ctx = sp;
+    port->send = coll__sub_send;
+    port->recv = coll__sub_recv;
+    if (parent->sendrecv) port->sendrecv = coll__sub_sendrecv;
+    if (parent->isend) { port->isend = coll__sub_isend; port->irecv = coll__sub_irecv; port->wait = coll__sub_wait; }
+    if (parent->irecv_fold) port->irecv_fold = coll__sub_irecv_fold;
+    if (parent->abort) port->abort = coll__sub_abort;
+#ifndef COLL_NO_ERRSTR
+    if (parent->missing) port->missing = coll__sub_missing;
+#endif
+#ifndef COLL_NO_SHRINK
+    if (parent->renew) port->renew = coll__sub_renew;
+#endif
+}
+
+/* What a communicator made from another takes over from it. */
+static void coll__inherit(coll_comm *sub, const coll_comm *parent)
+{
+    sub->checks = parent->checks;
+    sub->mem = parent->mem;
+    COLL_MEMCPY(&sub->user, &parent->user, sizeof sub->user);
+    COLL_MEMCPY(&sub->tune, &parent->tune, sizeof sub->tune);
+    sub->cores = parent->cores;
+}
+
 COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
                            const int *members, int n, void *scratch, size_t scratch_bytes)
 {
@@ -5310,28 +5366,14 @@ COLL_API int coll_comm_sub(coll_comm *sub, coll_subport *sp, coll_comm *parent,
         if (members[i] == parent->rank) me = i;
     }
     if (me < 0) return COLL_ERR_INVAL;
-    COLL_MEMCPY(&sp->parent, &parent->port, sizeof sp->parent);   /* no struct copies: */
-    sp->members = members;                                         /* freestanding       */
-    sp->n = n;
-    COLL_MEMSET(&port, 0, sizeof port);
-    port.ctx = sp;
-    port.send = coll__sub_send;
-    port.recv = coll__sub_recv;
-    if (parent->port.sendrecv) port.sendrecv = coll__sub_sendrecv;
-    if (parent->port.isend) { port.isend = coll__sub_isend; port.irecv = coll__sub_irecv; port.wait = coll__sub_wait; }
-    if (parent->port.irecv_fold) port.irecv_fold = coll__sub_irecv_fold;
-    if (parent->port.abort) port.abort = coll__sub_abort;
-#ifndef COLL_NO_ERRSTR
-    if (parent->port.missing) port.missing = coll__sub_missing;
-#endif
+    coll__sub_port(&port, sp, &parent->port, members, n);
     rc = coll_init(sub, me, n, &port, scratch, scratch_bytes);
     if (rc != COLL_OK) return rc;
     sub->up = coll__top(parent);
-    sub->checks = parent->checks;
-    sub->mem = parent->mem;
-    COLL_MEMCPY(&sub->user, &parent->user, sizeof sub->user);
-    COLL_MEMCPY(&sub->tune, &parent->tune, sizeof sub->tune);
-    sub->cores = parent->cores;
+    coll__inherit(sub, parent);
+#ifndef COLL_NO_SHRINK
+    sub->epoch = parent->epoch;
+#endif
     /* signed into every call check: a sub's call never passes for its parent's */
     sub->group_id = coll__crc_word(0, parent->group_id);
     for (i = 0; i < n; i++) sub->group_id = coll__crc_word(sub->group_id, (uint32_t)members[i]);
@@ -5957,6 +5999,129 @@ COLL_API int coll_comm_revoke(coll_comm *c)
     if (c->port.abort) c->port.abort(c->port.ctx, COLL_ERR_ABORTED);
     return COLL_OK;
 }
+
+/* ---- >>shrink  the survivors agree on who lives ---------------------------
+   Every survivor renews the port (epoch e: nothing of c is read again),
+   tells every other rank that it lives, then hears from each in turn: a
+   rank that does not answer within the port's deadline is taken for dead.
+   Then it sends the set it heard from (its view) to each rank in it, and
+   takes theirs. If every view it gets equals its own, that set is the new
+   communicator, which runs in epoch e + 1 so that nothing the agreement
+   left unread is ever taken for a call's message. Every rank sends before
+   it waits, so the only waits that run out are those on the dead: one
+   deadline per dead rank, 2 (p - 1) small messages per survivor a round.
+   A survivor that loses a rank between the rounds, or whose views differ
+   (a rank that answered some and not others), returns COLL_ERR_PEER: every
+   survivor that returns COLL_OK has the same members. */
+#ifndef COLL_NO_SHRINK
+#define COLL__SHRINK_ALIVE 0x53484b31u      /* "SHK1": I live (epoch, from, to) */
+#define COLL__SHRINK_VIEW  0x53484b32u      /* "SHK2": whom I heard from        */
+#define COLL__SHRINK_WORDS 8                /* view words on the stack: 256 ranks */
+
+/* A message that must go even to a rank that may be dead: posted and
+   waited for where the port can (an eager send is then done at once). */
+static int coll__shrink_send(const coll_port *pt, int to, const void *buf, size_t bytes)
+{
+    int h, rc = COLL_AGAIN;
+    if (pt->isend) rc = pt->isend(pt->ctx, to, buf, bytes, &h);
+    if (rc == COLL_AGAIN) return pt->send(pt->ctx, to, buf, bytes);
+    return rc != COLL_OK ? rc : pt->wait(pt->ctx, h, 1);
+}
+
+#define COLL__SHRINK_BIT(w, j) ((w)[4 + (j) / 32] >> ((j) % 32) & 1u)
+#define COLL__SHRINK_SET(w, j) ((w)[4 + (j) / 32] |= 1u << ((j) % 32))
+
+/* Round 1: view[4..) gets a bit for this rank and for every rank it told
+   that it lives and heard the same from (unsent[4..): zeros, scribbled). */
+static void coll__shrink_hear(const coll_comm *c, uint32_t e, uint32_t *view, uint32_t *unsent)
+{
+    const coll_port *pt = &c->port;
+    uint32_t m[4];
+    int j, p = c->nranks, me = c->rank;
+    for (j = 0; j < p; j++) {
+        m[0] = COLL__SHRINK_ALIVE; m[1] = e; m[2] = (uint32_t)me; m[3] = (uint32_t)j;
+        if (j != me && coll__shrink_send(pt, j, m, sizeof m) != COLL_OK) COLL__SHRINK_SET(unsent, j);
+    }
+    COLL__SHRINK_SET(view, me);
+    for (j = 0; j < p; j++) {
+        if (j == me || pt->recv(pt->ctx, j, m, sizeof m) != COLL_OK || COLL__SHRINK_BIT(unsent, j)) continue;
+        if (m[0] == COLL__SHRINK_ALIVE && m[1] == e && m[2] == (uint32_t)j && m[3] == (uint32_t)me)
+            COLL__SHRINK_SET(view, j);
+    }
+}
+
+/* Round 2: the view to every rank in it, and theirs, which must be the
+   same (the header's sender field aside). */
+static int coll__shrink_compare(const coll_comm *c, const uint32_t *view, uint32_t *theirs, int nw)
+{
+    const coll_port *pt = &c->port;
+    size_t bytes = (size_t)(4 + nw) * 4;
+    int j, k, p = c->nranks, me = c->rank;
+    for (j = 0; j < p; j++)
+        if (j != me && COLL__SHRINK_BIT(view, j) && coll__shrink_send(pt, j, view, bytes) != COLL_OK)
+            return COLL_ERR_PEER;
+    for (j = 0; j < p; j++) {
+        if (j == me || !COLL__SHRINK_BIT(view, j)) continue;
+        if (pt->recv(pt->ctx, j, theirs, bytes) != COLL_OK) return COLL_ERR_PEER;
+        if (theirs[0] != view[0] || theirs[1] != view[1] || theirs[2] != (uint32_t)j || theirs[3] != view[3])
+            return COLL_ERR_PEER;
+        for (k = 0; k < nw; k++)
+            if (theirs[4 + k] != view[4 + k]) return COLL_ERR_PEER;
+    }
+    return COLL_OK;
+}
+
+COLL_API int coll_comm_shrink(coll_comm *out, coll_subport *sp, coll_comm *c, int *members,
+                              void *scratch, size_t scratch_bytes)
+{
+    uint32_t small[2][4 + COLL__SHRINK_WORDS], *view, *theirs, e;
+    coll_port port;
+    int p, nw, j, n = 0, me = -1, rc;
+    if (!out || !sp || !c || c->magic != COLL__MAGIC || !members) return COLL_ERR_INVAL;
+    if (!c->port.renew) return COLL__NO(&c->why, COLL_ERR_NOSYS, "shrink: the port cannot renew");
+    p = c->nranks;
+    nw = (p + 31) / 32;
+    view = small[0]; theirs = small[1];
+    if (nw > COLL__SHRINK_WORDS) {              /* many ranks: the members' room */
+        if (sizeof(int) < 4 || (size_t)(8 + 2 * nw) * 4 > (size_t)p * sizeof(int)) return COLL_ERR_NOSPC;
+        view = (uint32_t *)(void *)(members + p);
+        theirs = view + 4 + nw;
+    }
+    e = c->epoch + 1;
+    c->epoch = e + 1;                           /* a second try starts afresh */
+    rc = c->port.renew(c->port.ctx, e);
+    if (rc != COLL_OK) return COLL__NO(&c->why, rc, "shrink: the port's renew failed");
+    view[0] = COLL__SHRINK_VIEW; view[1] = e; view[2] = (uint32_t)c->rank; view[3] = (uint32_t)p;
+    for (j = 0; j < nw; j++) view[4 + j] = theirs[4 + j] = 0;
+    coll__shrink_hear(c, e, view, theirs);
+    rc = coll__shrink_compare(c, view, theirs, nw);
+    if (rc != COLL_OK) return COLL__NO(&c->why, rc, "shrink: the survivors do not agree");
+    for (j = 0; j < p; j++)                     /* the view as a list of c's ranks */
+        if (COLL__SHRINK_BIT(view, j)) {
+            if (j == c->rank) me = n;
+            members[n++] = j;
+        }
+    rc = c->port.renew(c->port.ctx, e + 1);
+    if (rc != COLL_OK) return COLL__NO(&c->why, rc, "shrink: the port's renew failed");
+    coll__sub_port(&port, sp, &c->port, members, n);
+    rc = coll_init(out, me, n, &port, scratch, scratch_bytes);
+    if (rc != COLL_OK) return rc;
+    coll__inherit(out, c);
+    out->epoch = e + 1;
+    /* signed into every call check: the new group, and the epoch it runs in */
+    out->group_id = coll__crc_word(0, e + 1);
+    for (j = 0; j < n; j++) out->group_id = coll__crc_word(out->group_id, (uint32_t)members[j]);
+    out->group_id |= 1u;
+    return COLL_OK;
+}
+#else
+COLL_API int coll_comm_shrink(coll_comm *out, coll_subport *sp, coll_comm *c, int *members,
+                              void *scratch, size_t scratch_bytes)
+{
+    (void)out; (void)sp; (void)c; (void)members; (void)scratch; (void)scratch_bytes;
+    return COLL_ERR_NOSYS;
+}
+#endif
 
 COLL_API int coll_set_recorder(coll_comm *c, coll_record *ring, unsigned n,
                                uint64_t (*now)(void *ctx), void *ctx)

@@ -168,6 +168,19 @@
      runs at half speed, and the other cannot take its place): so it is
      off by default.
 
+   EPOCHS (coll_port.renew, for coll_comm_shrink)
+     Every op carries its owner's epoch and every fast-box message its
+     sender's (16 bits beside the slot's length). A receiver drops what
+     an earlier epoch left - fast-box messages, eager sends, and
+     rendezvous sends, which then end ABORTED - and leaves a later epoch's
+     for when it gets there; a send matches a receive of its own epoch
+     only. renew gives up the rank's ops, starts its message numbers
+     again and takes back its eager sends that nobody received. The
+     world's failure carries the epochs it covers: a timeout in epoch 0
+     fails every rank of that epoch at once, a timeout in a renewed epoch
+     only its op (coll.h's abort still fails the epoch), and
+     coll_threads_abort every epoch.
+
    ZERO-COPY REDUCE (irecv_fold)
      A receive posted with irecv_fold carries coll.h's fold: wherever this
      port would copy the message into the receive's buffer - the matcher's
@@ -291,6 +304,7 @@ typedef struct coll_threads__op {
     short next;                /* next op of the same pair queue, -1 end   */
     unsigned seq;              /* the message's number on its pair (atomic:
                                   others peek at it without the lock)      */
+    unsigned epoch;            /* its owner's epoch when posted (atomic)   */
     void *buf;                 /* const for sends                          */
     size_t bytes;
     coll_fold_fn fold;         /* a receive that folds instead of copying  */
@@ -301,7 +315,8 @@ typedef struct coll_threads__op {
 } coll_threads__op;
 
 /* One fast-box slot: a stamp (0 empty, else the message number with the
-   top bit set; atomic), the length, the bytes. */
+   top bit set; atomic), the length (the sender's epoch in its top 16 bits,
+   on a message's first slot), the bytes. */
 typedef struct coll_threads__slot {
     unsigned stamp, len;
     unsigned char data[COLL_THREADS_FBOX_SLOT - 8];
@@ -334,6 +349,11 @@ typedef struct coll_threads__rank {
     int sleeping COLL_THREADS__LINE;   /* waiters on cv (atomic): wake only them */
     int cpu;                   /* where it last waited (atomic; -1 unknown) */
     int attached;              /* communicators coll_init put on this rank  */
+    unsigned epoch;            /* the port's epoch at this rank (renew;
+                                  atomic: written by the owner only)       */
+    int left_on;               /* waiting_on when it left epoch left_epoch  */
+    unsigned left_epoch;       /* (atomic both: coll_port.missing reads a
+                                  rank that moved on as it was then)      */
 } coll_threads__rank;
 
 typedef struct coll_threads__queue { short head, tail; } coll_threads__queue;
@@ -346,7 +366,8 @@ struct coll_threads {
                                   outnumber online CPUs                   */
     int pull;                  /* every rank has a CPU: receivers copy
                                   messages of COLL_THREADS_PULL bytes on  */
-    int failed;                /* 0, or the code every call now returns    */
+    unsigned long long failed; /* (u << 32) | code: the ranks in epochs
+                                  below u fail every call with code; 0 none */
     unsigned fb_slots;         /* slots per pair: min(FBOX, FBOX_POOL / n^2) */
     size_t fb_max;             /* largest fast-box message (0: none)       */
     coll_threads__rank r[COLL_THREADS_MAX_RANKS];
@@ -410,6 +431,9 @@ extern long syscall(long, ...);        /* glibc's, hidden by strict POSIX */
     COLL_THREADS_FBOX_MAX > COLL_THREADS_FBOX * (COLL_THREADS_FBOX_SLOT - 8))
 #error "COLL_THREADS_FBOX_MAX must fit the ring: at most COLL_THREADS_FBOX * (COLL_THREADS_FBOX_SLOT - 8)"
 #endif
+#if COLL_THREADS_FBOX > 0 && COLL_THREADS_FBOX_MAX > 0xffff
+#error "COLL_THREADS_FBOX_MAX: at most 65535 (a slot's length shares its word with the epoch)"
+#endif
 #if COLL_THREADS_FBOX > 0 && COLL_THREADS_FBOX_POOL < COLL_THREADS_FBOX
 #error "COLL_THREADS_FBOX_POOL must hold at least one pair's COLL_THREADS_FBOX slots"
 #endif
@@ -469,13 +493,33 @@ static void coll_threads__pause(void)
 }
 
 /* Marks the world failed (first code wins) and wakes every sleeper. */
-static void coll_threads__fail(coll_threads *w, int code)
+/* Fails every call of the ranks in epochs below `upto` with `code` (the
+   first failure of an epoch keeps its code) and wakes every sleeper. */
+static void coll_threads__fail(coll_threads *w, int code, unsigned upto)
 {
-    int expected = 0, i;
-    __atomic_compare_exchange_n(&w->failed, &expected, code, 0,
-                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    unsigned long long f = __atomic_load_n(&w->failed, __ATOMIC_ACQUIRE);
+    unsigned long long n = ((unsigned long long)upto << 32) | (unsigned)code;
+    int i;
+    while ((unsigned)(f >> 32) < upto &&
+           !__atomic_compare_exchange_n(&w->failed, &f, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
     for (i = 0; i < w->nranks; i++) coll_threads__wake(&w->r[i]);
 }
+
+/* 0, or the code this rank's calls fail with: a failure of its epoch. */
+static int coll_threads__failed(const coll_threads__rank *me)
+{
+    unsigned long long f = __atomic_load_n(&me->w->failed, __ATOMIC_ACQUIRE);
+    return (unsigned)(f >> 32) > __atomic_load_n(&me->epoch, __ATOMIC_RELAXED) ? (int)(unsigned)f : 0;
+}
+
+/* Epochs compared on 16 bits (a fast-box slot's): -1 older than mine,
+   0 mine, 1 newer. */
+static int coll_threads__age(const coll_threads__rank *me, unsigned epoch)
+{
+    unsigned d = (__atomic_load_n(&me->epoch, __ATOMIC_RELAXED) - epoch) & 0xffffu;
+    return d == 0 ? 0 : d < 0x8000u ? -1 : 1;
+}
+#define COLL_THREADS__OPEPOCH(o)  __atomic_load_n(&(o)->epoch, __ATOMIC_RELAXED)
 
 #if COLL_THREADS_FBOX > 0
 static coll_threads__slot *coll_threads__box(coll_threads *w, int src, int dst)
@@ -583,6 +627,26 @@ static int coll_threads__orphan(coll_threads__rank *me, int src, unsigned seq)
 }
 #endif
 
+/* Takes the sends of earlier epochs off the head of src's queue to me
+   (my mutex held): an eager one's slot goes back to its pool, another
+   ends with COLL_ERR_ABORTED (its owner, in a failed epoch, is giving it
+   up or gone). */
+static void coll_threads__drop_stale(coll_threads__rank *me, int src)
+{
+    coll_threads *w = me->w;
+    coll_threads__queue *sq = &w->sendq[src][me->rank];
+    short hs;
+    while ((hs = COLL_THREADS__QHEAD(sq)) >= 0 &&
+           coll_threads__age(me, COLL_THREADS__OPEPOCH(&w->r[src].ops[hs])) < 0) {
+        coll_threads__op *s = &w->r[src].ops[hs];
+        COLL_THREADS__QSET(sq, s->next);
+        if (s->next < 0) sq->tail = -1;
+        if (s->eager) { COLL_THREADS__STORE(&s->state, COLL_THREADS__FREE); continue; }
+        s->result = COLL_ERR_ABORTED;
+        coll_threads__done(s);
+    }
+}
+
 /* The receiver's half of matching, for the pair src -> me: hands fast-box
    messages to my receives of the same number, and queued sends to mine of
    the same number (a small receive is matched by its owner only, so this
@@ -601,10 +665,13 @@ static int coll_threads__progress(coll_threads__rank *me, int src)
         unsigned st = COLL_THREADS__LOAD(&sl->stamp), seq = COLL_THREADS__SEQ(st);
         size_t len;
         coll_threads__op *op;
+        int age;
         if (!st) break;
-        len = sl->len;                  /* the sender's, checked all the same */
+        len = sl->len & 0xffffu;        /* the sender's, checked all the same */
+        age = coll_threads__age(me, sl->len >> 16);
+        if (age > 0) break;             /* a later epoch's: kept for it */
         k = coll_threads__nslots(len <= w->fb_max ? len : w->fb_max);
-        op = coll_threads__pending(me, src, seq);
+        op = age ? NULL : coll_threads__pending(me, src, seq);   /* an earlier one's: dropped */
         if (op && op->priv) {
             if (len != op->bytes) op->result = COLL_ERR_MISMATCH;
             else coll_threads__slots_out(w, op, box, t, len);
@@ -617,7 +684,7 @@ static int coll_threads__progress(coll_threads__rank *me, int src)
                 COLL_THREADS__STORE(&op->state, COLL_THREADS__DONE);
             }
             pthread_mutex_unlock(&me->m);
-        } else if (!coll_threads__orphan(me, src, seq))
+        } else if (!age && !coll_threads__orphan(me, src, seq))
             break;                      /* its receive is not posted yet */
         for (j = 1; j < k; j++) COLL_THREADS__STORE(&box[coll_threads__wrap(w, t + j)].stamp, 0u);
         COLL_THREADS__STORE(&sl->stamp, 0u);
@@ -628,13 +695,21 @@ static int coll_threads__progress(coll_threads__rank *me, int src)
     for (;;) {
         coll_threads__op *s = NULL, *d = NULL;
         short hs = COLL_THREADS__QHEAD(sq);
+        if (hs >= 0 && coll_threads__age(me, COLL_THREADS__OPEPOCH(&w->r[src].ops[hs])) < 0) {
+            pthread_mutex_lock(&me->m);
+            coll_threads__drop_stale(me, src);
+            pthread_mutex_unlock(&me->m);
+            continue;
+        }
         /* a look without the lock first: is the oldest queued send mine? */
-        if (hs < 0 || !coll_threads__pending(me, src, COLL_THREADS__OPSEQ(&w->r[src].ops[hs])))
+        if (hs < 0 || coll_threads__age(me, COLL_THREADS__OPEPOCH(&w->r[src].ops[hs])) ||
+            !coll_threads__pending(me, src, COLL_THREADS__OPSEQ(&w->r[src].ops[hs])))
             break;
         pthread_mutex_lock(&me->m);
         if ((hs = COLL_THREADS__QHEAD(sq)) >= 0) {
             s = &w->r[src].ops[hs];
-            d = coll_threads__pending(me, src, COLL_THREADS__OPSEQ(s));
+            d = coll_threads__age(me, COLL_THREADS__OPEPOCH(s)) ? NULL
+              : coll_threads__pending(me, src, COLL_THREADS__OPSEQ(s));
             if (d) {
                 COLL_THREADS__QSET(sq, s->next);
                 if (s->next < 0) sq->tail = -1;
@@ -677,13 +752,17 @@ static int coll_threads__work(coll_threads__rank *me)
         if (w->fb_slots) {
             coll_threads__slot *sl = &coll_threads__box(w, o->peer, me->rank)[me->fb_tail[o->peer]];
             unsigned st = __atomic_load_n(&sl->stamp, __ATOMIC_SEQ_CST);
-            if (st && (coll_threads__pending(me, o->peer, COLL_THREADS__SEQ(st)) ||
-                       coll_threads__orphan(me, o->peer, st)))
+            if (st && coll_threads__age(me, sl->len >> 16) < 0) return 1;   /* to drop */
+            if (st && !coll_threads__age(me, sl->len >> 16) &&
+                (coll_threads__pending(me, o->peer, COLL_THREADS__SEQ(st)) ||
+                 coll_threads__orphan(me, o->peer, st)))
                 return 1;
         }
 #endif
         hs = COLL_THREADS__QHEAD(&w->sendq[o->peer][me->rank]);
-        if (hs >= 0 && coll_threads__pending(me, o->peer, COLL_THREADS__OPSEQ(&w->r[o->peer].ops[hs])))
+        if (hs >= 0 && coll_threads__age(me, COLL_THREADS__OPEPOCH(&w->r[o->peer].ops[hs])) < 0) return 1;
+        if (hs >= 0 && !coll_threads__age(me, COLL_THREADS__OPEPOCH(&w->r[o->peer].ops[hs])) &&
+            coll_threads__pending(me, o->peer, COLL_THREADS__OPSEQ(&w->r[o->peer].ops[hs])))
             return 1;
     }
     return 0;
@@ -739,13 +818,14 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
     coll_threads__rank *q;
 
     if (peer < 0 || peer >= w->nranks || (bytes && !buf)) return COLL_ERR_INVAL;
-    if ((failed = COLL_THREADS__LOAD(&w->failed)) != 0) return failed;
+    if ((failed = coll_threads__failed(me)) != 0) return failed;
     for (i = 0; i < COLL_THREADS_MAX_OPS && !coll_threads__free(me, i); i++) {}
     if (i == COLL_THREADS_MAX_OPS) return COLL_AGAIN;
     op = &me->ops[i];
     op->is_send = is_send; op->peer = peer; op->buf = buf; op->bytes = bytes;
     op->next = -1; op->result = COLL_OK; op->eager = 0; op->fbox = 0; op->priv = 0;
     op->fold = fold; op->fold_arg = fold_arg;
+    __atomic_store_n(&op->epoch, me->epoch, __ATOMIC_RELAXED);
     if (is_send) {
         __atomic_store_n(&op->seq, me->sseq[peer]++, __ATOMIC_RELAXED);
 #if COLL_THREADS_FBOX > 0
@@ -764,7 +844,7 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
                     __atomic_store_n(&sl->stamp, 1u, __ATOMIC_RELAXED);
                 }
                 if (bytes) memcpy(box[hd].data, b, bytes < COLL_THREADS__PIECE ? bytes : COLL_THREADS__PIECE);
-                box[hd].len = (unsigned)bytes;
+                box[hd].len = (unsigned)bytes | (me->epoch & 0xffffu) << 16;
                 __atomic_store_n(&box[hd].stamp, COLL_THREADS__STAMP(op->seq), __ATOMIC_SEQ_CST);
                 me->fb_head[peer] = coll_threads__wrap(w, hd + nk);
                 coll_threads__wake_if_asleep(&w->r[dst]);
@@ -799,8 +879,10 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
     theirs = is_send ? &w->recvq[src][dst] : &w->sendq[src][dst];
     mine = is_send ? &w->sendq[src][dst] : &w->recvq[src][dst];
     pthread_mutex_lock(&q->m);
+    if (!is_send) coll_threads__drop_stale(me, peer);   /* q is me */
     k = COLL_THREADS__QHEAD(theirs);
     if (k >= 0 && !(is_send && coll_threads__pulls(w, q, bytes)) &&
+        COLL_THREADS__OPEPOCH(&w->r[owner].ops[k]) == op->epoch &&
         COLL_THREADS__OPSEQ(&w->r[owner].ops[k]) == COLL_THREADS__SEQ(op->seq)) {
         other = &w->r[owner].ops[k];           /* we are second: match */
         COLL_THREADS__QSET(theirs, other->next);
@@ -832,7 +914,7 @@ static int coll_threads__sleep(coll_threads__rank *me, coll_threads__op *op,
     int rc = 0;
     __atomic_fetch_add(&me->sleeping, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&op->state, __ATOMIC_SEQ_CST) != COLL_THREADS__DONE &&
-        !COLL_THREADS__LOAD(&me->w->failed) && !coll_threads__work(me))
+        !coll_threads__failed(me) && !coll_threads__work(me))
         rc = deadline ? pthread_cond_timedwait(&me->cv, &me->m, deadline)
                       : pthread_cond_wait(&me->cv, &me->m);
     __atomic_fetch_sub(&me->sleeping, 1, __ATOMIC_SEQ_CST);
@@ -1021,7 +1103,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
     }
     if (!coll_threads__is_done(op)) {
         if (!block) {
-            failed = COLL_THREADS__LOAD(&w->failed);
+            failed = coll_threads__failed(me);
             return failed ? coll_threads__give_up(me, h, failed) : COLL_AGAIN;
         }
         clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -1032,7 +1114,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
             int slept;
             coll_threads__progress_all(me);
             if (coll_threads__is_done(op)) break;
-            if ((failed = COLL_THREADS__LOAD(&w->failed)) != 0) break;
+            if ((failed = coll_threads__failed(me)) != 0) break;
             pthread_mutex_lock(&me->m);
             slept = coll_threads__sleep(me, op, &deadline);
             pthread_mutex_unlock(&me->m);
@@ -1043,7 +1125,9 @@ static int coll_threads__wait(void *ctx, int h, int block)
             }
         }
         if (failed) {
-            if (failed == COLL_ERR_TIMEOUT) coll_threads__fail(w, failed);
+            /* epoch 0 fails the world at once; a renewed one leaves it to
+               the caller (coll.h aborts after every error) */
+            if (failed == COLL_ERR_TIMEOUT && !me->epoch) coll_threads__fail(w, failed, 1);
             return coll_threads__give_up(me, h, failed);
         }
     }
@@ -1180,19 +1264,63 @@ COLL_THREADS_API void coll_threads_close(coll_threads *w) { coll_threads_destroy
 /* The port's abort: a rank whose collective failed wakes every waiter. */
 static void coll_threads__abort_port(void *ctx, int code)
 {
+    coll_threads__rank *me = (coll_threads__rank *)ctx;
     (void)code;
-    coll_threads__fail(((coll_threads__rank *)ctx)->w, COLL_ERR_ABORTED);
+    coll_threads__fail(me->w, COLL_ERR_ABORTED, me->epoch + 1);
+}
+
+/* coll_port.renew: this rank moves to `epoch` (see EPOCHS). Its own ops
+   are given up, its message numbers start again, and its eager sends
+   that no receiver took come back to the pool. */
+static int coll_threads__renew(void *ctx, uint32_t epoch)
+{
+    coll_threads__rank *me = (coll_threads__rank *)ctx;
+    coll_threads *w = me->w;
+    int i, d;
+    for (i = 0; i < COLL_THREADS_MAX_OPS; i++)
+        if (me->ops[i].owned) (void)coll_threads__cancel(me, i, COLL_ERR_ABORTED);
+    __atomic_store_n(&me->left_on, __atomic_load_n(&me->waiting_on, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    __atomic_store_n(&me->left_epoch, me->epoch, __ATOMIC_RELEASE);
+    __atomic_store_n(&me->epoch, epoch, __ATOMIC_RELEASE);
+    memset(me->sseq, 0, sizeof me->sseq);
+    memset(me->rseq, 0, sizeof me->rseq);
+    me->recvs = 0;
+    for (d = 0; d < w->nranks; d++) {
+        coll_threads__queue *sq = &w->sendq[me->rank][d];
+        short h, next;
+        pthread_mutex_lock(&w->r[d].m);
+        for (h = sq->head; h >= 0; h = next) {
+            coll_threads__op *o = &me->ops[h];
+            next = o->next;
+            if (coll_threads__age(me, COLL_THREADS__OPEPOCH(o)) < 0) {
+                coll_threads__unlink(me, sq, h);
+                COLL_THREADS__STORE(&o->state, COLL_THREADS__FREE);
+            }
+        }
+        pthread_mutex_unlock(&w->r[d].m);
+    }
+    return COLL_OK;
 }
 
 /* coll_port.missing: from `peer`, follow who waits for whom (at most
-   nranks hops, a cycle ends it) to the rank that waits for nobody. */
+   nranks hops, a cycle ends it) to the rank that waits for nobody, each
+   rank as it was in this rank's epoch (one that renewed since, as it
+   left it; one further on ends the chain). */
 static int coll_threads__missing(void *ctx, int peer)
 {
-    coll_threads *w = ((coll_threads__rank *)ctx)->w;
+    coll_threads__rank *me = (coll_threads__rank *)ctx;
+    coll_threads *w = me->w;
+    unsigned e = __atomic_load_n(&me->epoch, __ATOMIC_RELAXED);
     int hops, next;
     if (peer < 0 || peer >= w->nranks) return peer;
     for (hops = 0; hops < w->nranks; hops++) {
-        next = __atomic_load_n(&w->r[peer].waiting_on, __ATOMIC_ACQUIRE);
+        coll_threads__rank *q = &w->r[peer];
+        if (__atomic_load_n(&q->epoch, __ATOMIC_ACQUIRE) == e)
+            next = __atomic_load_n(&q->waiting_on, __ATOMIC_ACQUIRE);
+        else if (__atomic_load_n(&q->left_epoch, __ATOMIC_ACQUIRE) == e)
+            next = __atomic_load_n(&q->left_on, __ATOMIC_ACQUIRE);
+        else
+            break;
         if (next < 0 || next >= w->nranks || next == peer) break;
         peer = next;
     }
@@ -1221,12 +1349,13 @@ COLL_THREADS_API coll_port coll_threads_port(coll_threads *w, int rank)
     p.irecv_fold = coll_threads__irecv_fold;
     p.attach = coll_threads__attach;
     p.missing = coll_threads__missing;
+    p.renew = coll_threads__renew;
     return p;
 }
 
 COLL_THREADS_API void coll_threads_abort(coll_threads *w)
 {
-    coll_threads__fail(w, COLL_ERR_ABORTED);
+    coll_threads__fail(w, COLL_ERR_ABORTED, 0xffffffffu);   /* every epoch */
 }
 
 typedef struct coll_threads__job {

@@ -1,0 +1,24 @@
+# mk/shrink.mk - failures survived: one rank of 4-16 killed, stopped or
+# silenced mid-run over the threads port; the survivors name it, shrink
+# (coll_comm_shrink) and go on (test/test_shrink.c). The shm and TCP
+# ports have their own fragments (mk/shrink-shm.mk, mk/shrink-tcp.mk).
+
+SHRINK_DEPS := coll.h ports/coll_threads.h test/coll_test.h
+
+$(CT)/test_shrink: test/test_shrink.c $(SHRINK_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) -O2 -g -DCOLL_DEBUG $(WARN) -o $@ $< $(LDLIBS_THREADS)
+$(CT)/asan/test_shrink: test/test_shrink.c $(SHRINK_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -DCOLL_DEBUG $(WARN) -o $@ $< $(LDLIBS_THREADS)
+$(CT)/tsan/test_shrink: test/test_shrink.c $(SHRINK_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) -DCOLL_DEBUG $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
+.PHONY: test-shrink
+## test-shrink: 200 trials plain and under ASan+UBSan, 100 under TSan: a rank of 4-16 killed, stopped or silenced at a random call and step over the threads port; every survivor names it, shrinks and computes right
+test-shrink: $(CT)/test_shrink $(CT)/asan/test_shrink $(CT)/tsan/test_shrink
+	$(CT)/test_shrink
+	SHRINK_MS=200 $(CT)/asan/test_shrink
+	TSAN_OPTIONS=halt_on_error=1 SHRINK_MS=300 SHRINK_TRIALS=100 $(CT)/tsan/test_shrink
+TEST_TARGETS += test-shrink
