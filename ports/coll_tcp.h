@@ -6,7 +6,7 @@
          #include "ports/coll_tcp.h"
      (COLL_TCP_STATIC makes every function static.) Then, in every process:
 
-         static coll_tcp t;                          caller-owned, ~9 KB (~2 KB
+         static coll_tcp t;                          caller-owned, ~34 KB (~27 KB
                                                      with COLL_TCP_NO_MAC)
          coll_tcp_init_env(&t, 10000);               MASTER_ADDR, MASTER_PORT,
                                                      WORLD_SIZE, RANK (as torchrun)
@@ -83,10 +83,28 @@
      timeout_ms bounds the whole rendezvous, and every transfer: a wait that
      sees no byte move for timeout_ms returns COLL_ERR_TIMEOUT (0 means
      COLL_TCP_DEFAULT_TIMEOUT_MS). A peer that closed or died (EOF, reset)
-     gives COLL_ERR_IO. The first failure breaks the whole port: every link
-     is shut down, so the other ranks see EOF at once instead of each
-     waiting out its own deadline, and every later call returns that first
-     code. No call blocks without a deadline.
+     gives COLL_ERR_IO; sends say MSG_NOSIGNAL, so a dead peer never raises
+     SIGPIPE. The first failure breaks the port's epoch: every pending
+     transfer ends with it, every live link is sent an abort frame, so the
+     other ranks fail at once (COLL_ERR_IO) instead of each waiting out its
+     own deadline, and every later call returns that first code - until
+     renew. No call blocks without a deadline.
+
+   EPOCHS (coll_port.renew, for coll_comm_shrink)
+     Every message travels in a frame whose 16-byte header carries its
+     sender's epoch (0 until renew) and its length, and whose trailer says
+     whether the sender finished it (>>frames). renew(ctx, e) starts epoch e
+     at this rank's end: the epoch's failure is forgotten, transfers still
+     posted are dropped, and from then on a frame of an older epoch is read
+     and discarded unseen, and a frame from a peer already in a later epoch
+     is held (header read, payload not) until this rank gets there - a
+     receive of an older epoch that meets it fails without taking it. A
+     transfer given up mid-frame leaves a debt on its link (the sender sends
+     the rest as a voided frame, the receiver reads past it), so live links
+     stay in step however calls end. After renew a dead link (EOF, reset)
+     or a deadline fails only the calls it touches; an abort (coll.h's,
+     coll_tcp_abort, or a peer's abort frame of the same epoch) still fails
+     the whole epoch.
 
    THE PORT
      send/recv/sendrecv and isend/irecv/wait are all one mechanism: a table
@@ -95,6 +113,9 @@
      and two ranks exchanging megabytes never stall on each other's full
      socket buffers. Per peer and direction, only the oldest posted
      transfer moves bytes: messages keep the order they were posted in.
+     A message is one frame: a 16-byte header (kind, epoch, length), the
+     payload, a 4-byte status (and the tag in the keyed mode); a send puts
+     them in one sendmsg, a receive reads the header, then the rest.
      A small send (up to 4 KiB) starts at the first wait rather than when
      posted, and goes with MSG_MORE when another is queued behind it to the
      same peer: a check frame and its tail cross loopback as one delivery
@@ -211,7 +232,7 @@
 #define COLL_TCP_ERR_AUTH    (-2001)   /* the master or a peer failed the token check */
 #define COLL_TCP_ERR_VERSION (-2002)   /* the master or a peer speaks another protocol version */
 #define COLL_TCP_ERR_INUSE   (-2003)   /* rank 0: another program holds MASTER_PORT */
-#define COLL_TCP_VERSION 2             /* of the rendezvous protocol; 1 had no token */
+#define COLL_TCP_VERSION 3             /* of the protocol; 1 had no token, 2 no frames */
 
 #ifndef COLL_TCP_API
 #ifdef COLL_TCP_STATIC
@@ -253,19 +274,42 @@ typedef struct coll_tcp__req {
     int result;                /* COLL_AGAIN while pending, then 0 or error  */
     unsigned seq;              /* posting order, for per-lane FIFO order     */
     unsigned char *buf;        /* const for sends                            */
-    size_t bytes, done;        /* payload; bytes on the wire so far          */
-    size_t wire;               /* bytes on the wire in all (+ a tag)         */
+    size_t bytes, done;        /* payload; its bytes and trailer's so far    */
+    size_t wire;               /* payload and trailer (status, a tag)        */
+    uint32_t epoch;            /* the port's epoch when it was posted        */
+    unsigned hdone;            /* header bytes moved (a receive: 16 once it
+                                  has taken its frame's header)              */
+    unsigned char head[16];    /* a send's frame header (>>frames)           */
+    unsigned char tail[12];    /* status, then the tag in the keyed mode     */
 #ifndef COLL_TCP_NO_MAC
     coll_tcp__mac_msg mac;
 #endif
 } coll_tcp__req;
 
+/* One link's frame state (>>frames): what this rank owes the stream out
+   and what it must read past in the stream in. */
+typedef struct coll_tcp__link {
+    unsigned char rx_head[16]; /* the next frame's header, rx_got bytes of it */
+    unsigned rx_got;
+    unsigned long long rx_skip;/* bytes of a dropped frame still to discard  */
+    unsigned char tx_head[16]; /* a frame given up mid-way, voided: its      */
+    unsigned long long tx_at, tx_total;  /* header, bytes sent, size (0: none) */
+    unsigned char ab_head[16]; /* an abort frame owed: ab_on, ab_at bytes out */
+    unsigned ab_at;
+    int ab_on;
+    uint32_t ab_epoch1;        /* 1 + the epoch of the last abort frame queued */
+    int dead;                  /* 0, or why the link is gone (EOF, reset)    */
+} coll_tcp__link;
+
 typedef struct coll_tcp {
     int rank, nranks, local_rank;
     unsigned timeout_ms;
-    int failed;                /* 0, or the code every call now returns      */
+    int failed;                /* 0, or the code every call of this epoch returns */
     unsigned seq;
+    uint32_t epoch;            /* 0, then what renew said (>>frames)         */
+    int closed;
     int fd[COLL_TCP_MAX_RANKS];/* link to each peer; -1 for self             */
+    coll_tcp__link link[COLL_TCP_MAX_RANKS];
     coll_tcp__req req[COLL_TCP_MAX_REQUESTS];
     unsigned long long bytes_sent, bytes_received;   /* payload, this rank  */
     unsigned dropped;          /* connections dropped during the rendezvous  */
@@ -300,7 +344,8 @@ COLL_TCP_API int coll_tcp_init_flags(coll_tcp *t, const char *master_addr, int m
                                      unsigned flags);
 COLL_TCP_API void coll_tcp_set_timeout(coll_tcp *t, unsigned timeout_ms);
 COLL_TCP_API coll_port coll_tcp_port(coll_tcp *t);
-/* Break the port on purpose: every link shut down, calls return `code`. */
+/* Break the port's epoch on purpose: pending and later calls return
+   `code`, and every peer is sent an abort frame (it fails too). */
 COLL_TCP_API void coll_tcp_abort(coll_tcp *t, int code);
 COLL_TCP_API void coll_tcp_close(coll_tcp *t);
 /* A fresh job token for a launcher to hand out: 32 hex digits and a NUL
@@ -910,45 +955,42 @@ static void coll_tcp__mac_session(coll_tcp *t, int peer, const unsigned char *ta
 }
 
 /* The first time q moves: its number on the lane (only a lane's oldest
-   transfer moves, so numbers follow posting order) and its header. */
+   transfer moves, so numbers follow posting order) and its header. A
+   send given up before a byte of it went out gives its number back
+   (coll_tcp__abandon): the receiver never saw it. */
 static void coll_tcp__mac_begin(coll_tcp *t, coll_tcp__req *q)
 {
-    unsigned char head[32];
+    unsigned char head[36];
     uint64_t n = q->is_send ? t->mac.sent[q->peer]++ : t->mac.got[q->peer]++;
     memcpy(head, t->mac.session[q->peer], 8);
     coll_tcp__put32(head + 8, (unsigned long)(q->is_send ? t->rank : q->peer));
     coll_tcp__put32(head + 12, (unsigned long)(q->is_send ? q->peer : t->rank));
     coll_tcp__put64(head + 16, n);
     coll_tcp__put64(head + 24, (uint64_t)q->bytes);
+    coll_tcp__put32(head + 32, (unsigned long)q->epoch);
     coll_tcp__sip_init(&q->mac.sip, t->mac.key[0], t->mac.key[1]);
     coll_tcp__sip_add(&q->mac.sip, head, sizeof head);
     q->mac.hashed = 0;
     q->mac.begun = 1;
 }
 
-static int coll_tcp__mac_span(coll_tcp *t, coll_tcp__req *q, struct iovec *v)
+/* How far q's payload may move now: a sender hashes up to a chunk ahead
+   and sends nothing unhashed, a receiver takes a chunk per call. */
+static size_t coll_tcp__mac_upto(coll_tcp *t, coll_tcp__req *q)
 {
     coll_tcp__mac_msg *m = &q->mac;
     size_t upto = q->done < q->bytes && q->bytes - q->done > COLL_TCP_MAC_CHUNK
                 ? q->done + COLL_TCP_MAC_CHUNK : q->bytes;
-    int n = 0;
     if (!m->begun) coll_tcp__mac_begin(t, q);
     if (q->is_send) {
         if (m->hashed < upto) {
             coll_tcp__sip_add(&m->sip, q->buf + m->hashed, upto - m->hashed);
             m->hashed = upto;
-            if (upto == q->bytes) coll_tcp__put64(m->tag, coll_tcp__sip_end(&m->sip));
+            if (upto == q->bytes) coll_tcp__put64(q->tail + 4, coll_tcp__sip_end(&m->sip));
         }
         upto = m->hashed;
     }
-    if (q->done < upto) {
-        v[n].iov_base = q->buf + q->done; v[n].iov_len = upto - q->done; n++;
-    }
-    if (upto == q->bytes) {
-        size_t at = q->done > q->bytes ? q->done - q->bytes : 0;
-        v[n].iov_base = m->tag + at; v[n].iov_len = COLL_TCP__TAG - at; n++;
-    }
-    return n;
+    return upto;
 }
 
 /* A receiver's payload up to `upto` has landed: into the tag with it. */
@@ -960,6 +1002,7 @@ static void coll_tcp__mac_heard(coll_tcp__req *q, size_t upto)
     }
 }
 
+static void coll_tcp__gone(coll_tcp *t, int peer, int code);
 /* A received message is complete: its tag, or COLL_ERR_CORRUPT and the
    port broken (the stream can no longer be trusted at all). */
 static int coll_tcp__mac_check(coll_tcp *t, coll_tcp__req *q)
@@ -967,11 +1010,12 @@ static int coll_tcp__mac_check(coll_tcp *t, coll_tcp__req *q)
     unsigned char want[COLL_TCP__TAG];
     if (q->is_send) return COLL_OK;
     coll_tcp__put64(want, coll_tcp__sip_end(&q->mac.sip));
-    if (coll_tcp__same(want, q->mac.tag)) return COLL_OK;
+    if (coll_tcp__same(want, q->tail + 4)) return COLL_OK;
     if (!t->failed)
         coll_tcp__log(t, -1, "message %llu of %lu bytes from rank %d failed its MAC: "
                       "forged, altered, replayed, dropped or reordered on the way",
                       (unsigned long long)(t->mac.got[q->peer] - 1), (unsigned long)q->bytes, q->peer);
+    coll_tcp__gone(t, q->peer, COLL_ERR_CORRUPT);
     coll_tcp_abort(t, COLL_ERR_CORRUPT);
     return COLL_ERR_CORRUPT;
 }
@@ -979,34 +1023,111 @@ static int coll_tcp__mac_check(coll_tcp *t, coll_tcp__req *q)
 #define coll_tcp__mac_session(t, peer, tag_a) ((void)0)
 #endif
 
-/* Bytes of q on the wire: its payload, and a tag in the keyed mode. */
+static void coll_tcp__gone(coll_tcp *t, int peer, int code);
+
+/* ---- >>frames every message in a frame, every frame in an epoch ------------- *
+
+   On the wire a message is a frame:
+
+       header (16)   kind "colD" | the sender's epoch (4) | payload length (8)
+       payload
+       trailer       status (4): "colK", or "colV" for a frame its sender
+                     voided; then the 8-byte tag in the keyed mode
+
+   and an abort is a header alone: kind "colA", the epoch, length 0. The
+   epoch is 0 until renew (coll_comm_shrink) moves this rank's end on; a
+   frame carries the epoch its sender was in when it posted it. The
+   receiving rank, at the head of each frame:
+     - an older epoch's frame is dropped unread (its payload and trailer
+       read and discarded), an older abort ignored;
+     - a later epoch's frame (a peer that renewed first) is kept, header
+       read, payload not: the receive fails, and the frame waits for a
+       receive of its epoch (after renew) - no receive of an older epoch
+       ever takes its bytes;
+     - an abort of this epoch fails the epoch here too (and is passed on);
+     - a frame of this epoch must have the posted length (else
+       COLL_ERR_MISMATCH, COLL_ERR_CORRUPT in the keyed mode);
+     - a header of another kind, of an epoch more than COLL_TCP__AHEAD
+       (64) ahead or a length of 2^40 or more is no header: the link is
+       out of step and gone (COLL_ERR_IO; COLL_ERR_CORRUPT, with a failed
+       MAC's line, in the keyed mode).
+   A transfer given up mid-frame (a failed or aborted call) leaves the
+   stream mid-frame: the sender owes the rest, which goes out - header,
+   zeros, status "colV" - before its next frame on that link, and the
+   receiver reads past what is left of its frame before the next header.
+   So a link stays in step however its calls end, and a live pair keeps
+   talking after renew. In epoch 0 the first failure fails the port's
+   epoch, every call then answering that code (abort frames tell the
+   peers, as the links' shutdown did before frames); after renew a dead
+   link (EOF, reset) or a deadline fails only the calls it touches. The
+   tag covers the epoch and length with the payload; the status is
+   outside it, so a forged "colV" can only fail a call. */
+
+#define COLL_TCP__DATA  0x636f6c44ul   /* "colD" */
+#define COLL_TCP__ABORT 0x636f6c41ul   /* "colA" */
+#define COLL_TCP__OK    0x636f6c4bul   /* "colK" */
+#define COLL_TCP__VOID  0x636f6c56ul   /* "colV" */
+#define COLL_TCP__FRAME 16             /* header bytes */
+#define COLL_TCP__AHEAD 64             /* epochs a peer may be ahead of us */
+
+static void coll_tcp__frame_head(unsigned char *p, unsigned long kind, uint32_t epoch, uint64_t n)
+{
+    coll_tcp__put32(p, kind);
+    coll_tcp__put32(p + 4, (unsigned long)epoch);
+    coll_tcp__put64(p + 8, n);
+}
+
+/* Trailer bytes: the status, and a tag in the keyed mode. */
+static size_t coll_tcp__trailer(const coll_tcp *t)
+{
+#ifndef COLL_TCP_NO_MAC
+    if (t->mac.on) return 4 + COLL_TCP__TAG;
+#else
+    (void)t;
+#endif
+    return 4;
+}
+
+/* Bytes of q on the wire after its header: payload and trailer. */
 static size_t coll_tcp__wire(const coll_tcp *t, const coll_tcp__req *q)
 {
-#ifndef COLL_TCP_NO_MAC
-    if (t->mac.on && q->bytes) return q->bytes + COLL_TCP__TAG;
-#else
-    (void)t;
-#endif
-    return q->bytes;
+    return q->bytes + coll_tcp__trailer(t);
 }
 
-/* The bytes of q that go next, as one or two pieces. */
+/* The bytes of q that go next, as up to three pieces: the rest of a
+   send's header, payload, trailer. */
 static int coll_tcp__span(coll_tcp *t, coll_tcp__req *q, struct iovec *v)
 {
+    size_t upto = q->bytes;
+    int n = 0;
+    if (q->is_send && q->hdone < COLL_TCP__FRAME) {
+        v[n].iov_base = q->head + q->hdone; v[n].iov_len = COLL_TCP__FRAME - q->hdone; n++;
+    }
 #ifndef COLL_TCP_NO_MAC
-    if (t->mac.on) return coll_tcp__mac_span(t, q, v);
-#else
-    (void)t;
+    if (t->mac.on) upto = coll_tcp__mac_upto(t, q);
 #endif
-    v[0].iov_base = q->buf + q->done;
-    v[0].iov_len = q->bytes - q->done;
-    return 1;
+    if (q->done < upto) {
+        v[n].iov_base = q->buf + q->done; v[n].iov_len = upto - q->done; n++;
+    }
+    if (upto == q->bytes) {
+        size_t at = q->done > q->bytes ? q->done - q->bytes : 0;
+        v[n].iov_base = q->tail + at; v[n].iov_len = coll_tcp__trailer(t) - at; n++;
+    }
+    return n;
 }
 
-/* k more bytes of q moved: counted (payload only), and fed to the tag. */
+/* k more bytes of q moved: a send's header first, then payload and
+   trailer; payload counted, and fed to the tag. */
 static void coll_tcp__moved(coll_tcp *t, coll_tcp__req *q, size_t k)
 {
-    size_t before = q->done < q->bytes ? q->done : q->bytes, after;
+    size_t before, after;
+    if (q->is_send && q->hdone < COLL_TCP__FRAME) {
+        size_t h = COLL_TCP__FRAME - q->hdone;
+        if (h > k) h = k;
+        q->hdone += (unsigned)h;
+        k -= h;
+    }
+    before = q->done < q->bytes ? q->done : q->bytes;
     q->done += k;
     after = q->done < q->bytes ? q->done : q->bytes;
     if (q->is_send) t->bytes_sent += (unsigned long long)(after - before);
@@ -1016,13 +1137,42 @@ static void coll_tcp__moved(coll_tcp *t, coll_tcp__req *q, size_t k)
 #endif
 }
 
+/* A frame that cannot be (a header of no known kind, a length other than
+   posted, a status of neither kind): the link is out of step for good.
+   The keyed mode says so as a failed MAC would. */
+static int coll_tcp__bad_frame(coll_tcp *t, coll_tcp__req *q, int code)
+{
+#ifndef COLL_TCP_NO_MAC
+    if (t->mac.on) {
+        if (!t->failed)
+            coll_tcp__log(t, -1, "message %llu of %lu bytes from rank %d failed its MAC: "
+                          "forged, altered, replayed, dropped or reordered on the way (its frame)",
+                          (unsigned long long)t->mac.got[q->peer], (unsigned long)q->bytes, q->peer);
+        code = COLL_ERR_CORRUPT;
+    }
+#endif
+    coll_tcp__gone(t, q->peer, code);
+    if (t->epoch == 0 || code == COLL_ERR_CORRUPT) coll_tcp_abort(t, code);
+    return code;
+}
+
+/* Transfer q fails with `code`: in epoch 0 the port's epoch with it (as
+   before renew existed), after renew q alone. */
+static void coll_tcp__fail(coll_tcp *t, coll_tcp__req *q, int code);
+
 /* q has all its bytes: its result. */
 static int coll_tcp__landed(coll_tcp *t, coll_tcp__req *q)
 {
+    unsigned long status;
+    if (q->is_send) return COLL_OK;
+    status = coll_tcp__get32(q->tail);
+    if (status == COLL_TCP__VOID) {              /* its sender gave it up */
+        coll_tcp__fail(t, q, COLL_ERR_IO);
+        return COLL_ERR_IO;
+    }
+    if (status != COLL_TCP__OK) return coll_tcp__bad_frame(t, q, COLL_ERR_IO);
 #ifndef COLL_TCP_NO_MAC
     if (t->mac.on) return coll_tcp__mac_check(t, q);
-#else
-    (void)t; (void)q;
 #endif
     return COLL_OK;
 }
@@ -1687,8 +1837,9 @@ COLL_TCP_API void coll_tcp_set_timeout(coll_tcp *t, unsigned timeout_ms)
     coll_tcp__link_timeouts(t);
 }
 
-/* coll.h calls this after a transport error or a damaged message: every
-   link shut down, so the peers fail at once instead of at their deadline. */
+/* coll.h calls this after a transport error or a damaged message: the
+   epoch fails here, and an abort frame tells every peer, so they fail at
+   once instead of at their deadline. */
 static void coll_tcp__abort_hook(void *ctx, int code)
 {
     coll_tcp_abort((coll_tcp *)ctx, code);
@@ -1698,6 +1849,136 @@ static void coll_tcp__abort_hook(void *ctx, int code)
 static int coll_tcp__attach(void *ctx)
 {
     return ((coll_tcp *)ctx)->attached++;
+}
+
+/* ---- what a link owes: the rest of a voided frame, an abort frame ---------- */
+
+/* Byte `pos` of the voided frame: its header, zeros, status "colV", zeros. */
+static unsigned char coll_tcp__void_byte(const coll_tcp__link *L, unsigned long long pos)
+{
+    unsigned long long len = L->tx_total - COLL_TCP__FRAME;   /* payload + trailer */
+    unsigned long long tail = pos - COLL_TCP__FRAME;
+    unsigned long long plen;
+    unsigned char st[4];
+    if (pos < COLL_TCP__FRAME) return L->tx_head[pos];
+    plen = ((unsigned long long)coll_tcp__get32(L->tx_head + 8) << 32) | coll_tcp__get32(L->tx_head + 12);
+    if (tail < plen || tail >= plen + 4 || tail >= len) return 0;
+    coll_tcp__put32(st, COLL_TCP__VOID);
+    return st[tail - plen];
+}
+
+/* Sends what link `peer` owes, without blocking (block: within the
+   link's SO_SNDTIMEO). 1: nothing owed any more; 0: not yet; a negative
+   code: the link failed (COLL_ERR_TIMEOUT: blocked to the deadline). */
+static int coll_tcp__owed(coll_tcp *t, int peer, int block)
+{
+    coll_tcp__link *L = &t->link[peer];
+    int fd = t->fd[peer];
+    if (fd < 0 || L->dead) return L->dead ? L->dead : COLL_ERR_IO;
+    while (L->tx_total || L->ab_on) {
+        unsigned char b[4096];
+        size_t n = 0;
+        ssize_t k;
+        if (L->tx_total) {
+            while (n < sizeof b && L->tx_at + n < L->tx_total) {
+                b[n] = coll_tcp__void_byte(L, L->tx_at + n);
+                n++;
+            }
+            k = send(fd, b, n, COLL_TCP__SEND_FLAGS | (block ? 0 : COLL_TCP__TRY));
+        } else {
+            k = send(fd, L->ab_head + L->ab_at, COLL_TCP__FRAME - L->ab_at,
+                     COLL_TCP__SEND_FLAGS | (block ? 0 : COLL_TCP__TRY));
+        }
+        if (k > 0) {
+            if (L->tx_total) {
+                L->tx_at += (unsigned long long)k;
+                if (L->tx_at == L->tx_total) L->tx_at = L->tx_total = 0;
+            } else if ((L->ab_at += (unsigned)k) == COLL_TCP__FRAME) {
+                L->ab_on = 0; L->ab_at = 0;
+            }
+            continue;
+        }
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return block ? COLL_ERR_TIMEOUT : 0;
+        return COLL_ERR_IO;
+    }
+    return 1;
+}
+
+/* The link to `peer` is gone (EOF, reset, a stream out of step): no byte
+   more is read from it or sent to it. In epoch 0 the port's epoch fails
+   (as it always did); after renew, only the calls on that link. */
+static void coll_tcp__gone(coll_tcp *t, int peer, int code)
+{
+    int i;
+    coll_tcp__link *L = &t->link[peer];
+    if (!L->dead) {
+        L->dead = code;
+        if (t->fd[peer] >= 0) shutdown(t->fd[peer], SHUT_RDWR);
+    }
+    if (t->epoch == 0) { coll_tcp_abort(t, code); return; }
+    for (i = 0; i < COLL_TCP_MAX_REQUESTS; i++)
+        if (t->req[i].peer == peer && t->req[i].result == COLL_AGAIN) t->req[i].result = code;
+}
+
+/* q is given up before it ended: a frame left mid-way becomes a debt of
+   its link - the sender's rest of it (voided), the receiver's bytes to
+   read past. A send of which no byte went gives its MAC number back. */
+static void coll_tcp__abandon(coll_tcp *t, coll_tcp__req *q)
+{
+    coll_tcp__link *L = &t->link[q->peer];
+    if (q->is_send) {
+        if (q->hdone == 0) {
+#ifndef COLL_TCP_NO_MAC
+            if (t->mac.on && q->mac.begun) { t->mac.sent[q->peer]--; q->mac.begun = 0; }
+#endif
+            return;
+        }
+        if (L->dead || q->done >= q->wire) return;
+        memcpy(L->tx_head, q->head, COLL_TCP__FRAME);
+        L->tx_total = COLL_TCP__FRAME + (unsigned long long)q->wire;
+        L->tx_at = (unsigned long long)q->hdone + q->done;
+        q->hdone = 0;
+    } else if (q->hdone == COLL_TCP__FRAME && q->done < q->wire) {
+        L->rx_skip += (unsigned long long)(q->wire - q->done);
+        q->hdone = 0;
+    }
+}
+
+static void coll_tcp__fail(coll_tcp *t, coll_tcp__req *q, int code)
+{
+    if (t->epoch == 0) { coll_tcp_abort(t, code); return; }
+    if (q->result != COLL_AGAIN) return;
+    coll_tcp__abandon(t, q);
+    q->result = code;
+}
+
+/* coll_port.renew: this rank's end starts epoch `epoch`. Every transfer
+   still in the table belongs to an earlier epoch: ended (its frame left
+   to the link's debts) and its slot freed; an abort frame not yet begun
+   is no longer worth sending. Dead links stay dead. Local: no peer is
+   waited for. */
+static int coll_tcp__renew(void *ctx, uint32_t epoch)
+{
+    coll_tcp *t = (coll_tcp *)ctx;
+    int i;
+    if (t->closed) return t->failed ? t->failed : COLL_ERR_ABORTED;
+    if (epoch <= t->epoch) return COLL_ERR_INVAL;
+    for (i = 0; i < COLL_TCP_MAX_REQUESTS; i++) {
+        coll_tcp__req *q = &t->req[i];
+        if (q->peer < 0) continue;
+        if (q->result == COLL_AGAIN) coll_tcp__abandon(t, q);
+        q->peer = -1;
+    }
+    t->epoch = epoch;
+    t->failed = 0;
+    for (i = 0; i < t->nranks && i < COLL_TCP_MAX_RANKS; i++) {
+        coll_tcp__link *L = &t->link[i];
+        if (t->fd[i] < 0 || L->dead) continue;
+        if (L->ab_on && L->ab_at == 0) L->ab_on = 0;
+        if (coll_tcp__owed(t, i, 0) < 0) { L->dead = COLL_ERR_IO; shutdown(t->fd[i], SHUT_RDWR); }
+    }
+    return COLL_OK;
 }
 
 COLL_TCP_API coll_port coll_tcp_port(coll_tcp *t)
@@ -1713,17 +1994,35 @@ COLL_TCP_API coll_port coll_tcp_port(coll_tcp *t)
     p.wait = coll_tcp_wait;
     p.abort = coll_tcp__abort_hook;
     p.attach = coll_tcp__attach;
+    p.renew = coll_tcp__renew;
     return p;
 }
 
+/* The epoch fails here: every pending transfer ends with the code (its
+   frame left to its link's debts), and every live link is sent an abort
+   frame of this epoch (after the rest of a frame voided on it), without
+   waiting: a peer that reads us fails at once. */
 COLL_TCP_API void coll_tcp_abort(coll_tcp *t, int code)
 {
     int i;
     if (!t->failed) t->failed = code;
-    for (i = 0; i < COLL_TCP_MAX_RANKS; i++)
-        if (t->fd[i] >= 0) shutdown(t->fd[i], SHUT_RDWR);
-    for (i = 0; i < COLL_TCP_MAX_REQUESTS; i++)
-        if (t->req[i].peer >= 0 && t->req[i].result == COLL_AGAIN) t->req[i].result = t->failed;
+    for (i = 0; i < COLL_TCP_MAX_REQUESTS; i++) {
+        coll_tcp__req *q = &t->req[i];
+        if (q->peer >= 0 && q->result == COLL_AGAIN) {
+            coll_tcp__abandon(t, q);
+            q->result = t->failed;
+        }
+    }
+    for (i = 0; i < t->nranks && i < COLL_TCP_MAX_RANKS; i++) {
+        coll_tcp__link *L = &t->link[i];
+        if (t->fd[i] < 0 || L->dead) continue;
+        if (L->ab_epoch1 != t->epoch + 1u && !(L->ab_on && L->ab_at)) {
+            coll_tcp__frame_head(L->ab_head, COLL_TCP__ABORT, t->epoch, 0);
+            L->ab_on = 1; L->ab_at = 0;
+            L->ab_epoch1 = t->epoch + 1u;
+        }
+        if (coll_tcp__owed(t, i, 0) < 0) { L->dead = COLL_ERR_IO; shutdown(t->fd[i], SHUT_RDWR); }
+    }
 }
 
 COLL_TCP_API void coll_tcp_close(coll_tcp *t)
@@ -1735,6 +2034,7 @@ COLL_TCP_API void coll_tcp_close(coll_tcp *t)
     memset(t->mac.key, 0, sizeof t->mac.key);
 #endif
     if (!t->failed) t->failed = COLL_ERR_ABORTED;
+    t->closed = 1;
 }
 
 /* ---- the data path: a table of posted transfers ---------------------------- */
@@ -1746,13 +2046,20 @@ static int coll_tcp__post(coll_tcp *t, int is_send, int peer, const void *buf,
     if (t->failed) return t->failed;
     if (peer < 0 || peer >= t->nranks || peer == t->rank || (bytes && !buf) || !handle)
         return COLL_ERR_INVAL;
+    if (t->link[peer].dead) return t->link[peer].dead == COLL_ERR_CORRUPT ? COLL_ERR_CORRUPT : COLL_ERR_IO;
     for (i = 0; i < limit; i++) {
         coll_tcp__req *q = &t->req[i];
         if (q->peer >= 0) continue;
         q->peer = peer; q->is_send = is_send;
         q->buf = (unsigned char *)buf;   /* a send only ever reads through it */
         q->bytes = bytes; q->done = 0;
+        q->epoch = t->epoch;
+        q->hdone = 0;
         q->wire = coll_tcp__wire(t, q);
+        if (is_send) {
+            coll_tcp__frame_head(q->head, COLL_TCP__DATA, t->epoch, (uint64_t)bytes);
+            coll_tcp__put32(q->tail, COLL_TCP__OK);
+        }
 #ifndef COLL_TCP_NO_MAC
         q->mac.begun = 0;
 #endif
@@ -1806,20 +2113,114 @@ static ssize_t coll_tcp__xfer(int fd, const coll_tcp__req *q, struct iovec *v, i
     return q->is_send ? sendmsg(fd, &h, COLL_TCP__SEND_FLAGS | flags) : recvmsg(fd, &h, flags);
 }
 
+/* A system call on q's link that moved nothing: k, errno. The link
+   failed (EOF, reset: gone), or the wait timed out (block), or - 0 - it
+   merely had nothing now. */
+static int coll_tcp__stalled(coll_tcp *t, coll_tcp__req *q, ssize_t k, int block)
+{
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (!block) return 0;
+        coll_tcp__fail(t, q, COLL_ERR_TIMEOUT);  /* the link's deadline passed */
+        return -1;
+    }
+    coll_tcp__gone(t, q->peer, COLL_ERR_IO);
+    return -1;
+}
+
+/* A receive at the head of its lane gets its frame's header: read past
+   what dropped frames left, take the next header, drop it if it is an
+   older epoch's, keep it if a later one's. 1: q has its header and may
+   take the payload; 0: nothing more now; -1: q has ended (its result). */
+static int coll_tcp__rx_head(coll_tcp *t, coll_tcp__req *q, int block, int *moved)
+{
+    coll_tcp__link *L = &t->link[q->peer];
+    int fd = t->fd[q->peer];
+    while (q->result == COLL_AGAIN) {
+        unsigned long kind;
+        uint32_t epoch;
+        uint64_t len;
+        ssize_t k;
+        if (L->rx_skip) {
+            unsigned char junk[4096];
+            size_t n = L->rx_skip < sizeof junk ? (size_t)L->rx_skip : sizeof junk;
+            k = recv(fd, junk, n, block ? MSG_WAITALL : COLL_TCP__TRY);
+            if (k > 0) { L->rx_skip -= (unsigned long long)k; *moved = 1; continue; }
+            if (k < 0 && errno == EINTR) continue;
+            return coll_tcp__stalled(t, q, k, block);
+        }
+        if (L->rx_got < COLL_TCP__FRAME) {
+            k = recv(fd, L->rx_head + L->rx_got, COLL_TCP__FRAME - L->rx_got,
+                     block ? MSG_WAITALL : COLL_TCP__TRY);
+            if (k > 0) { L->rx_got += (unsigned)k; *moved = 1; continue; }
+            if (k < 0 && errno == EINTR) continue;
+            return coll_tcp__stalled(t, q, k, block);
+        }
+        kind = coll_tcp__get32(L->rx_head);
+        epoch = (uint32_t)coll_tcp__get32(L->rx_head + 4);
+        len = ((uint64_t)coll_tcp__get32(L->rx_head + 8) << 32) | coll_tcp__get32(L->rx_head + 12);
+        /* a peer runs at most a few epochs ahead (a renew or two a shrink),
+           and no message is a terabyte: anything else is no header at all */
+        if (epoch > t->epoch + COLL_TCP__AHEAD || len >> 40) kind = 0;
+        if (kind == COLL_TCP__DATA) {
+            if (epoch < t->epoch) {              /* an older epoch's: dropped */
+                L->rx_got = 0;
+                L->rx_skip = len + coll_tcp__trailer(t);
+#ifndef COLL_TCP_NO_MAC
+                if (t->mac.on) t->mac.got[q->peer]++;
+#endif
+                continue;
+            }
+            if (epoch > t->epoch) {              /* a later one's: kept */
+                coll_tcp__fail(t, q, COLL_ERR_IO);
+                return -1;
+            }
+            if (len != (uint64_t)q->bytes) {
+                coll_tcp__bad_frame(t, q, COLL_ERR_MISMATCH);
+                return -1;
+            }
+            L->rx_got = 0;
+            q->hdone = COLL_TCP__FRAME;          /* the frame is q's now */
+            return 1;
+        }
+        if (kind == COLL_TCP__ABORT && len == 0) {
+            if (epoch < t->epoch) { L->rx_got = 0; continue; }
+            if (epoch > t->epoch) { coll_tcp__fail(t, q, COLL_ERR_IO); return -1; }
+            L->rx_got = 0;                       /* the peer's epoch failed: ours too */
+            coll_tcp_abort(t, COLL_ERR_IO);
+            return -1;
+        }
+        coll_tcp__bad_frame(t, q, COLL_ERR_IO);
+        return -1;
+    }
+    return -1;
+}
+
 /* Moves what one transfer's socket takes right now, without blocking;
    `more`: a send queued right behind it goes next (MSG_MORE). A send
    that the socket took only in part stops there: its buffer is full, and
    asking again at once would only cost a system call that answers
-   EAGAIN. Returns 1 if anything moved, 0 if not, or the error that broke
-   the port. */
+   EAGAIN. A send first pays what its link owes; a receive first gets its
+   header. Returns 1 if anything moved, else 0; a failure is left in the
+   transfers' results. */
 static int coll_tcp__move(coll_tcp *t, coll_tcp__req *q, int more)
 {
     int fd = t->fd[q->peer], moved = 0;
+    coll_tcp__link *L = &t->link[q->peer];
+    if (q->is_send && (L->tx_total || L->ab_on)) {
+        int rc = coll_tcp__owed(t, q->peer, 0);
+        if (rc < 0) { coll_tcp__gone(t, q->peer, rc == COLL_ERR_TIMEOUT ? COLL_ERR_IO : rc); return 0; }
+        if (rc == 0) return 0;
+        moved = 1;
+    }
+    if (!q->is_send && q->hdone < COLL_TCP__FRAME && coll_tcp__rx_head(t, q, 0, &moved) <= 0)
+        return moved;
     while (q->done < q->wire) {
-        struct iovec v[2];
-        int nv = coll_tcp__span(t, q, v);
-        size_t n = v[0].iov_len + (nv > 1 ? v[1].iov_len : 0);
-        ssize_t k = coll_tcp__xfer(fd, q, v, nv, COLL_TCP__TRY | (more ? COLL_TCP__MORE : 0));
+        struct iovec v[3];
+        int nv = coll_tcp__span(t, q, v), i;
+        size_t n = 0;
+        ssize_t k;
+        for (i = 0; i < nv; i++) n += v[i].iov_len;
+        k = coll_tcp__xfer(fd, q, v, nv, COLL_TCP__TRY | (more ? COLL_TCP__MORE : 0));
         if (k > 0) {
             coll_tcp__moved(t, q, (size_t)k);
             moved = 1;
@@ -1827,11 +2228,10 @@ static int coll_tcp__move(coll_tcp *t, coll_tcp__req *q, int more)
             continue;
         }
         if (k < 0 && errno == EINTR) continue;
-        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-        coll_tcp_abort(t, COLL_ERR_IO);             /* EOF, reset, ... */
-        return COLL_ERR_IO;
+        (void)coll_tcp__stalled(t, q, k, 0);           /* EOF, reset, ... or EAGAIN */
+        break;
     }
-    if (q->done == q->wire) q->result = coll_tcp__landed(t, q);
+    if (q->done == q->wire && q->result == COLL_AGAIN) q->result = coll_tcp__landed(t, q);
     return moved;
 }
 
@@ -1843,12 +2243,10 @@ static int coll_tcp__pump(coll_tcp *t)
     int i, moved = 0;
     for (i = 0; i < COLL_TCP_MAX_REQUESTS; i++) {
         coll_tcp__req *q = &t->req[i];
-        int rc;
         if (q->peer < 0 || q->result != COLL_AGAIN || !coll_tcp__is_head(t, q)) continue;
         for (;;) {                      /* a send: then the one behind it */
             coll_tcp__req *n = q->is_send ? coll_tcp__next(t, q) : 0;
-            if ((rc = coll_tcp__move(t, q, n && q->bytes <= COLL_TCP__MORE_MAX)) < 0) return rc;
-            moved |= rc;
+            moved |= coll_tcp__move(t, q, n && q->bytes <= COLL_TCP__MORE_MAX);
             if (!n || q->result == COLL_AGAIN) break;
             q = n;
         }
@@ -1868,16 +2266,24 @@ static int coll_tcp__alone(const coll_tcp *t, const coll_tcp__req *q)
 }
 
 /* Finishes q in blocking calls: a receive with MSG_WAITALL returns once
-   the whole message is in, a send once the kernel holds all of it; either
-   returns early, having moved nothing, when the link's SO_RCVTIMEO or
-   SO_SNDTIMEO (the deadline) passes. For a wait that has spun in vain
-   this is one system call where sleeping in poll() takes two (the poll,
-   then the try that moves the bytes). */
+   the whole message is in (its header first), a send once the kernel
+   holds all of it; either returns early, having moved nothing, when the
+   link's SO_RCVTIMEO or SO_SNDTIMEO (the deadline) passes. For a wait
+   that has spun in vain this is one system call where sleeping in poll()
+   takes two (the poll, then the try that moves the bytes). */
 static void coll_tcp__finish(coll_tcp *t, coll_tcp__req *q)
 {
-    int fd = t->fd[q->peer];
+    int fd = t->fd[q->peer], moved = 0;
+    coll_tcp__link *L = &t->link[q->peer];
+    if (q->is_send && (L->tx_total || L->ab_on)) {
+        int rc = coll_tcp__owed(t, q->peer, 1);
+        if (rc == COLL_ERR_TIMEOUT) { coll_tcp__fail(t, q, rc); return; }
+        if (rc < 0) { coll_tcp__gone(t, q->peer, rc); return; }
+    }
+    if (!q->is_send && q->hdone < COLL_TCP__FRAME && coll_tcp__rx_head(t, q, 1, &moved) <= 0)
+        return;
     while (q->done < q->wire && q->result == COLL_AGAIN) {
-        struct iovec v[2];
+        struct iovec v[3];
         int nv = coll_tcp__span(t, q, v);
         ssize_t k = coll_tcp__xfer(fd, q, v, nv, q->is_send ? 0 : MSG_WAITALL);
         if (k > 0) {
@@ -1885,10 +2291,8 @@ static void coll_tcp__finish(coll_tcp *t, coll_tcp__req *q)
             continue;
         }
         if (k < 0 && errno == EINTR) continue;
-        /* EAGAIN: the timeout passed with no byte moved; else EOF, reset.
-           Our streams are mid-message, so the port is broken either way. */
-        coll_tcp_abort(t, k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? COLL_ERR_TIMEOUT
-                                                                             : COLL_ERR_IO);
+        /* EAGAIN: the timeout passed with no byte moved; else EOF, reset. */
+        (void)coll_tcp__stalled(t, q, k, 1);
     }
     if (q->done == q->wire && q->result == COLL_AGAIN) q->result = coll_tcp__landed(t, q);
 }
@@ -1940,7 +2344,6 @@ COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block)
         int rc;
         if (q->result == COLL_AGAIN) {
             rc = coll_tcp__pump(t);
-            if (rc < 0 && q->result == COLL_AGAIN) q->result = rc;
             if (rc > 0) { moved = 1; spins = 0; }
         }
         if (q->result != COLL_AGAIN) {
@@ -1968,9 +2371,9 @@ COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block)
             left = idle_since + (long long)t->timeout_ms - now;
             if (left <= 0 || (rc = coll_tcp__sleep(t, (int)(left > 1000000 ? 1000000 : left))) < 0) {
                 /* No byte moved for timeout_ms: the peer is hung or gone
-                   without a word. Our streams are now mid-message, so the
-                   port is broken either way. */
-                coll_tcp_abort(t, left <= 0 ? COLL_ERR_TIMEOUT : COLL_ERR_IO);
+                   without a word. In epoch 0 the port's epoch fails with
+                   it; after renew, this transfer. */
+                coll_tcp__fail(t, q, left <= 0 ? COLL_ERR_TIMEOUT : COLL_ERR_IO);
             }
         }
     }
