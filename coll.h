@@ -130,6 +130,8 @@
                            answers COLL_ERR_NOSYS)                      (off)
      COLL_NO_SHRINK        leave out coll_comm_shrink (it answers
                            COLL_ERR_NOSYS)                              (off)
+     COLL_NO_OBSERVER      leave out the observer (coll_set_observer
+                           answers COLL_ERR_NOSYS)                      (off)
      COLL_NO_CRC           keep the call checks, leave out COLL_CHECK_CRC's
                            payload CRCs (coll_set_checks refuses it)     (off)
      COLL_NO_NONBLOCKING   leave out the engine's non-blocking path: a
@@ -697,6 +699,26 @@ typedef struct coll_record {
                                   received from, if both), else -1           */
 } coll_record;
 
+/* What an observer is told (coll_set_observer): a call's turn begins
+   (CALL) or the call ends (END); a message is handed to the port (POST)
+   or completes (DONE). The callback reads its own clock. */
+enum { COLL_EV_CALL = 1, COLL_EV_END = 2, COLL_EV_POST = 3, COLL_EV_DONE = 4 };
+typedef struct coll_event {
+    int what;                  /* COLL_EV_*                                  */
+    uint32_t seq;              /* the call's number; 0 outside a call        */
+    int step;                  /* the schedule's step, 1, 2, ...; 0 before
+                                  it (the call check's rounds)             */
+    coll_kind kind;            /* CALL, END: the collective and the          */
+    coll_algo algo;            /* algorithm that runs                        */
+    int send;                  /* POST, DONE: 1 a send, 0 a receive          */
+    int peer;                  /* POST, DONE: the peer                       */
+    int handle;                /* POST, DONE: the port's handle, -1 for a
+                                  blocking call                            */
+    size_t bytes;              /* POST: the message's; CALL: the call's      */
+    int result;                /* DONE, END: the outcome                     */
+} coll_event;
+typedef void (*coll_observer_fn)(void *ctx, const coll_event *e);
+
 /* ---- the communicator (caller-owned; fields are private) ----------------- */
 struct coll_comm {
     int rank, nranks;
@@ -737,6 +759,13 @@ struct coll_comm {
 #endif
 #ifndef COLL_NO_SHRINK
     uint32_t epoch;            /* >>shrink: the port's epoch this one runs in */
+#endif
+#ifndef COLL_NO_OBSERVER
+    coll_observer_fn obs;      /* >>observer: the caller's callback, or NULL */
+    void *obs_ctx;
+    coll_port obs_port;        /* the port it wraps                          */
+    const coll_request *obs_cur;   /* the call whose turn it is, or NULL     */
+    uint32_t obs_h[32];        /* handle h < 32: 1 + (peer << 1 | send)      */
 #endif
 #ifndef COLL_NO_ERRSTR
     char said[80];             /* a reason with figures (coll__failed)       */
@@ -938,6 +967,13 @@ COLL_API int coll_comm_shrink(coll_comm *out, coll_subport *sp, coll_comm *c, in
 COLL_API int coll_set_recorder(coll_comm *c, coll_record *ring, unsigned n,
                                uint64_t (*now)(void *ctx), void *ctx);
 COLL_API int coll_dump(const coll_comm *c, int (*write)(void *ctx, const char *text, size_t n), void *ctx);
+
+/* The observer: fn(ctx, e) is told each call's turn and end and each
+   message c hands its port and sees complete (coll_event), as it happens,
+   on the calling thread; fn NULL turns it off. Set it with no request
+   in flight; not inherited by sub-communicators (one made after it
+   reports through it, as outside a call). */
+COLL_API int coll_set_observer(coll_comm *c, coll_observer_fn fn, void *ctx);
 
 /* The algorithm AUTO would run for `a` (the same on every rank). */
 COLL_API coll_algo coll_choose(const coll_comm *c, const coll_args *a);
@@ -3210,6 +3246,158 @@ static COLL__NOINLINE void coll__record_end(coll_request *q, int rc)
 #define coll__record_end(q, rc) ((void)(q), (void)(rc))
 #endif
 
+/* ---- >>observer  each call's turn and each message, told as they happen --
+   coll_set_observer puts this layer between the communicator and its port,
+   as >>pieces does for max_bytes: every port call is told to the caller's
+   callback before (POST) and after (DONE), with the call and step it
+   belongs to, and the engine does not know. A call is told when its turn
+   comes (the engine's loop, coll__observe_turn) and when it ends
+   (coll__end). State: the callback, the port it wraps, the request whose
+   turn it is, a word per handle (its peer and direction, for DONE).
+   Cost: two callbacks a message, nothing when unset. */
+#ifndef COLL_NO_OBSERVER
+static void coll__tell(coll_comm *c, int what, int send, int peer, int handle, size_t bytes, int result)
+{
+    coll_event e;
+    const coll_request *q = c->obs_cur;
+    COLL_MEMSET(&e, 0, sizeof e);
+    e.what = what;
+    e.seq = q ? q->seq : 0;
+    e.step = q ? q->step : 0;
+    if (q) { e.kind = COLL__KIND(q->pl.kind); e.algo = q->pl.algo; }
+    e.send = send; e.peer = peer; e.handle = handle;
+    e.bytes = bytes; e.result = result;
+    c->obs(c->obs_ctx, &e);
+}
+
+static void coll__observe_turn(coll_request *q)
+{
+    coll_comm *c = q->c;
+    if (!c->obs || c->obs_cur == q) return;
+    c->obs_cur = q;
+    coll__tell(c, COLL_EV_CALL, 0, -1, -1,
+               COLL__KIND_IS(q->pl.kind, COLL_BARRIER) ? 0 : q->pl.total * q->esize, 0);
+}
+
+static void coll__observe_end(coll_request *q, int rc)
+{
+    coll_comm *c = q->c;
+    if (!c->obs || c->obs_cur != q) return;
+    coll__tell(c, COLL_EV_END, 0, -1, -1, 0, rc);
+    c->obs_cur = 0;
+}
+
+static int coll__obs_send(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    coll_comm *c = (coll_comm *)ctx;
+    int rc;
+    coll__tell(c, COLL_EV_POST, 1, peer, -1, bytes, 0);
+    rc = c->obs_port.send(c->obs_port.ctx, peer, buf, bytes);
+    coll__tell(c, COLL_EV_DONE, 1, peer, -1, 0, rc);
+    return rc;
+}
+static int coll__obs_recv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    coll_comm *c = (coll_comm *)ctx;
+    int rc;
+    coll__tell(c, COLL_EV_POST, 0, peer, -1, bytes, 0);
+    rc = c->obs_port.recv(c->obs_port.ctx, peer, buf, bytes);
+    coll__tell(c, COLL_EV_DONE, 0, peer, -1, 0, rc);
+    return rc;
+}
+static int coll__obs_sendrecv(void *ctx, int to, const void *sbuf, size_t sbytes,
+                              int from, void *rbuf, size_t rbytes)
+{
+    coll_comm *c = (coll_comm *)ctx;
+    int rc;
+    coll__tell(c, COLL_EV_POST, 1, to, -1, sbytes, 0);
+    coll__tell(c, COLL_EV_POST, 0, from, -1, rbytes, 0);
+    rc = c->obs_port.sendrecv(c->obs_port.ctx, to, sbuf, sbytes, from, rbuf, rbytes);
+    coll__tell(c, COLL_EV_DONE, 1, to, -1, 0, rc);
+    coll__tell(c, COLL_EV_DONE, 0, from, -1, 0, rc);
+    return rc;
+}
+/* A posted message: told with its handle, which DONE will name again. */
+static int coll__obs_posted(coll_comm *c, int rc, int send, int peer, size_t bytes, int handle)
+{
+    if (rc != COLL_OK) return rc;
+    if (handle >= 0 && handle < 32) c->obs_h[handle] = 1u + ((uint32_t)peer << 1 | (uint32_t)send);
+    coll__tell(c, COLL_EV_POST, send, peer, handle, bytes, 0);
+    return rc;
+}
+static int coll__obs_isend(void *ctx, int peer, const void *buf, size_t bytes, int *handle)
+{
+    coll_comm *c = (coll_comm *)ctx;
+    int rc = c->obs_port.isend(c->obs_port.ctx, peer, buf, bytes, handle);
+    return coll__obs_posted(c, rc, 1, peer, bytes, *handle);
+}
+static int coll__obs_irecv(void *ctx, int peer, void *buf, size_t bytes, int *handle)
+{
+    coll_comm *c = (coll_comm *)ctx;
+    int rc = c->obs_port.irecv(c->obs_port.ctx, peer, buf, bytes, handle);
+    return coll__obs_posted(c, rc, 0, peer, bytes, *handle);
+}
+static int coll__obs_irecv_fold(void *ctx, int peer, void *buf, size_t bytes, coll_fold_fn fold,
+                                void *arg, int *handle)
+{
+    coll_comm *c = (coll_comm *)ctx;
+    int rc = c->obs_port.irecv_fold(c->obs_port.ctx, peer, buf, bytes, fold, arg, handle);
+    return coll__obs_posted(c, rc, 0, peer, bytes, *handle);
+}
+static int coll__obs_wait(void *ctx, int handle, int block)
+{
+    coll_comm *c = (coll_comm *)ctx;
+    int rc = c->obs_port.wait(c->obs_port.ctx, handle, block);
+    uint32_t w = handle >= 0 && handle < 32 ? c->obs_h[handle] : 0;
+    if (rc != COLL_AGAIN)
+        coll__tell(c, COLL_EV_DONE, w ? (int)((w - 1u) & 1u) : 0, w ? (int)((w - 1u) >> 1) : -1, handle, 0, rc);
+    return rc;
+}
+static void coll__obs_abort(void *ctx, int code)
+{
+    coll_comm *c = (coll_comm *)ctx;
+    c->obs_port.abort(c->obs_port.ctx, code);
+}
+#ifndef COLL_NO_ERRSTR
+static int coll__obs_missing(void *ctx, int peer)
+{
+    coll_comm *c = (coll_comm *)ctx;
+    return c->obs_port.missing(c->obs_port.ctx, peer);
+}
+#endif
+#ifndef COLL_NO_SHRINK
+static int coll__obs_renew(void *ctx, uint32_t epoch)
+{
+    coll_comm *c = (coll_comm *)ctx;
+    return c->obs_port.renew(c->obs_port.ctx, epoch);
+}
+#endif
+
+/* The communicator's port becomes this layer over the one it had. */
+static void coll__observe_wrap(coll_comm *c)
+{
+    const coll_port *in = &c->obs_port;
+    COLL_MEMCPY(&c->obs_port, &c->port, sizeof c->obs_port);
+    COLL_MEMSET(&c->port, 0, sizeof c->port);
+    c->port.ctx = c;
+    c->port.send = coll__obs_send;
+    c->port.recv = coll__obs_recv;
+    if (in->sendrecv) c->port.sendrecv = coll__obs_sendrecv;
+    if (in->isend) { c->port.isend = coll__obs_isend; c->port.irecv = coll__obs_irecv; c->port.wait = coll__obs_wait; }
+    if (in->irecv_fold) c->port.irecv_fold = coll__obs_irecv_fold;
+    if (in->abort) c->port.abort = coll__obs_abort;
+#ifndef COLL_NO_ERRSTR
+    if (in->missing) c->port.missing = coll__obs_missing;
+#endif
+#ifndef COLL_NO_SHRINK
+    if (in->renew) c->port.renew = coll__obs_renew;
+#endif
+}
+#else
+#define coll__observe_turn(q) ((void)(q))
+#define coll__observe_end(q, rc) ((void)(q), (void)(rc))
+#endif
+
 /* ========================================================================== */
 /* >>engine  2. The step engine                                               */
 /* ========================================================================== */
@@ -3618,6 +3806,7 @@ static COLL__OFF_CHAIN void coll__load(coll_request *q)
 static int coll__end(coll_request *q, int rc)
 {
     coll__record_end(q, rc);
+    coll__observe_end(q, rc);
     q->finished = 1;
     q->err = rc;
     if (q->queued) { q->queued = 0; coll__top(q->c)->turn++; }
@@ -3641,6 +3830,7 @@ static int coll__progress(coll_request *q, int block)
         if (q->queued && q->ticket != top->turn) return COLL_AGAIN;   /* not its turn yet */
         if (top->broken) return coll__end(q, COLL_ERR_BROKEN);        /* an earlier one broke it */
     }
+    coll__observe_turn(q);
     for (;;) {
         if (!q->loaded) {
             if ((rc = q->source(q)) <= 0) return coll__end(q, rc);    /* 0: all done */
@@ -6122,6 +6312,23 @@ COLL_API int coll_comm_shrink(coll_comm *out, coll_subport *sp, coll_comm *c, in
     return COLL_ERR_NOSYS;
 }
 #endif
+
+COLL_API int coll_set_observer(coll_comm *c, coll_observer_fn fn, void *ctx)
+{
+    if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
+#ifndef COLL_NO_OBSERVER
+    if (coll__top(c)->ticket != coll__top(c)->turn) return COLL__NO(&c->why, COLL_ERR_INVAL, "observer: a request is in flight");
+    if (fn && !c->obs) coll__observe_wrap(c);
+    if (!fn && c->obs) COLL_MEMCPY(&c->port, &c->obs_port, sizeof c->port);   /* unwrapped */
+    c->obs = fn;
+    c->obs_ctx = ctx;
+    c->obs_cur = 0;
+    return COLL_OK;
+#else
+    (void)fn; (void)ctx;
+    return COLL_ERR_NOSYS;
+#endif
+}
 
 COLL_API int coll_set_recorder(coll_comm *c, coll_record *ring, unsigned n,
                                uint64_t (*now)(void *ctx), void *ctx)

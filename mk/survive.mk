@@ -1,7 +1,9 @@
-# mk/shrink.mk - failures survived: one rank of 4-16 killed, stopped or
-# silenced mid-run over the threads port; the survivors name it, shrink
-# (coll_comm_shrink) and go on (test/test_shrink.c). The shm and TCP
-# ports have their own fragments (mk/shrink-shm.mk, mk/shrink-tcp.mk).
+# mk/survive.mk - failures seen and survived: one rank of 4-16 killed,
+# stopped or silenced mid-run over the threads port, the survivors name
+# it, shrink (coll_comm_shrink) and go on (test/test_shrink.c); the
+# observer that sees every call and message (test/test_observer.c). The
+# shm and TCP ports' shrink tests have their own fragments
+# (mk/shrink-shm.mk, mk/shrink-tcp.mk).
 
 SHRINK_DEPS := coll.h ports/coll_threads.h test/coll_test.h
 
@@ -22,3 +24,14 @@ test-shrink: $(CT)/test_shrink $(CT)/asan/test_shrink $(CT)/tsan/test_shrink
 	SHRINK_MS=200 $(CT)/asan/test_shrink
 	TSAN_OPTIONS=halt_on_error=1 SHRINK_MS=300 SHRINK_TRIALS=100 $(CT)/tsan/test_shrink
 TEST_TARGETS += test-shrink
+
+$(CT)/test_observer: test/test_observer.c $(SHRINK_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
+.PHONY: test-observer
+## test-observer: every rank's observer events (each call's turn and end, each message posted and done) against its schedule, counted through coll_describe, checks off and on, at 3, 4 and 7 ranks; plain and ASan+UBSan
+test-observer: $(CT)/test_observer $(CT)/asan/test_observer
+	$(CT)/test_observer
+	$(CT)/asan/test_observer
+TEST_TARGETS += test-observer
