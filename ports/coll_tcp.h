@@ -6,7 +6,7 @@
          #include "ports/coll_tcp.h"
      (COLL_TCP_STATIC makes every function static.) Then, in every process:
 
-         static coll_tcp t;                          caller-owned, ~34 KB (~27 KB
+         static coll_tcp t;                          caller-owned, ~32 KB (~25 KB
                                                      with COLL_TCP_NO_MAC)
          coll_tcp_init_env(&t, 10000);               MASTER_ADDR, MASTER_PORT,
                                                      WORLD_SIZE, RANK (as torchrun)
@@ -115,7 +115,10 @@
      transfer moves bytes: messages keep the order they were posted in.
      A message is one frame: a 16-byte header (kind, epoch, length), the
      payload, a 4-byte status (and the tag in the keyed mode); a send puts
-     them in one sendmsg, a receive reads the header, then the rest.
+     them in one sendmsg, and a receive guesses that the next frame is its
+     own and reads all three in one call too (a frame that is not - an
+     older epoch's, an abort - keeps what came after its header for what
+     follows, in a buffer malloc'ed then and freed once read).
      A small send (up to 4 KiB) starts at the first wait rather than when
      posted, and goes with MSG_MORE when another is queued behind it to the
      same peer: a check frame and its tail cross loopback as one delivery
@@ -290,15 +293,17 @@ typedef struct coll_tcp__req {
    and what it must read past in the stream in. */
 typedef struct coll_tcp__link {
     unsigned char rx_head[16]; /* the next frame's header, rx_got bytes of it */
-    unsigned rx_got;
     unsigned long long rx_skip;/* bytes of a dropped frame still to discard  */
-    unsigned char tx_head[16]; /* a frame given up mid-way, voided: its      */
-    unsigned long long tx_at, tx_total;  /* header, bytes sent, size (0: none) */
-    unsigned char ab_head[16]; /* an abort frame owed: ab_on, ab_at bytes out */
-    unsigned ab_at;
-    int ab_on;
-    uint32_t ab_epoch1;        /* 1 + the epoch of the last abort frame queued */
+    unsigned long long tx_at, tx_total;  /* a frame given up mid-way, voided:  */
+    unsigned long long tx_len; /* bytes sent, size in all (0: none), payload */
+    uint32_t tx_epoch;         /* ... and its epoch                          */
+    uint32_t ab_epoch;         /* the last abort frame queued: its epoch     */
     int dead;                  /* 0, or why the link is gone (EOF, reset)    */
+    unsigned char *pb;         /* bytes read ahead that belong to later frames */
+    unsigned pb_len, pb_at;    /* (a guess that missed, see coll_tcp__rx_head) */
+    unsigned char rx_got;
+    unsigned char ab_on, ab_at;/* that frame owed; its bytes out             */
+    unsigned char ab_sent;     /* ab_epoch's abort frame queued already      */
 } coll_tcp__link;
 
 typedef struct coll_tcp {
@@ -1858,10 +1863,12 @@ static unsigned char coll_tcp__void_byte(const coll_tcp__link *L, unsigned long 
 {
     unsigned long long len = L->tx_total - COLL_TCP__FRAME;   /* payload + trailer */
     unsigned long long tail = pos - COLL_TCP__FRAME;
-    unsigned long long plen;
-    unsigned char st[4];
-    if (pos < COLL_TCP__FRAME) return L->tx_head[pos];
-    plen = ((unsigned long long)coll_tcp__get32(L->tx_head + 8) << 32) | coll_tcp__get32(L->tx_head + 12);
+    unsigned long long plen = L->tx_len;
+    unsigned char st[COLL_TCP__FRAME];
+    if (pos < COLL_TCP__FRAME) {
+        coll_tcp__frame_head(st, COLL_TCP__DATA, L->tx_epoch, plen);
+        return st[pos];
+    }
     if (tail < plen || tail >= plen + 4 || tail >= len) return 0;
     coll_tcp__put32(st, COLL_TCP__VOID);
     return st[tail - plen];
@@ -1886,14 +1893,15 @@ static int coll_tcp__owed(coll_tcp *t, int peer, int block)
             }
             k = send(fd, b, n, COLL_TCP__SEND_FLAGS | (block ? 0 : COLL_TCP__TRY));
         } else {
-            k = send(fd, L->ab_head + L->ab_at, COLL_TCP__FRAME - L->ab_at,
+            coll_tcp__frame_head(b, COLL_TCP__ABORT, L->ab_epoch, 0);
+            k = send(fd, b + L->ab_at, COLL_TCP__FRAME - L->ab_at,
                      COLL_TCP__SEND_FLAGS | (block ? 0 : COLL_TCP__TRY));
         }
         if (k > 0) {
             if (L->tx_total) {
                 L->tx_at += (unsigned long long)k;
                 if (L->tx_at == L->tx_total) L->tx_at = L->tx_total = 0;
-            } else if ((L->ab_at += (unsigned)k) == COLL_TCP__FRAME) {
+            } else if ((L->ab_at = (unsigned char)(L->ab_at + k)) == COLL_TCP__FRAME) {
                 L->ab_on = 0; L->ab_at = 0;
             }
             continue;
@@ -1935,7 +1943,8 @@ static void coll_tcp__abandon(coll_tcp *t, coll_tcp__req *q)
             return;
         }
         if (L->dead || q->done >= q->wire) return;
-        memcpy(L->tx_head, q->head, COLL_TCP__FRAME);
+        L->tx_epoch = q->epoch;
+        L->tx_len = (unsigned long long)q->bytes;
         L->tx_total = COLL_TCP__FRAME + (unsigned long long)q->wire;
         L->tx_at = (unsigned long long)q->hdone + q->done;
         q->hdone = 0;
@@ -2016,10 +2025,9 @@ COLL_TCP_API void coll_tcp_abort(coll_tcp *t, int code)
     for (i = 0; i < t->nranks && i < COLL_TCP_MAX_RANKS; i++) {
         coll_tcp__link *L = &t->link[i];
         if (t->fd[i] < 0 || L->dead) continue;
-        if (L->ab_epoch1 != t->epoch + 1u && !(L->ab_on && L->ab_at)) {
-            coll_tcp__frame_head(L->ab_head, COLL_TCP__ABORT, t->epoch, 0);
-            L->ab_on = 1; L->ab_at = 0;
-            L->ab_epoch1 = t->epoch + 1u;
+        if (!(L->ab_sent && L->ab_epoch == t->epoch) && !(L->ab_on && L->ab_at)) {
+            L->ab_epoch = t->epoch;
+            L->ab_on = 1; L->ab_at = 0; L->ab_sent = 1;
         }
         if (coll_tcp__owed(t, i, 0) < 0) { L->dead = COLL_ERR_IO; shutdown(t->fd[i], SHUT_RDWR); }
     }
@@ -2028,8 +2036,12 @@ COLL_TCP_API void coll_tcp_abort(coll_tcp *t, int code)
 COLL_TCP_API void coll_tcp_close(coll_tcp *t)
 {
     int i;
-    for (i = 0; i < COLL_TCP_MAX_RANKS; i++)
+    for (i = 0; i < COLL_TCP_MAX_RANKS; i++) {
         if (t->fd[i] >= 0) { close(t->fd[i]); t->fd[i] = -1; }
+        free(t->link[i].pb);
+        t->link[i].pb = 0;
+        t->link[i].pb_len = t->link[i].pb_at = 0;
+    }
 #ifndef COLL_TCP_NO_MAC
     memset(t->mac.key, 0, sizeof t->mac.key);
 #endif
@@ -2113,6 +2125,33 @@ static ssize_t coll_tcp__xfer(int fd, const coll_tcp__req *q, struct iovec *v, i
     return q->is_send ? sendmsg(fd, &h, COLL_TCP__SEND_FLAGS | flags) : recvmsg(fd, &h, flags);
 }
 
+/* Reads from link `peer` into v[0..n): first what a missed guess left in
+   its read-ahead (no system call), then the socket (`flags` as recv's). */
+static ssize_t coll_tcp__rd(coll_tcp *t, int peer, struct iovec *v, int n, int flags)
+{
+    coll_tcp__link *L = &t->link[peer];
+    struct msghdr h;
+    if (L->pb) {
+        size_t got = 0;
+        int i;
+        for (i = 0; i < n && L->pb_at < L->pb_len; i++) {
+            size_t m = L->pb_len - L->pb_at;
+            if (m > v[i].iov_len) m = v[i].iov_len;
+            memcpy(v[i].iov_base, L->pb + L->pb_at, m);
+            L->pb_at += (unsigned)m;
+            got += m;
+            if (m < v[i].iov_len) break;
+        }
+        if (L->pb_at == L->pb_len) { free(L->pb); L->pb = 0; L->pb_len = L->pb_at = 0; }
+        return (ssize_t)got;
+    }
+    if (n == 1) return recv(t->fd[peer], v[0].iov_base, v[0].iov_len, flags);
+    memset(&h, 0, sizeof h);
+    h.msg_iov = v;
+    h.msg_iovlen = (size_t)n;
+    return recvmsg(t->fd[peer], &h, flags);
+}
+
 /* A system call on q's link that moved nothing: k, errno. The link
    failed (EOF, reset: gone), or the wait timed out (block), or - 0 - it
    merely had nothing now. */
@@ -2134,24 +2173,70 @@ static int coll_tcp__stalled(coll_tcp *t, coll_tcp__req *q, ssize_t k, int block
 static int coll_tcp__rx_head(coll_tcp *t, coll_tcp__req *q, int block, int *moved)
 {
     coll_tcp__link *L = &t->link[q->peer];
-    int fd = t->fd[q->peer];
     while (q->result == COLL_AGAIN) {
         unsigned long kind;
         uint32_t epoch;
         uint64_t len;
         ssize_t k;
+        struct iovec v[3];
+        int flags = block ? MSG_WAITALL : COLL_TCP__TRY;
         if (L->rx_skip) {
             unsigned char junk[4096];
-            size_t n = L->rx_skip < sizeof junk ? (size_t)L->rx_skip : sizeof junk;
-            k = recv(fd, junk, n, block ? MSG_WAITALL : COLL_TCP__TRY);
+            v[0].iov_base = junk;
+            v[0].iov_len = L->rx_skip < sizeof junk ? (size_t)L->rx_skip : sizeof junk;
+            k = coll_tcp__rd(t, q->peer, v, 1, flags);
             if (k > 0) { L->rx_skip -= (unsigned long long)k; *moved = 1; continue; }
             if (k < 0 && errno == EINTR) continue;
             return coll_tcp__stalled(t, q, k, block);
         }
+        if (L->rx_got == 0 && !L->pb) {
+            /* The guess: the next frame is q's, so its header, payload and
+               trailer come in one call (without MSG_WAITALL: a frame of
+               another size must not keep us waiting). If it is not,
+               whatever came after its header is kept for what follows. */
+            size_t plen = q->bytes;
+            int nv = 2;
+#ifndef COLL_TCP_NO_MAC
+            if (t->mac.on && plen > COLL_TCP_MAC_CHUNK) plen = COLL_TCP_MAC_CHUNK;
+#endif
+            v[0].iov_base = L->rx_head; v[0].iov_len = COLL_TCP__FRAME;
+            v[1].iov_base = q->buf; v[1].iov_len = plen;
+            if (plen == q->bytes) { v[2].iov_base = q->tail; v[2].iov_len = coll_tcp__trailer(t); nv = 3; }
+            k = coll_tcp__rd(t, q->peer, v, nv, block ? 0 : COLL_TCP__TRY);
+            if (k <= 0) {
+                if (k < 0 && errno == EINTR) continue;
+                return coll_tcp__stalled(t, q, k, block);
+            }
+            *moved = 1;
+            if (k < COLL_TCP__FRAME) { L->rx_got = (unsigned char)k; continue; }
+            L->rx_got = COLL_TCP__FRAME;
+            k -= COLL_TCP__FRAME;
+            if (coll_tcp__get32(L->rx_head) == COLL_TCP__DATA &&
+                (uint32_t)coll_tcp__get32(L->rx_head + 4) == t->epoch &&
+                coll_tcp__get32(L->rx_head + 8) == (unsigned long)((uint64_t)q->bytes >> 32) &&
+                coll_tcp__get32(L->rx_head + 12) == (unsigned long)(q->bytes & 0xffffffffu)) {
+                L->rx_got = 0;                   /* it was: the frame is q's */
+                q->hdone = COLL_TCP__FRAME;
+#ifndef COLL_TCP_NO_MAC
+                if (t->mac.on) coll_tcp__mac_begin(t, q);
+#endif
+                if (k) coll_tcp__moved(t, q, (size_t)k);
+                return 1;
+            }
+            if (k) {                             /* it was not: keep those bytes */
+                size_t in_buf = (size_t)k < plen ? (size_t)k : plen;
+                L->pb = (unsigned char *)malloc((size_t)k);
+                if (!L->pb) { coll_tcp__gone(t, q->peer, COLL_ERR_IO); return -1; }
+                memcpy(L->pb, q->buf, in_buf);
+                if ((size_t)k > in_buf) memcpy(L->pb + in_buf, q->tail, (size_t)k - in_buf);
+                L->pb_len = (unsigned)k; L->pb_at = 0;
+            }
+        }
         if (L->rx_got < COLL_TCP__FRAME) {
-            k = recv(fd, L->rx_head + L->rx_got, COLL_TCP__FRAME - L->rx_got,
-                     block ? MSG_WAITALL : COLL_TCP__TRY);
-            if (k > 0) { L->rx_got += (unsigned)k; *moved = 1; continue; }
+            v[0].iov_base = L->rx_head + L->rx_got;
+            v[0].iov_len = COLL_TCP__FRAME - L->rx_got;
+            k = coll_tcp__rd(t, q->peer, v, 1, flags);
+            if (k > 0) { L->rx_got = (unsigned char)(L->rx_got + k); *moved = 1; continue; }
             if (k < 0 && errno == EINTR) continue;
             return coll_tcp__stalled(t, q, k, block);
         }
@@ -2220,7 +2305,8 @@ static int coll_tcp__move(coll_tcp *t, coll_tcp__req *q, int more)
         size_t n = 0;
         ssize_t k;
         for (i = 0; i < nv; i++) n += v[i].iov_len;
-        k = coll_tcp__xfer(fd, q, v, nv, COLL_TCP__TRY | (more ? COLL_TCP__MORE : 0));
+        k = q->is_send ? coll_tcp__xfer(fd, q, v, nv, COLL_TCP__TRY | (more ? COLL_TCP__MORE : 0))
+                       : coll_tcp__rd(t, q->peer, v, nv, COLL_TCP__TRY);
         if (k > 0) {
             coll_tcp__moved(t, q, (size_t)k);
             moved = 1;
@@ -2285,7 +2371,8 @@ static void coll_tcp__finish(coll_tcp *t, coll_tcp__req *q)
     while (q->done < q->wire && q->result == COLL_AGAIN) {
         struct iovec v[3];
         int nv = coll_tcp__span(t, q, v);
-        ssize_t k = coll_tcp__xfer(fd, q, v, nv, q->is_send ? 0 : MSG_WAITALL);
+        ssize_t k = q->is_send ? coll_tcp__xfer(fd, q, v, nv, 0)
+                               : coll_tcp__rd(t, q->peer, v, nv, MSG_WAITALL);
         if (k > 0) {
             coll_tcp__moved(t, q, (size_t)k);
             continue;
