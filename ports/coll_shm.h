@@ -74,9 +74,9 @@
      latency-bound collective and the call checks send - take neither:
        - the FAST BOX (the idea of Open MPI's vader fast boxes): pair
          src -> dst also owns COLL_SHM_FBOX cache lines; a message takes
-         ceil(bytes / 56) consecutive ones if they are free: its data,
-         its length, and last its stamp (the message's number, top bit
-         set), all in the lines themselves. The receiver copies the data
+         ceil(bytes / 52) consecutive ones if they are free: its data,
+         its length, its epoch, and last its stamp (the message's number,
+         top bit set), all in the lines themselves. The receiver copies the data
          out and clears the stamp, which hands the lines back. No
          counters, no slot header line apart from the data, no atomic
          read-modify-write: an 8-byte message is one cache line crossing
@@ -123,7 +123,7 @@
      order: COLL_SHM_SLOT_BYTES is a multiple of 8 and every slot but a
      message's last is full, so each piece but the last is whole
      elements. A fast-box message (at most COLL_SHM_FBOX_MAX bytes) is
-     gathered out of its 56-byte lines into a private buffer and folded as
+     gathered out of its 52-byte pieces into a private buffer and folded as
      one piece (a fold call per line cost more than the copy it saved); a
      CMA message, in the sender's private memory, comes through a bounce
      buffer on our stack, 8 KiB and one process_vm_readv at a time.
@@ -185,7 +185,9 @@
      Sleeps are cut into COLL_SHM_SLICE_MS slices; while it waits the
      waiter also checks (at every clock read)
        - the deadline: timeout_ms without any progress -> COLL_ERR_TIMEOUT,
-         and the whole group is marked failed so the peers stop at once;
+         and (in epoch 0) the whole group is marked failed so the peers
+         stop at once - a renewed epoch's deadline fails the operation
+         alone (see EPOCHS);
        - the group's failed flag (set by a peer's timeout, or by the spawn
          launcher when a child dies) -> that code, e.g. COLL_ERR_ABORTED;
        - whether the peers it waits on are still alive (a dead or zombie
@@ -231,6 +233,37 @@
      it (they get SIGBUS) - only processes that opened the name before rank
      0 removed it, all of the same user, could do that.
 
+   EPOCHS (coll_port.renew: coll_comm_shrink goes on without the dead)
+     A rank's end of the port runs in an epoch: 0 from the join, and
+     renew(e) moves it to a later one, locally (it fails no one). Every
+     message carries its sender's epoch beside its number (in a fast-box
+     message's first line, in every ring slot), and message numbers start
+     again from 0 in each epoch at both ends of every pair, so a pair that
+     a given-up operation left out of step is in step again. At the front
+     of each road from a peer, a receive meets a message of
+       - an earlier epoch: dropped (its lines or its slot handed back, the
+         positions kept), never delivered;
+       - its own epoch: matched by number, as always;
+       - a later epoch: held (the road left as it is) until this rank gets
+         there - unless the sender's record says it is not there yet,
+         which no correct sender does: COLL_ERR_IO.
+     renew drops what earlier epochs left at the front of every road to
+     this rank, and voids this rank's handles (coll.h has let go of them).
+     Failure is per epoch: epoch 0 keeps the `failed` word exactly as
+     before; a renewed epoch fails through `efail` (the epoch in its high
+     half, the code in its low half; it only ever moves to a later
+     epoch), and a rank in epoch e > 0 fails when efail names e or a later
+     one (a rank in epoch 0 also when `failed` is set) - never for an
+     earlier epoch's failure. In a renewed epoch a
+     deadline or a dead peer fails the operation that met it and nothing
+     else (the port marks no word); coll_shm_abort - and so coll.h's
+     abort after a collective error - fails the caller's epoch for every
+     rank in it, as in epoch 0. The epoch fields are read once and checked
+     like every other field of the segment. coll_shm_spawn's supervision
+     belongs to epoch 0 (it kills the children a deadline after any
+     failure): a group that is to go on without a dead rank is started by
+     name (coll_shm_open).
+
    CONFIGURATION (define before including the implementation)
      COLL_SHM_SLOTS       slots per ordered pair                   (16)
                           (16 x 8 KiB holds a whole 128 KiB segment, the
@@ -242,7 +275,7 @@
      COLL_SHM_FBOX        fast-box lines (64 B) per ordered pair      (64)
                           (0: no fast box; 4 KiB a pair)
      COLL_SHM_FBOX_MAX    largest message by the fast box (at most
-                          COLL_SHM_FBOX * 56)                        (512)
+                          COLL_SHM_FBOX * 52)                        (512)
      COLL_SHM_CMA_MIN     default of s->cma_min            (SIZE_MAX: off)
      COLL_SHM_HANDLES     outstanding isend/irecv per rank (4..30)  (16)
      COLL_SHM_MAX_RANKS   largest group                             (256)
@@ -379,6 +412,8 @@ typedef struct coll_shm {
        blocking calls so they never find the table full */
     coll_shm__xfer x[COLL_SHM_HANDLES + 2];
     int attached;              /* communicators coll_init put on this port   */
+    uint32_t epoch;            /* this end's epoch (0 from the join; renew)  */
+    uint64_t polled;           /* what our record's `polled` says (a copy)   */
     char why_buf[200];         /* where a reason with figures is written
                                   (last: the fields above keep their place) */
 } coll_shm;
@@ -413,7 +448,8 @@ COLL_SHM_API coll_port coll_shm_port(coll_shm *s);
 
 /* Marks the group failed with `code` (in [-4095, -1]; anything else is
    recorded as COLL_ERR_ABORTED): every rank's pending and later calls
-   return it. */
+   return it - in the caller's epoch, and in earlier ones; a rank that
+   has renewed past it goes on (see EPOCHS). */
 COLL_SHM_API void coll_shm_abort(coll_shm *s, int code);
 
 COLL_SHM_API int coll_shm_send(void *ctx, int peer, const void *buf, size_t bytes);
@@ -467,7 +503,7 @@ COLL_SHM_API int coll_shm_irecv_fold(void *ctx, int peer, void *buf, size_t byte
    Everything starts zeroed (fresh mmap / ftruncate), which is a valid
    initial state: all rings empty, no rank joined. */
 
-#define COLL_SHM__MAGIC 0x636f6c34u          /* "col4": this layout        */
+#define COLL_SHM__MAGIC 0x636f6c35u          /* "col5": this layout        */
 #define COLL_SHM__LINE  64
 #define COLL_SHM__STALE 2   /* internal: our segment is a dead run's; retry */
 
@@ -482,26 +518,39 @@ typedef struct coll_shm__group {
     uint32_t no_mb;            /* 1: some rank cannot use membarrier          */
     uint64_t creator_start;    /* its start time (/proc, ticks; 0: unknown)   */
     uint64_t nonce;            /* random, one per run                         */
+    uint64_t efail;            /* a renewed epoch's failure: epoch << 32 |
+                                  (uint32_t)code, 0 none; only ever moves to
+                                  a later epoch (see EPOCHS)                */
 } coll_shm__group;
 
 /* Two lines: the first is read by a peer after every message it sends us
    and written only around a sleep (or when we move to another core), so
    it stays in every cache while nobody sleeps; the second is written at
-   join only, but for `waiting`, which only its own rank writes and the
-   others read once a call has failed. */
+   join only, but for `epoch` (at renew), `waiting`, `ewait` and `polled`,
+   which only its own rank writes and the others read once a call has
+   failed (or, `epoch`, when a message of a later epoch arrives). */
 typedef struct coll_shm__rankrec {
     uint32_t bell;             /* futex word: bumped to wake this rank       */
     uint32_t sleeping;         /* 1 while this rank is (about to be) asleep  */
     int32_t cpu;               /* where it last ran: a hint for waiters only */
     unsigned char pad0[COLL_SHM__LINE - 12];
     int32_t pid;
-    uint32_t pad1;
+    uint32_t epoch;            /* the epoch this rank is in (renew)          */
     uint64_t probe_addr;       /* address of a known word, for the CMA probe */
     uint64_t nonce;            /* the run's nonce: this record is this run's */
     int32_t waiting;           /* 1 + the peer of the wait this rank is in
                                   or gave up in, 0 none (coll_port.missing;
-                                  written by its rank, read at a failure)  */
-    unsigned char pad2[COLL_SHM__LINE - 28];
+                                  written by its rank, read at a failure):
+                                  epoch 0's                                 */
+    uint32_t pad1;
+    uint64_t ewait[2];         /* the same in renewed epoch e, at [e & 1]:
+                                  e << 32 | (1 + peer), 0 none              */
+    uint64_t polled;           /* how its entry stands: COLL_SHM__STANDS
+                                  while it is in the blocking wait it names
+                                  or gave up in it; else the CLOCK_MONOTONIC
+                                  ms of the poll (wait(h, 0)) that left it:
+                                  a poller silent for long waits no more   */
+    unsigned char pad2[COLL_SHM__LINE - 56];
 } coll_shm__rankrec;
 
 /* What rank 0 leaves under the name when /dev/shm cannot hold the
@@ -524,19 +573,22 @@ typedef struct coll_shm__slot {
     uint64_t total;            /* DATA: the whole message's size, so that a
                                   receive of another size is refused before
                                   its first byte is taken (or folded)       */
-    unsigned char pad[COLL_SHM__LINE - 32];
+    uint32_t epoch;            /* the sender's epoch (see EPOCHS)            */
+    unsigned char pad[COLL_SHM__LINE - 36];
     unsigned char data[COLL_SHM_SLOT_BYTES];
 } coll_shm__slot;
 
 /* A fast-box line: a message's first line holds its stamp (COLL_SHM__TOP
-   | its number; 0 while the line is free) and its length; the data runs
-   on through the next lines, PIECE bytes each, their headers unused. */
-#define COLL_SHM__PIECE (COLL_SHM__LINE - 8)
+   | its number; 0 while the line is free), its length and its sender's
+   epoch; the data runs on through the next lines, PIECE bytes each, their
+   headers unused. */
+#define COLL_SHM__PIECE (COLL_SHM__LINE - 12)
 #define COLL_SHM__TOP   0x80000000u
 #define COLL_SHM__SEQ   0x7fffffffu   /* message numbers: 31 bits, wrapping */
 typedef struct coll_shm__box {
     uint32_t stamp;
     uint32_t len;
+    uint32_t epoch;
     unsigned char data[COLL_SHM__PIECE];
 } coll_shm__box;
 
@@ -554,7 +606,7 @@ typedef struct coll_shm__chan {
 
 #if COLL_SHM_FBOX > 0 && (COLL_SHM_FBOX_MAX < 1 || COLL_SHM_FBOX > 65535 || \
     COLL_SHM_FBOX_MAX > COLL_SHM_FBOX * COLL_SHM__PIECE)
-#error "COLL_SHM_FBOX_MAX must fit the box: 1 .. COLL_SHM_FBOX * 56 (and COLL_SHM_FBOX <= 65535)"
+#error "COLL_SHM_FBOX_MAX must fit the box: 1 .. COLL_SHM_FBOX * 52 (and COLL_SHM_FBOX <= 65535)"
 #endif
 #if COLL_SHM_SLOT_BYTES % 8 != 0
 #error "COLL_SHM_SLOT_BYTES must be a multiple of 8: a fold's pieces are whole elements"
@@ -613,9 +665,21 @@ static int coll_shm__code(int32_t v)
     return (v < 0 && v >= -4095) ? (int)v : COLL_ERR_ABORTED;
 }
 
+/* Has our epoch failed? Epoch 0: the `failed` word, as it always was; and
+   in every epoch, `efail` when it names ours or a later one (a renewed
+   epoch's failure; never an earlier epoch's). The word is one load, its
+   two halves checked as any value from the segment. */
 static int coll_shm__failed(const coll_shm *s)
 {
-    return coll_shm__code(COLL_SHM__LOAD(&coll_shm__grp(s)->failed));
+    coll_shm__group *g = coll_shm__grp(s);
+    uint64_t e;
+    int rc;
+    if (s->epoch == 0 && (rc = coll_shm__code(COLL_SHM__LOAD(&g->failed))) != 0)
+        return rc;
+    e = COLL_SHM__LOAD(&g->efail);
+    if ((uint32_t)e == 0 || (uint32_t)(e >> 32) < s->epoch)
+        return 0;
+    return coll_shm__code((int32_t)(uint32_t)e);
 }
 
 /* ---- clocks, futex, randomness, liveness ------------------------------- */
@@ -804,12 +868,26 @@ static int coll_shm__alive(int32_t pid, uint64_t start)
 
 COLL_SHM_API void coll_shm_abort(coll_shm *s, int code)
 {
+    coll_shm__group *g = coll_shm__grp(s);
     int32_t zero = 0;
     int r;
     if (code >= 0 || code < -4095)
         code = COLL_ERR_ABORTED;
-    __atomic_compare_exchange_n(&coll_shm__grp(s)->failed, &zero, code, 0,
-                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    if (s->epoch == 0)
+        __atomic_compare_exchange_n(&g->failed, &zero, code, 0,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    else {
+        /* our epoch fails, unless it (or a later one) has already: the
+           word only moves forward, so a rank of an epoch it names sees it */
+        uint64_t old = COLL_SHM__SC_LOAD(&g->efail);
+        uint64_t mine = (uint64_t)s->epoch << 32 | (uint32_t)(int32_t)code;
+        int tries;                       /* bounded: a member may rewrite it */
+        for (tries = 0; tries < 64 && ((uint32_t)old == 0 || (uint32_t)(old >> 32) < s->epoch) &&
+                        !__atomic_compare_exchange_n(&g->efail, &old, mine, 0,
+                                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+             tries++)
+            ;
+    }
     for (r = 0; r < s->nranks; r++)
         coll_shm__ring(s, r);
 }
@@ -894,6 +972,15 @@ static void coll_shm__deliver(coll_shm__xfer *x, const unsigned char *in, size_t
     x->done += n;
 }
 
+/* A message of a later epoch than ours at the front of a road from
+   `peer`: held (0) - unless the peer's record says it is not in that
+   epoch yet, which no correct sender does (it says so before its first
+   message of the epoch): COLL_ERR_IO. */
+static int coll_shm__later(const coll_shm *s, int peer, uint32_t ep)
+{
+    return ep <= COLL_SHM__LOAD(&coll_shm__rec(s, peer)->epoch) ? 0 : COLL_ERR_IO;
+}
+
 #if COLL_SHM_FBOX > 0
 static uint32_t coll_shm__wrap(uint32_t i)
 {
@@ -927,6 +1014,7 @@ static int coll_shm__box_put(coll_shm *s, int peer, const unsigned char *buf, si
         memcpy(box[coll_shm__wrap(h + i)].data, buf + off, COLL_SHM__PIECE);
     memcpy(box[coll_shm__wrap(h + i)].data, buf + off, bytes - off);
     box[h].len = (uint32_t)bytes;
+    box[h].epoch = s->epoch;
     COLL_SHM__STORE(&box[h].stamp, COLL_SHM__TOP | seq);
     s->bhead[peer] = (uint16_t)coll_shm__wrap(h + k);
     coll_shm__nudge(s, peer);
@@ -941,19 +1029,55 @@ static int coll_shm__box_put(coll_shm *s, int peer, const unsigned char *buf, si
    COLL_ERR_IO) and the receive's size (else COLL_ERR_MISMATCH). Clearing
    the stamp (release) hands all the message's lines back. A receive that
    folds gathers the lines into a private buffer and folds that once:
-   folding 56 bytes a line cost more than the copy it saves (2 ranks,
+   folding a line's bytes at a time cost more than the copy it saves (2 ranks,
    512 B all-reduce: 1.67 us against 1.30 gathered, 1.35 before). */
+/* The front of `peer`'s fast box to us, past what earlier epochs left
+   there (see EPOCHS): a message of an earlier epoch is dropped as a take
+   would hand it back (stamp cleared, our index past its lines, counted
+   from its checked length). *stamp: the front message's stamp if it is
+   of our epoch, else 0 (empty, or a later epoch's: held). 0, or
+   COLL_ERR_IO for a stamp without its top bit, a dropped message's
+   length out of range, or a later epoch its sender is not in. */
+static int coll_shm__box_front(coll_shm *s, int peer, uint32_t *stamp)
+{
+    coll_shm__box *box = coll_shm__chan_of(s, peer, s->rank)->box;
+    int k;
+    *stamp = 0;
+    for (k = 0; k < COLL_SHM_FBOX; k++) {    /* each drop frees a line at least */
+        uint32_t t = s->btail[peer], st = COLL_SHM__LOAD(&box[t].stamp), ep, len;
+        if (!st)
+            return 0;
+        if (!(st & COLL_SHM__TOP))
+            return COLL_ERR_IO;
+        ep = COLL_SHM__ONCE32(&box[t].epoch);
+        if (ep == s->epoch) {
+            *stamp = st;
+            return 0;
+        }
+        if (ep > s->epoch)
+            return coll_shm__later(s, peer, ep);
+        len = COLL_SHM__ONCE32(&box[t].len);
+        if (len == 0 || len > COLL_SHM_FBOX_MAX)
+            return COLL_ERR_IO;
+        COLL_SHM__STORE(&box[t].stamp, 0u);
+        s->btail[peer] = (uint16_t)coll_shm__wrap(t + coll_shm__lines(len));
+    }
+    return 0;
+}
+
 static int coll_shm__box_take(coll_shm *s, coll_shm__xfer *x)
 {
     coll_shm__box *box = coll_shm__chan_of(s, x->peer, s->rank)->box;
-    uint32_t t = s->btail[x->peer], st = COLL_SHM__LOAD(&box[t].stamp), seq, len, i;
+    uint32_t t, st, seq, len, i;
     union { unsigned char b[COLL_SHM_FBOX_MAX]; uint64_t align_; } gather;
     unsigned char *to = x->fold ? gather.b : x->buf;
     size_t off;
-    if (!st)
-        return 0;
+    int rc = coll_shm__box_front(s, x->peer, &st);
+    if (rc || !st)
+        return rc;
+    t = s->btail[x->peer];
     seq = st & COLL_SHM__SEQ;
-    if (!(st & COLL_SHM__TOP) || !coll_shm__plausible(s, x->peer, seq))
+    if (!coll_shm__plausible(s, x->peer, seq))
         return COLL_ERR_IO;
     if (seq != x->seq)
         return 0;                       /* an earlier or a later receive's */
@@ -990,6 +1114,7 @@ static int coll_shm__step_send(coll_shm *s, coll_shm__xfer *x)
         while (x->done < x->bytes && head - tail < COLL_SHM_SLOTS) {
             coll_shm__slot *sl = &c->slot[head % COLL_SHM_SLOTS];
             sl->seq = x->seq;
+            sl->epoch = s->epoch;
             if (s->cma && s->cma_agreed && x->bytes >= s->cma_min) {
                 sl->kind = COLL_SHM__CMA;
                 sl->bytes = x->bytes;
@@ -1088,7 +1213,7 @@ static int coll_shm__step_recv(coll_shm *s, coll_shm__xfer *x)
 {
     coll_shm__chan *c = coll_shm__chan_of(s, x->peer, s->rank);
     uint32_t tail = s->tail[x->peer], head;
-    int moved = 0, rc = 0;
+    int moved = 0, freed = 0, rc = 0;
 #if COLL_SHM_FBOX > 0
     if (x->done == 0) {                 /* any size: a mismatch shows here too */
         rc = coll_shm__box_take(s, x);
@@ -1105,9 +1230,28 @@ static int coll_shm__step_recv(coll_shm *s, coll_shm__xfer *x)
         rc = COLL_ERR_IO;
     while (rc == 0 && x->done < x->bytes && tail != head) {
         coll_shm__slot *sl = &c->slot[tail % COLL_SHM_SLOTS];
-        uint32_t kind = COLL_SHM__ONCE32(&sl->kind);
-        uint32_t seq = COLL_SHM__ONCE32(&sl->seq);
-        uint64_t n = COLL_SHM__ONCE64(&sl->bytes);
+        uint32_t ep = COLL_SHM__ONCE32(&sl->epoch), kind, seq;
+        uint64_t n;
+        if (ep != s->epoch) {
+            /* a later epoch's slot: held (a message of ours cut by one
+               never ends: the wait's deadline or a failure does); an
+               earlier epoch's: dropped - but never inside one of ours */
+            if (ep > s->epoch)
+                rc = coll_shm__later(s, x->peer, ep);
+            else if (x->done != 0)
+                rc = COLL_ERR_IO;
+            else {
+                tail++;
+                s->tail[x->peer] = tail;
+                COLL_SHM__STORE(&c->tail, tail);
+                freed = 1;
+                continue;
+            }
+            break;
+        }
+        kind = COLL_SHM__ONCE32(&sl->kind);
+        seq = COLL_SHM__ONCE32(&sl->seq);
+        n = COLL_SHM__ONCE64(&sl->bytes);
         if (x->done == 0 && seq != x->seq) {
             /* another receive's message, or a forgery */
             if (!coll_shm__plausible(s, x->peer, seq))
@@ -1150,7 +1294,7 @@ static int coll_shm__step_recv(coll_shm *s, coll_shm__xfer *x)
         COLL_SHM__STORE(&c->tail, tail);
         moved = 1;
     }
-    if (moved)
+    if (moved || freed)
         coll_shm__nudge(s, x->peer);       /* a slot is free / a CMA ack */
     if (rc)
         return coll_shm__broken(s, x, rc);  /* the pair is out of step: tell
@@ -1199,16 +1343,33 @@ static int coll_shm__all_done(coll_shm *s, const int *h, int n)
     return 1;
 }
 
+/* `polled` of a rank in a blocking wait, or whose last wait gave up:
+   its entry stands, however long ago it was written (coll_shm__missing) */
+#define COLL_SHM__STANDS UINT64_MAX
+
 /* Who this rank waits for (the first handle not finished; -1 none), for
-   coll_port.missing; a wait that gives up leaves it. */
-static void coll_shm__waiting(coll_shm *s, const int *h, int n)
+   coll_port.missing, in its epoch's entry (epoch 0: `waiting`, as ever;
+   a renewed epoch e: ewait[e & 1], tagged with e); a wait that gives up
+   leaves it. polled (0: leave it) is how the entry stands: COLL_SHM__STANDS
+   in a blocking wait, the clock (ms) in a poll that finds it not done. */
+static void coll_shm__waiting(coll_shm *s, const int *h, int n, uint64_t polled)
 {
     coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
     int i, v = 0;
     for (i = 0; i < n && !v; i++)
         if (!s->x[h[i]].finished) v = 1 + s->x[h[i]].peer;
-    if (__atomic_load_n(&me->waiting, __ATOMIC_RELAXED) != v)
-        __atomic_store_n(&me->waiting, v, __ATOMIC_RELAXED);
+    if (s->epoch == 0) {
+        if (__atomic_load_n(&me->waiting, __ATOMIC_RELAXED) != v)
+            __atomic_store_n(&me->waiting, v, __ATOMIC_RELAXED);
+    } else {
+        uint64_t w = v ? (uint64_t)s->epoch << 32 | (uint32_t)v : 0, *e = &me->ewait[s->epoch & 1];
+        if (__atomic_load_n(e, __ATOMIC_RELAXED) != w)
+            __atomic_store_n(e, w, __ATOMIC_RELAXED);
+    }
+    if (polled && polled != s->polled) {
+        s->polled = polled;
+        __atomic_store_n(&me->polled, polled, __ATOMIC_RELAXED);
+    }
 }
 
 /* While nothing moves: every COLL_SHM_SLICE_MS, whether the peers we
@@ -1224,7 +1385,10 @@ static int coll_shm__idle(coll_shm *s, uint64_t now_ms)
             return COLL_ERR_IO;
     }
     if (s->timeout_ms && now_ms - s->last_ms >= s->timeout_ms) {
-        coll_shm_abort(s, COLL_ERR_TIMEOUT);    /* peers stop now, not later */
+        /* epoch 0: the peers stop now, not later; a renewed epoch's
+           deadline is this operation's alone (see EPOCHS) */
+        if (s->epoch == 0)
+            coll_shm_abort(s, COLL_ERR_TIMEOUT);
         return COLL_ERR_TIMEOUT;
     }
     return 0;
@@ -1298,7 +1462,6 @@ static int coll_shm__peer_up(const coll_shm *s, int32_t cpu)
    it back to spinning. */
 static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
 {
-    coll_shm__group *g = coll_shm__grp(s);
     coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
     enum { SPIN, YIELD, SLEEP } stage = SPIN;
     uint64_t t0 = 0;         /* clock at the first read since the last progress */
@@ -1327,7 +1490,7 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
             break;
         if (!block) {
             uint64_t ms = coll_shm__now_ms();
-            coll_shm__waiting(s, h, n);
+            coll_shm__waiting(s, h, n, ms);
             if (fresh)
                 s->last_ms = ms;
             else if ((rc = coll_shm__idle(s, ms)) != 0)
@@ -1343,7 +1506,7 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
         }
         /* the clock: deadline, liveness, and which stage we are in */
         now = coll_shm__now_ns();
-        coll_shm__waiting(s, h, n);
+        coll_shm__waiting(s, h, n, COLL_SHM__STANDS);
         if (fresh) {
             s->last_ms = now / 1000000u;
             fresh = 0;
@@ -1405,7 +1568,7 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
                 polls = 0;
                 spun = 0;
                 fresh = 1;
-            } else if (!COLL_SHM__LOAD(&g->failed)) {
+            } else if (!coll_shm__failed(s)) {
                 coll_shm__sleep(&me->bell, bell, (unsigned)slice);
                 coll_shm__turn(s, coll_shm__now_ns());
             }
@@ -1413,7 +1576,13 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
         }
     }
     if (rc == 0)
-        coll_shm__waiting(s, h, n);                 /* all done: none */
+        coll_shm__waiting(s, h, n, 0);              /* all done: none */
+    else {                                          /* given up: the entry stands */
+        if (s->polled != COLL_SHM__STANDS) {
+            s->polled = COLL_SHM__STANDS;
+            __atomic_store_n(&me->polled, COLL_SHM__STANDS, __ATOMIC_RELAXED);
+        }
+    }
     for (i = 0; i < n; i++) {
         coll_shm__xfer *x = &s->x[h[i]];
         if (rc == 0 && x->finished && x->result)
@@ -1567,20 +1736,138 @@ static int coll_shm__attach(void *ctx)
     return ((coll_shm *)ctx)->attached++;
 }
 
-/* coll_port.missing: from `peer`, follow who waits for whom through the
-   ranks' records (at most nranks hops; every value read is checked) to
-   the rank that waits for nobody. */
+/* Is process pid dead (gone, a zombie) or stopped (SIGSTOP, a tracer)?
+   Read from /proc (a failure's question: never on a fast path). */
+static int coll_shm__halted(pid_t pid)
+{
+    char path[64], buf[256], *p;
+    FILE *f;
+    size_t n;
+    if (coll_shm__dead(pid))
+        return 1;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    p = strrchr(buf, ')');
+    return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+}
+
+/* Rank r's entry in our epoch's chain of waits: 1 + the peer it waits
+   for, 0 none (an entry of another epoch is none). */
+static int coll_shm__entry(const coll_shm *s, int r)
+{
+    const coll_shm__rankrec *rr = coll_shm__rec(s, r);
+    uint64_t w;
+    if (s->epoch == 0)
+        return (int)__atomic_load_n(&rr->waiting, __ATOMIC_RELAXED);
+    w = __atomic_load_n(&rr->ewait[s->epoch & 1], __ATOMIC_RELAXED);
+    return (uint32_t)(w >> 32) == s->epoch ? (int)(uint32_t)w : 0;
+}
+
+/* Did rank r leave its entry in a poll (wait(h, 0): not done yet) so long
+   ago that it no longer waits - it stopped calling (a silent rank)? An
+   entry left in a blocking wait stands: the rank is still in it, or its
+   wait gave up and the chain outlives the failure. */
+static int coll_shm__quiet(const coll_shm *s, int r, uint64_t now_ms)
+{
+    uint64_t polled = __atomic_load_n(&coll_shm__rec(s, r)->polled, __ATOMIC_RELAXED);
+    uint64_t limit = s->timeout_ms ? (uint64_t)s->timeout_ms * 3u / 4u : 1000u;
+    if (limit < 10u * COLL_SHM_SLICE_MS)
+        limit = 10u * COLL_SHM_SLICE_MS;
+    return polled != COLL_SHM__STANDS && polled < now_ms && now_ms - polled > limit;
+}
+
+/* coll_port.missing: from `peer`, follow who waits for whom in our epoch
+   through the ranks' records (at most nranks hops; every value read is
+   checked) to the rank that waits for nobody - or, sooner, to one that
+   cannot answer: dead or stopped (its pid, our private copy), not in our
+   epoch yet (a renewed epoch's entry in its record), or no longer in the
+   wait its entry names (a poller gone silent). Where the chain ends at a rank that is
+   alive and merely between two waits, or runs round a cycle, a rank of
+   our epoch that is dead or stopped is the better answer, if there is
+   one. */
 static int coll_shm__missing(void *ctx, int peer)
 {
     coll_shm *s = (coll_shm *)ctx;
-    int hops, next;
+    uint64_t now = coll_shm__now_ms();
+    int hops, next, r;
     if (peer < 0 || peer >= s->nranks) return peer;
     for (hops = 0; hops < s->nranks; hops++) {
-        next = (int)__atomic_load_n(&coll_shm__rec(s, peer)->waiting, __ATOMIC_RELAXED) - 1;
-        if (next < 0 || next >= s->nranks || next == peer) break;
+        if (peer != s->rank && coll_shm__halted((pid_t)s->pid[peer]))
+            return peer;
+        if (COLL_SHM__LOAD(&coll_shm__rec(s, peer)->epoch) < s->epoch)
+            return peer;
+        next = coll_shm__entry(s, peer) - 1;
+        if (next < 0 || next >= s->nranks || next == peer)
+            break;
+        if (peer != s->rank && coll_shm__quiet(s, peer, now))
+            return peer;
         peer = next;
     }
+    for (r = 0; r < s->nranks; r++)
+        if (r != s->rank && r != peer &&
+            COLL_SHM__LOAD(&coll_shm__rec(s, r)->epoch) >= s->epoch &&
+            coll_shm__halted((pid_t)s->pid[r]))
+            return r;
     return peer;
+}
+
+/* Drop what earlier epochs left at the front of the ring from `peer` to
+   us (the fast box: coll_shm__box_front). A counter out of range stops
+   it: the next receive from that peer says so. */
+static void coll_shm__ring_drop(coll_shm *s, int peer)
+{
+    coll_shm__chan *c = coll_shm__chan_of(s, peer, s->rank);
+    uint32_t tail = s->tail[peer], head = COLL_SHM__LOAD(&c->head);
+    int freed = 0;
+    if ((uint32_t)(head - tail) > COLL_SHM_SLOTS)
+        return;
+    while (tail != head && COLL_SHM__ONCE32(&c->slot[tail % COLL_SHM_SLOTS].epoch) < s->epoch) {
+        tail++;
+        s->tail[peer] = tail;
+        COLL_SHM__STORE(&c->tail, tail);
+        freed = 1;
+    }
+    if (freed)
+        coll_shm__nudge(s, peer);
+}
+
+/* coll_port.renew: this rank's end starts epoch `epoch` (see EPOCHS).
+   Local: it fails no one, waits for no one. Every handle of this rank is
+   void (coll.h has let go of each one an error left behind); message
+   numbers start again from 0 towards and from every peer; our record
+   says where we are before any message of the epoch leaves; and what
+   earlier epochs left at the front of every road to us is dropped.
+   COLL_ERR_INVAL for an epoch that is not later than ours. */
+static int coll_shm__renew(void *ctx, uint32_t epoch)
+{
+    coll_shm *s = (coll_shm *)ctx;
+    int r, h;
+    if (epoch <= s->epoch)
+        return COLL_ERR_INVAL;
+    for (h = 0; h < COLL_SHM_HANDLES + 2; h++)
+        s->x[h].used = 0, s->x[h].finished = 1;
+    s->live = 0;
+    s->epoch = epoch;
+    memset(s->sseq, 0, sizeof s->sseq);
+    memset(s->rseq, 0, sizeof s->rseq);
+    COLL_SHM__SC_STORE(&coll_shm__rec(s, s->rank)->epoch, epoch);
+    for (r = 0; r < s->nranks; r++) {
+        if (r == s->rank)
+            continue;
+#if COLL_SHM_FBOX > 0
+        {
+            uint32_t st;
+            (void)coll_shm__box_front(s, r, &st);
+        }
+#endif
+        coll_shm__ring_drop(s, r);
+    }
+    s->fresh = 1;                 /* the deadline starts again */
+    return 0;
 }
 
 static void coll_shm__port(coll_shm *s, coll_port *port)
@@ -1597,6 +1884,7 @@ static void coll_shm__port(coll_shm *s, coll_port *port)
     port->irecv_fold = coll_shm_irecv_fold;
     port->attach = coll_shm__attach;
     port->missing = coll_shm__missing;
+    port->renew = coll_shm__renew;
 }
 
 /* Where a joiner's segment came from: the name, and the object it named
@@ -1687,6 +1975,7 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
     s->nranks = nranks;
     s->timeout_ms = timeout_ms;
     s->attached = 0;
+    s->epoch = 0;
     s->cma_min = COLL_SHM_CMA_MIN;
     {
         const char *e = getenv("COLL_SHM_CMA_MIN");
@@ -1720,6 +2009,9 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
     memset(s->x, 0, sizeof s->x);
     me = coll_shm__rec(s, rank);
     me->pid = (int32_t)getpid();
+    me->epoch = 0;
+    s->polled = COLL_SHM__STANDS;
+    me->polled = COLL_SHM__STANDS;
     me->probe_addr = (uint64_t)(uintptr_t)&s->probe;
     me->nonce = s->nonce;          /* published by the increment below */
     /* A joiner counts itself only into a live run's segment - else the
@@ -2098,6 +2390,7 @@ COLL_SHM_API int coll_shm_open(coll_shm *s, const char *name, int rank, int nran
     s->size = 0;
     s->nranks = nranks;
     s->rank = rank;
+    s->epoch = 0;
     s->why = NULL;
     rc = rank == 0 ? coll_shm__open0(s, name, nranks, timeout_ms, deadline, port)
                    : coll_shm__openk(s, name, rank, nranks, timeout_ms, deadline, port);
@@ -2190,6 +2483,7 @@ COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port,
         return COLL_ERR_IO;
     parent.size = size;
     parent.nranks = nranks;
+    parent.epoch = 0;           /* the launcher aborts epoch 0 only       */
     coll_shm__stamp(coll_shm__grp(&parent), nranks);
     fflush(NULL);               /* or buffered output is written n+1 times  */
     for (r = 0; r < nranks; r++) {
