@@ -4796,17 +4796,91 @@ static size_t coll__vspan(const coll__plan *pl, int recv)
 
 /* Everything coll_start checks about the arguments that every rank can
    check alike, without touching a buffer: kinds, types, ops, roots, sizes. */
+/* A reducing call's op against its dtype and what the build keeps. */
+static int coll__check_op(const coll_comm *c, const coll_args *a, const char **why)
+{
+    if (COLL__ARG((unsigned)a->op >= (unsigned)COLL_OP_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "op: not a coll_op");
+    if (a->op == COLL_USER_OP) {
+        if (COLL__ARG(!COLL__USER_OPS)) return COLL__NO(why, COLL_ERR_NOSYS, "op: COLL_USER_OP not compiled in (COLL_OPS)");
+        if (COLL__ARG(!coll__uop(c, a)->fn)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without an operator");
+        if (COLL__ARG(COLL__MEM(c))) return COLL__NO(why, COLL_ERR_NOSYS, "op: a user op cannot read device memory");
+    }
+    else if (COLL__ARG(a->dtype == COLL_USER_TYPE)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_TYPE needs COLL_USER_OP");
+    else if (COLL__ARG(a->op >= COLL_BAND && !coll__is_integer(a->dtype))) return COLL__NO(why, COLL_ERR_INVAL, "op: bitwise op on a float type");
+    else if (COLL__ARG(!COLL__MEM(c) && (COLL__ONE(COLL_DTYPES) && COLL__ONE(COLL_OPS)
+                                         ? a->dtype != COLL__DT(a->dtype) || a->op != COLL__OPV(a->op)
+                                         : !coll__kernel_kept(a->dtype, a->op))))
+        return COLL__NO(why, COLL_ERR_NOSYS, "op: dtype or op not compiled in");
+    return COLL_OK;
+}
+
+/* A v form's counts (p of them; alltoallv's p x p, row r this rank's) and
+   displs: the totals, none overflowing, into the plan. */
+static int coll__plan_counts(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t es,
+                             const char **why)
+{
+    int p = c->nranks, r = c->rank, a2a = COLL__KIND_IS(a->kind, COLL_ALLTOALLV);
+    size_t k, n = 0, pp = a2a ? (size_t)p * (size_t)p : (size_t)p, row = a2a ? (size_t)r * (size_t)p : 0;
+    if (COLL__ARG(!a->counts)) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
+    for (k = 0; k < pp; k++) {
+        if (COLL__ARG(a->counts[k] > ((size_t)-1) / es - n)) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
+        n += a->counts[k];
+    }
+    pl->counts = a->counts;
+    pl->total = n;
+    pl->count = a2a ? 0 : a->counts[r];
+    for (k = 0; a2a && k < (size_t)p; k++) pl->count += a->counts[row + k];
+    if (a->displs && COLL__KIND_IS(a->kind, COLL_REDUCE_SCATTERV))
+        return COLL__NO(why, COLL_ERR_INVAL, "displs: reduce_scatterv takes none (as MPI's)");
+    for (k = 0; a->displs && k < (size_t)p; k++)      /* src's, then (alltoallv) dst's */
+        if (COLL__ARG(a->displs[k] > ((size_t)-1) / es - a->counts[a2a ? row + k : k] ||
+                      (a2a && a->displs[(size_t)p + k] > ((size_t)-1) / es - a->counts[k * (size_t)p + (size_t)r])))
+            return COLL__NO(why, COLL_ERR_INVAL, "displs: a block ends past the address space");
+    pl->displs = a->displs;
+    if (pl->displs) { pl->span[0] = coll__vspan(pl, 0); if (a2a) pl->span[1] = coll__vspan(pl, 1); }
+    return COLL_OK;
+}
+
+/* The in-place layouts, from addresses (no arithmetic on NULL), and what
+   alltoallv in place needs. */
+static int coll__plan_inplace(const coll_args *a, coll__plan *pl, size_t es, const char **why)
+{
+    uintptr_t src = (uintptr_t)a->src, dst = (uintptr_t)a->dst, mine;
+    size_t off, l;
+    coll_kind k = COLL__KIND(a->kind);
+    int i, p = pl->p, r = pl->rank;
+    coll__my_block(pl, &off, &l);
+    mine = (uintptr_t)(off * es);
+    if (COLL__IS(COLL__KB(ALLREDUCE) | COLL__KB(REDUCE) | COLL__KB(SCAN) | COLL__KB(EXSCAN), k))
+        pl->inplace = src == dst;
+    else if (COLL__KIND_IS(k, COLL_BROADCAST)) pl->inplace = 1;
+    else if (COLL__IS(COLL__KB(REDUCE_SCATTER) | COLL__KB(REDUCE_SCATTERV) | COLL__KB(SCATTER) | COLL__KB(SCATTERV), k))
+        pl->inplace = src && dst == src + mine;
+    else if (COLL__IS(COLL__KB(ALLGATHER) | COLL__KB(ALLGATHERV) | COLL__KB(GATHER) | COLL__KB(GATHERV), k))
+        pl->inplace = dst && src == dst + mine;
+    else if (COLL__IS(COLL__KB(ALLTOALL) | COLL__KB(ALLTOALLV), k)) pl->inplace = src && src == dst;
+    if (!COLL__KIND_IS(k, COLL_ALLTOALLV) || !pl->inplace) return COLL_OK;
+    if (pl->displs) return COLL__NO(why, COLL_ERR_NOSYS, "displs: alltoallv in place takes none");
+    for (i = 0; i < p; i++)                     /* a block leaves where its reply lands */
+        if (a->counts[(size_t)r * (size_t)p + (size_t)i] != a->counts[(size_t)i * (size_t)p + (size_t)r])
+            return COLL__NO(why, COLL_ERR_INVAL, "counts: alltoallv in place needs row r == column r");
+    return COLL_OK;
+}
+
+/* The call's arguments checked and planned: the kind, the algorithm asked
+   for, the ranks' shape, the dtype and op, the root, the counts, the
+   segment and the in-place layout. */
 static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *pl, size_t *esize_out,
                            const char **why)
 {
-    size_t es, n;
-    int p, r, i;
+    size_t es;
+    int p, rc;
     if (COLL__ARG(!a)) return COLL__NO(why, COLL_ERR_INVAL, "args: NULL");   /* (c: its caller's check) */
-    p = c->nranks; r = c->rank;
+    p = c->nranks;
     if (COLL__ARG((unsigned)a->kind >= (unsigned)COLL_KIND_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "kind: not a coll_kind");
     if (COLL__ARG(!COLL__ON(COLL_KINDS, a->kind))) return COLL__NO(why, COLL_ERR_NOSYS, "kind: not compiled in (COLL_KINDS)");
     if (COLL__ARG((unsigned)a->algo >= (unsigned)COLL_ALGO_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "algo: not a coll_algo");
-    pl->kind = COLL__KIND(a->kind); pl->algo = a->algo; pl->rank = r; pl->p = p;
+    pl->kind = COLL__KIND(a->kind); pl->algo = a->algo; pl->rank = c->rank; pl->p = p;
     pl->root = a->root; pl->group = a->group; pl->count = a->count; pl->counts = 0; pl->displs = 0;
     pl->inplace = 0; pl->row = 0;
     for (pl->p2 = 1; pl->p2 * 2 <= p; pl->p2 *= 2) {}
@@ -4819,75 +4893,20 @@ static int coll__plan_args(const coll_comm *c, const coll_args *a, coll__plan *p
     if (COLL__ARG((unsigned)a->dtype >= (unsigned)COLL_DTYPE_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "dtype: not a coll_dtype");
     es = coll__esize(c, a);
     if (COLL__ARG(es == 0)) return COLL__NO(why, COLL_ERR_INVAL, "dtype: COLL_USER_TYPE without coll_set_user_op");
-    if (coll__reduces(COLL__KIND(a->kind))) {
-        if (COLL__ARG((unsigned)a->op >= (unsigned)COLL_OP_COUNT)) return COLL__NO(why, COLL_ERR_INVAL, "op: not a coll_op");
-        if (a->op == COLL_USER_OP) {
-            if (COLL__ARG(!COLL__USER_OPS)) return COLL__NO(why, COLL_ERR_NOSYS, "op: COLL_USER_OP not compiled in (COLL_OPS)");
-            if (COLL__ARG(!coll__uop(c, a)->fn)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_OP without an operator");
-            if (COLL__ARG(COLL__MEM(c))) return COLL__NO(why, COLL_ERR_NOSYS, "op: a user op cannot read device memory");
-        }
-        else if (COLL__ARG(a->dtype == COLL_USER_TYPE)) return COLL__NO(why, COLL_ERR_INVAL, "op: COLL_USER_TYPE needs COLL_USER_OP");
-        else if (COLL__ARG(a->op >= COLL_BAND && !coll__is_integer(a->dtype))) return COLL__NO(why, COLL_ERR_INVAL, "op: bitwise op on a float type");
-        else if (COLL__ARG(!COLL__MEM(c) && (COLL__ONE(COLL_DTYPES) && COLL__ONE(COLL_OPS)
-                                             ? a->dtype != COLL__DT(a->dtype) || a->op != COLL__OPV(a->op)
-                                             : !coll__kernel_kept(a->dtype, a->op))))
-            return COLL__NO(why, COLL_ERR_NOSYS, "op: dtype or op not compiled in");
-    }
+    if (coll__reduces(COLL__KIND(a->kind)) && (rc = coll__check_op(c, a, why)) != COLL_OK) return rc;
     if (coll__rooted(COLL__KIND(a->kind))) {
         if (COLL__ARG(a->root < 0 || a->root >= p)) return COLL__NO(why, COLL_ERR_INVAL, "root: not a rank");
     }
-    if (COLL__IS(COLL__COUNTED, COLL__KIND(a->kind))) {   /* p counts; alltoallv's p x p, row r this rank's */
-        int a2a = COLL__KIND_IS(a->kind, COLL_ALLTOALLV);
-        size_t k, pp = a2a ? (size_t)p * (size_t)p : (size_t)p, row = a2a ? (size_t)r * (size_t)p : 0;
-        if (COLL__ARG(!a->counts)) return COLL__NO(why, COLL_ERR_INVAL, "counts: NULL");
-        n = 0;
-        for (k = 0; k < pp; k++) {
-            if (COLL__ARG(a->counts[k] > ((size_t)-1) / es - n)) return COLL__NO(why, COLL_ERR_INVAL, "counts: total overflows");
-            n += a->counts[k];
-        }
-        pl->counts = a->counts;
-        pl->total = n;
-        pl->count = a2a ? 0 : a->counts[r];
-        for (k = 0; a2a && k < (size_t)p; k++) pl->count += a->counts[row + k];
-        if (a->displs && COLL__KIND_IS(a->kind, COLL_REDUCE_SCATTERV))
-            return COLL__NO(why, COLL_ERR_INVAL, "displs: reduce_scatterv takes none (as MPI's)");
-        for (k = 0; a->displs && k < (size_t)p; k++)      /* src's, then (alltoallv) dst's */
-            if (COLL__ARG(a->displs[k] > ((size_t)-1) / es - a->counts[a2a ? row + k : k] ||
-                          (a2a && a->displs[(size_t)p + k] > ((size_t)-1) / es - a->counts[k * (size_t)p + (size_t)r])))
-                return COLL__NO(why, COLL_ERR_INVAL, "displs: a block ends past the address space");
-        pl->displs = a->displs;
-        if (pl->displs) { pl->span[0] = coll__vspan(pl, 0); if (a2a) pl->span[1] = coll__vspan(pl, 1); }
+    if (COLL__IS(COLL__COUNTED, COLL__KIND(a->kind))) {
+        if ((rc = coll__plan_counts(c, a, pl, es, why)) != COLL_OK) return rc;
     } else {
         if (COLL__ARG(a->count > ((size_t)-1) / es / (size_t)p)) return COLL__NO(why, COLL_ERR_INVAL, "count: too large");
-        n = a->count;
-        pl->total = coll__vector(COLL__KIND(a->kind)) ? n : n * (size_t)p;
+        pl->total = coll__vector(COLL__KIND(a->kind)) ? a->count : a->count * (size_t)p;
     }
     /* pipeline chunk: one message segment, or the whole vector uncut */
     pl->chunk = c->segment ? c->segment / es : pl->count;
     if (pl->chunk == 0) pl->chunk = 1;
-    /* the in-place layouts, from addresses (no arithmetic on NULL) */
-    {
-        uintptr_t src = (uintptr_t)a->src, dst = (uintptr_t)a->dst, mine;
-        size_t off, l;
-        coll_kind k = COLL__KIND(a->kind);
-        coll__my_block(pl, &off, &l);
-        mine = (uintptr_t)(off * es);
-        if (COLL__IS(COLL__KB(ALLREDUCE) | COLL__KB(REDUCE) | COLL__KB(SCAN) | COLL__KB(EXSCAN), k))
-            pl->inplace = src == dst;
-        else if (COLL__KIND_IS(k, COLL_BROADCAST)) pl->inplace = 1;
-        else if (COLL__IS(COLL__KB(REDUCE_SCATTER) | COLL__KB(REDUCE_SCATTERV) | COLL__KB(SCATTER) | COLL__KB(SCATTERV), k))
-            pl->inplace = src && dst == src + mine;
-        else if (COLL__IS(COLL__KB(ALLGATHER) | COLL__KB(ALLGATHERV) | COLL__KB(GATHER) | COLL__KB(GATHERV), k))
-            pl->inplace = dst && src == dst + mine;
-        else if (COLL__IS(COLL__KB(ALLTOALL) | COLL__KB(ALLTOALLV), k)) pl->inplace = src && src == dst;
-    }
-    if (COLL__KIND_IS(a->kind, COLL_ALLTOALLV) && pl->inplace && pl->displs)
-        return COLL__NO(why, COLL_ERR_NOSYS, "displs: alltoallv in place takes none");
-    if (COLL__KIND_IS(a->kind, COLL_ALLTOALLV) && pl->inplace) {   /* a block leaves where its reply lands */
-        for (i = 0; i < p; i++)
-            if (a->counts[(size_t)r * (size_t)p + (size_t)i] != a->counts[(size_t)i * (size_t)p + (size_t)r])
-                return COLL__NO(why, COLL_ERR_INVAL, "counts: alltoallv in place needs row r == column r");
-    }
+    if ((rc = coll__plan_inplace(a, pl, es, why)) != COLL_OK) return rc;
     *esize_out = es;
     return COLL_OK;
 }

@@ -340,31 +340,19 @@ static int coll_cuda_port__copy(coll_cuda_port__rank *me, coll_cuda_port__slot *
     return COLL_CUDA_ERR(e);
 }
 
-/* Posts one side of a message. block: wait for a free slot (the blocking
-   calls) instead of answering COLL_AGAIN. */
-static int coll_cuda_port__post(coll_cuda_port__rank *me, int role, int peer,
-                                const void *sbuf, void *rbuf, size_t bytes,
-                                int block, int *handle)
+/* Claims this side's next message number on the pair src -> dst and its
+   slot, which may still hold message n - DEPTH: waits for it (block) or
+   answers COLL_AGAIN. */
+static int coll_cuda_port__claim(coll_cuda_port__rank *me, int role, int src, int dst, int block,
+                                 coll_cuda_port__slot **slot)
 {
     coll_cuda_port *w = me->w;
-    int src = role == COLL_CUDA_PORT__SEND ? me->rank : peer;
-    int dst = role == COLL_CUDA_PORT__SEND ? peer : me->rank;
-    int h, rc, copier = 0, where;
+    unsigned long long *next = role == COLL_CUDA_PORT__SEND ? &w->next_send[src][dst] : &w->next_recv[src][dst];
+    unsigned long long n;
     unsigned looks = 0;
-    unsigned long long *next, n;
-    coll_cuda_port__slot *s;
-    coll_cuda_port__op *op;
     struct timespec deadline;
-    cudaError_t e;
-
-    if (peer < 0 || peer >= w->nranks || (bytes && !sbuf && !rbuf)) return COLL_ERR_INVAL;
-    for (h = 0; h < COLL_CUDA_PORT_MAX_OPS; h++)
-        if (!me->ops[h].used) break;
-    if (h == COLL_CUDA_PORT_MAX_OPS) return block ? COLL_ERR_IO : COLL_AGAIN;
-    if ((rc = coll_cuda_port__enter(me)) != COLL_OK) return rc;
-
-    /* Claim our message number; its slot may still hold message n - DEPTH. */
-    next = role == COLL_CUDA_PORT__SEND ? &w->next_send[src][dst] : &w->next_recv[src][dst];
+    coll_cuda_port__slot *s;
+    int rc;
     pthread_mutex_lock(&w->m);
     n = *next;
     s = &w->slot[src][dst][n % COLL_CUDA_PORT_DEPTH];
@@ -376,7 +364,49 @@ static int coll_cuda_port__post(coll_cuda_port__rank *me, int role, int peer,
     }
     if (!rc) (*next)++;
     pthread_mutex_unlock(&w->m);
-    if (rc) return rc;
+    *slot = s;
+    return rc;
+}
+
+/* The copy of a slot whose two sides are posted, by the side that came
+   second: done, and the slot recycled, at once. */
+static void coll_cuda_port__copy_now(coll_cuda_port__rank *me, coll_cuda_port__op *op, int role,
+                                     int src, int dst, int peer)
+{
+    coll_cuda_port *w = me->w;
+    coll_cuda_port__slot *s = op->slot;
+    int rc = coll_cuda_port__copy(me, s, role);
+    pthread_mutex_lock(&w->m);
+    s->result = rc;
+    COLL_CUDA_PORT__PUT(s->state, (int)COLL_CUDA_PORT__DONE);
+    s->released[role] = 1;                      /* nothing left to wait for */
+    coll_cuda_port__recycle_locked(w, s, src, dst);
+    pthread_cond_broadcast(&w->r[peer].cv);
+    pthread_mutex_unlock(&w->m);
+    op->done = 1;
+    op->result = rc;
+}
+
+/* Posts one side of a message. block: wait for a free slot (the blocking
+   calls) instead of answering COLL_AGAIN. */
+static int coll_cuda_port__post(coll_cuda_port__rank *me, int role, int peer,
+                                const void *sbuf, void *rbuf, size_t bytes,
+                                int block, int *handle)
+{
+    coll_cuda_port *w = me->w;
+    int src = role == COLL_CUDA_PORT__SEND ? me->rank : peer;
+    int dst = role == COLL_CUDA_PORT__SEND ? peer : me->rank;
+    int h, rc, copier = 0, where;
+    coll_cuda_port__slot *s;
+    coll_cuda_port__op *op;
+    cudaError_t e;
+
+    if (peer < 0 || peer >= w->nranks || (bytes && !sbuf && !rbuf)) return COLL_ERR_INVAL;
+    for (h = 0; h < COLL_CUDA_PORT_MAX_OPS; h++)
+        if (!me->ops[h].used) break;
+    if (h == COLL_CUDA_PORT_MAX_OPS) return block ? COLL_ERR_IO : COLL_AGAIN;
+    if ((rc = coll_cuda_port__enter(me)) != COLL_OK) return rc;
+    if ((rc = coll_cuda_port__claim(me, role, src, dst, block, &s)) != COLL_OK) return rc;
 
     /* "ready": whatever this rank has enqueued up to now; nothing to
        order for a buffer in pageable host memory, which no GPU work touches */
@@ -405,18 +435,7 @@ static int coll_cuda_port__post(coll_cuda_port__rank *me, int role, int peer,
     op->role = role;
     op->slot = s;
     op->done = 0;
-    if (copier) {
-        rc = coll_cuda_port__copy(me, s, role);
-        pthread_mutex_lock(&w->m);
-        s->result = rc;
-        COLL_CUDA_PORT__PUT(s->state, (int)COLL_CUDA_PORT__DONE);
-        s->released[role] = 1;                  /* nothing left to wait for */
-        coll_cuda_port__recycle_locked(w, s, src, dst);
-        pthread_cond_broadcast(&w->r[peer].cv);
-        pthread_mutex_unlock(&w->m);
-        op->done = 1;
-        op->result = rc;
-    }
+    if (copier) coll_cuda_port__copy_now(me, op, role, src, dst, peer);
     *handle = h;
     return COLL_OK;
 }
@@ -529,29 +548,15 @@ static void coll_cuda_port__free_events(coll_cuda_port *w)
                     }
 }
 
-COLL_CUDA_PORT_API int coll_cuda_port_init(coll_cuda_port *w, int nranks,
-                                           const int *devices, unsigned timeout_ms)
+/* Peer access, once per ordered pair of distinct GPUs; "already enabled"
+   (by us for another rank pair, or by the application) is fine. Ranks on
+   one GPU always copy directly. */
+static void coll_cuda_port__peer_access(coll_cuda_port *w)
 {
-    pthread_condattr_t ca;
+    int i, j, can_ij, can_ji;
     cudaError_t e;
-    int i, j, k, side, cur, can_ij, can_ji;
-
-    if (!w || nranks < 1 || nranks > COLL_CUDA_PORT_MAX_RANKS) return COLL_ERR_INVAL;
-    memset(w, 0, sizeof *w);
-    if ((e = cudaGetDevice(&cur)) != cudaSuccess) return COLL_CUDA_ERR(e);
-    w->nranks = nranks;
-    w->timeout_ms = timeout_ms ? timeout_ms : 10000;
-    for (i = 0; i < nranks; i++) {
-        w->r[i].w = w;
-        w->r[i].rank = i;
-        w->r[i].device = devices ? devices[i] : cur;
-    }
-
-    /* Peer access, once per ordered pair of distinct GPUs; "already
-       enabled" (by us for another rank pair, or by the application) is
-       fine. Ranks on one GPU always copy directly. */
-    for (i = 0; i < nranks; i++)
-        for (j = 0; j < nranks; j++) {
+    for (i = 0; i < w->nranks; i++)
+        for (j = 0; j < w->nranks; j++) {
             int a = w->r[i].device, b = w->r[j].device;
             if (a == b) { w->direct[i][j] = 1; continue; }
             can_ij = can_ji = 0;
@@ -567,11 +572,15 @@ COLL_CUDA_PORT_API int coll_cuda_port_init(coll_cuda_port *w, int nranks,
                 w->direct[i][j] = e == cudaSuccess;
             }
         }
+}
 
-    /* Each slot's event [0] on the sender's GPU, [1] on the receiver's. */
-    e = cudaSuccess;
-    for (i = 0; i < nranks && e == cudaSuccess; i++)
-        for (j = 0; j < nranks && e == cudaSuccess; j++)
+/* Each slot's event [0] on the sender's GPU, [1] on the receiver's. */
+static cudaError_t coll_cuda_port__make_events(coll_cuda_port *w)
+{
+    cudaError_t e = cudaSuccess;
+    int i, j, k, side;
+    for (i = 0; i < w->nranks && e == cudaSuccess; i++)
+        for (j = 0; j < w->nranks && e == cudaSuccess; j++)
             for (side = 0; side < 2 && e == cudaSuccess; side++) {
                 e = cudaSetDevice(w->r[side ? j : i].device);
                 for (k = 0; k < COLL_CUDA_PORT_DEPTH && e == cudaSuccess; k++) {
@@ -581,12 +590,33 @@ COLL_CUDA_PORT_API int coll_cuda_port_init(coll_cuda_port *w, int nranks,
                     w->slot[i][j][k].seq = (unsigned long long)k;
                 }
             }
+    return e;
+}
+
+COLL_CUDA_PORT_API int coll_cuda_port_init(coll_cuda_port *w, int nranks,
+                                           const int *devices, unsigned timeout_ms)
+{
+    pthread_condattr_t ca;
+    cudaError_t e;
+    int i, cur;
+
+    if (!w || nranks < 1 || nranks > COLL_CUDA_PORT_MAX_RANKS) return COLL_ERR_INVAL;
+    memset(w, 0, sizeof *w);
+    if ((e = cudaGetDevice(&cur)) != cudaSuccess) return COLL_CUDA_ERR(e);
+    w->nranks = nranks;
+    w->timeout_ms = timeout_ms ? timeout_ms : 10000;
+    for (i = 0; i < nranks; i++) {
+        w->r[i].w = w;
+        w->r[i].rank = i;
+        w->r[i].device = devices ? devices[i] : cur;
+    }
+    coll_cuda_port__peer_access(w);
+    e = coll_cuda_port__make_events(w);
     cudaSetDevice(cur);
     if (e != cudaSuccess) {
         coll_cuda_port__free_events(w);
         return COLL_CUDA_ERR(e);
     }
-
     pthread_mutex_init(&w->m, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -463,6 +463,39 @@ static int coll_hosts__agree(coll_hosts *h, int mine, uint64_t digest, int *who)
     return first;
 }
 
+/* The shm group of this rank's host, named from what every rank has
+   alike: rank 0's nonce (fresh for each job) and the port - not
+   MASTER_ADDR, which ranks may spell differently. A failure is kept in
+   h->why and returned, for the verdict that goes round. */
+static int coll_hosts__open_shm(coll_hosts *h, int port, const unsigned char *nonce)
+{
+    uint64_t tag = coll_tcp_siphash(0x636f6c6c73686dull, (uint64_t)port, nonce, 16);
+    int rc;
+    snprintf(h->shm_name, sizeof h->shm_name, "/collh-%016llx-%d", (unsigned long long)tag, h->host);
+    rc = coll_shm_init(&h->s, h->shm_name, h->local_rank, h->local_size, h->timeout_ms);
+    if (rc) {
+        snprintf(h->why, sizeof h->why, "host %d's shm group %s: %s", h->host, h->shm_name,
+                 h->s.why ? h->s.why : coll_result_str(rc));
+        fprintf(stderr, "coll_hosts: rank %d: %s\n", h->rank, h->why);
+    } else
+        h->shm_up = 1;
+    return rc;
+}
+
+/* This rank's row of the host table: its host identity's digest, the
+   LOCAL_RANK and LOCAL_WORLD_SIZE it claims, and whether it has one. */
+static void coll_hosts__my_row(const char *id, unsigned char *mine)
+{
+    coll_hosts__digest(id, mine);
+    coll_hosts__put32(mine + 16, coll_hosts__claim("LOCAL_RANK"));
+    coll_hosts__put32(mine + 20, coll_hosts__claim("LOCAL_WORLD_SIZE"));
+    coll_hosts__put32(mine + 24, id[0] ? COLL_HOSTS__MAGIC : 0);
+}
+
+/* Join: the TCP rendezvous, the host table (every rank's row, through
+   rank 0), what it says about hosts and local ranks, the host's shm
+   group, and one verdict for all (a failure this rank alone saw goes
+   round). */
 static int coll_hosts__init(coll_hosts *h, const char *addr, int port, int rank, int world,
                             unsigned timeout_ms)
 {
@@ -470,14 +503,13 @@ static int coll_hosts__init(coll_hosts *h, const char *addr, int port, int rank,
     unsigned char mine[COLL_HOSTS__ROW], nonce[16];
     char id[300];
     int rc, who = -1;
-    uint64_t tag;
 
     if (world < 1 || world > COLL_HOSTS_MAX_RANKS || rank < 0 || rank >= world) {
         snprintf(h->why, sizeof h->why, "rank %d of %d: out of range", rank, world);
         return h->failed = COLL_ERR_INVAL;
     }
     h->rank = rank; h->nranks = world;
-    if ((rc = coll_hosts_identity(id, sizeof id)) != 0) {
+    if (coll_hosts_identity(id, sizeof id) != 0) {
         snprintf(h->why, sizeof h->why, "COLL_HOST_ID is empty or longer than 255 bytes");
         fprintf(stderr, "coll_hosts: rank %d: %s\n", rank, h->why);
         /* Still join, so that every rank hears of it: a row that is no
@@ -486,53 +518,29 @@ static int coll_hosts__init(coll_hosts *h, const char *addr, int port, int rank,
     rc = coll_tcp_init(&h->t, addr, port, rank, world, timeout_ms);
     h->tcp_made = 1;
     if (rc) {
-        snprintf(h->why, sizeof h->why, "the TCP rendezvous failed: %s (%d)",
-                 coll_result_str(rc), rc);
+        snprintf(h->why, sizeof h->why, "the TCP rendezvous failed: %s (%d)", coll_result_str(rc), rc);
         return h->failed = rc;
     }
     h->timeout_ms = h->t.timeout_ms;
-    coll_hosts__digest(id, mine);
-    coll_hosts__put32(mine + 16, coll_hosts__claim("LOCAL_RANK"));
-    coll_hosts__put32(mine + 20, coll_hosts__claim("LOCAL_WORLD_SIZE"));
-    coll_hosts__put32(mine + 24, id[0] ? COLL_HOSTS__MAGIC : 0);
+    coll_hosts__my_row(id, mine);
     rc = world > 1 ? coll_hosts__exchange(h, table, nonce, mine) : COLL_OK;
     if (world == 1) { memcpy(table, mine, sizeof mine); memset(nonce, 0, sizeof nonce); }
     if (rc) {
         coll_tcp_close(&h->t);
-        snprintf(h->why, sizeof h->why, "the host table exchange failed: %s (%d)",
-                 coll_result_str(rc), rc);
+        snprintf(h->why, sizeof h->why, "the host table exchange failed: %s (%d)", coll_result_str(rc), rc);
         return h->failed = rc;
     }
     if (memcmp(table + (size_t)rank * COLL_HOSTS__ROW, mine, sizeof mine) != 0)
-        rc = coll_hosts__fail_init(h, COLL_ERR_MISMATCH,
-                                   "rank 0 sent back another row for rank %d", rank);
+        rc = coll_hosts__fail_init(h, COLL_ERR_MISMATCH, "rank 0 sent back another row for rank %d", rank);
     if (!rc) rc = coll_hosts__learn(h, table);
-    /* A bad row or claim was found from the same table on every rank; a
-       row that differs from what this rank sent is this rank's alone, so
-       the verdict goes round. */
-    if (!rc && h->local_size > 1) {
-        /* From what every rank has alike: rank 0's nonce (fresh for each
-           job) and the port - not MASTER_ADDR, which ranks may spell
-           differently. */
-        tag = coll_tcp_siphash(0x636f6c6c73686dull, (uint64_t)port, nonce, sizeof nonce);
-        snprintf(h->shm_name, sizeof h->shm_name, "/collh-%016llx-%d",
-                 (unsigned long long)tag, h->host);
-        rc = coll_shm_init(&h->s, h->shm_name, h->local_rank, h->local_size, h->timeout_ms);
-        if (rc) {
-            snprintf(h->why, sizeof h->why, "host %d's shm group %s: %s", h->host, h->shm_name,
-                     h->s.why ? h->s.why : coll_result_str(rc));
-            fprintf(stderr, "coll_hosts: rank %d: %s\n", rank, h->why);
-        } else
-            h->shm_up = 1;
-    }
+    if (!rc && h->local_size > 1) rc = coll_hosts__open_shm(h, port, nonce);
     if (world > 1) {
         /* the table as this rank holds it, and the numbering it made */
         uint64_t d = coll_tcp_siphash(0x636f6c6c746162ull, (uint64_t)h->nhosts, table,
                                       (size_t)world * COLL_HOSTS__ROW);
         int all = coll_hosts__agree(h, rc, d, &who);
         if (all && !rc)
-            snprintf(h->why, sizeof h->why, "rank %d failed to join: %s (%d)", who,
-                     coll_result_str(all), all);
+            snprintf(h->why, sizeof h->why, "rank %d failed to join: %s (%d)", who, coll_result_str(all), all);
         rc = all;
     }
     if (rc) {

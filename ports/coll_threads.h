@@ -83,15 +83,11 @@
      directions while its peer sat idle: in a ring step each rank sends and
      receives at once, and one CPU moved both blocks. With the receiver
      copying, each rank moves its own incoming bytes, and they land in the
-     cache of the CPU that reads them next (the fold, the next step). On
-     the project's 2-core machine, 2 ranks, AUTO, medians of 3 runs: all-
-     reduce 256 KiB 20.0 -> 9.3 us, 8 MiB 1.87 -> 1.32 ms; all-gather
-     8 MiB 1.05 -> 0.63 ms; broadcast 32 KiB 2.7 -> 2.0 us. Below 4 KiB
-     the hand-off costs more than the copy (broadcast 2 KiB 1.24x slower
-     with every rendezvous message pulled). Ranks that outnumber the CPUs
-     keep the old rule: a receiver may be waiting for a CPU, and a sender
-     that holds one should finish the copy (4 ranks on 2 CPUs: binomial
-     broadcast of 64 KiB 2x slower when pulled). COLL_THREADS_PULL=0 or =1
+     cache of the CPU that reads them next (the fold, the next step).
+     Below COLL_THREADS_PULL the hand-off costs more than the copy. Ranks
+     that outnumber the CPUs let the sender copy: a receiver may be
+     waiting for a CPU, and a sender that holds one should finish the
+     copy (docs/benchmarks.md has the figures). COLL_THREADS_PULL=0 or =1
      in the environment turns it off or on whatever the CPUs (the tests
      run both roads at every rank count).
 
@@ -120,10 +116,8 @@
      that sleeps or that last waited on the CPU it runs on itself (it could
      not answer while we hold that CPU), nor when ranks outnumber the online
      CPUs: oversubscribed ranks never busy-wait one another out of a core.
-     Polling is on by default now that a message needs no lock: 8 B
-     all-reduce at 2 ranks took 0.44 us with it and 1.06 us without, in the
-     same rounds (with the lock hand-off of the rendezvous road it had been
-     a loss, and a sched_yield costs ~1.3 us on this machine).
+     A fast-box message needs no lock, so a poll answers it sooner than a
+     sched_yield would.
      Every waiter (but one whose op is done already) passes the messages
      of all its posted receives on, so a rendezvous send completes while
      its receiver waits for something else.
@@ -141,32 +135,23 @@
      CPU while the world has a CPU for every rank, it moves itself (Linux:
      sched_setaffinity to one allowed CPU where no rank of the world last
      waited, then straight back to its own mask - a nudge, not a binding)
-     and polls. Without it, two ranks the kernel had put on one CPU stayed
+     and polls. Without it, two ranks the kernel put on one CPU can stay
      there: both always runnable, every hand-off a sched_yield, the other
-     CPU idle - on the project's 2-core VM, whose CPUs share no cache the
-     kernel knows of (so a wake-up never looks for an idle CPU), for tens
-     of milliseconds at a time, and the load balancer does not move a
-     thread that ran a moment ago. That made every 2-rank row bimodal: 8 B
-     all-reduce 0.43 us apart, 2.3-4.5 us together, and every row of one
-     bench run alike, for the ranks keep their threads from row to row (so
-     a table once showed 1.5-1.9 us at 8 B-8 KiB with the call checks off
-     against 0.17-0.83 with them on, from two runs). After a move, the
-     next waits beside a peer must number twice as many as last time
-     before it moves again (at most COLL_THREADS_PART_GAP), and a move
-     that holds (4 x that many waits answered by polling) halves the pause
-     again: where another program keeps the other CPU busy, the kernel
-     puts the ranks back together at once, and moving at every hand-off
-     cost 35 us a call.
+     CPU idle - where the CPUs share no cache the kernel knows of, a
+     wake-up never looks for an idle CPU, and the load balancer does not
+     move a thread that ran a moment ago. After a move, the next waits
+     beside a peer must number twice as many as last time before it moves
+     again (at most COLL_THREADS_PART_GAP), and a move that holds (4 x that
+     many waits answered by polling) halves the pause again: where another
+     program keeps the other CPU busy, the kernel puts the ranks back
+     together at once, and moving at every hand-off would cost more than
+     it saves.
      Binding: coll_threads_run leaves the rank threads where the scheduler
      puts them unless COLL_THREADS_BIND=1 is in the environment; then rank
-     r keeps to the r-th allowed CPU when there are enough. On the
-     project's 2-core machine with another program busy beside them, two
-     unbound ranks tend to share one CPU, and every hand-off costs a
-     sched_yield (~1.3 us there); bound, 8 B all-reduce took 0.72 us
-     instead of 2.69, but 64 KiB 22 us instead of 12 and 8 MiB 2.9 ms
-     instead of 1.3 (the rank that shares its CPU with the other program
-     runs at half speed, and the other cannot take its place): so it is
-     off by default.
+     r keeps to the r-th allowed CPU when there are enough. Bound ranks
+     never share a CPU, which helps small calls, but the rank whose CPU
+     another program also uses runs at half speed and the other cannot
+     take its place, which costs large ones more: so it is off by default.
 
    EPOCHS (coll_port.renew, for coll_comm_shrink)
      Every op carries its owner's epoch and every fast-box message its
@@ -647,18 +632,17 @@ static void coll_threads__drop_stale(coll_threads__rank *me, int src)
     }
 }
 
-/* The receiver's half of matching, for the pair src -> me: hands fast-box
-   messages to my receives of the same number, and queued sends to mine of
-   the same number (a small receive is matched by its owner only, so this
-   is where it meets a send that had to queue). Returns how many messages
-   it took. Called without the mutex. */
-static int coll_threads__progress(coll_threads__rank *me, int src)
+#if COLL_THREADS_FBOX > 0
+/* The fast box of the pair src -> me: each message, in order, to my
+   receive of its number (a large receive gets MISMATCH), or dropped if an
+   earlier epoch's or its receive was given up; a later epoch's, or one
+   whose receive is not posted yet, stops it. Returns how many it took. */
+static int coll_threads__take_fbox(coll_threads__rank *me, int src)
 {
     coll_threads *w = me->w;
-    coll_threads__queue *sq = &w->sendq[src][me->rank], *rq = &w->recvq[src][me->rank];
-    int n = 0;
-#if COLL_THREADS_FBOX > 0
+    coll_threads__queue *rq = &w->recvq[src][me->rank];
     coll_threads__slot *box = coll_threads__box(w, src, me->rank);
+    int n = 0;
     while (w->fb_slots) {
         unsigned t = me->fb_tail[src], k, j;
         coll_threads__slot *sl = &box[t];
@@ -691,6 +675,23 @@ static int coll_threads__progress(coll_threads__rank *me, int src)
         me->fb_tail[src] = coll_threads__wrap(w, t + k);
         n++;
     }
+    return n;
+}
+#endif
+
+/* The receiver's half of matching, for the pair src -> me: hands fast-box
+   messages to my receives of the same number, and queued sends to mine of
+   the same number and epoch (a small receive is matched by its owner only,
+   so this is where it meets a send that had to queue); sends of an
+   earlier epoch at the queue's head are dropped. Returns how many
+   messages it took. Called without the mutex. */
+static int coll_threads__progress(coll_threads__rank *me, int src)
+{
+    coll_threads *w = me->w;
+    coll_threads__queue *sq = &w->sendq[src][me->rank], *rq = &w->recvq[src][me->rank];
+    int n = 0;
+#if COLL_THREADS_FBOX > 0
+    n = coll_threads__take_fbox(me, src);
 #endif
     for (;;) {
         coll_threads__op *s = NULL, *d = NULL;
@@ -793,95 +794,53 @@ static int coll_threads__pulls(const coll_threads *w, coll_threads__rank *q, siz
            !__atomic_load_n(&q->sleeping, __ATOMIC_RELAXED);
 }
 
-/* Posts a send (to = peer) or a receive (from = peer). Every message gets
-   the next number of its pair on the sender's side, every receive the next
-   on the receiver's side, and a message goes to the receive of the same
-   number, whichever road it took:
-   - a send of at most COLL_THREADS_FBOX_MAX bytes with `eager` set (an
-     isend) goes by the fast box when the pair's next slot is free;
-   - a receive of at most that many bytes is private: its owner matches it,
-     from the fast box or from the pair's send queue (progress above);
-   - everything else meets in the rendezvous queues, where whoever posts
-     second matches the other's oldest op if it has the same number (but a
-     large send leaves an awake receiver to match it: PULL above; an
-     isend of at most COLL_THREADS_EAGER bytes that must queue goes as an
-     eager message: see EAGER SMALL MESSAGES above). */
-static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
-                              void *buf, size_t bytes, int eager, coll_fold_fn fold, void *fold_arg,
-                              int *handle)
+#if COLL_THREADS_FBOX > 0
+/* The fast-box road: send `op` (numbered already) through the pair's ring
+   if its next slots are free - the tail slots first, each marked taken,
+   the header last. Returns whether it went. */
+static int coll_threads__fbox_send(coll_threads__rank *me, coll_threads__op *op, int dst)
 {
     coll_threads *w = me->w;
-    int src = is_send ? me->rank : peer, dst = is_send ? peer : me->rank;
-    int i, k, failed, owner = is_send ? dst : src, queued_send = 0;
-    coll_threads__queue *theirs, *mine;
-    coll_threads__op *op, *other = NULL;
-    coll_threads__rank *q;
-
-    if (peer < 0 || peer >= w->nranks || (bytes && !buf)) return COLL_ERR_INVAL;
-    if ((failed = coll_threads__failed(me)) != 0) return failed;
-    for (i = 0; i < COLL_THREADS_MAX_OPS && !coll_threads__free(me, i); i++) {}
-    if (i == COLL_THREADS_MAX_OPS) return COLL_AGAIN;
-    op = &me->ops[i];
-    op->is_send = is_send; op->peer = peer; op->buf = buf; op->bytes = bytes;
-    op->next = -1; op->result = COLL_OK; op->eager = 0; op->fbox = 0; op->priv = 0;
-    op->fold = fold; op->fold_arg = fold_arg;
-    __atomic_store_n(&op->epoch, me->epoch, __ATOMIC_RELAXED);
-    if (is_send) {
-        __atomic_store_n(&op->seq, me->sseq[peer]++, __ATOMIC_RELAXED);
-#if COLL_THREADS_FBOX > 0
-        if (eager && w->fb_slots && bytes <= w->fb_max) {
-            coll_threads__slot *box = coll_threads__box(w, src, dst);
-            unsigned hd = me->fb_head[peer], nk = coll_threads__nslots(bytes), j;
-            for (j = 0; j < nk; j++)             /* the receiver is done with them */
-                if (COLL_THREADS__LOAD(&box[coll_threads__wrap(w, hd + j)].stamp)) break;
-            if (j == nk) {
-                /* the tail slots first, each marked taken; the header last */
-                const unsigned char *b = (const unsigned char *)buf;
-                for (j = 1; j < nk; j++) {
-                    size_t off = (size_t)j * COLL_THREADS__PIECE, n = bytes - off;
-                    coll_threads__slot *sl = &box[coll_threads__wrap(w, hd + j)];
-                    memcpy(sl->data, b + off, n < COLL_THREADS__PIECE ? n : COLL_THREADS__PIECE);
-                    __atomic_store_n(&sl->stamp, 1u, __ATOMIC_RELAXED);
-                }
-                if (bytes) memcpy(box[hd].data, b, bytes < COLL_THREADS__PIECE ? bytes : COLL_THREADS__PIECE);
-                box[hd].len = (unsigned)bytes | (me->epoch & 0xffffu) << 16;
-                __atomic_store_n(&box[hd].stamp, COLL_THREADS__STAMP(op->seq), __ATOMIC_SEQ_CST);
-                me->fb_head[peer] = coll_threads__wrap(w, hd + nk);
-                coll_threads__wake_if_asleep(&w->r[dst]);
-                op->fbox = 1;
-                op->owned = 1;
-                *handle = i;
-                return COLL_OK;
-            }
-        }
-#endif
-    } else {
-        __atomic_store_n(&op->seq, me->rseq[peer]++, __ATOMIC_RELAXED);
-        me->recvs |= 1ul << i;
-        if (bytes <= w->fb_max) {
-            op->priv = 1;
-            op->owned = 1;
-            COLL_THREADS__STORE(&op->state, COLL_THREADS__POSTED);
-            coll_threads__progress(me, peer);
-            *handle = i;
-            return COLL_OK;
-        }
+    coll_threads__slot *box = coll_threads__box(w, me->rank, dst);
+    const unsigned char *b = (const unsigned char *)op->buf;
+    size_t bytes = op->bytes;
+    unsigned hd = me->fb_head[dst], nk = coll_threads__nslots(bytes), j;
+    for (j = 0; j < nk; j++)                     /* the receiver is done with them */
+        if (COLL_THREADS__LOAD(&box[coll_threads__wrap(w, hd + j)].stamp)) return 0;
+    for (j = 1; j < nk; j++) {
+        size_t off = (size_t)j * COLL_THREADS__PIECE, n = bytes - off;
+        coll_threads__slot *sl = &box[coll_threads__wrap(w, hd + j)];
+        memcpy(sl->data, b + off, n < COLL_THREADS__PIECE ? n : COLL_THREADS__PIECE);
+        __atomic_store_n(&sl->stamp, 1u, __ATOMIC_RELAXED);
     }
-    /* Eager only while half the pool stays free for the caller's handles;
-       the copy is made before the lock, in case the send has to queue. */
-    eager = eager && is_send && bytes <= (size_t)COLL_THREADS_EAGER &&
-            coll_threads__nfree(me) > COLL_THREADS_MAX_OPS / 2;
-#if COLL_THREADS_EAGER > 0
-    if (eager) memcpy(op->inl, buf, bytes);
+    if (bytes) memcpy(box[hd].data, b, bytes < COLL_THREADS__PIECE ? bytes : COLL_THREADS__PIECE);
+    box[hd].len = (unsigned)bytes | (me->epoch & 0xffffu) << 16;
+    __atomic_store_n(&box[hd].stamp, COLL_THREADS__STAMP(op->seq), __ATOMIC_SEQ_CST);
+    me->fb_head[dst] = coll_threads__wrap(w, hd + nk);
+    coll_threads__wake_if_asleep(&w->r[dst]);
+    op->fbox = 1;
+    return 1;
+}
 #endif
 
-    q = &w->r[dst];
-    theirs = is_send ? &w->recvq[src][dst] : &w->sendq[src][dst];
-    mine = is_send ? &w->sendq[src][dst] : &w->recvq[src][dst];
+/* The rendezvous road, under the receiver's mutex: match the other side's
+   oldest queued op if it has op's number and epoch (but a large send
+   leaves an awake receiver to match it: PULL), else queue op - an eager
+   send with its copy in the op (EAGER SMALL MESSAGES). */
+static void coll_threads__meet(coll_threads__rank *me, coll_threads__op *op, int eager)
+{
+    coll_threads *w = me->w;
+    int is_send = op->is_send, peer = op->peer, h = (int)(op - me->ops);
+    int src = is_send ? me->rank : peer, dst = is_send ? peer : me->rank, owner = is_send ? dst : src;
+    coll_threads__queue *theirs = is_send ? &w->recvq[src][dst] : &w->sendq[src][dst];
+    coll_threads__queue *mine = is_send ? &w->sendq[src][dst] : &w->recvq[src][dst];
+    coll_threads__rank *q = &w->r[dst];
+    coll_threads__op *other = NULL;
+    int k;
     pthread_mutex_lock(&q->m);
     if (!is_send) coll_threads__drop_stale(me, peer);   /* q is me */
     k = COLL_THREADS__QHEAD(theirs);
-    if (k >= 0 && !(is_send && coll_threads__pulls(w, q, bytes)) &&
+    if (k >= 0 && !(is_send && coll_threads__pulls(w, q, op->bytes)) &&
         COLL_THREADS__OPEPOCH(&w->r[owner].ops[k]) == op->epoch &&
         COLL_THREADS__OPSEQ(&w->r[owner].ops[k]) == COLL_THREADS__SEQ(op->seq)) {
         other = &w->r[owner].ops[k];           /* we are second: match */
@@ -894,16 +853,69 @@ static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
         if (eager) { op->eager = 1; op->buf = op->inl; }
 #endif
         COLL_THREADS__STORE(&op->state, COLL_THREADS__POSTED);
-        if (mine->tail >= 0) me->ops[mine->tail].next = (short)i;
-        else COLL_THREADS__QSET(mine, i);
-        mine->tail = (short)i;
-        queued_send = is_send;
+        if (mine->tail >= 0) me->ops[mine->tail].next = (short)h;
+        else COLL_THREADS__QSET(mine, h);
+        mine->tail = (short)h;
     }
     pthread_mutex_unlock(&q->m);
     if (other) coll_threads__complete(w, op, other, owner);
-    else if (queued_send) coll_threads__wake_if_asleep(q);   /* a private receive may want it */
-    op->owned = 1;
+    else if (is_send) coll_threads__wake_if_asleep(q);   /* a private receive may want it */
+}
+
+/* Posts a send (to = peer) or a receive (from = peer). Every message gets
+   the next number of its pair on the sender's side, every receive the next
+   on the receiver's side, and a message goes to the receive of the same
+   number (and epoch), whichever road it took:
+   - a send of at most COLL_THREADS_FBOX_MAX bytes with `eager` set (an
+     isend) goes by the fast box when the pair's next slot is free;
+   - a receive of at most that many bytes is private: its owner matches it,
+     from the fast box or from the pair's send queue (progress above);
+   - everything else meets in the rendezvous queues (coll_threads__meet). */
+static int coll_threads__post(coll_threads__rank *me, int is_send, int peer,
+                              void *buf, size_t bytes, int eager, coll_fold_fn fold, void *fold_arg,
+                              int *handle)
+{
+    coll_threads *w = me->w;
+    coll_threads__op *op;
+    int i, failed;
+    if (peer < 0 || peer >= w->nranks || (bytes && !buf)) return COLL_ERR_INVAL;
+    if ((failed = coll_threads__failed(me)) != 0) return failed;
+    for (i = 0; i < COLL_THREADS_MAX_OPS && !coll_threads__free(me, i); i++) {}
+    if (i == COLL_THREADS_MAX_OPS) return COLL_AGAIN;
+    op = &me->ops[i];
+    op->is_send = is_send; op->peer = peer; op->buf = buf; op->bytes = bytes;
+    op->next = -1; op->result = COLL_OK; op->eager = 0; op->fbox = 0; op->priv = 0;
+    op->fold = fold; op->fold_arg = fold_arg;
+    __atomic_store_n(&op->epoch, me->epoch, __ATOMIC_RELAXED);
     *handle = i;
+    if (is_send) {
+        __atomic_store_n(&op->seq, me->sseq[peer]++, __ATOMIC_RELAXED);
+#if COLL_THREADS_FBOX > 0
+        if (eager && w->fb_slots && bytes <= w->fb_max && coll_threads__fbox_send(me, op, peer)) {
+            op->owned = 1;
+            return COLL_OK;
+        }
+#endif
+    } else {
+        __atomic_store_n(&op->seq, me->rseq[peer]++, __ATOMIC_RELAXED);
+        me->recvs |= 1ul << i;
+        if (bytes <= w->fb_max) {               /* private: its owner matches it */
+            op->priv = 1;
+            op->owned = 1;
+            COLL_THREADS__STORE(&op->state, COLL_THREADS__POSTED);
+            coll_threads__progress(me, peer);
+            return COLL_OK;
+        }
+    }
+    /* Eager only while half the pool stays free for the caller's handles;
+       the copy is made before the lock, in case the send has to queue. */
+    eager = eager && is_send && bytes <= (size_t)COLL_THREADS_EAGER &&
+            coll_threads__nfree(me) > COLL_THREADS_MAX_OPS / 2;
+#if COLL_THREADS_EAGER > 0
+    if (eager) memcpy(op->inl, buf, bytes);
+#endif
+    coll_threads__meet(me, op, eager);
+    op->owned = 1;
     return COLL_OK;
 }
 
@@ -1054,13 +1066,70 @@ static void coll_threads__held(coll_threads__rank *me)
     }
 }
 
+/* The polling stage of a blocking wait, with a budget that follows how
+   the last waits ended; but not for a peer that sleeps, or last ran on
+   this very CPU: it cannot answer while we hold the CPU. */
+static void coll_threads__poll(coll_threads__rank *me, coll_threads__op *op)
+{
+    coll_threads *w = me->w;
+    int cpu = COLL_THREADS__CPU(), budget = me->spin, i;
+    coll_threads__rank *peer = &w->r[op->peer];
+    if (__atomic_load_n(&me->cpu, __ATOMIC_RELAXED) != cpu)
+        __atomic_store_n(&me->cpu, cpu, __ATOMIC_RELAXED);
+    if (cpu >= 0 && __atomic_load_n(&peer->cpu, __ATOMIC_RELAXED) == cpu) {
+        if (!coll_threads__part(me, cpu)) budget = 0;   /* moved: poll */
+    } else if (__atomic_load_n(&peer->sleeping, __ATOMIC_RELAXED))
+        budget = 0;
+    for (i = 0; i < budget; i++) {
+        coll_threads__progress_all(me);
+        if (coll_threads__is_done(op)) break;
+        coll_threads__pause();
+    }
+    if (i < budget) {
+        /* answered after i polls: allow twice that next time, so the
+           budget follows the peer's latency rather than its ceiling */
+        int want = 2 * i + w->spin_min;
+        me->spin = want > w->spin_max ? w->spin_max : want;
+        coll_threads__held(me);
+    } else if (budget && me->spin > w->spin_min) {
+        me->spin /= 2;
+        if (me->spin < w->spin_min) me->spin = w->spin_min;
+    }
+}
+
+/* The last stage of a blocking wait: sleep until op is done, the epoch
+   fails or the deadline passes. 0, or the failure. */
+static int coll_threads__sleep_until_done(coll_threads__rank *me, coll_threads__op *op)
+{
+    coll_threads *w = me->w;
+    struct timespec deadline;
+    int failed = 0;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += w->timeout_ms / 1000;
+    deadline.tv_nsec += (long)(w->timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec++; deadline.tv_nsec -= 1000000000L; }
+    for (;;) {
+        int slept;
+        coll_threads__progress_all(me);
+        if (coll_threads__is_done(op)) return 0;
+        if ((failed = coll_threads__failed(me)) != 0) return failed;
+        pthread_mutex_lock(&me->m);
+        slept = coll_threads__sleep(me, op, &deadline);
+        pthread_mutex_unlock(&me->m);
+        if (slept == ETIMEDOUT) {
+            coll_threads__progress_all(me);
+            return coll_threads__is_done(op) ? 0 : COLL_ERR_TIMEOUT;
+        }
+    }
+}
+
+/* Wait for op h: poll, yield, then sleep to the deadline (see LOCKS AND
+   WAITING); block 0 looks once. */
 static int coll_threads__wait(void *ctx, int h, int block)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
-    coll_threads *w = me->w;
     coll_threads__op *op;
-    struct timespec deadline;
-    int i, rc, failed = 0;
+    int i, rc, failed;
 
     if (h < 0 || h >= COLL_THREADS_MAX_OPS) return COLL_ERR_INVAL;
     op = &me->ops[h];
@@ -1068,66 +1137,19 @@ static int coll_threads__wait(void *ctx, int h, int block)
     if (op->eager || op->fbox) { op->owned = 0; return COLL_OK; }   /* finished at post */
     if (!coll_threads__is_done(op)) coll_threads__progress_all(me);
     if (!coll_threads__is_done(op)) coll_threads__waiting(me, op->peer);
-    if (block && me->spin > 0 && !coll_threads__is_done(op)) {
-        /* Poll, with a budget that follows how the last waits ended; but
-           not for a peer that sleeps, or last ran on this very CPU: it
-           cannot answer while we hold the CPU. */
-        int cpu = COLL_THREADS__CPU(), budget = me->spin;
-        coll_threads__rank *peer = &w->r[op->peer];
-        if (__atomic_load_n(&me->cpu, __ATOMIC_RELAXED) != cpu)
-            __atomic_store_n(&me->cpu, cpu, __ATOMIC_RELAXED);
-        if (cpu >= 0 && __atomic_load_n(&peer->cpu, __ATOMIC_RELAXED) == cpu) {
-            if (!coll_threads__part(me, cpu)) budget = 0;   /* moved: poll */
-        } else if (__atomic_load_n(&peer->sleeping, __ATOMIC_RELAXED))
-            budget = 0;
-        for (i = 0; i < budget; i++) {
-            coll_threads__progress_all(me);
-            if (coll_threads__is_done(op)) break;
-            coll_threads__pause();
-        }
-        if (i < budget) {
-            /* answered after i polls: allow twice that next time, so the
-               budget follows the peer's latency rather than its ceiling */
-            int want = 2 * i + w->spin_min;
-            me->spin = want > w->spin_max ? w->spin_max : want;
-            coll_threads__held(me);
-        } else if (budget && me->spin > w->spin_min) {
-            me->spin /= 2;
-            if (me->spin < w->spin_min) me->spin = w->spin_min;
-        }
-    }
+    if (block && me->spin > 0 && !coll_threads__is_done(op)) coll_threads__poll(me, op);
     for (i = 0; block && i < COLL_THREADS_SPIN && !coll_threads__is_done(op); i++) {
         coll_threads__progress_all(me);
         if (coll_threads__is_done(op)) break;
         sched_yield();
     }
     if (!coll_threads__is_done(op)) {
-        if (!block) {
-            failed = coll_threads__failed(me);
-            return failed ? coll_threads__give_up(me, h, failed) : COLL_AGAIN;
-        }
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += w->timeout_ms / 1000;
-        deadline.tv_nsec += (long)(w->timeout_ms % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec++; deadline.tv_nsec -= 1000000000L; }
-        for (;;) {
-            int slept;
-            coll_threads__progress_all(me);
-            if (coll_threads__is_done(op)) break;
-            if ((failed = coll_threads__failed(me)) != 0) break;
-            pthread_mutex_lock(&me->m);
-            slept = coll_threads__sleep(me, op, &deadline);
-            pthread_mutex_unlock(&me->m);
-            if (slept == ETIMEDOUT) {
-                coll_threads__progress_all(me);
-                if (!coll_threads__is_done(op)) failed = COLL_ERR_TIMEOUT;
-                break;
-            }
-        }
+        failed = block ? coll_threads__sleep_until_done(me, op) : coll_threads__failed(me);
+        if (!block && !failed) return COLL_AGAIN;
         if (failed) {
             /* epoch 0 fails the world at once; a renewed one leaves it to
                the caller (coll.h aborts after every error) */
-            if (failed == COLL_ERR_TIMEOUT && !me->epoch) coll_threads__fail(w, failed, 1);
+            if (failed == COLL_ERR_TIMEOUT && !me->epoch) coll_threads__fail(me->w, failed, 1);
             return coll_threads__give_up(me, h, failed);
         }
     }
