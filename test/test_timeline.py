@@ -85,7 +85,7 @@ def timeline(name, coll, algo, p, port, calls, n=1000, fail=None):
         check(False, "%s: trace.json does not parse: %s" % (name, e))
         return d, None
     check(True, "parses")
-    evs = [e for e in doc.get("traceEvents", []) if e.get("ph") == "X"]
+    evs = [e for e in doc.get("traceEvents", []) if e.get("ph") == "X" and e.get("cat") == "coll"]
     want = p * calls - (1 if fail is not None else 0)
     check(len(evs) == want, "%s: %d X events, %d wanted (p %d x %d calls%s)" % (name, len(evs), want, p, calls,
                                                                                 " - 1" if fail is not None else ""))
@@ -112,7 +112,122 @@ def timeline(name, coll, algo, p, port, calls, n=1000, fail=None):
                 mism += 1
                 print("  %s rank %d: event %s against record %s" % (name, r, e, x))
     check(mism == 0, "%s: %d events differ from their records" % (name, mism))
+    messages(name, d, doc, p, evs, rec)
     return d, evs
+
+
+SCHED = re.compile(r"^step (\d+) send_to (-?\d+) send_bytes (\d+) recv_from (-?\d+) recv_bytes (\d+)$")
+
+
+def schedule(d, r):
+    """coll_describe's steps on rank r, as the runner wrote them: {step: (send_to, send_bytes, recv_from, recv_bytes)}."""
+    out = {}
+    for line in open(os.path.join(d, "rank%d.schedule" % r)):
+        m = SCHED.match(line.strip())
+        if m:
+            out[int(m.group(1))] = tuple(int(x) for x in m.groups()[1:])
+    return out
+
+
+def messages(name, d, doc, p, calls_ev, rec):
+    """The observer's steps and messages in the trace against coll_describe's
+    schedule (the runner's rank<r>.schedule): per rank and call, the steps
+    that send or receive, and in each the messages' peers, count and bytes;
+    every send matched to a receive on its peer (and a flow arrow from one
+    to the other); message within step within call."""
+    tev = doc.get("traceEvents", [])
+    steps = [e for e in tev if e.get("ph") == "X" and e.get("cat") == "step"]
+    msgs = [e for e in tev if e.get("ph") == "X" and e.get("cat") == "msg"]
+    check(doc["otherData"].get("event_files") == p, "%s: %s event files read, %d wanted" % (name, doc["otherData"].get("event_files"), p))
+    check(len(msgs) == doc["otherData"].get("messages") and len(steps) == doc["otherData"].get("steps"),
+          "%s: %d messages, %d steps; otherData %s" % (name, len(msgs), len(steps), doc["otherData"]))
+    bad_sched = bad_nest = bad_open = 0
+    for r in range(p):
+        want = schedule(d, r)
+        check(len(want) > 0, "%s: rank %d: no schedule" % (name, r))
+        busy = {k for k, x in want.items() if x[0] >= 0 or x[2] >= 0}
+        for c in [e for e in calls_ev if e["tid"] == r]:
+            n = c["args"]["call"]
+            ok = c["args"]["result"] == 0
+            mine = [s_ for s_ in steps if s_["tid"] == r and s_["args"]["call"] == n]
+            ks = sorted(s_["args"]["step"] for s_ in mine)
+            # every slice inside its call; every message inside its step
+            for s_ in mine:
+                if not (c["ts"] - 0.002 <= s_["ts"] and s_["ts"] + s_["dur"] <= c["ts"] + c["dur"] + 0.002):
+                    bad_nest += 1
+                    print("  %s rank %d call %d: step %s outside its call %s" % (name, r, n, s_, c))
+                ms = [m for m in msgs if m["args"]["rank"] == r and m["args"]["call"] == n and m["args"]["step"] == s_["args"]["step"]]
+                for m in ms:
+                    if not (s_["ts"] - 0.002 <= m["ts"] and m["ts"] + m["dur"] <= s_["ts"] + s_["dur"] + 0.002):
+                        bad_nest += 1
+                        print("  %s rank %d call %d: message %s outside its step %s" % (name, r, n, m, s_))
+                a = s_["args"]
+                if (a["sends"] != len([m for m in ms if m["args"]["send"]]) or a["recvs"] != len([m for m in ms if not m["args"]["send"]])
+                        or a["send_bytes"] != sum(m["args"]["bytes"] for m in ms if m["args"]["send"])
+                        or a["recv_bytes"] != sum(m["args"]["bytes"] for m in ms if not m["args"]["send"])):
+                    bad_sched += 1
+                    print("  %s rank %d call %d: step %s against its messages" % (name, r, n, a))
+            for i in range(len(mine) - 1):
+                a_, b_ = sorted(mine, key=lambda x: x["ts"])[i:i + 2]
+                if a_["ts"] + a_["dur"] > b_["ts"] + 0.002:
+                    bad_nest += 1
+                    print("  %s rank %d call %d: steps overlap: %s, %s" % (name, r, n, a_["args"], b_["args"]))
+            if not ok:                   # a failed call: what it left open is open, inside it
+                for m in msgs:
+                    if m["args"]["rank"] == r and m["args"]["call"] == n and m["args"]["open"] and m.get("cname") != "bad":
+                        bad_open += 1
+                continue
+            if ks[:1] != [0] or set(ks[1:]) != busy:
+                bad_sched += 1
+                print("  %s rank %d call %d: steps %s, the schedule's busy ones %s (and the call check, 0)" % (name, r, n, ks, sorted(busy)))
+            for k, (st, sb, rf, rb) in want.items():
+                ms = [m for m in msgs if m["args"]["rank"] == r and m["args"]["call"] == n and m["args"]["step"] == k]
+                snd = [m for m in ms if m["args"]["send"]]
+                rcv = [m for m in ms if not m["args"]["send"]]
+                if (len(snd) != (st >= 0) or len(rcv) != (rf >= 0) or sum(m["args"]["bytes"] for m in snd) != sb
+                        or sum(m["args"]["bytes"] for m in rcv) != rb or any(m["args"]["peer"] != st for m in snd)
+                        or any(m["args"]["peer"] != rf for m in rcv) or any(m["args"]["open"] for m in ms)):
+                    bad_sched += 1
+                    print("  %s rank %d call %d step %d: sends %s, receives %s; describe: to %d %d B, from %d %d B" % (
+                        name, r, n, k, [(m["args"]["peer"], m["args"]["bytes"]) for m in snd],
+                        [(m["args"]["peer"], m["args"]["bytes"]) for m in rcv], st, sb, rf, rb))
+    check(bad_sched == 0, "%s: %d steps differ from coll_describe's schedule" % (name, bad_sched))
+    check(bad_nest == 0, "%s: %d slices not nested (message in step in call, steps apart)" % (name, bad_nest))
+    check(bad_open == 0, "%s: %d open messages of failed calls not marked" % (name, bad_open))
+    # every send has its receive on the peer, and one arrow from it to it
+    flows = {}
+    for e in tev:
+        if e.get("ph") in ("s", "f") and e.get("cat") == "msg":
+            flows.setdefault(e["id"], {})[e["ph"]] = e
+    unmatched = bad_flow = 0
+    sends = 0
+    for i, m in enumerate(msgs):
+        a = m["args"]
+        if not a["send"]:
+            continue
+        ok_call = any(c["tid"] == a["rank"] and c["args"]["call"] == a["call"] and c["args"]["result"] == 0 for c in calls_ev)
+        j = a["match"]
+        if j < 0 or j >= len(msgs):
+            unmatched += ok_call
+            if ok_call:
+                print("  %s: send without its receive: %s" % (name, m))
+            continue
+        sends += 1
+        q = msgs[j]["args"]
+        if (q["send"] or q["rank"] != a["peer"] or q["peer"] != a["rank"] or q["call"] != a["call"] or q["bytes"] != a["bytes"]
+                or q["match"] != i):
+            unmatched += 1
+            print("  %s: send %s matched to %s" % (name, a, q))
+        fl = flows.get(a["flow"], {})
+        if ("s" not in fl or "f" not in fl or fl["s"]["tid"] != m["tid"] or abs(fl["s"]["ts"] - m["ts"]) > 0.002
+                or fl["f"]["tid"] != msgs[j]["tid"] or fl["f"].get("bp") != "e"
+                or not (msgs[j]["ts"] - 0.002 <= fl["f"]["ts"] <= msgs[j]["ts"] + msgs[j]["dur"] + 0.002)
+                or abs(fl["f"]["ts"] - (msgs[j]["ts"] + msgs[j]["dur"])) > 0.0025):
+            bad_flow += 1
+            print("  %s: send %s: arrow %s" % (name, a, fl))
+    check(unmatched == 0, "%s: %d sends of good calls without their receive on the peer" % (name, unmatched))
+    check(bad_flow == 0 and len(flows) == sends, "%s: %d arrows wrong, %d arrows for %d matched sends" % (name, bad_flow, len(flows), sends))
+    check(len(msgs) > 0 and sends > 0, "%s: no messages" % name)
 
 
 os.makedirs(outdir, exist_ok=True)

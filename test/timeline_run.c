@@ -2,7 +2,14 @@
    or TCP port make a few calls of one collective with one algorithm, each
    rank's flight recorder (coll_set_recorder, stamped in nanoseconds of
    CLOCK_MONOTONIC, which the ranks of one host share) written by coll_dump
-   to OUT/rank<r>.txt under a header line naming the rank and the port.
+   to OUT/rank<r>.txt under a header line naming the rank and the port;
+   its observer's events (coll_set_observer: each call's turn and end,
+   each message posted to the port and done, stamped by the same clock
+   into a fixed array per rank) to OUT/rank<r>.events, in the line format
+   tools/timeline.c's header describes; and what coll_describe says each
+   step of the schedule does on the rank (a pure function of the call, the
+   tests' reference) to OUT/rank<r>.schedule, one line a step:
+       step K send_to S send_bytes B recv_from F recv_bytes B
 
        timeline_run coll=allreduce algo=ring p=4 port=threads n=1000 \
                     calls=4 out=build/timeline [fail=R] [deadline=MS]
@@ -55,6 +62,67 @@ static uint64_t now_ns(void *ctx)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* One rank's observer: every event, stamped, into an array sized before
+   the calls; past its end they are counted as lost. */
+typedef struct stamped { uint64_t t; coll_event e; } stamped;
+typedef struct obs_log { stamped *ev; size_t n, cap, lost; } obs_log;
+
+static void observe(void *ctx, const coll_event *e)
+{
+    obs_log *l = (obs_log *)ctx;
+    uint64_t t = now_ns(NULL);
+    if (l->n == l->cap) { l->lost++; return; }
+    l->ev[l->n].t = t;
+    l->ev[l->n].e = *e;
+    l->n++;
+}
+
+static int write_events(const obs_log *l, int r, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    size_t i;
+    if (!f) return -1;
+    fprintf(f, "# timeline_run events: rank %d of %d, %s port; t: CLOCK_MONOTONIC ns\n", r, G.p, G.port);
+    for (i = 0; i < l->n; i++) {
+        const coll_event *e = &l->ev[i].e;
+        unsigned long long t = (unsigned long long)l->ev[i].t;
+        switch (e->what) {
+        case COLL_EV_CALL:
+            fprintf(f, "call t %llu seq %u %s %s bytes %zu\n", t, (unsigned)e->seq, coll_kind_name(e->kind),
+                    coll_algo_name(e->algo), e->bytes);
+            break;
+        case COLL_EV_END:
+            fprintf(f, "end t %llu seq %u result %d\n", t, (unsigned)e->seq, e->result);
+            break;
+        case COLL_EV_POST:
+            fprintf(f, "post t %llu seq %u step %d %s peer %d bytes %zu handle %d\n", t, (unsigned)e->seq, e->step,
+                    e->send ? "send" : "recv", e->peer, e->bytes, e->handle);
+            break;
+        case COLL_EV_DONE:
+            fprintf(f, "done t %llu seq %u step %d %s peer %d handle %d result %d\n", t, (unsigned)e->seq, e->step,
+                    e->send ? "send" : "recv", e->peer, e->handle, e->result);
+            break;
+        default:
+            fprintf(f, "# an event of kind %d\n", e->what);
+        }
+    }
+    if (l->lost) fprintf(f, "lost %zu\n", l->lost);
+    return fclose(f) != 0 ? -1 : 0;
+}
+
+/* coll_describe's steps of the call on this rank: the reference */
+static int write_schedule(const coll_comm *c, const coll_args *a, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    coll_xfer x;
+    int k;
+    if (!f) return -1;
+    for (k = 0; coll_describe(c, a, k, &x) == 1; k++)
+        fprintf(f, "step %d send_to %d send_bytes %zu recv_from %d recv_bytes %zu\n", k + 1, x.send_to, x.send_bytes,
+                x.recv_from, x.recv_bytes);
+    return fclose(f) != 0 ? -1 : 0;
+}
+
 static int write_file(void *ctx, const char *text, size_t n)
 {
     return fwrite(text, 1, n, (FILE *)ctx) == n ? 0 : -1;
@@ -82,13 +150,21 @@ static int rank_body(int r, coll_port *port)
     char path[4096];
     FILE *f;
     coll_args a;
-    if (!scratch || !src || !dst) { fprintf(stderr, "timeline_run: rank %d: out of memory\n", r); return 1; }
+    obs_log log;
+    log.n = log.lost = 0;
+    log.cap = (size_t)G.calls * (256 + 64 * (size_t)G.p);   /* 2 events a message, a few messages a step */
+    log.ev = malloc(log.cap * sizeof *log.ev);
+    if (!scratch || !src || !dst || !log.ev) { fprintf(stderr, "timeline_run: rank %d: out of memory\n", r); return 1; }
     for (i = 0; i < (size_t)G.p * (size_t)G.p; i++) counts[i] = G.n;
     if ((rc = coll_init(&c, r, G.p, port, scratch, SCRATCH)) != COLL_OK) {
         fprintf(stderr, "timeline_run: rank %d: coll_init: %s\n", r, coll_result_str(rc));
         return 1;
     }
     coll_set_recorder(&c, ring, (unsigned)G.calls, now_ns, NULL);
+    if ((rc = coll_set_observer(&c, observe, &log)) != COLL_OK) {
+        fprintf(stderr, "timeline_run: rank %d: coll_set_observer: %s\n", r, coll_result_str(rc));
+        return 1;
+    }
     memset(&a, 0, sizeof a);
     a.kind = G.kind; a.algo = G.algo; a.dtype = COLL_FLOAT32; a.op = COLL_SUM; a.root = 0;
     a.count = G.n; a.group = 2;
@@ -123,9 +199,14 @@ static int rank_body(int r, coll_port *port)
             G.port, coll_kind_name(G.kind), coll_algo_name(G.algo), G.n, r == G.fail ? ", skips its last call" : "");
     if (coll_dump(&c, write_file, f) != COLL_OK) bad = 1;
     if (fclose(f) != 0) { fprintf(stderr, "timeline_run: cannot write %s\n", path); bad = 1; }
+    snprintf(path, sizeof path, "%s/rank%d.events", G.out, r);
+    if (write_events(&log, r, path) != 0) { fprintf(stderr, "timeline_run: cannot write %s\n", path); bad = 1; }
+    if (log.lost) fprintf(stderr, "timeline_run: rank %d: %zu events past the array's %zu lost\n", r, log.lost, log.cap);
+    snprintf(path, sizeof path, "%s/rank%d.schedule", G.out, r);
+    if (write_schedule(&c, &a, path) != 0) { fprintf(stderr, "timeline_run: cannot write %s\n", path); bad = 1; }
     if (G.fail >= 0 && r != G.fail && k == G.calls)
         printf("  rank %d: last call %s: %s\n", r, coll_result_str(rc), coll_last_error(&c));
-    free(scratch); free(src); free(dst);
+    free(scratch); free(src); free(dst); free(log.ev);
     return bad;
 }
 

@@ -29,7 +29,44 @@
    clocks: their lanes are not aligned. A line that is not one of these
    stops the tool with the file and line named. The diagram is drawn by
    tools/diagrams.c's own draw (make diagrams), for each collective and
-   algorithm seen (at most four) at the communicator's number of ranks. */
+   algorithm seen (at most four) at the communicator's number of ranks.
+
+   Every message: beside a rank's file X.txt (else FILE), X.events (else
+   FILE.events), if there, holds its observer's events (coll_set_observer;
+   test/timeline_run.c writes them), one line each, stamped by the clock
+   of the records, in the order they happened:
+     call t T seq S KIND ALGO bytes B          a call's turn (COLL_EV_CALL)
+     post t T seq S step K send|recv peer Q bytes B handle H
+                                               a message handed to the port
+     done t T seq S step K send|recv peer Q handle H result C
+                                               one completed (COLL_EV_DONE)
+     end t T seq S result C                    the call's end (COLL_EV_END)
+     lost N                                    N events the writer had no
+                                               room for (a warning)
+     # ...                                     a comment; "rank R of P" in
+                                               it must be the file's rank
+   T in ns (>= 1, never going back), S the call number (0 outside a call),
+   K the schedule's step (1, 2, ...; 0 the call check's rounds), H the
+   port's handle or -1 for a blocking call. A DONE completes the open POST
+   of its handle, or for -1 the oldest open one of its direction and peer;
+   a POST never done is drawn "open" up to its call's end (the record's,
+   else the END event's, else the file's last time). A line of another kind, a field missing or out of range, a
+   time going back, a DONE that no POST opened stops the tool with the file
+   and line named. The events belong to the file's (first) communicator.
+   From them, on each rank: a step is one "X" event (cat "step", named
+   "step K" or "call check", nested in its call's) from its first POST to
+   its last DONE, with its sends, receives and their bytes in args; each
+   message one "X" event (cat "msg", named "send to Q, B B") on one of its
+   rank's message tracks (tid 1000 x (rank + 1) + track, the first track
+   free when it is posted: messages may overlap); send k from rank a to b
+   in call S is receive k from a on b in call S (in the order posted), and
+   each such pair one flow arrow ("s" at the send's POST, "f" with bp "e"
+   1 ns before the receive's DONE, inside its slice); args.match is the
+   other one's index among the message events (-1: none on the peer). The
+   page draws the steps as lighter boxes inside each call box and the
+   messages inside them (sends above receives, peer and bytes in the
+   tooltip and, where room, the label), and one call closer (the shortest
+   with messages) with a line from each send to its receive. */
 #define main diagrams_main
 #include "tools/diagrams.c"
 #undef main
@@ -205,6 +242,268 @@ static int read_file(const char *file, int index)
     return rank;
 }
 
+/* ---- the observer's events (FILE.events beside FILE.txt) ------------------
+   Each message is a POST and the DONE that completes it: a non-blocking
+   one found again by its handle, a blocking one (handle -1) by direction
+   and peer, the oldest open first. A POST never done is kept "open", to
+   the END of its call (else the file's last time). */
+enum { MAX_MSG = 1 << 17, MAX_STEP = 1 << 16, MAX_TRACKS = 16 };
+
+typedef struct msg {
+    int rank, comm, send, peer, handle, step, result, open, lane, match;
+    uint32_t seq;
+    long long bytes;
+    unsigned long long post, done;
+} msg;
+
+typedef struct stp {
+    int rank, comm, step, sends, recvs, open;
+    uint32_t seq;
+    long long sbytes, rbytes;
+    unsigned long long from, to;
+} stp;
+
+static msg msgs[MAX_MSG];
+static int nmsg, nopen_msgs, nmatched, nevfiles;
+static stp steps[MAX_STEP];
+static int nsteps;
+static struct track { int comm, rank, lane; } tracks[MAX_FILES * MAX_TRACKS];   /* the message tracks in use */
+static int ntracks;
+static long long nlost;
+
+/* "KEY NUMBER" at *s, in range: the number */
+static long long keyed(char **s, const char *key, long long lo, long long hi, const char *file, int line)
+{
+    const char *w = word(s);
+    long long v;
+    if (!w || strcmp(w, key)) die("%s:%d: '%s' where '%s' belongs", file, line, w ? w : "(the line's end)", key);
+    if (!number(word(s), lo < 0, &v)) die("%s:%d: '%s' is not followed by a number", file, line, key);
+    if (v < lo || v > hi) die("%s:%d: %s %lld out of range (%lld to %lld)", file, line, key, v, lo, hi);
+    return v;
+}
+
+static int direction(char **s, const char *file, int line)
+{
+    const char *w = word(s);
+    if (w && !strcmp(w, "send")) return 1;
+    if (w && !strcmp(w, "recv")) return 0;
+    die("%s:%d: '%s' where 'send' or 'recv' belongs", file, line, w ? w : "(the line's end)");
+    return 0;
+}
+
+/* One rank's events, if its file is there: 1 read, 0 none. */
+static int read_events(const char *file, int rank, int comm)
+{
+    static int openl[MAX_MSG];
+    char buf[LINE_MAX_ + 2];
+    FILE *f = fopen(file, "r");
+    int line = 0, nopen = 0, i;
+    unsigned long long last = 0;
+    if (!f) return 0;
+    while (fgets(buf, sizeof buf, f)) {
+        size_t n = strlen(buf);
+        char *s = buf, *at;
+        const char *kind;
+        unsigned long long t;
+        long long seq;
+        line++;
+        if (n && buf[n - 1] == '\n') buf[--n] = 0;
+        else if (!feof(f)) die("%s:%d: a line over %d characters", file, line, LINE_MAX_);
+        if (n && buf[n - 1] == '\r') buf[--n] = 0;
+        if (memchr(buf, 0, n) != NULL || strlen(buf) != n) die("%s:%d: a NUL byte in the line", file, line);
+        if (n == 0) continue;
+        if (s[0] == '#') {                                   /* "# ... rank R of P": must be this rank */
+            if ((at = strstr(s, "rank ")) != NULL) {
+                long long r = 0;
+                int d = 0;
+                at += 5;
+                while (at[d] >= '0' && at[d] <= '9' && d < 6) r = r * 10 + (at[d++] - '0');
+                if (d && !strncmp(at + d, " of ", 4) && r != rank)
+                    die("%s:%d: rank %lld's events beside rank %d's record", file, line, r, rank);
+            }
+            continue;
+        }
+        kind = word(&s);
+        if (!strcmp(kind, "lost")) {
+            long long k;
+            if (!number(word(&s), 0, &k)) die("%s:%d: 'lost' is not followed by a number", file, line);
+            nlost += k;
+            fprintf(stderr, "timeline: %s: %lld events lost (the writer's array was full): the rest may be drawn open\n", file, k);
+            continue;
+        }
+        if (strcmp(kind, "call") && strcmp(kind, "end") && strcmp(kind, "post") && strcmp(kind, "done"))
+            die("%s:%d: not an event line ('call', 'end', 'post', 'done', 'lost' or a '#' header): %.60s", file, line, kind);
+        t = (unsigned long long)keyed(&s, "t", 1, 9223372036854775807ll, file, line);
+        if (t < last) die("%s:%d: t %llu is before the line above's %llu: the events are out of order", file, line, t, last);
+        last = t;
+        seq = keyed(&s, "seq", 0, 0xffffffffll, file, line);
+        if (!strcmp(kind, "call")) {
+            const char *kn = word(&s), *an = word(&s);
+            int k, a;
+            for (k = 0; k < COLL_KIND_COUNT; k++) if (kn && !strcmp(kn, coll_kind_name((coll_kind)k))) break;
+            if (k == COLL_KIND_COUNT) die("%s:%d: no collective '%s'", file, line, kn ? kn : "");
+            for (a = 0; a < COLL_ALGO_COUNT; a++) if (an && !strcmp(an, coll_algo_name((coll_algo)a))) break;
+            if (a == COLL_ALGO_COUNT) die("%s:%d: no algorithm '%s'", file, line, an ? an : "");
+            keyed(&s, "bytes", 0, 9223372036854775807ll, file, line);
+        } else if (!strcmp(kind, "end")) {
+            keyed(&s, "result", -100000, 100000, file, line);
+            for (i = 0; i < nopen; i++)                      /* what the call left open ends with it */
+                if (msgs[openl[i]].seq == (uint32_t)seq) {
+                    msgs[openl[i]].done = t;
+                    openl[i--] = openl[--nopen];
+                }
+        } else {
+            int send = -1, peer, step, handle, result = 0;
+            long long bytes = 0;
+            step = (int)keyed(&s, "step", 0, 0xffffff, file, line);
+            send = direction(&s, file, line);
+            peer = (int)keyed(&s, "peer", -1, 0xffff, file, line);
+            if (!strcmp(kind, "post")) bytes = keyed(&s, "bytes", 0, 9223372036854775807ll, file, line);
+            handle = (int)keyed(&s, "handle", -1, 0x7fffffff, file, line);
+            if (!strcmp(kind, "done")) result = (int)keyed(&s, "result", -100000, 100000, file, line);
+            if (*s) die("%s:%d: '%.40s' past the line's last field", file, line, s);
+            if (!strcmp(kind, "post")) {
+                msg *m;
+                if (peer < 0) die("%s:%d: a post to peer -1", file, line);
+                for (i = 0; i < nopen && handle >= 0; i++)
+                    if (msgs[openl[i]].handle == handle)
+                        die("%s:%d: handle %d posted again while its message (line above) is open", file, line, handle);
+                if (nmsg == MAX_MSG) die("%s:%d: more than %d messages", file, line, MAX_MSG);
+                m = &msgs[nmsg];
+                memset(m, 0, sizeof *m);
+                m->rank = rank; m->comm = comm; m->send = send; m->peer = peer; m->handle = handle; m->step = step;
+                m->seq = (uint32_t)seq; m->bytes = bytes; m->post = m->done = t; m->open = 1; m->match = -1;
+                openl[nopen++] = nmsg++;
+            } else {
+                int found = -1;
+                for (i = 0; i < nopen; i++) {                    /* a handle's own; a blocking one: the oldest */
+                    const msg *m = &msgs[openl[i]];
+                    if (handle >= 0 ? m->handle != handle : (m->handle != -1 || m->send != send || m->peer != peer)) continue;
+                    if (found < 0 || openl[i] < openl[found]) found = i;
+                }
+                if (found < 0) {
+                    if (handle >= 0) die("%s:%d: a done of handle %d, which no open post holds", file, line, handle);
+                    die("%s:%d: a done of a blocking %s %s %d that was never posted", file, line, send ? "send" : "recv",
+                        send ? "to" : "from", peer);
+                }
+                if (peer >= 0 && (msgs[openl[found]].send != send || msgs[openl[found]].peer != peer))
+                    die("%s:%d: handle %d done as a %s with peer %d, posted as a %s with peer %d", file, line, handle,
+                        send ? "send" : "recv", peer, msgs[openl[found]].send ? "send" : "recv", msgs[openl[found]].peer);
+                msgs[openl[found]].done = t;
+                msgs[openl[found]].result = result;
+                msgs[openl[found]].open = 0;
+                openl[found] = openl[--nopen];
+            }
+        }
+    }
+    if (ferror(f)) die("%s: read error", file);
+    fclose(f);
+    for (i = 0; i < nopen; i++) msgs[openl[i]].done = last;   /* never done, its call never ended: to the file's end */
+    nevfiles++;
+    return 1;
+}
+
+/* by communicator, sender, receiver, call, then the order posted (the index) */
+static int by_pair(const void *x, const void *y)
+{
+    const msg *a = &msgs[*(const int *)x], *b = &msgs[*(const int *)y];
+    int af = a->send ? a->rank : a->peer, at = a->send ? a->peer : a->rank;
+    int bf = b->send ? b->rank : b->peer, bt = b->send ? b->peer : b->rank;
+    if (a->comm != b->comm) return a->comm - b->comm;
+    if (af != bf) return af - bf;
+    if (at != bt) return at - bt;
+    if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
+    if (a->send != b->send) return b->send - a->send;
+    return *(const int *)x - *(const int *)y;
+}
+
+/* by communicator, rank, call, step, time posted */
+static int by_step(const void *x, const void *y)
+{
+    const msg *a = &msgs[*(const int *)x], *b = &msgs[*(const int *)y];
+    if (a->comm != b->comm) return a->comm - b->comm;
+    if (a->rank != b->rank) return a->rank - b->rank;
+    if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
+    if (a->step != b->step) return a->step - b->step;
+    if (a->post != b->post) return a->post < b->post ? -1 : 1;
+    return *(const int *)x - *(const int *)y;
+}
+
+/* Send k from a to b in call s is receive k from a on b in call s; the
+   steps; each message a track of its rank's (the first free one). */
+static void link_messages(void)
+{
+    static int idx[MAX_MSG];
+    int i, j, k;
+    for (i = 0; i < nmsg; i++) idx[i] = i;
+    qsort(idx, (size_t)nmsg, sizeof idx[0], by_pair);
+    for (i = 0; i < nmsg; i = j) {                 /* one (comm, from, to, seq): its sends, then its receives */
+        const msg *b = &msgs[idx[i]];
+        int bf = b->send ? b->rank : b->peer, bt = b->send ? b->peer : b->rank, ns = 0, nr;
+        for (j = i; j < nmsg; j++) {
+            const msg *m = &msgs[idx[j]];
+            if (m->comm != b->comm || (m->send ? m->rank : m->peer) != bf || (m->send ? m->peer : m->rank) != bt ||
+                m->seq != b->seq)
+                break;
+            ns += m->send;
+        }
+        nr = j - i - ns;
+        for (k = 0; k < ns && k < nr; k++) {
+            msgs[idx[i + k]].match = idx[i + ns + k];
+            msgs[idx[i + ns + k]].match = idx[i + k];
+            nmatched++;
+        }
+    }
+    qsort(idx, (size_t)nmsg, sizeof idx[0], by_step);
+    for (i = 0; i < nmsg; i++) {
+        const msg *m = &msgs[idx[i]];
+        stp *s = nsteps ? &steps[nsteps - 1] : 0;
+        if (!s || s->comm != m->comm || s->rank != m->rank || s->seq != m->seq || s->step != m->step) {
+            if (nsteps == MAX_STEP) die("more than %d steps", MAX_STEP);
+            s = &steps[nsteps++];
+            memset(s, 0, sizeof *s);
+            s->comm = m->comm; s->rank = m->rank; s->seq = m->seq; s->step = m->step; s->from = m->post; s->to = m->done;
+        }
+        if (m->post < s->from) s->from = m->post;
+        if (m->done > s->to) s->to = m->done;
+        if (m->send) { s->sends++; s->sbytes += m->bytes; } else { s->recvs++; s->rbytes += m->bytes; }
+        s->open |= m->open;
+        nopen_msgs += m->open;
+    }
+    {   /* tracks: by rank, in the order posted, the first whose last message ended */
+        static unsigned long long until[MAX_FILES][MAX_TRACKS];
+        static int lane_rank[MAX_FILES], lane_comm[MAX_FILES];
+        int nl = 0, l;
+        for (i = 0; i < nmsg; i++) {
+            msg *m = &msgs[idx[i]];
+            for (l = 0; l < nl; l++) if (lane_rank[l] == m->rank && lane_comm[l] == m->comm) break;
+            if (l == nl) {
+                if (nl == MAX_FILES) { m->lane = MAX_TRACKS - 1; continue; }
+                lane_rank[nl] = m->rank; lane_comm[nl] = m->comm;
+                memset(until[nl], 0, sizeof until[nl]);
+                nl++;
+            }
+            for (k = 0; k < MAX_TRACKS - 1 && until[l][k] > m->post; k++) {}
+            m->lane = k;
+            if (!until[l][k] && ntracks < MAX_FILES * MAX_TRACKS) {   /* a track's first message (times are >= 1) */
+                tracks[ntracks].comm = m->comm; tracks[ntracks].rank = m->rank; tracks[ntracks].lane = k; ntracks++;
+            }
+            if (m->done > until[l][k]) until[l][k] = m->done;
+        }
+    }
+}
+
+/* the message tracks of rank r: tids after the ranks' own */
+static int msg_tid(const msg *m) { return 1000 * (m->rank + 1) + m->lane; }
+
+/* a message or step as the page and the trace name it */
+static const char *step_name(int step, char *b, size_t room)
+{
+    if (step == 0) snprintf(b, room, "call check");
+    else snprintf(b, room, "step %d", step);
+    return b;
+}
+
 static int by_time(const void *x, const void *y)
 {
     const ev *a = (const ev *)x, *b = (const ev *)y;
@@ -281,8 +580,9 @@ static void write_json(FILE *o, char **files, int nfiles)
 {
     int i, r, c, lastr = -1, lastc = -1;
     fprintf(o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"coll tools/timeline\","
-               "\"clock\":\"the records' own times (CLOCK_MONOTONIC ns, shared by the ranks of one host), minus the earliest start\","
-               "\"t0_ns\":%llu,\"files\":[", t0);
+               "\"clock\":\"the records' and the events' own times (CLOCK_MONOTONIC ns, shared by the ranks of one host), minus the earliest\","
+               "\"t0_ns\":%llu,\"event_files\":%d,\"messages\":%d,\"steps\":%d,\"matched\":%d,\"open_messages\":%d,"
+               "\"lost_events\":%lld,\"files\":[", t0, nevfiles, nmsg, nsteps, nmatched, nopen_msgs, nlost);
     for (i = 0; i < nfiles; i++) { fprintf(o, "%s\"", i ? "," : ""); put_esc(o, files[i], 1); fprintf(o, "\""); }
     fprintf(o, "]},\n\"traceEvents\":[\n");
     for (c = 0; c < ncomms; c++) {
@@ -298,6 +598,21 @@ static void write_json(FILE *o, char **files, int nfiles)
             lastc = e->comm; lastr = e->rank;
         }
     }
+    lastc = lastr = -1;
+    for (i = 0; i < nev; i++) {
+        const ev *e = &evs[i];
+        if (e->comm != lastc || e->rank != lastr)
+            fprintf(o, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"sort_index\":%d}},\n",
+                    e->comm + 1, e->rank, e->rank * (MAX_TRACKS + 1));
+        lastc = e->comm; lastr = e->rank;
+    }
+    for (i = 0; i < ntracks; i++) {          /* each rank's message tracks, right below it */
+        const struct track *k = &tracks[i];
+        fprintf(o, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"rank %d messages %d\"}},\n"
+                   "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"sort_index\":%d}},\n",
+                k->comm + 1, 1000 * (k->rank + 1) + k->lane, k->rank, k->lane + 1, k->comm + 1, 1000 * (k->rank + 1) + k->lane,
+                k->rank * (MAX_TRACKS + 1) + 1 + k->lane);
+    }
     for (i = 0; i < nev; i++) {
         const ev *e = &evs[i];
         fprintf(o, "{\"name\":\"%s/%s\",\"cat\":\"coll\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,%s"
@@ -309,6 +624,38 @@ static void write_json(FILE *o, char **files, int nfiles)
         put_esc(o, e->text, 1);
         fprintf(o, "\",\"failed\":%s,\"in_progress\":%s}}%s\n", failed(e) ? "true" : "false", running(e) ? "true" : "false",
                 i + 1 < nev ? "," : "");
+    }
+    for (i = 0; i < nsteps; i++) {           /* each step: from its first post to its last done */
+        const stp *st = &steps[i];
+        char nm[32];
+        fprintf(o, ",{\"name\":\"%s\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,%s"
+                   "\"args\":{\"call\":%u,\"step\":%d,\"sends\":%d,\"send_bytes\":%lld,\"recvs\":%d,\"recv_bytes\":%lld,"
+                   "\"open\":%s}}\n",
+                step_name(st->step, nm, sizeof nm), st->comm + 1, st->rank, (double)(st->from - t0) / 1000.0,
+                (double)(st->to - st->from) / 1000.0, st->open ? "\"cname\":\"bad\"," : "", (unsigned)st->seq, st->step,
+                st->sends, st->sbytes, st->recvs, st->rbytes, st->open ? "true" : "false");
+    }
+    for (i = 0; i < nmsg; i++) {             /* each message on its rank's tracks */
+        const msg *m = &msgs[i];
+        fprintf(o, ",{\"name\":\"%s %s %d, %lld B\",\"cat\":\"msg\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,%s"
+                   "\"args\":{\"rank\":%d,\"call\":%u,\"step\":%d,\"send\":%s,\"peer\":%d,\"bytes\":%lld,\"handle\":%d,"
+                   "\"result\":%d,\"open\":%s,\"match\":%d,\"flow\":%d}}\n",
+                m->send ? "send" : "recv", m->send ? "to" : "from", m->peer, m->bytes, m->comm + 1, msg_tid(m),
+                (double)(m->post - t0) / 1000.0, (double)(m->done - m->post) / 1000.0,
+                m->open ? "\"cname\":\"bad\"," : m->result < 0 ? "\"cname\":\"terrible\"," : "", m->rank, (unsigned)m->seq,
+                m->step, m->send ? "true" : "false", m->peer, m->bytes, m->handle, m->result, m->open ? "true" : "false",
+                m->match, m->match < 0 ? 0 : m->send ? i + 1 : m->match + 1);
+    }
+    for (i = 0; i < nmsg; i++) {             /* a send's arrow: from its post to its receive's done (1 ns inside that slice) */
+        const msg *m = &msgs[i], *q;
+        unsigned long long at;
+        if (!m->send || m->match < 0) continue;
+        q = &msgs[m->match];
+        at = q->done > q->post + 1 ? q->done - 1 : q->done;
+        fprintf(o, ",{\"name\":\"message\",\"cat\":\"msg\",\"ph\":\"s\",\"id\":%d,\"pid\":%d,\"tid\":%d,\"ts\":%.3f}\n"
+                   ",{\"name\":\"message\",\"cat\":\"msg\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%d,\"pid\":%d,\"tid\":%d,\"ts\":%.3f}\n",
+                i + 1, m->comm + 1, msg_tid(m), (double)(m->post - t0) / 1000.0, i + 1, q->comm + 1, msg_tid(q),
+                (double)(at - t0) / 1000.0);
     }
     for (r = 0; r < ngaps; r++) {
         const gap *g = &gaps[r];
@@ -341,7 +688,105 @@ static void put_time(FILE *o, double ns)
 
 static const char *const fills[] = { "#2166ac", "#4393c3", "#1b7837", "#5aae61", "#762a83", "#9970ab", "#8c510a", "#35978f" };
 
-enum { L = 110, W = 560, LANE = 30, TOPM = 34 };
+enum { L = 110, W = 560, LANE0 = 30, LANE1 = 60, TOPM = 34 };
+static int LANE = LANE0;             /* a lane's height: LANE1 with messages to draw */
+
+/* the lane of (comm, rank) on the page, or -1 */
+static int page_lanes, page_lane_comm[MAX_EV], page_lane_rank[MAX_EV];
+static int lane_at(int comm, int rank)
+{
+    int lo = 0, hi = page_lanes - 1;
+    while (lo <= hi) {                    /* the lanes are in evs' order: by communicator, rank */
+        int mid = (lo + hi) / 2;
+        int d = page_lane_comm[mid] != comm ? page_lane_comm[mid] - comm : page_lane_rank[mid] - rank;
+        if (!d) return mid;
+        if (d < 0) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
+/* x and width on the page of [a, b], clipped to [from, to]; 0 if outside */
+static int place(unsigned long long a, unsigned long long b, unsigned long long from, unsigned long long to, double span,
+                 double min_w, double *x, double *w)
+{
+    if (a > to || b < from) return 0;
+    if (a < from) a = from;
+    if (b > to) b = to;
+    *x = L + (double)(a - from) / span * W;
+    *w = b > a ? (double)(b - a) / span * W : 0;
+    if (*w < min_w) *w = min_w;
+    return 1;
+}
+
+/* Inside each call box: its steps (a lighter box from the first post to
+   the last done) and in them its messages, sends above receives; in the
+   close view of one call (cls "ccall") each send's arrow to its receive's
+   done on the peer. */
+static int zoom_comm = -1;
+static uint32_t zoom_seq;              /* the close view's call: only its steps and messages */
+static void messages_svg(FILE *o, const char *cls, unsigned long long from, unsigned long long to, double span)
+{
+    const char *pre = cls[0] == 'z' ? "z" : cls[1] == 'c' ? "c" : "";
+    int i;
+    double x, w;
+    char nm[32];
+    for (i = 0; i < nsteps; i++) {
+        const stp *st = &steps[i];
+        int lane = lane_at(st->comm, st->rank), y;
+        if (pre[0] == 'c' && (st->comm != zoom_comm || st->seq != zoom_seq)) continue;
+        if (lane < 0 || !place(st->from, st->to, from, to, span, 0.5, &x, &w)) continue;
+        y = TOPM + lane * LANE + 17;
+        fprintf(o, "<rect class=\"%sstep%s\" data-rank=\"%d\" data-call=\"%u\" data-step=\"%d\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
+                   "height=\"%d\" fill=\"#fff\" fill-opacity=\"0.35\" stroke=\"#fff\" stroke-width=\"0.6\"><title>rank %d, call %u, %s: "
+                   "%d sends (%lld bytes), %d receives (%lld bytes), ", pre, st->open ? " open" : "", st->rank, (unsigned)st->seq,
+                st->step, x, y, w, LANE - 22, st->rank, (unsigned)st->seq, step_name(st->step, nm, sizeof nm), st->sends,
+                st->sbytes, st->recvs, st->rbytes);
+        put_time(o, (double)(st->from - t0));
+        fprintf(o, " + ");
+        put_time(o, (double)(st->to - st->from));
+        fprintf(o, "%s</title></rect>\n", st->open ? ", a message never done" : "");
+        if (w > 34) fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"8\" fill=\"#fff\" pointer-events=\"none\">%s</text>\n", x + 2,
+                            y - 2, st->step ? nm + 5 : "check");
+    }
+    for (i = 0; i < nmsg; i++) {
+        const msg *m = &msgs[i];
+        int lane = lane_at(m->comm, m->rank), y;
+        if (pre[0] == 'c' && (m->comm != zoom_comm || m->seq != zoom_seq)) continue;
+        if (lane < 0 || !place(m->post, m->done, from, to, span, 0.5, &x, &w)) continue;
+        y = TOPM + lane * LANE + (m->send ? 21 : 38);
+        fprintf(o, "<rect class=\"%smsg %s%s\" data-rank=\"%d\" data-call=\"%u\" data-step=\"%d\" data-peer=\"%d\" data-bytes=\"%lld\" "
+                   "x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"14\" fill=\"%s\" stroke=\"%s\"%s><title>rank %d, call %u, %s: %s "
+                   "rank %d, %lld bytes, handle %d, ", pre, m->send ? "send" : "recv", m->open ? " open" : "", m->rank,
+                (unsigned)m->seq, m->step, m->peer, m->bytes, x, y, w, m->send ? "#fdb863" : "#80cdc1",
+                m->open ? "#ff7f0e" : m->result < 0 ? "#d62728" : "#fff", m->open ? " stroke-dasharray=\"3 2\"" : "", m->rank,
+                (unsigned)m->seq, step_name(m->step, nm, sizeof nm), m->send ? "send to" : "receive from", m->peer,
+                m->bytes, m->handle);
+        put_time(o, (double)(m->post - t0));
+        fprintf(o, " + ");
+        put_time(o, (double)(m->done - m->post));
+        if (m->open) fprintf(o, ", open: posted, never done");
+        else fprintf(o, ", result %d", m->result);
+        fprintf(o, "%s</title></rect>\n", m->match < 0 ? ", no matching message on the peer" : "");
+        if (w > 46) fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" fill=\"#222\" pointer-events=\"none\">%s%d %lld B</text>\n",
+                            x + 2, y + 10, m->send ? "\xe2\x86\x92" : "\xe2\x86\x90", m->peer, m->bytes);
+    }
+    if (!strcmp(pre, "c"))
+        for (i = 0; i < nmsg; i++) {
+            const msg *m = &msgs[i], *q;
+            int la, lb;
+            double x2, w2;
+            if (!m->send || m->match < 0 || m->comm != zoom_comm || m->seq != zoom_seq) continue;
+            q = &msgs[m->match];
+            la = lane_at(m->comm, m->rank); lb = lane_at(q->comm, q->rank);
+            if (la < 0 || lb < 0 || m->post < from || q->done > to || !place(m->post, m->post, from, to, span, 0, &x, &w) ||
+                !place(q->done, q->done, from, to, span, 0, &x2, &w2))
+                continue;
+            fprintf(o, "<line class=\"cflow\" data-from=\"%d\" data-to=\"%d\" data-call=\"%u\" x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
+                       "stroke=\"#333\" stroke-width=\"0.8\" stroke-opacity=\"0.7\"/>"
+                       "<circle cx=\"%.2f\" cy=\"%d\" r=\"1.6\" fill=\"#333\"/>\n",
+                    m->rank, q->rank, (unsigned)m->seq, x, TOPM + la * LANE + 28, x2, TOPM + lb * LANE + 45, x2, TOPM + lb * LANE + 45);
+        }
+}
 
 /* the lanes from `from` to `to` (ns of the records' clock) as one SVG */
 static void lanes_svg(FILE *o, const char *id, const char *cls, unsigned long long from, unsigned long long to, const int *lane_of, int lanes)
@@ -371,11 +816,11 @@ static void lanes_svg(FILE *o, const char *id, const char *cls, unsigned long lo
     }
     for (i = 0; i < nev; i++) {
         const ev *e = &evs[i];
-        unsigned long long end = end_of(e) < to ? end_of(e) : to;
-        double x = L + (double)(e->start - from) / span * W, w = (double)(end - e->start) / span * W;
+        unsigned long long end = end_of(e) < to ? end_of(e) : to, st = e->start > from ? e->start : from;
+        double x = L + (double)(st - from) / span * W, w = end > st ? (double)(end - st) / span * W : 0;
         int y = TOPM + lane_of[i] * LANE + 5;
         const char *fill = failed(e) ? "#d62728" : running(e) ? "#ff7f0e" : fills[((int)e->kind * 3 + (int)e->algo) % 8];
-        if (e->start > to) continue;
+        if (e->start > to || end_of(e) < from) continue;
         if (w < 2) w = 2;
         fprintf(o, "<rect class=\"%s%s\" data-rank=\"%d\" data-call=\"%u\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
                    "fill=\"%s\" stroke=\"%s\"><title>rank %d, call %u: %s/%s, %lld bytes %s, ", cls, failed(e) ? " failed" : "",
@@ -388,19 +833,21 @@ static void lanes_svg(FILE *o, const char *id, const char *cls, unsigned long lo
         put_esc(o, e->text, 0);
         fprintf(o, "</title></rect>\n");
         if (w > 26) fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#fff\" pointer-events=\"none\">%u%s</text>\n",
-                            x + 3, y + LANE / 2 + 1, (unsigned)e->seq, end < end_of(e) ? " \xe2\x80\xa6" : "");
+                            x + 3, LANE == LANE0 ? y + LANE / 2 + 1 : y + 10, (unsigned)e->seq, end < end_of(e) ? " \xe2\x80\xa6" : "");
     }
+    if (LANE == LANE1) messages_svg(o, cls, from, to, span);
     for (i = 0; i < ngaps; i++) {
         const gap *g = &gaps[i];
         int lane = -1, j;
         unsigned long long end = g->to < to ? g->to : to;
-        double x = L + (double)(g->from - from) / span * W, w = (double)(end - g->from) / span * W;
+        unsigned long long st = g->from > from ? g->from : from;
+        double x = L + (double)(st - from) / span * W, w = end > st ? (double)(end - st) / span * W : 0;
         for (j = 0; j < nev && lane < 0; j++) if (evs[j].comm == g->comm && evs[j].rank == g->rank) lane = lane_of[j];
-        if (lane < 0 || g->from > to) continue;
+        if (lane < 0 || g->from > to || g->to < from) continue;
         if (w < 2) w = 2;
         fprintf(o, "<rect class=\"%s\" data-rank=\"%d\" data-call=\"%u\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
                    "fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"><title>rank %d never started call %u "
-                   "(%s/%s), which the other ranks ran</title></rect>\n", cls[0] == 'z' ? "zmissing" : "missing", g->rank,
+                   "(%s/%s), which the other ranks ran</title></rect>\n", cls[0] == 'z' ? "zmissing" : cls[1] == 'c' ? "cmissing" : "missing", g->rank,
                 (unsigned)g->seq, x, TOPM + lane * LANE + 5, w,
                 LANE - 10, g->rank, (unsigned)g->seq, coll_kind_name((coll_kind)g->kind), coll_algo_name((coll_algo)g->algo));
         fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#d62728\">%s</text>\n", x + 4,
@@ -415,12 +862,17 @@ static void write_html(FILE *o, const char *title)
     static int lane_of[MAX_EV];
     int pair_kind[4], pair_algo[4], pair_p[4];
     /* lanes: one per (communicator, rank), in order */
+    LANE = nmsg ? LANE1 : LANE0;
     for (i = 0; i < nev; i++) {
-        if (i == 0 || evs[i].comm != evs[i - 1].comm || evs[i].rank != evs[i - 1].rank) lanes++;
+        if (i == 0 || evs[i].comm != evs[i - 1].comm || evs[i].rank != evs[i - 1].rank) {
+            page_lane_comm[lanes] = evs[i].comm; page_lane_rank[lanes] = evs[i].rank;
+            lanes++;
+        }
         lane_of[i] = lanes - 1;
         nfail += failed(&evs[i]);
         nrun += running(&evs[i]);
     }
+    page_lanes = lanes;
     fprintf(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
     put_esc(o, title, 0);
     fprintf(o, "</title>\n<style>\nbody{font-family:DejaVu Sans,Arial,sans-serif;margin:1em;color:#222}\n"
@@ -433,6 +885,15 @@ static void write_html(FILE *o, const char *title)
                "%d calls on %d lanes, %d failed, %d still running when dumped, %d never started by a rank that others waited for. Times: the flight recorder's own start and end of each call, "
                "nanoseconds of CLOCK_MONOTONIC (shared by the ranks of one host), from the earliest start.</p>\n",
             nev, nfail, lanes, ngaps, nev, lanes, nfail, nrun, ngaps);
+    if (nevfiles)
+        fprintf(o, "<p id=\"messages\" data-steps=\"%d\" data-msgs=\"%d\" data-open=\"%d\" data-matched=\"%d\" "
+                   "style=\"color:#555;font-size:small\">From the observer's events (%d files): %d messages in %d steps, %d sends "
+                   "matched to their receives, %d never done (open)%s.</p>\n",
+                nsteps, nmsg, nopen_msgs, nmatched, nevfiles, nmsg, nsteps, nmatched, nopen_msgs,
+                nlost ? ", some events lost (the writer's array was full)" : "");
+    else
+        fprintf(o, "<p id=\"messages\" data-steps=\"0\" data-msgs=\"0\" style=\"color:#555;font-size:small\">No observer events "
+                   "(RANK.events beside each RANK.txt): the calls only.</p>\n");
     fprintf(o, "<div class=\"row\">\n<div class=\"box\"><h2>What ran</h2>\n");
     for (i = 0; i < nev; i++) {                /* the schedules to draw: each (collective, algorithm) seen */
         const ev *e = &evs[i];
@@ -455,10 +916,44 @@ static void write_html(FILE *o, const char *title)
             lanes_svg(o, "zoom", "zcall", t0, last, lane_of, lanes);
         }
     }
+    if (nsteps) {   /* one call, closer: the shortest that has messages, over all ranks */
+        int best = -1, j;
+        unsigned long long from = 0, to = 0;
+        for (i = 0; i < nev; i++) {
+            int lo = 0, hi = nsteps - 1, has = 0;
+            const ev *e = &evs[i];
+            while (lo <= hi && !has) {    /* steps are by communicator, rank, call */
+                int mid = (lo + hi) / 2;
+                const stp *st = &steps[mid];
+                int d = st->comm != e->comm ? st->comm - e->comm : st->rank != e->rank ? st->rank - e->rank
+                      : st->seq != e->seq ? (st->seq < e->seq ? -1 : 1) : 0;
+                if (!d) has = 1;
+                else if (d < 0) lo = mid + 1; else hi = mid - 1;
+            }
+            if (has && !running(e) && (best < 0 || end_of(e) - e->start < end_of(&evs[best]) - evs[best].start)) best = i;
+        }
+        if (best >= 0) {
+            from = evs[best].start; to = end_of(&evs[best]);
+            zoom_comm = evs[best].comm; zoom_seq = evs[best].seq;
+            for (j = 0; j < nev; j++)
+                if (evs[j].comm == evs[best].comm && evs[j].seq == evs[best].seq) {
+                    if (evs[j].start < from) from = evs[j].start;
+                    if (end_of(&evs[j]) > to) to = end_of(&evs[j]);
+                }
+            fprintf(o, "<p style=\"font-size:small\">Call %u, closer: each step inside its call, each message inside its step "
+                       "(sends above, receives below), a line from each send's post to its receive's done on the peer:</p>\n",
+                    (unsigned)evs[best].seq);
+            lanes_svg(o, "callzoom", "ccall", from, to + (to - from) / 50 + 1, lane_of, lanes);
+        }
+    }
     fprintf(o, "<p style=\"font-size:small;color:#555;max-width:%dpx\">Each box is one call on one rank, from its start to its end "
                "(hover: its record); <span style=\"color:#d62728\">red: it failed</span>, "
                "<span style=\"color:#ff7f0e\">orange: still running when dumped</span>, "
                "dashed red: a call this rank never started while the others ran it. "
+               "Inside a call (with the observer's events): a lighter box per schedule step (hover: its sends and receives), "
+               "and in it each message, <span style=\"color:#c47f1c\">sends</span> above "
+               "<span style=\"color:#35978f\">receives</span> (hover: the peer, bytes, handle, times), dashed orange if never done; "
+               "step K is the schedule's K-th (the diagram's column K - 1), the call check's rounds before it. "
                "The same figures as trace.json (load it in Perfetto or chrome://tracing).</p>\n</div>\n", L + W + 20);
     fprintf(o, "<div class=\"box\"><h2>The schedule</h2>\n");
     for (i = 0; i < pairs; i++) {
@@ -513,6 +1008,13 @@ static void write_html(FILE *o, const char *title)
                "  s.setAttribute('data-drawn', boxes.length - bad);\n"
                "  s.setAttribute('data-drawn-failed', document.querySelectorAll('#lanes rect.call.failed').length);\n"
                "  s.setAttribute('data-diagrams', drawn);\n"
+               "  var parts = ['step', 'msg'], names = ['data-drawn-steps', 'data-drawn-msgs'];\n"
+               "  for (var p = 0; p < 2; p++) {\n"
+               "    var r = document.querySelectorAll('#lanes rect.' + parts[p]), n = 0;\n"
+               "    for (var k = 0; k < r.length; k++) if (r[k].getBBox().width > 0) n++;\n"
+               "    s.setAttribute(names[p], n);\n"
+               "  }\n"
+               "  s.setAttribute('data-drawn-flows', document.querySelectorAll('#callzoom line.cflow').length);\n"
                "  if (bad) console.error(bad + ' call boxes not drawn');\n"
                "});\n</script>\n</body></html>\n");
 }
@@ -545,6 +1047,12 @@ int main(int argc, char **argv)
         for (j = 0; j < i; j++)
             if (ranks_seen[j] == ranks_seen[i]) die("%s and %s are both rank %d", files[j], files[i], ranks_seen[i]);
         if (nev == first) fprintf(stderr, "timeline: %s holds no calls\n", files[i]);
+        {   /* its observer's events, beside it: X.txt's in X.events, else FILE.events */
+            size_t n = strlen(files[i]);
+            if (n > 4 && !strcmp(files[i] + n - 4, ".txt")) snprintf(path, sizeof path, "%.*s.events", (int)(n - 4), files[i]);
+            else snprintf(path, sizeof path, "%s.events", files[i]);
+            read_events(path, ranks_seen[i], nev > first ? evs[first].comm : comm_of("", path, 0));
+        }
     }
     if (!nev) die("no calls in any file");
     qsort(evs, (size_t)nev, sizeof evs[0], by_time);
@@ -554,6 +1062,18 @@ int main(int argc, char **argv)
         if (evs[i].start > t1) t1 = evs[i].start;
         if (!running(&evs[i]) && evs[i].end > t1) t1 = evs[i].end;
     }
+    for (i = 0; i < nmsg; i++) {             /* an open message ends with its call's record, if that ended */
+        int j;
+        for (j = 0; j < nev && msgs[i].open; j++)
+            if (evs[j].rank == msgs[i].rank && evs[j].comm == msgs[i].comm && evs[j].seq == msgs[i].seq && !running(&evs[j]) &&
+                evs[j].end >= msgs[i].post && evs[j].end < msgs[i].done)
+                msgs[i].done = evs[j].end;
+    }
+    for (i = 0; i < nmsg; i++) {
+        if (msgs[i].post < t0) t0 = msgs[i].post;
+        if (msgs[i].done > t1) t1 = msgs[i].done;
+    }
+    link_messages();
     if (!title) {
         snprintf(auto_title, sizeof auto_title, "coll timeline: %s/%s, %d ranks", coll_kind_name(evs[0].kind),
                  coll_algo_name(evs[0].algo), nfiles);
@@ -563,7 +1083,9 @@ int main(int argc, char **argv)
     f = create(dir, "trace.json", path, sizeof path);
     write_json(f, files, nfiles);
     if (fclose(f) != 0) die("cannot write %s", path);
-    printf("timeline: %d calls of %d ranks -> %s\n", nev, nfiles, path);
+    printf("timeline: %d calls of %d ranks", nev, nfiles);
+    if (nevfiles) printf(", %d messages in %d steps (%d matched, %d open) from %d event files", nmsg, nsteps, nmatched, nopen_msgs, nevfiles);
+    printf(" -> %s\n", path);
     f = create(dir, "index.html", path, sizeof path);
     write_html(f, title);
     if (fclose(f) != 0) die("cannot write %s", path);
