@@ -11,6 +11,15 @@ RUN is test/timeline_run.c's program, TOOL tools/timeline.c's. Checks:
     rank; every event equals the record it came from, read here from the
     rank files on its own (call number, bytes, step, result, start and
     duration against the earliest start);
+  - the same runs' observer events (rank<r>.events): per rank and call,
+    a "call check" step and one step slice for each step of the
+    schedule in which the rank sends or receives, as coll_describe says
+    (the runner's rank<r>.schedule); in each, one send to describe's
+    send_to and one receive from its recv_from, their bytes describe's;
+    each step's args equal its messages; message within step within
+    call, steps apart; every send of a good call matched to a receive
+    on its peer (same call, bytes) and one flow arrow from the send's
+    post to the receive's done; a failed call's open messages marked;
   - a rank that skips its last call (p = 4, a 300 ms deadline, over
     threads and TCP): p x calls - 1 events, the others' last call failed
     (args.failed, cname "terrible", result < 0), a "never started" mark
@@ -27,8 +36,18 @@ RUN is test/timeline_run.c's program, TOOL tools/timeline.c's. Checks:
   - malformed input (each a copy of a good file with one line broken):
     the tool exits 1 naming the file and the line; 150 randomly damaged
     files: exit 0 or 1 with the tool's own message, never a signal;
+  - malformed events files (an unknown kind, a word, a number, a field
+    out of range, a direction, time going back, an unknown collective,
+    trailing words, a short line, a huge number, a done never posted, a
+    handle posted twice, a done of the other direction, another rank's
+    header, a NUL): exit 1 naming the file and line; a post never done
+    drawn open to its call's end, a file cut short, "lost N", comments;
+    no events file: the calls alone, as before; 150 randomly damaged
+    events files: exit 0 or 1 with the tool's message, never a signal;
   - bad names (collective, algorithm, port) are refused with the good
-    ones listed.
+    ones listed;
+  - the page's steps, messages (their tooltips naming peer and bytes)
+    and the close view's arrows, counted in Chromium against the trace.
 Without Chromium the page checks are skipped loudly, a failure under
 CI=true. Ends with "timeline: N passed, N failed"."""
 import json
@@ -345,6 +364,114 @@ check(r.returncode == 1 and "both rank 0" in r.stderr, "one file twice: exit %d,
 r = subprocess.run([tool, "-o", outdir, os.path.join(outdir, "nothing-here.txt")], capture_output=True, text=True, timeout=30)
 check(r.returncode == 1 and "cannot read" in r.stderr, "a missing file: exit %d, %s" % (r.returncode, r.stderr.strip()))
 
+# ---- the observer's events: malformed, open, lost, absent --------------------------
+evsrc = os.path.join(outdir, "allreduce-ring-threads", "rank0.events")
+evlines = open(evsrc).read().split("\n")
+first = {k: next(i for i, l in enumerate(evlines) if l.startswith(k + " ")) for k in ("call", "post", "done", "end")}
+second_post = next(i for i, l in enumerate(evlines) if l.startswith("post ") and i > first["post"])
+done_of_first = next(i for i, l in enumerate(evlines) if i > first["post"] and l.startswith("done ") and
+                     " handle %s " % evlines[first["post"]].split()[13] in l)
+
+
+def events_case(what, lines_, ok=False):
+    """rank0.txt with these events beside it: (exit, stderr, trace or None)."""
+    dd = os.path.join(outdir, "events-" + what)
+    shutil.rmtree(dd, ignore_errors=True)
+    os.makedirs(dd)
+    shutil.copy(src, os.path.join(dd, "rank0.txt"))
+    if lines_ is not None:
+        open(os.path.join(dd, "rank0.events"), "w").write("\n".join(lines_))
+    r = subprocess.run([tool, "-o", dd, os.path.join(dd, "rank0.txt")], capture_output=True, text=True, timeout=30)
+    doc = json.load(open(os.path.join(dd, "trace.json"))) if r.returncode == 0 else None
+    return r.returncode, r.stderr, doc, os.path.join(dd, "rank0.events")
+
+
+def edit(i, f):
+    mod = list(evlines)
+    mod[i] = f(mod[i])
+    return mod
+
+
+ev_breaks = {   # what, the line broken (0-based), the lines, a word of the message wanted
+    "kind": (first["post"], edit(first["post"], lambda l: l.replace("post ", "poke ", 1)), "not an event line"),
+    "word": (first["post"], edit(first["post"], lambda l: l.replace(" peer ", " pier ")), "'peer' belongs"),
+    "number": (first["done"], edit(first["done"], lambda l: l.replace(" handle ", " handle x")), "not followed by a number"),
+    "range": (first["post"], edit(first["post"], lambda l: re.sub(r"peer \d+", "peer 99999", l)), "out of range"),
+    "direction": (first["post"], edit(first["post"], lambda l: l.replace(" send ", " sned ").replace(" recv ", " rceiv ")), "'send' or 'recv'"),
+    "backwards": (second_post, edit(second_post, lambda l: re.sub(r"^post t \d+", "post t 1", l)), "out of order"),
+    "collective": (first["call"], edit(first["call"], lambda l: l.replace(" allreduce ", " allreduse ")), "no collective"),
+    "trailing": (first["post"], edit(first["post"], lambda l: l + " extra"), "past the line's last field"),
+    "short": (first["done"], edit(first["done"], lambda l: l[:l.find(" result ")]), "'result' belongs"),
+    "huge": (first["end"], edit(first["end"], lambda l: l.replace(" t ", " t 99999999999999999999999")), "not followed by a number"),
+    "done-unposted": (done_of_first - 1, evlines[:first["post"]] + evlines[first["post"] + 1:], "no open post holds"),
+    "posted-twice": (first["post"] + 1, evlines[:first["post"] + 1] + evlines[first["post"]:], "posted again"),
+    "done-mismatch": (done_of_first, edit(done_of_first, lambda l: re.sub(r"(send|recv) peer \d+",
+                      lambda m: ("recv" if m.group(1) == "send" else "send") + " peer " + m.group(0).split()[-1], l)),
+                      "posted as a"),
+    "rank": (0, edit(0, lambda l: l.replace("rank 0 of 4", "rank 3 of 4")), "rank 3's events beside rank 0's"),
+    "nul": (first["post"], edit(first["post"], lambda l: l[:10] + "\0" + l[10:]), "NUL"),
+}
+for what, (i, mod, word_) in ev_breaks.items():
+    rc_, err, _, path_ = events_case(what, mod)
+    check(rc_ == 1 and ("%s:%d:" % (path_, i + 1)) in err and word_ in err,
+          "malformed events (%s): exit %d, '%s' (the file, line %d and '%s' wanted)" % (what, rc_, err.strip(), i + 1, word_))
+
+# a post never done: drawn open, to its call's end
+last_done = max(i for i in range(first["end"]) if evlines[i].startswith("done "))   # call 1's last: no handle reused after it
+rc_, err, doc, _ = events_case("open", evlines[:last_done] + evlines[last_done + 1:])
+if check(rc_ == 0 and doc is not None, "events with a post never done: exit %d, %s" % (rc_, err.strip())):
+    ms = [e for e in doc["traceEvents"] if e.get("cat") == "msg" and e.get("ph") == "X"]
+    op = [e for e in ms if e["args"]["open"]]
+    call1 = [e for e in doc["traceEvents"] if e.get("cat") == "coll" and e["args"]["call"] == 1][0]
+    st = [e for e in doc["traceEvents"] if e.get("cat") == "step" and e["args"]["call"] == 1 and e["args"]["step"] == op[0]["args"]["step"]] if op else []
+    check(len(op) == 1 and op[0].get("cname") == "bad" and op[0]["args"]["call"] == 1 and
+          abs(op[0]["ts"] + op[0]["dur"] - (call1["ts"] + call1["dur"])) < 0.002 and doc["otherData"]["open_messages"] == 1 and
+          len(st) == 1 and st[0]["args"]["open"], "a post never done: open %s, step %s" % (op, st))
+# a call that never ended either (the file cut short): open to the file's last time
+cut = evlines[:done_of_first]
+rc_, err, doc, _ = events_case("cut", cut)
+check(rc_ == 0 and doc is not None and doc["otherData"]["open_messages"] >= 1,
+      "events cut short: exit %d, %s" % (rc_, err.strip()))
+# lost events: a warning, the rest drawn
+rc_, err, doc, _ = events_case("lost", evlines + ["lost 7"])
+check(rc_ == 0 and "7 events lost" in err and doc["otherData"]["lost_events"] == 7, "lost events: exit %d, %s" % (rc_, err.strip()))
+# unknown trailing junk after an empty line and comments: fine
+rc_, err, doc, _ = events_case("comments", ["# a comment", ""] + evlines)
+check(rc_ == 0 and doc["otherData"]["messages"] > 0, "comments and empty lines: exit %d, %s" % (rc_, err.strip()))
+# no events file: the old input, calls only
+rc_, err, doc, _ = events_case("none", None)
+if check(rc_ == 0 and doc is not None, "no events file: exit %d, %s" % (rc_, err.strip())):
+    html = open(os.path.join(outdir, "events-none", "index.html")).read()
+    check(doc["otherData"]["event_files"] == 0 and not [e for e in doc["traceEvents"] if e.get("cat") in ("step", "msg")] and
+          len([e for e in doc["traceEvents"] if e.get("cat") == "coll"]) == 5 and "No observer events" in html and
+          'class="step' not in html and 'class="msg' not in html, "no events file: %s" % doc["otherData"])
+
+# 150 randomly damaged events files: exit 0 or 1 with a message, never a signal
+evseed = open(evsrc, "rb").read()
+ev_crashes = 0
+rnd0 = __import__("random").Random(7)
+for i in range(150):
+    b = bytearray(evseed)
+    for _ in range(rnd0.randint(1, 6)):
+        k = rnd0.randrange(len(b))
+        op = rnd0.random()
+        if op < 0.4:
+            b[k] = rnd0.randrange(256)
+        elif op < 0.7:
+            del b[k:k + rnd0.randint(1, 40)]
+        else:
+            b[k:k] = rnd0.choice([b" ", b"-", b"9" * 25, b"\n", b"#", b"\0", b"post t 5 ", b"done ", b"handle -1 ", b"x" * 1100])
+    dd = os.path.join(outdir, "events-fuzz")
+    shutil.rmtree(dd, ignore_errors=True)
+    os.makedirs(dd)
+    shutil.copy(src, os.path.join(dd, "rank0.txt"))
+    open(os.path.join(dd, "rank0.events"), "wb").write(bytes(b))
+    r = subprocess.run([tool, "-o", dd, os.path.join(dd, "rank0.txt")], capture_output=True, timeout=30)
+    if r.returncode not in (0, 1) or (r.returncode == 1 and b"timeline: " not in r.stderr):
+        ev_crashes += 1
+        shutil.copy(os.path.join(dd, "rank0.events"), os.path.join(outdir, "events-crash-%d.events" % i))
+check(ev_crashes == 0, "%d of 150 damaged events files ended the tool without its own answer (kept as events-crash-*)" % ev_crashes)
+
 # 150 randomly damaged files (bytes changed, cut, inserted): exit 0 or 1 with
 # a message, never a signal
 rnd = __import__("random").Random(42)
@@ -392,6 +519,18 @@ elif page:
     st = dict(re.findall(r'(data-[a-z-]+)="(\d+)"', st.group(0))) if st else {}
     check(st.get("data-drawn") == "15" and st.get("data-drawn-failed") == "3" and st.get("data-diagrams") == "1",
           "in Chromium the page drew %s" % st)
+    pdoc = json.load(open(os.path.join(os.path.dirname(page), "trace.json")))
+    nst = len([e for e in pdoc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "step"])
+    pm = [e for e in pdoc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "msg"]
+    zc = re.search(r"Call (\d+), closer", dom)
+    nfl = len([e for e in pm if zc and e["args"]["send"] and e["args"]["match"] >= 0 and e["args"]["call"] == int(zc.group(1))])
+    check(nst > 0 and st.get("data-drawn-steps") == str(nst) and st.get("data-drawn-msgs") == str(len(pm)) and
+          zc is not None and nfl > 0 and st.get("data-drawn-flows") == str(nfl),
+          "in Chromium the page drew steps %s, messages %s, arrows %s (%d, %d, %d wanted)" % (
+              st.get("data-drawn-steps"), st.get("data-drawn-msgs"), st.get("data-drawn-flows"), nst, len(pm), nfl))
+    tips = re.findall(r'<rect class="msg (send|recv)[^"]*" data-rank="(\d+)"[^>]*data-peer="(\d+)" data-bytes="(\d+)"[^>]*><title>([^<]*)</title>', dom)
+    check(len(tips) == len(pm) and all(("rank %s, %s bytes" % (t[2], t[3])) in t[4] for t in tips),
+          "the message boxes' tooltips name the peer and bytes: %d of %d, e.g. %s" % (len(tips), len(pm), tips[:1]))
     errs = [l for l in open(log) if re.search(r"CONSOLE|ERR_FILE|Failed to load", l)]
     check(not errs, "console errors: %s" % errs[:3])
     shot = os.path.join(outdir, "timeline.png")

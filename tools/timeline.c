@@ -138,6 +138,25 @@ static int number(const char *w, int neg, long long *v)
     return 1;
 }
 
+/* the next line of f into buf (at most LINE_MAX_ characters, its '\r' and
+   '\n' dropped): 1, or 0 at the end */
+static int get_line(FILE *f, char *buf, const char *file, int line)
+{
+    int ch, nul = 0;
+    size_t n = 0;
+    while ((ch = getc(f)) != EOF && ch != '\n') {
+        if (n == LINE_MAX_) die("%s:%d: a line over %d characters", file, line, LINE_MAX_);
+        nul |= ch == 0;
+        buf[n++] = (char)ch;
+    }
+    if (ferror(f)) die("%s: read error", file);
+    if (ch == EOF && n == 0) return 0;
+    if (nul) die("%s:%d: a NUL byte in the line", file, line);
+    if (n && buf[n - 1] == '\r') n--;
+    buf[n] = 0;
+    return 1;
+}
+
 static void parse_call(char *s, const char *file, int line, int rank, int comm)
 {
     static const char *const label[9] = { "dtype", "op", "root", "bytes", "start", "end", "step", "peer", "result" };
@@ -182,15 +201,9 @@ static int read_file(const char *file, int index)
     FILE *f = fopen(file, "r");
     int line = 0, rank = index, comm = -1, first = nev, calls = 0, rank_set = 0, i;
     if (!f) die("cannot read %s", file);
-    while (fgets(buf, sizeof buf, f)) {
-        size_t n = strlen(buf);
+    while (get_line(f, buf, file, ++line)) {
         char *s = buf, *at;
-        line++;
-        if (n && buf[n - 1] == '\n') buf[--n] = 0;
-        else if (!feof(f)) die("%s:%d: a line over %d characters", file, line, LINE_MAX_);
-        if (n && buf[n - 1] == '\r') buf[--n] = 0;
-        if (memchr(buf, 0, n) != NULL || strlen(buf) != n) die("%s:%d: a NUL byte in the line", file, line);
-        if (n == 0) continue;
+        if (!*s) continue;
         if (!strncmp(s, "call ", 5)) {
             if (comm < 0) comm = comm_of("", file, line);
             parse_call(s, file, line, rank, comm);
@@ -300,18 +313,12 @@ static int read_events(const char *file, int rank, int comm)
     int line = 0, nopen = 0, i;
     unsigned long long last = 0;
     if (!f) return 0;
-    while (fgets(buf, sizeof buf, f)) {
-        size_t n = strlen(buf);
+    while (get_line(f, buf, file, ++line)) {
         char *s = buf, *at;
         const char *kind;
         unsigned long long t;
         long long seq;
-        line++;
-        if (n && buf[n - 1] == '\n') buf[--n] = 0;
-        else if (!feof(f)) die("%s:%d: a line over %d characters", file, line, LINE_MAX_);
-        if (n && buf[n - 1] == '\r') buf[--n] = 0;
-        if (memchr(buf, 0, n) != NULL || strlen(buf) != n) die("%s:%d: a NUL byte in the line", file, line);
-        if (n == 0) continue;
+        if (!*s) continue;
         if (s[0] == '#') {                                   /* "# ... rank R of P": must be this rank */
             if ((at = strstr(s, "rank ")) != NULL) {
                 long long r = 0;
