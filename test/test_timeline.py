@@ -401,6 +401,7 @@ ev_breaks = {   # what, the line broken (0-based), the lines, a word of the mess
     "backwards": (second_post, edit(second_post, lambda l: re.sub(r"^post t \d+", "post t 1", l)), "out of order"),
     "collective": (first["call"], edit(first["call"], lambda l: l.replace(" allreduce ", " allreduse ")), "no collective"),
     "trailing": (first["post"], edit(first["post"], lambda l: l + " extra"), "past the line's last field"),
+    "trailing-call": (first["call"], edit(first["call"], lambda l: l + " 7"), "past the line's last field"),
     "short": (first["done"], edit(first["done"], lambda l: l[:l.find(" result ")]), "'result' belongs"),
     "huge": (first["end"], edit(first["end"], lambda l: l.replace(" t ", " t 99999999999999999999999")), "not followed by a number"),
     "done-unposted": (done_of_first - 1, evlines[:first["post"]] + evlines[first["post"] + 1:], "no open post holds"),

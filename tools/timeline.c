@@ -57,7 +57,7 @@
    "step K" or "call check", nested in its call's) from its first POST to
    its last DONE, with its sends, receives and their bytes in args; each
    message one "X" event (cat "msg", named "send to Q, B B") on one of its
-   rank's message tracks (tid 1000 x (rank + 1) + track, the first track
+   rank's message tracks (tid 100000 + 16 x rank + track, the first track
    free when it is posted: messages may overlap); send k from rank a to b
    in call S is receive k from a on b in call S (in the order posted), and
    each such pair one flow arrow ("s" at the send's POST, "f" with bp "e"
@@ -260,7 +260,7 @@ static int read_file(const char *file, int index)
    one found again by its handle, a blocking one (handle -1) by direction
    and peer, the oldest open first. A POST never done is kept "open", to
    the END of its call (else the file's last time). */
-enum { MAX_MSG = 1 << 17, MAX_STEP = 1 << 16, MAX_TRACKS = 16 };
+enum { MAX_MSG = 1 << 20, MAX_STEP = 1 << 18, MAX_TRACKS = 16, PAGE_MSGS = 20000 };
 
 typedef struct msg {
     int rank, comm, send, peer, handle, step, result, open, lane, match;
@@ -304,108 +304,139 @@ static int direction(char **s, const char *file, int line)
     return 0;
 }
 
+/* the file being read: its name, line, rank and communicator, its open messages (indices in msgs) */
+typedef struct evfile {
+    const char *file;
+    int line, rank, comm, nopen;
+    int *openl;
+} evfile;
+
+static void ev_post(evfile *v, unsigned long long t, uint32_t seq, int step, int send, int peer, long long bytes, int handle)
+{
+    msg *m;
+    int i;
+    if (peer < 0) die("%s:%d: a post to peer -1", v->file, v->line);
+    for (i = 0; i < v->nopen && handle >= 0; i++)
+        if (msgs[v->openl[i]].handle == handle)
+            die("%s:%d: handle %d posted again while its message (a line above) is open", v->file, v->line, handle);
+    if (nmsg == MAX_MSG) die("%s:%d: more than %d messages", v->file, v->line, MAX_MSG);
+    m = &msgs[nmsg];
+    memset(m, 0, sizeof *m);
+    m->rank = v->rank; m->comm = v->comm; m->send = send; m->peer = peer; m->handle = handle; m->step = step;
+    m->seq = seq; m->bytes = bytes; m->post = m->done = t; m->open = 1; m->match = -1;
+    v->openl[v->nopen++] = nmsg++;
+}
+
+/* a DONE: the open POST of its handle; a blocking one's (-1), the oldest open of its direction and peer */
+static void ev_done(evfile *v, unsigned long long t, int send, int peer, int handle, int result)
+{
+    int i, found = -1;
+    msg *m;
+    for (i = 0; i < v->nopen; i++) {
+        const msg *o = &msgs[v->openl[i]];
+        if (handle >= 0 ? o->handle != handle : (o->handle != -1 || o->send != send || o->peer != peer)) continue;
+        if (found < 0 || v->openl[i] < v->openl[found]) found = i;
+    }
+    if (found < 0) {
+        if (handle >= 0) die("%s:%d: a done of handle %d, which no open post holds", v->file, v->line, handle);
+        die("%s:%d: a done of a blocking %s %s %d that was never posted", v->file, v->line, send ? "send" : "recv",
+            send ? "to" : "from", peer);
+    }
+    m = &msgs[v->openl[found]];
+    if (peer >= 0 && (m->send != send || m->peer != peer))
+        die("%s:%d: handle %d done as a %s with peer %d, posted as a %s with peer %d", v->file, v->line, handle,
+            send ? "send" : "recv", peer, m->send ? "send" : "recv", m->peer);
+    m->done = t;
+    m->result = result;
+    m->open = 0;
+    v->openl[found] = v->openl[--v->nopen];
+}
+
+/* a '#' line: "rank R of P" in it must be the file's rank */
+static void ev_comment(const evfile *v, const char *s)
+{
+    const char *at = strstr(s, "rank ");
+    long long r = 0;
+    int d = 0;
+    if (!at) return;
+    at += 5;
+    while (at[d] >= '0' && at[d] <= '9' && d < 6) r = r * 10 + (at[d++] - '0');
+    if (d && !strncmp(at + d, " of ", 4) && r != v->rank)
+        die("%s:%d: rank %lld's events beside rank %d's record", v->file, v->line, r, v->rank);
+}
+
+/* one event line, past its kind; the time it holds */
+static unsigned long long ev_line(evfile *v, const char *kind, char *s, unsigned long long last)
+{
+    const char *file = v->file;
+    int line = v->line, i;
+    unsigned long long t = (unsigned long long)keyed(&s, "t", 1, 9223372036854775807ll, file, line);
+    uint32_t seq;
+    if (t < last) die("%s:%d: t %llu is before the line above's %llu: the events are out of order", file, line, t, last);
+    seq = (uint32_t)keyed(&s, "seq", 0, 0xffffffffll, file, line);
+    if (!strcmp(kind, "call")) {
+        const char *kn = word(&s), *an = word(&s);
+        int k, a;
+        for (k = 0; k < COLL_KIND_COUNT; k++) if (kn && !strcmp(kn, coll_kind_name((coll_kind)k))) break;
+        if (k == COLL_KIND_COUNT) die("%s:%d: no collective '%s'", file, line, kn ? kn : "");
+        for (a = 0; a < COLL_ALGO_COUNT; a++) if (an && !strcmp(an, coll_algo_name((coll_algo)a))) break;
+        if (a == COLL_ALGO_COUNT) die("%s:%d: no algorithm '%s'", file, line, an ? an : "");
+        keyed(&s, "bytes", 0, 9223372036854775807ll, file, line);
+    } else if (!strcmp(kind, "end")) {
+        keyed(&s, "result", -100000, 100000, file, line);
+        for (i = 0; i < v->nopen; i++)                      /* what the call left open ends with it */
+            if (msgs[v->openl[i]].seq == seq) {
+                msgs[v->openl[i]].done = t;
+                v->openl[i--] = v->openl[--v->nopen];
+            }
+    } else {
+        int send, peer, step, handle, result = 0;
+        long long bytes = 0;
+        step = (int)keyed(&s, "step", 0, 0xffffff, file, line);
+        send = direction(&s, file, line);
+        peer = (int)keyed(&s, "peer", -1, 0xffff, file, line);
+        if (!strcmp(kind, "post")) bytes = keyed(&s, "bytes", 0, 9223372036854775807ll, file, line);
+        handle = (int)keyed(&s, "handle", -1, 0x7fffffff, file, line);
+        if (!strcmp(kind, "done")) result = (int)keyed(&s, "result", -100000, 100000, file, line);
+        if (*s) die("%s:%d: '%.40s' past the line's last field", file, line, s);
+        if (!strcmp(kind, "post")) ev_post(v, t, seq, step, send, peer, bytes, handle);
+        else ev_done(v, t, send, peer, handle, result);
+        return t;
+    }
+    if (*s) die("%s:%d: '%.40s' past the line's last field", file, line, s);
+    return t;
+}
+
 /* One rank's events, if its file is there: 1 read, 0 none. */
 static int read_events(const char *file, int rank, int comm)
 {
     static int openl[MAX_MSG];
     char buf[LINE_MAX_ + 2];
     FILE *f = fopen(file, "r");
-    int line = 0, nopen = 0, i;
     unsigned long long last = 0;
+    evfile v;
+    int i;
     if (!f) return 0;
-    while (get_line(f, buf, file, ++line)) {
-        char *s = buf, *at;
+    v.file = file; v.line = 0; v.rank = rank; v.comm = comm; v.nopen = 0; v.openl = openl;
+    while (get_line(f, buf, file, ++v.line)) {
+        char *s = buf;
         const char *kind;
-        unsigned long long t;
-        long long seq;
         if (!*s) continue;
-        if (s[0] == '#') {                                   /* "# ... rank R of P": must be this rank */
-            if ((at = strstr(s, "rank ")) != NULL) {
-                long long r = 0;
-                int d = 0;
-                at += 5;
-                while (at[d] >= '0' && at[d] <= '9' && d < 6) r = r * 10 + (at[d++] - '0');
-                if (d && !strncmp(at + d, " of ", 4) && r != rank)
-                    die("%s:%d: rank %lld's events beside rank %d's record", file, line, r, rank);
-            }
-            continue;
-        }
+        if (s[0] == '#') { ev_comment(&v, s); continue; }
         kind = word(&s);
         if (!strcmp(kind, "lost")) {
             long long k;
-            if (!number(word(&s), 0, &k)) die("%s:%d: 'lost' is not followed by a number", file, line);
-            nlost += k;
+            if (!number(word(&s), 0, &k) || *s) die("%s:%d: 'lost' is not followed by a number alone", file, v.line);
+            nlost = nlost > 9223372036854775807ll - k ? 9223372036854775807ll : nlost + k;
             fprintf(stderr, "timeline: %s: %lld events lost (the writer's array was full): the rest may be drawn open\n", file, k);
             continue;
         }
         if (strcmp(kind, "call") && strcmp(kind, "end") && strcmp(kind, "post") && strcmp(kind, "done"))
-            die("%s:%d: not an event line ('call', 'end', 'post', 'done', 'lost' or a '#' header): %.60s", file, line, kind);
-        t = (unsigned long long)keyed(&s, "t", 1, 9223372036854775807ll, file, line);
-        if (t < last) die("%s:%d: t %llu is before the line above's %llu: the events are out of order", file, line, t, last);
-        last = t;
-        seq = keyed(&s, "seq", 0, 0xffffffffll, file, line);
-        if (!strcmp(kind, "call")) {
-            const char *kn = word(&s), *an = word(&s);
-            int k, a;
-            for (k = 0; k < COLL_KIND_COUNT; k++) if (kn && !strcmp(kn, coll_kind_name((coll_kind)k))) break;
-            if (k == COLL_KIND_COUNT) die("%s:%d: no collective '%s'", file, line, kn ? kn : "");
-            for (a = 0; a < COLL_ALGO_COUNT; a++) if (an && !strcmp(an, coll_algo_name((coll_algo)a))) break;
-            if (a == COLL_ALGO_COUNT) die("%s:%d: no algorithm '%s'", file, line, an ? an : "");
-            keyed(&s, "bytes", 0, 9223372036854775807ll, file, line);
-        } else if (!strcmp(kind, "end")) {
-            keyed(&s, "result", -100000, 100000, file, line);
-            for (i = 0; i < nopen; i++)                      /* what the call left open ends with it */
-                if (msgs[openl[i]].seq == (uint32_t)seq) {
-                    msgs[openl[i]].done = t;
-                    openl[i--] = openl[--nopen];
-                }
-        } else {
-            int send = -1, peer, step, handle, result = 0;
-            long long bytes = 0;
-            step = (int)keyed(&s, "step", 0, 0xffffff, file, line);
-            send = direction(&s, file, line);
-            peer = (int)keyed(&s, "peer", -1, 0xffff, file, line);
-            if (!strcmp(kind, "post")) bytes = keyed(&s, "bytes", 0, 9223372036854775807ll, file, line);
-            handle = (int)keyed(&s, "handle", -1, 0x7fffffff, file, line);
-            if (!strcmp(kind, "done")) result = (int)keyed(&s, "result", -100000, 100000, file, line);
-            if (*s) die("%s:%d: '%.40s' past the line's last field", file, line, s);
-            if (!strcmp(kind, "post")) {
-                msg *m;
-                if (peer < 0) die("%s:%d: a post to peer -1", file, line);
-                for (i = 0; i < nopen && handle >= 0; i++)
-                    if (msgs[openl[i]].handle == handle)
-                        die("%s:%d: handle %d posted again while its message (line above) is open", file, line, handle);
-                if (nmsg == MAX_MSG) die("%s:%d: more than %d messages", file, line, MAX_MSG);
-                m = &msgs[nmsg];
-                memset(m, 0, sizeof *m);
-                m->rank = rank; m->comm = comm; m->send = send; m->peer = peer; m->handle = handle; m->step = step;
-                m->seq = (uint32_t)seq; m->bytes = bytes; m->post = m->done = t; m->open = 1; m->match = -1;
-                openl[nopen++] = nmsg++;
-            } else {
-                int found = -1;
-                for (i = 0; i < nopen; i++) {                    /* a handle's own; a blocking one: the oldest */
-                    const msg *m = &msgs[openl[i]];
-                    if (handle >= 0 ? m->handle != handle : (m->handle != -1 || m->send != send || m->peer != peer)) continue;
-                    if (found < 0 || openl[i] < openl[found]) found = i;
-                }
-                if (found < 0) {
-                    if (handle >= 0) die("%s:%d: a done of handle %d, which no open post holds", file, line, handle);
-                    die("%s:%d: a done of a blocking %s %s %d that was never posted", file, line, send ? "send" : "recv",
-                        send ? "to" : "from", peer);
-                }
-                if (peer >= 0 && (msgs[openl[found]].send != send || msgs[openl[found]].peer != peer))
-                    die("%s:%d: handle %d done as a %s with peer %d, posted as a %s with peer %d", file, line, handle,
-                        send ? "send" : "recv", peer, msgs[openl[found]].send ? "send" : "recv", msgs[openl[found]].peer);
-                msgs[openl[found]].done = t;
-                msgs[openl[found]].result = result;
-                msgs[openl[found]].open = 0;
-                openl[found] = openl[--nopen];
-            }
-        }
+            die("%s:%d: not an event line ('call', 'end', 'post', 'done', 'lost' or a '#' header): %.60s", file, v.line, kind);
+        last = ev_line(&v, kind, s, last);
     }
-    if (ferror(f)) die("%s: read error", file);
     fclose(f);
-    for (i = 0; i < nopen; i++) msgs[openl[i]].done = last;   /* never done, its call never ended: to the file's end */
+    for (i = 0; i < v.nopen; i++) msgs[openl[i]].done = last;   /* never done, its call never ended: to the file's end */
     nevfiles++;
     return 1;
 }
@@ -501,12 +532,14 @@ static void link_messages(void)
 }
 
 /* the message tracks of rank r: tids after the ranks' own */
-static int msg_tid(const msg *m) { return 1000 * (m->rank + 1) + m->lane; }
+static int track_tid(int rank, int lane) { return 100000 + MAX_TRACKS * rank + lane; }
+static int msg_tid(const msg *m) { return track_tid(m->rank, m->lane); }
 
 /* a message or step as the page and the trace name it */
-static const char *step_name(int step, char *b, size_t room)
+static const char *step_name(uint32_t seq, int step, char *b, size_t room)
 {
-    if (step == 0) snprintf(b, room, "call check");
+    if (seq == 0) snprintf(b, room, "outside a call");
+    else if (step == 0) snprintf(b, room, "call check");
     else snprintf(b, room, "step %d", step);
     return b;
 }
@@ -617,7 +650,7 @@ static void write_json(FILE *o, char **files, int nfiles)
         const struct track *k = &tracks[i];
         fprintf(o, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"rank %d messages %d\"}},\n"
                    "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"sort_index\":%d}},\n",
-                k->comm + 1, 1000 * (k->rank + 1) + k->lane, k->rank, k->lane + 1, k->comm + 1, 1000 * (k->rank + 1) + k->lane,
+                k->comm + 1, track_tid(k->rank, k->lane), k->rank, k->lane + 1, k->comm + 1, track_tid(k->rank, k->lane),
                 k->rank * (MAX_TRACKS + 1) + 1 + k->lane);
     }
     for (i = 0; i < nev; i++) {
@@ -638,7 +671,7 @@ static void write_json(FILE *o, char **files, int nfiles)
         fprintf(o, ",{\"name\":\"%s\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,%s"
                    "\"args\":{\"call\":%u,\"step\":%d,\"sends\":%d,\"send_bytes\":%lld,\"recvs\":%d,\"recv_bytes\":%lld,"
                    "\"open\":%s}}\n",
-                step_name(st->step, nm, sizeof nm), st->comm + 1, st->rank, (double)(st->from - t0) / 1000.0,
+                step_name(st->seq, st->step, nm, sizeof nm), st->comm + 1, st->rank, (double)(st->from - t0) / 1000.0,
                 (double)(st->to - st->from) / 1000.0, st->open ? "\"cname\":\"bad\"," : "", (unsigned)st->seq, st->step,
                 st->sends, st->sbytes, st->recvs, st->rbytes, st->open ? "true" : "false");
     }
@@ -746,16 +779,16 @@ static void messages_svg(FILE *o, const char *cls, unsigned long long from, unsi
         fprintf(o, "<rect class=\"%sstep%s\" data-rank=\"%d\" data-call=\"%u\" data-step=\"%d\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
                    "height=\"%d\" fill=\"#fff\" fill-opacity=\"0.35\" stroke=\"#fff\" stroke-width=\"0.6\"><title>rank %d, call %u, %s: "
                    "%d sends (%lld bytes), %d receives (%lld bytes), ", pre, st->open ? " open" : "", st->rank, (unsigned)st->seq,
-                st->step, x, y, w, LANE - 22, st->rank, (unsigned)st->seq, step_name(st->step, nm, sizeof nm), st->sends,
+                st->step, x, y, w, LANE - 22, st->rank, (unsigned)st->seq, step_name(st->seq, st->step, nm, sizeof nm), st->sends,
                 st->sbytes, st->recvs, st->rbytes);
         put_time(o, (double)(st->from - t0));
         fprintf(o, " + ");
         put_time(o, (double)(st->to - st->from));
         fprintf(o, "%s</title></rect>\n", st->open ? ", a message never done" : "");
         if (w > 34) fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"8\" fill=\"#fff\" pointer-events=\"none\">%s</text>\n", x + 2,
-                            y - 2, st->step ? nm + 5 : "check");
+                            y - 2, st->seq && st->step ? nm + 5 : st->seq ? "check" : "-");
     }
-    for (i = 0; i < nmsg; i++) {
+    for (i = 0; i < nmsg && (pre[0] == 'c' || nmsg <= PAGE_MSGS); i++) {   /* too many: the close view's alone */
         const msg *m = &msgs[i];
         int lane = lane_at(m->comm, m->rank), y;
         if (pre[0] == 'c' && (m->comm != zoom_comm || m->seq != zoom_seq)) continue;
@@ -766,7 +799,7 @@ static void messages_svg(FILE *o, const char *cls, unsigned long long from, unsi
                    "rank %d, %lld bytes, handle %d, ", pre, m->send ? "send" : "recv", m->open ? " open" : "", m->rank,
                 (unsigned)m->seq, m->step, m->peer, m->bytes, x, y, w, m->send ? "#fdb863" : "#80cdc1",
                 m->open ? "#ff7f0e" : m->result < 0 ? "#d62728" : "#fff", m->open ? " stroke-dasharray=\"3 2\"" : "", m->rank,
-                (unsigned)m->seq, step_name(m->step, nm, sizeof nm), m->send ? "send to" : "receive from", m->peer,
+                (unsigned)m->seq, step_name(m->seq, m->step, nm, sizeof nm), m->send ? "send to" : "receive from", m->peer,
                 m->bytes, m->handle);
         put_time(o, (double)(m->post - t0));
         fprintf(o, " + ");
@@ -897,7 +930,8 @@ static void write_html(FILE *o, const char *title)
                    "style=\"color:#555;font-size:small\">From the observer's events (%d files): %d messages in %d steps, %d sends "
                    "matched to their receives, %d never done (open)%s.</p>\n",
                 nsteps, nmsg, nopen_msgs, nmatched, nevfiles, nmsg, nsteps, nmatched, nopen_msgs,
-                nlost ? ", some events lost (the writer's array was full)" : "");
+                nlost ? ", some events lost (the writer's array was full)" :
+                nmsg > PAGE_MSGS ? "; so many that only the close view draws them (trace.json holds all)" : "");
     else
         fprintf(o, "<p id=\"messages\" data-steps=\"0\" data-msgs=\"0\" style=\"color:#555;font-size:small\">No observer events "
                    "(RANK.events beside each RANK.txt): the calls only.</p>\n");
