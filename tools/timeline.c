@@ -785,7 +785,8 @@ static void messages_svg(FILE *o, const char *cls, unsigned long long from, unsi
         fprintf(o, " + ");
         put_time(o, (double)(st->to - st->from));
         fprintf(o, "%s</title></rect>\n", st->open ? ", a message never done" : "");
-        if (w > 34) fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"8\" fill=\"#fff\" pointer-events=\"none\">%s</text>\n", x + 2,
+        if (w > 34) fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"8\" fill=\"#fff\" text-anchor=\"end\" "
+                            "pointer-events=\"none\">%s</text>\n", x + w - 2,
                             y - 2, st->seq && st->step ? nm + 5 : st->seq ? "check" : "-");
     }
     for (i = 0; i < nmsg && (pre[0] == 'c' || nmsg <= PAGE_MSGS); i++) {   /* too many: the close view's alone */
