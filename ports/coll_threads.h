@@ -351,7 +351,7 @@ struct coll_threads {
                                   outnumber online CPUs                   */
     int pull;                  /* every rank has a CPU: receivers copy
                                   messages of COLL_THREADS_PULL bytes on  */
-    unsigned long long failed; /* (u << 32) | code: the ranks in epochs
+    uint64_t failed;           /* (u << 32) | code: the ranks in epochs
                                   below u fail every call with code; 0 none */
     unsigned fb_slots;         /* slots per pair: min(FBOX, FBOX_POOL / n^2) */
     size_t fb_max;             /* largest fast-box message (0: none)       */
@@ -482,8 +482,8 @@ static void coll_threads__pause(void)
    first failure of an epoch keeps its code) and wakes every sleeper. */
 static void coll_threads__fail(coll_threads *w, int code, unsigned upto)
 {
-    unsigned long long f = __atomic_load_n(&w->failed, __ATOMIC_ACQUIRE);
-    unsigned long long n = ((unsigned long long)upto << 32) | (unsigned)code;
+    uint64_t f = __atomic_load_n(&w->failed, __ATOMIC_ACQUIRE);
+    uint64_t n = ((uint64_t)upto << 32) | (unsigned)code;
     int i;
     while ((unsigned)(f >> 32) < upto &&
            !__atomic_compare_exchange_n(&w->failed, &f, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
@@ -493,7 +493,7 @@ static void coll_threads__fail(coll_threads *w, int code, unsigned upto)
 /* 0, or the code this rank's calls fail with: a failure of its epoch. */
 static int coll_threads__failed(const coll_threads__rank *me)
 {
-    unsigned long long f = __atomic_load_n(&me->w->failed, __ATOMIC_ACQUIRE);
+    uint64_t f = __atomic_load_n(&me->w->failed, __ATOMIC_ACQUIRE);
     return (unsigned)(f >> 32) > __atomic_load_n(&me->epoch, __ATOMIC_RELAXED) ? (int)(unsigned)f : 0;
 }
 

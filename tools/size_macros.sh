@@ -47,7 +47,7 @@ corebase=$(core_text none "")
     echo "|---|---:|---:|---:|---:|---:|---:|"
     echo "| (none / all of minimal) | $base | | $corebase | | $minbase | |"
     for spec in COLL_NO_CHECKS COLL_NO_CRC COLL_NO_ARGCHECK COLL_NO_NONBLOCKING COLL_CRC_SMALL COLL_NO_LAYOUT COLL_NO_COST_MODEL COLL_NO_NAMES \
-                COLL_NO_MEMOPS COLL_NO_REUSE COLL_NO_RECORDER COLL_NO_PIECES COLL_NO_ZERO_COPY COLL_EAGER_BYTES=0 \
+                COLL_NO_MEMOPS COLL_NO_REUSE COLL_NO_RECORDER COLL_NO_SHRINK COLL_NO_OBSERVER COLL_NO_PIECES COLL_NO_ZERO_COPY COLL_EAGER_BYTES=0 \
                 COLL_NO_ERRSTR COLL_DTYPES=256 COLL_OPS=1 COLL_OPS=29 COLL_ALGOS=4 COLL_ALGOS=32798 \
                 COLL_KINDS=1 COLL_KINDS=31 "COLL_KINDS=31 COLL_ALGOS=32798 COLL_OPS=29"; do
         name=$(echo "$spec" | tr ' =' '_-')
