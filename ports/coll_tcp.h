@@ -162,7 +162,9 @@
      (a try that answers EAGAIN and a sched_yield per round, up to
      COLL_TCP_SPIN rounds), then sleeps: in one blocking recv (MSG_WAITALL)
      or send when its transfer is the only one pending, bounded by the
-     link's SO_RCVTIMEO/SO_SNDTIMEO, else in poll(). Large
+     link's SO_RCVTIMEO/SO_SNDTIMEO, else in poll(); either for at most
+     50 ms at a time, between which it peeks at the links no receive
+     reads, for an abort frame (coll_tcp__watch), until the deadline. Large
      messages are bound by the kernel's two copies per byte (sender into
      the socket, receiver out of it): about 2 GB/s each way at once on
      loopback here, whatever the socket buffer sizes, several connections
@@ -304,6 +306,7 @@ typedef struct coll_tcp__link {
     unsigned char rx_got;
     unsigned char ab_on, ab_at;/* that frame owed; its bytes out             */
     unsigned char ab_sent;     /* ab_epoch's abort frame queued already      */
+    unsigned char busy;        /* a frame waits at its head (coll_tcp__watch) */
 } coll_tcp__link;
 
 typedef struct coll_tcp {
@@ -414,7 +417,8 @@ COLL_TCP_API uint64_t coll_tcp_siphash(uint64_t k0, uint64_t k1, const void *msg
 #endif
 
 /* The data path: after the rendezvous the links are blocking sockets with
-   SO_RCVTIMEO/SO_SNDTIMEO set to the deadline, every attempt that must not
+   SO_RCVTIMEO/SO_SNDTIMEO set to the deadline or COLL_TCP__SLICE_MS,
+   whichever is shorter (the wait counts the deadline), every attempt that must not
    wait says MSG_DONTWAIT, and a wait with nothing else to move makes one
    blocking call (see coll_tcp_wait). Without MSG_DONTWAIT the links stay
    non-blocking and every wait polls. */
@@ -1074,6 +1078,7 @@ static void coll_tcp__gone(coll_tcp *t, int peer, int code);
 #define COLL_TCP__VOID  0x636f6c56ul   /* "colV" */
 #define COLL_TCP__FRAME 16             /* header bytes */
 #define COLL_TCP__AHEAD 64             /* epochs a peer may be ahead of us */
+#define COLL_TCP__SLICE_MS 50          /* a sleeping wait looks at the other links */
 
 static void coll_tcp__frame_head(unsigned char *p, unsigned long kind, uint32_t epoch, uint64_t n)
 {
@@ -1624,14 +1629,16 @@ static int coll_tcp__worker(coll_tcp *t, const struct sockaddr_storage *master,
     return rc;
 }
 
-/* The links' own deadline for a blocking call: SO_RCVTIMEO/SO_SNDTIMEO. */
+/* The links' own bound on a blocking call, SO_RCVTIMEO/SO_SNDTIMEO: the
+   deadline, or a slice of it (COLL_TCP__SLICE_MS) when longer. */
 static void coll_tcp__link_timeouts(coll_tcp *t)
 {
 #if COLL_TCP__BLOCKING
     struct timeval tv;
     int i;
-    tv.tv_sec = (time_t)(t->timeout_ms / 1000);
-    tv.tv_usec = (suseconds_t)(t->timeout_ms % 1000) * 1000;
+    unsigned ms = t->timeout_ms < COLL_TCP__SLICE_MS ? t->timeout_ms : COLL_TCP__SLICE_MS;
+    tv.tv_sec = (time_t)(ms / 1000);
+    tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
     for (i = 0; i < t->nranks && i < COLL_TCP_MAX_RANKS; i++) {
         if (t->fd[i] < 0) continue;
         setsockopt(t->fd[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -2155,15 +2162,49 @@ static ssize_t coll_tcp__rd(coll_tcp *t, int peer, struct iovec *v, int n, int f
 /* A system call on q's link that moved nothing: k, errno. The link
    failed (EOF, reset: gone), or the wait timed out (block), or - 0 - it
    merely had nothing now. */
-static int coll_tcp__stalled(coll_tcp *t, coll_tcp__req *q, ssize_t k, int block)
+static int coll_tcp__stalled(coll_tcp *t, coll_tcp__req *q, ssize_t k)
 {
-    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        if (!block) return 0;
-        coll_tcp__fail(t, q, COLL_ERR_TIMEOUT);  /* the link's deadline passed */
-        return -1;
-    }
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;   /* the wait decides */
     coll_tcp__gone(t, q->peer, COLL_ERR_IO);
     return -1;
+}
+
+/* While a wait sleeps: the links that no posted receive reads are looked
+   at (a peek at the head of their stream), so that an abort frame of this
+   epoch is noticed there too, within a slice (COLL_TCP__SLICE_MS) rather
+   than at the deadline, and fails the epoch here; an older epoch's abort
+   frame is read and dropped. A link whose stream starts with anything
+   else (a frame, EOF) is left alone (`busy`) until a receive takes
+   frames from it. */
+static void coll_tcp__watch(coll_tcp *t)
+{
+    int i, j;
+    for (i = 0; i < t->nranks && i < COLL_TCP_MAX_RANKS && !t->failed; i++) {
+        coll_tcp__link *L = &t->link[i];
+        unsigned char h[COLL_TCP__FRAME];
+        ssize_t k;
+        if (t->fd[i] < 0 || L->dead || L->busy || L->rx_got || L->rx_skip || L->pb) continue;
+        for (j = 0; j < COLL_TCP_MAX_REQUESTS; j++)
+            if (t->req[j].peer == i && !t->req[j].is_send && t->req[j].result == COLL_AGAIN) break;
+        if (j < COLL_TCP_MAX_REQUESTS) continue;       /* a receive reads it */
+        do k = recv(t->fd[i], h, sizeof h, MSG_PEEK | COLL_TCP__TRY);
+        while (k < 0 && errno == EINTR);
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        /* EOF or reset: a peer that closed after its last call is no
+           failure until a call needs it (as always), so that is left to
+           the receive that meets it */
+        if (k == COLL_TCP__FRAME && coll_tcp__get32(h) == COLL_TCP__ABORT &&
+            coll_tcp__get32(h + 8) == 0 && coll_tcp__get32(h + 12) == 0 &&
+            (uint32_t)coll_tcp__get32(h + 4) <= t->epoch) {
+            if (recv(t->fd[i], h, sizeof h, COLL_TCP__TRY) != (ssize_t)sizeof h) {
+                coll_tcp__gone(t, i, COLL_ERR_IO);
+                continue;
+            }
+            if ((uint32_t)coll_tcp__get32(h + 4) == t->epoch) coll_tcp_abort(t, COLL_ERR_IO);
+            continue;
+        }
+        L->busy = 1;
+    }
 }
 
 /* A receive at the head of its lane gets its frame's header: read past
@@ -2173,6 +2214,7 @@ static int coll_tcp__stalled(coll_tcp *t, coll_tcp__req *q, ssize_t k, int block
 static int coll_tcp__rx_head(coll_tcp *t, coll_tcp__req *q, int block, int *moved)
 {
     coll_tcp__link *L = &t->link[q->peer];
+    L->busy = 0;                                 /* its head moves: watch it again */
     while (q->result == COLL_AGAIN) {
         unsigned long kind;
         uint32_t epoch;
@@ -2187,7 +2229,7 @@ static int coll_tcp__rx_head(coll_tcp *t, coll_tcp__req *q, int block, int *move
             k = coll_tcp__rd(t, q->peer, v, 1, flags);
             if (k > 0) { L->rx_skip -= (unsigned long long)k; *moved = 1; continue; }
             if (k < 0 && errno == EINTR) continue;
-            return coll_tcp__stalled(t, q, k, block);
+            return coll_tcp__stalled(t, q, k);
         }
         if (L->rx_got == 0 && !L->pb) {
             /* The guess: the next frame is q's, so its header, payload and
@@ -2205,7 +2247,7 @@ static int coll_tcp__rx_head(coll_tcp *t, coll_tcp__req *q, int block, int *move
             k = coll_tcp__rd(t, q->peer, v, nv, block ? 0 : COLL_TCP__TRY);
             if (k <= 0) {
                 if (k < 0 && errno == EINTR) continue;
-                return coll_tcp__stalled(t, q, k, block);
+                return coll_tcp__stalled(t, q, k);
             }
             *moved = 1;
             if (k < COLL_TCP__FRAME) { L->rx_got = (unsigned char)k; continue; }
@@ -2238,7 +2280,7 @@ static int coll_tcp__rx_head(coll_tcp *t, coll_tcp__req *q, int block, int *move
             k = coll_tcp__rd(t, q->peer, v, 1, flags);
             if (k > 0) { L->rx_got = (unsigned char)(L->rx_got + k); *moved = 1; continue; }
             if (k < 0 && errno == EINTR) continue;
-            return coll_tcp__stalled(t, q, k, block);
+            return coll_tcp__stalled(t, q, k);
         }
         kind = coll_tcp__get32(L->rx_head);
         epoch = (uint32_t)coll_tcp__get32(L->rx_head + 4);
@@ -2314,7 +2356,7 @@ static int coll_tcp__move(coll_tcp *t, coll_tcp__req *q, int more)
             continue;
         }
         if (k < 0 && errno == EINTR) continue;
-        (void)coll_tcp__stalled(t, q, k, 0);           /* EOF, reset, ... or EAGAIN */
+        (void)coll_tcp__stalled(t, q, k);              /* EOF, reset, ... or EAGAIN */
         break;
     }
     if (q->done == q->wire && q->result == COLL_AGAIN) q->result = coll_tcp__landed(t, q);
@@ -2353,21 +2395,16 @@ static int coll_tcp__alone(const coll_tcp *t, const coll_tcp__req *q)
 
 /* Finishes q in blocking calls: a receive with MSG_WAITALL returns once
    the whole message is in (its header first), a send once the kernel
-   holds all of it; either returns early, having moved nothing, when the
-   link's SO_RCVTIMEO or SO_SNDTIMEO (the deadline) passes. For a wait
+   holds all of it; either returns early when the link's SO_RCVTIMEO or
+   SO_SNDTIMEO (a slice of the deadline) passes; 1 if anything moved. The
+   wait counts the slices against the deadline. For a wait
    that has spun in vain this is one system call where sleeping in poll()
    takes two (the poll, then the try that moves the bytes). */
-static void coll_tcp__finish(coll_tcp *t, coll_tcp__req *q)
+static int coll_tcp__finish(coll_tcp *t, coll_tcp__req *q)
 {
     int fd = t->fd[q->peer], moved = 0;
-    coll_tcp__link *L = &t->link[q->peer];
-    if (q->is_send && (L->tx_total || L->ab_on)) {
-        int rc = coll_tcp__owed(t, q->peer, 1);
-        if (rc == COLL_ERR_TIMEOUT) { coll_tcp__fail(t, q, rc); return; }
-        if (rc < 0) { coll_tcp__gone(t, q->peer, rc); return; }
-    }
     if (!q->is_send && q->hdone < COLL_TCP__FRAME && coll_tcp__rx_head(t, q, 1, &moved) <= 0)
-        return;
+        return moved;
     while (q->done < q->wire && q->result == COLL_AGAIN) {
         struct iovec v[3];
         int nv = coll_tcp__span(t, q, v);
@@ -2375,13 +2412,16 @@ static void coll_tcp__finish(coll_tcp *t, coll_tcp__req *q)
                                : coll_tcp__rd(t, q->peer, v, nv, MSG_WAITALL);
         if (k > 0) {
             coll_tcp__moved(t, q, (size_t)k);
+            moved = 1;
             continue;
         }
         if (k < 0 && errno == EINTR) continue;
-        /* EAGAIN: the timeout passed with no byte moved; else EOF, reset. */
-        (void)coll_tcp__stalled(t, q, k, 1);
+        /* EAGAIN: a slice passed with no byte moved (the wait decides);
+           else EOF, reset. */
+        if (coll_tcp__stalled(t, q, k) == 0) break;
     }
     if (q->done == q->wire && q->result == COLL_AGAIN) q->result = coll_tcp__landed(t, q);
+    return moved;
 }
 #endif
 
@@ -2446,8 +2486,16 @@ COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block)
         }
         spins = 0;
 #if COLL_TCP__BLOCKING
-        if (coll_tcp__alone(t, q)) {
-            coll_tcp__finish(t, q);
+        if (coll_tcp__alone(t, q) &&
+            !(q->is_send && (t->link[q->peer].tx_total || t->link[q->peer].ab_on))) {
+            long long start = coll_tcp__now_ms(), now;
+            if (coll_tcp__finish(t, q)) { idle_since = -1; moved = 0; continue; }
+            if (q->result != COLL_AGAIN) continue;
+            now = coll_tcp__now_ms();            /* a slice passed, nothing moved */
+            if (idle_since < 0 || moved) idle_since = start;
+            moved = 0;
+            if (now - idle_since >= (long long)t->timeout_ms) coll_tcp__fail(t, q, COLL_ERR_TIMEOUT);
+            else coll_tcp__watch(t);
             continue;
         }
 #endif
@@ -2456,11 +2504,16 @@ COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block)
             if (idle_since < 0 || moved) idle_since = now;
             moved = 0;
             left = idle_since + (long long)t->timeout_ms - now;
-            if (left <= 0 || (rc = coll_tcp__sleep(t, (int)(left > 1000000 ? 1000000 : left))) < 0) {
+            if (left > COLL_TCP__SLICE_MS) left = COLL_TCP__SLICE_MS;
+            rc = 0;
+            if (idle_since + (long long)t->timeout_ms - now <= 0 ||
+                (rc = coll_tcp__sleep(t, (int)left)) < 0) {
                 /* No byte moved for timeout_ms: the peer is hung or gone
                    without a word. In epoch 0 the port's epoch fails with
                    it; after renew, this transfer. */
-                coll_tcp__fail(t, q, left <= 0 ? COLL_ERR_TIMEOUT : COLL_ERR_IO);
+                coll_tcp__fail(t, q, rc < 0 ? COLL_ERR_IO : COLL_ERR_TIMEOUT);
+            } else if (rc == 0) {
+                coll_tcp__watch(t);
             }
         }
     }
