@@ -6221,7 +6221,9 @@ COLL_API int coll_comm_revoke(coll_comm *c)
    deadline per dead rank, 2 (p - 1) small messages per survivor a round.
    A survivor that loses a rank between the rounds, or whose views differ
    (a rank that answered some and not others), returns COLL_ERR_PEER: every
-   survivor that returns COLL_OK has the same members. */
+   survivor that returns COLL_OK has the same members. Survivors that come
+   to shrink a deadline or more apart (one learned of the failure that much
+   later) wait out each other's views and answer so too. */
 #ifndef COLL_NO_SHRINK
 #define COLL__SHRINK_ALIVE 0x53484b31u      /* "SHK1": I live (epoch, from, to) */
 #define COLL__SHRINK_VIEW  0x53484b32u      /* "SHK2": whom I heard from        */
