@@ -12,12 +12,15 @@
    2. The soak: each trial draws P ranks (4..16, forked, joined by name),
       a victim, a way to fail - "kill" (SIGKILL), "stop" (SIGSTOP; killed
       at the trial's end) or "silence" (it stops calling and sleeps until
-      killed) - and a moment: the k-th port call from the start of call F
-      of a loop of all-reduces of drawn sizes (1..128 or 1..65536 floats:
-      the fast box and the ring) and algorithms over integer-valued
-      floats (exact sums), each checked against a plain loop while they
-      succeed. Every survivor must then
-        - end a call in an error within two deadlines of the failure,
+      killed), each inside the victim's k-th port call from the start of
+      call F, or "shot" (the parent's SIGKILL 0-4.7 ms after the victim
+      began call F: anywhere in its code, the port's copies and stores
+      included) - in a loop of all-reduces of drawn sizes (1..128 or
+      1..65536 floats: the fast box and the ring) and algorithms over
+      integer-valued floats (exact sums), each checked against a plain
+      loop while they succeed. Every survivor must then
+        - end a call in an error (the victim's call, or the one before or
+          after) within two deadlines of the failure,
           with a non-empty coll_last_error that, where it names a rank,
           names the victim;
         - coll_comm_shrink: COLL_OK, P - 1 ranks, members = every rank
@@ -207,11 +210,21 @@ static int unit_rank(int r, coll_shm *s, coll_port *pt)
         /* a forged epoch towards rank 1, written as a rogue would */
         {
             coll_shm__chan *c = coll_shm__chan_of(s, 0, 1);
+#if COLL_SHM_FBOX > 0
             uint32_t bh = s->bhead[1];
             fill(c->box[bh].data, sizeof c->box[bh].data, 3);
             c->box[bh].len = SMALL;
             c->box[bh].epoch = 77;                 /* our record says 5 */
             __atomic_store_n(&c->box[bh].stamp, COLL_SHM__TOP | 0u, __ATOMIC_SEQ_CST);
+#else
+            coll_shm__slot *sl = &c->slot[s->head[1] % COLL_SHM_SLOTS];
+            fill(sl->data, SMALL, 3);
+            sl->kind = COLL_SHM__DATA | COLL_SHM__LAST;
+            sl->bytes = sl->total = SMALL;
+            sl->seq = 0;
+            sl->epoch = 77;                        /* our record says 5 */
+            __atomic_store_n(&c->head, s->head[1] + 1u, __ATOMIC_SEQ_CST);
+#endif
             coll_shm__ring(s, 1);
         }
         set_flag(s0, 7);
@@ -300,7 +313,7 @@ static int unit_rank(int r, coll_shm *s, coll_port *pt)
         memset(a, 0, sizeof a);
         rc = coll_shm_recv(s, 0, a, SMALL);
         unote(r, rc == COLL_ERR_IO && now_ms() - t0 < 250 && !same(a, SMALL, 3),
-              "a box line of epoch 77 from a rank whose record says 5 -> %d, nothing taken", rc);
+              "a message of epoch 77 from a rank whose record says 5 -> %d, nothing taken", rc);
         set_flag(s1, 9);
         return 0;
     }
@@ -361,8 +374,9 @@ static void unit_suite(void)
 
 /* ---- 2. the soak --------------------------------------------------------------- */
 
-enum { PMAX = 16, NMAX = 65536, CALLS = 48, KILL = 0, STOP = 1, SILENCE = 2 };
-static const char *const mode_name[] = {"kill", "stop", "silence"};
+enum { PMAX = 16, NMAX = 65536, CALLS = 48, KMAX = 1 << 20, KILL = 0, STOP = 1, SILENCE = 2, SHOT = 3,
+       MODES = 4 };
+static const char *const mode_name[] = {"kill", "stop", "silence", "shot"};
 
 typedef struct trial {
     int p, victim, mode, fail_call, fail_op;
@@ -385,6 +399,7 @@ typedef struct rank_out {
 typedef struct soak_shared {
     double victim_at;          /* when the victim failed (ms)              */
     int victim_call, victim_hit, victim_lived;
+    int victim_now;            /* the call the victim is in (1 + k, 0 none)  */
     rank_out r[PMAX];
 } soak_shared;
 
@@ -397,7 +412,7 @@ typedef struct rank_state { coll_port inner; int rank, call, ops; } rank_state;
    fail_call it dies, stops or falls silent inside that port call. */
 static void maybe_fail(rank_state *w)
 {
-    if (w->rank != T.victim || w->call < T.fail_call) return;
+    if (w->rank != T.victim || T.mode == SHOT || w->call < T.fail_call) return;
     if (w->ops++ != T.fail_op) return;
     S->victim_at = now_ms();
     S->victim_call = w->call;
@@ -479,9 +494,10 @@ static int soak_rank(int r, coll_shm *s, coll_port *raw)
         o->fail_call = -1;
         return 1;
     }
-    for (k = 0; k < CALLS; k++) {
+    for (k = 0; k < (T.mode == SHOT ? KMAX : CALLS); k++) {
         w.call = k;
-        rc = reduce_checked(&c, r, world, T.p, T.count[k], T.algo[k], k, &bad);
+        if (r == T.victim) __atomic_store_n(&S->victim_now, 1 + k, __ATOMIC_SEQ_CST);
+        rc = reduce_checked(&c, r, world, T.p, T.count[k % CALLS], T.algo[k % CALLS], k, &bad);
         if (rc != COLL_OK) break;
         if (bad) o->calls_bad++; else o->calls_ok++;
     }
@@ -536,6 +552,7 @@ static void soak_trial(int t, const char *prefix, tally *by_mode)
     unsigned long before = coll_test_failed;
     int r, st, alive, k, bad_status = 0;
     int gone[PMAX];
+    double shot_at = 0;              /* SHOT: when the parent kills the victim */
     snprintf(name, sizeof name, "%s-%d", prefix, t);
     shm_unlink(name);
     memset(S, 0, sizeof *S);
@@ -568,11 +585,29 @@ static void soak_trial(int t, const char *prefix, tally *by_mode)
                         bad_status = 1;
                         COLL_CHECK_MSG(0, "trial %d: rank %d ended with status %#x", t, r, st);
                     }
-                    if (r == T.victim && T.mode == KILL && S->victim_hit)
+                    if (r == T.victim && (T.mode == KILL || T.mode == SHOT) && S->victim_hit)
                         COLL_CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
                                        "trial %d: the victim ended with status %#x", t, st);
                 }
             continue;
+        }
+        /* SHOT: the parent's SIGKILL, at a moment that falls anywhere in
+           the victim's code, the port's copies and stores included */
+        if (T.mode == SHOT && !S->victim_hit && !gone[T.victim]) {
+            int now_in = __atomic_load_n(&S->victim_now, __ATOMIC_SEQ_CST);
+            if (!shot_at && now_in > T.fail_call)
+                shot_at = now_ms() + T.fail_op * 0.1;     /* 0 .. 4.7 ms after call F began */
+            if (shot_at && now_ms() >= shot_at) {
+                S->victim_call = __atomic_load_n(&S->victim_now, __ATOMIC_SEQ_CST) - 1;
+                S->victim_at = now_ms();
+                kill(pid[T.victim], SIGKILL);
+                __atomic_store_n(&S->victim_hit, 1, __ATOMIC_SEQ_CST);
+            }
+            if (!gone[T.victim] && now_ms() - t0 < limit) {
+                struct timespec nap = {0, 50000};
+                nanosleep(&nap, NULL);
+                continue;
+            }
         }
         for (r = 0; r < T.p; r++) survivors_left += r != T.victim && !gone[r];
         if (!survivors_left || now_ms() - t0 > limit) {
@@ -599,9 +634,12 @@ static void soak_trial(int t, const char *prefix, tally *by_mode)
         COLL_CHECK_MSG(o->finished, "trial %d: rank %d did not finish (failed call %d: %d)", t, r,
                        o->fail_call, o->fail_rc);
         if (!o->finished) continue;
-        COLL_CHECK_MSG(o->fail_rc < 0 && o->fail_call < CALLS, "trial %d: rank %d: no call failed (%d)", t, r,
+        COLL_CHECK_MSG(o->fail_rc < 0, "trial %d: rank %d: no call failed (%d)", t, r,
                        o->fail_rc);
-        COLL_CHECK_MSG(o->fail_call == S->victim_call || o->fail_call == S->victim_call + 1,
+        /* the call the victim was in, the next (this rank went on without
+           it), or the one before (the abort of whoever noticed first ends a
+           call this rank had not finished, though it had the victim's part) */
+        COLL_CHECK_MSG(o->fail_call >= S->victim_call - 1 && o->fail_call <= S->victim_call + 1,
                        "trial %d: rank %d failed in call %d, the victim in %d", t, r, o->fail_call,
                        S->victim_call);
         if (S->victim_hit && o->fail_at - S->victim_at > detect) detect = o->fail_at - S->victim_at;
@@ -668,7 +706,7 @@ int main(void)
     unsigned long long seed = 20261202ull;
     unsigned ms = 300;
     double t0, total;
-    tally by_mode[3];
+    tally by_mode[MODES];
     if ((e = getenv("SHRINK_TRIALS")) != NULL) trials = atoi(e);
     if ((e = getenv("SHRINK_SEED")) != NULL) seed = strtoull(e, NULL, 0);
     if ((e = getenv("SHRINK_MS")) != NULL) ms = (unsigned)atoi(e);
@@ -688,9 +726,9 @@ int main(void)
         memset(&T, 0, sizeof T);
         T.p = 4 + (int)draw(PMAX - 3);
         T.victim = (int)draw((unsigned)T.p);
-        T.mode = (int)draw(3);
+        T.mode = (int)draw(MODES);
         T.fail_call = (int)draw(3);
-        T.fail_op = (int)draw(24);
+        T.fail_op = (int)draw(48);          /* SHOT: a delay of fail_op / 10 ms */
         T.deadline_ms = ms;
         for (k = 0; k < CALLS; k++) {
             T.count[k] = 1 + draw(draw(2) ? 128 : NMAX);
@@ -701,7 +739,7 @@ int main(void)
         soak_trial(t, prefix, by_mode);
     }
     total = (now_ms() - t0) / 1e3;
-    for (k = 0; k < 3; k++)
+    for (k = 0; k < MODES; k++)
         if (by_mode[k].trials)
             printf("  %-7s %3d trials: %.2f s a trial (worst %.2f s), errors within %.0f ms of the failure;"
                    " %d survivors' errors named the victim, %d no rank\n",
