@@ -1343,21 +1343,20 @@ static int coll_shm__all_done(coll_shm *s, const int *h, int n)
     return 1;
 }
 
-/* `polled` of a rank in a blocking wait, or whose last wait gave up:
-   its entry stands, however long ago it was written (coll_shm__missing) */
+/* `polled` of a rank in a blocking wait (STANDS), or whose last wait or
+   post gave up for a failure (GAVE): its entry stands, however long ago it
+   was written (coll_shm__missing) */
 #define COLL_SHM__STANDS UINT64_MAX
+#define COLL_SHM__GAVE   (UINT64_MAX - 1u)
 
 /* Who this rank waits for (the first handle not finished; -1 none), for
    coll_port.missing, in its epoch's entry (epoch 0: `waiting`, as ever;
    a renewed epoch e: ewait[e & 1], tagged with e); a wait that gives up
    leaves it. polled (0: leave it) is how the entry stands: COLL_SHM__STANDS
    in a blocking wait, the clock (ms) in a poll that finds it not done. */
-static void coll_shm__waiting(coll_shm *s, const int *h, int n, uint64_t polled)
+static void coll_shm__entry_set(coll_shm *s, int v, uint64_t polled)
 {
     coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
-    int i, v = 0;
-    for (i = 0; i < n && !v; i++)
-        if (!s->x[h[i]].finished) v = 1 + s->x[h[i]].peer;
     if (s->epoch == 0) {
         if (__atomic_load_n(&me->waiting, __ATOMIC_RELAXED) != v)
             __atomic_store_n(&me->waiting, v, __ATOMIC_RELAXED);
@@ -1370,6 +1369,14 @@ static void coll_shm__waiting(coll_shm *s, const int *h, int n, uint64_t polled)
         s->polled = polled;
         __atomic_store_n(&me->polled, polled, __ATOMIC_RELAXED);
     }
+}
+
+static void coll_shm__waiting(coll_shm *s, const int *h, int n, uint64_t polled)
+{
+    int i, v = 0;
+    for (i = 0; i < n && !v; i++)
+        if (!s->x[h[i]].finished) v = 1 + s->x[h[i]].peer;
+    coll_shm__entry_set(s, v, polled);
 }
 
 /* While nothing moves: every COLL_SHM_SLICE_MS, whether the peers we
@@ -1577,11 +1584,9 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
     }
     if (rc == 0)
         coll_shm__waiting(s, h, n, 0);              /* all done: none */
-    else {                                          /* given up: the entry stands */
-        if (s->polled != COLL_SHM__STANDS) {
-            s->polled = COLL_SHM__STANDS;
-            __atomic_store_n(&me->polled, COLL_SHM__STANDS, __ATOMIC_RELAXED);
-        }
+    else if (s->polled != COLL_SHM__GAVE) {         /* given up: the entry stands */
+        s->polled = COLL_SHM__GAVE;
+        __atomic_store_n(&me->polled, COLL_SHM__GAVE, __ATOMIC_RELAXED);
     }
     for (i = 0; i < n; i++) {
         coll_shm__xfer *x = &s->x[h[i]];
@@ -1634,15 +1639,22 @@ static int coll_shm__post(coll_shm *s, int slot, int is_send, int peer,
     return 0;
 }
 
-static int coll_shm__check(coll_shm *s)
+/* Before posting: has our epoch failed? A transfer refused for it gives
+   up as a wait would, and leaves the same entry (towards `peer`), so a
+   chain of waits that reaches this rank between two of its waits still
+   goes on to the rank it would have waited for. */
+static int coll_shm__check(coll_shm *s, int peer)
 {
-    return coll_shm__failed(s);
+    int rc = coll_shm__failed(s);
+    if (rc && peer >= 0 && peer < s->nranks && peer != s->rank)
+        coll_shm__entry_set(s, 1 + peer, COLL_SHM__GAVE);
+    return rc;
 }
 
 COLL_SHM_API int coll_shm_send(void *ctx, int peer, const void *buf, size_t bytes)
 {
     coll_shm *s = (coll_shm *)ctx;
-    int h = COLL_SHM_HANDLES, rc = coll_shm__check(s);
+    int h = COLL_SHM_HANDLES, rc = coll_shm__check(s, peer);
     if (rc == 0)
         rc = coll_shm__post(s, h, 1, peer, buf, bytes);
     if (rc == 0 && s->x[h].finished) {          /* by the fast box */
@@ -1655,7 +1667,7 @@ COLL_SHM_API int coll_shm_send(void *ctx, int peer, const void *buf, size_t byte
 COLL_SHM_API int coll_shm_recv(void *ctx, int peer, void *buf, size_t bytes)
 {
     coll_shm *s = (coll_shm *)ctx;
-    int h = COLL_SHM_HANDLES + 1, rc = coll_shm__check(s);
+    int h = COLL_SHM_HANDLES + 1, rc = coll_shm__check(s, peer);
     if (rc == 0)
         rc = coll_shm__post(s, h, 0, peer, buf, bytes);
     return rc ? rc : coll_shm__wait(s, &h, 1, 1);
@@ -1665,7 +1677,7 @@ COLL_SHM_API int coll_shm_sendrecv(void *ctx, int to, const void *sbuf, size_t s
                                    int from, void *rbuf, size_t rbytes)
 {
     coll_shm *s = (coll_shm *)ctx;
-    int h[2] = {COLL_SHM_HANDLES + 1, COLL_SHM_HANDLES}, rc = coll_shm__check(s);
+    int h[2] = {COLL_SHM_HANDLES + 1, COLL_SHM_HANDLES}, rc = coll_shm__check(s, from);
     if (rc == 0)
         rc = coll_shm__post(s, h[0], 0, from, rbuf, rbytes);
     if (rc == 0 && (rc = coll_shm__post(s, h[1], 1, to, sbuf, sbytes)) != 0)
@@ -1676,7 +1688,7 @@ COLL_SHM_API int coll_shm_sendrecv(void *ctx, int to, const void *sbuf, size_t s
 static int coll_shm__ipost(coll_shm *s, int is_send, int peer, const void *buf,
                            size_t bytes, coll_fold_fn fold, void *arg, int *handle)
 {
-    int h, rc = coll_shm__check(s);
+    int h, rc = coll_shm__check(s, peer);
     if (rc)
         return rc;
     for (h = 0; h < COLL_SHM_HANDLES && s->x[h].used; h++)
@@ -1777,18 +1789,29 @@ static int coll_shm__quiet(const coll_shm *s, int r, uint64_t now_ms)
     uint64_t limit = s->timeout_ms ? (uint64_t)s->timeout_ms * 3u / 4u : 1000u;
     if (limit < 10u * COLL_SHM_SLICE_MS)
         limit = 10u * COLL_SHM_SLICE_MS;
-    return polled != COLL_SHM__STANDS && polled < now_ms && now_ms - polled > limit;
+    return polled < COLL_SHM__GAVE && polled < now_ms && now_ms - polled > limit;
 }
 
 /* coll_port.missing: from `peer`, follow who waits for whom in our epoch
    through the ranks' records (at most nranks hops; every value read is
    checked) to the rank that waits for nobody - or, sooner, to one that
-   cannot answer: dead or stopped (its pid, our private copy), not in our
+   cannot answer: dead or stopped (its pid, our private copy; not one that
+   gave up for the failure and left), not in our
    epoch yet (a renewed epoch's entry in its record), or no longer in the
    wait its entry names (a poller gone silent). Where the chain ends at a rank that is
    alive and merely between two waits, or runs round a cycle, a rank of
    our epoch that is dead or stopped is the better answer, if there is
    one. */
+/* Can rank r not answer: dead or stopped - and not after giving up for
+   the failure itself (a rank that failed and left, or was stopped since:
+   its entry leads on)? */
+static int coll_shm__cannot(const coll_shm *s, int r)
+{
+    return coll_shm__halted((pid_t)s->pid[r]) &&
+           (coll_shm__entry(s, r) == 0 ||
+            __atomic_load_n(&coll_shm__rec(s, r)->polled, __ATOMIC_RELAXED) != COLL_SHM__GAVE);
+}
+
 static int coll_shm__missing(void *ctx, int peer)
 {
     coll_shm *s = (coll_shm *)ctx;
@@ -1796,11 +1819,11 @@ static int coll_shm__missing(void *ctx, int peer)
     int hops, next, r;
     if (peer < 0 || peer >= s->nranks) return peer;
     for (hops = 0; hops < s->nranks; hops++) {
-        if (peer != s->rank && coll_shm__halted((pid_t)s->pid[peer]))
-            return peer;
-        if (COLL_SHM__LOAD(&coll_shm__rec(s, peer)->epoch) < s->epoch)
+        if (peer != s->rank && coll_shm__cannot(s, peer))
             return peer;
         next = coll_shm__entry(s, peer) - 1;
+        if (COLL_SHM__LOAD(&coll_shm__rec(s, peer)->epoch) < s->epoch)
+            return peer;
         if (next < 0 || next >= s->nranks || next == peer)
             break;
         if (peer != s->rank && coll_shm__quiet(s, peer, now))
@@ -1809,8 +1832,7 @@ static int coll_shm__missing(void *ctx, int peer)
     }
     for (r = 0; r < s->nranks; r++)
         if (r != s->rank && r != peer &&
-            COLL_SHM__LOAD(&coll_shm__rec(s, r)->epoch) >= s->epoch &&
-            coll_shm__halted((pid_t)s->pid[r]))
+            COLL_SHM__LOAD(&coll_shm__rec(s, r)->epoch) >= s->epoch && coll_shm__cannot(s, r))
             return r;
     return peer;
 }
