@@ -765,6 +765,7 @@ struct coll_comm {
     void *obs_ctx;
     coll_port obs_port;        /* the port it wraps                          */
     const coll_request *obs_cur;   /* the call whose turn it is, or NULL     */
+    coll_event obs_ev;         /* the event being told (off the stack)       */
     uint32_t obs_h[32];        /* handle h < 32: 1 + (peer << 1 | send)      */
 #endif
 #ifndef COLL_NO_ERRSTR
@@ -3258,16 +3259,17 @@ static COLL__NOINLINE void coll__record_end(coll_request *q, int rc)
 #ifndef COLL_NO_OBSERVER
 static void coll__tell(coll_comm *c, int what, int send, int peer, int handle, size_t bytes, int result)
 {
-    coll_event e;
+    coll_event *e = &c->obs_ev;             /* in the communicator: a port's
+                                               stack pays no event */
     const coll_request *q = c->obs_cur;
-    COLL_MEMSET(&e, 0, sizeof e);
-    e.what = what;
-    e.seq = q ? q->seq : 0;
-    e.step = q ? q->step : 0;
-    if (q) { e.kind = COLL__KIND(q->pl.kind); e.algo = q->pl.algo; }
-    e.send = send; e.peer = peer; e.handle = handle;
-    e.bytes = bytes; e.result = result;
-    c->obs(c->obs_ctx, &e);
+    COLL_MEMSET(e, 0, sizeof *e);
+    e->what = what;
+    e->seq = q ? q->seq : 0;
+    e->step = q ? q->step : 0;
+    if (q) { e->kind = COLL__KIND(q->pl.kind); e->algo = q->pl.algo; }
+    e->send = send; e->peer = peer; e->handle = handle;
+    e->bytes = bytes; e->result = result;
+    c->obs(c->obs_ctx, e);
 }
 
 static void coll__observe_turn(coll_request *q)
@@ -6241,24 +6243,39 @@ static int coll__shrink_send(const coll_port *pt, int to, const void *buf, size_
 
 #define COLL__SHRINK_BIT(w, j) ((w)[4 + (j) / 32] >> ((j) % 32) & 1u)
 #define COLL__SHRINK_SET(w, j) ((w)[4 + (j) / 32] |= 1u << ((j) % 32))
+#define COLL__SHRINK_POSTED 16              /* "alive" sends left in flight */
 
 /* Round 1: view[4..) gets a bit for this rank and for every rank it told
-   that it lives and heard the same from (unsent[4..): zeros, scribbled). */
-static void coll__shrink_hear(const coll_comm *c, uint32_t e, uint32_t *view, uint32_t *unsent)
+   that it lives and heard the same from (unsent[4..): zeros, scribbled).
+   The sends are posted, not waited for, where the port can: one to a
+   stopped rank may never complete (a full ring), and the ranks waiting
+   for this one's word must not wait for it. Those left to the dead are
+   the port's to drop (the renew that follows, before m goes). */
+static void coll__shrink_hear(const coll_comm *c, uint32_t e, uint32_t *m, uint32_t *view, uint32_t *unsent)
 {
     const coll_port *pt = &c->port;
-    uint32_t m[4];
-    int j, p = c->nranks, me = c->rank;
+    int j, k, n = 0, p = c->nranks, me = c->rank, h[COLL__SHRINK_POSTED], to[COLL__SHRINK_POSTED];
+    m[0] = COLL__SHRINK_ALIVE; m[1] = e; m[2] = (uint32_t)me; m[3] = 0;
     for (j = 0; j < p; j++) {
-        m[0] = COLL__SHRINK_ALIVE; m[1] = e; m[2] = (uint32_t)me; m[3] = (uint32_t)j;
-        if (j != me && coll__shrink_send(pt, j, m, sizeof m) != COLL_OK) COLL__SHRINK_SET(unsent, j);
+        int rc = COLL_AGAIN;
+        if (j == me) continue;
+        if (pt->isend && n < COLL__SHRINK_POSTED && (rc = pt->isend(pt->ctx, j, m, 16, &h[n])) == COLL_OK)
+            to[n++] = j;
+        if (rc == COLL_AGAIN) rc = pt->send(pt->ctx, j, m, 16);
+        if (rc != COLL_OK) COLL__SHRINK_SET(unsent, j);
     }
     COLL__SHRINK_SET(view, me);
     for (j = 0; j < p; j++) {
-        if (j == me || pt->recv(pt->ctx, j, m, sizeof m) != COLL_OK || COLL__SHRINK_BIT(unsent, j)) continue;
-        if (m[0] == COLL__SHRINK_ALIVE && m[1] == e && m[2] == (uint32_t)j && m[3] == (uint32_t)me)
+        uint32_t in[4];
+        if (j == me || pt->recv(pt->ctx, j, in, sizeof in) != COLL_OK) continue;
+        if (in[0] == COLL__SHRINK_ALIVE && in[1] == e && in[2] == (uint32_t)j && in[3] == 0)
             COLL__SHRINK_SET(view, j);
     }
+    for (k = 0; k < n; k++)                     /* the living take theirs (a send the
+                                                   port gave up shows in round 2) */
+        if (COLL__SHRINK_BIT(view, to[k])) (void)pt->wait(pt->ctx, h[k], 1);
+    for (j = 0; j < p; j++)
+        if (COLL__SHRINK_BIT(unsent, j)) view[4 + j / 32] &= ~(1u << (j % 32));
 }
 
 /* Round 2: the view to every rank in it, and theirs, which must be the
@@ -6285,7 +6302,7 @@ static int coll__shrink_compare(const coll_comm *c, const uint32_t *view, uint32
 COLL_API int coll_comm_shrink(coll_comm *out, coll_subport *sp, coll_comm *c, int *members,
                               void *scratch, size_t scratch_bytes)
 {
-    uint32_t small[2][4 + COLL__SHRINK_WORDS], *view, *theirs, e;
+    uint32_t small[2][4 + COLL__SHRINK_WORDS], alive[4], *view, *theirs, e;
     coll_port port;
     int p, nw, j, n = 0, me = -1, rc;
     if (!out || !sp || !c || c->magic != COLL__MAGIC || !members) return COLL_ERR_INVAL;
@@ -6304,16 +6321,16 @@ COLL_API int coll_comm_shrink(coll_comm *out, coll_subport *sp, coll_comm *c, in
     if (rc != COLL_OK) return COLL__NO(&c->why, rc, "shrink: the port's renew failed");
     view[0] = COLL__SHRINK_VIEW; view[1] = e; view[2] = (uint32_t)c->rank; view[3] = (uint32_t)p;
     for (j = 0; j < nw; j++) view[4 + j] = theirs[4 + j] = 0;
-    coll__shrink_hear(c, e, view, theirs);
+    coll__shrink_hear(c, e, alive, view, theirs);
     rc = coll__shrink_compare(c, view, theirs, nw);
+    j = c->port.renew(c->port.ctx, e + 1);      /* (what is left in flight goes) */
     if (rc != COLL_OK) return COLL__NO(&c->why, rc, "shrink: the survivors do not agree");
+    if (j != COLL_OK) return COLL__NO(&c->why, j, "shrink: the port's renew failed");
     for (j = 0; j < p; j++)                     /* the view as a list of c's ranks */
         if (COLL__SHRINK_BIT(view, j)) {
             if (j == c->rank) me = n;
             members[n++] = j;
         }
-    rc = c->port.renew(c->port.ctx, e + 1);
-    if (rc != COLL_OK) return COLL__NO(&c->why, rc, "shrink: the port's renew failed");
     coll__sub_port(&port, sp, &c->port, members, n);
     rc = coll_init(out, me, n, &port, scratch, scratch_bytes);
     if (rc != COLL_OK) return rc;

@@ -228,11 +228,11 @@ $(eval $(call bm_min_linked,min-checks,$(BM_MIN_CHECKS_DEFS)))
 # The core profiles linked the same way, into examples/baremetal/core_calls.c
 # (coll_init and the five core collectives with run-time dtype, op and
 # algorithm): "plain" without the call checks, blocking only, no cost model,
-# strings, names, small calls or pieces; "checks" the same with the call
+# strings, names, small calls, pieces or observer; "checks" the same with the call
 # checks (not COLL_CHECK_CRC's payload CRCs: COLL_NO_CRC); "all" every feature of the core masks (and the resumable and
 # persistent calls, the check settings, the strings).
 BM_CORE_LEAN := -DCOLL_NO_NONBLOCKING -DCOLL_NO_COST_MODEL -DCOLL_NO_ERRSTR -DCOLL_NO_NAMES \
-                -DCOLL_NO_LAYOUT -DCOLL_NO_PIECES -DCOLL_EAGER_BYTES=0
+                -DCOLL_NO_LAYOUT -DCOLL_NO_PIECES -DCOLL_EAGER_BYTES=0 -DCOLL_NO_OBSERVER
 BM_CORE_PLAIN_DEFS  := $(BM_CORE_DEFS) $(BM_CORE_LEAN) -DCOLL_NO_CHECKS
 BM_CORE_CHECKS_DEFS := $(BM_CORE_DEFS) $(BM_CORE_LEAN) -DCOLL_NO_CRC
 BM_CORE_ALL_DEFS    := $(BM_CORE_DEFS) -DCOLL_NO_LAYOUT -DCORE_CALLS_EVERYTHING

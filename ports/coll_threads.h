@@ -163,8 +163,9 @@
      again and takes back its eager sends that nobody received. The
      world's failure carries the epochs it covers: a timeout in epoch 0
      fails every rank of that epoch at once, a timeout in a renewed epoch
-     only its op (coll.h's abort still fails the epoch), and
-     coll_threads_abort every epoch.
+     only its op (coll.h's abort, after every error, still fails the epoch
+     and gives up the rank's other ops), and coll_threads_abort every
+     epoch.
 
    ZERO-COPY REDUCE (irecv_fold)
      A receive posted with irecv_fold carries coll.h's fold: wherever this
@@ -1147,9 +1148,11 @@ static int coll_threads__wait(void *ctx, int h, int block)
         failed = block ? coll_threads__sleep_until_done(me, op) : coll_threads__failed(me);
         if (!block && !failed) return COLL_AGAIN;
         if (failed) {
-            /* epoch 0 fails the world at once; a renewed one leaves it to
-               the caller (coll.h aborts after every error) */
-            if (failed == COLL_ERR_TIMEOUT && !me->epoch) coll_threads__fail(me->w, failed, 1);
+            /* epoch 0 fails the world at once and gives up every op; a
+               renewed epoch's timeout is this op's own (coll.h aborts
+               after every error, which gives up the rest) */
+            if (failed == COLL_ERR_TIMEOUT && me->epoch) return coll_threads__cancel(me, h, failed);
+            if (failed == COLL_ERR_TIMEOUT) coll_threads__fail(me->w, failed, 1);
             return coll_threads__give_up(me, h, failed);
         }
     }
@@ -1287,8 +1290,11 @@ COLL_THREADS_API void coll_threads_close(coll_threads *w) { coll_threads_destroy
 static void coll_threads__abort_port(void *ctx, int code)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
+    int i;
     (void)code;
     coll_threads__fail(me->w, COLL_ERR_ABORTED, me->epoch + 1);
+    for (i = 0; i < COLL_THREADS_MAX_OPS; i++)   /* nothing lands after the call's error */
+        if (me->ops[i].owned) (void)coll_threads__cancel(me, i, COLL_ERR_ABORTED);
 }
 
 /* coll_port.renew: this rank moves to `epoch` (see EPOCHS). Its own ops

@@ -8,7 +8,8 @@
 # told apart by name, and what a pointer can reach depends on who calls:
 #   kernel    coll__<type>_<op>_3      from coll__reduce, coll__scale
 #   cost      coll__cost_*             from coll__pick, coll__choose
-#   subport   coll__sub_*, coll__pieces_* from the port calls (coll__wait,
+#   subport   coll__sub_*, coll__pieces_*, from the port calls (coll__wait,
+#             coll__obs_*
 #                                      coll__exchange_blocking,
 #                                      coll__step_pipelined, coll__irecv_fold,
 #                                      coll__broke, coll__progress)
@@ -20,8 +21,10 @@
 #             _in_place)               there)
 #   schedule  every other one          from the sources, coll_describe
 #   (coll__fold is called by a port, never by coll.h)
-# coll__copy, coll__sub_* and coll__pieces_* call only your callbacks (memops, the parent's
-# port): 0 here. Any other caller through a pointer may reach them all.
+# coll__copy, coll__sub_*, coll__pieces_* and coll__obs_* call only your callbacks (memops,
+# the parent's port), coll__tell only the observer and coll__record_start
+# and coll__record_end only the recorder's clock: 0 here. Any other caller
+# through a pointer may reach them all.
 # A schedule never runs inside itself: a candidate already on the chain is
 # skipped. A sub-communicator's port is counted one level deep; each level
 # of nesting adds one coll__sub_* frame. The callbacks' own frames (port,
@@ -37,7 +40,7 @@ function base(f) { sub(/\..*$/, "", f); return f }   # coll__pick.isra.0 -> coll
 function kind(g) {
     if (g ~ /^coll__[a-z0-9]+_[a-z]+_3$/) return "kernel"
     if (g ~ /^coll__cost_/) return "cost"
-    if (g ~ /^coll__(sub|pieces)_/) return "subport"
+    if (g ~ /^coll__(sub|pieces|obs)_/) return "subport"
     if (g ~ /_source$/) return "source"
     if (g ~ /_watch$/) return "watch"
     if (g == "coll__fold") return "fold"
@@ -48,7 +51,8 @@ function kind(g) {
 function reach(f,    b) {
     b = base(f)
     if (b == "coll__reduce" || b == "coll__scale") return " kernel "
-    if (b == "coll__copy" || b ~ /^coll__(sub|pieces)_/) return " "
+    if (b == "coll__copy" || b == "coll__tell" || b ~ /^coll__(sub|pieces|obs)_/) return " "
+    if (b == "coll__record_start" || b == "coll__record_end") return " "
     if (b == "coll__pick" || b == "coll__choose") return " cost "
     if (b == "coll__transfer" || b == "coll__wait" || b == "coll__broke") return " subport "
     if (b == "coll__exchange_blocking" || b == "coll__step_pipelined" || b == "coll__irecv_fold") return " subport "
