@@ -3257,20 +3257,22 @@ static COLL__NOINLINE void coll__record_end(coll_request *q, int rc)
    turn it is, a word per handle (its peer and direction, for DONE).
    Cost: two callbacks a message, nothing when unset. */
 #ifndef COLL_NO_OBSERVER
-static void coll__tell(coll_comm *c, int what, int send, int peer, int handle, size_t bytes, int result)
+/* The event in c->obs_ev - in the communicator, so that a port's stack
+   pays for none - completed with its call's fields and told. */
+static COLL__NOINLINE void coll__told(coll_comm *c)
 {
-    coll_event *e = &c->obs_ev;             /* in the communicator: a port's
-                                               stack pays no event */
+    coll_event *e = &c->obs_ev;
     const coll_request *q = c->obs_cur;
-    COLL_MEMSET(e, 0, sizeof *e);
-    e->what = what;
     e->seq = q ? q->seq : 0;
     e->step = q ? q->step : 0;
-    if (q) { e->kind = COLL__KIND(q->pl.kind); e->algo = q->pl.algo; }
-    e->send = send; e->peer = peer; e->handle = handle;
-    e->bytes = bytes; e->result = result;
+    e->kind = q ? COLL__KIND(q->pl.kind) : (coll_kind)0;
+    e->algo = q ? q->pl.algo : COLL_ALGO_AUTO;
     c->obs(c->obs_ctx, e);
 }
+#define coll__tell(c, WHAT, SEND, PEER, HANDLE, BYTES, RESULT)                   \
+    ((c)->obs_ev.what = (WHAT), (c)->obs_ev.send = (SEND), (c)->obs_ev.peer = (PEER), \
+     (c)->obs_ev.handle = (HANDLE), (c)->obs_ev.bytes = (BYTES), (c)->obs_ev.result = (RESULT), \
+     coll__told(c))
 
 static void coll__observe_turn(coll_request *q)
 {

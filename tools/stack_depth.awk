@@ -22,7 +22,7 @@
 #   schedule  every other one          from the sources, coll_describe
 #   (coll__fold is called by a port, never by coll.h)
 # coll__copy, coll__sub_*, coll__pieces_* and coll__obs_* call only your callbacks (memops,
-# the parent's port), coll__tell only the observer and coll__record_start
+# the parent's port), coll__told only the observer and coll__record_start
 # and coll__record_end only the recorder's clock: 0 here. Any other caller
 # through a pointer may reach them all.
 # A schedule never runs inside itself: a candidate already on the chain is
@@ -51,7 +51,7 @@ function kind(g) {
 function reach(f,    b) {
     b = base(f)
     if (b == "coll__reduce" || b == "coll__scale") return " kernel "
-    if (b == "coll__copy" || b == "coll__tell" || b ~ /^coll__(sub|pieces|obs)_/) return " "
+    if (b == "coll__copy" || b == "coll__told" || b ~ /^coll__(sub|pieces|obs)_/) return " "
     if (b == "coll__record_start" || b == "coll__record_end") return " "
     if (b == "coll__pick" || b == "coll__choose") return " cost "
     if (b == "coll__transfer" || b == "coll__wait" || b == "coll__broke") return " subport "
