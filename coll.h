@@ -10,14 +10,19 @@
                   row per algorithm; >>cost, its cost formula for AUTO
      >>recorder   what happened: the flight recorder, and a failure's
                   reason with its peer, call and step
+     >>layers     what a port layer (a sub, the pieces, the observer)
+                  passes on unchanged; >>observer, each call and message
+                  told to the caller's callback
      >>engine     2. runs steps over the port: segments, two in flight,
                   strided spans, copy or reduce into place; >>fold
                   (zero-copy reduce), >>moves (local moves around them)
      >>agree      3. the agreement layer beside it: call checks, small
                   calls riding in them, CRCs (COLL_NO_CHECKS: none of it)
+     >>pieces     a port's largest message: every message cut to it
      >>planner    4. AUTO; >>args 5. what coll_start checks of a call
      >>kernels    6. the dtypes and the reduction loops, CRC-32C
-     >>calls      7. the definitions of the API
+     >>calls      7. the definitions of the API; >>shrink, the survivors
+                  agreeing on who lives
    A first read (about 15 minutes): coll__ring_allreduce in >>schedules,
    then coll__progress and coll__exchange_blocking in >>engine, which run
    its steps; then coll__agree_source in >>agree, which wraps them.
@@ -681,6 +686,7 @@ typedef struct coll__msgcut {
 } coll__msgcut;
 #endif
 
+
 /* The flight recorder's entry for one call (coll_set_recorder). */
 typedef struct coll_record {
     uint32_t seq;              /* the communicator's call number: 1, 2, ...  */
@@ -720,6 +726,19 @@ typedef struct coll_event {
 typedef void (*coll_observer_fn)(void *ctx, const coll_event *e);
 
 /* ---- the communicator (caller-owned; fields are private) ----------------- */
+#ifndef COLL_NO_OBSERVER
+/* The observer's layer over the communicator's port (private; see
+   >>observer). */
+typedef struct coll__observer {
+    coll_port inner;           /* the port it wraps (first: see >>layers)    */
+    coll_observer_fn fn;       /* the caller's callback, or NULL             */
+    void *ctx;
+    const coll_request *cur;   /* the call whose turn it is, or NULL         */
+    coll_event ev;             /* the event being told (off the stack)       */
+    uint32_t h[32];            /* handle h < 32: 1 + (peer << 1 | send)      */
+} coll__observer;
+#endif
+
 struct coll_comm {
     int rank, nranks;
     coll_port port;
@@ -761,12 +780,7 @@ struct coll_comm {
     uint32_t epoch;            /* >>shrink: the port's epoch this one runs in */
 #endif
 #ifndef COLL_NO_OBSERVER
-    coll_observer_fn obs;      /* >>observer: the caller's callback, or NULL */
-    void *obs_ctx;
-    coll_port obs_port;        /* the port it wraps                          */
-    const coll_request *obs_cur;   /* the call whose turn it is, or NULL     */
-    coll_event obs_ev;         /* the event being told (off the stack)       */
-    uint32_t obs_h[32];        /* handle h < 32: 1 + (peer << 1 | send)      */
+    coll__observer obs;        /* >>observer: a port layer, when set         */
 #endif
 #ifndef COLL_NO_ERRSTR
     char said[80];             /* a reason with figures (coll__failed)       */
@@ -3247,155 +3261,168 @@ static COLL__NOINLINE void coll__record_end(coll_request *q, int rc)
 #define coll__record_end(q, rc) ((void)(q), (void)(rc))
 #endif
 
+/* ---- >>layers  what a port layer passes on unchanged ----------------------
+   The sub-communicators, the pieces and the observer each put a port of
+   their own between the communicator and the one below, whose first
+   member is that port: abort, missing and renew go down to it as they
+   are (a sub-communicator renumbers missing's answer). */
+static void coll__inner_abort(void *ctx, int code)
+{
+    const coll_port *in = (const coll_port *)ctx;
+    in->abort(in->ctx, code);
+}
+#ifndef COLL_NO_ERRSTR
+static int coll__inner_missing(void *ctx, int peer)
+{
+    const coll_port *in = (const coll_port *)ctx;
+    return in->missing(in->ctx, peer);
+}
+#endif
+#ifndef COLL_NO_SHRINK
+static int coll__inner_renew(void *ctx, uint32_t epoch)
+{
+    const coll_port *in = (const coll_port *)ctx;
+    return in->renew(in->ctx, epoch);
+}
+#endif
+
+/* A layer's port over `in`, its own ctx first: the members that pass on
+   unchanged, where `in` has them. */
+static void coll__layer_port(coll_port *out, const coll_port *in, void *ctx)
+{
+    COLL_MEMSET(out, 0, sizeof *out);
+    out->ctx = ctx;
+    if (in->abort) out->abort = coll__inner_abort;
+#ifndef COLL_NO_ERRSTR
+    if (in->missing) out->missing = coll__inner_missing;
+#endif
+#ifndef COLL_NO_SHRINK
+    if (in->renew) out->renew = coll__inner_renew;
+#endif
+}
+
 /* ---- >>observer  each call's turn and each message, told as they happen --
    coll_set_observer puts this layer between the communicator and its port,
    as >>pieces does for max_bytes: every port call is told to the caller's
    callback before (POST) and after (DONE), with the call and step it
    belongs to, and the engine does not know. A call is told when its turn
    comes (the engine's loop, coll__observe_turn) and when it ends
-   (coll__end). State: the callback, the port it wraps, the request whose
-   turn it is, a word per handle (its peer and direction, for DONE).
-   Cost: two callbacks a message, nothing when unset. */
+   (coll__end). State (coll__observer): the port it wraps, the callback,
+   the request whose turn it is, the event, a word per handle (its peer
+   and direction, for DONE). Cost: two callbacks a message, nothing when
+   unset. */
 #ifndef COLL_NO_OBSERVER
-/* The event in c->obs_ev - in the communicator, so that a port's stack
-   pays for none - completed with its call's fields and told. */
-static COLL__NOINLINE void coll__told(coll_comm *c)
+/* The event in o->ev - in the communicator, so that a port's stack pays
+   for none - completed with its call's fields and told. */
+static COLL__NOINLINE void coll__told(coll__observer *o)
 {
-    coll_event *e = &c->obs_ev;
-    const coll_request *q = c->obs_cur;
+    coll_event *e = &o->ev;
+    const coll_request *q = o->cur;
     e->seq = q ? q->seq : 0;
     e->step = q ? q->step : 0;
     e->kind = q ? COLL__KIND(q->pl.kind) : (coll_kind)0;
     e->algo = q ? q->pl.algo : COLL_ALGO_AUTO;
-    c->obs(c->obs_ctx, e);
+    o->fn(o->ctx, e);
 }
-#define coll__tell(c, WHAT, SEND, PEER, HANDLE, BYTES, RESULT)                   \
-    ((c)->obs_ev.what = (WHAT), (c)->obs_ev.send = (SEND), (c)->obs_ev.peer = (PEER), \
-     (c)->obs_ev.handle = (HANDLE), (c)->obs_ev.bytes = (BYTES), (c)->obs_ev.result = (RESULT), \
-     coll__told(c))
+#define coll__tell(o, WHAT, SEND, PEER, HANDLE, BYTES, RESULT)                   \
+    ((o)->ev.what = (WHAT), (o)->ev.send = (SEND), (o)->ev.peer = (PEER),        \
+     (o)->ev.handle = (HANDLE), (o)->ev.bytes = (BYTES), (o)->ev.result = (RESULT), \
+     coll__told(o))
 
 static void coll__observe_turn(coll_request *q)
 {
-    coll_comm *c = q->c;
-    if (!c->obs || c->obs_cur == q) return;
-    c->obs_cur = q;
-    coll__tell(c, COLL_EV_CALL, 0, -1, -1,
-               COLL__KIND_IS(q->pl.kind, COLL_BARRIER) ? 0 : q->pl.total * q->esize, 0);
+    coll__observer *o = &q->c->obs;
+    if (!o->fn || o->cur == q) return;
+    o->cur = q;
+    coll__tell(o, COLL_EV_CALL, 0, -1, -1, COLL__KIND_IS(q->pl.kind, COLL_BARRIER) ? 0 : q->pl.total * q->esize, 0);
 }
 
 static void coll__observe_end(coll_request *q, int rc)
 {
-    coll_comm *c = q->c;
-    if (!c->obs || c->obs_cur != q) return;
-    coll__tell(c, COLL_EV_END, 0, -1, -1, 0, rc);
-    c->obs_cur = 0;
+    coll__observer *o = &q->c->obs;
+    if (!o->fn || o->cur != q) return;
+    coll__tell(o, COLL_EV_END, 0, -1, -1, 0, rc);
+    o->cur = 0;
 }
 
 static int coll__obs_send(void *ctx, int peer, const void *buf, size_t bytes)
 {
-    coll_comm *c = (coll_comm *)ctx;
+    coll__observer *o = (coll__observer *)ctx;
     int rc;
-    coll__tell(c, COLL_EV_POST, 1, peer, -1, bytes, 0);
-    rc = c->obs_port.send(c->obs_port.ctx, peer, buf, bytes);
-    coll__tell(c, COLL_EV_DONE, 1, peer, -1, 0, rc);
+    coll__tell(o, COLL_EV_POST, 1, peer, -1, bytes, 0);
+    rc = o->inner.send(o->inner.ctx, peer, buf, bytes);
+    coll__tell(o, COLL_EV_DONE, 1, peer, -1, 0, rc);
     return rc;
 }
 static int coll__obs_recv(void *ctx, int peer, void *buf, size_t bytes)
 {
-    coll_comm *c = (coll_comm *)ctx;
+    coll__observer *o = (coll__observer *)ctx;
     int rc;
-    coll__tell(c, COLL_EV_POST, 0, peer, -1, bytes, 0);
-    rc = c->obs_port.recv(c->obs_port.ctx, peer, buf, bytes);
-    coll__tell(c, COLL_EV_DONE, 0, peer, -1, 0, rc);
+    coll__tell(o, COLL_EV_POST, 0, peer, -1, bytes, 0);
+    rc = o->inner.recv(o->inner.ctx, peer, buf, bytes);
+    coll__tell(o, COLL_EV_DONE, 0, peer, -1, 0, rc);
     return rc;
 }
 static int coll__obs_sendrecv(void *ctx, int to, const void *sbuf, size_t sbytes,
                               int from, void *rbuf, size_t rbytes)
 {
-    coll_comm *c = (coll_comm *)ctx;
+    coll__observer *o = (coll__observer *)ctx;
     int rc;
-    coll__tell(c, COLL_EV_POST, 1, to, -1, sbytes, 0);
-    coll__tell(c, COLL_EV_POST, 0, from, -1, rbytes, 0);
-    rc = c->obs_port.sendrecv(c->obs_port.ctx, to, sbuf, sbytes, from, rbuf, rbytes);
-    coll__tell(c, COLL_EV_DONE, 1, to, -1, 0, rc);
-    coll__tell(c, COLL_EV_DONE, 0, from, -1, 0, rc);
+    coll__tell(o, COLL_EV_POST, 1, to, -1, sbytes, 0);
+    coll__tell(o, COLL_EV_POST, 0, from, -1, rbytes, 0);
+    rc = o->inner.sendrecv(o->inner.ctx, to, sbuf, sbytes, from, rbuf, rbytes);
+    coll__tell(o, COLL_EV_DONE, 1, to, -1, 0, rc);
+    coll__tell(o, COLL_EV_DONE, 0, from, -1, 0, rc);
     return rc;
 }
 /* A posted message: told with its handle, which DONE will name again. */
-static int coll__obs_posted(coll_comm *c, int rc, int send, int peer, size_t bytes, int handle)
+static int coll__obs_posted(coll__observer *o, int rc, int send, int peer, size_t bytes, int handle)
 {
     if (rc != COLL_OK) return rc;
-    if (handle >= 0 && handle < 32) c->obs_h[handle] = 1u + ((uint32_t)peer << 1 | (uint32_t)send);
-    coll__tell(c, COLL_EV_POST, send, peer, handle, bytes, 0);
+    if (handle >= 0 && handle < 32) o->h[handle] = 1u + ((uint32_t)peer << 1 | (uint32_t)send);
+    coll__tell(o, COLL_EV_POST, send, peer, handle, bytes, 0);
     return rc;
 }
 static int coll__obs_isend(void *ctx, int peer, const void *buf, size_t bytes, int *handle)
 {
-    coll_comm *c = (coll_comm *)ctx;
-    int rc = c->obs_port.isend(c->obs_port.ctx, peer, buf, bytes, handle);
-    return coll__obs_posted(c, rc, 1, peer, bytes, *handle);
+    coll__observer *o = (coll__observer *)ctx;
+    int rc = o->inner.isend(o->inner.ctx, peer, buf, bytes, handle);
+    return coll__obs_posted(o, rc, 1, peer, bytes, *handle);
 }
 static int coll__obs_irecv(void *ctx, int peer, void *buf, size_t bytes, int *handle)
 {
-    coll_comm *c = (coll_comm *)ctx;
-    int rc = c->obs_port.irecv(c->obs_port.ctx, peer, buf, bytes, handle);
-    return coll__obs_posted(c, rc, 0, peer, bytes, *handle);
+    coll__observer *o = (coll__observer *)ctx;
+    int rc = o->inner.irecv(o->inner.ctx, peer, buf, bytes, handle);
+    return coll__obs_posted(o, rc, 0, peer, bytes, *handle);
 }
 static int coll__obs_irecv_fold(void *ctx, int peer, void *buf, size_t bytes, coll_fold_fn fold,
                                 void *arg, int *handle)
 {
-    coll_comm *c = (coll_comm *)ctx;
-    int rc = c->obs_port.irecv_fold(c->obs_port.ctx, peer, buf, bytes, fold, arg, handle);
-    return coll__obs_posted(c, rc, 0, peer, bytes, *handle);
+    coll__observer *o = (coll__observer *)ctx;
+    int rc = o->inner.irecv_fold(o->inner.ctx, peer, buf, bytes, fold, arg, handle);
+    return coll__obs_posted(o, rc, 0, peer, bytes, *handle);
 }
 static int coll__obs_wait(void *ctx, int handle, int block)
 {
-    coll_comm *c = (coll_comm *)ctx;
-    int rc = c->obs_port.wait(c->obs_port.ctx, handle, block);
-    uint32_t w = handle >= 0 && handle < 32 ? c->obs_h[handle] : 0;
+    coll__observer *o = (coll__observer *)ctx;
+    int rc = o->inner.wait(o->inner.ctx, handle, block);
+    uint32_t w = handle >= 0 && handle < 32 ? o->h[handle] : 0;
     if (rc != COLL_AGAIN)
-        coll__tell(c, COLL_EV_DONE, w ? (int)((w - 1u) & 1u) : 0, w ? (int)((w - 1u) >> 1) : -1, handle, 0, rc);
+        coll__tell(o, COLL_EV_DONE, w ? (int)((w - 1u) & 1u) : 0, w ? (int)((w - 1u) >> 1) : -1, handle, 0, rc);
     return rc;
 }
-static void coll__obs_abort(void *ctx, int code)
-{
-    coll_comm *c = (coll_comm *)ctx;
-    c->obs_port.abort(c->obs_port.ctx, code);
-}
-#ifndef COLL_NO_ERRSTR
-static int coll__obs_missing(void *ctx, int peer)
-{
-    coll_comm *c = (coll_comm *)ctx;
-    return c->obs_port.missing(c->obs_port.ctx, peer);
-}
-#endif
-#ifndef COLL_NO_SHRINK
-static int coll__obs_renew(void *ctx, uint32_t epoch)
-{
-    coll_comm *c = (coll_comm *)ctx;
-    return c->obs_port.renew(c->obs_port.ctx, epoch);
-}
-#endif
 
 /* The communicator's port becomes this layer over the one it had. */
 static void coll__observe_wrap(coll_comm *c)
 {
-    const coll_port *in = &c->obs_port;
-    COLL_MEMCPY(&c->obs_port, &c->port, sizeof c->obs_port);
-    COLL_MEMSET(&c->port, 0, sizeof c->port);
-    c->port.ctx = c;
+    const coll_port *in = &c->obs.inner;
+    COLL_MEMCPY(&c->obs.inner, &c->port, sizeof c->obs.inner);
+    coll__layer_port(&c->port, in, &c->obs);
     c->port.send = coll__obs_send;
     c->port.recv = coll__obs_recv;
     if (in->sendrecv) c->port.sendrecv = coll__obs_sendrecv;
     if (in->isend) { c->port.isend = coll__obs_isend; c->port.irecv = coll__obs_irecv; c->port.wait = coll__obs_wait; }
     if (in->irecv_fold) c->port.irecv_fold = coll__obs_irecv_fold;
-    if (in->abort) c->port.abort = coll__obs_abort;
-#ifndef COLL_NO_ERRSTR
-    if (in->missing) c->port.missing = coll__obs_missing;
-#endif
-#ifndef COLL_NO_SHRINK
-    if (in->renew) c->port.renew = coll__obs_renew;
-#endif
 }
 #else
 #define coll__observe_turn(q) ((void)(q))
@@ -4598,26 +4625,6 @@ static int coll__pieces_recv(void *ctx, int peer, void *buf, size_t bytes)
     return coll__pieces_sendrecv(ctx, peer, 0, 0, peer, buf, bytes);
 }
 
-static void coll__pieces_abort(void *ctx, int code)
-{
-    const coll_port *in = &((coll__msgcut *)ctx)->inner;
-    if (in->abort) in->abort(in->ctx, code);
-}
-
-#ifndef COLL_NO_ERRSTR
-static int coll__pieces_missing(void *ctx, int peer)
-{
-    const coll_port *in = &((coll__msgcut *)ctx)->inner;
-    return in->missing(in->ctx, peer);
-}
-#endif
-#ifndef COLL_NO_SHRINK
-static int coll__pieces_renew(void *ctx, uint32_t epoch)
-{
-    const coll_port *in = &((coll__msgcut *)ctx)->inner;
-    return in->renew(in->ctx, epoch);
-}
-#endif
 
 /* coll_init's part: the communicator's port becomes this layer over the
    caller's. */
@@ -4625,18 +4632,10 @@ static void coll__pieces_wrap(coll_comm *c, const coll_port *port)
 {
     coll__msgcut *P = &c->pieces;
     COLL_MEMCPY(&P->inner, port, sizeof P->inner);
-    COLL_MEMSET(&c->port, 0, sizeof c->port);
-    c->port.ctx = P;
+    coll__layer_port(&c->port, port, P);
     c->port.send = coll__pieces_send;
     c->port.recv = coll__pieces_recv;
     if (port->sendrecv) c->port.sendrecv = coll__pieces_sendrecv;
-    if (port->abort) c->port.abort = coll__pieces_abort;
-#ifndef COLL_NO_ERRSTR
-    if (port->missing) c->port.missing = coll__pieces_missing;
-#endif
-#ifndef COLL_NO_SHRINK
-    if (port->renew) c->port.renew = coll__pieces_renew;
-#endif
 }
 #endif
 
@@ -5504,11 +5503,6 @@ static int coll__sub_wait(void *ctx, int handle, int block)
     const coll_subport *sp = (const coll_subport *)ctx;
     return sp->parent.wait(sp->parent.ctx, handle, block);
 }
-static void coll__sub_abort(void *ctx, int code)
-{
-    const coll_subport *sp = (const coll_subport *)ctx;
-    sp->parent.abort(sp->parent.ctx, code);
-}
 #ifndef COLL_NO_ERRSTR                  /* only coll__failed's text asks */
 /* The parent's answer, as a member's index; `peer` if outside the group. */
 static int coll__sub_missing(void *ctx, int peer)
@@ -5523,14 +5517,6 @@ static int coll__sub_missing(void *ctx, int peer)
 }
 #endif
 
-#ifndef COLL_NO_SHRINK
-static int coll__sub_renew(void *ctx, uint32_t epoch)
-{
-    const coll_subport *sp = (const coll_subport *)ctx;
-    return sp->parent.renew(sp->parent.ctx, epoch);
-}
-#endif
-
 /* The port of a communicator over members[0..n) of `parent`'s ranks. */
 static void coll__sub_port(coll_port *port, coll_subport *sp, const coll_port *parent,
                            const int *members, int n)
@@ -5538,19 +5524,14 @@ static void coll__sub_port(coll_port *port, coll_subport *sp, const coll_port *p
     COLL_MEMCPY(&sp->parent, parent, sizeof sp->parent);   /* no struct copies: */
     sp->members = members;                                  /* freestanding       */
     sp->n = n;
-    COLL_MEMSET(port, 0, sizeof *port);
-    port->ctx = sp;
+    coll__layer_port(port, parent, sp);
     port->send = coll__sub_send;
     port->recv = coll__sub_recv;
     if (parent->sendrecv) port->sendrecv = coll__sub_sendrecv;
     if (parent->isend) { port->isend = coll__sub_isend; port->irecv = coll__sub_irecv; port->wait = coll__sub_wait; }
     if (parent->irecv_fold) port->irecv_fold = coll__sub_irecv_fold;
-    if (parent->abort) port->abort = coll__sub_abort;
 #ifndef COLL_NO_ERRSTR
-    if (parent->missing) port->missing = coll__sub_missing;
-#endif
-#ifndef COLL_NO_SHRINK
-    if (parent->renew) port->renew = coll__sub_renew;
+    if (parent->missing) port->missing = coll__sub_missing;   /* renumbered */
 #endif
 }
 
@@ -6358,11 +6339,11 @@ COLL_API int coll_set_observer(coll_comm *c, coll_observer_fn fn, void *ctx)
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
 #ifndef COLL_NO_OBSERVER
     if (coll__top(c)->ticket != coll__top(c)->turn) return COLL__NO(&c->why, COLL_ERR_INVAL, "observer: a request is in flight");
-    if (fn && !c->obs) coll__observe_wrap(c);
-    if (!fn && c->obs) COLL_MEMCPY(&c->port, &c->obs_port, sizeof c->port);   /* unwrapped */
-    c->obs = fn;
-    c->obs_ctx = ctx;
-    c->obs_cur = 0;
+    if (fn && !c->obs.fn) coll__observe_wrap(c);
+    if (!fn && c->obs.fn) COLL_MEMCPY(&c->port, &c->obs.inner, sizeof c->port);   /* unwrapped */
+    c->obs.fn = fn;
+    c->obs.ctx = ctx;
+    c->obs.cur = 0;
     return COLL_OK;
 #else
     (void)fn; (void)ctx;

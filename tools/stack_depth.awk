@@ -40,7 +40,7 @@ function base(f) { sub(/\..*$/, "", f); return f }   # coll__pick.isra.0 -> coll
 function kind(g) {
     if (g ~ /^coll__[a-z0-9]+_[a-z]+_3$/) return "kernel"
     if (g ~ /^coll__cost_/) return "cost"
-    if (g ~ /^coll__(sub|pieces|obs)_/) return "subport"
+    if (g ~ /^coll__(sub|pieces|obs|inner)_/) return "subport"
     if (g ~ /_source$/) return "source"
     if (g ~ /_watch$/) return "watch"
     if (g == "coll__fold") return "fold"
@@ -51,7 +51,7 @@ function kind(g) {
 function reach(f,    b) {
     b = base(f)
     if (b == "coll__reduce" || b == "coll__scale") return " kernel "
-    if (b == "coll__copy" || b == "coll__told" || b ~ /^coll__(sub|pieces|obs)_/) return " "
+    if (b == "coll__copy" || b == "coll__told" || b ~ /^coll__(sub|pieces|obs|inner)_/) return " "
     if (b == "coll__record_start" || b == "coll__record_end") return " "
     if (b == "coll__pick" || b == "coll__choose") return " cost "
     if (b == "coll__transfer" || b == "coll__wait" || b == "coll__broke") return " subport "
