@@ -2,12 +2,17 @@
    time: each routed collective by number (kinds[]), float32 MPI_SUM on n
    floats per block, through MPI_ (the drop-in when preloaded) or PMPI_
    (the MPI library alone), the inputs that make its first result known,
-   and the slowest rank's mean time. For those two programs only: the
-   state is the including file's (p, rank, the buffers). */
+   and the slowest rank's mean time; and the steps both programs take
+   around them (the kind list, the buffers, the first calls' check, how
+   many calls fill a time). For those two programs only: the state is
+   the including file's (p, rank, the buffers). */
 #ifndef COLL_MPI_BENCH_CALLS_H
 #define COLL_MPI_BENCH_CALLS_H
 #include <mpi.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char *const kinds[] = {
     "allreduce", "bcast", "reduce", "allgather", "allgatherv", "gather", "gatherv", "scatter",
@@ -90,6 +95,72 @@ static double timed(int k, int n, int plain, int iters)
     t = (PMPI_Wtime() - t0) / iters;
     PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return tmax;
+}
+
+/* the median of v[0..n) (sorts v) */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* want[k]: kind k is a whole word of the comma-separated list, or the list is "all" */
+static void pick_kinds(const char *klist, int want[NKINDS])
+{
+    int k;
+    for (k = 0; k < NKINDS; k++) {
+        const char *at = strstr(klist, kinds[k]);
+        size_t l = strlen(kinds[k]);
+        want[k] = !strcmp(klist, "all");
+        while (at && !want[k]) {
+            if ((at == klist || at[-1] == ',') && (at[l] == 0 || at[l] == ',')) want[k] = 1;
+            at = strstr(at + 1, kinds[k]);
+        }
+    }
+}
+
+/* the buffers for calls of up to hi bytes (a block of 1 at tiny sizes)
+   and the v-forms' counts; the job aborts without them */
+static void alloc_buffers(size_t hi)
+{
+    src = (float *)malloc(hi + 64 + (size_t)p * 4);
+    dst = (float *)malloc(hi + 64 + (size_t)p * 4);
+    cnt = (int *)malloc((size_t)p * sizeof(int));
+    dsp = (int *)malloc((size_t)p * sizeof(int));
+    if (!src || !dst || !cnt || !dsp) MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* Each road's first call of kind k at this size checked, plain first
+   (nf floats filled); a wrong first element said on stderr, the line
+   starting with who and naming the road road[plain]. Returns how many
+   were wrong. */
+static int first_calls_wrong(int k, int n, size_t nf, size_t bytes, const char *who, const char *const road[2])
+{
+    int plain, bad = 0;
+    double e;
+    for (plain = 1; plain >= 0; plain--) {
+        fill(k, nf);
+        call(k, n, plain);
+        e = expect0(k);
+        if (e >= 0 && dst[0] != (float)e) {
+            fprintf(stderr, "%srank %d: %s %zu B %s: first element %g, want %g\n", who, rank, kinds[k],
+                    bytes, road[plain], dst[0], e);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* how many calls of kind k fill budget seconds, from one timed plain call,
+   held to [least, most]; rank 0's figure, on every rank */
+static int calls_for(int k, int n, double budget, int least, int most)
+{
+    double t1 = timed(k, n, 1, 1);
+    int iters = t1 > 0 ? (int)(budget / t1) : 1000;
+    if (iters < least) iters = least;
+    if (iters > most) iters = most;
+    PMPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return iters;
 }
 
 #endif

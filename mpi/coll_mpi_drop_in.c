@@ -428,6 +428,96 @@ static long long di_env_size(const char *name, long long dflt)
     return v < 0 ? DI_NEVER : v;
 }
 
+/* A field of a thresholds file ends here: a blank, the line's end or the string's. */
+static int di_word_end(const char *at) { return *at == ' ' || *at == '\t' || *at == '\n' || !*at; }
+
+/* The header line's version: 1 or 2; 0 where it is not a thresholds file. */
+static int di_thresholds_version(const char *at)
+{
+    if (!strncmp(at, "coll-mpi-thresholds 1", 21) && di_word_end(at + 21)) return 1;
+    if (!strncmp(at, "coll-mpi-thresholds 2", 21) && di_word_end(at + 21)) return 2;
+    return 0;
+}
+
+/* A version-1 row past its name: the smallest size routed at 1..8 ranks,
+   bytes or "never", into row[1..8] (row[0], no ranks: never). The rest
+   of the line, or NULL where a field is not one. */
+static char *di_row_v1(char *at, di_sizes row[9])
+{
+    char *end;
+    long long v;
+    int p, bad = 0;
+    for (p = 1; p <= 8 && !bad; p++) {
+        at += strspn(at, " \t");
+        if (!strncmp(at, "never", 5) && di_word_end(at + 5)) { row[p].n = 0; at += 5; continue; }
+        v = strtoll(at, &end, 10);
+        if (end == at || v < 0 || !di_word_end(end)) bad = 1;
+        di_from(&row[p], v);
+        at = end;
+    }
+    row[0].n = 0;
+    return bad ? NULL : at;
+}
+
+/* Up to DI_RANGES ranges "A-B" (both ends included) or "A-" (from A up)
+   into *r. The rest of the line, or NULL where one is not a range or
+   there are none. */
+static char *di_ranges(char *at, di_sizes *r)
+{
+    char *end;
+    r->n = 0;
+    while (*at && *at != '\n') {
+        if (r->n == DI_RANGES) return NULL;
+        r->lo[r->n] = strtoll(at, &end, 10);
+        if (end == at || r->lo[r->n] < 0 || *end != '-') return NULL;
+        at = end + 1;
+        if (di_word_end(at)) r->hi[r->n] = LLONG_MAX;
+        else {
+            r->hi[r->n] = strtoll(at, &end, 10);
+            if (end == at || r->hi[r->n] < r->lo[r->n] || !di_word_end(end)) return NULL;
+            at = end;
+        }
+        r->n++;
+        at += strspn(at, " \t");
+    }
+    return r->n ? at : NULL;
+}
+
+/* A version-2 row past its name: a rank count 1..8, then its ranges or
+   "never", into row[ranks]. The rest of the line, or NULL. */
+static char *di_row_v2(char *at, di_sizes row[9])
+{
+    di_sizes r;
+    char *end;
+    int p;
+    at += strspn(at, " \t");
+    p = (int)strtol(at, &end, 10);
+    if (end == at || p < 1 || p > 8 || !di_word_end(end)) return NULL;
+    at = end + strspn(end, " \t");
+    r.n = 0;
+    if (!strncmp(at, "never", 5) && di_word_end(at + 5)) at += 5;
+    else if (!(at = di_ranges(at, &r))) return NULL;
+    row[p] = r;
+    return at;
+}
+
+/* One row of a file of the given version: a collective's name (any case)
+   and its fields, into t. 0 where the name is unknown, a field is not
+   one or more follow. */
+static int di_thresholds_row(char *at, int version, di_sizes t[DI_KINDS][9])
+{
+    char word[64];
+    int k;
+    if (sscanf(at, "%63s", word) != 1) return 0;
+    for (k = 0; k < DI_KINDS && strcasecmp(word, di_env[k]); k++) {}
+    if (k == DI_KINDS) return 0;
+    at += strlen(word);
+    at = version == 1 ? di_row_v1(at, t[k]) : di_row_v2(at, t[k]);
+    if (!at) return 0;
+    at += strspn(at, " \t\n");
+    return !*at;
+}
+
 /* COLL_MPI_THRESHOLDS=path, or where it is unset the calibrated file
    `make mpi-tune` writes (di_default_path): a table for the machine at
    hand. Version 1, as `make mpi-drop-in-tune` writes it
@@ -448,13 +538,11 @@ static long long di_env_size(const char *name, long long dflt)
    file is the machine's calibration, not a patch). A file that is not
    one of these, in any line: said on stderr, and the compiled table stays
    whole. Read before COLL_MPI_MIN..., which still override it. */
-static int di_word_end(const char *at) { return *at == ' ' || *at == '\t' || *at == '\n' || !*at; }
 static void di_read_thresholds(const char *what, const char *path, di_sizes t[DI_KINDS][9])
 {
     di_sizes mine[DI_KINDS][9];
-    char line[512], word[64], *at, *end;
-    int k, p, n = 0, seen = 0, bad = 0, version = 0;
-    long long v;
+    char line[512], *at;
+    int k, p, n = 0, bad = 0, version = 0;
     FILE *f = fopen(path, "r");
     if (!f) { fprintf(stderr, "coll-mpi: %s: cannot read %s; the compiled thresholds stay\n", what, path); return; }
     memcpy(mine, t, sizeof mine);
@@ -463,62 +551,15 @@ static void di_read_thresholds(const char *what, const char *path, di_sizes t[DI
         at = line + strspn(line, " \t");
         if (!strchr(line, '\n') && !feof(f)) bad = 1;                   /* too long */
         else if (*at == '#' || *at == '\n' || !*at) continue;
-        else if (!seen) {
-            seen = 1;
-            version = !strncmp(at, "coll-mpi-thresholds 1", 21) && di_word_end(at + 21) ? 1
-                    : !strncmp(at, "coll-mpi-thresholds 2", 21) && di_word_end(at + 21) ? 2 : 0;
-            bad = !version;
+        else if (!version) {                                            /* the header */
+            bad = !(version = di_thresholds_version(at));
             if (version == 2)                                           /* unlisted: never */
                 for (k = 0; k < DI_KINDS; k++)
                     for (p = 0; p < 9; p++) mine[k][p].n = 0;
-        } else if (sscanf(at, "%63s", word) != 1) bad = 1;
-        else {
-            for (k = 0; k < DI_KINDS && strcasecmp(word, di_env[k]); k++) {}
-            if (k == DI_KINDS) { bad = 1; break; }
-            at += strlen(word);
-            if (version == 1) {
-                for (p = 1; p <= 8 && !bad; p++) {
-                    at += strspn(at, " \t");
-                    if (!strncmp(at, "never", 5) && di_word_end(at + 5)) { mine[k][p].n = 0; at += 5; continue; }
-                    v = strtoll(at, &end, 10);
-                    if (end == at || v < 0 || !di_word_end(end)) bad = 1;
-                    di_from(&mine[k][p], v);
-                    at = end;
-                }
-                mine[k][0].n = 0;
-            } else {
-                di_sizes r;
-                at += strspn(at, " \t");
-                p = (int)strtol(at, &end, 10);
-                if (end == at || p < 1 || p > 8 || !di_word_end(end)) { bad = 1; break; }
-                at = end + strspn(end, " \t");
-                r.n = 0;
-                if (!strncmp(at, "never", 5) && di_word_end(at + 5)) at += 5;
-                else {
-                    while (*at && *at != '\n' && !bad) {
-                        if (r.n == DI_RANGES) { bad = 1; break; }
-                        r.lo[r.n] = strtoll(at, &end, 10);
-                        if (end == at || r.lo[r.n] < 0 || *end != '-') { bad = 1; break; }
-                        at = end + 1;
-                        if (di_word_end(at)) r.hi[r.n] = LLONG_MAX;
-                        else {
-                            r.hi[r.n] = strtoll(at, &end, 10);
-                            if (end == at || r.hi[r.n] < r.lo[r.n] || !di_word_end(end)) { bad = 1; break; }
-                            at = end;
-                        }
-                        r.n++;
-                        at += strspn(at, " \t");
-                    }
-                    if (!r.n) bad = 1;                                  /* neither ranges nor never */
-                }
-                mine[k][p] = r;
-            }
-            at += strspn(at, " \t\n");
-            if (*at) bad = 1;                                           /* more than 8 */
-        }
+        } else bad = !di_thresholds_row(at, version, mine);
     }
     fclose(f);
-    if (bad || !seen) {
+    if (bad || !version) {
         fprintf(stderr, "coll-mpi: %s: %s, line %d: not a thresholds file (\"coll-mpi-thresholds 1\" then NAME and 8 "
                 "sizes or \"never\" a line, or \"coll-mpi-thresholds 2\" then NAME RANKS and ranges A-B or \"never\"); "
                 "the compiled thresholds stay\n", what, path, n);
@@ -824,15 +865,11 @@ static void di_setup_hier(di_comm *d, int key)
                 di_wrank(), d->id, d->p, nh);
 }
 
-/* Collective over comm: every rank reaches it at the same call (the
-   decision to route reads only arguments that agree), and every rank ends
-   with the same verdict on whether the transport came up. */
-static di_comm *di_setup(MPI_Comm comm)
+/* The coll side's identity and buffers (scratch, the count matrix and
+   its gathered rows). 0: a buffer could not be had. */
+static int di_setup_alloc(di_comm *d, MPI_Comm comm)
 {
-    di_comm *d = (di_comm *)calloc(1, sizeof *d);
-    int ok = 1, rank = 0, p = 1, shm = 0, nodes = 1, r2, n2, v[5], agreed[5], key;
-    MPI_Comm node;
-    if (!d) PMPI_Abort(comm, 12);
+    int rank = 0, p = 1;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &p);
     d->rank = rank; d->p = p; d->comm = comm;
@@ -840,55 +877,94 @@ static di_comm *di_setup(MPI_Comm comm)
     d->scratch = (unsigned char *)malloc(di.scratch);
     d->counts = (size_t *)malloc((size_t)p * (size_t)p * sizeof(size_t));
     d->row = (uint64_t *)malloc((size_t)p * (size_t)p * sizeof(uint64_t));
-    if (!d->scratch || !d->counts || !d->row) ok = 0;
-    /* this rank's host: the lowest world rank sharing its memory */
-    key = di_wrank();
+    return d->scratch && d->counts && d->row;
+}
+
+/* This rank's host key: the lowest world rank sharing its memory (the
+   same on every rank of the host), or the fake host COLL_MPI_TEST_HOSTS
+   gives; *nodes: how many ranks of comm share this host. Collective. */
+static int di_host_key(MPI_Comm comm, int *nodes)
+{
+    int key = di_wrank();
+    MPI_Comm node;
     if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         int w = key;
-        PMPI_Comm_size(node, &nodes);
+        PMPI_Comm_size(node, nodes);
         PMPI_Allreduce(&w, &key, 1, MPI_INT, MPI_MIN, node);
         PMPI_Comm_free(&node);
     }
     if (di.test_hosts > 0) key = di_wrank() / (int)di.test_hosts * (int)di.test_hosts;
     else if (di.test_hosts < 0) key = di_wrank() % (int)-di.test_hosts;
-    if (di.transport != 2)          /* shm only if every rank shares this host */
-        shm = nodes == p && p <= COLL_SHM_MAX_RANKS;
-    if (shm) {
-        char name[64];
-        memset(name, 0, sizeof name);
-        if (rank == 0)
-            snprintf(name, sizeof name, "/coll-mpi-%ld-%u-%lx", (long)getpid(), di.serial,
-                     (unsigned long)time(NULL));
-        di.serial++;
-        PMPI_Bcast(name, (int)sizeof name, MPI_CHAR, 0, comm);
-        /* joining waits COLL_MPI_JOIN_MS at most: a rank that never comes
-           (it could not map the segment, or a test says so) leaves the
-           others with COLL_ERR_TIMEOUT, and the all-reduce below makes
-           every rank fall back. Then the collectives' own deadline:
-           COLL_MPI_TIMEOUT_MS without progress (0: none, as MPI's). */
-        d->shm = (coll_shm *)calloc(1, sizeof *d->shm);
-        if (!d->shm || rank == di.nojoin ||
-            coll_shm_open(d->shm, name, rank, p, (unsigned)di.join_ms, &d->inner) != 0) ok = 0;
-        else d->shm->timeout_ms = (unsigned)di.timeout_ms;
-    } else {
-        d->mp = (coll_mpi *)calloc(1, sizeof *d->mp);
-        if (!d->mp || coll_mpi_port_init(d->mp, comm, &d->inner, &r2, &n2) != 0) ok = 0;
-    }
-    if (ok) {
-        di_wrap_port(d);
-        if (coll_init(&d->c, rank, p, &d->port, d->scratch, di.scratch) != 0) ok = 0;
-        else coll_set_recorder(&d->c, d->ring, DI_RING, di_ns, 0);
-    }
-    /* one allreduce: did every rank come up, the cores for AUTO (the
-       least and the most wished for: one figure, or none), and are the
-       ranks on one host (the least and the most key) */
+    return key;
+}
+
+/* The shm transport: rank 0 names a segment of its own, every rank joins
+   it. Joining waits COLL_MPI_JOIN_MS at most: a rank that never comes (it
+   could not map the segment, or a test says so) leaves the others with
+   COLL_ERR_TIMEOUT, and di_setup_agree makes every rank fall back. Then
+   the collectives' own deadline: COLL_MPI_TIMEOUT_MS without progress
+   (0: none, as MPI's). 0: this rank did not join. Collective. */
+static int di_setup_shm(di_comm *d)
+{
+    char name[64];
+    memset(name, 0, sizeof name);
+    if (d->rank == 0)
+        snprintf(name, sizeof name, "/coll-mpi-%ld-%u-%lx", (long)getpid(), di.serial,
+                 (unsigned long)time(NULL));
+    di.serial++;
+    PMPI_Bcast(name, (int)sizeof name, MPI_CHAR, 0, d->comm);
+    d->shm = (coll_shm *)calloc(1, sizeof *d->shm);
+    if (!d->shm || d->rank == di.nojoin ||
+        coll_shm_open(d->shm, name, d->rank, d->p, (unsigned)di.join_ms, &d->inner) != 0) return 0;
+    d->shm->timeout_ms = (unsigned)di.timeout_ms;
+    return 1;
+}
+
+/* The MPI transport: point-to-point on a private duplicate of the
+   communicator. 0: it did not come up. Collective. */
+static int di_setup_mpi(di_comm *d)
+{
+    int r2, n2;
+    d->mp = (coll_mpi *)calloc(1, sizeof *d->mp);
+    return d->mp && coll_mpi_port_init(d->mp, d->comm, &d->inner, &r2, &n2) == 0;
+}
+
+/* One allreduce: did every rank come up, the cores for AUTO (the least
+   and the most wished for: one figure, or none), and are the ranks on one
+   host (the least and the most key). Where any rank failed, every rank
+   marks the communicator dead (its calls go to MPI); on several hosts,
+   coll_hier on top. */
+static void di_setup_agree(di_comm *d, int ok, int key)
+{
+    int v[5], agreed[5];
     v[0] = ok; v[1] = di_cores_wish(); v[2] = -v[1]; v[3] = key; v[4] = -key;
-    PMPI_Allreduce(v, agreed, 5, MPI_INT, MPI_MIN, comm);
+    PMPI_Allreduce(v, agreed, 5, MPI_INT, MPI_MIN, d->comm);
     if (agreed[0] && agreed[1] == -agreed[2] && agreed[1] > 0) coll_set_cores(&d->c, agreed[1]);
-    if (!agreed[0]) {               /* every rank falls back on this comm     */
+    if (!agreed[0]) {
         if (d->shm) { if (d->shm->base) coll_shm_close(d->shm); free(d->shm); d->shm = 0; }
         d->dead = 1;
     } else if (di.hier && agreed[3] != -agreed[4]) di_setup_hier(d, key);
+}
+
+/* Collective over comm: every rank reaches it at the same call (the
+   decision to route reads only arguments that agree), and every rank ends
+   with the same verdict on whether the transport came up. Shm only where
+   every rank shares this host. */
+static di_comm *di_setup(MPI_Comm comm)
+{
+    di_comm *d = (di_comm *)calloc(1, sizeof *d);
+    int ok, shm = 0, nodes = 1, key;
+    if (!d) PMPI_Abort(comm, 12);
+    ok = di_setup_alloc(d, comm);
+    key = di_host_key(comm, &nodes);
+    if (di.transport != 2) shm = nodes == d->p && d->p <= COLL_SHM_MAX_RANKS;
+    ok = (shm ? di_setup_shm(d) : di_setup_mpi(d)) && ok;
+    if (ok) {
+        di_wrap_port(d);
+        if (coll_init(&d->c, d->rank, d->p, &d->port, d->scratch, di.scratch) != 0) ok = 0;
+        else coll_set_recorder(&d->c, d->ring, DI_RING, di_ns, 0);
+    }
+    di_setup_agree(d, ok, key);
     d->next = di_list;
     di_list = d;
     PMPI_Comm_set_attr(comm, di.key, d);
@@ -1145,6 +1221,63 @@ static void di_span(const int *counts, const int *displs, int p, long long *lo, 
     }
 }
 
+/* the bytes of the blocks (counts of es bytes each) all together */
+static size_t di_bytes(const int *counts, size_t es, int p)
+{
+    size_t n = 0;
+    int i;
+    for (i = 0; i < p; i++) n += (size_t)counts[i] * es;
+    return n;
+}
+
+/* where rank's block starts when the blocks of d->counts lie back to back
+   (rank p: all of them) */
+static size_t di_before(const di_comm *d, int rank)
+{
+    size_t at = 0;
+    int i;
+    for (i = 0; i < rank; i++) at += d->counts[i];
+    return at;
+}
+
+/* the blocks of base (counts, displs in elements of es bytes) back to back
+   into to, coll's layout; returns to */
+static unsigned char *di_pack(unsigned char *to, const void *base, const int *counts, const int *displs, size_t es,
+                              int p)
+{
+    size_t o = 0;
+    int i;
+    for (i = 0; i < p; i++) {
+        memcpy(to + o, (const unsigned char *)base + (long long)displs[i] * (long long)es, (size_t)counts[i] * es);
+        o += (size_t)counts[i] * es;
+    }
+    return to;
+}
+
+/* the reverse: the back-to-back blocks of from to their displacements in base */
+static void di_unpack(void *base, const unsigned char *from, const int *counts, const int *displs, size_t es, int p)
+{
+    size_t o = 0;
+    int i;
+    for (i = 0; i < p; i++) {
+        memcpy((unsigned char *)base + (long long)displs[i] * (long long)es, from + o, (size_t)counts[i] * es);
+        o += (size_t)counts[i] * es;
+    }
+}
+
+/* Verify mode: each block at its displacement in base against the same
+   block of PMPI's answer in ref (a test's spoiled byte in the last one). */
+static void di_compare_blocks(di_comm *d, int k, void *base, const unsigned char *ref, const int *counts,
+                              const int *displs, size_t es, int p)
+{
+    int i;
+    for (i = 0; i < p; i++) {
+        unsigned char *got = (unsigned char *)base + (long long)displs[i] * (long long)es;
+        if (i == p - 1) di_spoil(got, (size_t)counts[i] * es);
+        di_compare(d, k, got, ref + (long long)displs[i] * (long long)es, (size_t)counts[i] * es, 1, 0);
+    }
+}
+
 /* ================================================================================ */
 /* The collectives                                                                   */
 /* ================================================================================ */
@@ -1371,21 +1504,8 @@ static int di_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void 
     dst = packed ? (unsigned char *)rbuf : di_buf(d, 0, (size_t)total * res);
     rc = coll_allgatherv(&d->c, src, dst, d->counts, COLL_UINT8, COLL_ALGO_AUTO);
     if (!di_done(d, rc)) { free(mem); return DI_P(); }
-    if (!packed) {                  /* the blocks to their displacements     */
-        size_t at = 0;
-        for (i = 0; i < p; i++) {
-            memcpy((unsigned char *)rbuf + (long long)displs[i] * (long long)res, dst + at, d->counts[i]);
-            at += d->counts[i];
-        }
-    }
-    if (di.verify) {
-        for (i = 0; i < p; i++) {
-            unsigned char *got = (unsigned char *)rbuf + (long long)displs[i] * (long long)res;
-            if (i == p - 1) di_spoil(got, d->counts[i]);
-            di_compare(d, k, got, ref + (long long)displs[i] * (long long)res, d->counts[i], 1, 0);
-        }
-        free(mem);
-    }
+    if (!packed) di_unpack(rbuf, dst, rcounts, displs, res, p);   /* the blocks to their displacements */
+    if (di.verify) { di_compare_blocks(d, k, rbuf, ref, rcounts, displs, res, p); free(mem); }
     return MPI_SUCCESS;
 #undef DI_P
 }
@@ -1485,76 +1605,127 @@ static int di_share_counts(di_comm *d, size_t mine)
     return 0;
 }
 
+/* Gatherv and scatterv mirror each other; their shared steps see the
+   root's side, blocks at displacements (gatherv's receive buffer,
+   scatterv's send buffer), and each rank's one block (gatherv's send,
+   scatterv's receive). */
+typedef struct {
+    int at_root, inplace;
+    int sends;                      /* the root's blocks are sent: scatterv   */
+    const int *counts, *displs;     /* the root's                             */
+    const void *blocks, *one;       /* the root's buffer; this rank's block   */
+    int count;                      /* this rank's block's count              */
+    size_t bes, oes;                /* their types' plain sizes (0: not plain) */
+    size_t mine;                    /* this rank's bytes                      */
+} di_rooted;
+
+/* This rank's own reason to leave the call to MPI (0: none), its types'
+   sizes and its bytes (v->mine, and the report's size). The root's type
+   counts on the root only; in place, this rank's block is the root's own.
+   scatterv checks its NULL root buffer with the root's counts, gatherv
+   after this rank's bytes are known, so only gatherv's report gives such
+   a call its size. */
+static int di_rooted_why(di_rooted *v, int p, int rank, MPI_Datatype btype, MPI_Datatype otype)
+{
+    long long sum = 0;
+    int why;
+    v->bes = v->at_root ? di_plain_size(btype) : 0;
+    v->oes = v->inplace ? v->bes : di_plain_size(otype);
+    v->mine = 0;
+    why = v->inplace && !v->at_root ? W_ARGS
+        : !v->oes || (v->at_root && !v->bes) ? W_TYPE
+        : (v->at_root && (!v->counts || !v->displs || !di_counts_ok(v->counts, p, &sum) ||
+                          (v->sends && !v->blocks && sum))) ||
+          (!v->inplace && v->count < 0) ? W_ARGS : 0;
+    if (why) return why;
+    v->mine = v->inplace ? (size_t)v->counts[rank] * v->bes : (size_t)v->count * v->oes;
+    di_cur.bytes = di_ll(v->mine);
+    if ((v->at_root && (!di_same(v->mine, (size_t)v->counts[rank] * v->bes) || (!v->sends && !v->blocks && sum))) ||
+        (!v->inplace && !v->one && v->mine))
+        return W_ARGS;
+    return v->at_root ? di_alias(v->one, v->blocks) : 0;
+}
+
+/* Every rank's bytes to every rank (di_share_counts); the root checks them
+   against its own counts. A mismatch is known to the root alone, before
+   any payload moved: it aborts, where waiting would hang the others.
+   0: coll refused the round, and every rank runs the call by MPI. */
+static int di_rooted_counts(di_comm *d, int k, const di_rooted *v, const char *verb)
+{
+    int i, rc = di_share_counts(d, v->mine);
+    if (rc != COLL_OK && !di_done(d, rc)) return 0;
+    if (v->at_root)
+        for (i = 0; i < d->p; i++)
+            if (d->counts[i] != (size_t)v->counts[i] * v->bes) rc = COLL_ERR_MISMATCH;
+    if (rc) {
+        fprintf(stderr, "coll-mpi: %s on rank %d: the counts the ranks %s are not the root's (%s); aborting\n",
+                di_name[k], d->rank, verb, coll_result_str(rc));
+        PMPI_Abort(d->comm, 70);
+    }
+    return 1;
+}
+
+/* Gatherv's receive buffer for coll (NULL off the root): the root's own
+   where its blocks lie back to back (*packed), else a pack buffer, in
+   place with the root's block copied to its slot; *src: this rank's block. */
+static unsigned char *di_gatherv_stage(di_comm *d, const di_rooted *v, const unsigned char **src, int *packed)
+{
+    unsigned char *dst = 0;
+    size_t at;
+    if (v->at_root) *packed = di_packed(v->counts, v->displs, d->p);
+    if (v->at_root) dst = *packed ? (unsigned char *)v->blocks : di_buf(d, 0, di_before(d, d->p));
+    *src = v->inplace ? (const unsigned char *)v->blocks + (long long)v->displs[d->rank] * (long long)v->bes
+                      : (const unsigned char *)v->one;
+    if (v->inplace && !*packed) {
+        at = di_before(d, d->rank);
+        memcpy(dst + at, *src, v->mine);
+        *src = dst + at;
+    }
+    return dst;
+}
+
+/* Scatterv's send buffer for coll (NULL off the root): the root's own
+   where its blocks lie back to back, else a pack of them; *dst: this
+   rank's block, in place the root's own slot of what it sends. */
+static const unsigned char *di_scatterv_stage(di_comm *d, const di_rooted *v, unsigned char **dst)
+{
+    const unsigned char *src = 0;
+    if (v->at_root)
+        src = di_packed(v->counts, v->displs, d->p) ? (const unsigned char *)v->blocks
+            : di_pack(di_buf(d, 0, di_before(d, d->p)), v->blocks, v->counts, v->displs, v->bes, d->p);
+    *dst = v->inplace ? (unsigned char *)src + di_before(d, d->rank) : (unsigned char *)v->one;
+    return src;
+}
+
 static int di_gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                       const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     const int k = DI_GATHERV;
     di_comm *d = 0;
-    int why, rc, p, rank, i, at_root, inplace = sbuf == MPI_IN_PLACE, packed = 1;
-    size_t ses, res, mine = 0, total = 0;
-    long long sum = 0, lo = 0, hi = 0;
-    unsigned char *mem = 0, *ref = 0, *dst = 0;
+    di_rooted v;
+    int why, rc, p, packed = 1;
+    long long lo = 0, hi = 0;
+    unsigned char *mem = 0, *ref = 0, *dst;
     const unsigned char *src;
 #define DI_P() PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm)
     if ((why = di_quick(k, comm, 0, 0)) || (why = di_root(comm, root)) || !(d = di_gate(comm, &why)))
         return DI_FALLBACK(why), DI_P();
-    p = d->p; rank = d->rank;
-    at_root = rank == root;
-    res = at_root ? di_plain_size(rtype) : 0;
-    ses = inplace ? res : di_plain_size(stype);
-    why = inplace && !at_root ? W_ARGS
-        : !ses || (at_root && !res) ? W_TYPE
-        : (at_root && (!rcounts || !displs || !di_counts_ok(rcounts, p, &sum))) || (!inplace && scount < 0) ? W_ARGS : 0;
-    if (!why) {
-        mine = inplace ? (size_t)rcounts[rank] * res : (size_t)scount * ses;
-        di_cur.bytes = di_ll(mine);
-        if ((at_root && (!di_same(mine, (size_t)rcounts[rank] * res) || (!rbuf && sum))) || (!inplace && !sbuf && mine))
-            why = W_ARGS;
-        else if (at_root) why = di_alias(sbuf, rbuf);
-    }
-    if (!di_local(d, why)) return DI_P();
-    if (at_root) di_span(rcounts, displs, p, &lo, &hi);
+    p = d->p;
+    v.at_root = d->rank == root; v.inplace = sbuf == MPI_IN_PLACE; v.sends = 0;
+    v.counts = rcounts; v.displs = displs; v.blocks = rbuf; v.one = sbuf; v.count = scount;
+    if (!di_local(d, di_rooted_why(&v, p, d->rank, rtype, stype))) return DI_P();
+    if (v.at_root) di_span(rcounts, displs, p, &lo, &hi);
     if (di.verify) {
-        ref = di_ref(at_root ? rbuf : 0, lo * (long long)res, hi * (long long)res, &mem);
-        PMPI_Gatherv(sbuf, scount, stype, at_root ? ref : rbuf, rcounts, displs, rtype, root, comm);
+        ref = di_ref(v.at_root ? rbuf : 0, lo * (long long)v.bes, hi * (long long)v.bes, &mem);
+        PMPI_Gatherv(sbuf, scount, stype, v.at_root ? ref : rbuf, rcounts, displs, rtype, root, comm);
     }
-    rc = di_share_counts(d, mine);
-    if (rc != COLL_OK && !di_done(d, rc)) { free(mem); return DI_P(); }
-    if (at_root)                    /* root: the counts must be the senders' */
-        for (i = 0; i < p; i++)
-            if (d->counts[i] != (size_t)rcounts[i] * res) rc = COLL_ERR_MISMATCH;
-    if (rc) {                       /* told to nobody yet: abort, not hang    */
-        fprintf(stderr, "coll-mpi: MPI_Gatherv on rank %d: the counts the ranks send are not the root's "
-                "(%s); aborting\n", rank, coll_result_str(rc));
-        PMPI_Abort(comm, 70);
-    }
-    for (i = 0; i < p; i++) total += d->counts[i];
-    if (at_root) packed = di_packed(rcounts, displs, p);
-    if (at_root) dst = packed ? (unsigned char *)rbuf : di_buf(d, 0, total);
-    src = inplace ? (const unsigned char *)rbuf + (long long)displs[rank] * (long long)res
-                  : (const unsigned char *)sbuf;
-    if (inplace && !packed) {       /* root's own block into the pack too    */
-        size_t at = 0;
-        for (i = 0; i < rank; i++) at += d->counts[i];
-        memcpy(dst + at, (const unsigned char *)rbuf + (long long)displs[rank] * (long long)res, mine);
-        src = dst + at;
-    }
+    if (!di_rooted_counts(d, k, &v, "send")) { free(mem); return DI_P(); }
+    dst = di_gatherv_stage(d, &v, &src, &packed);
     rc = coll_gatherv(&d->c, src, dst, d->counts, COLL_UINT8, root, COLL_ALGO_AUTO);
     if (!di_done(d, rc)) { free(mem); return DI_P(); }
-    if (at_root && !packed) {
-        size_t at = 0;
-        for (i = 0; i < p; i++) {
-            memcpy((unsigned char *)rbuf + (long long)displs[i] * (long long)res, dst + at, d->counts[i]);
-            at += d->counts[i];
-        }
-    }
+    if (v.at_root && !packed) di_unpack(rbuf, dst, rcounts, displs, v.bes, p);
     if (di.verify) {
-        if (at_root)
-            for (i = 0; i < p; i++) {
-                unsigned char *got = (unsigned char *)rbuf + (long long)displs[i] * (long long)res;
-                if (i == p - 1) di_spoil(got, d->counts[i]);
-                di_compare(d, k, got, ref + (long long)displs[i] * (long long)res, d->counts[i], 1, 0);
-            }
+        if (v.at_root) di_compare_blocks(d, k, rbuf, ref, rcounts, displs, v.bes, p);
         free(mem);
     }
     return MPI_SUCCESS;
@@ -1566,63 +1737,26 @@ static int di_scatterv(const void *sbuf, const int scounts[], const int displs[]
 {
     const int k = DI_SCATTERV;
     di_comm *d = 0;
-    int why, rc, p, rank, i, at_root, inplace = rbuf == MPI_IN_PLACE, packed = 1;
-    size_t ses, res, mine = 0, total = 0, at = 0;
-    long long sum = 0;
+    di_rooted v;
+    int why, rc;
     unsigned char *mem = 0, *ref = 0, *dst;
-    const unsigned char *src = 0;
+    const unsigned char *src;
 #define DI_P() PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm)
     if ((why = di_quick(k, comm, 0, 0)) || (why = di_root(comm, root)) || !(d = di_gate(comm, &why)))
         return DI_FALLBACK(why), DI_P();
-    p = d->p; rank = d->rank;
-    at_root = rank == root;
-    ses = at_root ? di_plain_size(stype) : 0;
-    res = inplace ? ses : di_plain_size(rtype);
-    why = inplace && !at_root ? W_ARGS
-        : !res || (at_root && !ses) ? W_TYPE
-        : (at_root && (!scounts || !displs || !di_counts_ok(scounts, p, &sum) || (!sbuf && sum))) ||
-          (!inplace && rcount < 0) ? W_ARGS : 0;
-    if (!why) {
-        mine = inplace ? (size_t)scounts[rank] * ses : (size_t)rcount * res;
-        di_cur.bytes = di_ll(mine);
-        if ((at_root && !di_same(mine, (size_t)scounts[rank] * ses)) || (!inplace && !rbuf && mine)) why = W_ARGS;
-        else if (at_root) why = di_alias(sbuf, rbuf);
-    }
-    if (!di_local(d, why)) return DI_P();
+    v.at_root = d->rank == root; v.inplace = rbuf == MPI_IN_PLACE; v.sends = 1;
+    v.counts = scounts; v.displs = displs; v.blocks = sbuf; v.one = rbuf; v.count = rcount;
+    if (!di_local(d, di_rooted_why(&v, d->p, d->rank, stype, rtype))) return DI_P();
     if (di.verify) {
-        ref = di_ref(inplace ? 0 : rbuf, 0, inplace ? 0 : di_ll(mine), &mem);
-        PMPI_Scatterv(sbuf, scounts, displs, stype, inplace ? MPI_IN_PLACE : (void *)ref, rcount, rtype, root, comm);
+        ref = di_ref(v.inplace ? 0 : rbuf, 0, v.inplace ? 0 : di_ll(v.mine), &mem);
+        PMPI_Scatterv(sbuf, scounts, displs, stype, v.inplace ? MPI_IN_PLACE : (void *)ref, rcount, rtype, root, comm);
     }
-    rc = di_share_counts(d, mine);
-    if (rc != COLL_OK && !di_done(d, rc)) { free(mem); return DI_P(); }
-    if (at_root)
-        for (i = 0; i < p; i++)
-            if (d->counts[i] != (size_t)scounts[i] * ses) rc = COLL_ERR_MISMATCH;
-    if (rc) {
-        fprintf(stderr, "coll-mpi: MPI_Scatterv on rank %d: the counts the ranks receive are not the root's "
-                "(%s); aborting\n", rank, coll_result_str(rc));
-        PMPI_Abort(comm, 70);
-    }
-    for (i = 0; i < p; i++) total += d->counts[i];
-    for (i = 0; i < rank; i++) at += d->counts[i];
-    if (at_root) {
-        packed = di_packed(scounts, displs, p);
-        if (packed) src = (const unsigned char *)sbuf;
-        else {                      /* the blocks from their displacements   */
-            unsigned char *pk = di_buf(d, 0, total);
-            size_t o = 0;
-            for (i = 0; i < p; i++) {
-                memcpy(pk + o, (const unsigned char *)sbuf + (long long)displs[i] * (long long)ses, d->counts[i]);
-                o += d->counts[i];
-            }
-            src = pk;
-        }
-    }
-    dst = inplace ? (unsigned char *)src + at : (unsigned char *)rbuf;
+    if (!di_rooted_counts(d, k, &v, "receive")) { free(mem); return DI_P(); }
+    src = di_scatterv_stage(d, &v, &dst);
     rc = coll_scatterv(&d->c, src, dst, d->counts, COLL_UINT8, root, COLL_ALGO_AUTO);
     if (!di_done(d, rc)) { free(mem); return DI_P(); }
     if (di.verify) {
-        if (!inplace) { di_spoil(rbuf, mine); di_compare(d, k, rbuf, ref, mine, 1, 0); }
+        if (!v.inplace) { di_spoil(rbuf, v.mine); di_compare(d, k, rbuf, ref, v.mine, 1, 0); }
         free(mem);
     }
     return MPI_SUCCESS;
@@ -1660,23 +1794,48 @@ static int di_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *r
 #undef DI_P
 }
 
+/* Alltoallv's byte matrix on every rank: each rank's row (what it sends)
+   gathered. This rank's column must be what it receives, or it aborts: a
+   mismatch the others cannot know of, and waiting would hang them.
+   0: coll refused the round, and every rank runs the call by MPI. */
+static int di_share_matrix(di_comm *d, const int *sc, size_t ses, const int *rcounts, size_t res)
+{
+    size_t p = (size_t)d->p, i;
+    uint64_t *mine = d->row + (size_t)d->rank * p;
+    int rc;
+    for (i = 0; i < p; i++) mine[i] = (uint64_t)sc[i] * ses;
+    rc = coll_allgather(&d->c, mine, d->row, p, COLL_UINT64, COLL_ALGO_AUTO);
+    if (rc != COLL_OK && !di_done(d, rc)) return 0;
+    for (i = 0; i < p * p; i++) d->counts[i] = (size_t)d->row[i];
+    for (i = 0; i < p; i++)         /* column r must be what we receive */
+        if (d->counts[i * p + (size_t)d->rank] != (size_t)rcounts[i] * res) rc = COLL_ERR_MISMATCH;
+    if (rc) {
+        fprintf(stderr, "coll-mpi: MPI_Alltoallv on rank %d: the counts sent and received disagree (%s); "
+                "aborting\n", d->rank, coll_result_str(rc));
+        PMPI_Abort(d->comm, 70);
+    }
+    return 1;
+}
+
 /* Alltoallv: each rank knows its row (what it sends) and its column (what
-   it receives); coll needs the whole matrix, gathered first (bytes). */
+   it receives); coll needs the whole matrix, gathered first (bytes). The
+   blocks go through pack buffers where their displacements are not back
+   to back; in place, the sends come from the receive layout. */
 static int di_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
                         void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
                         MPI_Comm comm)
 {
     const int k = DI_ALLTOALLV;
     di_comm *d = 0;
-    int why, rc, p, rank, i, j, inplace = sbuf == MPI_IN_PLACE, spacked, rpacked;
-    size_t res = 0, ses = 0, rtot = 0, stot = 0;
+    int why, rc, p, inplace = sbuf == MPI_IN_PLACE, rpacked;
+    size_t res = 0, ses = 0;
     long long rsum = 0, ssum = 0, lo, hi;
     unsigned char *mem = 0, *ref = 0, *src, *dst;
     const int *sc = inplace ? rcounts : scounts, *sd = inplace ? rdispls : sdispls;
 #define DI_P() PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm)
     if ((why = di_quick(k, comm, 0, 0)) || !(d = di_gate(comm, &why)))
         return DI_FALLBACK(why), DI_P();
-    p = d->p; rank = d->rank;
+    p = d->p;
     res = di_plain_size(rtype);
     ses = inplace ? res : di_plain_size(stype);
     why = !res || !ses ? W_TYPE
@@ -1690,62 +1849,16 @@ static int di_alltoallv(const void *sbuf, const int scounts[], const int sdispls
         ref = di_ref(rbuf, lo * (long long)res, hi * (long long)res, &mem);
         PMPI_Alltoallv(sbuf, scounts, sdispls, stype, ref, rcounts, rdispls, rtype, comm);
     }
-    {                               /* every rank's row of the byte matrix   */
-        uint64_t *mine = d->row + (size_t)rank * (size_t)p;
-        for (j = 0; j < p; j++) mine[j] = (uint64_t)sc[j] * ses;
-        rc = coll_allgather(&d->c, mine, d->row, (size_t)p, COLL_UINT64, COLL_ALGO_AUTO);
-    }
-    if (rc != COLL_OK && !di_done(d, rc)) { free(mem); return DI_P(); }
-    for (i = 0; i < p; i++)
-        for (j = 0; j < p; j++) d->counts[(size_t)i * (size_t)p + (size_t)j] = (size_t)d->row[(size_t)i * (size_t)p + (size_t)j];
-    for (i = 0; i < p; i++)         /* column r must be what we receive */
-        if (d->counts[(size_t)i * (size_t)p + (size_t)rank] != (size_t)rcounts[i] * res) rc = COLL_ERR_MISMATCH;
-    if (rc) {
-        fprintf(stderr, "coll-mpi: MPI_Alltoallv on rank %d: the counts sent and received disagree (%s); "
-                "aborting\n", rank, coll_result_str(rc));
-        PMPI_Abort(comm, 70);
-    }
-    for (j = 0; j < p; j++) { stot += (size_t)sc[j] * ses; rtot += (size_t)rcounts[j] * res; }
-    spacked = di_packed(sc, sd, p);
+    if (!di_share_matrix(d, sc, ses, rcounts, res)) { free(mem); return DI_P(); }
     rpacked = di_packed(rcounts, rdispls, p);
-    if (inplace) {                  /* one buffer: packed, or through a pack */
-        dst = rpacked ? (unsigned char *)rbuf : di_buf(d, 1, rtot);
-        if (!rpacked) {
-            size_t o = 0;
-            for (j = 0; j < p; j++) {
-                memcpy(dst + o, (unsigned char *)rbuf + (long long)rdispls[j] * (long long)res, (size_t)rcounts[j] * res);
-                o += (size_t)rcounts[j] * res;
-            }
-        }
-        src = dst;
-    } else {
-        dst = rpacked ? (unsigned char *)rbuf : di_buf(d, 1, rtot);
-        src = spacked ? (unsigned char *)sbuf : di_buf(d, 0, stot);
-        if (!spacked) {
-            size_t o = 0;
-            for (j = 0; j < p; j++) {
-                memcpy(src + o, (const unsigned char *)sbuf + (long long)sdispls[j] * (long long)ses, (size_t)scounts[j] * ses);
-                o += (size_t)scounts[j] * ses;
-            }
-        }
-    }
+    dst = rpacked ? (unsigned char *)rbuf : di_buf(d, 1, di_bytes(rcounts, res, p));
+    if (inplace) src = rpacked ? dst : di_pack(dst, rbuf, rcounts, rdispls, res, p);
+    else src = di_packed(scounts, sdispls, p) ? (unsigned char *)sbuf
+             : di_pack(di_buf(d, 0, di_bytes(scounts, ses, p)), sbuf, scounts, sdispls, ses, p);
     rc = coll_alltoallv(&d->c, src, dst, d->counts, COLL_UINT8, COLL_ALGO_AUTO);
     if (!di_done(d, rc)) { free(mem); return DI_P(); }
-    if (!rpacked) {
-        size_t o = 0;
-        for (j = 0; j < p; j++) {
-            memcpy((unsigned char *)rbuf + (long long)rdispls[j] * (long long)res, dst + o, (size_t)rcounts[j] * res);
-            o += (size_t)rcounts[j] * res;
-        }
-    }
-    if (di.verify) {
-        for (j = 0; j < p; j++) {
-            unsigned char *got = (unsigned char *)rbuf + (long long)rdispls[j] * (long long)res;
-            if (j == p - 1) di_spoil(got, (size_t)rcounts[j] * res);
-            di_compare(d, k, got, ref + (long long)rdispls[j] * (long long)res, (size_t)rcounts[j] * res, 1, 0);
-        }
-        free(mem);
-    }
+    if (!rpacked) di_unpack(rbuf, dst, rcounts, rdispls, res, p);
+    if (di.verify) { di_compare_blocks(d, k, rbuf, ref, rcounts, rdispls, res, p); free(mem); }
     return MPI_SUCCESS;
 #undef DI_P
 }

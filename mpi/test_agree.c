@@ -106,33 +106,33 @@ static void test_alias(void)
 /* ---- mixed ------------------------------------------------------------------ */
 static int want(int r, int i) { return r * 100003 + i * 7 + 1; }
 
-static void test_mixed(void)
-{
-    enum { M = 4096 };              /* ints; 16 KiB: routed at COLL_MPI_MIN=0 */
-    MPI_Datatype quad, strided;
-    int *s = malloc(M * 2 * sizeof(int)), *r = malloc((size_t)M * wsize * 2 * sizeof(int));
-    int i, q, ok, derived = wrank == 0, holes = wrank % 2 == 1;
-    MPI_Type_contiguous(4, MPI_INT, &quad);       /* 4 ints, no holes: same signature */
-    MPI_Type_commit(&quad);
-    MPI_Type_vector(M, 1, 2, MPI_INT, &strided);  /* M ints, every other one          */
-    MPI_Type_commit(&strided);
+enum { M = 4096 };                  /* ints; 16 KiB: routed at COLL_MPI_MIN=0 */
 
-    /* bcast from 1 (or 0): the root's type differs from the others' */
+/* bcasts where one side's type differs: from the last rank with rank 0
+   receiving M / 4 of quad (4 ints, no holes: the same signature), then
+   from rank 0 with the odd ranks receiving into strided (M ints, every
+   other one: the holes stay untouched) */
+static void mixed_bcasts(int *s, MPI_Datatype quad, MPI_Datatype strided)
+{
+    int i, ok, derived = wrank == 0, holes = wrank % 2 == 1;
     for (i = 0; i < M; i++) s[i] = wrank == wsize - 1 ? want(9, i) : -1;
     if (derived) MPI_Bcast(s, M / 4, quad, wsize - 1, MPI_COMM_WORLD);
     else MPI_Bcast(s, M, MPI_INT, wsize - 1, MPI_COMM_WORLD);
     for (ok = 1, i = 0; i < M; i++) ok &= s[i] == want(9, i);
     check(ok, "mixed: MPI_Bcast, contiguous on rank 0", 0);
 
-    /* bcast where the odd ranks receive into a strided type */
     for (i = 0; i < 2 * M; i++) s[i] = wrank == 0 ? want(5, i / (holes ? 2 : 1)) : -1;
     if (holes) MPI_Bcast(s, 1, strided, 0, MPI_COMM_WORLD);
     else MPI_Bcast(s, M, MPI_INT, 0, MPI_COMM_WORLD);
     for (ok = 1, i = 0; i < M; i++) ok &= s[holes ? 2 * i : i] == want(5, i);
     if (holes) for (i = 0; i < M; i++) ok &= s[2 * i + 1] == -1;
     check(ok, "mixed: MPI_Bcast, vector type on the odd ranks", 0);
+}
 
-    /* allgather, gather, scatter, alltoall: contiguous on rank 0 */
+/* allgather, gather, scatter, alltoall: quad on rank 0, MPI_INT elsewhere */
+static void mixed_blocks(int *s, int *r, MPI_Datatype quad)
+{
+    int i, q, ok, derived = wrank == 0, blk = M / wsize / 4 * 4;
     for (i = 0; i < M; i++) s[i] = want(wrank, i);
     if (derived) MPI_Allgather(s, M / 4, quad, r, M / 4, quad, MPI_COMM_WORLD);
     else MPI_Allgather(s, M, MPI_INT, r, M, MPI_INT, MPI_COMM_WORLD);
@@ -153,14 +153,23 @@ static void test_mixed(void)
     for (ok = 1, i = 0; i < M; i++) ok &= s[i] == want(wrank + 50, i);
     check(ok, "mixed: MPI_Scatter, contiguous at the root", 0);
 
-    {
-        int blk = M / wsize / 4 * 4;
-        for (q = 0; q < wsize; q++) for (i = 0; i < blk; i++) s[q * blk + i] = want(wrank * 64 + q, i);
-        if (derived) MPI_Alltoall(s, blk / 4, quad, r, blk / 4, quad, MPI_COMM_WORLD);
-        else MPI_Alltoall(s, blk, MPI_INT, r, blk, MPI_INT, MPI_COMM_WORLD);
-        for (ok = 1, q = 0; q < wsize; q++) for (i = 0; i < blk; i++) ok &= r[q * blk + i] == want(q * 64 + wrank, i);
-        check(ok, "mixed: MPI_Alltoall, contiguous on rank 0", 0);
-    }
+    for (q = 0; q < wsize; q++) for (i = 0; i < blk; i++) s[q * blk + i] = want(wrank * 64 + q, i);
+    if (derived) MPI_Alltoall(s, blk / 4, quad, r, blk / 4, quad, MPI_COMM_WORLD);
+    else MPI_Alltoall(s, blk, MPI_INT, r, blk, MPI_INT, MPI_COMM_WORLD);
+    for (ok = 1, q = 0; q < wsize; q++) for (i = 0; i < blk; i++) ok &= r[q * blk + i] == want(q * 64 + wrank, i);
+    check(ok, "mixed: MPI_Alltoall, contiguous on rank 0", 0);
+}
+
+static void test_mixed(void)
+{
+    MPI_Datatype quad, strided;
+    int *s = malloc(M * 2 * sizeof(int)), *r = malloc((size_t)M * wsize * 2 * sizeof(int));
+    MPI_Type_contiguous(4, MPI_INT, &quad);       /* 4 ints, no holes: same signature */
+    MPI_Type_commit(&quad);
+    MPI_Type_vector(M, 1, 2, MPI_INT, &strided);  /* M ints, every other one          */
+    MPI_Type_commit(&strided);
+    mixed_bcasts(s, quad, strided);
+    mixed_blocks(s, r, quad);
     MPI_Type_free(&quad);
     MPI_Type_free(&strided);
     free(s); free(r);

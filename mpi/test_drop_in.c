@@ -433,10 +433,15 @@ static void test_alltoallv(MPI_Comm c, const char *cn, int m, int sorder, int ro
 }
 
 /* ---- one communicator, everything ------------------------------------------ */
-static void run_all(MPI_Comm c, const char *cn, MPI_Op usum, MPI_Op uaff, int quick)
+/* the roots the rooted tests take: 0 and the last rank */
+#define EACH_ROOT(root, p) for (root = 0; root < p; root += p > 1 ? p - 1 : 1)
+
+/* the reductions: every dtype and op at one size, then sizes that cross
+   the thresholds and the scratch, in place and out */
+static void run_reductions(MPI_Comm c, const char *cn, int quick)
 {
-    int p, r, t, o, ip, order, order2, root;
-    MPI_Comm_size(c, &p); MPI_Comm_rank(c, &r);
+    int p, t, o, ip, root;
+    MPI_Comm_size(c, &p);
     for (t = 0; t < NTYPES; t++)
         for (o = 0; o < NOPS; o++) {
             if (o >= BAND && T[t].fp) continue;
@@ -447,7 +452,7 @@ static void run_all(MPI_Comm c, const char *cn, MPI_Op usum, MPI_Op uaff, int qu
         test_allreduce(c, cn, &T[1], SUM, 5000, ip);
         if (!quick) test_allreduce(c, cn, &T[1], SUM, 300000, ip);   /* past the scratch */
         test_allreduce(c, cn, &T[2], MAX, 70000, ip);
-        for (root = 0; root < p; root += p > 1 ? p - 1 : 1) {
+        EACH_ROOT(root, p) {
             test_reduce(c, cn, &T[0], SUM, 40, root, ip);
             test_reduce(c, cn, &T[2], MIN, 3000, root, ip);
             test_reduce(c, cn, &T[4], BXOR, 17, root, ip);
@@ -461,9 +466,15 @@ static void run_all(MPI_Comm c, const char *cn, MPI_Op usum, MPI_Op uaff, int qu
         test_reduce_scatter(c, cn, &T[3], MAX, 5, 1, ip);
         test_reduce_scatter(c, cn, &T[1], SUM, 2000, 1, ip);
     }
-    test_user_ops(c, cn, usum, uaff, 37);
-    test_user_ops(c, cn, usum, uaff, 3000);
-    for (root = 0; root < p; root += p > 1 ? p - 1 : 1) {
+}
+
+/* the collectives that move data: broadcasts, then the block and v-forms
+   in place and out, the v-forms' displacements in order and not */
+static void run_moves(MPI_Comm c, const char *cn, int quick)
+{
+    int p, ip, order, order2, root;
+    MPI_Comm_size(c, &p);
+    EACH_ROOT(root, p) {
         test_bcast(c, cn, 1, root, MPI_BYTE, 1);
         test_bcast(c, cn, 1000, root, MPI_INT, 4);
         test_bcast(c, cn, quick ? 20000 : 300000, root, MPI_DOUBLE, 8);
@@ -473,7 +484,7 @@ static void run_all(MPI_Comm c, const char *cn, MPI_Op usum, MPI_Op uaff, int qu
         test_allgather(c, cn, 3000, ip);
         test_alltoall(c, cn, 2, ip);
         test_alltoall(c, cn, 1500, ip);
-        for (root = 0; root < p; root += p > 1 ? p - 1 : 1) {
+        EACH_ROOT(root, p) {
             test_gather(c, cn, 5, root, ip);
             test_gather(c, cn, 2000, root, ip);
             test_scatter(c, cn, 5, root, ip);
@@ -492,6 +503,15 @@ static void run_all(MPI_Comm c, const char *cn, MPI_Op usum, MPI_Op uaff, int qu
             }
         }
     }
+}
+
+/* every collective on c, in one order on every rank */
+static void run_all(MPI_Comm c, const char *cn, MPI_Op usum, MPI_Op uaff, int quick)
+{
+    run_reductions(c, cn, quick);
+    test_user_ops(c, cn, usum, uaff, 37);
+    test_user_ops(c, cn, usum, uaff, 3000);
+    run_moves(c, cn, quick);
     MPI_Barrier(c);
     check(1, "MPI_Barrier", cn, 0);
 }
@@ -547,9 +567,62 @@ static void test_fallbacks(MPI_Comm c)
     }
 }
 
+/* the predefined types the typed tests run over, filled in at run time:
+   an MPI's predefined handles need not be constants an initializer takes */
+static void set_types(void)
+{
+    MPI_Datatype dts[NTYPES];
+    int i;
+    dts[0] = MPI_INT; dts[1] = MPI_FLOAT; dts[2] = MPI_DOUBLE; dts[3] = MPI_LONG_LONG;
+    dts[4] = MPI_UNSIGNED_CHAR; dts[5] = MPI_INT8_T; dts[6] = MPI_UINT64_T; dts[7] = MPI_UNSIGNED;
+    for (i = 0; i < NTYPES; i++) { T[i] = types[i]; T[i].dt = dts[i]; }
+}
+
+/* everything on the even ranks' communicator from MPI_Comm_create */
+static void run_created(MPI_Op usum, MPI_Op uaff, int p)
+{
+    MPI_Group all, even;
+    MPI_Comm evens;
+    int range[1][3] = { { 0, p - 1, 2 } };
+    MPI_Comm_group(MPI_COMM_WORLD, &all);
+    MPI_Group_range_incl(all, 1, range, &even);
+    MPI_Comm_create(MPI_COMM_WORLD, even, &evens);
+    if (evens != MPI_COMM_NULL) { run_all(evens, "created", usum, uaff, 1); MPI_Comm_free(&evens); }
+    MPI_Group_free(&even);
+    MPI_Group_free(&all);
+}
+
+/* everything on the communicators made from MPI_COMM_WORLD: a dup and a
+   reversed split (kept in *dup, *rev for later), halves, the even ranks,
+   and MPI_COMM_SELF unless quick */
+static void run_others(MPI_Comm *dup, MPI_Comm *rev, MPI_Op usum, MPI_Op uaff, int p, int quick)
+{
+    MPI_Comm halves;
+    MPI_Comm_dup(MPI_COMM_WORLD, dup);
+    run_all(*dup, "dup", usum, uaff, 1);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, p - wrank, rev);       /* ranks reversed */
+    run_all(*rev, "reversed", usum, uaff, 1);
+    MPI_Comm_split(MPI_COMM_WORLD, wrank < p / 2, wrank, &halves);
+    run_all(halves, "half", usum, uaff, 1);
+    MPI_Comm_free(&halves);
+    run_created(usum, uaff, p);
+    if (!quick) run_all(MPI_COMM_SELF, "self", usum, uaff, 1);
+}
+
+/* rank 0 prints the sum of every rank's checks (the line the suite reads) */
+static void report(const char *name, int threads, int provided)
+{
+    long long mine[2], all[2] = { 0, 0 };
+    mine[0] = passed; mine[1] = failed;
+    MPI_Reduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (wrank == 0) printf("%s: %lld passed, %lld failed\n", name, all[0], all[1]);
+    if (wrank == 0 && threads) printf("thread level provided: %s\n", provided == MPI_THREAD_MULTIPLE ? "multiple" : "less");
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Comm dup, rev, halves;
+    MPI_Comm dup, rev;
     MPI_Op usum, uaff;
     /* mode: full (large sizes, every communicator), quick (smaller sizes),
        tiny (MPI_COMM_WORLD and the fallbacks only), threads (tiny, after
@@ -557,41 +630,16 @@ int main(int argc, char **argv)
     int p, provided = 0, threads = argc > 2 && !strcmp(argv[2], "threads");
     int tiny = threads || (argc > 2 && !strcmp(argv[2], "tiny"));
     int quick = tiny || (argc > 2 && !strcmp(argv[2], "quick"));
-    long long mine[2], all[2] = { 0, 0 };
-    MPI_Datatype dts[NTYPES];
-    int i;
     if (threads) MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     else MPI_Init(&argc, &argv);
-    dts[0] = MPI_INT; dts[1] = MPI_FLOAT; dts[2] = MPI_DOUBLE; dts[3] = MPI_LONG_LONG;
-    dts[4] = MPI_UNSIGNED_CHAR; dts[5] = MPI_INT8_T; dts[6] = MPI_UINT64_T; dts[7] = MPI_UNSIGNED;
-    for (i = 0; i < NTYPES; i++) { T[i] = types[i]; T[i].dt = dts[i]; }
+    set_types();
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Op_create(uop_sum, 1, &usum);
     MPI_Op_create(uop_affine, 0, &uaff);
 
     run_all(MPI_COMM_WORLD, "world", usum, uaff, quick);
-    if (!tiny) {
-        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-        run_all(dup, "dup", usum, uaff, 1);
-        MPI_Comm_split(MPI_COMM_WORLD, 0, p - wrank, &rev);      /* ranks reversed */
-        run_all(rev, "reversed", usum, uaff, 1);
-        MPI_Comm_split(MPI_COMM_WORLD, wrank < p / 2, wrank, &halves);
-        run_all(halves, "half", usum, uaff, 1);
-        MPI_Comm_free(&halves);
-        {                           /* MPI_Comm_create: the even ranks */
-            MPI_Group all, even;
-            MPI_Comm evens;
-            int range[1][3] = { { 0, p - 1, 2 } };
-            MPI_Comm_group(MPI_COMM_WORLD, &all);
-            MPI_Group_range_incl(all, 1, range, &even);
-            MPI_Comm_create(MPI_COMM_WORLD, even, &evens);
-            if (evens != MPI_COMM_NULL) { run_all(evens, "created", usum, uaff, 1); MPI_Comm_free(&evens); }
-            MPI_Group_free(&even);
-            MPI_Group_free(&all);
-        }
-        if (!quick) run_all(MPI_COMM_SELF, "self", usum, uaff, 1);
-    }
+    if (!tiny) run_others(&dup, &rev, usum, uaff, p, quick);
     test_fallbacks(MPI_COMM_WORLD);
     if (!tiny) {
         run_all(dup, "dup again", usum, uaff, 1);              /* the cached side, reused */
@@ -600,12 +648,7 @@ int main(int argc, char **argv)
     }
     MPI_Op_free(&usum);
     MPI_Op_free(&uaff);
-
-    mine[0] = passed; mine[1] = failed;
-    MPI_Reduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (wrank == 0) printf("%s: %lld passed, %lld failed\n", argc > 1 ? argv[1] : "drop-in", all[0], all[1]);
-    if (wrank == 0 && threads) printf("thread level provided: %s\n", provided == MPI_THREAD_MULTIPLE ? "multiple" : "less");
-    fflush(stdout);
+    report(argc > 1 ? argv[1] : "drop-in", threads, provided);
     MPI_Finalize();
     return failed ? 1 : 0;
 }
