@@ -245,7 +245,9 @@ static void epochs_rank(int rank, int n, int port, void *arg)
         CHECK(coll_tcp_send(&t, 1, b, sizeof b) == COLL_OK, "epoch 3: send");
     } else if (rank == 1) {
         CHECK(p.renew(p.ctx, 2) == COLL_OK, "renew 2");
-        sleep_ms(600);                         /* rank 0's 8 MiB times out */
+        /* rank 0's 8 MiB times out first: rank 2 says so once it has
+           rank 0's next message (a sleep here raced a loaded machine) */
+        CHECK(coll_tcp_recv(&t, 2, got, 8) == COLL_OK, "epoch 2: rank 2's word");
         CHECK(p.renew(p.ctx, 3) == COLL_OK, "renew 3");
         memset(got, 0, sizeof got);
         rc = coll_tcp_recv(&t, 0, got, 8);
@@ -255,6 +257,7 @@ static void epochs_rank(int rank, int n, int port, void *arg)
     } else {
         CHECK(p.renew(p.ctx, 2) == COLL_OK, "renew 2");
         CHECK(coll_tcp_recv(&t, 0, got, 8) == COLL_OK, "epoch 2: recv");
+        CHECK(coll_tcp_send(&t, 1, got, 8) == COLL_OK, "epoch 2: the word to rank 1");
         CHECK(p.renew(p.ctx, 3) == COLL_OK, "renew 3");
     }
     exchange(&t, all, 3, 256, 3, "epoch 3, after drops");
