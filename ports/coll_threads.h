@@ -161,7 +161,8 @@
      for when it gets there; a send matches a receive of its own epoch
      only. renew gives up the rank's ops, starts its message numbers
      again and takes back its eager sends that nobody received. The
-     world's failure carries the epochs it covers: a timeout in epoch 0
+     world's failure carries the epochs it covers (a word of them and a
+     code, 32-bit atomics, set under a mutex): a timeout in epoch 0
      fails every rank of that epoch at once, a timeout in a renewed epoch
      only its op (coll.h's abort, after every error, still fails the epoch
      and gives up the rank's other ops), and coll_threads_abort every
@@ -352,8 +353,10 @@ struct coll_threads {
                                   outnumber online CPUs                   */
     int pull;                  /* every rank has a CPU: receivers copy
                                   messages of COLL_THREADS_PULL bytes on  */
-    uint64_t failed;           /* (u << 32) | code: the ranks in epochs
-                                  below u fail every call with code; 0 none */
+    unsigned failed_upto;      /* the ranks in epochs below it fail every  */
+    int failed;                /* call with this code (atomics; 32-bit, as
+                                  every target has them lock-free)        */
+    pthread_mutex_t fail_m;    /* orders the failures of two epochs       */
     unsigned fb_slots;         /* slots per pair: min(FBOX, FBOX_POOL / n^2) */
     size_t fb_max;             /* largest fast-box message (0: none)       */
     coll_threads__rank r[COLL_THREADS_MAX_RANKS];
@@ -483,19 +486,22 @@ static void coll_threads__pause(void)
    first failure of an epoch keeps its code) and wakes every sleeper. */
 static void coll_threads__fail(coll_threads *w, int code, unsigned upto)
 {
-    uint64_t f = __atomic_load_n(&w->failed, __ATOMIC_ACQUIRE);
-    uint64_t n = ((uint64_t)upto << 32) | (unsigned)code;
     int i;
-    while ((unsigned)(f >> 32) < upto &&
-           !__atomic_compare_exchange_n(&w->failed, &f, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
+    pthread_mutex_lock(&w->fail_m);
+    if (__atomic_load_n(&w->failed_upto, __ATOMIC_RELAXED) < upto) {
+        __atomic_store_n(&w->failed, code, __ATOMIC_RELAXED);      /* the code first, */
+        __atomic_store_n(&w->failed_upto, upto, __ATOMIC_RELEASE); /* then the epochs */
+    }
+    pthread_mutex_unlock(&w->fail_m);
     for (i = 0; i < w->nranks; i++) coll_threads__wake(&w->r[i]);
 }
 
-/* 0, or the code this rank's calls fail with: a failure of its epoch. */
+/* 0, or the code this rank's calls fail with: a failure of its epoch (or
+   of a later one, whose code then stands for it). */
 static int coll_threads__failed(const coll_threads__rank *me)
 {
-    uint64_t f = __atomic_load_n(&me->w->failed, __ATOMIC_ACQUIRE);
-    return (unsigned)(f >> 32) > __atomic_load_n(&me->epoch, __ATOMIC_RELAXED) ? (int)(unsigned)f : 0;
+    unsigned upto = __atomic_load_n(&me->w->failed_upto, __ATOMIC_ACQUIRE);
+    return upto > __atomic_load_n(&me->epoch, __ATOMIC_RELAXED) ? __atomic_load_n(&me->w->failed, __ATOMIC_RELAXED) : 0;
 }
 
 /* Epochs compared on 16 bits (a fast-box slot's): -1 older than mine,
@@ -1255,6 +1261,7 @@ COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned tim
     w->spin_max = COLL_THREADS_PAUSE;
     if (crowded) w->spin_min = w->spin_max = 0;
     w->pull = coll_threads__env_flag("COLL_THREADS_PULL", !crowded);
+    pthread_mutex_init(&w->fail_m, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     for (i = 0; i < nranks; i++) {
@@ -1281,6 +1288,7 @@ COLL_THREADS_API void coll_threads_destroy(coll_threads *w)
         pthread_mutex_destroy(&w->r[i].m);
         pthread_cond_destroy(&w->r[i].cv);
     }
+    if (w->nranks) pthread_mutex_destroy(&w->fail_m);
     w->nranks = 0;
 }
 
