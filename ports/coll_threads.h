@@ -979,6 +979,14 @@ static int coll_threads__cancel(coll_threads__rank *me, int h, int code)
     return rc;
 }
 
+/* Gives up every op this rank still owns (after a failure, at renew). */
+static void coll_threads__give_up_all(coll_threads__rank *me, int code)
+{
+    int i;
+    for (i = 0; i < COLL_THREADS_MAX_OPS; i++)
+        if (me->ops[i].owned) (void)coll_threads__cancel(me, i, code);
+}
+
 /* The world failed while this rank waited on `h`: give up h and every
    other op this rank still owns. coll.h keeps two segments in flight and
    does not wait for the rest of a failed collective, so a receive left
@@ -986,9 +994,8 @@ static int coll_threads__cancel(coll_threads__rank *me, int h, int code)
    moment before, and filled after the call returned its error. */
 static int coll_threads__give_up(coll_threads__rank *me, int h, int code)
 {
-    int i, rc = coll_threads__cancel(me, h, code);
-    for (i = 0; i < COLL_THREADS_MAX_OPS; i++)
-        if (i != h && me->ops[i].owned) (void)coll_threads__cancel(me, i, code);
+    int rc = coll_threads__cancel(me, h, code);
+    coll_threads__give_up_all(me, code);
     return rc;
 }
 
@@ -1298,11 +1305,9 @@ COLL_THREADS_API void coll_threads_close(coll_threads *w) { coll_threads_destroy
 static void coll_threads__abort_port(void *ctx, int code)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
-    int i;
     (void)code;
     coll_threads__fail(me->w, COLL_ERR_ABORTED, me->epoch + 1);
-    for (i = 0; i < COLL_THREADS_MAX_OPS; i++)   /* nothing lands after the call's error */
-        if (me->ops[i].owned) (void)coll_threads__cancel(me, i, COLL_ERR_ABORTED);
+    coll_threads__give_up_all(me, COLL_ERR_ABORTED);   /* nothing lands after the call's error */
 }
 
 /* coll_port.renew: this rank moves to `epoch` (see EPOCHS). Its own ops
@@ -1312,9 +1317,8 @@ static int coll_threads__renew(void *ctx, uint32_t epoch)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
     coll_threads *w = me->w;
-    int i, d;
-    for (i = 0; i < COLL_THREADS_MAX_OPS; i++)
-        if (me->ops[i].owned) (void)coll_threads__cancel(me, i, COLL_ERR_ABORTED);
+    int d;
+    coll_threads__give_up_all(me, COLL_ERR_ABORTED);
     __atomic_store_n(&me->left_on, __atomic_load_n(&me->waiting_on, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
     __atomic_store_n(&me->left_epoch, me->epoch, __ATOMIC_RELEASE);
     __atomic_store_n(&me->epoch, epoch, __ATOMIC_RELEASE);
