@@ -88,7 +88,10 @@
      transfer ends with it, every live link is sent an abort frame, so the
      other ranks fail at once (COLL_ERR_IO) instead of each waiting out its
      own deadline, and every later call returns that first code - until
-     renew. No call blocks without a deadline.
+     renew. No call blocks without a deadline. coll_port.missing names the
+     rank that never answered: a wait idle for half the deadline tells
+     every peer whom it waits for, and abort frames carry the rank the
+     first failure named, so every rank names the same one (>>missing).
 
    EPOCHS (coll_port.renew, for coll_comm_shrink)
      Every message travels in a frame whose 16-byte header carries its
@@ -237,7 +240,7 @@
 #define COLL_TCP_ERR_AUTH    (-2001)   /* the master or a peer failed the token check */
 #define COLL_TCP_ERR_VERSION (-2002)   /* the master or a peer speaks another protocol version */
 #define COLL_TCP_ERR_INUSE   (-2003)   /* rank 0: another program holds MASTER_PORT */
-#define COLL_TCP_VERSION 3             /* of the protocol; 1 had no token, 2 no frames */
+#define COLL_TCP_VERSION 4             /* of the protocol: ranks of another refuse each other */
 
 #ifndef COLL_TCP_API
 #ifdef COLL_TCP_STATIC
@@ -291,6 +294,14 @@ typedef struct coll_tcp__req {
 #endif
 } coll_tcp__req;
 
+/* A control frame (a header alone, >>frames) owed on a link: on, the
+   bytes of it out so far, its epoch and the word in its length field. */
+typedef struct coll_tcp__ctl {
+    unsigned char on, at;
+    uint32_t epoch;
+    uint64_t word;
+} coll_tcp__ctl;
+
 /* One link's frame state (>>frames): what this rank owes the stream out
    and what it must read past in the stream in. */
 typedef struct coll_tcp__link {
@@ -299,13 +310,14 @@ typedef struct coll_tcp__link {
     unsigned long long tx_at, tx_total;  /* a frame given up mid-way, voided:  */
     unsigned long long tx_len; /* bytes sent, size in all (0: none), payload */
     uint32_t tx_epoch;         /* ... and its epoch                          */
-    uint32_t ab_epoch;         /* the last abort frame queued: its epoch     */
+    coll_tcp__ctl note, ab;    /* a wait notice, an abort frame owed         */
+    int waits;                 /* whom the peer says it waits for, + 1 (0:
+                                  nobody or unknown), this epoch (>>missing) */
     int dead;                  /* 0, or why the link is gone (EOF, reset)    */
     unsigned char *pb;         /* bytes read ahead that belong to later frames */
     unsigned pb_len, pb_at;    /* (a guess that missed, see coll_tcp__rx_head) */
     unsigned char rx_got;
-    unsigned char ab_on, ab_at;/* that frame owed; its bytes out             */
-    unsigned char ab_sent;     /* ab_epoch's abort frame queued already      */
+    unsigned char ab_sent;     /* ab.epoch's abort frame queued already      */
     unsigned char busy;        /* a frame waits at its head (coll_tcp__watch) */
 } coll_tcp__link;
 
@@ -324,6 +336,10 @@ typedef struct coll_tcp {
     int insecure;              /* 1: no token, COLL_TCP_INSECURE=1           */
     uint64_t key[2];           /* from the token; zero once the mesh is up   */
     int attached;              /* communicators coll_init put on this port   */
+    int named;                 /* the rank this epoch's failure names, + 1;
+                                  0 before one (>>missing)                   */
+    int noticed;               /* the peer every link was told this rank
+                                  waits for, + 1; 0: none (>>missing)        */
 #ifndef COLL_TCP_NO_MAC
     coll_tcp__keyed mac;       /* the keyed mode (>>mac)                     */
 #endif
@@ -1043,7 +1059,11 @@ static void coll_tcp__gone(coll_tcp *t, int peer, int code);
        trailer       status (4): "colK", or "colV" for a frame its sender
                      voided; then the 8-byte tag in the keyed mode
 
-   and an abort is a header alone: kind "colA", the epoch, length 0. The
+   and two control frames are a header alone, whose length field is a
+   rank + 1 (0: none; more than the ranks: no header):
+       abort         kind "colA" | epoch | the rank its sender names
+       wait notice   kind "colW" | epoch | the rank its sender waits for
+   (>>missing says what they are for; an older epoch's are ignored). The
    epoch is 0 until renew (coll_comm_shrink) moves this rank's end on; a
    frame carries the epoch its sender was in when it posted it. The
    receiving rank, at the head of each frame:
@@ -1054,6 +1074,7 @@ static void coll_tcp__gone(coll_tcp *t, int peer, int code);
        receive of its epoch (after renew) - no receive of an older epoch
        ever takes its bytes;
      - an abort of this epoch fails the epoch here too (and is passed on);
+     - a wait notice of this epoch is kept as that peer's wait;
      - a frame of this epoch must have the posted length (else
        COLL_ERR_MISMATCH, COLL_ERR_CORRUPT in the keyed mode);
      - a header of another kind, of an epoch more than COLL_TCP__AHEAD
@@ -1074,6 +1095,7 @@ static void coll_tcp__gone(coll_tcp *t, int peer, int code);
 
 #define COLL_TCP__DATA  0x636f6c44ul   /* "colD" */
 #define COLL_TCP__ABORT 0x636f6c41ul   /* "colA" */
+#define COLL_TCP__NOTE  0x636f6c57ul   /* "colW" */
 #define COLL_TCP__OK    0x636f6c4bul   /* "colK" */
 #define COLL_TCP__VOID  0x636f6c56ul   /* "colV" */
 #define COLL_TCP__FRAME 16             /* header bytes */
@@ -1863,7 +1885,7 @@ static int coll_tcp__attach(void *ctx)
     return ((coll_tcp *)ctx)->attached++;
 }
 
-/* ---- what a link owes: the rest of a voided frame, an abort frame ---------- */
+/* ---- what a link owes: the rest of a voided frame, a control frame -------- */
 
 /* Byte `pos` of the voided frame: its header, zeros, status "colV", zeros. */
 static unsigned char coll_tcp__void_byte(const coll_tcp__link *L, unsigned long long pos)
@@ -1882,34 +1904,36 @@ static unsigned char coll_tcp__void_byte(const coll_tcp__link *L, unsigned long 
 }
 
 /* Sends what link `peer` owes, without blocking (block: within the
-   link's SO_SNDTIMEO). 1: nothing owed any more; 0: not yet; a negative
+   link's SO_SNDTIMEO): the rest of a voided frame, then a wait notice,
+   then an abort frame. 1: nothing owed any more; 0: not yet; a negative
    code: the link failed (COLL_ERR_TIMEOUT: blocked to the deadline). */
 static int coll_tcp__owed(coll_tcp *t, int peer, int block)
 {
     coll_tcp__link *L = &t->link[peer];
     int fd = t->fd[peer];
     if (fd < 0 || L->dead) return L->dead ? L->dead : COLL_ERR_IO;
-    while (L->tx_total || L->ab_on) {
+    while (L->tx_total || L->note.on || L->ab.on) {
         unsigned char b[4096];
         size_t n = 0;
         ssize_t k;
-        if (L->tx_total) {
+        coll_tcp__ctl *c = L->tx_total ? 0 : L->note.on ? &L->note : &L->ab;
+        int flags = COLL_TCP__SEND_FLAGS | (block ? 0 : COLL_TCP__TRY);
+        if (!c) {
             while (n < sizeof b && L->tx_at + n < L->tx_total) {
                 b[n] = coll_tcp__void_byte(L, L->tx_at + n);
                 n++;
             }
-            k = send(fd, b, n, COLL_TCP__SEND_FLAGS | (block ? 0 : COLL_TCP__TRY));
+            k = send(fd, b, n, flags);
         } else {
-            coll_tcp__frame_head(b, COLL_TCP__ABORT, L->ab_epoch, 0);
-            k = send(fd, b + L->ab_at, COLL_TCP__FRAME - L->ab_at,
-                     COLL_TCP__SEND_FLAGS | (block ? 0 : COLL_TCP__TRY));
+            coll_tcp__frame_head(b, c == &L->ab ? COLL_TCP__ABORT : COLL_TCP__NOTE, c->epoch, c->word);
+            k = send(fd, b + c->at, COLL_TCP__FRAME - c->at, flags);
         }
         if (k > 0) {
-            if (L->tx_total) {
+            if (!c) {
                 L->tx_at += (unsigned long long)k;
                 if (L->tx_at == L->tx_total) L->tx_at = L->tx_total = 0;
-            } else if ((L->ab_at = (unsigned char)(L->ab_at + k)) == COLL_TCP__FRAME) {
-                L->ab_on = 0; L->ab_at = 0;
+            } else if ((c->at = (unsigned char)(c->at + k)) == COLL_TCP__FRAME) {
+                c->on = 0; c->at = 0;
             }
             continue;
         }
@@ -1920,6 +1944,120 @@ static int coll_tcp__owed(coll_tcp *t, int peer, int block)
     return 1;
 }
 
+/* Does the link owe its stream anything before a frame of ours? */
+static int coll_tcp__owes(const coll_tcp__link *L)
+{
+    return L->tx_total || L->note.on || L->ab.on;
+}
+
+static void coll_tcp__watch(coll_tcp *t);
+
+/* ---- who is missing (coll_port.missing) ---------------------------------- */
+
+/* A rank cannot see another's waits over TCP, so the ranks tell each
+   other, and only when something is wrong:
+     - a wait that has seen nothing move for half the deadline sends every
+       live link a wait notice, "I wait for W" (and "nobody" once a wait
+       that sent one ends well). When a call hangs on a stopped or silent
+       rank, every rank behind it has waited half a deadline before the
+       first one reaches the whole, so by then each knows the others'
+       waits and follows them, as the threads port reads them, from its
+       own peer to the rank that waits for nobody;
+     - the first failure of an epoch decides the rank it names: a deadline
+       that chain's end, a dead link (EOF, reset) or a broken stream that
+       peer itself, a peer's abort frame the rank that frame names (or its
+       sender, if it names none). Abort frames carry it, so the ranks that
+       fail at an abort name the rank the first one found.
+   Notices cost nothing while calls move. The words are a peer's say-so:
+   a value out of range is no frame at all (>>frames), and a chain ends
+   after nranks hops, at a cycle, or at this rank. Outside the keyed
+   mode's tag, a forged notice can only misname the missing rank. */
+
+/* Is h (a whole header) a control frame of this epoch or an older one? */
+static int coll_tcp__is_ctl(const coll_tcp *t, const unsigned char *h)
+{
+    unsigned long kind = coll_tcp__get32(h);
+    return (kind == COLL_TCP__ABORT || kind == COLL_TCP__NOTE) && coll_tcp__get32(h + 8) == 0 &&
+           coll_tcp__get32(h + 12) <= (unsigned long)t->nranks &&
+           (uint32_t)coll_tcp__get32(h + 4) <= t->epoch;
+}
+
+/* From `peer`, who waits for whom, as the notices of this epoch say. */
+static int coll_tcp__chain(const coll_tcp *t, int peer)
+{
+    int hops, next;
+    for (hops = 0; hops < t->nranks; hops++) {
+        if (peer < 0 || peer >= t->nranks || peer >= COLL_TCP_MAX_RANKS || peer == t->rank) break;
+        next = t->link[peer].waits - 1;
+        if (next < 0 || next >= t->nranks || next == peer || next == t->rank) break;
+        peer = next;
+    }
+    return peer;
+}
+
+/* The epoch's first failure names its rank: the end of the chain from
+   `peer` after a deadline, `peer` itself otherwise. */
+static void coll_tcp__blame(coll_tcp *t, int peer, int deadline)
+{
+    if (!t->named && peer >= 0 && peer < t->nranks)
+        t->named = (deadline ? coll_tcp__chain(t, peer) : peer) + 1;
+}
+
+/* Peer `from` sent an abort frame of this epoch naming `word` - 1: the
+   epoch fails here too, naming the same rank. */
+static void coll_tcp__heard_abort(coll_tcp *t, int from, int word)
+{
+    if (!t->named) t->named = word ? word : from + 1;
+    coll_tcp_abort(t, COLL_ERR_IO);
+}
+
+/* Is a frame of ours on its way out on link `peer` (some of it sent)? A
+   control frame may not cut into it. */
+static int coll_tcp__mid_send(const coll_tcp *t, int peer)
+{
+    int i;
+    for (i = 0; i < COLL_TCP_MAX_REQUESTS; i++) {
+        const coll_tcp__req *q = &t->req[i];
+        if (q->peer == peer && q->is_send && q->result == COLL_AGAIN && q->hdone) return 1;
+    }
+    return 0;
+}
+
+/* Tells every live link this rank waits for `who` - 1 (0: nobody), once
+   per change; a link with a frame of ours half out is skipped. */
+static void coll_tcp__notice(coll_tcp *t, int who)
+{
+    int i;
+    if (t->noticed == who) return;
+    t->noticed = who;
+    for (i = 0; i < t->nranks && i < COLL_TCP_MAX_RANKS; i++) {
+        coll_tcp__link *L = &t->link[i];
+        if (t->fd[i] < 0 || L->dead || (L->note.on && L->note.at) || coll_tcp__mid_send(t, i)) continue;
+        L->note.on = 1; L->note.at = 0;
+        L->note.epoch = t->epoch;
+        L->note.word = (uint64_t)who;
+        (void)coll_tcp__owed(t, i, 0);           /* a failure: the next call on it finds out */
+    }
+}
+
+/* A wait on q has seen nothing move for `idle` ms: at the deadline q
+   fails; past half of it the links hear whom this rank waits for; and
+   the links no receive reads are looked at for control frames. */
+static void coll_tcp__idle(coll_tcp *t, coll_tcp__req *q, long long idle)
+{
+    if (idle >= (long long)t->timeout_ms) { coll_tcp__fail(t, q, COLL_ERR_TIMEOUT); return; }
+    if (2 * idle >= (long long)t->timeout_ms) coll_tcp__notice(t, q->peer + 1);
+    coll_tcp__watch(t);
+}
+
+/* coll_port.missing: the rank this epoch's failure named, else the
+   chain's end from `peer`. */
+static int coll_tcp__missing(void *ctx, int peer)
+{
+    coll_tcp *t = (coll_tcp *)ctx;
+    return t->named ? t->named - 1 : coll_tcp__chain(t, peer);
+}
+
 /* The link to `peer` is gone (EOF, reset, a stream out of step): no byte
    more is read from it or sent to it. In epoch 0 the port's epoch fails
    (as it always did); after renew, only the calls on that link. */
@@ -1927,6 +2065,7 @@ static void coll_tcp__gone(coll_tcp *t, int peer, int code)
 {
     int i;
     coll_tcp__link *L = &t->link[peer];
+    coll_tcp__blame(t, peer, 0);
     if (!L->dead) {
         L->dead = code;
         if (t->fd[peer] >= 0) shutdown(t->fd[peer], SHUT_RDWR);
@@ -1963,6 +2102,7 @@ static void coll_tcp__abandon(coll_tcp *t, coll_tcp__req *q)
 
 static void coll_tcp__fail(coll_tcp *t, coll_tcp__req *q, int code)
 {
+    coll_tcp__blame(t, q->peer, code == COLL_ERR_TIMEOUT);
     if (t->epoch == 0) { coll_tcp_abort(t, code); return; }
     if (q->result != COLL_AGAIN) return;
     coll_tcp__abandon(t, q);
@@ -1988,10 +2128,13 @@ static int coll_tcp__renew(void *ctx, uint32_t epoch)
     }
     t->epoch = epoch;
     t->failed = 0;
+    t->named = t->noticed = 0;
     for (i = 0; i < t->nranks && i < COLL_TCP_MAX_RANKS; i++) {
         coll_tcp__link *L = &t->link[i];
+        L->waits = 0;
         if (t->fd[i] < 0 || L->dead) continue;
-        if (L->ab_on && L->ab_at == 0) L->ab_on = 0;
+        if (L->ab.on && L->ab.at == 0) L->ab.on = 0;
+        if (L->note.on && L->note.at == 0) L->note.on = 0;
         if (coll_tcp__owed(t, i, 0) < 0) { L->dead = COLL_ERR_IO; shutdown(t->fd[i], SHUT_RDWR); }
     }
     return COLL_OK;
@@ -2011,6 +2154,7 @@ COLL_TCP_API coll_port coll_tcp_port(coll_tcp *t)
     p.abort = coll_tcp__abort_hook;
     p.attach = coll_tcp__attach;
     p.renew = coll_tcp__renew;
+    p.missing = coll_tcp__missing;
     return p;
 }
 
@@ -2032,9 +2176,10 @@ COLL_TCP_API void coll_tcp_abort(coll_tcp *t, int code)
     for (i = 0; i < t->nranks && i < COLL_TCP_MAX_RANKS; i++) {
         coll_tcp__link *L = &t->link[i];
         if (t->fd[i] < 0 || L->dead) continue;
-        if (!(L->ab_sent && L->ab_epoch == t->epoch) && !(L->ab_on && L->ab_at)) {
-            L->ab_epoch = t->epoch;
-            L->ab_on = 1; L->ab_at = 0; L->ab_sent = 1;
+        if (!(L->ab_sent && L->ab.epoch == t->epoch) && !(L->ab.on && L->ab.at)) {
+            L->ab.epoch = t->epoch;
+            L->ab.word = (uint64_t)t->named;
+            L->ab.on = 1; L->ab.at = 0; L->ab_sent = 1;
         }
         if (coll_tcp__owed(t, i, 0) < 0) { L->dead = COLL_ERR_IO; shutdown(t->fd[i], SHUT_RDWR); }
     }
@@ -2172,8 +2317,8 @@ static int coll_tcp__stalled(coll_tcp *t, coll_tcp__req *q, ssize_t k)
 /* While a wait sleeps: the links that no posted receive reads are looked
    at (a peek at the head of their stream), so that an abort frame of this
    epoch is noticed there too, within a slice (COLL_TCP__SLICE_MS) rather
-   than at the deadline, and fails the epoch here; an older epoch's abort
-   frame is read and dropped. A link whose stream starts with anything
+   than at the deadline, and fails the epoch here, and a wait notice is
+   kept; an older epoch's control frames are read and dropped. A link whose stream starts with anything
    else (a frame, EOF) is left alone (`busy`) until a receive takes
    frames from it. */
 static void coll_tcp__watch(coll_tcp *t)
@@ -2193,14 +2338,16 @@ static void coll_tcp__watch(coll_tcp *t)
         /* EOF or reset: a peer that closed after its last call is no
            failure until a call needs it (as always), so that is left to
            the receive that meets it */
-        if (k == COLL_TCP__FRAME && coll_tcp__get32(h) == COLL_TCP__ABORT &&
-            coll_tcp__get32(h + 8) == 0 && coll_tcp__get32(h + 12) == 0 &&
-            (uint32_t)coll_tcp__get32(h + 4) <= t->epoch) {
+        if (k == COLL_TCP__FRAME && coll_tcp__is_ctl(t, h)) {
+            unsigned long kind = coll_tcp__get32(h);
+            int word = (int)coll_tcp__get32(h + 12);
             if (recv(t->fd[i], h, sizeof h, COLL_TCP__TRY) != (ssize_t)sizeof h) {
                 coll_tcp__gone(t, i, COLL_ERR_IO);
                 continue;
             }
-            if ((uint32_t)coll_tcp__get32(h + 4) == t->epoch) coll_tcp_abort(t, COLL_ERR_IO);
+            if ((uint32_t)coll_tcp__get32(h + 4) != t->epoch) continue;   /* an older one */
+            if (kind == COLL_TCP__NOTE) L->waits = word;
+            else coll_tcp__heard_abort(t, i, word);
             continue;
         }
         L->busy = 1;
@@ -2214,6 +2361,7 @@ static void coll_tcp__watch(coll_tcp *t)
 static int coll_tcp__rx_head(coll_tcp *t, coll_tcp__req *q, int block, int *moved)
 {
     coll_tcp__link *L = &t->link[q->peer];
+    int quiet = *moved;                          /* before a wait notice was read */
     L->busy = 0;                                 /* its head moves: watch it again */
     while (q->result == COLL_AGAIN) {
         unsigned long kind;
@@ -2232,6 +2380,7 @@ static int coll_tcp__rx_head(coll_tcp *t, coll_tcp__req *q, int block, int *move
             return coll_tcp__stalled(t, q, k);
         }
         if (L->rx_got == 0 && !L->pb) {
+            quiet = *moved;
             /* The guess: the next frame is q's, so its header, payload and
                trailer come in one call (without MSG_WAITALL: a frame of
                another size must not keep us waiting). If it is not,
@@ -2288,6 +2437,7 @@ static int coll_tcp__rx_head(coll_tcp *t, coll_tcp__req *q, int block, int *move
         /* a peer runs at most a few epochs ahead (a renew or two a shrink),
            and no message is a terabyte: anything else is no header at all */
         if (epoch > t->epoch + COLL_TCP__AHEAD || len >> 40) kind = 0;
+        if ((kind == COLL_TCP__ABORT || kind == COLL_TCP__NOTE) && len > (uint64_t)t->nranks) kind = 0;
         if (kind == COLL_TCP__DATA) {
             if (epoch < t->epoch) {              /* an older epoch's: dropped */
                 L->rx_got = 0;
@@ -2309,11 +2459,16 @@ static int coll_tcp__rx_head(coll_tcp *t, coll_tcp__req *q, int block, int *move
             q->hdone = COLL_TCP__FRAME;          /* the frame is q's now */
             return 1;
         }
-        if (kind == COLL_TCP__ABORT && len == 0) {
+        if (kind == COLL_TCP__ABORT || kind == COLL_TCP__NOTE) {
             if (epoch < t->epoch) { L->rx_got = 0; continue; }
             if (epoch > t->epoch) { coll_tcp__fail(t, q, COLL_ERR_IO); return -1; }
-            L->rx_got = 0;                       /* the peer's epoch failed: ours too */
-            coll_tcp_abort(t, COLL_ERR_IO);
+            L->rx_got = 0;
+            if (kind == COLL_TCP__NOTE) {        /* no progress: the wait goes on */
+                L->waits = (int)len;
+                if (!L->pb) *moved = quiet;
+                continue;
+            }
+            coll_tcp__heard_abort(t, q->peer, (int)len);   /* the peer's epoch failed: ours too */
             return -1;
         }
         coll_tcp__bad_frame(t, q, COLL_ERR_IO);
@@ -2333,7 +2488,7 @@ static int coll_tcp__move(coll_tcp *t, coll_tcp__req *q, int more)
 {
     int fd = t->fd[q->peer], moved = 0;
     coll_tcp__link *L = &t->link[q->peer];
-    if (q->is_send && (L->tx_total || L->ab_on)) {
+    if (q->is_send && coll_tcp__owes(L)) {
         int rc = coll_tcp__owed(t, q->peer, 0);
         if (rc < 0) { coll_tcp__gone(t, q->peer, rc == COLL_ERR_TIMEOUT ? COLL_ERR_IO : rc); return 0; }
         if (rc == 0) return 0;
@@ -2475,6 +2630,7 @@ COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block)
         }
         if (q->result != COLL_AGAIN) {
             rc = q->result;
+            if (t->noticed == q->peer + 1 && rc == COLL_OK) coll_tcp__notice(t, 0);
             q->peer = -1;                            /* the slot is free again */
             return rc;
         }
@@ -2487,15 +2643,14 @@ COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block)
         spins = 0;
 #if COLL_TCP__BLOCKING
         if (coll_tcp__alone(t, q) &&
-            !(q->is_send && (t->link[q->peer].tx_total || t->link[q->peer].ab_on))) {
+            !(q->is_send && coll_tcp__owes(&t->link[q->peer]))) {
             long long start = coll_tcp__now_ms(), now;
             if (coll_tcp__finish(t, q)) { idle_since = -1; moved = 0; continue; }
             if (q->result != COLL_AGAIN) continue;
             now = coll_tcp__now_ms();            /* a slice passed, nothing moved */
             if (idle_since < 0 || moved) idle_since = start;
             moved = 0;
-            if (now - idle_since >= (long long)t->timeout_ms) coll_tcp__fail(t, q, COLL_ERR_TIMEOUT);
-            else coll_tcp__watch(t);
+            coll_tcp__idle(t, q, now - idle_since);
             continue;
         }
 #endif
@@ -2505,16 +2660,12 @@ COLL_TCP_API int coll_tcp_wait(void *ctx, int handle, int block)
             moved = 0;
             left = idle_since + (long long)t->timeout_ms - now;
             if (left > COLL_TCP__SLICE_MS) left = COLL_TCP__SLICE_MS;
-            rc = 0;
-            if (idle_since + (long long)t->timeout_ms - now <= 0 ||
-                (rc = coll_tcp__sleep(t, (int)left)) < 0) {
-                /* No byte moved for timeout_ms: the peer is hung or gone
-                   without a word. In epoch 0 the port's epoch fails with
-                   it; after renew, this transfer. */
-                coll_tcp__fail(t, q, rc < 0 ? COLL_ERR_IO : COLL_ERR_TIMEOUT);
-            } else if (rc == 0) {
-                coll_tcp__watch(t);
-            }
+            /* No byte moved for timeout_ms: the peer is hung or gone
+               without a word. In epoch 0 the port's epoch fails with it;
+               after renew, this transfer. */
+            if (left <= 0) coll_tcp__idle(t, q, now - idle_since);
+            else if ((rc = coll_tcp__sleep(t, (int)left)) < 0) coll_tcp__fail(t, q, COLL_ERR_IO);
+            else if (rc == 0) coll_tcp__idle(t, q, now + left - idle_since);
         }
     }
 }

@@ -19,7 +19,9 @@
    silent (sleeps, never calls again) from inside its port after its k-th
    send of that call, or the parent SIGKILLs it after a random delay.
    Every survivor must then: get an error from the call within the
-   deadline, with coll_last_error non-empty; coll_comm_shrink returns
+   deadline, with a coll_last_error that names the victim ("port failed:
+   rank V, ..."; the port's wait notices and abort frames carry who waits
+   for whom); coll_comm_shrink returns
    COLL_OK, a communicator of the survivors and members equal to the true
    survivor list; and an all-reduce on it equals a plain loop over the
    survivors' inputs. No SIGPIPE is ignored in the ranks: a send to a dead
@@ -422,6 +424,19 @@ static int w_renew(void *ctx, uint32_t epoch)
     return w->in.renew(w->in.ctx, epoch);
 }
 
+static int w_missing(void *ctx, int peer)
+{
+    wrap *w = (wrap *)ctx;
+    return w->in.missing(w->in.ctx, peer);
+}
+
+/* The rank an error text names ("port failed: rank M, ..."), -1 none. */
+static int named_rank(const char *why)
+{
+    const char *p = strstr(why, "rank ");
+    return p ? atoi(p + 5) : -1;
+}
+
 /* Call c's size and rank r's input, the same on every rank. */
 static size_t call_count(const trial *tr, int call)
 {
@@ -467,7 +482,7 @@ static void soak_rank(int rank, int n, int port, void *arg)
     p.ctx = &w;
     p.send = w_send; p.recv = w_recv; p.sendrecv = w_sendrecv;
     p.isend = w_isend; p.irecv = w_irecv; p.wait = w_wait;
-    p.abort = w_abort; p.attach = w_attach; p.renew = w_renew;
+    p.abort = w_abort; p.attach = w_attach; p.renew = w_renew; p.missing = w_missing;
     rc = coll_init(&c, rank, n, &p, scratch, sizeof scratch);
     CHECK(rc == COLL_OK, "coll_init: %d", rc);
     if (rc) goto done;
@@ -499,6 +514,8 @@ static void soak_rank(int rank, int n, int port, void *arg)
           call, O.fail_ms, g_deadline);
     snprintf(O.last_error, sizeof O.last_error, "%s", coll_last_error(&c) ? coll_last_error(&c) : "");
     CHECK(O.last_error[0] != 0, "call %d failed (%d) with coll_last_error empty", call, rc);
+    CHECK(named_rank(O.last_error) == tr->victim, "call %d: \"%s\" does not name rank %d, the victim",
+          call, O.last_error, tr->victim);
 
     t0 = coll_tcp__now_ms();
     memset(members, -1, sizeof members);
