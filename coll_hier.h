@@ -85,11 +85,11 @@
    TUNING  Every phase runs AUTO with its communicator's cost model: by
    default the world's, which knows one link. coll_hier_set_tuning gives
    the phases inside a host and those across their own alpha and beta
-   (coll_hier_tune measures them). With coll_hier_set_model(h, 1) the
-   model picks between the phases and the flat world call, and each
-   phase's algorithm, from both levels' constants (coll_hier_choose, see
-   AUTO WITH A COST PER LEVEL below): all-reduce, reduce-scatter,
-   all-gather, broadcast, reduce.
+   (coll_hier_tune measures them). From then on (or from
+   coll_hier_set_model(h, 1)) the model picks between the phases and the
+   flat world call, and each phase's algorithm, from both levels'
+   constants, for every collective (coll_hier_choose, see AUTO WITH A
+   COST PER LEVEL below).
 
    MEMORY  scratch is the sub-communicators' (coll_init's scratch: they
    run one after another, so one buffer serves all three; the same size on
@@ -153,7 +153,10 @@ typedef struct coll_hier {
     size_t work_bytes;
     coll_user_op uop;                /* coll_hier_set_user_op's, if any      */
     int has_uop;
-    int model;                       /* coll_hier_set_model's                */
+    int model;                       /* coll_hier_set_model's: 1 on, 0 off;
+                                        -1 (init): on once the levels have
+                                        constants of their own               */
+    int tuned;                       /* coll_hier_set_tuning or _tune was called */
     int host_of[COLL_HIER_MAX_RANKS];   /* world rank -> host index          */
     int lidx[COLL_HIER_MAX_RANKS];      /* world rank -> local index         */
     int hsize[COLL_HIER_MAX_RANKS], hoff[COLL_HIER_MAX_RANKS];
@@ -191,8 +194,8 @@ COLL_API size_t coll_hier_work_bytes(const coll_hier *h, coll_kind kind, size_t 
    prefer the bandwidth-optimal ring and Rabenseifner forms across. */
 COLL_API int coll_hier_set_tuning(coll_hier *h, const coll_tuning *local, const coll_tuning *cross);
 /* AUTO WITH A COST PER LEVEL. The model's choice of road and algorithms
-   for a call of all-reduce, reduce-scatter, all-gather, broadcast or
-   reduce, from the two levels' alpha, beta, gamma: the phases' time is the
+   for a call of any collective but the v forms, from the two levels'
+   alpha, beta, gamma: the phases' time is the
    sum of their coll.h formulas (each phase on its sub-communicator, with
    the level's constants, the all-reduce's cross phase on the largest
    shard), the flat time the formula of the world call with the
@@ -202,8 +205,8 @@ COLL_API int coll_hier_set_tuning(coll_hier *h, const coll_tuning *local, const 
    number. Rows AUTO leaves to the caller (in place only, a group, room
    rows) are no choice here. Decided from the host map, the constants and
    the call's kind, count, dtype and root only: the same on every rank.
-   Hosts of different sizes, or an op the phases cannot reduce: the
-   phases' cost is COLL_HIER_NEVER. */
+   Hosts of different sizes, an op the phases cannot reduce, or work too
+   small for the staging: the phases' cost is COLL_HIER_NEVER. */
 #define COLL_HIER_NEVER 1e30
 typedef struct coll_hier_pick {
     int road;                    /* COLL_HIER_PHASES or COLL_HIER_WORLD      */
@@ -215,7 +218,7 @@ typedef struct coll_hier_pick {
 } coll_hier_pick;
 /* The model's choice (local, cross: the levels' constants; NULL: those the
    sub-communicators have, coll_hier_set_tuning's or coll_hier_tune's).
-   COLL_ERR_NOSYS for another kind. */
+   COLL_ERR_NOSYS for a v form. */
 COLL_API int coll_hier_choose(const coll_hier *h, coll_kind kind, size_t count, coll_dtype dtype,
                               coll_op op, int root, const coll_tuning *local, const coll_tuning *cross,
                               coll_hier_pick *pick);
@@ -225,9 +228,12 @@ COLL_API int coll_hier_choose(const coll_hier *h, coll_kind kind, size_t count, 
 COLL_API double coll_hier_cost(const coll_hier *h, coll_kind kind, size_t count, coll_dtype dtype,
                                coll_op op, int root, const coll_tuning *local, const coll_tuning *cross,
                                const coll_hier_pick *choice);
-/* on = 1: those five calls take the model's road and algorithms (with the
-   sub-communicators' constants) wherever the phases could run; 0, the
-   default: the phases, each AUTO. The same on every rank. */
+/* on = 1: every call takes the model's road and algorithms (with the
+   sub-communicators' constants) wherever the phases could run; 0: the
+   phases, each AUTO. The default: on once the levels have constants of
+   their own (coll_hier_set_tuning, coll_hier_tune), the phases before
+   (the world's constants know one link: they cannot tell a host from the
+   network). The same on every rank. */
 COLL_API int coll_hier_set_model(coll_hier *h, int on);
 /* A per-level probe: coll_tune on every host (local) and across (cross),
    then host 0's figures inside and local index 0's across given to every
@@ -368,6 +374,7 @@ COLL_API int coll_hier_init(coll_hier *h, coll_comm *world, int host_key, void *
     if (rc == COLL_OK)
         rc = coll_comm_sub(&h->byhost, &h->byhost_sp, world, h->bw, p, scratch, scratch_bytes);
     if (rc != COLL_OK) { h->why = "init: a split failed (coll_last_error(world))"; return rc; }
+    h->model = -1;
     h->magic = COLL__HIER_MAGIC;
     return COLL_OK;
 }
@@ -397,6 +404,7 @@ COLL_API int coll_hier_set_tuning(coll_hier *h, const coll_tuning *local, const 
     if (local) rc = coll_set_tuning(&h->local, local);
     if (cross && rc == COLL_OK) rc = coll_set_tuning(&h->cross, cross);
     if (cross && rc == COLL_OK) rc = coll_set_tuning(&h->byhost, cross);
+    if (rc == COLL_OK && (local || cross)) h->tuned = 1;
     return rc;
 }
 
@@ -730,6 +738,16 @@ static int coll__hier_phases(const coll_hier *h, coll_kind k, size_t count, int 
     case COLL_ALLGATHER:      COLL__PH(1, k, count, 0, 0); COLL__PH(0, k, H * count, 0, 0); break;
     case COLL_BROADCAST:      COLL__PH(1, k, count, 0, hr); COLL__PH(0, k, count, 0, lr); break;
     case COLL_REDUCE:         COLL__PH(0, k, count, 0, lr); COLL__PH(1, k, count, 0, hr); break;
+    case COLL_GATHER:
+        for (j = 0; j < h->nhosts; j++) cnt[j] = L * count;   /* whole hosts across */
+        COLL__PH(0, k, count, 0, lr); COLL__PH(1, COLL_GATHERV, 0, cnt, hr);
+        break;
+    case COLL_SCATTER:
+        for (j = 0; j < h->nhosts; j++) cnt[j] = L * count;
+        COLL__PH(1, COLL_SCATTERV, 0, cnt, hr); COLL__PH(0, k, count, 0, lr);
+        break;
+    case COLL_ALLTOALL:       COLL__PH(0, k, H * count, 0, 0); COLL__PH(1, k, L * count, 0, 0); break;
+    case COLL_BARRIER:        COLL__PH(0, k, 0, 0, 0); COLL__PH(1, k, 0, 0, 0); COLL__PH(0, k, 0, 0, 0); break;
     default: break;
     }
 #undef COLL__PH
@@ -739,7 +757,8 @@ static int coll__hier_phases(const coll_hier *h, coll_kind k, size_t count, int 
 static int coll__hier_modelled(coll_kind k)
 {
     return k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER || k == COLL_ALLGATHER ||
-           k == COLL_BROADCAST || k == COLL_REDUCE;
+           k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER ||
+           k == COLL_ALLTOALL || k == COLL_BARRIER;
 }
 
 /* coll.h's formula for algorithm `algo` of one call on c, under tuning t;
@@ -787,9 +806,13 @@ static void coll__hier_tuning_of(const coll_comm *c, coll_tuning *t)
 static int coll__hier_phases_ok(const coll_hier *h, coll_kind k, size_t count, coll_dtype t, coll_op op, int root)
 {
     size_t es = coll__hier_esn(h, t, count);
+    if (k == COLL_BARRIER) return coll__hier_two_levels(h) && h->even;
     if (!coll__hier_two_levels(h) || !es || !h->even) return 0;
     if (k == COLL_BROADCAST) return coll__hier_rooted(h, root);
     if (k == COLL_ALLGATHER) return 1;
+    if (k == COLL_GATHER || k == COLL_SCATTER)
+        return coll__hier_rooted(h, root) && coll__hier_need(h, k, count, es) <= h->work_bytes;
+    if (k == COLL_ALLTOALL) return coll__hier_need(h, k, count, es) <= h->work_bytes;
     if (!coll__hier_reduces(h, t, op)) return 0;
     if (k == COLL_REDUCE) return coll__hier_rooted(h, root);
     if (k == COLL_REDUCE_SCATTER) return coll__hier_need(h, k, count, es) <= h->work_bytes;
@@ -868,6 +891,12 @@ COLL_API int coll_hier_set_model(coll_hier *h, int on)
     return COLL_OK;
 }
 
+/* Is the model on (coll_hier_set_model's word, else the default)? */
+static int coll__hier_model_on(const coll_hier *h)
+{
+    return h->model < 0 ? h->tuned : h->model;
+}
+
 COLL_API int coll_hier_tune(coll_hier *h, double (*now)(void *ctx), void *ctx)
 {
     double v[6];
@@ -889,11 +918,12 @@ COLL_API int coll_hier_tune(coll_hier *h, double (*now)(void *ctx), void *ctx)
 }
 
 /* With the model on: the pick for a call that may take the phases; 0 to
-   keep the phases with AUTO (model off, or no formula). */
+   keep the phases with AUTO (model off, no formula, or hosts of different
+   sizes, whose phases each rank would price on its own host). */
 static int coll__hier_model_pick(const coll_hier *h, coll_kind k, size_t count, coll_dtype t, coll_op op,
                                  int root, coll_hier_pick *pk)
 {
-    if (!h->model) return 0;
+    if (!coll__hier_model_on(h) || !h->even) return 0;     /* priced alike everywhere only on even hosts */
     if (coll_hier_choose(h, k, count, t, op, root, NULL, NULL, pk) != COLL_OK) return 0;
     return pk->cost < COLL_HIER_NEVER;
 }
@@ -973,6 +1003,8 @@ COLL_API int coll_hier_gather(coll_hier *h, const void *src, void *dst, size_t c
 {
     size_t es, blk;
     unsigned char *d = (unsigned char *)dst, *g = 0;
+    const coll_algo *al = coll__hier_auto3;
+    coll_hier_pick pk;
     int rc = COLL_OK, i, me_root;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     h->why = "";
@@ -981,6 +1013,13 @@ COLL_API int coll_hier_gather(coll_hier *h, const void *src, void *dst, size_t c
         coll__hier_need(h, COLL_GATHER, count, es) > h->work_bytes) {
         h->road = COLL_HIER_WORLD;
         return coll_gather(h->world, src, dst, count, dtype, root, COLL_ALGO_AUTO);
+    }
+    if (coll__hier_model_pick(h, COLL_GATHER, count, dtype, COLL_SUM, root, &pk)) {
+        if (pk.road == COLL_HIER_WORLD) {
+            h->road = COLL_HIER_WORLD;
+            return coll_gather(h->world, src, dst, count, dtype, root, pk.flat);
+        }
+        al = pk.phase;
     }
     h->road = COLL_HIER_PHASES;
     blk = count * es;
@@ -993,10 +1032,11 @@ COLL_API int coll_hier_gather(coll_hier *h, const void *src, void *dst, size_t c
             src = d + (size_t)h->bpos[root] * blk;
         }
     }
-    rc = coll__hier_run(rc, &h->local, COLL_GATHER, src, g, count, 0, dtype, COLL_SUM, h->lidx[root]);
+    rc = coll__hier_run_algo(rc, &h->local, COLL_GATHER, src, g, count, 0, dtype, COLL_SUM, h->lidx[root], al[0]);
     if (h->li == h->lidx[root]) {
         for (i = 0; i < h->nhosts; i++) h->cnt[i] = (size_t)h->hsize[i] * count;
-        rc = coll__hier_run(rc, &h->cross, COLL_GATHERV, g, me_root ? d : 0, 0, h->cnt, dtype, COLL_SUM, h->host_of[root]);
+        rc = coll__hier_run_algo(rc, &h->cross, COLL_GATHERV, g, me_root ? d : 0, 0, h->cnt, dtype, COLL_SUM,
+                                 h->host_of[root], al[1]);
     }
     if (rc == COLL_OK && me_root && !h->bident) coll__hier_permute(d, blk, h->bpos, h->blead, h->p);
     return rc;
@@ -1011,6 +1051,8 @@ COLL_API int coll_hier_scatter(coll_hier *h, const void *src, void *dst, size_t 
     size_t es, blk;
     const unsigned char *s = (const unsigned char *)src;
     unsigned char *g = 0;
+    const coll_algo *al = coll__hier_auto3;
+    coll_hier_pick pk;
     int rc = COLL_OK, i, me_root;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     h->why = "";
@@ -1019,6 +1061,13 @@ COLL_API int coll_hier_scatter(coll_hier *h, const void *src, void *dst, size_t 
         coll__hier_need(h, COLL_SCATTER, count, es) > h->work_bytes) {
         h->road = COLL_HIER_WORLD;
         return coll_scatter(h->world, src, dst, count, dtype, root, COLL_ALGO_AUTO);
+    }
+    if (coll__hier_model_pick(h, COLL_SCATTER, count, dtype, COLL_SUM, root, &pk)) {
+        if (pk.road == COLL_HIER_WORLD) {
+            h->road = COLL_HIER_WORLD;
+            return coll_scatter(h->world, src, dst, count, dtype, root, pk.flat);
+        }
+        al = pk.phase;
     }
     h->road = COLL_HIER_PHASES;
     blk = count * es;
@@ -1031,9 +1080,10 @@ COLL_API int coll_hier_scatter(coll_hier *h, const void *src, void *dst, size_t 
     if (h->li == h->lidx[root]) {
         g = me_root && s ? (unsigned char *)(uintptr_t)(s + (size_t)h->hoff[h->host] * blk) : h->work;
         for (i = 0; i < h->nhosts; i++) h->cnt[i] = (size_t)h->hsize[i] * count;
-        rc = coll__hier_run(rc, &h->cross, COLL_SCATTERV, me_root ? s : 0, g, 0, h->cnt, dtype, COLL_SUM, h->host_of[root]);
+        rc = coll__hier_run_algo(rc, &h->cross, COLL_SCATTERV, me_root ? s : 0, g, 0, h->cnt, dtype, COLL_SUM,
+                                 h->host_of[root], al[0]);
     }
-    return coll__hier_run(rc, &h->local, COLL_SCATTER, g, dst, count, 0, dtype, COLL_SUM, h->lidx[root]);
+    return coll__hier_run_algo(rc, &h->local, COLL_SCATTER, g, dst, count, 0, dtype, COLL_SUM, h->lidx[root], al[1]);
 }
 
 /* All-to-all inside the host (to local rank i go my H blocks for the
@@ -1046,6 +1096,8 @@ COLL_API int coll_hier_alltoall(coll_hier *h, const void *src, void *dst, size_t
 {
     size_t es, blk, H, L;
     unsigned char *d = (unsigned char *)dst, *w = h ? h->work : 0;
+    const coll_algo *al = coll__hier_auto3;
+    coll_hier_pick pk;
     int rc, j, k;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     h->why = "";
@@ -1055,29 +1107,36 @@ COLL_API int coll_hier_alltoall(coll_hier *h, const void *src, void *dst, size_t
         h->road = COLL_HIER_WORLD;
         return coll_alltoall(h->world, src, dst, count, dtype, COLL_ALGO_AUTO);
     }
+    if (coll__hier_model_pick(h, COLL_ALLTOALL, count, dtype, COLL_SUM, 0, &pk)) {
+        if (pk.road == COLL_HIER_WORLD) {
+            h->road = COLL_HIER_WORLD;
+            return coll_alltoall(h->world, src, dst, count, dtype, pk.flat);
+        }
+        al = pk.phase;
+    }
     h->road = COLL_HIER_PHASES;
     blk = count * es; H = (size_t)h->nhosts; L = (size_t)h->lmax;
     if ((!src || !d) && blk) {          /* refused in the first phase, told on */
         h->why = "alltoall: src or dst NULL";
-        rc = coll__hier_run(COLL_ERR_INVAL, &h->local, COLL_ALLTOALL, src, d, H * count, 0, dtype, COLL_SUM, 0);
-        return coll__hier_run(rc, &h->cross, COLL_ALLTOALL, src, d, L * count, 0, dtype, COLL_SUM, 0);
+        rc = coll__hier_run_algo(COLL_ERR_INVAL, &h->local, COLL_ALLTOALL, src, d, H * count, 0, dtype, COLL_SUM, 0, al[0]);
+        return coll__hier_run_algo(rc, &h->cross, COLL_ALLTOALL, src, d, L * count, 0, dtype, COLL_SUM, 0, al[1]);
     }
     if ((const unsigned char *)src == d) {     /* in place: dst holds the input */
         if (!h->tident) coll__hier_permute(d, blk, h->tw, h->tlead, h->p);
-        rc = coll__hier_run(COLL_OK, &h->local, COLL_ALLTOALL, d, w, H * count, 0, dtype, COLL_SUM, 0);
+        rc = coll__hier_run_algo(COLL_OK, &h->local, COLL_ALLTOALL, d, w, H * count, 0, dtype, COLL_SUM, 0, al[0]);
         for (j = 0; rc == COLL_OK && blk && j < (int)L; j++)         /* [j][host] -> [host][j] */
             for (k = 0; k < (int)H; k++)
                 COLL_MEMCPY(d + ((size_t)k * L + (size_t)j) * blk, w + ((size_t)j * H + (size_t)k) * blk, blk);
-        rc = coll__hier_run(rc, &h->cross, COLL_ALLTOALL, d, w, L * count, 0, dtype, COLL_SUM, 0);
+        rc = coll__hier_run_algo(rc, &h->cross, COLL_ALLTOALL, d, w, L * count, 0, dtype, COLL_SUM, 0, al[1]);
         if (rc == COLL_OK) coll__hier_scatter_copy(d, w, blk, h->bw, h->p);
         return rc;
     }
     if (!h->tident) coll__hier_scatter_copy(w, (const unsigned char *)src, blk, h->tpos, h->p);
-    rc = coll__hier_run(COLL_OK, &h->local, COLL_ALLTOALL, h->tident ? src : (const void *)w, d, H * count, 0, dtype, COLL_SUM, 0);
+    rc = coll__hier_run_algo(COLL_OK, &h->local, COLL_ALLTOALL, h->tident ? src : (const void *)w, d, H * count, 0, dtype, COLL_SUM, 0, al[0]);
     for (j = 0; rc == COLL_OK && blk && j < (int)L; j++)
         for (k = 0; k < (int)H; k++)
             COLL_MEMCPY(w + ((size_t)k * L + (size_t)j) * blk, d + ((size_t)j * H + (size_t)k) * blk, blk);
-    rc = coll__hier_run(rc, &h->cross, COLL_ALLTOALL, w, d, L * count, 0, dtype, COLL_SUM, 0);
+    rc = coll__hier_run_algo(rc, &h->cross, COLL_ALLTOALL, w, d, L * count, 0, dtype, COLL_SUM, 0, al[1]);
     if (rc == COLL_OK && !h->bident) coll__hier_permute(d, blk, h->bpos, h->blead, h->p);
     return rc;
 }
@@ -1087,6 +1146,8 @@ COLL_API int coll_hier_alltoall(coll_hier *h, const void *src, void *dst, size_t
    2 lg L a_i + lg H a_o. */
 COLL_API int coll_hier_barrier(coll_hier *h)
 {
+    const coll_algo *al = coll__hier_auto3;
+    coll_hier_pick pk;
     int rc;
     if (!coll__hier_ok(h)) return COLL_ERR_INVAL;
     h->why = "";
@@ -1094,10 +1155,17 @@ COLL_API int coll_hier_barrier(coll_hier *h)
         h->road = COLL_HIER_WORLD;
         return coll_barrier(h->world, COLL_ALGO_AUTO);
     }
+    if (coll__hier_model_pick(h, COLL_BARRIER, 0, COLL_UINT8, COLL_SUM, 0, &pk)) {
+        if (pk.road == COLL_HIER_WORLD) {
+            h->road = COLL_HIER_WORLD;
+            return coll_barrier(h->world, pk.flat);
+        }
+        al = pk.phase;
+    }
     h->road = COLL_HIER_PHASES;
-    rc = coll__hier_run(COLL_OK, &h->local, COLL_BARRIER, 0, 0, 0, 0, COLL_UINT8, COLL_SUM, 0);
-    if (h->li == 0) rc = coll__hier_run(rc, &h->cross, COLL_BARRIER, 0, 0, 0, 0, COLL_UINT8, COLL_SUM, 0);
-    return coll__hier_run(rc, &h->local, COLL_BARRIER, 0, 0, 0, 0, COLL_UINT8, COLL_SUM, 0);
+    rc = coll__hier_run_algo(COLL_OK, &h->local, COLL_BARRIER, 0, 0, 0, 0, COLL_UINT8, COLL_SUM, 0, al[0]);
+    if (h->li == 0) rc = coll__hier_run_algo(rc, &h->cross, COLL_BARRIER, 0, 0, 0, 0, COLL_UINT8, COLL_SUM, 0, al[1]);
+    return coll__hier_run_algo(rc, &h->local, COLL_BARRIER, 0, 0, 0, 0, COLL_UINT8, COLL_SUM, 0, al[2]);
 }
 
 #if defined(__GNUC__)
