@@ -15,7 +15,9 @@
                   told to the caller's callback
      >>engine     2. runs steps over the port: segments, two in flight,
                   strided spans, copy or reduce into place; >>fold
-                  (zero-copy reduce), >>moves (local moves around them)
+                  (zero-copy reduce), >>drive (a step over the port, the
+                  driver), >>moves (local moves around them), >>source
+                  (the plain source: a call without layers)
      >>agree      3. the agreement layer beside it: call checks, small
                   calls riding in them, CRCs (COLL_NO_CHECKS: none of it)
      >>pieces     a port's largest message: every message cut to it
@@ -1614,7 +1616,7 @@ static int coll__ring_allgather(const coll__plan *pl, int s, coll__step *st)
 }
 
 /* Ring all-reduce = ring reduce-scatter, then ring all-gather of the
-   reduced blocks (the numpy seed's "accumulate" and "copy" phases). Each
+   reduced blocks (an "accumulate" phase, then a "copy" phase). Each
    rank sends 2(p-1)/p·n bytes, the minimum for an all-reduce.
        p = 4: steps 0-2 the reduce-scatter above, steps 3-5 the all-gather
    cost: 2(p-1)α + 2(p-1)/p·nβ + (p-1)/p·nγ                                  */
@@ -1804,8 +1806,8 @@ static int coll__binomial_scatter(const coll__plan *pl, int s, coll__step *st)
 
 /* ---- all-reduce ------------------------------------------------------------- */
 
-/* Tree all-reduce: binomial reduce to rank 0, then binomial broadcast (the
-   muji seed's pairwise levels, for any p).
+/* Tree all-reduce: binomial reduce to rank 0, then binomial broadcast
+   (pairwise levels, for any p).
        p = 4:  1 -> 0, 3 -> 2;  2 -> 0;  then 0 -> 2;  0 -> 1, 2 -> 3
    cost: 2·lg·α + lg·n(2β + γ)                                               */
 static int coll__tree_allreduce(const coll__plan *pl, int s, coll__step *st)
@@ -1815,7 +1817,7 @@ static int coll__tree_allreduce(const coll__plan *pl, int s, coll__step *st)
     return coll__binomial_broadcast(pl, s - L, st);
 }
 
-/* Naive all-reduce (the torch seed): rank 0 receives every other rank's
+/* Naive all-reduce: rank 0 receives every other rank's
    whole vector in turn and folds it in, then sends the result to each.
        p = 4:  1 -> 0, 2 -> 0, 3 -> 0 (folded in turn);  0 -> 1, 0 -> 2, 0 -> 3
    cost: 2(p-1)(α + nβ) + (p-1)nγ, all of it at rank 0                       */
@@ -1914,7 +1916,7 @@ static void coll__from_group(int ran, coll__step *st, int base, int stride)
     if (st->from >= 0) st->from = base + st->from * stride;
 }
 
-/* Hierarchical (the muji seed's groups): ranks form groups of `group`
+/* Hierarchical (groups): ranks form groups of `group`
    consecutive ranks; reduce inside each group to its first rank, all-reduce
    among those leaders with the ring, broadcast back inside each group. The
    slow links between groups carry only the leaders' traffic.
@@ -3687,6 +3689,11 @@ static int coll__absorb(coll_request *q, size_t k, unsigned char *in, size_t n)
     return coll__reduce(q->c, &q->a.uop, out, a, in, bytes / q->esize, q->a.dtype, q->a.op);
 }
 
+/* ---- >>drive  a step over the port, and the driver -------------------------
+   Blocking ports exchange a step's segments one at a time; non-blocking
+   ones keep two in flight. coll__progress runs the source's steps until
+   the call ends or, when it may not block, would have to wait. */
+
 /* A port's answer: positive codes other than COLL_AGAIN mean nothing here. */
 static int coll__port_rc(int rc) { return rc > 0 && rc != COLL_AGAIN ? COLL_ERR_IO : rc; }
 
@@ -4037,7 +4044,7 @@ static int coll__finish(coll_request *q)
 }
 
 
-/* ---- the plain source: the schedule's steps, then its finish ------------- */
+/* ---- >>source  the plain source: the schedule's steps, then its finish --- */
 
 /* The last local touches, or the error that breaks the communicator. */
 static int coll__close(coll_request *q)
