@@ -73,13 +73,41 @@
    DEADLINE, ABORT, FAILURES
      One timeout for both children (timeout_ms; coll_hosts_set_timeout
      changes both). A wait that polls both and sees nothing move for
-     timeout_ms returns COLL_ERR_TIMEOUT. The first failure of either child
-     breaks the whole port: both children are aborted with that code (the
-     TCP links shut down, so the other hosts see EOF at once; the shm
-     group marked failed, so this host's other ranks stop at once), every
-     pending handle ends with it, and every later call returns it.
-     coll_hosts_abort does the same on purpose; it is also the port's
-     abort hook.
+     timeout_ms returns COLL_ERR_TIMEOUT. In epoch 0 (from init until the
+     first renew) the first failure of either child breaks the whole port:
+     both children are aborted with that code (abort frames on the TCP
+     links, so the other hosts fail at once; the shm group marked failed,
+     so this host's other ranks stop at once), every pending handle ends
+     with it, and every later call returns it. coll_hosts_abort does the
+     same on purpose, in any epoch; it is also the port's abort hook.
+
+   EPOCHS AND MISSING RANKS (coll_port.renew and .missing)
+     renew(ctx, e) (coll_hosts_renew; coll_comm_shrink calls it) renews
+     both children to epoch e - the TCP one always, the shm one where this
+     host has a group (a host of one rank has none) - then the composite:
+     every handle of an earlier epoch is void (its transfer ended by the
+     child's renew, never delivered into the new epoch) and the epoch's
+     failure is forgotten. Each child keeps an earlier epoch's messages
+     from the new one and holds a later one's. In a renewed epoch a
+     deadline or a dead peer fails only the call that met it, in the
+     child as here: where the composite's own deadline passes with both
+     children busy, the transfers waited for end in their child (its
+     blocking wait under a 1 ms deadline, which a renewed epoch makes the
+     transfer's failure alone) and nothing else does. An abort - coll.h's
+     after a collective error, coll_comm_revoke's, coll_hosts_abort -
+     still fails the epoch, on both children (a child's own epoch failure,
+     a TCP peer's abort frame say, fails that child's calls). renew to an
+     epoch not later than ours is COLL_ERR_INVAL; after close, an error.
+     missing(ctx, peer) (coll_hosts_missing) asks the child that reaches
+     `peer`, with the peer's number there, and turns its answer back into
+     a rank of the job (an answer out of the child's range: `peer`). Each
+     child answers from what it sees: the shm child its host's waits in
+     the segment, the TCP child what its links tell it (`peer` where its
+     coll_port has no missing). A chain of waits that crosses from one
+     child into the other is followed only within the child that owns
+     `peer`: it ends at the last rank that child knows of (a rank of this
+     host waiting for one on another host, say). make test-shrink-hosts
+     runs both, and coll_comm_shrink, over emulated hosts.
 
    COUNTERS
      h.tcp and h.shm (coll_hosts_traffic): messages and payload bytes this
@@ -102,6 +130,7 @@
    REVISIONS
      1  first version: host table at the rendezvous, shm inside a host,
         TCP between, one deadline and one abort.
+     2  renew (epochs: coll_comm_shrink) and missing, through the children.
 
    LICENCE: MIT, as coll.h.
 */
@@ -177,7 +206,9 @@ typedef struct coll_hosts {
     int nhosts, host;          /* hosts in the job; this rank's host index  */
     int local_rank, local_size;/* this rank on its host                     */
     unsigned timeout_ms;
-    int failed;                /* 0, or the code every call now returns     */
+    int failed;                /* 0, or the code every call of this epoch
+                                  now returns                               */
+    uint32_t epoch;            /* 0 from init, then what renew said         */
     int shm_up;                /* 1: this host's shm group is open          */
     int attached;              /* communicators coll_init put on this port  */
     coll_hosts_traffic tcp, shm;
@@ -229,6 +260,9 @@ COLL_HOSTS_API int coll_hosts_isend(void *ctx, int peer, const void *buf, size_t
                                     int *handle);
 COLL_HOSTS_API int coll_hosts_irecv(void *ctx, int peer, void *buf, size_t bytes, int *handle);
 COLL_HOSTS_API int coll_hosts_wait(void *ctx, int handle, int block);
+/* coll_port.renew and coll_port.missing (see EPOCHS AND MISSING RANKS). */
+COLL_HOSTS_API int coll_hosts_renew(void *ctx, uint32_t epoch);
+COLL_HOSTS_API int coll_hosts_missing(void *ctx, int peer);
 
 #ifdef __cplusplus
 }
@@ -629,7 +663,10 @@ static void coll_hosts__count(coll_hosts *h, int via, int is_send, size_t bytes)
     else { k->received++; k->bytes_received += bytes; }
 }
 
-/* The first failure breaks both children and ends every pending handle. */
+/* The epoch fails: both children are aborted (each fails its own epoch for
+   its peers) and every pending handle ends with the code. In epoch 0 the
+   port's first failure of any kind comes here; after renew, only an abort
+   asked for (coll.h's hook, coll_comm_revoke, the caller). */
 COLL_HOSTS_API void coll_hosts_abort(coll_hosts *h, int code)
 {
     int i;
@@ -655,10 +692,52 @@ static int coll_hosts__child_post(coll_hosts *h, int via, int is_send, int peer,
                    : coll_tcp_irecv(&h->t, peer, buf, bytes, ch);
 }
 
+/* A wait in the child. The shm child stamps its deadline's clock (last
+   progress) only in a wait that does not finish: one that finishes at
+   once takes its "posted or moved since" mark (s.fresh) with it, and the
+   next wait - this port polls several of its transfers in a row - would
+   count the deadline from an older stamp (after a renew, from the
+   failure before it) and fail at once. A finished transfer is progress:
+   the mark is handed on, and the next wait's deadline starts afresh. */
 static int coll_hosts__child_wait(coll_hosts *h, int via, int ch, int block)
 {
-    return via == COLL_HOSTS__SHM ? coll_shm_wait(&h->s, ch, block)
-                                  : coll_tcp_wait(&h->t, ch, block);
+    int rc;
+    if (via == COLL_HOSTS__TCP) return coll_tcp_wait(&h->t, ch, block);
+    rc = coll_shm_wait(&h->s, ch, block);
+    if (rc != COLL_AGAIN) h->s.fresh = 1;
+    return rc;
+}
+
+/* A child's call failed with `code`. In epoch 0 that breaks the whole
+   port (both children, every handle); after renew the failure is the
+   call's alone, as it is in the child. */
+static void coll_hosts__broke(coll_hosts *h, int code)
+{
+    if (h->epoch == 0) coll_hosts_abort(h, code);
+}
+
+/* Ends child transfer `ch` now, in a renewed epoch, without failing the
+   child's epoch: the child's own blocking wait under a deadline of 1 ms,
+   which a renewed epoch makes the transfer's failure alone (the child
+   leaves its link or ring in step), then the deadline back. What it
+   returns: the transfer's result - COLL_OK if it finished meanwhile. Only
+   for a failure path: the composite's deadline has passed with both
+   children busy, and the child (TCP) has no deadline of its own in a
+   poll. The shm child ends every transfer it still has with the code, as
+   its own deadline does. */
+static int coll_hosts__give_up(coll_hosts *h, int via, int ch)
+{
+    int rc;
+    if (via == COLL_HOSTS__SHM) {
+        h->s.timeout_ms = 1;
+        rc = coll_shm_wait(&h->s, ch, 1);
+        h->s.timeout_ms = h->timeout_ms;
+    } else {
+        coll_tcp_set_timeout(&h->t, 1);
+        rc = coll_tcp_wait(&h->t, ch, 1);
+        coll_tcp_set_timeout(&h->t, h->timeout_ms);
+    }
+    return rc == COLL_AGAIN ? COLL_ERR_TIMEOUT : rc;
 }
 
 /* Post into a free slot of [lo, hi), *at: 0, COLL_AGAIN (nothing
@@ -675,7 +754,7 @@ static int coll_hosts__post(coll_hosts *h, int is_send, int peer, const void *bu
     if (i == hi) return COLL_AGAIN;
     rc = coll_hosts__child_post(h, via, is_send, cp, (void *)buf, bytes, &ch);
     if (rc == COLL_AGAIN) return rc;
-    if (rc) { coll_hosts_abort(h, rc); return rc; }
+    if (rc) { coll_hosts__broke(h, rc); return rc; }
     h->slot[i].state = 1;
     h->slot[i].via = via;
     h->slot[i].child = ch;
@@ -686,8 +765,9 @@ static int coll_hosts__post(coll_hosts *h, int is_send, int peer, const void *bu
     return COLL_OK;
 }
 
-/* One poll of slot i's transfer: 1 if it finished (result kept), 0 if
-   not, or the error that broke the port. */
+/* One poll of slot i's transfer: 1 if it finished (result kept, an
+   error too), 0 if not, or the error that broke the port (epoch 0: every
+   failure does; after renew a failure is its transfer's result alone). */
 static int coll_hosts__poll(coll_hosts *h, int i, int block)
 {
     coll_hosts__slot *q = &h->slot[i];
@@ -698,12 +778,24 @@ static int coll_hosts__poll(coll_hosts *h, int i, int block)
     q->state = 2;
     q->result = rc;
     h->pending[q->via]--;
-    if (rc < 0) { coll_hosts_abort(h, rc); return rc; }
+    if (rc < 0 && h->epoch == 0) { coll_hosts_abort(h, rc); return rc; }
     return 1;
 }
 
-/* Polls every pending transfer of child `via`: how many finished, or an
-   error. */
+/* Slot i given up: a transfer still pending ends in its child first (no
+   byte of it lands later), then the slot is free. */
+static void coll_hosts__drop(coll_hosts *h, int i)
+{
+    coll_hosts__slot *q = &h->slot[i];
+    if (q->state == 1) {
+        (void)coll_hosts__give_up(h, q->via, q->child);
+        h->pending[q->via]--;
+    }
+    q->state = 0;
+}
+
+/* Polls every pending transfer of child `via`: how many finished, or the
+   error that broke the port. */
 static int coll_hosts__poll_child(coll_hosts *h, int via)
 {
     int i, n = 0, rc;
@@ -729,8 +821,9 @@ static unsigned long long coll_hosts__mark(const coll_hosts *h)
     return h->t.bytes_sent + h->t.bytes_received + (unsigned long long)h->s.last_ms;
 }
 
-/* Waits for slots idx[0..n): each is then in state 2. Blocks in the child
-   when nothing of the other is pending; else polls both, yields, naps. */
+/* Waits for slots idx[0..n): each is then in state 2 (COLL_OK), or the
+   port broke (its code; epoch 0, or an abort). Blocks in the child when
+   nothing of the other is pending; else polls both, yields, naps. */
 static int coll_hosts__wait_all(coll_hosts *h, const int *idx, int n)
 {
     long long idle = -1;
@@ -761,8 +854,20 @@ static int coll_hosts__wait_all(coll_hosts *h, const int *idx, int n)
             struct timespec ts;
             if (idle < 0) idle = now;
             if (now - idle >= (long long)h->timeout_ms) {
-                coll_hosts_abort(h, COLL_ERR_TIMEOUT);
-                return h->failed;
+                if (h->epoch == 0) {
+                    coll_hosts_abort(h, COLL_ERR_TIMEOUT);
+                    return h->failed;
+                }
+                /* a renewed epoch: the deadline ends the transfers waited
+                   for, and nothing else */
+                for (i = 0; i < n; i++) {
+                    coll_hosts__slot *q = &h->slot[idx[i]];
+                    if (q->state != 1) continue;
+                    q->result = coll_hosts__give_up(h, q->via, q->child);
+                    q->state = 2;
+                    h->pending[q->via]--;
+                }
+                continue;
             }
             ts.tv_sec = 0;
             ts.tv_nsec = (long)nap * 1000;
@@ -825,7 +930,7 @@ static int coll_hosts__blocking(coll_hosts *h, int is_send, int peer, void *buf,
             rc = is_send ? coll_shm_send(&h->s, cp, buf, bytes) : coll_shm_recv(&h->s, cp, buf, bytes);
         else
             rc = is_send ? coll_tcp_send(&h->t, cp, buf, bytes) : coll_tcp_recv(&h->t, cp, buf, bytes);
-        if (rc < 0) coll_hosts_abort(h, rc);
+        if (rc < 0) coll_hosts__broke(h, rc);
         return rc;
     }
     while ((rc = coll_hosts__post(h, is_send, peer, buf, bytes, COLL_HOSTS_HANDLES + is_send,
@@ -836,7 +941,8 @@ static int coll_hosts__blocking(coll_hosts *h, int is_send, int peer, void *buf,
     }
     if (rc) return rc;
     rc = coll_hosts__wait_all(h, &i, 1);
-    return rc ? (coll_hosts__take(h, i), rc) : coll_hosts__take(h, i);
+    if (rc) { coll_hosts__drop(h, i); return rc; }
+    return coll_hosts__take(h, i);
 }
 
 COLL_HOSTS_API int coll_hosts_send(void *ctx, int peer, const void *buf, size_t bytes)
@@ -867,7 +973,7 @@ COLL_HOSTS_API int coll_hosts_sendrecv(void *ctx, int to, const void *sbuf, size
         coll_hosts__count(h, vt, 0, rbytes);
         rc = vt == COLL_HOSTS__SHM ? coll_shm_sendrecv(&h->s, ct, sbuf, sbytes, cf, rbuf, rbytes)
                                    : coll_tcp_sendrecv(&h->t, ct, sbuf, sbytes, cf, rbuf, rbytes);
-        if (rc < 0) coll_hosts_abort(h, rc);
+        if (rc < 0) coll_hosts__broke(h, rc);
         return rc;
     }
     /* the receive first, so that a rendezvous send of the peer finds it */
@@ -881,16 +987,17 @@ COLL_HOSTS_API int coll_hosts_sendrecv(void *ctx, int to, const void *sbuf, size
             if (rc == 0) sched_yield();
         }
         if (rc < 0) {
-            /* the port is broken now (post and poll abort it): nothing of
-               ours moves any more */
-            for (i = 0; i < n; i++) (void)coll_hosts__take(h, idx[i]);
+            /* epoch 0: the port is broken now (post and poll abort it);
+               after renew the receive already posted ends in its child */
+            for (i = 0; i < n; i++) coll_hosts__drop(h, idx[i]);
             return rc;
         }
         idx[n++] = k;
     }
     rc = coll_hosts__wait_all(h, idx, n);
     for (i = 0; i < n; i++) {
-        int r = coll_hosts__take(h, idx[i]);
+        int r = h->slot[idx[i]].state == 2 ? h->slot[idx[i]].result : rc;
+        coll_hosts__drop(h, idx[i]);
         if (!rc) rc = r;
     }
     return rc;
@@ -906,6 +1013,58 @@ static int coll_hosts__attach(void *ctx)
     return ((coll_hosts *)ctx)->attached++;
 }
 
+/* coll_port.renew: both children start epoch `epoch` (the TCP one always;
+   the shm one where this host has a group), then the composite: every
+   handle of an earlier epoch is void (the children have voided theirs,
+   and coll.h has let go of every one an error left behind), and the
+   epoch's failure is forgotten. Local: no peer is waited for. 0;
+   COLL_ERR_INVAL for an epoch that is not later than ours; after close
+   (or a failed init) the code it left. A child that refuses leaves the
+   port failed with its code (the children are never out of step with us
+   otherwise: every renew of theirs comes from here). */
+COLL_HOSTS_API int coll_hosts_renew(void *ctx, uint32_t epoch)
+{
+    coll_hosts *h = (coll_hosts *)ctx;
+    coll_port cp;
+    int i, rc = COLL_OK;
+    if (!h->tcp_made) return h->failed ? h->failed : COLL_ERR_ABORTED;
+    if (epoch <= h->epoch) return COLL_ERR_INVAL;
+    cp = coll_tcp_port(&h->t);
+    rc = cp.renew ? cp.renew(cp.ctx, epoch) : COLL_ERR_NOSYS;
+    if (rc != COLL_OK) return h->failed = rc;       /* nothing moved yet */
+    if (h->shm_up) {
+        cp = coll_shm_port(&h->s);
+        rc = cp.renew ? cp.renew(cp.ctx, epoch) : COLL_ERR_NOSYS;
+    }
+    for (i = 0; i < COLL_HOSTS_HANDLES + 2; i++) h->slot[i].state = 0;
+    h->pending[0] = h->pending[1] = 0;
+    h->epoch = epoch;
+    h->failed = rc;
+    return rc;
+}
+
+/* coll_port.missing: the child that reaches `peer` follows its own chain
+   of waits from the peer's number there, and its answer comes back as a
+   rank of the job. Only that child's waits are seen: a chain that crosses
+   into the other child (a rank of this host waiting for one on another
+   host, say) ends at the last rank the child knows of. An answer out of
+   the child's range, or a child without missing, gives `peer`. */
+COLL_HOSTS_API int coll_hosts_missing(void *ctx, int peer)
+{
+    coll_hosts *h = (coll_hosts *)ctx;
+    coll_port cp;
+    int via, cpeer = -1, m, r;
+    if ((via = coll_hosts__route(h, peer, &cpeer)) < 0) return peer;
+    cp = via == COLL_HOSTS__SHM ? coll_shm_port(&h->s) : coll_tcp_port(&h->t);
+    if (!cp.missing) return peer;
+    m = cp.missing(cp.ctx, cpeer);
+    if (via == COLL_HOSTS__TCP) return m >= 0 && m < h->nranks ? m : peer;
+    if (m < 0 || m >= h->local_size) return peer;
+    for (r = 0; r < h->nranks; r++)           /* this host's local rank m */
+        if (h->host_of[r] == h->host && h->local_of[r] == m) return r;
+    return peer;
+}
+
 COLL_HOSTS_API coll_port coll_hosts_port(coll_hosts *h)
 {
     coll_port p;
@@ -919,6 +1078,8 @@ COLL_HOSTS_API coll_port coll_hosts_port(coll_hosts *h)
     p.wait = coll_hosts_wait;
     p.abort = coll_hosts__abort_hook;
     p.attach = coll_hosts__attach;
+    p.missing = coll_hosts_missing;
+    p.renew = coll_hosts_renew;
     return p;
 }
 

@@ -336,6 +336,7 @@ COLL_MAILBOX_API coll_port coll_mailbox_port(coll_mailbox *box, int rank)
     p.wait = coll_mailbox__wait;
     p.abort = coll_mailbox__abort;
     p.irecv_fold = coll_mailbox__irecv_fold;
+    p.max_bytes = 0;            /* any size: a pairing copies the whole message */
     return p;
 }
 

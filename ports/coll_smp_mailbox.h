@@ -37,7 +37,12 @@
      port cuts its own messages, so it leaves coll_port.max_bytes 0 and
      works in a build with COLL_NO_PIECES. (A link that cannot cut, a
      fixed-size hardware mailbox, sets max_bytes instead and needs a build
-     without COLL_NO_PIECES: ports/README.md, max_bytes.)
+     without COLL_NO_PIECES: ports/README.md, max_bytes.) MESSAGE SIZE: the
+     slot header carries a message's total in 32 bits, so a post of more
+     than 4 GiB - 1 bytes is refused (COLL_ERR_INVAL) rather than cut;
+     max_bytes does not say so (a value there would need the pieces
+     layer), so on a 64-bit host a collective that would hand the port a
+     larger message fails with that error.
 
      The producer fills a slot, then publishes it by storing head + 1 with
      release order; the consumer loads head with acquire order, copies the
@@ -614,6 +619,9 @@ COLL_SMP_MAILBOX_API coll_port coll_smp_mailbox_port(coll_smp_mailbox *mb)
     p.abort = ok ? coll_smp__abort : 0;
     p.irecv_fold = ok ? coll_smp__irecv_fold : 0;
     p.attach = ok ? coll_smp__attach : 0;
+    p.max_bytes = 0;            /* the port cuts its own messages into slots;
+                                   a post above 4 GiB - 1 is COLL_ERR_INVAL
+                                   (HOW IT WORKS, in the header comment) */
     return p;
 }
 

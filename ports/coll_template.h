@@ -159,6 +159,13 @@ int coll_template_init(coll_template *t, int rank, int nranks, const int *fds,
        makes the peer's read fail at once: close(t->fd[i]) for every peer
        would do here). Without it the peers still stop, at their deadline. */
     port->abort = 0;
+    /* max_bytes: the largest message your link carries in one send, 0 =
+       any. A mailbox or FIFO of N bytes sets N here, and the library
+       cuts every message it hands the port into pieces of at most N (the
+       pieces layer: a build with COLL_NO_PIECES refuses such a port at
+       coll_init, COLL_ERR_NOSYS). A byte stream takes any size: 0. Every
+       rank's port must say the same. */
+    port->max_bytes = 0;
     return 0;
 }
 
