@@ -361,6 +361,15 @@ typedef enum coll_algo { COLL_ALGO_LIST(COLL__ALGO_ENUM) COLL_ALGO_COUNT } coll_
    checks both and fails the call otherwise. */
 typedef void (*coll_fold_fn)(void *arg, void *piece, const void *in, size_t n);
 
+/* A rank's record for one call over windows (coll_port.window_post, used
+   by coll_window.h): the buffers its peers may load from and store to
+   during that call, and what the call is. */
+typedef struct coll_window_rec {
+    const void *src;
+    void *dst;
+    uint64_t sig[4];           /* the call (and whether this rank refuses it) */
+} coll_window_rec;
+
 typedef struct coll_port {
     void *ctx;
     int (*send)(void *ctx, int peer, const void *buf, size_t bytes);
@@ -406,6 +415,20 @@ typedef struct coll_port {
        epoch that failure is the operation's own (the library's abort
        still fails the epoch for every rank in it). 0 or a negative code. */
     int (*renew)(void *ctx, uint32_t epoch);
+    /* optional (windows: coll_window.h; all three or none): this rank's
+       memory can be loaded and stored by its peers, and theirs by it
+       (threads of one process, cores on one RAM). window_post keeps this
+       rank's record for its next window_sync; window_sync is a barrier of
+       every rank of the port, bounded by the port's deadline, failed by
+       its abort (COLL_ERR_TIMEOUT, COLL_ERR_ABORTED ...), which orders
+       every load and store before it, on every rank, before every one
+       after it; window_peer(ctx, r) is rank r's record from r's last post
+       before the last sync (NULL: none), read between two syncs. The
+       library's layers (sub-communicators, pieces, the observer) pass no
+       windows on. */
+    int (*window_post)(void *ctx, const coll_window_rec *rec);
+    int (*window_sync)(void *ctx);
+    const coll_window_rec *(*window_peer)(void *ctx, int peer);
 } coll_port;
 
 /* What the communicator verifies (coll_set_checks; see CALL CHECKS). */

@@ -18,7 +18,7 @@
 #include <sys/socket.h>
 
 #define COLL_IMPLEMENTATION
-#include "../coll.h"
+#include "../coll_window.h"
 #include "bench_common.h"
 #include "bench_shmctl.h"
 #include "bench_ports.h"
@@ -93,9 +93,9 @@ static const char *bench_impl_name(config *cf, const char *port)
     const char *mac = getenv("COLL_TCP_MAC");
     char k[16] = "";
     if (cf->cores > 0) snprintf(k, sizeof k, "-k%d", cf->cores);
-    snprintf(cf->impl_buf, sizeof cf->impl_buf, "coll-%s%s%s%s%s", port, sfx,
+    snprintf(cf->impl_buf, sizeof cf->impl_buf, "coll-%s%s%s%s%s%s", port, sfx,
              strcmp(port, "tcp") == 0 && mac && strcmp(mac, "1") == 0 ? "-mac" : "",
-             bench_coll_persist ? "-persist" : "", k);
+             bench_coll_persist ? "-persist" : "", bench_coll_window ? "-win" : "", k);
     return cf->impl_buf;
 }
 
@@ -117,7 +117,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: bench_coll [-p threads,shm,tcp] [-n ranks,...] [-c coll,...] [-a auto|all|algo,...]\n"
-            "                  [-s quick|std|full|sizes] [-A max] [-T ms] [-N calls] [-C flags] [-P 0|1] [-K cores] [-k]\n"
+            "                  [-s quick|std|full|sizes] [-A max] [-T ms] [-N calls] [-C flags] [-P 0|1] [-W 0|1] [-K cores] [-k]\n"
             "  -p  ports (default threads)      -n  rank counts (default 2,4)\n"
             "  -c  collectives (default all)    -a  algorithms (default auto)\n"
             "  -s  sizes: quick, std (8 B..64 MiB), full (+256 MiB), or a list with K/M\n"
@@ -126,6 +126,8 @@ static void usage(void)
             "  -N  exactly this many timed calls per row (for profiling)\n"
             "  -P  1: persistent calls (coll_prepare once per cell, coll_restart +\n"
             "      coll_waitall per call); rows say impl coll-<port>-persist\n"
+            "  -W  1: calls over windows (coll_window.h; the threads port has them,\n"
+            "      other ports run coll.h's own calls); rows say impl coll-<port>-win\n"
             "  -C  call checks: 0 off, 1 calls (the default), 3 calls + CRC;\n"
             "      rows of -C 0 say impl coll-<port>-c0, of -C 3 coll-<port>-crc\n"
             "  -K  coll_set_cores: the cores the ranks share (AUTO weighs all ranks'\n"
@@ -153,6 +155,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-C")) cf.checks = atoi(v);
         else if (!strcmp(argv[i], "-K")) cf.cores = atoi(v);
         else if (!strcmp(argv[i], "-P")) bench_coll_persist = atoi(v) != 0;
+        else if (!strcmp(argv[i], "-W")) bench_coll_window = atoi(v) != 0;
         else if (!strcmp(argv[i], "-n")) { if ((nr = bench_parse_ints(v, ranks, 16)) <= 0) { usage(); return 2; } }
         else if (!strcmp(argv[i], "-c")) colls = v;
         else if (!strcmp(argv[i], "-a")) cf.algos = v;

@@ -34,6 +34,10 @@ typedef struct bench_coll_cx {
    (coll_prepare) and every timed call is coll_restart + coll_waitall. */
 static int bench_coll_persist;
 
+/* Calls over windows (bench_coll -W 1, rows impl coll-<port>-win): each
+   call is coll_window.h's, where the includer has it. */
+static int bench_coll_window;
+
 /* Group size for the hierarchical algorithm: two groups when p allows. */
 static inline int bench_coll_group(int p)
 {
@@ -78,6 +82,19 @@ static inline int bench_coll_call(void *cx, int kind, const float *src, float *d
         rc = coll_restart(&b->req);
         return rc == COLL_OK ? coll_waitall(&b->req, 1) : rc;
     }
+#ifdef COLL_WINDOW_H
+    if (bench_coll_window) {
+        switch (kind) {
+        case BK_ALLREDUCE:      return coll_window_allreduce(c, src, dst, count, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
+        case BK_REDUCE_SCATTER: return coll_window_reduce_scatter(c, src, dst, count, COLL_FLOAT32, COLL_SUM);
+        case BK_ALLGATHER:      return coll_window_allgather(c, src, dst, count, COLL_FLOAT32);
+        case BK_BROADCAST:      return coll_window_broadcast(c, dst, count, COLL_FLOAT32, BENCH_ROOT);
+        case BK_REDUCE:         return coll_window_reduce(c, src, dst, count, COLL_FLOAT32, COLL_SUM, BENCH_ROOT);
+        case BK_ALLTOALL:       return coll_window_alltoall(c, src, dst, count, COLL_FLOAT32);
+        }
+        return COLL_ERR_INVAL;
+    }
+#endif
     if (b->algo == COLL_ALGO_HIERARCHICAL) {    /* needs a group: the general form */
         coll_args a;
         bench_coll_args(&a, kind, b->algo, src, dst, count, c->nranks);

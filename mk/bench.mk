@@ -23,7 +23,7 @@
 
 BENCH_B      := $(B)/bench
 BENCH_CFLAGS := $(CFLAGS) $(WARN) -std=c99 -D_GNU_SOURCE
-BENCH_HDRS   := coll.h bench/bench_common.h bench/bench_coll.h bench/bench_shmctl.h bench/bench_ports.h
+BENCH_HDRS   := coll.h coll_window.h bench/bench_common.h bench/bench_coll.h bench/bench_shmctl.h bench/bench_ports.h
 BENCH_PORTS  := $(wildcard ports/coll_threads.h ports/coll_shm.h ports/coll_tcp.h)
 BENCH_DEFS   := $(if $(wildcard ports/coll_threads.h),-DBENCH_HAVE_THREADS) \
                 $(if $(wildcard ports/coll_shm.h),-DBENCH_HAVE_SHM) \

@@ -341,6 +341,8 @@ typedef struct coll_threads__rank {
     int left_on;               /* waiting_on when it left epoch left_epoch  */
     unsigned left_epoch;       /* (atomic both: coll_port.missing reads a
                                   rank that moved on as it was then)      */
+    coll_window_rec win;       /* its record for the next window sync      */
+    unsigned wsyncs COLL_THREADS__LINE;  /* window syncs entered (atomic)  */
 } coll_threads__rank;
 
 typedef struct coll_threads__queue { short head, tail; } coll_threads__queue;
@@ -1367,6 +1369,72 @@ static int coll_threads__missing(void *ctx, int peer)
     return peer;
 }
 
+/* ---- windows: every rank's memory is every rank's (coll_window.h) ----- */
+
+/* coll_port.window_post: kept in this rank's entry of the world, where
+   the others read it after the next sync. */
+static int coll_threads__window_post(void *ctx, const coll_window_rec *rec)
+{
+    coll_threads__rank *me = (coll_threads__rank *)ctx;
+    int rc = coll_threads__failed(me);
+    if (rc) return rc;
+    me->win = *rec;
+    return COLL_OK;
+}
+
+/* A wait on rank `peer` is about to poll: where the peer last waited on
+   this very CPU, move off it, as a message's wait does (coll_threads__poll). */
+static void coll_threads__apart(coll_threads__rank *me, int peer)
+{
+    int cpu = COLL_THREADS__CPU();
+    if (cpu < 0) return;
+    if (__atomic_load_n(&me->cpu, __ATOMIC_RELAXED) != cpu) __atomic_store_n(&me->cpu, cpu, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&me->w->r[peer].cpu, __ATOMIC_RELAXED) == cpu) (void)coll_threads__part(me, cpu);
+}
+
+/* Polls of a window sync between two yields: few, since a peer that has
+   not arrived is as likely to be waiting for this CPU as running on its
+   own (the floor benchmark's barrier polls as few). */
+#define COLL_THREADS__WIN_POLLS 16
+
+/* coll_port.window_sync: this rank's count of syncs goes up (a release:
+   its record and every store before it go with it), then it waits until
+   every rank's count has reached it (acquires): a few polls, then a
+   yield, again, until the deadline or a failure (the clock read at each
+   yield). A rank waited for is the port's
+   `missing` answer as for a message. Counts compared modulo 2^32. */
+static int coll_threads__window_sync(void *ctx)
+{
+    coll_threads__rank *me = (coll_threads__rank *)ctx;
+    coll_threads *w = me->w;
+    unsigned mine = __atomic_add_fetch(&me->wsyncs, 1, __ATOMIC_ACQ_REL);
+    struct timespec start, now;
+    int r, polls = 0, rc;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (r = 0; r < w->nranks; r++) {
+        if ((int)(__atomic_load_n(&w->r[r].wsyncs, __ATOMIC_ACQUIRE) - mine) < 0) coll_threads__apart(me, r);
+        while ((int)(__atomic_load_n(&w->r[r].wsyncs, __ATOMIC_ACQUIRE) - mine) < 0) {
+            if ((rc = coll_threads__failed(me)) != 0) return rc;
+            coll_threads__waiting(me, r);
+            if (++polls % COLL_THREADS__WIN_POLLS) { coll_threads__pause(); continue; }
+            sched_yield();
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
+                (long)w->timeout_ms)
+                return COLL_ERR_TIMEOUT;
+        }
+    }
+    coll_threads__waiting(me, -1);
+    return coll_threads__failed(me);
+}
+
+/* coll_port.window_peer: rank `peer`'s record (between two syncs). */
+static const coll_window_rec *coll_threads__window_peer(void *ctx, int peer)
+{
+    coll_threads__rank *me = (coll_threads__rank *)ctx;
+    return peer >= 0 && peer < me->w->nranks ? &me->w->r[peer].win : 0;
+}
+
 /* coll_port.attach: the communicators over this rank's end, counted. */
 static int coll_threads__attach(void *ctx)
 {
@@ -1390,6 +1458,9 @@ COLL_THREADS_API coll_port coll_threads_port(coll_threads *w, int rank)
     p.attach = coll_threads__attach;
     p.missing = coll_threads__missing;
     p.renew = coll_threads__renew;
+    p.window_post = coll_threads__window_post;
+    p.window_sync = coll_threads__window_sync;
+    p.window_peer = coll_threads__window_peer;
     return p;
 }
 

@@ -1,0 +1,52 @@
+# mk/window.mk - collectives over windows (coll_window.h): ranks that load
+# and store each other's buffers, over the threads port's windows.
+#
+#   make test-window   every collective against a plain loop on every rank
+#                      at 1, 2, 3, 4 and 7 ranks (all-reduce: every dtype
+#                      and operator, one-shot, two-shot and AUTO, in place
+#                      and out), refusals told to every rank, a port
+#                      without windows, a rank that never calls; plain,
+#                      ASan+UBSan, TSan; coll_window.h compiled as C99,
+#                      C11 and C++ with every warning an error
+#
+# Outputs under $(B)/window/.
+WIN_B    := $(B)/window
+WIN_DEPS := coll.h coll_window.h ports/coll_threads.h test/coll_test.h test/test_values.h
+WIN_CC   := -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG
+
+$(WIN_B)/test_window: test/test_window.c $(WIN_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(WIN_CC) $(CFLAGS) $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
+
+$(WIN_B)/asan/test_window: test/test_window.c $(WIN_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(WIN_CC) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
+
+$(WIN_B)/tsan/test_window: test/test_window.c $(WIN_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(WIN_CC) -O1 -g -fsanitize=thread $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
+
+.PHONY: test-window test-window-compile
+## test-window: coll_window.h's collectives over the threads port's windows against a plain loop at 1-7 ranks (every dtype and op for all-reduce), refusals, no windows, a rank that never calls; plain, ASan+UBSan, TSan; C and C++ compile checks
+test-window: $(WIN_B)/test_window $(WIN_B)/asan/test_window $(WIN_B)/tsan/test_window test-window-compile
+	$(WIN_B)/test_window
+	COLL_TEST_LEVEL=0 $(WIN_B)/asan/test_window
+	TSAN_OPTIONS=halt_on_error=1 COLL_TEST_LEVEL=-1 $(WIN_B)/tsan/test_window
+
+# coll_window.h with its implementation, in each language mode; under CI=true
+# a missing compiler fails, else it is skipped loudly.
+WIN_TU := '\#define COLL_IMPLEMENTATION\n\#include "coll_window.h"\nint main(void) { return coll_window_ok(0); }\n'
+## test-window-compile: [internal] coll_window.h with its implementation as C99 (gcc, clang), C11 and C++11/C++17 (g++, clang++), -Wall -Wextra -Wpedantic -Werror
+test-window-compile:
+	@mkdir -p $(WIN_B)/compile; printf $(WIN_TU) >$(WIN_B)/compile/tu.c; pass=0; fail=0; \
+	for m in gcc:c:c99 clang:c:c99 gcc:c:c11 g++:c++:c++11 clang++:c++:c++11 g++:c++:c++17; do \
+	    cc=$${m%%:*}; rest=$${m#*:}; lang=$${rest%%:*}; std=$${rest#*:}; \
+	    if ! command -v $$cc >/dev/null 2>&1; then \
+	        if [ "$$CI" = true ]; then echo "FAIL window-compile: $$cc not found (required under CI)"; fail=$$((fail + 1)); \
+	        else echo "window-compile: *** $$cc not found: SKIPPING ***"; fi; continue; fi; \
+	    if $$cc -x $$lang -std=$$std $(WARN) -I. -c $(WIN_B)/compile/tu.c -o $(WIN_B)/compile/tu-$$cc-$$std.o; \
+	    then pass=$$((pass + 1)); echo "ok   window-compile $$cc $$std"; \
+	    else fail=$$((fail + 1)); echo "FAIL window-compile $$cc $$std"; fi; \
+	done; echo "window-compile: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
+
+TEST_TARGETS += test-window

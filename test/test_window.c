@@ -1,0 +1,322 @@
+/* test_window.c - coll_window.h's collectives over the threads port's
+   windows, against a plain loop (test_values.h), on every rank.
+
+   At p = 1, 2, 3, 4 and 7 ranks:
+     - all-reduce one-shot, two-shot and AUTO, in place and out of place,
+       every dtype with every operator coll.h takes for it (where coll.h's
+       own all-reduce refuses a pair, the window call must refuse it with
+       the same code), counts 0, 1, 7, 1000 and 9000 (past the one-shot
+       limit); every rank's result the same bytes as rank 0's, and the
+       bytes past every buffer untouched;
+     - reduce-scatter (in place: dst = src + rank*count), all-gather (in
+       place: src = dst + rank*count), broadcast and reduce from the first
+       and last rank (in place at the root too), all-to-all in place and
+       out, barrier; counts 0, 1, 7, 1000;
+     - refusals told: a NULL dst on one rank (it: COLL_ERR_INVAL, the
+       others COLL_ERR_PEER), counts that differ (COLL_ERR_MISMATCH on
+       every rank), and the communicator works after both;
+     - a port without windows: every call is coll.h's own, results right.
+   Then a rank that never calls: every other rank fails within the
+   deadline, with a reason. COLL_TEST_LEVEL=-1 (TSan) runs a lighter
+   matrix. Ends with "window: N passed, M failed". */
+#define _POSIX_C_SOURCE 200809L
+#define COLL_IMPLEMENTATION
+#include "coll_window.h"
+#define COLL_THREADS_IMPLEMENTATION
+#include "ports/coll_threads.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "test/coll_test.h"
+#include "test/test_values.h"
+
+enum { MAXP = 7, MAXN = 9000, GUARD = 64 };
+#define ES_MAX 8
+#define BIG (MAXP * MAXN * ES_MAX + GUARD)
+
+static coll_threads W;
+static int g_p, g_level;
+static unsigned char g_src[MAXP][BIG], g_dst[MAXP][BIG], g_scratch[MAXP][1 << 14];
+static unsigned char g_out[MAXP][MAXN * ES_MAX];         /* each rank's result, for rank 0's compare */
+
+static const coll_op ops[] = { COLL_SUM, COLL_PROD, COLL_MAX, COLL_MIN, COLL_AVG, COLL_BAND, COLL_BOR, COLL_BXOR };
+static const char *opname[] = { "sum", "prod", "max", "min", "avg", "band", "bor", "bxor" };
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* guards: GUARD bytes of 0xA5 right after `used` bytes */
+static void guard_set(unsigned char *b, size_t used) { memset(b + used, 0xA5, GUARD); }
+static int guard_ok(const unsigned char *b, size_t used)
+{
+    size_t i;
+    for (i = 0; i < GUARD; i++) if (b[used + i] != 0xA5) return 0;
+    return 1;
+}
+
+/* ---- all-reduce: every dtype and operator -------------------------------- */
+
+static void allreduce_case(coll_comm *c, int r, coll_dtype t, int oi, size_t n, int inplace, coll_window_algo algo)
+{
+    size_t es = coll_dtype_size(t), i;
+    unsigned char *s = g_src[r], *d = inplace ? g_src[r] : g_dst[r];
+    coll_op op = ops[oi];
+    int rc, want_rc, bad = 0;
+    char tn[16];
+    tv_name(t, tn, sizeof tn);
+    for (i = 0; i < n; i++) t_put(t, s, i, t_input(r, i, t, op));
+    guard_set(s, n * es); guard_set(g_dst[r], n * es);
+    /* coll.h's own answer for the pair decides what the window call owes */
+    want_rc = coll_allreduce(c, s, g_dst[r], n ? 1 : 0, t, op, COLL_ALGO_AUTO);
+    rc = coll_window_allreduce(c, s, d, n, t, op, algo);
+    COLL_CHECK_MSG(rc == want_rc, "p=%d rank %d allreduce %s %s n=%zu %s algo %d: rc %d, coll.h says %d (%s)",
+                   g_p, r, tn, opname[oi], n, inplace ? "in place" : "out", (int)algo, rc, want_rc, coll_last_error(c));
+    if (rc != COLL_OK || want_rc != COLL_OK) return;
+    for (i = 0; i < n; i++)
+        if (!t_close(t, op, t_get(t, d, i), t_reduce_ref(t, op, g_p, i))) { bad = 1; break; }
+    COLL_CHECK_MSG(!bad, "p=%d rank %d allreduce %s %s n=%zu %s algo %d: element %zu is %g, not %g", g_p, r, tn,
+                   opname[oi], n, inplace ? "in place" : "out", (int)algo, i, t_get(t, d, i), t_reduce_ref(t, op, g_p, i));
+    COLL_CHECK_MSG(guard_ok(s, n * es) && guard_ok(g_dst[r], n * es), "p=%d rank %d allreduce %s n=%zu: wrote past a buffer",
+                   g_p, r, tn, n);
+    memcpy(g_out[r], d, n * es);
+    rc = coll_window_barrier(c);
+    COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d barrier: %d", g_p, r, rc);
+    COLL_CHECK_MSG(memcmp(g_out[r], g_out[0], n * es) == 0, "p=%d rank %d allreduce %s %s n=%zu algo %d: bytes differ from rank 0's",
+                   g_p, r, tn, opname[oi], n, (int)algo);
+    rc = coll_window_barrier(c);                  /* rank 0's result read by all */
+    COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d barrier: %d", g_p, r, rc);
+}
+
+static void allreduce_matrix(coll_comm *c, int r)
+{
+    static const size_t ns[] = { 0, 1, 7, 1000, 9000 };
+    int t, oi, ni, ip, a;
+    for (t = 0; t < (int)COLL_DTYPE_COUNT; t++) {
+        if (t == (int)COLL_USER_TYPE || !coll_dtype_size((coll_dtype)t)) continue;
+        for (oi = 0; oi < (int)(sizeof ops / sizeof ops[0]); oi++)
+            for (ni = 0; ni < 5; ni++)
+                for (ip = 0; ip < 2; ip++)
+                    for (a = 0; a < 3; a++) {
+                        if (g_level < 0 && (ni != 3 || oi > 1 || (t != COLL_FLOAT32 && t != COLL_INT8))) continue;
+                        if (g_level == 0 && ni != 2 && ni != 4 && oi != 0) continue;
+                        allreduce_case(c, r, (coll_dtype)t, oi, ns[ni], ip, (coll_window_algo)a);
+                    }
+    }
+}
+
+/* ---- the other collectives ------------------------------------------------- */
+
+static void fill(coll_dtype t, coll_op op, unsigned char *b, int r, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) t_put(t, b, i, t_input(r, i, t, op));
+}
+
+static void reduce_scatter_case(coll_comm *c, int r, coll_dtype t, coll_op op, size_t n, int inplace)
+{
+    size_t es = coll_dtype_size(t), i, p = (size_t)g_p;
+    unsigned char *s = g_src[r], *d = inplace ? g_src[r] + (size_t)r * n * es : g_dst[r];
+    int rc, bad = 0;
+    fill(t, op, s, r, p * n);
+    guard_set(s, p * n * es); guard_set(g_dst[r], n * es);
+    rc = coll_window_reduce_scatter(c, s, d, n, t, op);
+    COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d reduce_scatter n=%zu %s: %d (%s)", g_p, r, n, inplace ? "in place" : "out",
+                   rc, coll_last_error(c));
+    for (i = 0; rc == COLL_OK && i < n; i++)
+        if (!t_close(t, op, t_get(t, d, i), t_reduce_ref(t, op, g_p, (size_t)r * n + i))) { bad = 1; break; }
+    COLL_CHECK_MSG(!bad, "p=%d rank %d reduce_scatter n=%zu %s: element %zu wrong", g_p, r, n, inplace ? "in place" : "out", i);
+    COLL_CHECK_MSG(guard_ok(s, p * n * es) && guard_ok(g_dst[r], n * es), "p=%d rank %d reduce_scatter: wrote past", g_p, r);
+}
+
+static void allgather_case(coll_comm *c, int r, coll_dtype t, size_t n, int inplace)
+{
+    size_t es = coll_dtype_size(t), i, p = (size_t)g_p;
+    unsigned char *d = g_dst[r], *s = inplace ? g_dst[r] + (size_t)r * n * es : g_src[r];
+    int rc, q, bad = 0;
+    memset(d, 0x5A, p * n * es);
+    for (i = 0; i < n; i++) t_put(t, s, i, t_input(r, i, t, COLL_SUM));
+    guard_set(d, p * n * es); if (!inplace) guard_set(s, n * es);
+    rc = coll_window_allgather(c, s, d, n, t);
+    COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d allgather n=%zu: %d (%s)", g_p, r, n, rc, coll_last_error(c));
+    for (q = 0; rc == COLL_OK && q < g_p && !bad; q++)
+        for (i = 0; i < n; i++)
+            if (t_get(t, d, (size_t)q * n + i) != tv_as_double(t, tv_of(t, t_input(q, i, t, COLL_SUM)))) { bad = 1; break; }
+    COLL_CHECK_MSG(!bad, "p=%d rank %d allgather n=%zu %s: block %d wrong", g_p, r, n, inplace ? "in place" : "out", q - 1);
+    COLL_CHECK_MSG(guard_ok(d, p * n * es), "p=%d rank %d allgather: wrote past dst", g_p, r);
+}
+
+static void broadcast_case(coll_comm *c, int r, coll_dtype t, size_t n, int root)
+{
+    size_t es = coll_dtype_size(t), i;
+    unsigned char *b = g_dst[r];
+    int rc, bad = 0;
+    for (i = 0; i < n; i++) t_put(t, b, i, r == root ? t_input(root, i, t, COLL_SUM) : 99);
+    guard_set(b, n * es);
+    rc = coll_window_broadcast(c, b, n, t, root);
+    COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d broadcast n=%zu root %d: %d (%s)", g_p, r, n, root, rc, coll_last_error(c));
+    for (i = 0; rc == COLL_OK && i < n; i++)
+        if (t_get(t, b, i) != tv_as_double(t, tv_of(t, t_input(root, i, t, COLL_SUM)))) { bad = 1; break; }
+    COLL_CHECK_MSG(!bad && guard_ok(b, n * es), "p=%d rank %d broadcast n=%zu root %d: element %zu wrong or past", g_p, r, n, root, i);
+}
+
+static void reduce_case(coll_comm *c, int r, coll_dtype t, coll_op op, size_t n, int root, int inplace)
+{
+    size_t es = coll_dtype_size(t), i;
+    unsigned char *s = g_src[r], *d = inplace && r == root ? g_src[r] : g_dst[r];
+    int rc, bad = 0;
+    fill(t, op, s, r, n);
+    guard_set(s, n * es); guard_set(g_dst[r], n * es);
+    if (r != root) memset(g_dst[r], 0x77, n * es);
+    rc = coll_window_reduce(c, s, r == root || !inplace ? d : NULL, n, t, op, root);
+    COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d reduce n=%zu root %d: %d (%s)", g_p, r, n, root, rc, coll_last_error(c));
+    for (i = 0; rc == COLL_OK && r == root && i < n; i++)
+        if (!t_close(t, op, t_get(t, d, i), t_reduce_ref(t, op, g_p, i))) { bad = 1; break; }
+    COLL_CHECK_MSG(!bad, "p=%d rank %d reduce n=%zu root %d %s: element %zu wrong", g_p, r, n, root, inplace ? "in place" : "out", i);
+    COLL_CHECK_MSG(guard_ok(s, n * es) && guard_ok(g_dst[r], n * es), "p=%d rank %d reduce: wrote past", g_p, r);
+}
+
+static void alltoall_case(coll_comm *c, int r, coll_dtype t, size_t n, int inplace)
+{
+    size_t es = coll_dtype_size(t), i, p = (size_t)g_p;
+    unsigned char *s = g_src[r], *d = inplace ? g_src[r] : g_dst[r];
+    int rc, q, bad = 0;
+    for (q = 0; q < g_p; q++)                   /* block q of rank r: (5r + 3q + i) % 50 */
+        for (i = 0; i < n; i++) t_put(t, s, (size_t)q * n + i, (double)((r * 5 + q * 3 + (int)i) % 50));
+    guard_set(s, p * n * es); guard_set(g_dst[r], p * n * es);
+    rc = coll_window_alltoall(c, s, d, n, t);
+    COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d alltoall n=%zu: %d (%s)", g_p, r, n, rc, coll_last_error(c));
+    for (q = 0; rc == COLL_OK && q < g_p && !bad; q++)   /* my block q came from rank q's block r */
+        for (i = 0; i < n; i++)
+            if (t_get(t, d, (size_t)q * n + i) != (double)((q * 5 + r * 3 + (int)i) % 50)) { bad = 1; break; }
+    COLL_CHECK_MSG(!bad, "p=%d rank %d alltoall n=%zu %s: block %d wrong", g_p, r, n, inplace ? "in place" : "out", q - 1);
+    COLL_CHECK_MSG(guard_ok(s, p * n * es) && guard_ok(g_dst[r], p * n * es), "p=%d rank %d alltoall: wrote past", g_p, r);
+}
+
+static void others(coll_comm *c, int r)
+{
+    static const size_t ns[] = { 0, 1, 7, 1000 };
+    static const coll_dtype ts[] = { COLL_UINT8, COLL_FLOAT16, COLL_FLOAT64, COLL_INT32 };
+    unsigned ti, ni;
+    int ip, rc;
+    for (ti = 0; ti < 4; ti++)
+        for (ni = 0; ni < 4; ni++)
+            for (ip = 0; ip < 2; ip++) {
+                coll_dtype t = ts[ti];
+                size_t n = ns[ni];
+                if (g_level < 0 && (ti != 2 || ni != 3)) continue;
+                reduce_scatter_case(c, r, t, ti == 3 ? COLL_MAX : COLL_SUM, n, ip);
+                allgather_case(c, r, t, n, ip);
+                broadcast_case(c, r, t, n, ip ? g_p - 1 : 0);
+                reduce_case(c, r, t, ti == 3 ? COLL_BXOR : COLL_SUM, n, ip ? g_p - 1 : 0, ip);
+                reduce_case(c, r, t, COLL_AVG, n, 0, !ip);
+                alltoall_case(c, r, t, n, ip);
+                rc = coll_window_barrier(c);
+                COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d barrier: %d", g_p, r, rc);
+            }
+}
+
+/* ---- refusals told, and the communicator goes on -------------------------- */
+
+static void refusals(coll_comm *c, int r)
+{
+    float *s = (float *)(void *)g_src[r], *d = (float *)(void *)g_dst[r];
+    int rc, i;
+    for (i = 0; i < 10; i++) s[i] = (float)(r + i);
+    rc = coll_window_allreduce(c, s, r == g_p - 1 ? NULL : d, 10, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
+    if (g_p == 1 || r == g_p - 1)
+        COLL_CHECK_MSG(rc == COLL_ERR_INVAL, "p=%d rank %d: NULL dst: %d, not INVAL", g_p, r, rc);
+    else
+        COLL_CHECK_MSG(rc == COLL_ERR_PEER, "p=%d rank %d: another rank's NULL dst: %d, not PEER (%s)", g_p, r, rc,
+                       coll_last_error(c));
+    rc = coll_window_allreduce(c, s, d, r == 0 ? 10 : 11, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
+    if (g_p > 1)
+        COLL_CHECK_MSG(rc == COLL_ERR_MISMATCH, "p=%d rank %d: counts that differ: %d, not MISMATCH", g_p, r, rc);
+    rc = coll_window_allreduce(c, s, d, 10, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_TWO_SHOT);
+    COLL_CHECK_MSG(rc == COLL_OK && d[3] == (float)(g_p * 3 + g_p * (g_p - 1) / 2),
+                   "p=%d rank %d: after the refusals: rc %d, d[3] = %g", g_p, r, rc, (double)d[3]);
+}
+
+/* ---- a port without windows ------------------------------------------------ */
+
+static void no_windows(int r)
+{
+    coll_comm c;
+    coll_port p = coll_threads_port(&W, r);
+    float *s = (float *)(void *)g_src[r], *d = (float *)(void *)g_dst[r];
+    int rc, i, bad = 0;
+    p.window_post = 0; p.window_sync = 0; p.window_peer = 0;
+    rc = coll_init(&c, r, g_p, &p, g_scratch[r], sizeof g_scratch[r]);
+    COLL_CHECK_MSG(rc == COLL_OK && !coll_window_ok(&c), "p=%d rank %d: init without windows: %d", g_p, r, rc);
+    for (i = 0; i < 100; i++) s[i] = (float)(r * 2 + i);
+    rc = coll_window_allreduce(&c, s, d, 100, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_ONE_SHOT);
+    for (i = 0; rc == COLL_OK && i < 100; i++)
+        if (d[i] != (float)(g_p * (g_p - 1) + g_p * i)) { bad = 1; break; }
+    COLL_CHECK_MSG(rc == COLL_OK && !bad, "p=%d rank %d: allreduce without windows: rc %d, element %d", g_p, r, rc, i);
+    rc = coll_window_barrier(&c);
+    COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d: barrier without windows: %d", g_p, r, rc);
+}
+
+static int body(int r, void *arg)
+{
+    coll_comm c;
+    coll_port p = coll_threads_port(&W, r);
+    int rc;
+    (void)arg;
+    rc = coll_init(&c, r, g_p, &p, g_scratch[r], sizeof g_scratch[r]);
+    COLL_CHECK_MSG(rc == COLL_OK && coll_window_ok(&c), "p=%d rank %d: init %d, windows %d", g_p, r, rc, coll_window_ok(&c));
+    if (rc != COLL_OK) return 0;
+    allreduce_matrix(&c, r);
+    others(&c, r);
+    refusals(&c, r);
+    no_windows(r);
+    return 0;
+}
+
+/* ---- a rank that never calls ----------------------------------------------- */
+
+static int silent_body(int r, void *arg)
+{
+    coll_comm c;
+    coll_port p = coll_threads_port(&W, r);
+    float *s = (float *)(void *)g_src[r];
+    double t0;
+    int rc;
+    (void)arg;
+    rc = coll_init(&c, r, 3, &p, g_scratch[r], sizeof g_scratch[r]);
+    if (rc != COLL_OK || r == 2) return 0;          /* rank 2 is gone */
+    t0 = now_ms();
+    rc = coll_window_allreduce(&c, s, s, 100, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
+    COLL_CHECK_MSG(rc == COLL_ERR_TIMEOUT || rc == COLL_ERR_ABORTED, "rank %d: a rank that never calls: %d", r, rc);
+    COLL_CHECK_MSG(now_ms() - t0 < 2000, "rank %d: failed after %.0f ms (deadline 200)", r, now_ms() - t0);
+    COLL_CHECK_MSG(coll_last_error(&c)[0] != 0, "rank %d: no reason given", r);
+    rc = coll_window_barrier(&c);
+    COLL_CHECK_MSG(rc != COLL_OK, "rank %d: the communicator works after the port failed", r);
+    return 0;
+}
+
+int main(void)
+{
+    static const int ps[] = { 1, 2, 3, 4, 7 };
+    const char *e = getenv("COLL_TEST_LEVEL");
+    unsigned i;
+    g_level = e ? atoi(e) : 1;
+    for (i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+        g_p = ps[i];
+        if (coll_threads_init(&W, g_p, 10000) != COLL_OK) { COLL_CHECK_MSG(0, "threads init p=%d", g_p); continue; }
+        coll_threads_run(&W, body, NULL);
+        coll_threads_destroy(&W);
+        printf("p=%d: %lu passed, %lu failed so far\n", g_p, coll_test_passed, coll_test_failed);
+    }
+    if (coll_threads_init(&W, 3, 200) == COLL_OK) {
+        coll_threads_run(&W, silent_body, NULL);
+        coll_threads_destroy(&W);
+    }
+    return coll_test_summary("window");
+}
