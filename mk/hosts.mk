@@ -13,10 +13,11 @@
 #
 # coll_hier.h's forms are tested too once that header is in the tree.
 #
-#   make bench-hosts  all-reduce 8 B..64 MiB, 2 emulated hosts x 2 ranks at
-#                     1 Gbit/s: coll ring (interleaved, host-major), AUTO,
-#                     coll_hier, Open MPI, Gloo ring and halving-doubling
-#                     (bench/bench_hosts.sh; root)
+#   make bench-hosts  all-reduce, broadcast, all-gather, reduce-scatter,
+#                     8 B..64 MiB, 2 emulated hosts x 2 ranks, links at
+#                     1 and 10 Gbit/s: coll ring, AUTO, coll_hier (each
+#                     interleaved and host-major), Open MPI, Gloo, then the
+#                     goals PASS/MISS (bench/bench_hosts.sh; root; ~10 min)
 
 HOSTSB       := $(B)/hosts
 HOSTS_HDRS   := coll.h ports/coll_hosts.h ports/coll_tcp.h ports/coll_shm.h test/coll_test.h
@@ -43,7 +44,7 @@ test-hosts-san: $(HOSTSB)/san/test_hosts
 
 TEST_TARGETS += test-hosts
 
-# ---- bench-hosts: all-reduce across two emulated hosts (root) ---------------
+# ---- bench-hosts: four collectives across two emulated hosts (root) --------
 HOSTS_MPICC := $(shell command -v mpicc.openmpi 2>/dev/null)
 HOSTS_GLOO  := $(wildcard /usr/include/gloo/allreduce_ring.h)
 
@@ -60,6 +61,6 @@ $(HOSTSB)/bench_hosts_gloo: bench/bench_hosts.c
 	$(CXX) -x c++ -std=c++17 -O2 -Wall -Wextra -Werror -DBENCH_HOSTS_GLOO -o $@ $< -lgloo $(LDLIBS_THREADS)
 
 .PHONY: bench-hosts
-## bench-hosts: all-reduce 8 B..64 MiB over 2 emulated hosts x 2 ranks at 1 Gbit/s: coll ring, AUTO, coll_hier, Open MPI, Gloo (root)
+## bench-hosts: all-reduce, broadcast, all-gather, reduce-scatter 8 B..64 MiB over 2 emulated hosts x 2 ranks at 1 and 10 Gbit/s: coll ring, AUTO, coll_hier, Open MPI, Gloo, and the goals (root, ~10 min)
 bench-hosts: $(HOSTSB)/bench_hosts $(if $(HOSTS_MPICC),$(HOSTSB)/bench_hosts_mpi) $(if $(HOSTS_GLOO),$(HOSTSB)/bench_hosts_gloo)
 	@BENCH_HOSTS_GLOO=$(if $(HOSTS_GLOO),$(HOSTSB)/bench_hosts_gloo) sh bench/bench_hosts.sh $(HOSTSB)/bench_hosts $(if $(HOSTS_MPICC),$(HOSTSB)/bench_hosts_mpi)
