@@ -367,6 +367,7 @@ typedef void (*coll_fold_fn)(void *arg, void *piece, const void *in, size_t n);
 typedef struct coll_window_rec {
     const void *src;
     void *dst;
+    size_t src_bytes, dst_bytes;   /* what the call reads and writes of them */
     uint64_t sig[4];           /* the call (and whether this rank refuses it) */
 } coll_window_rec;
 
@@ -423,7 +424,8 @@ typedef struct coll_port {
        its abort (COLL_ERR_TIMEOUT, COLL_ERR_ABORTED ...), which orders
        every load and store before it, on every rank, before every one
        after it; window_peer(ctx, r) is rank r's record from r's last post
-       before the last sync (NULL: none), read between two syncs. The
+       before the last sync, read between two syncs (NULL: none, or one
+       whose buffers lie outside what this rank may touch). The
        library's layers (sub-communicators, pieces, the observer) pass no
        windows on. */
     int (*window_post)(void *ctx, const coll_window_rec *rec);

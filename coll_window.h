@@ -128,6 +128,7 @@ typedef struct coll__win {
     coll_comm *c;
     coll__plan pl;
     size_t es;                   /* element size                             */
+    size_t in_n, out_n;          /* elements of src and dst this rank touches */
     coll_args a;
     const coll_window_rec *r[COLL_WINDOW_MAX_RANKS];
     int algo;                    /* the all-reduce's form, decided in check  */
@@ -149,6 +150,17 @@ static void coll__win_sig(const coll__win *w, uint64_t *sig)
     sig[1] = (uint64_t)a->count;
     sig[2] = (uint64_t)w->c->context | (uint64_t)w->c->group_id << 32;
     sig[3] = (uint64_t)w->c->seq | (uint64_t)(uint32_t)a->algo << 32;
+}
+
+/* The elements of src and dst rank r touches in this call (the plan's
+   extents, as rank r sees them; a non-root of reduce uses no workspace). */
+static void coll__win_extents(coll__win *w, int r, size_t *in_n, size_t *out_n)
+{
+    int me = w->pl.rank;
+    w->pl.rank = r;
+    coll__extents(&w->pl, in_n, out_n);
+    w->pl.rank = me;
+    if (w->a.kind == COLL_REDUCE && r != w->a.root) *out_n = 0;
 }
 
 /* The call fails with rc: said in the communicator's reason; a failure of
@@ -173,6 +185,8 @@ static int coll__win_post(coll__win *w, int refused)
     int rc;
     me.src = w->a.src;
     me.dst = w->a.dst;
+    me.src_bytes = refused ? 0 : w->in_n * w->es;
+    me.dst_bytes = refused ? 0 : w->out_n * w->es;
     coll__win_sig(w, me.sig);
     if (refused) me.sig[3] |= COLL__WIN_REFUSED;
     if (w->pl.inplace) me.sig[3] |= COLL__WIN_INPLACE;
@@ -210,6 +224,13 @@ static int coll__win_check(coll__win *w, int own)
     }
     if (own) return own;
     if (peer_refused) return coll__win_fail(w, COLL_ERR_PEER, COLL__WHY("window: another rank refused the call"), 0);
+    for (i = 0; i < c->nranks; i++) {              /* every record covers what the call touches */
+        size_t in_n, out_n;
+        coll__win_extents(w, i, &in_n, &out_n);
+        if (w->r[i]->src_bytes < in_n * w->es || w->r[i]->dst_bytes < out_n * w->es ||
+            (in_n && !w->r[i]->src) || (out_n && !w->r[i]->dst))
+            return coll__win_fail(w, COLL_ERR_CORRUPT, COLL__WHY("window: a rank's record does not cover the call"), 0);
+    }
     w->algo = (int)w->a.algo == (int)COLL_WINDOW_AUTO ?
               (!inplace && w->pl.count * w->es <= COLL_WINDOW_ONE_SHOT_MAX ? COLL_WINDOW_ONE_SHOT : COLL_WINDOW_TWO_SHOT) :
               (int)w->a.algo;
@@ -228,8 +249,8 @@ static int coll__win_plan(coll__win *w)
     a.algo = COLL_ALGO_AUTO;
     rc = coll__plan_args(w->c, &a, &w->pl, &w->es, &why);
     if (rc != COLL_OK) { w->c->why = why; return rc; }
-    coll__extents(&w->pl, &in_n, &out_n);
-    if (w->a.kind == COLL_REDUCE && w->c->rank != w->a.root) out_n = 0;   /* no workspace here */
+    coll__win_extents(w, w->c->rank, &in_n, &out_n);
+    w->in_n = in_n; w->out_n = out_n;
     if ((in_n && !w->a.src) || (out_n && !w->a.dst)) {
         w->c->why = COLL__WHY("window: a buffer the call needs is NULL");
         return COLL_ERR_INVAL;

@@ -15,7 +15,9 @@
      - refusals told: a NULL dst on one rank (it: COLL_ERR_INVAL, the
        others COLL_ERR_PEER), counts that differ (COLL_ERR_MISMATCH on
        every rank), and the communicator works after both;
-     - a port without windows: every call is coll.h's own, results right.
+     - a port without windows: every call is coll.h's own, results right;
+     - a rank whose record claims less than the call touches: every rank
+       refuses (COLL_ERR_CORRUPT) and no dst is written.
    Then a rank that never calls: every other rank fails within the
    deadline, with a reason. COLL_TEST_LEVEL=-1 (TSan) runs a lighter
    matrix. Ends with "window: N passed, M failed". */
@@ -243,6 +245,46 @@ static void refusals(coll_comm *c, int r)
                    "p=%d rank %d: after the refusals: rc %d, d[3] = %g", g_p, r, rc, (double)d[3]);
 }
 
+/* ---- a record that lies ------------------------------------------------------ */
+
+/* Rank 1's port posts its record with a src shorter than the call reads:
+   every rank must refuse the call (COLL_ERR_CORRUPT), no byte read. */
+static coll_port g_inner[MAXP];
+static int lying_post(void *ctx, const coll_window_rec *rec)
+{
+    coll_port *in = (coll_port *)ctx;
+    coll_window_rec r = *rec;
+    r.src_bytes = r.src_bytes ? r.src_bytes - 1 : 0;
+    return in->window_post(in->ctx, &r);
+}
+static int fwd_sync(void *ctx) { coll_port *in = (coll_port *)ctx; return in->window_sync(in->ctx); }
+static const coll_window_rec *fwd_peer(void *ctx, int r) { coll_port *in = (coll_port *)ctx; return in->window_peer(in->ctx, r); }
+static int fwd_send(void *ctx, int peer, const void *b, size_t n) { coll_port *in = (coll_port *)ctx; return in->send(in->ctx, peer, b, n); }
+static int fwd_recv(void *ctx, int peer, void *b, size_t n) { coll_port *in = (coll_port *)ctx; return in->recv(in->ctx, peer, b, n); }
+static int fwd_post(void *ctx, const coll_window_rec *rec) { coll_port *in = (coll_port *)ctx; return in->window_post(in->ctx, rec); }
+
+static void lying_record(int r)
+{
+    coll_comm c;
+    coll_port p;
+    float *s = (float *)(void *)g_src[r], *d = (float *)(void *)g_dst[r];
+    int rc, i;
+    if (g_p < 2) return;
+    g_inner[r] = coll_threads_port(&W, r);
+    memset(&p, 0, sizeof p);
+    p.ctx = &g_inner[r];
+    p.send = fwd_send; p.recv = fwd_recv;
+    p.window_post = r == 1 ? lying_post : fwd_post;
+    p.window_sync = fwd_sync; p.window_peer = fwd_peer;
+    rc = coll_init(&c, r, g_p, &p, g_scratch[r], sizeof g_scratch[r]);
+    COLL_CHECK_MSG(rc == COLL_OK && coll_window_ok(&c), "p=%d rank %d: init of the lying port: %d", g_p, r, rc);
+    for (i = 0; i < 64; i++) { s[i] = 1.0f; d[i] = -7.0f; }
+    rc = coll_window_allreduce(&c, s, d, 64, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
+    COLL_CHECK_MSG(rc == COLL_ERR_CORRUPT, "p=%d rank %d: a record short of the call: %d, not CORRUPT", g_p, r, rc);
+    for (i = 0; i < 64 && d[i] == -7.0f; i++) {}
+    COLL_CHECK_MSG(i == 64, "p=%d rank %d: dst written by a refused call", g_p, r);
+}
+
 /* ---- a port without windows ------------------------------------------------ */
 
 static void no_windows(int r)
@@ -276,6 +318,7 @@ static int body(int r, void *arg)
     others(&c, r);
     refusals(&c, r);
     no_windows(r);
+    lying_record(r);
     return 0;
 }
 
