@@ -315,7 +315,7 @@ typedef struct coll_tcp__link {
                                   nobody or unknown), this epoch (>>missing) */
     int dead;                  /* 0, or why the link is gone (EOF, reset)    */
     unsigned char *pb;         /* bytes read ahead that belong to later frames */
-    unsigned pb_len, pb_at;    /* (a guess that missed, see coll_tcp__rx_head) */
+    unsigned pb_len, pb_at;    /* (a guess that missed, see coll_tcp__rx_guess) */
     unsigned char rx_got;
     unsigned char ab_sent;     /* ab.epoch's abort frame queued already      */
     unsigned char busy;        /* a frame waits at its head (coll_tcp__watch) */
@@ -1243,111 +1243,163 @@ static void coll_tcp__drop(coll_tcp *t, coll_tcp__shake *s)
     t->dropped++;
 }
 
-/* Moves one pending connection on as far as the bytes that arrived allow.
-   Returns 1 when it has become a rank's link, 0 while it waits (or once it
-   was dropped), or a negative code - only for an authenticated peer that
-   contradicts the job, or for a failure of our own. */
+/* A step of a pending connection (below) or of a receive's header (the
+   data path) that moved it on: the next step is decided again. */
+#define COLL_TCP__GO 2
+
+/* The refused peer's drain: what it sends (k bytes, the last recv's
+   answer) is thrown away until it hangs up or has sent COLL_TCP__DRAIN
+   bytes; then it is closed. */
+static int coll_tcp__drain(coll_tcp *t, coll_tcp__shake *s, ssize_t k)
+{
+    if (k > 0 && (s->drained += (size_t)k) <= COLL_TCP__DRAIN) return COLL_TCP__GO;
+    if (k > 0)
+        coll_tcp__log(t, s->fd, "hung up on a refused peer that kept sending");
+    close(s->fd);
+    s->fd = -1;
+    return 0;
+}
+
+/* The version check, once the hello's first 8 bytes are in: 1 for a coll
+   rank of our version (its hello is read on); 0 for what is no coll rank
+   (dropped); COLL_TCP__GO for another version, which is told ours and
+   refused (drained from here on). */
+static int coll_tcp__version(coll_tcp *t, coll_tcp__shake *s)
+{
+    if (coll_tcp__get32(s->hello) != COLL_TCP__MAGIC) {
+        coll_tcp__log(t, s->fd, "dropped a connection that is not a coll rank");
+        coll_tcp__drop(t, s);
+        return 0;
+    }
+    if (coll_tcp__get32(s->hello + 4) == COLL_TCP_VERSION) return 1;
+    /* Tell it ours, so its side can say what is wrong. */
+    coll_tcp__hello(t, s->reply, t->rank);
+    (void)send(s->fd, s->reply, 8, COLL_TCP__SEND_FLAGS);
+    coll_tcp__log(t, s->fd, "refused a peer speaking protocol version %lu "
+                  "(this rank speaks %d)", coll_tcp__get32(s->hello + 4), COLL_TCP_VERSION);
+    /* Hang up only after it has read that: closing with its
+       hello unread would send a reset that may overtake it. */
+    shutdown(s->fd, SHUT_WR);
+    s->stage = 2; s->got = 0; s->drained = 0;
+    t->dropped++;
+    return COLL_TCP__GO;
+}
+
+/* HELLO in: answer it (our hello with a fresh nonce, and its MAC('A')),
+   then wait for the peer's proof. */
+static int coll_tcp__answer(coll_tcp *t, coll_tcp__shake *s)
+{
+    coll_tcp__hello(t, s->reply, t->rank);
+    if (coll_tcp__nonce(s->reply + 16)) return COLL_ERR_IO;
+    coll_tcp__mac(t, 'A', s->hello, s->reply, s->reply + COLL_TCP__HEAD);
+    if (coll_tcp__write_all(s->fd, s->reply, COLL_TCP__REPLY, s->until)) {
+        coll_tcp__log(t, s->fd, "dropped a connection that did not take our answer");
+        coll_tcp__drop(t, s);
+        return 0;
+    }
+    s->stage = 1;
+    return COLL_TCP__GO;
+}
+
+/* An authenticated peer contradicts the job (another world or mode, a
+   rank not expected here or already held): a line says how, the peer is
+   told no (MAC('N'), so that it fails too), and so is the job. */
+static int coll_tcp__say_no(coll_tcp *t, coll_tcp__shake *s, unsigned long rank,
+                            unsigned long world, int lo, int hi)
+{
+    unsigned char tag[COLL_TCP__TAG];
+    if (world != ((unsigned long)t->nranks | coll_tcp__modes(t) << 16)) {
+        char who[32];
+        snprintf(who, sizeof who, "rank %lu", rank);
+        coll_tcp__say_world(t, s->fd, who, world);
+    } else
+        coll_tcp__log(t, s->fd, "an authenticated peer claims rank %lu, %s", rank,
+                      rank < (unsigned long)hi && rank >= (unsigned long)lo ?
+                      "which another peer already holds" : "not expected here");
+    coll_tcp__mac(t, 'N', s->hello, s->reply, tag);
+    (void)coll_tcp__write_all(s->fd, tag, COLL_TCP__TAG, s->until);
+    close(s->fd);
+    s->fd = -1;
+    return COLL_ERR_MISMATCH;
+}
+
+/* PROOF in, the verdict: a peer without the token is dropped, one that
+   contradicts the job told no; any other is told yes (MAC('K')) and its
+   connection becomes its rank's link, with its table entry and tag. */
+static int coll_tcp__verdict(coll_tcp *t, coll_tcp__shake *s, int lo, int hi,
+                             unsigned char *table, unsigned char (*tags)[COLL_TCP__TAG])
+{
+    unsigned char tag[COLL_TCP__TAG];
+    unsigned long rank, world;
+    coll_tcp__mac(t, 'C', s->hello, s->reply, tag);
+    if (!coll_tcp__same(tag, s->proof)) {
+        coll_tcp__log(t, s->fd, "dropped a peer claiming rank %lu that failed the token "
+                      "check (no COLL_TCP_TOKEN, or another one)", coll_tcp__get32(s->hello + 8));
+        coll_tcp__drop(t, s);
+        return 0;
+    }
+    /* Authenticated: from here on a contradiction is the job's error. */
+    rank = coll_tcp__get32(s->hello + 8);
+    world = coll_tcp__get32(s->hello + 12);
+    if (world != ((unsigned long)t->nranks | coll_tcp__modes(t) << 16) || rank < (unsigned long)lo ||
+        rank >= (unsigned long)hi || t->fd[rank] >= 0)
+        return coll_tcp__say_no(t, s, rank, world, lo, hi);
+    coll_tcp__mac(t, 'K', s->hello, s->reply, tag);
+    if (coll_tcp__write_all(s->fd, tag, COLL_TCP__TAG, s->until)) {
+        coll_tcp__log(t, s->fd, "rank %lu's connection failed before it was told yes", rank);
+        coll_tcp__drop(t, s);
+        return 0;
+    }
+    t->fd[rank] = s->fd;
+    s->fd = -1;
+    coll_tcp__mac_session(t, (int)rank, s->reply + COLL_TCP__HEAD);
+    if (table) memcpy(table + rank * COLL_TCP__ENTRY, s->hello + 32, COLL_TCP__ENTRY);
+    if (tags) memcpy(tags[rank], s->reply + COLL_TCP__HEAD, COLL_TCP__TAG);
+    return 1;
+}
+
+/* k more bytes of the hello or the proof are in: the version checked as
+   soon as it is there, and a whole hello answered, a whole proof judged. */
+static int coll_tcp__took(coll_tcp *t, coll_tcp__shake *s, ssize_t k, int lo, int hi,
+                          unsigned char *table, unsigned char (*tags)[COLL_TCP__TAG])
+{
+    size_t need = s->stage == 1 ? COLL_TCP__TAG : COLL_TCP__HELLO;
+    s->got += (size_t)k;
+    s->moved = coll_tcp__now_ms();
+    if (s->stage == 0 && s->got >= 8) {
+        int r = coll_tcp__version(t, s);
+        if (r != 1) return r;
+    }
+    if (s->got < need) return COLL_TCP__GO;
+    s->got = 0;
+    if (s->stage == 0) return coll_tcp__answer(t, s);
+    return coll_tcp__verdict(t, s, lo, hi, table, tags);
+}
+
+/* Moves one pending connection on as far as the bytes that arrived allow:
+   it reads the hello (stage 0), the proof (1) or a refused peer's rest
+   (2), and hands what came to that stage's step. Returns 1 when it has
+   become a rank's link, 0 while it waits (or once it was dropped), or a
+   negative code - only for an authenticated peer that contradicts the
+   job, or for a failure of our own. */
 static int coll_tcp__step(coll_tcp *t, coll_tcp__shake *s, int lo, int hi,
                           unsigned char *table, unsigned char (*tags)[COLL_TCP__TAG])
 {
     for (;;) {
         unsigned char *dst = s->stage == 1 ? s->proof : s->hello;
         size_t need = s->stage == 1 ? COLL_TCP__TAG : COLL_TCP__HELLO;
-        unsigned char tag[COLL_TCP__TAG];
-        unsigned long rank, world;
+        int r;
         ssize_t k = recv(s->fd, dst + s->got, need - s->got, 0);
         if (k < 0 && errno == EINTR) continue;
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
-        if (s->stage == 2) {   /* refused: drain until it hangs up, a little at most */
-            if (k > 0 && (s->drained += (size_t)k) <= COLL_TCP__DRAIN) continue;
-            if (k > 0)
-                coll_tcp__log(t, s->fd, "hung up on a refused peer that kept sending");
-            close(s->fd);
-            s->fd = -1;
-            return 0;
-        }
-        if (k <= 0) {
+        if (s->stage == 2) r = coll_tcp__drain(t, s, k);
+        else if (k <= 0) {
             coll_tcp__log(t, s->fd, "dropped a connection that %s during the handshake",
                           k == 0 ? "closed" : "failed");
             coll_tcp__drop(t, s);
             return 0;
-        }
-        s->got += (size_t)k;
-        s->moved = coll_tcp__now_ms();
-        if (s->stage == 0 && s->got >= 8) {
-            if (coll_tcp__get32(s->hello) != COLL_TCP__MAGIC) {
-                coll_tcp__log(t, s->fd, "dropped a connection that is not a coll rank");
-                coll_tcp__drop(t, s);
-                return 0;
-            }
-            if (coll_tcp__get32(s->hello + 4) != COLL_TCP_VERSION) {
-                /* Tell it ours, so its side can say what is wrong. */
-                coll_tcp__hello(t, s->reply, t->rank);
-                (void)send(s->fd, s->reply, 8, COLL_TCP__SEND_FLAGS);
-                coll_tcp__log(t, s->fd, "refused a peer speaking protocol version %lu "
-                              "(this rank speaks %d)", coll_tcp__get32(s->hello + 4), COLL_TCP_VERSION);
-                /* Hang up only after it has read that: closing with its
-                   hello unread would send a reset that may overtake it. */
-                shutdown(s->fd, SHUT_WR);
-                s->stage = 2; s->got = 0; s->drained = 0;
-                t->dropped++;
-                continue;
-            }
-        }
-        if (s->got < need) continue;
-        s->got = 0;
-        if (s->stage == 0) {                         /* HELLO in: answer it */
-            int rc;
-            coll_tcp__hello(t, s->reply, t->rank);
-            if (coll_tcp__nonce(s->reply + 16)) return COLL_ERR_IO;
-            coll_tcp__mac(t, 'A', s->hello, s->reply, s->reply + COLL_TCP__HEAD);
-            rc = coll_tcp__write_all(s->fd, s->reply, COLL_TCP__REPLY, s->until);
-            if (rc) {
-                coll_tcp__log(t, s->fd, "dropped a connection that did not take our answer");
-                coll_tcp__drop(t, s);
-                return 0;
-            }
-            s->stage = 1;
-            continue;
-        }
-        coll_tcp__mac(t, 'C', s->hello, s->reply, tag);          /* PROOF in */
-        if (!coll_tcp__same(tag, s->proof)) {
-            coll_tcp__log(t, s->fd, "dropped a peer claiming rank %lu that failed the token "
-                          "check (no COLL_TCP_TOKEN, or another one)", coll_tcp__get32(s->hello + 8));
-            coll_tcp__drop(t, s);
-            return 0;
-        }
-        /* Authenticated: from here on a contradiction is the job's error. */
-        rank = coll_tcp__get32(s->hello + 8);
-        world = coll_tcp__get32(s->hello + 12);
-        if (world != ((unsigned long)t->nranks | coll_tcp__modes(t) << 16) || rank < (unsigned long)lo ||
-            rank >= (unsigned long)hi || t->fd[rank] >= 0) {
-            if (world != ((unsigned long)t->nranks | coll_tcp__modes(t) << 16)) {
-                char who[32];
-                snprintf(who, sizeof who, "rank %lu", rank);
-                coll_tcp__say_world(t, s->fd, who, world);
-            } else
-                coll_tcp__log(t, s->fd, "an authenticated peer claims rank %lu, %s", rank,
-                              rank < (unsigned long)hi && rank >= (unsigned long)lo ?
-                              "which another peer already holds" : "not expected here");
-            coll_tcp__mac(t, 'N', s->hello, s->reply, tag);
-            (void)coll_tcp__write_all(s->fd, tag, COLL_TCP__TAG, s->until);
-            close(s->fd);
-            s->fd = -1;
-            return COLL_ERR_MISMATCH;
-        }
-        coll_tcp__mac(t, 'K', s->hello, s->reply, tag);
-        if (coll_tcp__write_all(s->fd, tag, COLL_TCP__TAG, s->until)) {
-            coll_tcp__log(t, s->fd, "rank %lu's connection failed before it was told yes", rank);
-            coll_tcp__drop(t, s);
-            return 0;
-        }
-        t->fd[rank] = s->fd;
-        s->fd = -1;
-        coll_tcp__mac_session(t, (int)rank, s->reply + COLL_TCP__HEAD);
-        if (table) memcpy(table + rank * COLL_TCP__ENTRY, s->hello + 32, COLL_TCP__ENTRY);
-        if (tags) memcpy(tags[rank], s->reply + COLL_TCP__HEAD, COLL_TCP__TAG);
-        return 1;
+        } else r = coll_tcp__took(t, s, k, lo, hi, table, tags);
+        if (r != COLL_TCP__GO) return r;
     }
 }
 
@@ -1385,6 +1437,96 @@ static int coll_tcp__victim(const coll_tcp__shake *s, long long now, long long *
     return best;
 }
 
+/* Lets go of the connections whose time to authenticate is up (a refused
+   peer's without a line), and lists the others in p to poll, *wake
+   lowered to the earliest such time. Returns how many it listed. */
+static int coll_tcp__pending(coll_tcp *t, coll_tcp__shake *s, long long now, struct pollfd *p,
+                             long long *wake)
+{
+    int i, n = 0;
+    for (i = 0; i < COLL_TCP_MAX_PENDING; i++) {
+        if (s[i].fd >= 0 && s[i].until <= now && s[i].stage == 2) {
+            close(s[i].fd);
+            s[i].fd = -1;
+        } else if (s[i].fd >= 0 && s[i].until <= now) {
+            coll_tcp__log(t, s[i].fd, "dropped a connection that did not authenticate "
+                          "within %d ms", COLL_TCP_HELLO_MS);
+            coll_tcp__drop(t, &s[i]);
+        }
+        if (s[i].fd < 0) continue;
+        if (s[i].until < *wake) *wake = s[i].until;
+        p[n].fd = s[i].fd; p[n].events = POLLIN; p[n].revents = 0; n++;
+    }
+    return n;
+}
+
+/* Slot s, the victim, is freed for a connection waiting in the backlog:
+   a refused peer's is closed, any other dropped with a line saying why. */
+static void coll_tcp__recycle(coll_tcp *t, coll_tcp__shake *s)
+{
+    if (s->fd >= 0 && s->stage == 2) {
+        close(s->fd);
+        s->fd = -1;
+    } else if (s->fd >= 0) {
+        coll_tcp__log(t, s->fd, "dropped a connection that %s, for one waiting",
+                      s->stage == 0 && s->got == 0 ? "said nothing" : "stalled in the handshake");
+        coll_tcp__drop(t, s);
+    }
+}
+
+/* Slot s takes the accepted connection fd: a handshake from its start,
+   with COLL_TCP_HELLO_MS to prove itself, and no later than the deadline. */
+static void coll_tcp__seat(coll_tcp__shake *s, int fd, long long now, long long deadline)
+{
+    coll_tcp__tune(fd);
+    s->fd = fd; s->stage = 0; s->got = 0; s->drained = 0;
+    s->since = s->moved = now;
+    s->until = now + COLL_TCP_HELLO_MS < deadline ? now + COLL_TCP_HELLO_MS : deadline;
+}
+
+/* Takes what waits in the backlog, at most one slot's worth each: a
+   connection is stepped at once (its hello is usually there). Returns
+   COLL_OK or the failure; *joined counts the ranks that became links. */
+static int coll_tcp__take(coll_tcp *t, int lfd, coll_tcp__shake *s, int lo, int hi,
+                          unsigned char *table, unsigned char (*tags)[COLL_TCP__TAG],
+                          long long now, long long deadline, int *joined)
+{
+    int accepted, rc = COLL_OK;
+    for (accepted = 0; rc == COLL_OK && accepted < COLL_TCP_MAX_PENDING; accepted++) {
+        long long never = deadline;
+        int fd, k, v = coll_tcp__victim(s, now, &never);
+        if (v < 0) break;
+        fd = accept(lfd, NULL, NULL);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) rc = COLL_ERR_IO;
+            break;
+        }
+        coll_tcp__recycle(t, &s[v]);
+        coll_tcp__seat(&s[v], fd, now, deadline);
+        k = coll_tcp__step(t, &s[v], lo, hi, table, tags);
+        if (k < 0) rc = k; else *joined += k;
+        if (*joined >= hi - lo) break;
+    }
+    return rc;
+}
+
+/* The rendezvous is over (rc): every connection still pending is let go,
+   and past COLL_TCP__LOG_DROPS lines one more says how many were dropped. */
+static void coll_tcp__admitted(coll_tcp *t, coll_tcp__shake *s, int rc)
+{
+    int i;
+    for (i = 0; i < COLL_TCP_MAX_PENDING; i++) {
+        if (s[i].fd < 0 || s[i].stage == 2) { if (s[i].fd >= 0) close(s[i].fd); continue; }
+        coll_tcp__log(t, s[i].fd, "dropped a connection still unauthenticated when the "
+                      "rendezvous %s", rc ? "failed" : "was complete");
+        coll_tcp__drop(t, &s[i]);
+    }
+    if (t->dropped > COLL_TCP__LOG_DROPS)
+        coll_tcp__log(t, -1, "%u connections dropped in all, a line shown for the first %d",
+                      t->dropped, COLL_TCP__LOG_DROPS);
+}
+
 /* Accepts ranks lo..hi-1 on the listener `lfd`. Up to COLL_TCP_MAX_PENDING
    connections are served at once, each with COLL_TCP_HELLO_MS to prove
    itself; when more wait, the least promising slot is recycled (above),
@@ -1398,21 +1540,9 @@ static int coll_tcp__admit(coll_tcp *t, int lfd, int lo, int hi, unsigned char *
     for (i = 0; i < COLL_TCP_MAX_PENDING; i++) s[i].fd = -1;
     while (rc == COLL_OK && joined < hi - lo) {
         long long now = coll_tcp__now_ms(), wake = deadline;
-        int n = 0, k, room, accepted;
+        int n, k, room;
         if (now >= deadline) { rc = COLL_ERR_TIMEOUT; break; }
-        for (i = 0; i < COLL_TCP_MAX_PENDING; i++) {
-            if (s[i].fd >= 0 && s[i].until <= now && s[i].stage == 2) {
-                close(s[i].fd);
-                s[i].fd = -1;
-            } else if (s[i].fd >= 0 && s[i].until <= now) {
-                coll_tcp__log(t, s[i].fd, "dropped a connection that did not authenticate "
-                              "within %d ms", COLL_TCP_HELLO_MS);
-                coll_tcp__drop(t, &s[i]);
-            }
-            if (s[i].fd < 0) continue;
-            if (s[i].until < wake) wake = s[i].until;
-            p[n].fd = s[i].fd; p[n].events = POLLIN; p[n].revents = 0; n++;
-        }
+        n = coll_tcp__pending(t, s, now, p, &wake);
         /* Listen only while a slot is free or may be recycled now. */
         room = coll_tcp__victim(s, now, &wake) >= 0;
         if (room) { p[n].fd = lfd; p[n].events = POLLIN; p[n].revents = 0; n++; }
@@ -1424,51 +1554,62 @@ static int coll_tcp__admit(coll_tcp *t, int lfd, int lo, int hi, unsigned char *
             k = coll_tcp__step(t, &s[i], lo, hi, table, tags);
             if (k < 0) rc = k; else joined += k;
         }
-        /* Take what waits in the backlog, at most one slot's worth each:
-           a connection is stepped at once (its hello is usually there). */
         now = coll_tcp__now_ms();
-        for (accepted = 0; rc == COLL_OK && room && accepted < COLL_TCP_MAX_PENDING; accepted++) {
-            long long never = deadline;
-            int fd, v = coll_tcp__victim(s, now, &never);
-            if (v < 0) break;
-            fd = accept(lfd, NULL, NULL);
-            if (fd < 0) {
-                if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
-                if (errno != EAGAIN && errno != EWOULDBLOCK) rc = COLL_ERR_IO;
-                break;
-            }
-            if (s[v].fd >= 0 && s[v].stage == 2) {
-                close(s[v].fd);
-                s[v].fd = -1;
-            } else if (s[v].fd >= 0) {
-                coll_tcp__log(t, s[v].fd, "dropped a connection that %s, for one waiting",
-                              s[v].stage == 0 && s[v].got == 0 ? "said nothing" : "stalled in the handshake");
-                coll_tcp__drop(t, &s[v]);
-            }
-            coll_tcp__tune(fd);
-            s[v].fd = fd; s[v].stage = 0; s[v].got = 0; s[v].drained = 0;
-            s[v].since = s[v].moved = now;
-            s[v].until = now + COLL_TCP_HELLO_MS < deadline ? now + COLL_TCP_HELLO_MS : deadline;
-            k = coll_tcp__step(t, &s[v], lo, hi, table, tags);
-            if (k < 0) rc = k; else joined += k;
-            if (joined >= hi - lo) break;
-        }
+        if (rc == COLL_OK && room)
+            rc = coll_tcp__take(t, lfd, s, lo, hi, table, tags, now, deadline, &joined);
     }
-    for (i = 0; i < COLL_TCP_MAX_PENDING; i++) {
-        if (s[i].fd < 0 || s[i].stage == 2) { if (s[i].fd >= 0) close(s[i].fd); continue; }
-        coll_tcp__log(t, s[i].fd, "dropped a connection still unauthenticated when the "
-                      "rendezvous %s", rc ? "failed" : "was complete");
-        coll_tcp__drop(t, &s[i]);
-    }
-    if (t->dropped > COLL_TCP__LOG_DROPS)
-        coll_tcp__log(t, -1, "%u connections dropped in all, a line shown for the first %d",
-                      t->dropped, COLL_TCP__LOG_DROPS);
+    coll_tcp__admitted(t, s, rc);
     return rc;
 }
 
 /* ---- the dialling side --------------------------------------------------------- */
 
-/* One handshake on the connected socket `fd`, to `peer`. Returns COLL_OK
+/* The first 8 bytes of the answer: "coll" and our protocol version, else
+   what answered is no coll rank (COLL_TCP_ERR_AUTH) or speaks another
+   version (COLL_TCP_ERR_VERSION). */
+static int coll_tcp__answered(coll_tcp *t, int fd, int peer, const char *who,
+                              const unsigned char *reply)
+{
+    if (coll_tcp__get32(reply) != COLL_TCP__MAGIC) {
+        coll_tcp__log(t, fd, "what answered at %s's address (rank %d) is not a coll rank", who, peer);
+        return COLL_TCP_ERR_AUTH;
+    }
+    if (coll_tcp__get32(reply + 4) != COLL_TCP_VERSION) {
+        coll_tcp__log(t, fd, "%s (rank %d) speaks protocol version %lu, this rank speaks %d: "
+                      "refused", who, peer, coll_tcp__get32(reply + 4), COLL_TCP_VERSION);
+        return COLL_TCP_ERR_VERSION;
+    }
+    return COLL_OK;
+}
+
+/* The peer's verdict on our proof: MAC('K') is yes (its MAC('A') goes to
+   tag_a and starts the link's keyed session), MAC('N') no; anything else
+   is a bad acknowledgement. */
+static int coll_tcp__yes(coll_tcp *t, int fd, int peer, const char *who, const unsigned char *hello,
+                         const unsigned char *reply, unsigned char *tag_a, long long deadline)
+{
+    unsigned char tag[COLL_TCP__TAG], want[COLL_TCP__TAG];
+    int rc = coll_tcp__read_all(fd, tag, sizeof tag, deadline);
+    if (rc) return rc == COLL_ERR_IO ? COLL_AGAIN : rc;
+    coll_tcp__mac(t, 'K', hello, reply, want);
+    if (coll_tcp__same(want, tag)) {
+        memcpy(tag_a, reply + COLL_TCP__HEAD, COLL_TCP__TAG);
+        coll_tcp__mac_session(t, peer, tag_a);
+        return COLL_OK;
+    }
+    coll_tcp__mac(t, 'N', hello, reply, want);
+    if (coll_tcp__same(want, tag)) {
+        coll_tcp__log(t, fd, "%s (rank %d) refused this rank: the rank is taken or the "
+                      "world differs", who, peer);
+        return COLL_ERR_MISMATCH;
+    }
+    coll_tcp__log(t, fd, "%s (rank %d) sent a bad acknowledgement", who, peer);
+    return COLL_TCP_ERR_AUTH;
+}
+
+/* One handshake on the connected socket `fd`, to `peer`: our hello, the
+   answer's version and MAC('A') checked, our proof MAC('C'), the world
+   and rank it answers for checked, then its verdict. Returns COLL_OK
    with the peer's MAC('A') in tag_a, COLL_AGAIN when the link broke before
    the peer said yes (it dropped us as too slow, say: dial again), or an
    error. */
@@ -1491,15 +1632,7 @@ static int coll_tcp__shake_out(coll_tcp *t, int fd, int peer, const unsigned cha
                       who, peer);
     if (rc) return rc == COLL_ERR_IO ? COLL_AGAIN : rc;
     *heard = 1;
-    if (coll_tcp__get32(reply) != COLL_TCP__MAGIC) {
-        coll_tcp__log(t, fd, "what answered at %s's address (rank %d) is not a coll rank", who, peer);
-        return COLL_TCP_ERR_AUTH;
-    }
-    if (coll_tcp__get32(reply + 4) != COLL_TCP_VERSION) {
-        coll_tcp__log(t, fd, "%s (rank %d) speaks protocol version %lu, this rank speaks %d: "
-                      "refused", who, peer, coll_tcp__get32(reply + 4), COLL_TCP_VERSION);
-        return COLL_TCP_ERR_VERSION;
-    }
+    if ((rc = coll_tcp__answered(t, fd, peer, who, reply)) != COLL_OK) return rc;
     rc = coll_tcp__read_all(fd, reply + 8, COLL_TCP__REPLY - 8, deadline);
     if (rc) return rc == COLL_ERR_IO ? COLL_AGAIN : rc;
     coll_tcp__mac(t, 'A', hello, reply, want);
@@ -1520,22 +1653,7 @@ static int coll_tcp__shake_out(coll_tcp *t, int fd, int peer, const unsigned cha
                       coll_tcp__get32(reply + 8), peer);
         return COLL_ERR_MISMATCH;
     }
-    rc = coll_tcp__read_all(fd, tag, sizeof tag, deadline);
-    if (rc) return rc == COLL_ERR_IO ? COLL_AGAIN : rc;
-    coll_tcp__mac(t, 'K', hello, reply, want);
-    if (coll_tcp__same(want, tag)) {
-        memcpy(tag_a, reply + COLL_TCP__HEAD, COLL_TCP__TAG);
-        coll_tcp__mac_session(t, peer, tag_a);
-        return COLL_OK;
-    }
-    coll_tcp__mac(t, 'N', hello, reply, want);
-    if (coll_tcp__same(want, tag)) {
-        coll_tcp__log(t, fd, "%s (rank %d) refused this rank: the rank is taken or the "
-                      "world differs", who, peer);
-        return COLL_ERR_MISMATCH;
-    }
-    coll_tcp__log(t, fd, "%s (rank %d) sent a bad acknowledgement", who, peer);
-    return COLL_TCP_ERR_AUTH;
+    return coll_tcp__yes(t, fd, peer, who, hello, reply, tag_a, deadline);
 }
 
 /* Hang-ups without an answer after which the dialled address is taken for
@@ -1754,14 +1872,57 @@ COLL_TCP_API int coll_tcp_init_token(coll_tcp *t, const char *master_addr, int m
     return coll_tcp_init_flags(t, master_addr, master_port, rank, world, timeout_ms, token, 0);
 }
 
+/* MASTER_ADDR:MASTER_PORT resolved into *master (its length *mlen). */
+static int coll_tcp__resolve(const char *master_addr, int master_port,
+                             struct sockaddr_storage *master, socklen_t *mlen)
+{
+    struct addrinfo hints, *res = NULL;
+    char port[16];
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    snprintf(port, sizeof port, "%d", master_port);
+    if (getaddrinfo(master_addr, port, &hints, &res) != 0 || !res) return COLL_ERR_INVAL;
+    memset(master, 0, sizeof *master);
+    memcpy(master, res->ai_addr, res->ai_addrlen);
+    *mlen = (socklen_t)res->ai_addrlen;
+    freeaddrinfo(res);
+    return COLL_OK;
+}
+
+/* Rank 0's listener: on MASTER_ADDR itself when it is ours; when it is
+   not (an address the others reach us by through NAT, say), on every
+   address of its family. Returns the socket, or a negative code with a
+   line saying why. */
+static int coll_tcp__listen_master(coll_tcp *t, const struct sockaddr_storage *master,
+                                   socklen_t mlen, const char *master_addr, int master_port)
+{
+    int lfd = coll_tcp__listen(master, mlen, COLL_TCP__BACKLOG);
+    if (lfd == COLL_ERR_IO) {
+        struct sockaddr_storage any;
+        memset(&any, 0, sizeof any);
+        any.ss_family = master->ss_family;
+        if (master->ss_family == AF_INET)
+            ((struct sockaddr_in *)&any)->sin_port = ((const struct sockaddr_in *)master)->sin_port;
+        else
+            ((struct sockaddr_in6 *)&any)->sin6_port = ((const struct sockaddr_in6 *)master)->sin6_port;
+        lfd = coll_tcp__listen(&any, mlen, COLL_TCP__BACKLOG);
+    }
+    if (lfd == COLL_TCP_ERR_INUSE)
+        coll_tcp__log(t, -1, "MASTER_PORT %d on %s: address in use - another program "
+                      "(torch's store, an earlier job) holds it; pick a free port",
+                      master_port, master_addr);
+    else if (lfd < 0)
+        coll_tcp__log(t, -1, "cannot listen on MASTER_PORT %d on %s", master_port, master_addr);
+    return lfd;
+}
+
 COLL_TCP_API int coll_tcp_init_flags(coll_tcp *t, const char *master_addr, int master_port,
                                      int rank, int world, unsigned timeout_ms, const char *token,
                                      unsigned flags)
 {
-    struct addrinfo hints, *res = NULL;
     struct sockaddr_storage master;
     socklen_t mlen;
-    char port[16];
     long long deadline;
     int rc;
 
@@ -1778,42 +1939,14 @@ COLL_TCP_API int coll_tcp_init_flags(coll_tcp *t, const char *master_addr, int m
     if (rc) { t->failed = rc; return rc; }
     deadline = coll_tcp__now_ms() + t->timeout_ms;
 
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    snprintf(port, sizeof port, "%d", master_port);
-    if (getaddrinfo(master_addr, port, &hints, &res) != 0 || !res) {
+    if (coll_tcp__resolve(master_addr, master_port, &master, &mlen)) {
         memset(t->key, 0, sizeof t->key);
         coll_tcp_close(t);
         t->failed = COLL_ERR_INVAL;
         return COLL_ERR_INVAL;
     }
-    memset(&master, 0, sizeof master);
-    memcpy(&master, res->ai_addr, res->ai_addrlen);
-    mlen = (socklen_t)res->ai_addrlen;
-    freeaddrinfo(res);
-
     if (rank == 0) {
-        /* Listen on MASTER_ADDR itself when it is ours; when it is not (an
-           address the others reach us by through NAT, say), on every
-           address of its family. */
-        int lfd = coll_tcp__listen(&master, mlen, COLL_TCP__BACKLOG);
-        if (lfd == COLL_ERR_IO) {
-            struct sockaddr_storage any;
-            memset(&any, 0, sizeof any);
-            any.ss_family = master.ss_family;
-            if (master.ss_family == AF_INET)
-                ((struct sockaddr_in *)&any)->sin_port = ((struct sockaddr_in *)&master)->sin_port;
-            else
-                ((struct sockaddr_in6 *)&any)->sin6_port = ((struct sockaddr_in6 *)&master)->sin6_port;
-            lfd = coll_tcp__listen(&any, mlen, COLL_TCP__BACKLOG);
-        }
-        if (lfd == COLL_TCP_ERR_INUSE)
-            coll_tcp__log(t, -1, "MASTER_PORT %d on %s: address in use - another program "
-                          "(torch's store, an earlier job) holds it; pick a free port",
-                          master_port, master_addr);
-        else if (lfd < 0)
-            coll_tcp__log(t, -1, "cannot listen on MASTER_PORT %d on %s", master_port, master_addr);
+        int lfd = coll_tcp__listen_master(t, &master, mlen, master_addr, master_port);
         if (lfd < 0) rc = lfd;
         else {
             rc = coll_tcp__master(t, lfd, deadline);
@@ -2354,125 +2487,188 @@ static void coll_tcp__watch(coll_tcp *t)
     }
 }
 
+/* A receive at the head of its lane gets its frame's header in steps
+   (coll_tcp__rx_head runs them), each returning what rx_head returns or
+   COLL_TCP__GO: the step moved the link on, and the next one is chosen. */
+
+/* Reads past what a dropped frame (an older epoch's) left, a buffer at a
+   time, so that the next header is read where it starts. */
+static int coll_tcp__rx_skip(coll_tcp *t, coll_tcp__req *q, int block, int *moved)
+{
+    coll_tcp__link *L = &t->link[q->peer];
+    unsigned char junk[4096];
+    struct iovec v[1];
+    ssize_t k;
+    v[0].iov_base = junk;
+    v[0].iov_len = L->rx_skip < sizeof junk ? (size_t)L->rx_skip : sizeof junk;
+    k = coll_tcp__rd(t, q->peer, v, 1, block ? MSG_WAITALL : COLL_TCP__TRY);
+    if (k > 0) { L->rx_skip -= (unsigned long long)k; *moved = 1; return COLL_TCP__GO; }
+    if (k < 0 && errno == EINTR) return COLL_TCP__GO;
+    return coll_tcp__stalled(t, q, k);
+}
+
+/* Is the whole header in L->rx_head the one q expects: data of this
+   epoch with q's length? */
+static int coll_tcp__rx_mine(const coll_tcp *t, const coll_tcp__link *L, const coll_tcp__req *q)
+{
+    return coll_tcp__get32(L->rx_head) == COLL_TCP__DATA &&
+           (uint32_t)coll_tcp__get32(L->rx_head + 4) == t->epoch &&
+           coll_tcp__get32(L->rx_head + 8) == (unsigned long)((uint64_t)q->bytes >> 32) &&
+           coll_tcp__get32(L->rx_head + 12) == (unsigned long)(q->bytes & 0xffffffffu);
+}
+
+/* A guess that missed: the k bytes that came after the header (into q's
+   buffer, up to plen, then its trailer) belong to what follows, so they
+   move to the link's read-ahead, which coll_tcp__rd serves first. */
+static int coll_tcp__rx_keep(coll_tcp *t, coll_tcp__req *q, size_t k, size_t plen)
+{
+    coll_tcp__link *L = &t->link[q->peer];
+    size_t in_buf = k < plen ? k : plen;
+    L->pb = (unsigned char *)malloc(k);
+    if (!L->pb) { coll_tcp__gone(t, q->peer, COLL_ERR_IO); return -1; }
+    memcpy(L->pb, q->buf, in_buf);
+    if (k > in_buf) memcpy(L->pb + in_buf, q->tail, k - in_buf);
+    L->pb_len = (unsigned)k; L->pb_at = 0;
+    return COLL_TCP__GO;
+}
+
+/* The guess: the next frame is q's, so its header, payload and trailer
+   come in one call (without MSG_WAITALL: a frame of another size must not
+   keep us waiting). A part of a header is finished next; a header that
+   is not q's is acted on next, and what came after it kept. */
+static int coll_tcp__rx_guess(coll_tcp *t, coll_tcp__req *q, int block, int *moved)
+{
+    coll_tcp__link *L = &t->link[q->peer];
+    struct iovec v[3];
+    size_t plen = q->bytes;
+    int nv = 2;
+    ssize_t k;
+#ifndef COLL_TCP_NO_MAC
+    if (t->mac.on && plen > COLL_TCP_MAC_CHUNK) plen = COLL_TCP_MAC_CHUNK;
+#endif
+    v[0].iov_base = L->rx_head; v[0].iov_len = COLL_TCP__FRAME;
+    v[1].iov_base = q->buf; v[1].iov_len = plen;
+    if (plen == q->bytes) { v[2].iov_base = q->tail; v[2].iov_len = coll_tcp__trailer(t); nv = 3; }
+    k = coll_tcp__rd(t, q->peer, v, nv, block ? 0 : COLL_TCP__TRY);
+    if (k <= 0) {
+        if (k < 0 && errno == EINTR) return COLL_TCP__GO;
+        return coll_tcp__stalled(t, q, k);
+    }
+    *moved = 1;
+    if (k < COLL_TCP__FRAME) { L->rx_got = (unsigned char)k; return COLL_TCP__GO; }
+    L->rx_got = COLL_TCP__FRAME;
+    k -= COLL_TCP__FRAME;
+    if (!coll_tcp__rx_mine(t, L, q))             /* it was not: keep those bytes */
+        return k ? coll_tcp__rx_keep(t, q, (size_t)k, plen) : COLL_TCP__GO;
+    L->rx_got = 0;                               /* it was: the frame is q's */
+    q->hdone = COLL_TCP__FRAME;
+#ifndef COLL_TCP_NO_MAC
+    if (t->mac.on) coll_tcp__mac_begin(t, q);
+#endif
+    if (k) coll_tcp__moved(t, q, (size_t)k);
+    return 1;
+}
+
+/* Finishes a header that came in part: the rest of its 16 bytes. */
+static int coll_tcp__rx_part(coll_tcp *t, coll_tcp__req *q, int block, int *moved)
+{
+    coll_tcp__link *L = &t->link[q->peer];
+    struct iovec v[1];
+    ssize_t k;
+    v[0].iov_base = L->rx_head + L->rx_got;
+    v[0].iov_len = COLL_TCP__FRAME - L->rx_got;
+    k = coll_tcp__rd(t, q->peer, v, 1, block ? MSG_WAITALL : COLL_TCP__TRY);
+    if (k > 0) { L->rx_got = (unsigned char)(L->rx_got + k); *moved = 1; return COLL_TCP__GO; }
+    if (k < 0 && errno == EINTR) return COLL_TCP__GO;
+    return coll_tcp__stalled(t, q, k);
+}
+
+/* A data frame's header: an older epoch's frame is dropped (the rest of
+   it read past next), a later one's kept for a receive of its epoch (q
+   fails); one of this epoch must have q's length, and is q's. */
+static int coll_tcp__rx_data(coll_tcp *t, coll_tcp__req *q, uint32_t epoch, uint64_t len)
+{
+    coll_tcp__link *L = &t->link[q->peer];
+    if (epoch < t->epoch) {                      /* an older epoch's: dropped */
+        L->rx_got = 0;
+        L->rx_skip = len + coll_tcp__trailer(t);
+#ifndef COLL_TCP_NO_MAC
+        if (t->mac.on) t->mac.got[q->peer]++;
+#endif
+        return COLL_TCP__GO;
+    }
+    if (epoch > t->epoch) {                      /* a later one's: kept */
+        coll_tcp__fail(t, q, COLL_ERR_IO);
+        return -1;
+    }
+    if (len != (uint64_t)q->bytes) {
+        coll_tcp__bad_frame(t, q, COLL_ERR_MISMATCH);
+        return -1;
+    }
+    L->rx_got = 0;
+    q->hdone = COLL_TCP__FRAME;                  /* the frame is q's now */
+    return 1;
+}
+
+/* A control frame's header: an older epoch's is ignored, a later one's
+   kept (q fails). Of this epoch, a wait notice is kept as the peer's
+   wait and is no progress (*moved goes back to `quiet`, as it was before
+   the read that brought it, unless that read brought more: the
+   read-ahead); an abort fails this epoch here too, naming its rank. */
+static int coll_tcp__rx_ctl(coll_tcp *t, coll_tcp__req *q, unsigned long kind, uint32_t epoch,
+                            uint64_t len, int *moved, int quiet)
+{
+    coll_tcp__link *L = &t->link[q->peer];
+    if (epoch < t->epoch) { L->rx_got = 0; return COLL_TCP__GO; }
+    if (epoch > t->epoch) { coll_tcp__fail(t, q, COLL_ERR_IO); return -1; }
+    L->rx_got = 0;
+    if (kind == COLL_TCP__NOTE) {                /* no progress: the wait goes on */
+        L->waits = (int)len;
+        if (!L->pb) *moved = quiet;
+        return COLL_TCP__GO;
+    }
+    coll_tcp__heard_abort(t, q->peer, (int)len);   /* the peer's epoch failed: ours too */
+    return -1;
+}
+
+/* Acts on the whole header in the link's rx_head: a data frame's, a
+   control frame's, or no header at all (the link is out of step). */
+static int coll_tcp__rx_frame(coll_tcp *t, coll_tcp__req *q, int *moved, int quiet)
+{
+    const unsigned char *h = t->link[q->peer].rx_head;
+    unsigned long kind = coll_tcp__get32(h);
+    uint32_t epoch = (uint32_t)coll_tcp__get32(h + 4);
+    uint64_t len = ((uint64_t)coll_tcp__get32(h + 8) << 32) | coll_tcp__get32(h + 12);
+    /* a peer runs at most a few epochs ahead (a renew or two a shrink),
+       and no message is a terabyte: anything else is no header at all */
+    if (epoch > t->epoch + COLL_TCP__AHEAD || len >> 40) kind = 0;
+    if ((kind == COLL_TCP__ABORT || kind == COLL_TCP__NOTE) && len > (uint64_t)t->nranks) kind = 0;
+    if (kind == COLL_TCP__DATA) return coll_tcp__rx_data(t, q, epoch, len);
+    if (kind == COLL_TCP__ABORT || kind == COLL_TCP__NOTE)
+        return coll_tcp__rx_ctl(t, q, kind, epoch, len, moved, quiet);
+    coll_tcp__bad_frame(t, q, COLL_ERR_IO);
+    return -1;
+}
+
 /* A receive at the head of its lane gets its frame's header: read past
-   what dropped frames left, take the next header, drop it if it is an
-   older epoch's, keep it if a later one's. 1: q has its header and may
-   take the payload; 0: nothing more now; -1: q has ended (its result). */
+   what dropped frames left, take the next header (the guess first, when
+   nothing of one is in), drop it if it is an older epoch's, keep it if a
+   later one's. 1: q has its header and may take the payload; 0: nothing
+   more now; -1: q has ended (its result). */
 static int coll_tcp__rx_head(coll_tcp *t, coll_tcp__req *q, int block, int *moved)
 {
     coll_tcp__link *L = &t->link[q->peer];
     int quiet = *moved;                          /* before a wait notice was read */
     L->busy = 0;                                 /* its head moves: watch it again */
     while (q->result == COLL_AGAIN) {
-        unsigned long kind;
-        uint32_t epoch;
-        uint64_t len;
-        ssize_t k;
-        struct iovec v[3];
-        int flags = block ? MSG_WAITALL : COLL_TCP__TRY;
-        if (L->rx_skip) {
-            unsigned char junk[4096];
-            v[0].iov_base = junk;
-            v[0].iov_len = L->rx_skip < sizeof junk ? (size_t)L->rx_skip : sizeof junk;
-            k = coll_tcp__rd(t, q->peer, v, 1, flags);
-            if (k > 0) { L->rx_skip -= (unsigned long long)k; *moved = 1; continue; }
-            if (k < 0 && errno == EINTR) continue;
-            return coll_tcp__stalled(t, q, k);
-        }
-        if (L->rx_got == 0 && !L->pb) {
+        int r;
+        if (L->rx_skip) r = coll_tcp__rx_skip(t, q, block, moved);
+        else if (L->rx_got == 0 && !L->pb) {
             quiet = *moved;
-            /* The guess: the next frame is q's, so its header, payload and
-               trailer come in one call (without MSG_WAITALL: a frame of
-               another size must not keep us waiting). If it is not,
-               whatever came after its header is kept for what follows. */
-            size_t plen = q->bytes;
-            int nv = 2;
-#ifndef COLL_TCP_NO_MAC
-            if (t->mac.on && plen > COLL_TCP_MAC_CHUNK) plen = COLL_TCP_MAC_CHUNK;
-#endif
-            v[0].iov_base = L->rx_head; v[0].iov_len = COLL_TCP__FRAME;
-            v[1].iov_base = q->buf; v[1].iov_len = plen;
-            if (plen == q->bytes) { v[2].iov_base = q->tail; v[2].iov_len = coll_tcp__trailer(t); nv = 3; }
-            k = coll_tcp__rd(t, q->peer, v, nv, block ? 0 : COLL_TCP__TRY);
-            if (k <= 0) {
-                if (k < 0 && errno == EINTR) continue;
-                return coll_tcp__stalled(t, q, k);
-            }
-            *moved = 1;
-            if (k < COLL_TCP__FRAME) { L->rx_got = (unsigned char)k; continue; }
-            L->rx_got = COLL_TCP__FRAME;
-            k -= COLL_TCP__FRAME;
-            if (coll_tcp__get32(L->rx_head) == COLL_TCP__DATA &&
-                (uint32_t)coll_tcp__get32(L->rx_head + 4) == t->epoch &&
-                coll_tcp__get32(L->rx_head + 8) == (unsigned long)((uint64_t)q->bytes >> 32) &&
-                coll_tcp__get32(L->rx_head + 12) == (unsigned long)(q->bytes & 0xffffffffu)) {
-                L->rx_got = 0;                   /* it was: the frame is q's */
-                q->hdone = COLL_TCP__FRAME;
-#ifndef COLL_TCP_NO_MAC
-                if (t->mac.on) coll_tcp__mac_begin(t, q);
-#endif
-                if (k) coll_tcp__moved(t, q, (size_t)k);
-                return 1;
-            }
-            if (k) {                             /* it was not: keep those bytes */
-                size_t in_buf = (size_t)k < plen ? (size_t)k : plen;
-                L->pb = (unsigned char *)malloc((size_t)k);
-                if (!L->pb) { coll_tcp__gone(t, q->peer, COLL_ERR_IO); return -1; }
-                memcpy(L->pb, q->buf, in_buf);
-                if ((size_t)k > in_buf) memcpy(L->pb + in_buf, q->tail, (size_t)k - in_buf);
-                L->pb_len = (unsigned)k; L->pb_at = 0;
-            }
-        }
-        if (L->rx_got < COLL_TCP__FRAME) {
-            v[0].iov_base = L->rx_head + L->rx_got;
-            v[0].iov_len = COLL_TCP__FRAME - L->rx_got;
-            k = coll_tcp__rd(t, q->peer, v, 1, flags);
-            if (k > 0) { L->rx_got = (unsigned char)(L->rx_got + k); *moved = 1; continue; }
-            if (k < 0 && errno == EINTR) continue;
-            return coll_tcp__stalled(t, q, k);
-        }
-        kind = coll_tcp__get32(L->rx_head);
-        epoch = (uint32_t)coll_tcp__get32(L->rx_head + 4);
-        len = ((uint64_t)coll_tcp__get32(L->rx_head + 8) << 32) | coll_tcp__get32(L->rx_head + 12);
-        /* a peer runs at most a few epochs ahead (a renew or two a shrink),
-           and no message is a terabyte: anything else is no header at all */
-        if (epoch > t->epoch + COLL_TCP__AHEAD || len >> 40) kind = 0;
-        if ((kind == COLL_TCP__ABORT || kind == COLL_TCP__NOTE) && len > (uint64_t)t->nranks) kind = 0;
-        if (kind == COLL_TCP__DATA) {
-            if (epoch < t->epoch) {              /* an older epoch's: dropped */
-                L->rx_got = 0;
-                L->rx_skip = len + coll_tcp__trailer(t);
-#ifndef COLL_TCP_NO_MAC
-                if (t->mac.on) t->mac.got[q->peer]++;
-#endif
-                continue;
-            }
-            if (epoch > t->epoch) {              /* a later one's: kept */
-                coll_tcp__fail(t, q, COLL_ERR_IO);
-                return -1;
-            }
-            if (len != (uint64_t)q->bytes) {
-                coll_tcp__bad_frame(t, q, COLL_ERR_MISMATCH);
-                return -1;
-            }
-            L->rx_got = 0;
-            q->hdone = COLL_TCP__FRAME;          /* the frame is q's now */
-            return 1;
-        }
-        if (kind == COLL_TCP__ABORT || kind == COLL_TCP__NOTE) {
-            if (epoch < t->epoch) { L->rx_got = 0; continue; }
-            if (epoch > t->epoch) { coll_tcp__fail(t, q, COLL_ERR_IO); return -1; }
-            L->rx_got = 0;
-            if (kind == COLL_TCP__NOTE) {        /* no progress: the wait goes on */
-                L->waits = (int)len;
-                if (!L->pb) *moved = quiet;
-                continue;
-            }
-            coll_tcp__heard_abort(t, q->peer, (int)len);   /* the peer's epoch failed: ours too */
-            return -1;
-        }
-        coll_tcp__bad_frame(t, q, COLL_ERR_IO);
-        return -1;
+            r = coll_tcp__rx_guess(t, q, block, moved);
+        } else if (L->rx_got < COLL_TCP__FRAME) r = coll_tcp__rx_part(t, q, block, moved);
+        else r = coll_tcp__rx_frame(t, q, moved, quiet);
+        if (r != COLL_TCP__GO) return r;
     }
     return -1;
 }
