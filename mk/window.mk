@@ -1,5 +1,6 @@
 # mk/window.mk - collectives over windows (coll_window.h): ranks that load
-# and store each other's buffers, over the threads port's windows.
+# and store each other's buffers, over the windows of the threads port and
+# of the smp mailbox (cores on shared memory, as threads).
 #
 #   make test-window   every collective against a plain loop on every rank
 #                      at 1, 2, 3, 4 and 7 ranks (all-reduce: every dtype
@@ -11,8 +12,9 @@
 #
 # Outputs under $(B)/window/.
 WIN_B    := $(B)/window
-WIN_DEPS := coll.h coll_window.h ports/coll_threads.h test/coll_test.h test/test_values.h
-WIN_CC   := -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG
+WIN_DEPS := coll.h coll_window.h ports/coll_threads.h ports/coll_smp_mailbox.h test/coll_test.h test/test_values.h
+WIN_CC   := -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG '-DCOLL_SMP_BARRIER()=__sync_synchronize()'
+WIN_C11  := -std=c11 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG   # the smp mailbox's C11 atomics (TSan sees them)
 
 $(WIN_B)/test_window: test/test_window.c $(WIN_DEPS)
 	@mkdir -p $(@D)
@@ -24,7 +26,7 @@ $(WIN_B)/asan/test_window: test/test_window.c $(WIN_DEPS)
 
 $(WIN_B)/tsan/test_window: test/test_window.c $(WIN_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(WIN_CC) -O1 -g -fsanitize=thread $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
+	$(CC) $(WIN_C11) -O1 -g -fsanitize=thread $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
 
 .PHONY: test-window test-window-compile
 ## test-window: coll_window.h's collectives over the threads port's windows against a plain loop at 1-7 ranks (every dtype and op for all-reduce), refusals, no windows, a rank that never calls; plain, ASan+UBSan, TSan; C and C++ compile checks

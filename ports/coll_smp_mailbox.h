@@ -112,7 +112,9 @@
    Geometry, the same on every core: nslots a power of two >= 2,
    slot_bytes a multiple of 8 and >= 16. The block takes
    COLL_SMP_MAILBOX_BYTES(nranks, nslots, slot_bytes) bytes:
-   64 + n(n-1)(128 + nslots * slot_bytes); 2 cores, 8 slots of 128 B: 2.3 KiB.
+   64 + n(n-1)(128 + nslots * slot_bytes) + n COLL_SMP_WIN_BYTES (a line
+   for the count and the record's lines: 128 with 64-byte lines);
+   2 cores, 8 slots of 128 B: 2.5 KiB.
 
    LICENCE: MIT, as coll.h.
 */
@@ -135,10 +137,17 @@
 #endif
 #define COLL_SMP_HEADER 8          /* bytes of a slot before its payload     */
 
-/* The shared block's size: header line, then one ring per ordered pair. */
+/* A rank's window entry (coll_window.h): its sync count on a line of its
+   own, then its record, rounded up to whole lines. */
+#define COLL_SMP_WIN_BYTES                                                        \
+    ((size_t)COLL_SMP_LINE + (sizeof(coll_window_rec) + COLL_SMP_LINE - 1) / COLL_SMP_LINE * COLL_SMP_LINE)
+
+/* The shared block's size: header line, one ring per ordered pair, then
+   one window entry per rank. */
 #define COLL_SMP_MAILBOX_BYTES(nranks, nslots, slot_bytes)                        \
     ((size_t)COLL_SMP_LINE + (size_t)(nranks) * (size_t)((nranks) - 1) *          \
-         (2u * COLL_SMP_LINE + (size_t)(nslots) * (size_t)(slot_bytes)))
+         (2u * COLL_SMP_LINE + (size_t)(nslots) * (size_t)(slot_bytes)) +         \
+     (size_t)(nranks) * COLL_SMP_WIN_BYTES)
 
 #ifndef COLL_SMP_MAILBOX_API
 #if defined(COLL_SMP_MAILBOX_STATIC) && defined(__GNUC__)
@@ -189,6 +198,13 @@ typedef struct coll_smp_mailbox {
     unsigned long (*now_ms)(void *user);
     unsigned long timeout_ms;
     unsigned long spin_limit;
+    /* Windows (coll_smp_mailbox_set_window): the shared region every
+       window call's buffers lie in, this rank's syncs so far, and the
+       peers' records as last read (copied out, then checked). */
+    unsigned char *win_lo;
+    size_t win_len;
+    uint32_t wsyncs;
+    coll_window_rec wrec[COLL_SMP_MAX_RANKS];
     /* Traffic of this rank. */
     unsigned long long bytes_sent, msgs_sent, slots_sent;
     unsigned long long bytes_folded;     /* received through irecv_fold    */
@@ -206,8 +222,15 @@ COLL_SMP_MAILBOX_API int coll_smp_mailbox_format(void *mem, size_t bytes, int nr
 COLL_SMP_MAILBOX_API int coll_smp_mailbox_init(coll_smp_mailbox *mb, void *mem, size_t bytes,
                                                int rank, int nranks, unsigned nslots,
                                                unsigned slot_bytes);
-/* send, recv, isend, irecv, wait, abort, irecv_fold, attach. An end that init refused
-   gets a port without send/recv, which coll_init refuses. */
+/* Windows for coll_window.h: the region of shared memory, at the same
+   address on every core, that holds every buffer of a window call. Set
+   it alike on every core, before coll_smp_mailbox_port; a record whose
+   buffers leave it is none (the call fails on every rank). 0 or
+   COLL_ERR_INVAL. */
+COLL_SMP_MAILBOX_API int coll_smp_mailbox_set_window(coll_smp_mailbox *mb, void *base, size_t bytes);
+/* send, recv, isend, irecv, wait, abort, irecv_fold, attach, and the
+   windows once set. An end that init refused gets a port without
+   send/recv, which coll_init refuses. */
 COLL_SMP_MAILBOX_API coll_port coll_smp_mailbox_port(coll_smp_mailbox *mb);
 /* Transfers posted on this end and not yet waited for. */
 COLL_SMP_MAILBOX_API int coll_smp_mailbox_pending(const coll_smp_mailbox *mb);
@@ -602,6 +625,79 @@ static int coll_smp__attach(void *ctx)
     return ((coll_smp_mailbox *)ctx)->attached++;
 }
 
+/* ---- windows: records and a sync count in the block (coll_window.h) ---- */
+
+/* Rank r's window entry: its count, then its record a line later. */
+static unsigned char *coll_smp__win(const coll_smp_mailbox *mb, int r)
+{
+    size_t rings = (size_t)mb->nranks * (size_t)(mb->nranks - 1) *
+                   (2u * COLL_SMP_LINE + (size_t)mb->nslots * mb->slot_bytes);
+    return mb->mem + COLL_SMP_LINE + rings + (size_t)r * COLL_SMP_WIN_BYTES;
+}
+
+COLL_SMP_MAILBOX_API int coll_smp_mailbox_set_window(coll_smp_mailbox *mb, void *base, size_t bytes)
+{
+    if (!mb || !mb->mem || !base || !bytes || (uintptr_t)base + bytes < (uintptr_t)base) return COLL_ERR_INVAL;
+    mb->win_lo = (unsigned char *)base;
+    mb->win_len = bytes;
+    return COLL_OK;
+}
+
+/* coll_port.window_post: the record into this rank's entry (published
+   by the next sync's release). */
+static int coll_smp__window_post(void *ctx, const coll_window_rec *rec)
+{
+    coll_smp_mailbox *mb = (coll_smp_mailbox *)ctx;
+    int rc;
+    if (mb->error) return mb->error;
+    if ((rc = coll_smp__failed(mb)) != 0) return coll_smp__break(mb, rc);
+    COLL_SMP_MEMCPY(coll_smp__win(mb, mb->rank) + COLL_SMP_LINE, rec, sizeof *rec);
+    return COLL_OK;
+}
+
+/* coll_port.window_sync: this rank's count up (a release), then every
+   rank's count at least as far (acquires), waiting as a transfer does:
+   the failed word, the idle hook, the deadline. Counts modulo 2^32. */
+static int coll_smp__window_sync(void *ctx)
+{
+    coll_smp_mailbox *mb = (coll_smp_mailbox *)ctx;
+    uint32_t mine;
+    int r, rc;
+    if (mb->error) return mb->error;
+    mine = ++mb->wsyncs;
+    coll_smp__store((coll_smp__word *)(void *)coll_smp__win(mb, mb->rank), mine);
+    for (r = 0; r < mb->nranks; r++) {
+        coll_smp__waiting w = { 0, 0 };
+        coll_smp__word *c = (coll_smp__word *)(void *)coll_smp__win(mb, r);
+        while ((int32_t)(coll_smp__load(c) - mine) < 0) {
+            if ((rc = coll_smp__failed(mb)) != 0) return coll_smp__break(mb, rc);
+            if ((rc = coll_smp__idle(mb, &w)) < 0) return rc;
+        }
+    }
+    return COLL_OK;
+}
+
+/* Does [p, p + n) lie in the window region? (n = 0: nothing is touched.) */
+static int coll_smp__in_window(const coll_smp_mailbox *mb, const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)mb->win_lo;
+    return n == 0 || (a >= lo && a - lo <= mb->win_len && n <= mb->win_len - (a - lo));
+}
+
+/* coll_port.window_peer: rank r's record, copied out of the block (so it
+   cannot change once checked) and checked: its buffers in the region. */
+static const coll_window_rec *coll_smp__window_peer(void *ctx, int r)
+{
+    coll_smp_mailbox *mb = (coll_smp_mailbox *)ctx;
+    coll_window_rec *w;
+    if (r < 0 || r >= mb->nranks) return 0;
+    w = &mb->wrec[r];
+    COLL_SMP_MEMCPY(w, coll_smp__win(mb, r) + COLL_SMP_LINE, sizeof *w);
+    if (!coll_smp__in_window(mb, w->src, w->src_bytes) || !coll_smp__in_window(mb, w->dst, w->dst_bytes))
+        return 0;
+    return w;
+}
+
 COLL_SMP_MAILBOX_API coll_port coll_smp_mailbox_port(coll_smp_mailbox *mb)
 {
     coll_port p;
@@ -619,6 +715,11 @@ COLL_SMP_MAILBOX_API coll_port coll_smp_mailbox_port(coll_smp_mailbox *mb)
     p.abort = ok ? coll_smp__abort : 0;
     p.irecv_fold = ok ? coll_smp__irecv_fold : 0;
     p.attach = ok ? coll_smp__attach : 0;
+    if (ok && mb->win_len) {
+        p.window_post = coll_smp__window_post;
+        p.window_sync = coll_smp__window_sync;
+        p.window_peer = coll_smp__window_peer;
+    }
     p.max_bytes = 0;            /* the port cuts its own messages into slots;
                                    a post above 4 GiB - 1 is COLL_ERR_INVAL
                                    (HOW IT WORKS, in the header comment) */

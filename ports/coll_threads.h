@@ -1400,15 +1400,16 @@ static void coll_threads__apart(coll_threads__rank *me, int peer)
 /* coll_port.window_sync: this rank's count of syncs goes up (a release:
    its record and every store before it go with it), then it waits until
    every rank's count has reached it (acquires): a few polls, then a
-   yield, again, until the deadline or a failure (the clock read at each
-   yield). A rank waited for is the port's
+   yield, again; after 64 yields naps of 50 us instead, so that ranks
+   kept waiting long give their CPUs away; until the deadline or a
+   failure (the clock read at each yield or nap). A rank waited for is the port's
    `missing` answer as for a message. Counts compared modulo 2^32. */
 static int coll_threads__window_sync(void *ctx)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
     coll_threads *w = me->w;
     unsigned mine = __atomic_add_fetch(&me->wsyncs, 1, __ATOMIC_ACQ_REL);
-    struct timespec start, now;
+    struct timespec start, now, nap = { 0, 50000 };
     int r, polls = 0, rc;
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (r = 0; r < w->nranks; r++) {
@@ -1417,7 +1418,8 @@ static int coll_threads__window_sync(void *ctx)
             if ((rc = coll_threads__failed(me)) != 0) return rc;
             coll_threads__waiting(me, r);
             if (++polls % COLL_THREADS__WIN_POLLS) { coll_threads__pause(); continue; }
-            sched_yield();
+            if (polls < 64 * COLL_THREADS__WIN_POLLS) sched_yield();
+            else nanosleep(&nap, 0);               /* long: stop taking CPUs */
             clock_gettime(CLOCK_MONOTONIC, &now);
             if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
                 (long)w->timeout_ms)

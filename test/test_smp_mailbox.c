@@ -363,7 +363,7 @@ static void refusals(void)
     COLL_CHECK_EQ(coll_smp_mailbox_format(block, sizeof block, 2, 4, 12), COLL_ERR_INVAL);
     COLL_CHECK_EQ(coll_smp_mailbox_format(block + 4, sizeof block - 4, 2, 4, 32), COLL_ERR_INVAL);
     COLL_CHECK_EQ(coll_smp_mailbox_format(block, 100, 2, 4, 32), COLL_ERR_INVAL);
-    COLL_CHECK_EQ(coll_smp_mailbox_bytes(2, 8, 128), (size_t)64 + 2 * (128 + 8 * 128));
+    COLL_CHECK_EQ(coll_smp_mailbox_bytes(2, 8, 128), (size_t)64 + 2 * (128 + 8 * 128) + 2 * COLL_SMP_WIN_BYTES);
     fresh();
     COLL_CHECK_EQ(coll_smp_mailbox_init(&e1, block, sizeof block, 1, 2, 8, 32), COLL_ERR_INVAL);
     COLL_CHECK_EQ(coll_smp_mailbox_init(&e1, block, sizeof block, 2, 2, 4, 32), COLL_ERR_INVAL);

@@ -1,5 +1,7 @@
-/* test_window.c - coll_window.h's collectives over the threads port's
-   windows, against a plain loop (test_values.h), on every rank.
+/* test_window.c - coll_window.h's collectives over the windows of the
+   threads port and of the smp mailbox (cores on shared memory, run here
+   as threads, every buffer in the region it was given), against a plain
+   loop (test_values.h), on every rank.
 
    At p = 1, 2, 3, 4 and 7 ranks:
      - all-reduce one-shot, two-shot and AUTO, in place and out of place,
@@ -18,7 +20,9 @@
      - a port without windows: every call is coll.h's own, results right;
      - a rank whose record claims less than the call touches: every rank
        refuses (COLL_ERR_CORRUPT) and no dst is written.
-   Then a rank that never calls: every other rank fails within the
+   Over the smp mailbox also: a rank whose src lies outside the region
+   (its record is none to every rank: every rank fails the call).
+   Then, threads port, a rank that never calls: every other rank fails within the
    deadline, with a reason. COLL_TEST_LEVEL=-1 (TSan) runs a lighter
    matrix. Ends with "window: N passed, M failed". */
 #define _POSIX_C_SOURCE 200809L
@@ -26,6 +30,8 @@
 #include "coll_window.h"
 #define COLL_THREADS_IMPLEMENTATION
 #include "ports/coll_threads.h"
+#define COLL_SMP_MAILBOX_IMPLEMENTATION
+#include "ports/coll_smp_mailbox.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +46,16 @@ enum { MAXP = 7, MAXN = 9000, GUARD = 64 };
 #define BIG (MAXP * MAXN * ES_MAX + GUARD)
 
 static coll_threads W;
-static int g_p, g_level;
-static unsigned char g_src[MAXP][BIG], g_dst[MAXP][BIG], g_scratch[MAXP][1 << 14];
+static int g_p, g_level, g_smp;           /* g_smp: ranks talk over the smp mailbox */
+/* every buffer of a window call: one region, the smp mailbox's window */
+static struct { unsigned char src[MAXP][BIG], dst[MAXP][BIG]; } g_buf;
+#define g_src g_buf.src
+#define g_dst g_buf.dst
+static unsigned char g_scratch[MAXP][1 << 14];
+#define SMP_SLOTS 8
+#define SMP_SLOT 256
+static unsigned long long g_block[COLL_SMP_MAILBOX_BYTES(MAXP, SMP_SLOTS, SMP_SLOT) / 8 + 1];
+static coll_smp_mailbox g_mb[MAXP];
 static unsigned char g_out[MAXP][MAXN * ES_MAX];         /* each rank's result, for rank 0's compare */
 
 static const coll_op ops[] = { COLL_SUM, COLL_PROD, COLL_MAX, COLL_MIN, COLL_AVG, COLL_BAND, COLL_BOR, COLL_BXOR };
@@ -305,18 +319,50 @@ static void no_windows(int r)
     COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d: barrier without windows: %d", g_p, r, rc);
 }
 
+/* A thread standing in for a core: poll a little, then yield (ranks
+   outnumber cores here); the port's own deadline still holds. */
+static int smp_idle(void *user, unsigned long polls)
+{
+    (void)user;
+    if (polls > 16) sched_yield();
+    return 0;
+}
+
+/* Over the smp mailbox: rank 1's src outside the window region makes its
+   record none for every rank: every rank fails the call. */
+static void outside_region(coll_comm *c, int r)
+{
+    float outside[16], *d = (float *)(void *)g_dst[r];
+    int rc, i;
+    if (g_p < 2) return;
+    for (i = 0; i < 16; i++) outside[i] = 1.0f;
+    rc = coll_window_allreduce(c, r == 1 ? outside : (float *)(void *)g_src[r], d, 16, COLL_FLOAT32, COLL_SUM,
+                               COLL_WINDOW_AUTO);
+    COLL_CHECK_MSG(rc == COLL_ERR_IO, "p=%d rank %d: rank 1's src outside the region: %d, not IO", g_p, r, rc);
+}
+
 static int body(int r, void *arg)
 {
     coll_comm c;
-    coll_port p = coll_threads_port(&W, r);
+    coll_port p;
     int rc;
     (void)arg;
+    if (g_smp) {
+        rc = coll_smp_mailbox_init(&g_mb[r], g_block, sizeof g_block, r, g_p, SMP_SLOTS, SMP_SLOT);
+        if (rc == COLL_OK) rc = coll_smp_mailbox_set_window(&g_mb[r], &g_buf, sizeof g_buf);
+        g_mb[r].idle = smp_idle;
+        COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d: smp mailbox init %d", g_p, r, rc);
+        p = coll_smp_mailbox_port(&g_mb[r]);
+    } else {
+        p = coll_threads_port(&W, r);
+    }
     rc = coll_init(&c, r, g_p, &p, g_scratch[r], sizeof g_scratch[r]);
     COLL_CHECK_MSG(rc == COLL_OK && coll_window_ok(&c), "p=%d rank %d: init %d, windows %d", g_p, r, rc, coll_window_ok(&c));
     if (rc != COLL_OK) return 0;
     allreduce_matrix(&c, r);
     others(&c, r);
     refusals(&c, r);
+    if (g_smp) { outside_region(&c, r); return 0; }   /* the port is broken after it */
     no_windows(r);
     lying_record(r);
     return 0;
@@ -350,13 +396,17 @@ int main(void)
     const char *e = getenv("COLL_TEST_LEVEL");
     unsigned i;
     g_level = e ? atoi(e) : 1;
-    for (i = 0; i < sizeof ps / sizeof ps[0]; i++) {
-        g_p = ps[i];
-        if (coll_threads_init(&W, g_p, 10000) != COLL_OK) { COLL_CHECK_MSG(0, "threads init p=%d", g_p); continue; }
-        coll_threads_run(&W, body, NULL);
-        coll_threads_destroy(&W);
-        printf("p=%d: %lu passed, %lu failed so far\n", g_p, coll_test_passed, coll_test_failed);
-    }
+    for (g_smp = 0; g_smp < 2; g_smp++)
+        for (i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+            g_p = ps[i];
+            if (coll_threads_init(&W, g_p, 10000) != COLL_OK) { COLL_CHECK_MSG(0, "threads init p=%d", g_p); continue; }
+            if (g_smp && coll_smp_mailbox_format(g_block, sizeof g_block, g_p, SMP_SLOTS, SMP_SLOT) != COLL_OK)
+                COLL_CHECK_MSG(0, "smp mailbox format p=%d", g_p);
+            coll_threads_run(&W, body, NULL);
+            coll_threads_destroy(&W);
+            printf("%s p=%d: %lu passed, %lu failed so far\n", g_smp ? "smp mailbox" : "threads", g_p,
+                   coll_test_passed, coll_test_failed);
+        }
     if (coll_threads_init(&W, 3, 200) == COLL_OK) {
         coll_threads_run(&W, silent_body, NULL);
         coll_threads_destroy(&W);
