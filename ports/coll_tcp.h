@@ -89,7 +89,7 @@
      other ranks fail at once (COLL_ERR_IO) instead of each waiting out its
      own deadline, and every later call returns that first code - until
      renew. No call blocks without a deadline. coll_port.missing names the
-     rank that never answered: a wait idle for half the deadline tells
+     rank that never answered: a wait idle for a quarter of the deadline tells
      every peer whom it waits for, and abort frames carry the rank the
      first failure named, so every rank names the same one (>>missing).
 
@@ -2089,10 +2089,12 @@ static void coll_tcp__watch(coll_tcp *t);
 
 /* A rank cannot see another's waits over TCP, so the ranks tell each
    other, and only when something is wrong:
-     - a wait that has seen nothing move for half the deadline sends every
+     - a wait that has seen nothing move for a quarter of the deadline sends every
        live link a wait notice, "I wait for W" (and "nobody" once a wait
-       that sent one ends well). When a call hangs on a stopped or silent
-       rank, every rank behind it has waited half a deadline before the
+       that sent one ends well); at the deadline, a peer that has told
+       nothing gets a quarter more to tell it (coll_tcp__grace). When a call hangs on a stopped or silent
+       rank, every rank behind it has waited a quarter of a deadline (three
+       quarters of one to spare, for a rank the scheduler holds up) before the
        first one reaches the whole, so by then each knows the others'
        waits and follows them, as the threads port reads them, from its
        own peer to the rank that waits for nobody;
@@ -2113,6 +2115,12 @@ static int coll_tcp__is_ctl(const coll_tcp *t, const unsigned char *h)
     return (kind == COLL_TCP__ABORT || kind == COLL_TCP__NOTE) && coll_tcp__get32(h + 8) == 0 &&
            coll_tcp__get32(h + 12) <= (unsigned long)t->nranks &&
            (uint32_t)coll_tcp__get32(h + 4) <= t->epoch;
+}
+
+/* Has `peer` said whom it waits for (and not that it waits no more)? */
+static int coll_tcp__told(const coll_tcp *t, int peer)
+{
+    return t->link[peer].waits != 0;
 }
 
 /* From `peer`, who waits for whom, as the notices of this epoch say. */
@@ -2174,12 +2182,38 @@ static void coll_tcp__notice(coll_tcp *t, int who)
 }
 
 /* A wait on q has seen nothing move for `idle` ms: at the deadline q
-   fails; past half of it the links hear whom this rank waits for; and
+   fails; past a quarter of it the links hear whom this rank waits for; and
    the links no receive reads are looked at for control frames. */
+static int coll_tcp__pump(coll_tcp *t);
+static int coll_tcp__sleep(coll_tcp *t, int ms);
+
+/* At the deadline, a peer that has told nothing of a wait of its own may
+   be a rank the scheduler held up on its way to the notice: it gets a
+   quarter of the deadline more to say it (or to answer q, or to abort),
+   so the chain of waits reaches the rank that never answered. Epoch 0
+   only: a renewed epoch's deadlines are coll_comm_shrink's rounds, where
+   a silent rank is the answer looked for. */
+static void coll_tcp__grace(coll_tcp *t, coll_tcp__req *q)
+{
+    long long end = coll_tcp__now_ms() + (long long)t->timeout_ms / 4;
+    coll_tcp__link *L = &t->link[q->peer];
+    if (t->epoch != 0) return;
+    while (!t->failed && q->result == COLL_AGAIN && !coll_tcp__told(t, q->peer) &&
+           !L->dead && coll_tcp__now_ms() < end) {
+        (void)coll_tcp__pump(t);
+        coll_tcp__watch(t);
+        if (q->result == COLL_AGAIN) (void)coll_tcp__sleep(t, 5);
+    }
+}
+
 static void coll_tcp__idle(coll_tcp *t, coll_tcp__req *q, long long idle)
 {
-    if (idle >= (long long)t->timeout_ms) { coll_tcp__fail(t, q, COLL_ERR_TIMEOUT); return; }
-    if (2 * idle >= (long long)t->timeout_ms) coll_tcp__notice(t, q->peer + 1);
+    if (idle >= (long long)t->timeout_ms) {
+        coll_tcp__grace(t, q);
+        if (q->result == COLL_AGAIN && !t->failed) coll_tcp__fail(t, q, COLL_ERR_TIMEOUT);
+        return;
+    }
+    if (4 * idle >= (long long)t->timeout_ms) coll_tcp__notice(t, q->peer + 1);
     coll_tcp__watch(t);
 }
 
