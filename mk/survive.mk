@@ -18,11 +18,11 @@ $(CT)/tsan/test_shrink: test/test_shrink.c $(SHRINK_DEPS)
 	$(CC) -std=c99 $(CT_POSIX) $(CT_TSAN) -DCOLL_DEBUG $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
 .PHONY: test-shrink
-## test-shrink: 200 trials plain and under ASan+UBSan, 100 under TSan: a rank of 4-16 killed, stopped or silenced at a random call and step over the threads port; every survivor names it, shrinks and computes right
+## test-shrink: 200 trials plain, under ASan+UBSan and under TSan: a rank of 4-16 killed, stopped or silenced at a random call and step over the threads port; every survivor names it, shrinks and computes right
 test-shrink: $(CT)/test_shrink $(CT)/asan/test_shrink $(CT)/tsan/test_shrink
 	$(CT)/test_shrink
 	SHRINK_MS=200 $(CT)/asan/test_shrink
-	TSAN_OPTIONS=halt_on_error=1 SHRINK_MS=300 SHRINK_TRIALS=100 $(CT)/tsan/test_shrink
+	TSAN_OPTIONS=halt_on_error=1 SHRINK_MS=300 $(CT)/tsan/test_shrink
 TEST_TARGETS += test-shrink
 
 $(CT)/test_observer: test/test_observer.c $(SHRINK_DEPS)
