@@ -692,20 +692,11 @@ static int coll_hosts__child_post(coll_hosts *h, int via, int is_send, int peer,
                    : coll_tcp_irecv(&h->t, peer, buf, bytes, ch);
 }
 
-/* A wait in the child. The shm child stamps its deadline's clock (last
-   progress) only in a wait that does not finish: one that finishes at
-   once takes its "posted or moved since" mark (s.fresh) with it, and the
-   next wait - this port polls several of its transfers in a row - would
-   count the deadline from an older stamp (after a renew, from the
-   failure before it) and fail at once. A finished transfer is progress:
-   the mark is handed on, and the next wait's deadline starts afresh. */
+/* A wait in the child, over whichever port carries the channel. */
 static int coll_hosts__child_wait(coll_hosts *h, int via, int ch, int block)
 {
-    int rc;
     if (via == COLL_HOSTS__TCP) return coll_tcp_wait(&h->t, ch, block);
-    rc = coll_shm_wait(&h->s, ch, block);
-    if (rc != COLL_AGAIN) h->s.fresh = 1;
-    return rc;
+    return coll_shm_wait(&h->s, ch, block);
 }
 
 /* A child's call failed with `code`. In epoch 0 that breaks the whole

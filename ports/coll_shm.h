@@ -1199,6 +1199,108 @@ static int coll_shm__cma_fold(coll_shm *s, coll_shm__xfer *x, uint64_t src)
     return 0;
 }
 
+/* What the ring's next slot was to the receive at it, both to be handed
+   back (coll_shm__slot_recv; 0: held, or not its own: left there). */
+enum { COLL_SHM__TOOK = 1, COLL_SHM__DROPPED = 2 };
+
+#if COLL_SHM_FBOX > 0
+/* A receive that has taken nothing yet looks in the fast box first (any
+   size: a mismatch shows here too). 1 if that ended it (taken, or an
+   error that aborts the group), 0 to go on to the ring. */
+static int coll_shm__box_recv(coll_shm *s, coll_shm__xfer *x)
+{
+    int rc = coll_shm__box_take(s, x);
+    if (rc < 0)
+        return coll_shm__broken(s, x, rc);
+    if (rc > 0)
+        coll_shm__finish(s, x, 0);
+    return rc > 0;
+}
+#endif
+
+/* A ring slot of another epoch than ours at the receive's front: a later
+   epoch's is held (0: a message of ours cut by one never ends, the wait's
+   deadline or a failure does), unless its sender is not there yet
+   (COLL_ERR_IO); an earlier epoch's is dropped (COLL_SHM__DROPPED) - but
+   never inside one of ours (COLL_ERR_IO). */
+static int coll_shm__slot_epoch(const coll_shm *s, const coll_shm__xfer *x, uint32_t ep)
+{
+    if (ep > s->epoch)
+        return coll_shm__later(s, x->peer, ep);
+    if (x->done != 0)
+        return COLL_ERR_IO;
+    return COLL_SHM__DROPPED;
+}
+
+/* A CMA slot saying `n` bytes: a forgery unless CMA was agreed at join
+   (COLL_ERR_IO); it must be the whole receive (else COLL_ERR_MISMATCH).
+   Copied - or folded through a bounce buffer - straight from the sender's
+   buffer. 0 or the error. */
+static int coll_shm__cma_take(coll_shm *s, coll_shm__xfer *x, const coll_shm__slot *sl,
+                              uint64_t n)
+{
+    int rc;
+    if (!s->cma_agreed)
+        return COLL_ERR_IO;
+    if (x->done != 0 || n != (uint64_t)x->bytes)
+        return COLL_ERR_MISMATCH;
+    if (x->fold)
+        return coll_shm__cma_fold(s, x, COLL_SHM__ONCE64(&sl->addr));
+    rc = coll_shm__cma_read((pid_t)s->pid[x->peer], x->buf, COLL_SHM__ONCE64(&sl->addr),
+                            x->bytes);
+    if (rc == 0)
+        x->done = x->bytes;
+    return rc;
+}
+
+/* A DATA slot of `n` bytes (kind: LAST or not): a length no sender writes
+   is COLL_ERR_IO; a message of another total size, or a piece past or
+   short of the receive's end, COLL_ERR_MISMATCH; a sender fills every
+   slot but a message's last (else COLL_ERR_IO), so the pieces a fold sees
+   stay whole elements. Then copied, or folded where it lies. 0 or the
+   error. */
+static int coll_shm__data_take(coll_shm *s, coll_shm__xfer *x, const coll_shm__slot *sl,
+                               uint32_t kind, uint64_t n)
+{
+    int last = (kind & COLL_SHM__LAST) != 0;
+    if (n == 0 || n > COLL_SHM_SLOT_BYTES)
+        return COLL_ERR_IO;
+    if (COLL_SHM__ONCE64(&sl->total) != (uint64_t)x->bytes ||
+        n > (uint64_t)(x->bytes - x->done) || last != (x->done + (size_t)n == x->bytes))
+        return COLL_ERR_MISMATCH;
+    if (!last && n != COLL_SHM_SLOT_BYTES)
+        return COLL_ERR_IO;
+    coll_shm__deliver(x, sl->data, (size_t)n, &s->folded_ring);
+    return 0;
+}
+
+/* The ring's next slot for receive x, every field read once and checked
+   before use: COLL_SHM__TOOK (copied or folded) or COLL_SHM__DROPPED (an
+   earlier epoch's), both to be handed back; 0 (a later epoch's, or
+   another receive's message: left there); or the error. */
+static int coll_shm__slot_recv(coll_shm *s, coll_shm__xfer *x, const coll_shm__slot *sl)
+{
+    uint32_t ep = COLL_SHM__ONCE32(&sl->epoch), kind, seq;
+    uint64_t n;
+    int rc;
+    if (ep != s->epoch)
+        return coll_shm__slot_epoch(s, x, ep);
+    kind = COLL_SHM__ONCE32(&sl->kind);
+    seq = COLL_SHM__ONCE32(&sl->seq);
+    n = COLL_SHM__ONCE64(&sl->bytes);
+    if (x->done == 0 && seq != x->seq)  /* another receive's message, or a forgery */
+        return coll_shm__plausible(s, x->peer, seq) ? 0 : COLL_ERR_IO;
+    if (seq != x->seq)
+        return COLL_ERR_IO;             /* a message cut by another   */
+    if (kind == COLL_SHM__CMA)
+        rc = coll_shm__cma_take(s, x, sl, n);
+    else if ((kind & ~(uint32_t)COLL_SHM__LAST) == COLL_SHM__DATA)
+        rc = coll_shm__data_take(s, x, sl, kind, n);
+    else
+        rc = COLL_ERR_IO;
+    return rc ? rc : COLL_SHM__TOOK;
+}
+
 /* Advance a receive; returns 1 if anything moved, finishes x on
    completion or error. A receive that has taken nothing yet looks in the
    fast box first, then at the ring's next slot, and takes whichever
@@ -1215,84 +1317,25 @@ static int coll_shm__step_recv(coll_shm *s, coll_shm__xfer *x)
     uint32_t tail = s->tail[x->peer], head;
     int moved = 0, freed = 0, rc = 0;
 #if COLL_SHM_FBOX > 0
-    if (x->done == 0) {                 /* any size: a mismatch shows here too */
-        rc = coll_shm__box_take(s, x);
-        if (rc < 0)
-            return coll_shm__broken(s, x, rc);
-        if (rc > 0) {
-            coll_shm__finish(s, x, 0);
-            return 1;
-        }
-    }
+    if (x->done == 0 && coll_shm__box_recv(s, x))
+        return 1;
 #endif
     head = COLL_SHM__LOAD(&c->head);
     if ((uint32_t)(head - tail) > COLL_SHM_SLOTS)
         rc = COLL_ERR_IO;
     while (rc == 0 && x->done < x->bytes && tail != head) {
-        coll_shm__slot *sl = &c->slot[tail % COLL_SHM_SLOTS];
-        uint32_t ep = COLL_SHM__ONCE32(&sl->epoch), kind, seq;
-        uint64_t n;
-        if (ep != s->epoch) {
-            /* a later epoch's slot: held (a message of ours cut by one
-               never ends: the wait's deadline or a failure does); an
-               earlier epoch's: dropped - but never inside one of ours */
-            if (ep > s->epoch)
-                rc = coll_shm__later(s, x->peer, ep);
-            else if (x->done != 0)
-                rc = COLL_ERR_IO;
-            else {
-                tail++;
-                s->tail[x->peer] = tail;
-                COLL_SHM__STORE(&c->tail, tail);
-                freed = 1;
-                continue;
-            }
+        int got = coll_shm__slot_recv(s, x, &c->slot[tail % COLL_SHM_SLOTS]);
+        if (got <= 0) {
+            rc = got;                   /* 0: held, or not ours: left there */
             break;
         }
-        kind = COLL_SHM__ONCE32(&sl->kind);
-        seq = COLL_SHM__ONCE32(&sl->seq);
-        n = COLL_SHM__ONCE64(&sl->bytes);
-        if (x->done == 0 && seq != x->seq) {
-            /* another receive's message, or a forgery */
-            if (!coll_shm__plausible(s, x->peer, seq))
-                rc = COLL_ERR_IO;
-            break;
-        }
-        if (seq != x->seq)
-            rc = COLL_ERR_IO;               /* a message cut by another   */
-        else if (kind == COLL_SHM__CMA) {
-            if (!s->cma_agreed)
-                rc = COLL_ERR_IO;           /* never agreed: a forged slot */
-            else if (x->done != 0 || n != (uint64_t)x->bytes)
-                rc = COLL_ERR_MISMATCH;
-            else if (x->fold)
-                rc = coll_shm__cma_fold(s, x, COLL_SHM__ONCE64(&sl->addr));
-            else if ((rc = coll_shm__cma_read((pid_t)s->pid[x->peer], x->buf,
-                                              COLL_SHM__ONCE64(&sl->addr), x->bytes)) == 0)
-                x->done = x->bytes;
-        } else if ((kind & ~(uint32_t)COLL_SHM__LAST) == COLL_SHM__DATA) {
-            int last = (kind & COLL_SHM__LAST) != 0;
-            if (n == 0 || n > COLL_SHM_SLOT_BYTES)
-                rc = COLL_ERR_IO;           /* no sender writes that      */
-            else if (COLL_SHM__ONCE64(&sl->total) != (uint64_t)x->bytes ||
-                     n > (uint64_t)(x->bytes - x->done) ||
-                     last != (x->done + (size_t)n == x->bytes))
-                rc = COLL_ERR_MISMATCH;
-            else if (!last && n != COLL_SHM_SLOT_BYTES)
-                rc = COLL_ERR_IO;           /* a sender fills all but the
-                                               last slot: the pieces a
-                                               fold sees stay whole
-                                               elements                 */
-            else
-                coll_shm__deliver(x, sl->data, (size_t)n, &s->folded_ring);
-        } else
-            rc = COLL_ERR_IO;
-        if (rc)
-            break;
-        tail++;
+        tail++;                         /* the slot back to the sender */
         s->tail[x->peer] = tail;
         COLL_SHM__STORE(&c->tail, tail);
-        moved = 1;
+        if (got == COLL_SHM__TOOK)
+            moved = 1;
+        else
+            freed = 1;
     }
     if (moved || freed)
         coll_shm__nudge(s, x->peer);       /* a slot is free / a CMA ack */
@@ -1460,133 +1503,162 @@ static int coll_shm__peer_up(const coll_shm *s, int32_t cpu)
     return 0;
 }
 
-/* Wait until the transfers h[0..n-1] are finished (block = 0: advance once
-   and answer COLL_AGAIN if they are not). Returns the first error among
-   them, or a group failure; frees the handles unless COLL_AGAIN. The
-   deadline counts time without progress on this rank, so a long transfer
-   that keeps moving never times out, and polling callers get it too.
-   Blocking, it spins, yields, then sleeps (see WAITING); progress puts
-   it back to spinning. */
-static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
+/* A blocking wait's place in the three stages of WAITING (private to the
+   call, on its stack). */
+enum { COLL_SHM__SPIN, COLL_SHM__YIELD, COLL_SHM__SLEEP };
+typedef struct coll_shm__waiter {
+    int stage;               /* COLL_SHM__SPIN, __YIELD or __SLEEP           */
+    uint64_t t0;             /* clock at the first read since the last progress */
+    uint32_t budget;         /* this spin's length (ns), set at t0           */
+    unsigned polls;          /* polls since the last clock read              */
+    int spun;                /* paused since the last progress               */
+    int fresh;               /* progress (or posting) not yet stamped into
+                                s->last_ms                                  */
+} coll_shm__waiter;
+
+/* Progress: the waiter goes back to the first stage, its spin and clock
+   start anew, and the deadline starts again at the next clock read. */
+static void coll_shm__restart(coll_shm__waiter *w)
+{
+    w->stage = COLL_SHM__SPIN;
+    w->t0 = 0;
+    w->polls = 0;
+    w->spun = 0;
+    w->fresh = 1;
+}
+
+/* Progress found by the wait's poll: a spin that brought it paid, so the
+   adaptive budget doubles (up to spin_max); then back to spinning. */
+static void coll_shm__progressed(coll_shm *s, coll_shm__waiter *w)
+{
+    if (w->spun && w->stage == COLL_SHM__SPIN && s->spin_ns < s->spin_max)   /* it paid */
+        s->spin_ns = s->spin_ns > s->spin_max / 2 ? s->spin_max : s->spin_ns * 2;
+    coll_shm__restart(w);
+}
+
+/* A poll (block = 0) that leaves the transfers unfinished: our entry says
+   whom we wait for, stamped with the clock (a poller that stops calling
+   goes quiet, coll_shm__quiet); fresh progress restarts the deadline,
+   else the deadline and the peers are checked. COLL_AGAIN, or the error
+   that ends the wait. */
+static int coll_shm__poll_miss(coll_shm *s, const int *h, int n, int fresh)
+{
+    uint64_t ms = coll_shm__now_ms();
+    int rc;
+    coll_shm__waiting(s, h, n, ms);
+    if (fresh)
+        s->last_ms = ms;
+    else if ((rc = coll_shm__idle(s, ms)) != 0)
+        return rc;
+    return COLL_AGAIN;
+}
+
+/* A blocking wait's clock read (*now, ns): our entry stands while we are
+   in the wait; progress since the last read restarts the deadline; our
+   record says where we run (at most every COLL_SHM__TURN_NS); then the
+   deadline and the peers' liveness (coll_shm__idle). 0 or the error that
+   ends the wait. */
+static int coll_shm__tick(coll_shm *s, const int *h, int n, coll_shm__waiter *w,
+                          uint64_t *now)
+{
+    uint64_t t = coll_shm__now_ns();
+    *now = t;
+    coll_shm__waiting(s, h, n, COLL_SHM__STANDS);
+    if (w->fresh) {
+        s->last_ms = t / 1000000u;
+        w->fresh = 0;
+    }
+    if (t - s->turn_ns >= COLL_SHM__TURN_NS)
+        coll_shm__turn(s, t);
+    return coll_shm__idle(s, t / 1000000u);
+}
+
+/* The first clock read since the last progress starts the spin and sets
+   how long it may run: only while a peer we wait on can answer - it is
+   awake on another core, or we woke it a moment ago (it answers within
+   a wake-up's latency) - as long as the adaptive budget, or where every
+   rank may have a core of its own, the whole spin_max. */
+static void coll_shm__spin_start(coll_shm *s, coll_shm__waiter *w, uint64_t now)
+{
+    w->t0 = now;
+    if (s->woke && !s->woke_ns)
+        s->woke_ns = now;
+    if (s->woke && now - s->woke_ns >= 2u * (uint64_t)s->spin_max)
+        s->woke = 0;
+    w->budget = s->woke || coll_shm__peer_up(s, coll_shm__cpu())
+                    ? (s->over ? s->spin_ns : s->spin_max) : 0;
+}
+
+/* After a clock read: spin on while the budget lasts (a spin that ran out
+   did not pay: the budget halves, down to COLL_SHM__SPIN_MIN), then yield
+   until COLL_SHM_YIELD_US have passed since t0. 1: poll again (after a
+   pause or a yield), 0: time to sleep. */
+static int coll_shm__spin_or_yield(coll_shm *s, coll_shm__waiter *w, uint64_t now)
+{
+    if (w->stage == COLL_SHM__SPIN) {
+        if (now - w->t0 < w->budget) {
+            w->spun = 1;
+            coll_shm__pause();
+            return 1;
+        }
+        if (w->budget && s->spin_ns > COLL_SHM__SPIN_MIN)    /* it did not pay */
+            s->spin_ns = s->spin_ns / 2 > COLL_SHM__SPIN_MIN ? s->spin_ns / 2
+                                                             : COLL_SHM__SPIN_MIN;
+        w->stage = COLL_SHM__YIELD;
+    }
+    if (w->stage == COLL_SHM__YIELD) {
+        if (now - w->t0 < (uint64_t)COLL_SHM_YIELD_US * 1000u) {
+            uint64_t back;
+            sched_yield();
+            back = coll_shm__now_ns();
+            if (back - s->turn_ns >= COLL_SHM__TURN_NS)
+                coll_shm__turn(s, back);
+            return 1;
+        }
+        w->stage = COLL_SHM__SLEEP;
+    }
+    return 0;
+}
+
+/* Going to sleep: announce it, then look once more (the sleeper's half of
+   coll_shm__nudge), and sleep one slice on our bell unless that look
+   brought progress or our epoch has failed. Should membarrier fail, a
+   sender may have missed us: sleep 1 ms at a time. */
+static void coll_shm__doze(coll_shm *s, coll_shm__waiter *w)
 {
     coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
-    enum { SPIN, YIELD, SLEEP } stage = SPIN;
-    uint64_t t0 = 0;         /* clock at the first read since the last progress */
-    uint32_t budget = 0;     /* this spin's length (ns), set at t0           */
-    unsigned polls = 0;      /* polls since the last clock read              */
-    int spun = 0;            /* paused since the last progress               */
-    int fresh = s->fresh;    /* progress (or posting) not yet stamped into
-                                s->last_ms                                  */
-    int rc = 0, i;
-    s->fresh = 0;
-    for (;;) {
-        int moved = coll_shm__progress(s);
-        uint64_t now;
-        if (moved) {
-            if (spun && stage == SPIN && s->spin_ns < s->spin_max)   /* it paid */
-                s->spin_ns = s->spin_ns > s->spin_max / 2 ? s->spin_max : s->spin_ns * 2;
-            stage = SPIN;
-            t0 = 0;
-            polls = 0;
-            spun = 0;
-            fresh = 1;
-        }
-        if (coll_shm__all_done(s, h, n))
-            break;
-        if ((rc = coll_shm__failed(s)) != 0)
-            break;
-        if (!block) {
-            uint64_t ms = coll_shm__now_ms();
-            coll_shm__waiting(s, h, n, ms);
-            if (fresh)
-                s->last_ms = ms;
-            else if ((rc = coll_shm__idle(s, ms)) != 0)
-                break;
-            return COLL_AGAIN;
-        }
-        if (moved)
-            continue;
-        if (stage == SPIN && (++polls & (COLL_SHM__POLLS - 1)) != 0) {
-            spun = 1;
-            coll_shm__pause();
-            continue;
-        }
-        /* the clock: deadline, liveness, and which stage we are in */
-        now = coll_shm__now_ns();
-        coll_shm__waiting(s, h, n, COLL_SHM__STANDS);
-        if (fresh) {
-            s->last_ms = now / 1000000u;
-            fresh = 0;
-        }
-        if (now - s->turn_ns >= COLL_SHM__TURN_NS)
-            coll_shm__turn(s, now);
-        if ((rc = coll_shm__idle(s, now / 1000000u)) != 0)
-            break;
-        if (!t0) {
-            /* How long to spin: only while a peer we wait on can answer -
-               it is awake on another core, or we woke it a moment ago (it
-               answers within a wake-up's latency) - as long as the
-               adaptive budget, or where every rank may have a core of its
-               own, the whole spin_max. */
-            t0 = now;
-            if (s->woke && !s->woke_ns)
-                s->woke_ns = now;
-            if (s->woke && now - s->woke_ns >= 2u * (uint64_t)s->spin_max)
-                s->woke = 0;
-            budget = s->woke || coll_shm__peer_up(s, coll_shm__cpu())
-                         ? (s->over ? s->spin_ns : s->spin_max) : 0;
-        }
-        if (stage == SPIN) {
-            if (now - t0 < budget) {
-                spun = 1;
-                coll_shm__pause();
-                continue;
-            }
-            if (budget && s->spin_ns > COLL_SHM__SPIN_MIN)    /* it did not pay */
-                s->spin_ns = s->spin_ns / 2 > COLL_SHM__SPIN_MIN ? s->spin_ns / 2
-                                                                 : COLL_SHM__SPIN_MIN;
-            stage = YIELD;
-        }
-        if (stage == YIELD) {
-            if (now - t0 < (uint64_t)COLL_SHM_YIELD_US * 1000u) {
-                uint64_t back;
-                sched_yield();
-                back = coll_shm__now_ns();
-                if (back - s->turn_ns >= COLL_SHM__TURN_NS)
-                    coll_shm__turn(s, back);
-                continue;
-            }
-            stage = SLEEP;
-        }
-        /* Going to sleep: announce it, then look once more (see nudge). */
-        {
-            uint32_t bell;
-            int slice = COLL_SHM_SLICE_MS;
-            COLL_SHM__SC_STORE(&me->sleeping, 1u);
-            bell = COLL_SHM__SC_LOAD(&me->bell);
-            /* the sleeper's half of coll_shm__nudge; should membarrier
-               fail, a sender may have missed us: sleep 1 ms at a time */
-            if (s->mb && coll_shm__membarrier() != 0)
-                slice = 1;
-            __atomic_thread_fence(__ATOMIC_SEQ_CST);
-            if (coll_shm__progress(s)) {
-                stage = SPIN;
-                t0 = 0;
-                polls = 0;
-                spun = 0;
-                fresh = 1;
-            } else if (!coll_shm__failed(s)) {
-                coll_shm__sleep(&me->bell, bell, (unsigned)slice);
-                coll_shm__turn(s, coll_shm__now_ns());
-            }
-            COLL_SHM__SC_STORE(&me->sleeping, 0u);
-        }
+    uint32_t bell;
+    int slice = COLL_SHM_SLICE_MS;
+    COLL_SHM__SC_STORE(&me->sleeping, 1u);
+    bell = COLL_SHM__SC_LOAD(&me->bell);
+    if (s->mb && coll_shm__membarrier() != 0)
+        slice = 1;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (coll_shm__progress(s))
+        coll_shm__restart(w);
+    else if (!coll_shm__failed(s)) {
+        coll_shm__sleep(&me->bell, bell, (unsigned)slice);
+        coll_shm__turn(s, coll_shm__now_ns());
     }
-    if (rc == 0)
+    COLL_SHM__SC_STORE(&me->sleeping, 0u);
+}
+
+/* The wait is over (rc: 0, or the error that ended it). Done: our entry
+   is cleared; given up: it stands (polled COLL_SHM__GAVE) for
+   coll_port.missing. The first error among the transfers is the result;
+   the handles are freed, and after an error every transfer still live
+   ends with it (coll_shm__cancel). */
+static int coll_shm__wait_end(coll_shm *s, const int *h, int n, int rc)
+{
+    int i;
+    if (rc == 0) {
         coll_shm__waiting(s, h, n, 0);              /* all done: none */
+        s->fresh = 1;       /* a finished wait is progress: the next one's
+                               deadline starts at its first clock read   */
+    }
     else if (s->polled != COLL_SHM__GAVE) {         /* given up: the entry stands */
         s->polled = COLL_SHM__GAVE;
-        __atomic_store_n(&me->polled, COLL_SHM__GAVE, __ATOMIC_RELAXED);
+        __atomic_store_n(&coll_shm__rec(s, s->rank)->polled, COLL_SHM__GAVE, __ATOMIC_RELAXED);
     }
     for (i = 0; i < n; i++) {
         coll_shm__xfer *x = &s->x[h[i]];
@@ -1598,6 +1670,54 @@ static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
     if (rc != 0)
         coll_shm__cancel(s, rc);
     return rc;
+}
+
+/* Wait until the transfers h[0..n-1] are finished (block = 0: advance once
+   and answer COLL_AGAIN if they are not). Returns the first error among
+   them, or a group failure; frees the handles unless COLL_AGAIN. The
+   deadline counts time without progress on this rank, so a long transfer
+   that keeps moving never times out, and polling callers get it too.
+   Blocking, it spins, yields, then sleeps (see WAITING); progress puts
+   it back to spinning. */
+static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
+{
+    coll_shm__waiter w;
+    int rc = 0;
+    w.stage = COLL_SHM__SPIN;
+    w.t0 = 0;
+    w.budget = 0;
+    w.polls = 0;
+    w.spun = 0;
+    w.fresh = s->fresh;
+    s->fresh = 0;
+    for (;;) {
+        int moved = coll_shm__progress(s);
+        uint64_t now;
+        if (moved)
+            coll_shm__progressed(s, &w);
+        if (coll_shm__all_done(s, h, n) || (rc = coll_shm__failed(s)) != 0)
+            break;
+        if (!block) {
+            if ((rc = coll_shm__poll_miss(s, h, n, w.fresh)) == COLL_AGAIN)
+                return COLL_AGAIN;
+            break;
+        }
+        if (moved)
+            continue;
+        /* spinning: a pause between polls, the clock every COLL_SHM__POLLS */
+        if (w.stage == COLL_SHM__SPIN && (++w.polls & (COLL_SHM__POLLS - 1)) != 0) {
+            w.spun = 1;
+            coll_shm__pause();
+            continue;
+        }
+        if ((rc = coll_shm__tick(s, h, n, &w, &now)) != 0)
+            break;
+        if (!w.t0)
+            coll_shm__spin_start(s, &w, now);
+        if (!coll_shm__spin_or_yield(s, &w, now))
+            coll_shm__doze(s, &w);
+    }
+    return coll_shm__wait_end(s, h, n, rc);
 }
 
 /* ---- the port functions ------------------------------------------------- */
@@ -1982,41 +2102,42 @@ static int coll_shm__await(coll_shm *s, uint32_t *word, uint32_t want, uint64_t 
 
 #define COLL_SHM__PROBE 0x70726f6265ull                    /* "probe" */
 
-/* Everything after the segment is mapped: record ourselves (pid, probe
-   address, the run's nonce), wait for the others, take private copies of
-   their pids, probe CMA towards every peer, agree on the answer. The
-   whole join ends by `deadline`. */
-static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms,
-                          uint64_t deadline, const coll_shm__where *w, coll_port *port)
+/* How this rank sends and waits, from the cores online and the
+   environment: the CMA threshold (COLL_SHM_CMA_MIN overrides the
+   default), and the spin budget - spinning only pays where the peer may
+   have a core of its own (see WAITING). */
+static void coll_shm__tune(coll_shm *s, int nranks)
 {
-    coll_shm__group *g = coll_shm__grp(s);
-    coll_shm__rankrec *me;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int r, rc;
-    s->rank = rank;
-    s->nranks = nranks;
-    s->timeout_ms = timeout_ms;
-    s->attached = 0;
-    s->epoch = 0;
+    const char *e = getenv("COLL_SHM_CMA_MIN");
     s->cma_min = COLL_SHM_CMA_MIN;
-    {
-        const char *e = getenv("COLL_SHM_CMA_MIN");
-        if (e && *e)
-            s->cma_min = (size_t)strtoull(e, NULL, 10);
-    }
-    /* spinning only pays where the peer may have a core of its own */
+    if (e && *e)
+        s->cma_min = (size_t)strtoull(e, NULL, 10);
     s->spin_max = (ncpu > 0 && nranks <= ncpu) ? (uint32_t)COLL_SHM_SPIN_US * 1000u : 1000u;
     if (s->spin_max < COLL_SHM__SPIN_MIN)
         s->spin_max = COLL_SHM__SPIN_MIN;
     s->spin_ns = s->spin_max;
     s->over = !(ncpu > 0 && nranks <= ncpu);
+}
+
+/* The private side of a joining rank: its place and deadline, its tuning,
+   and every counter, copy and handle cleared (s may have been another
+   group's); the run's nonce is copied from the header once. */
+static void coll_shm__reset(coll_shm *s, int rank, int nranks, unsigned timeout_ms)
+{
+    s->rank = rank;
+    s->nranks = nranks;
+    s->timeout_ms = timeout_ms;
+    s->attached = 0;
+    s->epoch = 0;
+    coll_shm__tune(s, nranks);
     s->mb = 0;                     /* fences until every rank has registered */
     s->woke = 0;
     s->turn_ns = 0;
     s->posted = 0;
     s->last_ms = s->check_ms = coll_shm__now_ms();
     s->probe = COLL_SHM__PROBE;
-    s->nonce = COLL_SHM__ONCE64(&g->nonce);
+    s->nonce = COLL_SHM__ONCE64(&coll_shm__grp(s)->nonce);
     s->cma = s->cma_agreed = 0;
     memset(s->pid, 0, sizeof s->pid);
     memset(s->head, 0, sizeof s->head);
@@ -2029,29 +2150,39 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
     s->fresh = 0;
     s->folded_box = s->folded_ring = s->folded_cma = 0;
     memset(s->x, 0, sizeof s->x);
-    me = coll_shm__rec(s, rank);
+}
+
+/* Our record in the segment: pid, epoch 0, an entry that stands, the
+   address of the word the peers' CMA probe reads, and the run's nonce
+   (published by the count that follows). */
+static void coll_shm__record(coll_shm *s)
+{
+    coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
     me->pid = (int32_t)getpid();
     me->epoch = 0;
     s->polled = COLL_SHM__STANDS;
     me->polled = COLL_SHM__STANDS;
     me->probe_addr = (uint64_t)(uintptr_t)&s->probe;
-    me->nonce = s->nonce;          /* published by the increment below */
-    /* A joiner counts itself only into a live run's segment - else the
-       ranks that keep finding a dead run's segment would fill its count -
-       and looks once more when the count is full: a creator that died
-       meanwhile leaves a group nobody can finish. */
-    if (w && coll_shm__stale(s, w))
-        return COLL_SHM__STALE;
-    __atomic_fetch_add(&g->joined, 1u, __ATOMIC_SEQ_CST);
-    for (r = 0; r < nranks; r++)
+    me->nonce = s->nonce;
+}
+
+/* Count ourselves into a stage of the join (`joined`, `probed`) and ring
+   every rank's bell, so that whoever waits for the count looks again. */
+static void coll_shm__count_in(coll_shm *s, uint32_t *word)
+{
+    int r;
+    __atomic_fetch_add(word, 1u, __ATOMIC_SEQ_CST);
+    for (r = 0; r < s->nranks; r++)
         coll_shm__ring(s, r);
-    if ((rc = coll_shm__await(s, &g->joined, (uint32_t)nranks, deadline, w, 0)) != 0)
-        return rc;
-    if (w && coll_shm__stale(s, w))
-        return COLL_SHM__STALE;
-    /* A record without this run's nonce was never written by a member of
-       this run (`joined` can be miscounted by anybody): refuse the group. */
-    for (r = 0; r < nranks; r++) {
+}
+
+/* Once all have joined: take private copies of the peers' pids. A record
+   without this run's nonce was never written by a member of this run
+   (`joined` can be miscounted by anybody): refuse the group, COLL_ERR_IO. */
+static int coll_shm__take_pids(coll_shm *s)
+{
+    int r;
+    for (r = 0; r < s->nranks; r++) {
         coll_shm__rankrec *p = coll_shm__rec(s, r);
         int32_t pid = (int32_t)COLL_SHM__ONCE32(&p->pid);
         if (COLL_SHM__ONCE64(&p->nonce) != s->nonce || pid <= 0) {
@@ -2059,11 +2190,21 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
             coll_shm_abort(s, COLL_ERR_IO);
             return COLL_ERR_IO;
         }
-        s->pid[r] = r == rank ? (int32_t)getpid() : pid;
+        s->pid[r] = r == s->rank ? (int32_t)getpid() : pid;
     }
-    for (r = 0; r < nranks; r++) {
+    return 0;
+}
+
+/* What this rank can use: process_vm_readv of every peer's probe word
+   (CMA), and membarrier; a no marks the group's no_cma or no_mb, which
+   every rank reads once all have probed. */
+static void coll_shm__probe_peers(coll_shm *s)
+{
+    coll_shm__group *g = coll_shm__grp(s);
+    int r;
+    for (r = 0; r < s->nranks; r++) {
         uint64_t v = 0;
-        if (r == rank)
+        if (r == s->rank)
             continue;
         if (coll_shm__cma_read((pid_t)s->pid[r], &v,
                                COLL_SHM__ONCE64(&coll_shm__rec(s, r)->probe_addr), sizeof v) != 0 ||
@@ -2074,9 +2215,34 @@ static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms
     if (syscall(SYS_membarrier, COLL_SHM__MB_REGISTER_GLOBAL_EXPEDITED, 0, 0) != 0)
 #endif
         COLL_SHM__SC_STORE(&g->no_mb, 1u);
-    __atomic_fetch_add(&g->probed, 1u, __ATOMIC_SEQ_CST);
-    for (r = 0; r < nranks; r++)
-        coll_shm__ring(s, r);
+}
+
+/* Everything after the segment is mapped: record ourselves (pid, probe
+   address, the run's nonce), wait for the others, take private copies of
+   their pids, probe CMA towards every peer, agree on the answer. The
+   whole join ends by `deadline`. */
+static int coll_shm__join(coll_shm *s, int rank, int nranks, unsigned timeout_ms,
+                          uint64_t deadline, const coll_shm__where *w, coll_port *port)
+{
+    coll_shm__group *g = coll_shm__grp(s);
+    int rc;
+    coll_shm__reset(s, rank, nranks, timeout_ms);
+    coll_shm__record(s);
+    /* A joiner counts itself only into a live run's segment - else the
+       ranks that keep finding a dead run's segment would fill its count -
+       and looks once more when the count is full: a creator that died
+       meanwhile leaves a group nobody can finish. */
+    if (w && coll_shm__stale(s, w))
+        return COLL_SHM__STALE;
+    coll_shm__count_in(s, &g->joined);
+    if ((rc = coll_shm__await(s, &g->joined, (uint32_t)nranks, deadline, w, 0)) != 0)
+        return rc;
+    if (w && coll_shm__stale(s, w))
+        return COLL_SHM__STALE;
+    if ((rc = coll_shm__take_pids(s)) != 0)
+        return rc;
+    coll_shm__probe_peers(s);
+    coll_shm__count_in(s, &g->probed);
     if ((rc = coll_shm__await(s, &g->probed, (uint32_t)nranks, deadline, NULL, 1)) != 0)
         return rc;
     /* read once: from here on only the private answer counts */
@@ -2319,6 +2485,94 @@ static int coll_shm__open0(coll_shm *s, const char *name, int nranks, unsigned t
     return rc;
 }
 
+/* A joiner's deadline passed before rank 0's segment appeared: the
+   reason names both sizes if /dev/shm lacks the room (perhaps why rank 0
+   could not make it). */
+static int coll_shm__late(coll_shm *s, size_t size, int nranks)
+{
+    uint64_t room = coll_shm__room(-1);
+    s->why = "timed out waiting for rank 0 to make the segment";
+    if (room < size)
+        coll_shm__say_room(s, s->why, size, room, nranks);
+    return COLL_ERR_TIMEOUT;
+}
+
+/* One look under w->name for rank 0's segment: mapped (0; *norec: it is
+   rank 0's no-room record instead, and w has the object's identity), not
+   there or not sized yet (1: look again in a moment), or refused (a
+   negative code). */
+static int coll_shm__find(coll_shm *s, coll_shm__where *w, size_t size, int *norec)
+{
+    struct stat st;
+    int rc, fd = shm_open(w->name, O_RDWR, 0);
+    if (fd < 0) {
+        if (errno == EACCES) {
+            s->why = "the name exists and cannot be opened: refused";
+            return COLL_SHM_ERR_ACCESS;
+        }
+        if (errno != ENOENT) {
+            s->why = "shm_open failed (no /dev/shm, or a bad name)";
+            return COLL_ERR_IO;
+        }
+        return 1;
+    }
+    if ((rc = coll_shm__safe(s, fd, &st)) != 0) {
+        close(fd);
+        return rc;
+    }
+    *norec = (size_t)st.st_size == sizeof(coll_shm__noroom);
+    if ((size_t)st.st_size != size && !*norec) {   /* being sized, or not ours yet */
+        close(fd);
+        return 1;
+    }
+    if ((rc = coll_shm__map(s, fd, *norec ? sizeof(coll_shm__noroom) : size)) != 0)
+        return rc;
+    w->dev = st.st_dev;
+    w->ino = st.st_ino;
+    return 0;
+}
+
+/* Wait, by `deadline`, for the mapped segment's header to be complete
+   (its magic); every slice, whether it went stale meanwhile. 0,
+   COLL_ERR_TIMEOUT or COLL_SHM__STALE. */
+static int coll_shm__await_magic(coll_shm *s, const coll_shm__where *w, uint64_t deadline)
+{
+    coll_shm__group *g = coll_shm__grp(s);
+    uint64_t next = 0;
+    while (COLL_SHM__SC_LOAD(&g->magic) != COLL_SHM__MAGIC) {
+        uint64_t now = coll_shm__now_ms();
+        if (now >= deadline) {
+            s->why = "timed out waiting for rank 0 to make the segment";
+            return COLL_ERR_TIMEOUT;
+        }
+        if (now >= next) {
+            next = now + COLL_SHM_SLICE_MS;
+            if (coll_shm__stale(s, w))
+                return COLL_SHM__STALE;
+        }
+        coll_shm__nap_ms(1);
+    }
+    return 0;
+}
+
+/* A joiner with rank 0's object mapped: once its header is complete and
+   made for our nranks, join the group - or, a no-room record, return its
+   error. COLL_SHM__STALE: a dead run's, wait for the next. */
+static int coll_shm__enter(coll_shm *s, const coll_shm__where *w, int norec, int rank,
+                           int nranks, unsigned timeout_ms, uint64_t deadline, coll_port *port)
+{
+    int rc = coll_shm__await_magic(s, w, deadline);
+    if (rc == 0 && COLL_SHM__ONCE32(&coll_shm__grp(s)->nranks) != (uint32_t)nranks) {
+        s->why = "the group was made for another number of ranks";
+        rc = COLL_ERR_MISMATCH;
+    }
+    if (rc == 0 && norec)
+        rc = coll_shm__no_room_seen(s, nranks);
+    else if (rc == 0)
+        rc = coll_shm__join(s, rank, nranks, timeout_ms, deadline, w, port);
+    return rc;
+}
+
 /* A joiner: wait for rank 0's segment under `name`, join it; a dead run's
    segment found on the way is left for the next one. */
 static int coll_shm__openk(coll_shm *s, const char *name, int rank, int nranks,
@@ -2326,72 +2580,18 @@ static int coll_shm__openk(coll_shm *s, const char *name, int rank, int nranks,
 {
     size_t size = coll_shm__bytes(nranks);
     coll_shm__where w;
-    coll_shm__group *g;
-    struct stat st;
-    int fd, rc, norec;
+    int rc, norec;
     w.name = name;
     for (;;) {
-        uint64_t next = 0;
-        if (coll_shm__now_ms() >= deadline) {
-            uint64_t room = coll_shm__room(-1);
-            s->why = "timed out waiting for rank 0 to make the segment";
-            if (room < size)             /* perhaps why rank 0 could not */
-                coll_shm__say_room(s, s->why, size, room, nranks);
-            return COLL_ERR_TIMEOUT;
-        }
-        fd = shm_open(name, O_RDWR, 0);
-        if (fd < 0) {
-            if (errno == EACCES) {
-                s->why = "the name exists and cannot be opened: refused";
-                return COLL_SHM_ERR_ACCESS;
-            }
-            if (errno != ENOENT) {
-                s->why = "shm_open failed (no /dev/shm, or a bad name)";
-                return COLL_ERR_IO;
-            }
+        if (coll_shm__now_ms() >= deadline)
+            return coll_shm__late(s, size, nranks);
+        if ((rc = coll_shm__find(s, &w, size, &norec)) < 0)
+            return rc;
+        if (rc > 0) {
             coll_shm__nap_ms(1);
             continue;
         }
-        if ((rc = coll_shm__safe(s, fd, &st)) != 0) {
-            close(fd);
-            return rc;
-        }
-        norec = (size_t)st.st_size == sizeof(coll_shm__noroom);
-        if ((size_t)st.st_size != size && !norec) {   /* being sized, or not ours yet */
-            close(fd);
-            coll_shm__nap_ms(1);
-            continue;
-        }
-        if ((rc = coll_shm__map(s, fd, norec ? sizeof(coll_shm__noroom) : size)) != 0)
-            return rc;
-        w.dev = st.st_dev;
-        w.ino = st.st_ino;
-        g = coll_shm__grp(s);
-        rc = 0;
-        while (COLL_SHM__SC_LOAD(&g->magic) != COLL_SHM__MAGIC) {
-            uint64_t now = coll_shm__now_ms();
-            if (now >= deadline) {
-                s->why = "timed out waiting for rank 0 to make the segment";
-                rc = COLL_ERR_TIMEOUT;
-                break;
-            }
-            if (now >= next) {
-                next = now + COLL_SHM_SLICE_MS;
-                if (coll_shm__stale(s, &w)) {
-                    rc = COLL_SHM__STALE;
-                    break;
-                }
-            }
-            coll_shm__nap_ms(1);
-        }
-        if (rc == 0 && COLL_SHM__ONCE32(&g->nranks) != (uint32_t)nranks) {
-            s->why = "the group was made for another number of ranks";
-            rc = COLL_ERR_MISMATCH;
-        }
-        if (rc == 0 && norec)
-            rc = coll_shm__no_room_seen(s, nranks);
-        else if (rc == 0)
-            rc = coll_shm__join(s, rank, nranks, timeout_ms, deadline, &w, port);
+        rc = coll_shm__enter(s, &w, norec, rank, nranks, timeout_ms, deadline, port);
         if (rc != COLL_SHM__STALE)
             return rc;
         coll_shm_close(s);           /* a dead run's: wait for the new one */
@@ -2486,87 +2686,141 @@ COLL_SHM_API coll_port coll_shm_port(coll_shm *s)
     return p;
 }
 
-COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port, void *arg),
-                                void *arg, unsigned timeout_ms)
+/* The launcher's segment: MAP_SHARED | MAP_ANONYMOUS before fork, so every
+   child inherits the same pages and nothing is left to clean up when the
+   last one exits; its header stamped as rank 0 would. 0 or COLL_ERR_IO. */
+static int coll_shm__launch_map(coll_shm *parent, int nranks)
 {
-    coll_shm parent;            /* the launcher's view: only base/nranks   */
-    pid_t pids[COLL_SHM_MAX_RANKS];
-    size_t size;
-    int r, alive, failed = 0;
-    uint64_t kill_at = 0;
-    if (nranks < 1 || nranks > COLL_SHM_MAX_RANKS || !fn)
-        return COLL_ERR_INVAL;
-    size = coll_shm__bytes(nranks);
-    /* MAP_SHARED | MAP_ANONYMOUS before fork: every child inherits the same
-       pages, and nothing is left to clean up when the last one exits. */
-    parent.base = (unsigned char *)mmap(NULL, size, PROT_READ | PROT_WRITE,
-                                        MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (parent.base == (unsigned char *)MAP_FAILED)
+    size_t size = coll_shm__bytes(nranks);
+    parent->base = (unsigned char *)mmap(NULL, size, PROT_READ | PROT_WRITE,
+                                         MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (parent->base == (unsigned char *)MAP_FAILED)
         return COLL_ERR_IO;
-    parent.size = size;
-    parent.nranks = nranks;
-    parent.epoch = 0;           /* the launcher aborts epoch 0 only       */
-    coll_shm__stamp(coll_shm__grp(&parent), nranks);
+    parent->size = size;
+    parent->nranks = nranks;
+    parent->epoch = 0;          /* the launcher aborts epoch 0 only       */
+    coll_shm__stamp(coll_shm__grp(parent), nranks);
+    return 0;
+}
+
+/* Child r, in its own process: bound to its core, it joins the inherited
+   segment, runs fn and exits with 0 if both went well. */
+static void coll_shm__child(const coll_shm *parent, int r, int nranks,
+                            int (*fn)(int rank, coll_port *port, void *arg), void *arg,
+                            unsigned timeout_ms)
+{
+    static coll_shm s;          /* one per child process                   */
+    coll_port port;
+    int rc;
+    s.base = parent->base;
+    s.size = parent->size;
+    coll_shm__bind(r, nranks);
+    rc = coll_shm__join(&s, r, nranks, timeout_ms, coll_shm__now_ms() +
+                        (timeout_ms ? timeout_ms : COLL_SHM_JOIN_MS), NULL, &port);
+    if (rc == 0)
+        rc = fn(r, &port, arg);
+    fflush(NULL);
+    _exit(rc == 0 ? 0 : 1);
+}
+
+/* Fork the children, pids[r] each. Returns how many were started: where
+   fork fails, the group is aborted and the launcher waits only for those
+   that exist. */
+static int coll_shm__fork_ranks(coll_shm *parent, pid_t *pids, int nranks,
+                                int (*fn)(int rank, coll_port *port, void *arg), void *arg,
+                                unsigned timeout_ms)
+{
+    int r;
     fflush(NULL);               /* or buffered output is written n+1 times  */
     for (r = 0; r < nranks; r++) {
         pids[r] = fork();
-        if (pids[r] == 0) {
-            static coll_shm s;  /* one per child process                   */
-            coll_port port;
-            int rc;
-            s.base = parent.base;
-            s.size = size;
-            coll_shm__bind(r, nranks);
-            rc = coll_shm__join(&s, r, nranks, timeout_ms, coll_shm__now_ms() +
-                                (timeout_ms ? timeout_ms : COLL_SHM_JOIN_MS), NULL, &port);
-            if (rc == 0)
-                rc = fn(r, &port, arg);
-            fflush(NULL);
-            _exit(rc == 0 ? 0 : 1);
-        }
+        if (pids[r] == 0)
+            coll_shm__child(parent, r, nranks, fn, arg, timeout_ms);
         if (pids[r] < 0) {
-            coll_shm_abort(&parent, COLL_ERR_ABORTED);
-            failed++;
-            nranks = r;         /* wait only for those that exist            */
-            break;
+            coll_shm_abort(parent, COLL_ERR_ABORTED);
+            return r;
         }
     }
-    /* Supervise. At the first sign of trouble - a child that failed, or the
-       group marked failed by a child's deadline - tell everybody to stop
-       (they are probably waiting on the culprit) and give them `grace` to
-       return before killing the rest: a rank stuck outside the port would
-       otherwise hold the launcher forever. Only unreaped children are ever
-       signalled: a reaped pid may already belong to somebody else. */
+    return nranks;
+}
+
+/* Child pid p has been reaped with status st: it is no longer signalled
+   (its pid may soon be somebody else's); 1 if it failed, and then the
+   group is told to stop. */
+static int coll_shm__reaped(coll_shm *parent, pid_t *pids, int nranks, pid_t p, int st)
+{
+    int r;
+    for (r = 0; r < nranks; r++)
+        if (pids[r] == p)
+            pids[r] = 0;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    coll_shm_abort(parent, COLL_ERR_ABORTED);
+    return 1;
+}
+
+/* Once the group has failed, the children still running `grace` ms
+   later (kill_at, 0 not yet set) are killed - once (then UINT64_MAX),
+   and only unreaped ones. Returns kill_at as it now stands. */
+static uint64_t coll_shm__overdue(const coll_shm *parent, const pid_t *pids, int nranks,
+                                  uint64_t kill_at, unsigned grace)
+{
+    int r;
+    if (!kill_at && COLL_SHM__LOAD(&coll_shm__grp(parent)->failed))
+        kill_at = coll_shm__now_ms() + grace;
+    if (kill_at && coll_shm__now_ms() >= kill_at) {
+        for (r = 0; r < nranks; r++)
+            if (pids[r] > 0)
+                kill(pids[r], SIGKILL);
+        kill_at = UINT64_MAX;          /* once; keep reaping */
+    }
+    return kill_at;
+}
+
+/* Supervise the children until all are reaped; returns how many failed.
+   At the first sign of trouble - a child that failed, or the group
+   marked failed by a child's deadline - tell everybody to stop (they are
+   probably waiting on the culprit) and give them timeout_ms (1 s if 0) to
+   return before killing the rest: a rank stuck outside the port would
+   otherwise hold the launcher forever. */
+static int coll_shm__supervise(coll_shm *parent, pid_t *pids, int nranks, unsigned timeout_ms)
+{
+    uint64_t kill_at = 0;
+    int alive, failed = 0;
     for (alive = nranks; alive > 0;) {
         int st;
         pid_t p = waitpid(-1, &st, WNOHANG);
         if (p > 0) {
-            for (r = 0; r < nranks; r++)
-                if (pids[r] == p)
-                    pids[r] = 0;
+            failed += coll_shm__reaped(parent, pids, nranks, p, st);
             alive--;
-            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-                failed++;
-                coll_shm_abort(&parent, COLL_ERR_ABORTED);
-            }
             continue;
         }
         if (p < 0 && errno != EINTR)
             break;
-        if (!kill_at && COLL_SHM__LOAD(&coll_shm__grp(&parent)->failed))
-            kill_at = coll_shm__now_ms() + (timeout_ms ? timeout_ms : 1000u);
-        if (kill_at && coll_shm__now_ms() >= kill_at) {
-            for (r = 0; r < nranks; r++)
-                if (pids[r] > 0)
-                    kill(pids[r], SIGKILL);
-            kill_at = UINT64_MAX;          /* once; keep reaping */
-        }
+        kill_at = coll_shm__overdue(parent, pids, nranks, kill_at,
+                                    timeout_ms ? timeout_ms : 1000u);
         {
             struct timespec nap = {0, 5000000};   /* 5 ms: costs nothing */
             nanosleep(&nap, NULL);
         }
     }
-    munmap(parent.base, size);
+    return failed;
+}
+
+COLL_SHM_API int coll_shm_spawn(int nranks, int (*fn)(int rank, coll_port *port, void *arg),
+                                void *arg, unsigned timeout_ms)
+{
+    coll_shm parent;            /* the launcher's view: only base/nranks   */
+    pid_t pids[COLL_SHM_MAX_RANKS];
+    int started, failed;
+    if (nranks < 1 || nranks > COLL_SHM_MAX_RANKS || !fn)
+        return COLL_ERR_INVAL;
+    if (coll_shm__launch_map(&parent, nranks) != 0)
+        return COLL_ERR_IO;
+    started = coll_shm__fork_ranks(&parent, pids, nranks, fn, arg, timeout_ms);
+    failed = started < nranks;  /* a fork that failed counts as a child */
+    failed += coll_shm__supervise(&parent, pids, started, timeout_ms);
+    munmap(parent.base, parent.size);
     return failed;
 }
 

@@ -525,6 +525,49 @@ static void mismatch_suite(void)
     }
 }
 
+/* The deadline counts idle time inside the port's waits only. Rank 1
+   posts two receives; the first is there at once (its wait finishes
+   without a clock read), then rank 1 stays out of the port for twice the
+   deadline and waits for the second, which rank 0 sends soon after. That
+   wait must succeed: a finished wait is progress, so the time rank 1
+   spent outside the port does not count against it. rc[r]: each rank's
+   result. */
+#define IDLE_MS 300
+static void nap_ms(int ms) { struct timespec t = {ms / 1000, (ms % 1000) * 1000000L}; nanosleep(&t, NULL); }
+static int idle_body(int rank, coll_port *pt, void *arg)
+{
+    shared_counts *sc = (shared_counts *)arg;
+    unsigned char a[16] = {1}, b[16] = {2};
+    int ha, hb, rc;
+    if (rank == 0) {
+        rc = pt->send(pt->ctx, 1, a, sizeof a);
+        nap_ms(2 * IDLE_MS + 150);
+        if (rc == 0) rc = pt->send(pt->ctx, 1, b, sizeof b);
+    } else {
+        rc = pt->irecv(pt->ctx, 0, a, sizeof a, &ha);
+        if (rc == 0) rc = pt->irecv(pt->ctx, 0, b, sizeof b, &hb);
+        nap_ms(50);                               /* the first has arrived */
+        if (rc == 0) rc = pt->wait(pt->ctx, ha, 1);
+        nap_ms(2 * IDLE_MS);                      /* outside the port      */
+        if (rc == 0) rc = pt->wait(pt->ctx, hb, 1);
+        if (rc == 0 && (a[0] != 1 || b[0] != 2)) rc = -1000;
+    }
+    sc->rc[rank] = rc;
+    return 0;
+}
+
+static void idle_suite(void)
+{
+    shared_counts *sc = counts_new();
+    int failed = coll_shm_spawn(2, idle_body, sc, IDLE_MS);
+    check(failed == 0 && sc->rc[0] == 0 && sc->rc[1] == 0,
+          "idle between waits: %d failed, sender %d, receiver %d (deadline %d ms, %d ms"
+          " outside the port)", failed, sc->rc[0], sc->rc[1], IDLE_MS, 2 * IDLE_MS);
+    printf("  idle outside the port between two waits, %d ms deadline: %d, %d\n", IDLE_MS,
+           sc->rc[0], sc->rc[1]);
+    munmap(sc, sizeof *sc);
+}
+
 typedef struct fail_arg { shared_counts *sc; int victim; int hang; } fail_arg;
 
 /* Large ring all-reduces; the victim dies (or hangs) after a few messages.
@@ -990,6 +1033,7 @@ int main(int argc, char **argv)
         munmap(sc, sizeof *sc);
     }
     mismatch_suite();
+    idle_suite();
     open_suite(3);
     fail_unsupervised(3, 3000);
 
