@@ -2,7 +2,8 @@
 # test/smp_mailbox_fw.sh OUTDIR - ports/coll_smp_mailbox.h as Cortex-M4
 # firmware (test/smp_mailbox_fw.c), compiled freestanding with
 # arm-none-eabi-gcc: as C11 (<stdatomic.h>) and as C99 with
-# COLL_SMP_BARRIER() a DMB. Each object must carry DMB instructions and
+# COLL_SMP_BARRIER() a DMB. Each object must carry DMB instructions, hold
+# both roads (the message all-reduce and the window one, coll_window.h) and
 # need nothing from a C library but memcpy (libgcc's __aeabi_* helpers
 # aside). A missing compiler is a loud skip, and a failure under CI=true.
 # Ends with "smp_mailbox_fw: N passed, N failed".
@@ -33,6 +34,10 @@ for v in c11 c99; do
     if [ -n "$libc" ]; then
         echo "  FAIL  $v: needs $(echo $libc)"; f=$((f + 1))
     else p=$((p + 1)); fi
+    for fn in smp_core_allreduce smp_core_window_allreduce; do
+        if ${cc%gcc}nm "$o" | grep -q " T $fn\$"; then p=$((p + 1))
+        else echo "  FAIL  $v: no $fn"; f=$((f + 1)); fi
+    done
     dmb=$(${cc%gcc}objdump -d "$o" | grep -c 'dmb')
     if [ "$dmb" -gt 0 ]; then p=$((p + 1)); else echo "  FAIL  $v: no DMB"; f=$((f + 1)); fi
     echo "  $v: $(${cc%gcc}size "$o" | awk 'NR == 2 {print $1 " B text"}'), $dmb DMB"
