@@ -59,6 +59,14 @@
 #         (the choice alone), and the noise floor, AUTO against its own
 #         pick timed forced (what the machine's noise lets the goal reach),
 #         both from 1 KiB (smaller calls ride in the check round).
+#   win   windows (coll_window.h; rows coll-<port>-win): all-reduce at
+#         >= 8 MiB / the floor below >= 0.8 at 2 ranks, >= 0.6 at 4; at
+#         8 B, 2 ranks, time / Open MPI <= 0.5
+#   thr   the threads port without windows against the shm port, AUTO,
+#         every size >= 64 KiB, 2 and 4 ranks: worst time ratio <= 1.0
+#   spread  the threads port, 2 ranks, 8, 32 and 128 B: five runs back
+#         to back each pass (rows coll-threads-spread), max / min of all
+#         of them <= 1.5 (never bimodal)
 #   floor (a reading, not a goal) threads and shm ports, 2 and 4 ranks, at
 #         the ceiling rows' sizes: time / the direct all-reduce with no
 #         library over shared buffers in the same run (bench/floor.c,
@@ -158,6 +166,12 @@ if [ "${1:-}" = run ]; then
                 $bin/bench_coll -p threads,shm -n 2 -c allreduce -a auto -s 8 -T $T -P 1 |
                     awk -F'\t' -v OFS='\t' '$1 ~ /^coll-(threads|shm)/ { split($1, f, "-"); $1 = "coll-" f[2] "-persist" } { print }'
             fi
+            # five runs back to back of the small all-reduce over threads
+            # without windows: the bimodal goal compares their spread
+            for k in 1 2 3 4 5; do
+                $bin/bench_coll -p threads -n 2 -c allreduce -a auto -s 8,32,128 -T $T |
+                    awk -F'\t' -v OFS='\t' '$1 == "coll-threads" { $1 = "coll-threads-spread" } { print }'
+            done
             run tcpstream $bin/tcpstream -s 8M -T 200
             for f in $footprints; do
                 run "membw ${f%:*} MiB" $bin/membw -M ${f%:*} -r 5 -t ${f#*:}
@@ -364,12 +378,45 @@ function crowded_reading(    k, f, base, best, tk, tp, n, okk, okp, wk, wp) {
     if (!n) return
     printf "%s\tauto\tAUTO told the cores (coll_set_cores), rows where ranks outnumber them: within 1.10 on %d of %d (plain AUTO %d), worst %.2f (plain %.2f)\t%.1f %%\t(a reading)\t-\n", CH, okk, n, okp, wk, wp, 100 * okk / n
 }
+# windows against the floor (>= 8 MiB) and Open MPI (8 B)
+function win_goal(port, p,    b, fl, x, r, lim) {
+    lim = p == 2 ? 0.8 : 0.6
+    for (b = 8388608; b <= 1073741824; b *= 2) {
+        fl = t("floor", "direct", p, b); x = t("coll-" port, "auto", p, b)
+        if (fl <= 0 || x <= 0) continue
+        r = fl / x
+        row("win", sprintf("p=%d %s floor / coll-%s time", p, mib(b), port), r, ">= " lim, r >= lim)
+    }
+    if (p == 2) {
+        r = ratio(t("coll-" port, "auto", 2, 8), t("ompi", "default", 2, 8))
+        if (r >= 0) row("win", "8 B p=2 time coll-" port " / ompi", r, "<= 0.5", r <= 0.5)
+    }
+}
+# the spread of five back-to-back runs of each small size, all passes
+function spread_goal(    k, f, i, lo, hi, r) {
+    for (k in seen) {
+        split(k, f, SUBSEP)
+        if (f[1] != "coll-threads-spread" || f[3] != "auto") continue
+        lo = hi = v[k, 1]
+        for (i = 2; i <= n[k]; i++) { if (v[k, i] < lo) lo = v[k, i]; if (v[k, i] > hi) hi = v[k, i] }
+        r = lo > 0 ? hi / lo : -1
+        row("spread", sprintf("p=%d %s coll-threads max / min of %d runs (%.2f / %.2f us)", f[4], mib(f[5]), n[k], hi, lo),
+            r, "<= 1.5", r >= 0 && r <= 1.5)
+    }
+}
 function goals(S,    i, p, b, x, o, r, best, who, ports, lim, port) {
     split("coll-threads coll-shm coll-tcp coll-mpi", ports, " ")
     if (S == "") {
         for (i = 1; i <= 2; i++) for (p = 2; p <= 4; p += 2) mem_goal(i == 1 ? "threads" : "shm", p)
         for (p = 2; p <= 4; p += 2) tcp_goal(p)
         for (i = 1; i <= 3; i++) for (p = 2; p <= 4; p += 2) floor_reading(i == 1 ? "threads" : i == 2 ? "shm" : "threads-win", p)
+        for (p = 2; p <= 4; p += 2) {
+            win_goal("threads-win", p)
+            if ("coll-shm-win" in impls) win_goal("shm-win", p)
+            r = worst_vs("coll-threads", "auto", "coll-shm", "auto", p, 65536)
+            if (r >= 0) row("thr", "p=" p " >= 64 KiB worst time coll-threads / coll-shm (at " mib(WB) ")", r, "<= 1.0", r <= 1.0)
+        }
+        spread_goal()
     }
     for (i = 1; i <= 2; i++) {
         r = ratio(t(ports[i] S, "auto", 2, 8), t("ompi", "default", 2, 8))
