@@ -4,11 +4,15 @@
 #
 #   make trace COLL=allreduce ALGO=rabenseifner P=6 N=12 [ROOT= DTYPE= OP= INPLACE= GROUP= SCRATCH=]
 #   make diagrams        build/diagrams/index.html + one SVG per (collective, algorithm, p)
+#                        and per hierarchical form (tools/hier_trace.c --svg)
 #   make test-trace      every registered (collective, algorithm) at p = 5 and 37, checked
 #   make stepper         build/stepper/index.html: step through any schedule, every rank's buffers
 #   make test-stepper    the stepper page in headless Chromium
 #   make test-diagrams   the page in headless Chromium: loads, every diagram renders
 #   make test-seeds-py   the torch and numpy seeds' own programs beside coll's
+#   make trace-hier COLL=allreduce HOSTS=2 LOCAL=3 N=12 [ORDER=interleaved|host-major ROOT= CHECKS=]
+#                        coll_hier.h's form, phase by phase, on H hosts x L ranks (threads), checked
+#   make test-trace-hier every hierarchical collective traced at 2x3, 3x2, 4x2, both orders, checked
 TEACH_B      := $(B)/teach
 TEACH_CFLAGS := -std=c99 $(CFLAGS) $(WARN) -I.
 TEACH_HDRS   := coll.h tools/sched_sim.h ports/coll_mailbox.h
@@ -37,23 +41,49 @@ test-trace: $(TEACH_B)/trace
 TEST_TARGETS += test-trace
 EXAMPLES_TARGETS += $(TEACH_B)/trace
 
+# ---- the hierarchical forms (coll_hier.h), traced over the threads port -------
+$(TEACH_B)/hier_trace: tools/hier_trace.c tools/diagrams.c coll_hier.h ports/coll_threads.h $(TEACH_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TEACH_CFLAGS) -o $@ $< $(LDLIBS_THREADS) -lm
+
+HIER_TRACE_ARGS = $(if $(COLL),coll=$(COLL)) $(if $(HOSTS),hosts=$(HOSTS)) $(if $(LOCAL),local=$(LOCAL)) \
+                  $(if $(N),n=$(N)) $(if $(ROOT),root=$(ROOT)) $(if $(ORDER),order=$(ORDER)) \
+                  $(if $(CHECKS),checks=$(CHECKS))
+
+.PHONY: trace-hier test-trace-hier
+## trace-hier: [docs] a hierarchical collective phase by phase on H hosts x L ranks (COLL= HOSTS= LOCAL= N= ORDER= ROOT=), bytes across hosts counted, checked against a plain loop
+trace-hier: $(TEACH_B)/hier_trace
+	@$(TEACH_B)/hier_trace $(HIER_TRACE_ARGS)
+
+# every collective coll_hier.h has at 2x3, 3x2 and 4x2, both rank orders,
+# checked (result, road, levels, phase order), a corrupted result caught;
+# then the command line's answers
+## test-trace-hier: every hierarchical collective traced at 2x3, 3x2, 4x2, both orders, checked; the command line's answers
+test-trace-hier: $(TEACH_B)/hier_trace
+	@sh test/teach_trace_hier.sh $(TEACH_B)/hier_trace
+
+TEST_TARGETS += test-trace-hier
+EXAMPLES_TARGETS += $(TEACH_B)/hier_trace
+
 # ---- diagrams ------------------------------------------------------------------
 $(TEACH_B)/diagrams: tools/diagrams.c $(TEACH_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TEACH_CFLAGS) -o $@ $< -lm
 
 .PHONY: diagrams docs-diagrams test-diagrams
-## diagrams: [docs] build/diagrams/index.html, one SVG per (collective, algorithm, p)
-diagrams: $(TEACH_B)/diagrams
+## diagrams: [docs] build/diagrams/index.html, one SVG per (collective, algorithm, p) and per hierarchical form
+diagrams: $(TEACH_B)/diagrams $(TEACH_B)/hier_trace
 	@mkdir -p $(B)/diagrams
 	@$(TEACH_B)/diagrams $(B)/diagrams
+	@$(TEACH_B)/hier_trace --svg $(B)/diagrams/svg
 	@echo "open $(B)/diagrams/index.html"
 
 # the copy under docs/ that README.md links to
 ## docs-diagrams: [docs] the diagrams again under docs/diagrams, the copy README.md links to
-docs-diagrams: $(TEACH_B)/diagrams
+docs-diagrams: $(TEACH_B)/diagrams $(TEACH_B)/hier_trace
 	@rm -rf docs/diagrams && mkdir -p docs/diagrams
 	@$(TEACH_B)/diagrams docs/diagrams
+	@$(TEACH_B)/hier_trace --svg docs/diagrams/svg
 
 ## test-diagrams: the diagrams page in headless Chromium: loads, every diagram renders
 test-diagrams: diagrams

@@ -4,7 +4,9 @@
 # diagram it lists must render (the page counts the images whose pictures
 # decoded and writes the count into #status), and there must be as many as
 # SVG files written; AUTO's bar on the model chart only uses colours of
-# curves drawn, the chart's title fits, and no two arrow labels overlap.
+# curves drawn, the chart's title fits, no two arrow labels overlap, and
+# the hierarchical forms are there, with host boxes and arrows inside and
+# between hosts.
 # Leaves a screenshot in build/testlogs/diagrams.png.
 # Without Chromium: skipped loudly, or a failure under CI=true.
 dir=${1:-build/diagrams}
@@ -75,6 +77,18 @@ PY
 )
     [ "$over" = 0 ] && ok || bad "$over pairs of arrow labels overlap"
 fi
+# the hierarchical forms (tools/hier_trace.c --svg): one per collective at
+# 2x3 and all-reduce at 4x2, on the page, hosts drawn as boxes and the
+# messages between hosts dashed
+hier=$(ls "$dir"/svg/hier-*.svg 2>/dev/null | wc -l)
+[ "$hier" -eq 10 ] && ok || bad "$hier hierarchical SVGs, 10 wanted"
+for c in allreduce-2x3 allreduce-4x2 reduce_scatter-2x3 allgather-2x3 broadcast-2x3 reduce-2x3 gather-2x3 scatter-2x3 alltoall-2x3 barrier-2x3; do
+    f="$dir/svg/hier-$c.svg"
+    printf '%s' "$dom" | grep -q "svg/hier-$c.svg" && ok || bad "the page does not show hier-$c.svg"
+    grep -q 'font-weight="bold" fill="#3b5f8a">host 1</text>' "$f" && ok || bad "hier-$c.svg draws no host box"
+    grep -q '<line [^>]*stroke-width="2.4" stroke-dasharray="7,3" marker-end' "$f" && ok || bad "hier-$c.svg has no arrow between hosts"
+    grep -q '<line [^>]*stroke-width="1.6" marker-end' "$f" && ok || bad "hier-$c.svg has no arrow inside a host"
+done
 timeout 120 "$browser" $flags --screenshot="$out/diagrams.png" --window-size=1400,2400 "$page" \
     >/dev/null 2>&1
 [ -s "$out/diagrams.png" ] && { ok; echo "screenshot: $out/diagrams.png"; } || bad "no screenshot"

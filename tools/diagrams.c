@@ -99,6 +99,21 @@ static const algo_text *text_of(coll_kind k, coll_algo a)
 
 static int fail_count;
 
+/* ---- the hierarchical forms (coll_hier.h), drawn by tools/hier_trace.c ------ */
+typedef struct hier_pic { coll_kind kind; int hosts, local; const char *idea; } hier_pic;
+static const hier_pic hier_pics[] = {
+    { COLL_ALLREDUCE, 2, 3, "Reduce-scatter inside each host, all-reduce across hosts on each rank's shard (a host's L ranks share the traffic between hosts, each 1/L of it), all-gather inside." },
+    { COLL_ALLREDUCE, 4, 2, "The same on four hosts of two: the across phase is an all-reduce over four ranks, one per host, on a half-size shard." },
+    { COLL_REDUCE_SCATTER, 2, 3, "Reduce-scatter inside each host (each rank keeps the sum of its host's blocks for one local index), then reduce-scatter across hosts among the ranks of one local index." },
+    { COLL_ALLGATHER, 2, 3, "All-gather across hosts among the ranks of one local index, then all-gather inside each host, and a local permutation into world rank order." },
+    { COLL_BROADCAST, 2, 3, "Broadcast across hosts among the root's local-index peers (one message per host), then inside each host from that rank." },
+    { COLL_REDUCE, 2, 3, "Reduce inside each host onto the rank with the root's local index, then reduce across hosts onto the root." },
+    { COLL_GATHER, 2, 3, "Gather inside each host onto the rank with the root's local index, then one gatherv across hosts onto the root (each host's L blocks in one message)." },
+    { COLL_SCATTER, 2, 3, "One scatterv across hosts from the root to its local-index peers (each gets its host's L blocks), then scatter inside each host." },
+    { COLL_ALLTOALL, 2, 3, "All-to-all inside each host, a local transpose, then all-to-all across hosts among the ranks of one local index, and a permutation." },
+    { COLL_BARRIER, 2, 3, "A barrier inside each host, one across among the ranks of local index 0, and one inside again." },
+};
+
 /* ---- one SVG ----------------------------------------------------------------- */
 #define LANE_H 40
 #define COL_W  132
@@ -361,6 +376,28 @@ static FILE *open_out(const char *dir, const char *name)
     return f;
 }
 
+/* The hierarchical section of the page: one picture per hier_pics row,
+   which tools/hier_trace.c --svg writes into the same folder (make
+   diagrams runs both). */
+static void hier_section(FILE *page)
+{
+    size_t i;
+    fprintf(page, "<h2 id=\"hier\">Hierarchical forms (coll_hier.h): hosts, then ranks inside them</h2>\n"
+                  "<p class=\"idea\">Drawn from a real run of coll_hier.h (its ranks threads over the threads port, "
+                  "ranks host-major, call checks off), each message told by coll.h's observer on the sub-communicators: "
+                  "hosts are boxes around their ranks' lanes, columns are the phases' steps, "
+                  "<b>dashed thick arrows cross between hosts</b>, solid ones stay inside a host; red and blue as above. "
+                  "<code>make trace-hier COLL=allreduce HOSTS=2 LOCAL=3</code> prints the same run phase by phase, "
+                  "every rank's buffer and the bytes that cross, checked against a plain loop (docs/hosts.md).</p>\n");
+    for (i = 0; i < sizeof hier_pics / sizeof hier_pics[0]; i++) {
+        const hier_pic *h = &hier_pics[i];
+        const char *k = coll_kind_name(h->kind);
+        fprintf(page, "<h3 id=\"hier-%s-%dx%d\">%s, %d hosts × %d ranks</h3>\n<p class=\"idea\">%s</p>\n"
+                      "<div class=\"pics\"><img src=\"svg/hier-%s-%dx%d.svg\" alt=\"hierarchical %s, %d x %d\" class=\"diagram\"></div>\n",
+                k, h->hosts, h->local, k, h->hosts, h->local, h->idea, k, h->hosts, h->local, k, h->hosts, h->local);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "build/diagrams";
@@ -422,6 +459,7 @@ int main(int argc, char **argv)
             fprintf(page, "</div>\n");
         }
     }
+    hier_section(page);
     /* the page checks its own pictures once loaded, and says so */
     fprintf(page, "<script>\nwindow.addEventListener('load', function () {\n"
                   "  var imgs = document.querySelectorAll('img.diagram'), ok = 0, bad = [];\n"
