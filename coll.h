@@ -425,9 +425,13 @@ typedef struct coll_port {
        every load and store before it, on every rank, before every one
        after it; window_peer(ctx, r) is rank r's record from r's last post
        before the last sync, read between two syncs (NULL: none, or one
-       whose buffers lie outside what this rank may touch). The
-       library's layers (sub-communicators, pieces, the observer) pass no
-       windows on. */
+       whose buffers lie outside what this rank may touch). A port whose
+       rank's buffers lie outside the memory it shares (the shm port's
+       heap) posts the record declined: src = dst = NULL, src_bytes =
+       dst_bytes = 0, the sig as given; where the call touches bytes on
+       such a rank, coll_window.h runs coll.h's own call on every rank.
+       The library's layers (sub-communicators, pieces, the observer)
+       pass no windows on. */
     int (*window_post)(void *ctx, const coll_window_rec *rec);
     int (*window_sync)(void *ctx);
     const coll_window_rec *(*window_peer)(void *ctx, int peer);

@@ -8,9 +8,16 @@
          #include "coll_window.h"          (includes coll.h)
      Everywhere else include "coll_window.h" alone. Then, on a communicator
      whose port offers windows (coll_port.window_post, window_sync,
-     window_peer: the threads port does):
+     window_peer: the threads port does, the smp mailbox over the region
+     coll_smp_mailbox_set_window names, the shm port built with
+     COLL_SHM_HEAP_BYTES > 0 over buffers from coll_shm_alloc):
          coll_window_allreduce(&c, src, dst, count, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
      On a port without them every call is coll.h's own (COLL_ALGO_AUTO).
+     Over the shm port, processes share only the segment's heap:
+         float *v = coll_shm_alloc((coll_shm *)port->ctx, n * sizeof *v);
+         coll_window_allreduce(&c, v, v, n, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
+     A buffer outside it (the stack, malloc) makes that rank's record
+     declined, and the call - on every rank - is coll.h's own.
 
    THE IDEA
      Where ranks see each other's memory, a collective needs no messages:
@@ -26,7 +33,12 @@
           that every buffer the call reads or writes is there. Every rank
           reads the same records, so every rank decides alike: all go on,
           or all return the same error (COLL_ERR_MISMATCH, COLL_ERR_PEER
-          where the refusal was another rank's);
+          where the refusal was another rank's, COLL_ERR_IO for a record
+          the port could not give, COLL_ERR_CORRUPT for one short of what
+          the call touches) - or, where a rank's port declined its record
+          (no buffers, no bytes: memory it cannot share) and the call
+          touches bytes there, all meet once more and run coll.h's own
+          call by messages instead;
        3. MOVE and SYNC: each rank does its share of loads and stores, then
           meets the others once more, so that nobody returns - and lets
           its caller touch its buffers - while another rank still reads or
@@ -120,6 +132,7 @@ COLL_API int coll_window_barrier(coll_comm *c);
 #endif
 #define COLL__WIN_REFUSED ((uint64_t)1 << 63)   /* sig[3]: this rank refuses  */
 #define COLL__WIN_INPLACE ((uint64_t)1 << 62)   /* sig[3]: it works in place  */
+#define COLL__WIN_MESSAGES 1    /* check's verdict: coll.h's own call instead */
 
 /* ---- >>win-call  one call: its plan, its records, its end ---------------- */
 
@@ -204,12 +217,28 @@ static int coll__win_sync(coll__win *w, int rc)
     return rc;
 }
 
-/* Move 2: every record read and checked, the same way on every rank. */
+/* Does rank i's record cover what the call touches there? 1 yes; 0 no
+   (short, or a buffer missing); 2 declined (no buffers, no bytes: its
+   port cannot share them) where the call touches bytes. */
+static int coll__win_covers(coll__win *w, int i)
+{
+    const coll_window_rec *r = w->r[i];
+    size_t in_n, out_n;
+    coll__win_extents(w, i, &in_n, &out_n);
+    if ((in_n || out_n) && !r->src && !r->dst && !r->src_bytes && !r->dst_bytes)
+        return 2;
+    return r->src_bytes >= in_n * w->es && r->dst_bytes >= out_n * w->es &&
+           (!in_n || r->src) && (!out_n || r->dst);
+}
+
+/* Move 2: every record read and checked, the same way on every rank: the
+   same call, no refusal, every record covering what the call touches (a
+   declined one: COLL__WIN_MESSAGES, every rank then runs coll.h's call). */
 static int coll__win_check(coll__win *w, int own)
 {
     coll_comm *c = w->c;
     uint64_t sig[4];
-    int i, k, peer_refused = 0, inplace = 0;
+    int i, k, peer_refused = 0, inplace = 0, declined = 0, cov;
     coll__win_sig(w, sig);
     for (i = 0; i < c->nranks; i++) {
         const coll_window_rec *r = c->port.window_peer(c->port.ctx, i);
@@ -225,12 +254,11 @@ static int coll__win_check(coll__win *w, int own)
     if (own) return own;
     if (peer_refused) return coll__win_fail(w, COLL_ERR_PEER, COLL__WHY("window: another rank refused the call"), 0);
     for (i = 0; i < c->nranks; i++) {              /* every record covers what the call touches */
-        size_t in_n, out_n;
-        coll__win_extents(w, i, &in_n, &out_n);
-        if (w->r[i]->src_bytes < in_n * w->es || w->r[i]->dst_bytes < out_n * w->es ||
-            (in_n && !w->r[i]->src) || (out_n && !w->r[i]->dst))
+        if ((cov = coll__win_covers(w, i)) == 0)
             return coll__win_fail(w, COLL_ERR_CORRUPT, COLL__WHY("window: a rank's record does not cover the call"), 0);
+        if (cov > 1) declined = 1;
     }
+    if (declined) return COLL__WIN_MESSAGES;
     w->algo = (int)w->a.algo == (int)COLL_WINDOW_AUTO ?
               (!inplace && w->pl.count * w->es <= COLL_WINDOW_ONE_SHOT_MAX ? COLL_WINDOW_ONE_SHOT : COLL_WINDOW_TWO_SHOT) :
               (int)w->a.algo;
@@ -329,7 +357,7 @@ static int coll__win_two_shot(coll__win *w)
     for (i = 0; i < c->nranks; i++) {
         if (i == me) continue;
         coll__win_block(w->pl.count, c->nranks, i, &off, &len);
-        COLL_MEMCPY(d + off * es, (const unsigned char *)w->r[i]->dst + off * es, len * es);
+        if (len) COLL_MEMCPY(d + off * es, (const unsigned char *)w->r[i]->dst + off * es, len * es);
     }
     return COLL_OK;
 }
@@ -369,6 +397,7 @@ static int coll__win_reduce(coll__win *w)
     size_t off, len;
     unsigned char *d = (unsigned char *)w->r[w->a.root]->dst;
     coll__win_block(w->pl.count, w->c->nranks, w->c->rank, &off, &len);
+    if (!len) return COLL_OK;
     return coll__win_fold(w, off * w->es, len, d + off * w->es, coll__win_aliased(w, d));
 }
 
@@ -400,18 +429,39 @@ static int coll__win_alltoall(coll__win *w)
 
 /* ---- >>win-calls  the collectives ----------------------------------------- */
 
+/* coll.h's own call for a, by messages (its AUTO algorithm). */
+static int coll__win_messages(coll_comm *c, const coll_args *a)
+{
+    coll_args b = *a;
+    b.algo = COLL_ALGO_AUTO;
+    return coll_run(c, &b);
+}
+
+/* The kind's loads and stores, once every record is checked. */
+static int coll__win_moves(coll__win *w)
+{
+    switch (w->a.kind) {
+    case COLL_ALLREDUCE:
+        return w->algo == COLL_WINDOW_ONE_SHOT ? coll__win_one_shot(w) : coll__win_two_shot(w);
+    case COLL_REDUCE_SCATTER: return coll__win_reduce_scatter(w);
+    case COLL_ALLGATHER:      return coll__win_allgather(w);
+    case COLL_BROADCAST:      return coll__win_broadcast(w);
+    case COLL_REDUCE:         return coll__win_reduce(w);
+    case COLL_ALLTOALL:       return coll__win_alltoall(w);
+    default:                  return COLL_OK;      /* barrier: the syncs alone */
+    }
+}
+
 /* Runs one call: plan, post and sync, check, the kind's moves, the last
-   sync. Without windows, coll.h's own call. */
+   sync. Without windows, coll.h's own call; where a rank's record is
+   declined, a sync (every rank has read every record before any posts
+   again) and then coll.h's own call, on every rank alike. */
 static int coll__win_run(coll_comm *c, const coll_args *a)
 {
     coll__win w;
     int own, rc;
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
-    if (!coll_window_ok(c)) {
-        coll_args b = *a;
-        b.algo = COLL_ALGO_AUTO;
-        return coll_run(c, &b);
-    }
+    if (!coll_window_ok(c)) return coll__win_messages(c, a);
     if (c->broken) return c->broken;
     COLL_MEMSET(&w, 0, sizeof w);
     w.c = c;
@@ -420,19 +470,11 @@ static int coll__win_run(coll_comm *c, const coll_args *a)
     c->seq++;
     if ((rc = coll__win_post(&w, own != COLL_OK)) != COLL_OK) return rc;
     rc = coll__win_check(&w, own);
-    if (rc == COLL_OK) {
-        switch (a->kind) {
-        case COLL_ALLREDUCE:
-            rc = w.algo == COLL_WINDOW_ONE_SHOT ? coll__win_one_shot(&w) : coll__win_two_shot(&w);
-            break;
-        case COLL_REDUCE_SCATTER: rc = coll__win_reduce_scatter(&w); break;
-        case COLL_ALLGATHER:      rc = coll__win_allgather(&w); break;
-        case COLL_BROADCAST:      rc = coll__win_broadcast(&w); break;
-        case COLL_REDUCE:         rc = coll__win_reduce(&w); break;
-        case COLL_ALLTOALL:       rc = coll__win_alltoall(&w); break;
-        default:                  break;          /* barrier: the syncs alone */
-        }
+    if (rc == COLL__WIN_MESSAGES) {
+        rc = coll__win_sync(&w, COLL_OK);
+        return rc == COLL_OK ? coll__win_messages(c, a) : rc;
     }
+    if (rc == COLL_OK) rc = coll__win_moves(&w);
     return coll__win_sync(&w, rc);
 }
 

@@ -1,18 +1,25 @@
 # mk/window.mk - collectives over windows (coll_window.h): ranks that load
-# and store each other's buffers, over the windows of the threads port and
-# of the smp mailbox (cores on shared memory, as threads).
+# and store each other's buffers, over the windows of the threads port, of
+# the smp mailbox (cores on shared memory, as threads) and of the shm port
+# (forked processes, buffers in the segment's heap: COLL_SHM_HEAP_BYTES).
 #
 #   make test-window   every collective against a plain loop on every rank
 #                      at 1, 2, 3, 4 and 7 ranks (all-reduce: every dtype
 #                      and operator, one-shot, two-shot and AUTO, in place
 #                      and out), refusals told to every rank, a port
-#                      without windows, a rank that never calls; plain,
-#                      ASan+UBSan, TSan; coll_window.h compiled as C99,
-#                      C11 and C++ with every warning an error
+#                      without windows, a rank that never calls; over shm
+#                      also buffers outside the heap (declined: coll.h's
+#                      own call on every rank), forged records (every rank
+#                      fails), a rank that exits, is killed or hangs before
+#                      a sync, ranks joined by name at other addresses;
+#                      plain, ASan+UBSan (shm too), TSan (threads and smp
+#                      only); coll_window.h compiled as C99, C11 and C++
+#                      with every warning an error
 #
 # Outputs under $(B)/window/.
 WIN_B    := $(B)/window
-WIN_DEPS := coll.h coll_window.h ports/coll_threads.h ports/coll_smp_mailbox.h test/coll_test.h test/test_values.h
+WIN_DEPS := coll.h coll_window.h ports/coll_threads.h ports/coll_smp_mailbox.h ports/coll_shm.h \
+            test/coll_test.h test/test_values.h
 WIN_CC   := -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG '-DCOLL_SMP_BARRIER()=__sync_synchronize()'
 WIN_C11  := -std=c11 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG   # the smp mailbox's C11 atomics (TSan sees them)
 
@@ -26,10 +33,10 @@ $(WIN_B)/asan/test_window: test/test_window.c $(WIN_DEPS)
 
 $(WIN_B)/tsan/test_window: test/test_window.c $(WIN_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(WIN_C11) -O1 -g -fsanitize=thread $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
+	$(CC) $(WIN_C11) -DWIN_NO_SHM -O1 -g -fsanitize=thread $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
 
 .PHONY: test-window test-window-compile
-## test-window: coll_window.h's collectives over the threads port's windows against a plain loop at 1-7 ranks (every dtype and op for all-reduce), refusals, no windows, a rank that never calls; plain, ASan+UBSan, TSan; C and C++ compile checks
+## test-window: coll_window.h's collectives over the windows of the threads, smp mailbox and shm ports against a plain loop at 1-7 ranks (every dtype and op for all-reduce), refusals, no windows, a rank that never calls; shm: declined, forged, dead ranks, by name; plain, ASan+UBSan, TSan; C and C++ compile checks
 test-window: $(WIN_B)/test_window $(WIN_B)/asan/test_window $(WIN_B)/tsan/test_window test-window-compile
 	$(WIN_B)/test_window
 	COLL_TEST_LEVEL=0 $(WIN_B)/asan/test_window

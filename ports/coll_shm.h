@@ -264,6 +264,39 @@
      failure): a group that is to go on without a dead rank is started by
      name (coll_shm_open).
 
+   WINDOWS (coll_port.window_post/sync/peer: coll_window.h; as MPI_Win_allocate_shared)
+     With COLL_SHM_HEAP_BYTES > 0 the segment grows by a heap of that many
+     bytes, cut into nranks equal parts (each rounded down to 64 bytes),
+     and by a window entry of 128 bytes a rank. coll_shm_alloc(s, bytes)
+     hands out 64-byte-aligned pieces of this rank's part (a bump
+     allocation, private to the rank; coll_shm_alloc_reset frees them
+     all); every rank can load and store every part, so coll_window.h's
+     calls over buffers from it move no messages. The port then offers
+     windows (where a part holds at least 64 bytes):
+       - window_post writes this rank's record into its entry as offsets
+         from the heap's start, never pointers (coll_shm_open's processes
+         map the segment at different addresses; coll_shm_spawn's at one).
+         A buffer the call touches outside the heap - on the stack, from
+         malloc, NULL - makes the record declined: no buffers, no bytes,
+         the call's sig; coll_window.h then runs coll.h's own call, by
+         messages, on every rank;
+       - window_sync is a barrier of all ranks on a count per rank (a line
+         of its own, sequentially consistent stores and loads): spin,
+         yield, then sleep on the bell as WAITING says, bounded by
+         timeout_ms (COLL_ERR_TIMEOUT, in epoch 0 for the whole group),
+         ended by the group's failure (coll_shm__failed) or a rank that
+         died before it came (COLL_ERR_IO);
+       - window_peer copies a rank's record out of the segment, every
+         field read once, and checks that each offset and length lies in
+         the heap (off <= heap, bytes <= heap - off: no overflow); a
+         record that does not is none (NULL), and coll_window.h fails the
+         call on every rank. A rank - or any process of the user that
+         maps the segment - can still make a call compute garbage, or
+         write into another buffer of the heap, but never make a rank
+         touch memory outside it.
+     Without a heap (the default) the segment, the port and every
+     behaviour are as they were: no windows.
+
    CONFIGURATION (define before including the implementation)
      COLL_SHM_SLOTS       slots per ordered pair                   (16)
                           (16 x 8 KiB holds a whole 128 KiB segment, the
@@ -284,6 +317,8 @@
      COLL_SHM_YIELD_US    yielding, since the last progress, before
                           sleeping on the futex                      (100)
      COLL_SHM_JOIN_MS     join deadline when timeout_ms is 0     (60000)
+     COLL_SHM_HEAP_BYTES  the segment's heap for windows, all ranks'
+                          parts together (see WINDOWS)       (0: none)
      COLL_SHM_STATIC      make the functions static                 (off)
 
    LICENCE: MIT, as coll.h.
@@ -335,6 +370,9 @@
 #endif
 #ifndef COLL_SHM_JOIN_MS             /* joining never waits forever */
 #define COLL_SHM_JOIN_MS 60000
+#endif
+#ifndef COLL_SHM_HEAP_BYTES          /* the segment's heap: windows (0: none) */
+#define COLL_SHM_HEAP_BYTES 0
 #endif
 #ifndef COLL_SHM_API
 #ifdef COLL_SHM_STATIC
@@ -414,6 +452,16 @@ typedef struct coll_shm {
     int attached;              /* communicators coll_init put on this port   */
     uint32_t epoch;            /* this end's epoch (0 from the join; renew)  */
     uint64_t polled;           /* what our record's `polled` says (a copy)   */
+#if COLL_SHM_HEAP_BYTES > 0
+    /* Windows (see WINDOWS): the heap as this process maps it, its size and
+       this rank's part of it (from nranks, never from the segment), what
+       coll_shm_alloc has handed out, this rank's window syncs so far, and
+       the peers' records as window_peer last copied them out. */
+    unsigned char *heap;
+    size_t heap_bytes, part_bytes, heap_used;
+    uint32_t wsyncs;
+    coll_window_rec wpeer[COLL_SHM_MAX_RANKS];
+#endif
     char why_buf[200];         /* where a reason with figures is written
                                   (last: the fields above keep their place) */
 } coll_shm;
@@ -462,6 +510,14 @@ COLL_SHM_API int coll_shm_wait(void *ctx, int handle, int block);
 /* coll_port.irecv_fold: a receive folded where it lies (see ZERO-COPY). */
 COLL_SHM_API int coll_shm_irecv_fold(void *ctx, int peer, void *buf, size_t bytes,
                                      coll_fold_fn fold, void *arg, int *handle);
+
+/* `bytes` of this rank's part of the segment's heap (see WINDOWS), 64-byte
+   aligned, for buffers that coll_window.h's calls load and store across
+   processes; NULL when bytes is 0, the part is full, or there is no heap
+   (COLL_SHM_HEAP_BYTES 0). With coll_shm_spawn, s is (coll_shm *)port->ctx.
+   coll_shm_alloc_reset hands every allocation of this rank back at once. */
+COLL_SHM_API void *coll_shm_alloc(coll_shm *s, size_t bytes);
+COLL_SHM_API void coll_shm_alloc_reset(coll_shm *s);
 
 #ifdef __cplusplus
 }
@@ -630,9 +686,43 @@ static size_t coll_shm__hdr_bytes(int n)
     return h + (size_t)n * sizeof(coll_shm__rankrec);
 }
 
-static size_t coll_shm__bytes(int n)
+#if COLL_SHM_HEAP_BYTES > 0
+/* A rank's window entry, after the channels: its count of window syncs on
+   a line of its own, then its record - offsets from the heap's start
+   (COLL_SHM__NOWHERE: NULL), never pointers, since coll_shm_open's
+   processes map the segment at different addresses. Written by its rank
+   only; every field read once by the others, and checked. */
+#define COLL_SHM__NOWHERE UINT64_MAX
+typedef struct coll_shm__winent {
+    uint32_t sync;             /* window syncs this rank has entered         */
+    unsigned char pad0[COLL_SHM__LINE - 4];
+    uint64_t src_off, dst_off;
+    uint64_t src_bytes, dst_bytes;
+    uint64_t sig[4];
+} coll_shm__winent;
+
+/* Bytes of each rank's part of the heap: an equal share, 64-byte aligned. */
+static size_t coll_shm__part_bytes(int n)
+{
+    return (size_t)COLL_SHM_HEAP_BYTES / (size_t)n / COLL_SHM__LINE * COLL_SHM__LINE;
+}
+#endif
+
+/* Where the channels end: the window entries and the heap follow. */
+static size_t coll_shm__chans_end(int n)
 {
     return coll_shm__hdr_bytes(n) + (size_t)n * (size_t)n * sizeof(coll_shm__chan);
+}
+
+/* The segment's size: header, records, channels, and with a heap the
+   window entries and the heap's nranks parts. */
+static size_t coll_shm__bytes(int n)
+{
+#if COLL_SHM_HEAP_BYTES > 0
+    return coll_shm__chans_end(n) + (size_t)n * (sizeof(coll_shm__winent) + coll_shm__part_bytes(n));
+#else
+    return coll_shm__chans_end(n);
+#endif
 }
 
 static coll_shm__group *coll_shm__grp(const coll_shm *s)
@@ -2012,6 +2102,264 @@ static int coll_shm__renew(void *ctx, uint32_t epoch)
     return 0;
 }
 
+/* ---- windows: a heap in the segment (coll_window.h) ------------------- */
+
+#if COLL_SHM_HEAP_BYTES > 0
+static coll_shm__winent *coll_shm__went(const coll_shm *s, int r)
+{
+    return (coll_shm__winent *)(s->base + coll_shm__chans_end(s->nranks)) + r;
+}
+
+/* The heap's place and size in this process, from nranks alone (private:
+   never read back from the segment); nothing allocated, no sync yet. */
+static void coll_shm__heap_set(coll_shm *s)
+{
+    s->part_bytes = coll_shm__part_bytes(s->nranks);
+    s->heap_bytes = s->part_bytes * (size_t)s->nranks;
+    s->heap = s->base + coll_shm__chans_end(s->nranks) +
+              (size_t)s->nranks * sizeof(coll_shm__winent);
+    s->heap_used = 0;
+    s->wsyncs = 0;
+}
+
+/* The offset from the heap's start of `bytes` at p. COLL_SHM__NOWHERE for
+   NULL, or for a buffer elsewhere of which the call touches nothing; a
+   buffer (or NULL) with bytes outside the heap clears *ok. */
+static uint64_t coll_shm__win_at(const coll_shm *s, const void *p, size_t bytes, int *ok)
+{
+    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)s->heap;
+    if (p && a >= lo && a - lo <= s->heap_bytes && bytes <= s->heap_bytes - (a - lo))
+        return (uint64_t)(a - lo);
+    if (bytes)
+        *ok = 0;
+    return COLL_SHM__NOWHERE;
+}
+
+/* coll_port.window_post: this rank's record into its entry as offsets
+   (published by the next sync's count). A buffer the call touches outside
+   the heap makes it a declined record: no buffers, no bytes, the sig as
+   given - coll_window.h then runs coll.h's own call on every rank. */
+static int coll_shm__window_post(void *ctx, const coll_window_rec *rec)
+{
+    coll_shm *s = (coll_shm *)ctx;
+    coll_shm__winent *e = coll_shm__went(s, s->rank);
+    uint64_t so, dof;
+    int k, ok = 1, rc = coll_shm__failed(s);
+    if (rc)
+        return rc;
+    so = coll_shm__win_at(s, rec->src, rec->src_bytes, &ok);
+    dof = coll_shm__win_at(s, rec->dst, rec->dst_bytes, &ok);
+    __atomic_store_n(&e->src_off, ok ? so : COLL_SHM__NOWHERE, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->dst_off, ok ? dof : COLL_SHM__NOWHERE, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->src_bytes, ok ? (uint64_t)rec->src_bytes : 0u, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->dst_bytes, ok ? (uint64_t)rec->dst_bytes : 0u, __ATOMIC_RELAXED);
+    for (k = 0; k < 4; k++)
+        __atomic_store_n(&e->sig[k], rec->sig[k], __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* A window sync's wait on one rank (private, on the stack). */
+typedef struct coll_shm__wwait {
+    uint64_t t0;               /* clock (ns) at the wait's first read         */
+    uint64_t check_ms;         /* the last liveness check of the rank         */
+    unsigned polls;
+} coll_shm__wwait;
+
+/* Has rank r entered sync `mine` (counts compared modulo 2^32)? */
+static int coll_shm__win_in(const coll_shm *s, int r, uint32_t mine)
+{
+    return (int32_t)(COLL_SHM__SC_LOAD(&coll_shm__went(s, r)->sync) - mine) >= 0;
+}
+
+/* At a clock read of the wait on rank r: the group's failure, every
+   COLL_SHM_SLICE_MS whether r still lives (dead before it came: it never
+   will, COLL_ERR_IO), and the deadline (timeout_ms since the wait began:
+   COLL_ERR_TIMEOUT, in epoch 0 the whole group's, as in coll_shm__idle).
+   0 or the code. */
+static int coll_shm__win_idle(coll_shm *s, int r, uint32_t mine, coll_shm__wwait *w, uint64_t now)
+{
+    uint64_t ms = now / 1000000u;
+    int rc = coll_shm__failed(s);
+    if (rc)
+        return rc;
+    if (ms - w->check_ms >= COLL_SHM_SLICE_MS) {
+        w->check_ms = ms;
+        if (coll_shm__dead((pid_t)s->pid[r]) && !coll_shm__win_in(s, r, mine))
+            return COLL_ERR_IO;
+    }
+    if (s->timeout_ms && now - w->t0 >= (uint64_t)s->timeout_ms * 1000000u) {
+        if (s->epoch == 0)
+            coll_shm_abort(s, COLL_ERR_TIMEOUT);
+        return COLL_ERR_TIMEOUT;
+    }
+    return 0;
+}
+
+/* Sleep one slice on our bell unless rank r has come meanwhile (or the
+   group failed). All sequentially consistent, pairing with the syncing
+   rank's store of its count and load of our `sleeping`: either we see
+   its count or it sees us asleep and rings. */
+static void coll_shm__win_doze(coll_shm *s, int r, uint32_t mine)
+{
+    coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
+    uint32_t bell;
+    COLL_SHM__SC_STORE(&me->sleeping, 1u);
+    bell = COLL_SHM__SC_LOAD(&me->bell);
+    if (!coll_shm__win_in(s, r, mine) && !coll_shm__failed(s))
+        coll_shm__sleep(&me->bell, bell, COLL_SHM_SLICE_MS);
+    COLL_SHM__SC_STORE(&me->sleeping, 0u);
+    coll_shm__turn(s, coll_shm__now_ns());
+}
+
+/* Wait until rank r has entered sync `mine`: polls with a pause, the
+   clock every COLL_SHM__POLLS; a spin as long as spin_max where every
+   rank may have a core (none where ranks outnumber them), then yields
+   for COLL_SHM_YIELD_US, then sleeps a slice at a time (see WAITING).
+   Our entry names r while we wait (coll_port.missing). 0 or the code. */
+static int coll_shm__win_await(coll_shm *s, int r, uint32_t mine)
+{
+    coll_shm__wwait w;
+    uint64_t now, spin = s->over ? 0u : s->spin_max;
+    int rc;
+    w.t0 = 0;
+    w.polls = 0;
+    while (!coll_shm__win_in(s, r, mine)) {
+        if (++w.polls & (COLL_SHM__POLLS - 1)) {
+            coll_shm__pause();
+            continue;
+        }
+        now = coll_shm__now_ns();
+        if (!w.t0) {
+            w.t0 = now;
+            w.check_ms = now / 1000000u;
+            coll_shm__entry_set(s, 1 + r, COLL_SHM__STANDS);
+        }
+        if ((rc = coll_shm__win_idle(s, r, mine, &w, now)) != 0)
+            return rc;
+        if (now - w.t0 < spin)
+            coll_shm__pause();
+        else if (now - w.t0 < spin + (uint64_t)COLL_SHM_YIELD_US * 1000u)
+            sched_yield();
+        else
+            coll_shm__win_doze(s, r, mine);
+    }
+    return 0;
+}
+
+/* Wake every peer that says it sleeps (after our count's store). */
+static void coll_shm__win_wake(coll_shm *s)
+{
+    int r;
+    for (r = 0; r < s->nranks; r++)
+        if (r != s->rank && COLL_SHM__SC_LOAD(&coll_shm__rec(s, r)->sleeping))
+            coll_shm__ring(s, r);
+}
+
+/* coll_port.window_sync: a barrier of every rank. Our count goes up (a
+   sequentially consistent store: our record and every load and store
+   before it go with it), every sleeping peer is rung, then we wait until
+   every rank's count has reached ours (acquire loads) - bounded by the
+   deadline, ended by the group's failure or a dead rank. Done: our entry
+   is cleared and the next message wait's deadline starts anew (progress);
+   given up: the entry stands (polled COLL_SHM__GAVE), as a wait's. */
+static int coll_shm__window_sync(void *ctx)
+{
+    coll_shm *s = (coll_shm *)ctx;
+    uint32_t mine;
+    int r, rc = coll_shm__failed(s);
+    if (rc)
+        return rc;
+    mine = ++s->wsyncs;
+    COLL_SHM__SC_STORE(&coll_shm__went(s, s->rank)->sync, mine);
+    coll_shm__win_wake(s);
+    for (r = 0; r < s->nranks && rc == 0; r++)
+        if (r != s->rank)
+            rc = coll_shm__win_await(s, r, mine);
+    if (rc == 0 && (rc = coll_shm__failed(s)) == 0) {
+        coll_shm__entry_set(s, 0, 0);
+        s->fresh = 1;
+        return 0;
+    }
+    if (s->polled != COLL_SHM__GAVE) {
+        s->polled = COLL_SHM__GAVE;
+        __atomic_store_n(&coll_shm__rec(s, s->rank)->polled, COLL_SHM__GAVE, __ATOMIC_RELAXED);
+    }
+    return rc;
+}
+
+/* A record's buffer as a pointer in this process: NOWHERE is NULL (and
+   then no bytes); an offset and length must lie inside the heap, checked
+   without overflow. 0 if they do not. */
+static int coll_shm__win_ptr(const coll_shm *s, uint64_t off, uint64_t bytes, unsigned char **p)
+{
+    *p = NULL;
+    if (off == COLL_SHM__NOWHERE)
+        return bytes == 0;
+    if (off > (uint64_t)s->heap_bytes || bytes > (uint64_t)s->heap_bytes - off)
+        return 0;
+    *p = s->heap + off;
+    return 1;
+}
+
+/* coll_port.window_peer: rank r's record copied out of its entry, every
+   field read once (any rank may rewrite it), its buffers checked to lie
+   in the heap and turned into this process's pointers; NULL for a rank
+   out of range or a buffer outside the heap. A declined record comes
+   back declined. Good until the next window_peer(r). */
+static const coll_window_rec *coll_shm__window_peer(void *ctx, int r)
+{
+    coll_shm *s = (coll_shm *)ctx;
+    const coll_shm__winent *e;
+    coll_window_rec *w;
+    uint64_t so, dof, sb, db;
+    unsigned char *sp, *dp;
+    int k;
+    if (r < 0 || r >= s->nranks)
+        return NULL;
+    e = coll_shm__went(s, r);
+    so = COLL_SHM__ONCE64(&e->src_off);
+    dof = COLL_SHM__ONCE64(&e->dst_off);
+    sb = COLL_SHM__ONCE64(&e->src_bytes);
+    db = COLL_SHM__ONCE64(&e->dst_bytes);
+    if (!coll_shm__win_ptr(s, so, sb, &sp) || !coll_shm__win_ptr(s, dof, db, &dp))
+        return NULL;
+    w = &s->wpeer[r];
+    w->src = sp;
+    w->dst = dp;
+    w->src_bytes = (size_t)sb;
+    w->dst_bytes = (size_t)db;
+    for (k = 0; k < 4; k++)
+        w->sig[k] = COLL_SHM__ONCE64(&e->sig[k]);
+    return w;
+}
+#endif /* COLL_SHM_HEAP_BYTES > 0 */
+
+COLL_SHM_API void *coll_shm_alloc(coll_shm *s, size_t bytes)
+{
+#if COLL_SHM_HEAP_BYTES > 0
+    unsigned char *p;
+    if (!s || !s->base || bytes == 0 || bytes > s->part_bytes - s->heap_used)
+        return NULL;
+    p = s->heap + (size_t)s->rank * s->part_bytes + s->heap_used;
+    s->heap_used += (bytes + COLL_SHM__LINE - 1) / COLL_SHM__LINE * COLL_SHM__LINE;
+    return p;
+#else
+    (void)s;
+    (void)bytes;
+    return NULL;
+#endif
+}
+
+COLL_SHM_API void coll_shm_alloc_reset(coll_shm *s)
+{
+#if COLL_SHM_HEAP_BYTES > 0
+    if (s)
+        s->heap_used = 0;
+#else
+    (void)s;
+#endif
+}
+
 static void coll_shm__port(coll_shm *s, coll_port *port)
 {
     memset(port, 0, sizeof *port);     /* members this port does not know */
@@ -2027,6 +2375,13 @@ static void coll_shm__port(coll_shm *s, coll_port *port)
     port->attach = coll_shm__attach;
     port->missing = coll_shm__missing;
     port->renew = coll_shm__renew;
+#if COLL_SHM_HEAP_BYTES > 0
+    if (s->part_bytes > 0) {           /* windows only over a heap */
+        port->window_post = coll_shm__window_post;
+        port->window_sync = coll_shm__window_sync;
+        port->window_peer = coll_shm__window_peer;
+    }
+#endif
 }
 
 /* Where a joiner's segment came from: the name, and the object it named
@@ -2150,6 +2505,9 @@ static void coll_shm__reset(coll_shm *s, int rank, int nranks, unsigned timeout_
     s->fresh = 0;
     s->folded_box = s->folded_ring = s->folded_cma = 0;
     memset(s->x, 0, sizeof s->x);
+#if COLL_SHM_HEAP_BYTES > 0
+    coll_shm__heap_set(s);
+#endif
 }
 
 /* Our record in the segment: pid, epoch 0, an entry that stands, the
