@@ -21,6 +21,12 @@
 #include "../coll_window.h"
 #include "bench_common.h"
 #include "bench_shmctl.h"
+/* The shm port's heap, for -W 1 rows over buffers from coll_shm_alloc
+   (coll-shm-win): virtual until touched (coll_shm_spawn maps it
+   MAP_NORESERVE); the rings and their layout are as without it. */
+#ifndef COLL_SHM_HEAP_BYTES
+#define COLL_SHM_HEAP_BYTES (512u << 20)
+#endif
 #include "bench_ports.h"
 #include "bench_coll.h"
 
@@ -43,6 +49,36 @@ typedef struct config {
     char impl_buf[64];           /* impl with its suffixes (-c0, -crc, -mac, -persist) */
 } config;
 
+/* A rank's src or dst of `bytes`: with -W 1 over the shm port, from its
+   part of the segment's heap (so that the calls go over windows; where
+   the part is full, malloc, and the rows are coll.h's own calls: said on
+   stderr); else malloc. *heap says which, for bench_buf_free. */
+static float *bench_buf(const config *cf, coll_port *port, size_t bytes, int *heap)
+{
+    *heap = 0;
+#ifdef BENCH_HAVE_SHM
+    if (bench_coll_window && strncmp(cf->impl, "coll-shm", 8) == 0) {
+        void *p = coll_shm_alloc((coll_shm *)port->ctx, bytes);
+        if (p) { *heap = 1; return (float *)p; }
+        if (((coll_shm *)port->ctx)->rank == 0)
+            fprintf(stderr, "bench: %s p=%d: %zu bytes do not fit the heap's part: malloc, so coll.h's own calls\n",
+                    cf->impl, cf->p, bytes);
+    }
+#else
+    (void)cf; (void)port;
+#endif
+    return (float *)malloc(bytes);
+}
+
+static void bench_buf_free(coll_port *port, float *p, int heap)
+{
+#ifdef BENCH_HAVE_SHM
+    if (heap) { coll_shm_alloc_reset((coll_shm *)port->ctx); return; }
+#endif
+    (void)port; (void)heap;
+    free(p);
+}
+
 /* What every rank does once its port is up. */
 static int rank_body(bench_world *w, int rank, coll_port *port)
 {
@@ -53,14 +89,14 @@ static int rank_body(bench_world *w, int rank, coll_port *port)
     size_t maxb = 0, elems;
     float *src, *dst;
     unsigned char *scratch;
-    int i, rc, passed = 0, failed = 0;
+    int i, rc, passed = 0, failed = 0, sheap, dheap;
 
     me.s = w->shm; me.rank = rank;
     ctl.ctx = &me; ctl.barrier = bench_shm_barrier; ctl.sum = bench_shm_sum; ctl.max = bench_shm_max;
     for (i = 0; i < cf->nsizes; i++) if (cf->sizes[i] > maxb) maxb = cf->sizes[i];
     elems = maxb / sizeof(float) + 2 * (size_t)cf->p;
-    src = (float *)malloc(elems * sizeof(float));
-    dst = (float *)malloc(elems * sizeof(float));
+    src = bench_buf(cf, port, elems * sizeof(float), &sheap);
+    dst = bench_buf(cf, port, elems * sizeof(float), &dheap);
     scratch = (unsigned char *)malloc(BENCH_COLL_SCRATCH);
     rc = (!src || !dst || !scratch) ? COLL_ERR_NOSPC
                                     : coll_init(&c, rank, cf->p, port, scratch, BENCH_COLL_SCRATCH);
@@ -75,8 +111,8 @@ static int rank_body(bench_world *w, int rank, coll_port *port)
                              cf->nsizes, cf->algo_max, src, dst, &cf->o, &passed, &failed);
         if (rank == 0) { cf->counts[0] += passed; cf->counts[1] += failed; }
     }
-    free(src);
-    free(dst);
+    bench_buf_free(port, dst, dheap);
+    bench_buf_free(port, src, sheap);
     free(scratch);
     return rc ? 1 : 0;
 }
@@ -126,8 +162,9 @@ static void usage(void)
             "  -N  exactly this many timed calls per row (for profiling)\n"
             "  -P  1: persistent calls (coll_prepare once per cell, coll_restart +\n"
             "      coll_waitall per call); rows say impl coll-<port>-persist\n"
-            "  -W  1: calls over windows (coll_window.h; the threads port has them,\n"
-            "      other ports run coll.h's own calls); rows say impl coll-<port>-win\n"
+            "  -W  1: calls over windows (coll_window.h; the threads port has them, and\n"
+            "      shm over buffers from its heap; tcp runs coll.h's own calls); rows say\n"
+            "      impl coll-<port>-win\n"
             "  -C  call checks: 0 off, 1 calls (the default), 3 calls + CRC;\n"
             "      rows of -C 0 say impl coll-<port>-c0, of -C 3 coll-<port>-crc\n"
             "  -K  coll_set_cores: the cores the ranks share (AUTO weighs all ranks'\n"

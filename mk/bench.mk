@@ -173,8 +173,11 @@ else
 endif
 
 # Seconds: every collective/algorithm/size cell once on the threads port,
-# checked on every rank; the simulator's self-test and a few rank counts.
-## test-bench: every bench cell once, checked, and the simulator self-test
+# checked on every rank; every collective over the windows of the threads
+# port and of the shm port's heap (coll-shm-win); the simulator's
+# self-test and a few rank counts.
+## test-bench: every bench cell once, checked, windows rows (threads, shm), and the simulator self-test
 test-bench: $(BENCH_B)/bench_coll $(BENCH_B)/sim
 	@$(BENCH_B)/bench_coll -k -p threads -n 1,2,3,4,5 -a all -s 4,8,12,1000,65540,300K
+	@$(BENCH_B)/bench_coll -k -p threads,shm -n 1,2,3,4 -W 1 -s 4,8,12,1000,65540,300K
 	@$(BENCH_B)/sim -t
