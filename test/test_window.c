@@ -20,6 +20,8 @@
      - a port without windows: every call is coll.h's own, results right;
      - a rank whose record claims less than the call touches: every rank
        refuses (COLL_ERR_CORRUPT) and no dst is written.
+     - a rank whose port declines its record (no buffers, no bytes):
+       every rank runs coll.h's own call instead, results right.
    Over the smp mailbox also: a rank whose src lies outside the region
    (its record is none to every rank: every rank fails the call).
    Then, threads port, a rank that never calls: every other rank fails within the
@@ -325,6 +327,44 @@ static void lying_record(int r)
     COLL_CHECK_MSG(i == 64, "p=%d rank %d: dst written by a refused call", g_p, r);
 }
 
+/* Rank 1's port declines its record (no buffers, no bytes, as a port
+   that cannot share them does): every rank runs coll.h's own call instead,
+   and every result is right - twice in a row, then a window call. */
+static int declining_post(void *ctx, const coll_window_rec *rec)
+{
+    coll_port *in = (coll_port *)ctx;
+    coll_window_rec r = *rec;
+    r.src = NULL; r.dst = NULL; r.src_bytes = 0; r.dst_bytes = 0;
+    return in->window_post(in->ctx, &r);
+}
+
+static void declined_record(int r)
+{
+    coll_comm c;
+    coll_port p;
+    float *s = (float *)(void *)g_src[r], *d = (float *)(void *)g_dst[r];
+    int rc, i, k, bad = 0;
+    if (g_p < 2) return;
+    g_inner[r] = coll_threads_port(&W, r);
+    memset(&p, 0, sizeof p);
+    p.ctx = &g_inner[r];
+    p.send = fwd_send; p.recv = fwd_recv;
+    p.window_post = r == 1 ? declining_post : fwd_post;
+    p.window_sync = fwd_sync; p.window_peer = fwd_peer;
+    rc = coll_init(&c, r, g_p, &p, g_scratch[r], sizeof g_scratch[r]);
+    COLL_CHECK_MSG(rc == COLL_OK && coll_window_ok(&c), "p=%d rank %d: init of the declining port: %d", g_p, r, rc);
+    for (k = 0; k < 2; k++) {
+        for (i = 0; i < 100; i++) { s[i] = (float)(r + i); d[i] = -7.0f; }
+        rc = coll_window_allreduce(&c, s, d, 100, COLL_FLOAT32, COLL_SUM, k ? COLL_WINDOW_ONE_SHOT : COLL_WINDOW_TWO_SHOT);
+        for (i = 0; rc == COLL_OK && i < 100; i++)
+            if (d[i] != (float)(g_p * (g_p - 1) / 2 + g_p * i)) { bad = 1; break; }
+        COLL_CHECK_MSG(rc == COLL_OK && !bad, "p=%d rank %d: rank 1 declined: rc %d, element %d (%s)", g_p, r, rc, i,
+                       coll_last_error(&c));
+    }
+    rc = coll_window_barrier(&c);                  /* touches nothing: no decline */
+    COLL_CHECK_MSG(rc == COLL_OK, "p=%d rank %d: barrier after the declines: %d", g_p, r, rc);
+}
+
 /* ---- a port without windows ------------------------------------------------ */
 
 static void no_windows(int r)
@@ -391,6 +431,7 @@ static int body(int r, void *arg)
     if (g_smp) { outside_region(&c, r); return 0; }   /* the port is broken after it */
     no_windows(r);
     lying_record(r);
+    declined_record(r);
     return 0;
 }
 
