@@ -2105,6 +2105,7 @@ static int coll_shm__renew(void *ctx, uint32_t epoch)
 /* ---- windows: a heap in the segment (coll_window.h) ------------------- */
 
 #if COLL_SHM_HEAP_BYTES > 0
+/* Rank r's window entry (r: our own rank or one checked by the caller). */
 static coll_shm__winent *coll_shm__went(const coll_shm *s, int r)
 {
     return (coll_shm__winent *)(s->base + coll_shm__chans_end(s->nranks)) + r;
