@@ -35,8 +35,13 @@ typedef struct bench_coll_cx {
 static int bench_coll_persist;
 
 /* Calls over windows (bench_coll -W 1, rows impl coll-<port>-win): each
-   call is coll_window.h's, where the includer has it. */
+   call is coll_window.h's, where the includer has it (the others never
+   set it). */
+#ifdef COLL_WINDOW_H
 static int bench_coll_window;
+#else
+enum { bench_coll_window = 0 };
+#endif
 
 /* Group size for the hierarchical algorithm: two groups when p allows. */
 static inline int bench_coll_group(int p)

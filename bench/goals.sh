@@ -149,6 +149,7 @@ if [ "${1:-}" = run ]; then
             algos=$([ $((i % 2)) = 1 ] && echo $fwd || echo $rev)
             run "coll-threads" $bin/bench_coll -p threads -n 2,4 -c $colls -a $algos -s $sizes -T $T
             run "coll-threads-win" $bin/bench_coll -p threads -n 2,4 -c $colls -a auto -s $sizes -T $T -W 1
+            run "coll-shm-win" $bin/bench_coll -p shm -n 2,4 -c allreduce -a auto -s $sizes -T $T -W 1
             run "coll-shm-tcp" $bin/bench_coll -p shm,tcp -n 2,4 -c allreduce -a $algos -s $sizes -T $T
             if [ -n "$crowded" ]; then   # AUTO told the cores, where ranks outnumber them (rows coll-<port>-k<n>)
                 run "coll-threads -K" $bin/bench_coll -p threads -n $crowded -c $colls -a auto -s $sizes -T $T -K $ncpu
@@ -409,7 +410,7 @@ function goals(S,    i, p, b, x, o, r, best, who, ports, lim, port) {
     if (S == "") {
         for (i = 1; i <= 2; i++) for (p = 2; p <= 4; p += 2) mem_goal(i == 1 ? "threads" : "shm", p)
         for (p = 2; p <= 4; p += 2) tcp_goal(p)
-        for (i = 1; i <= 3; i++) for (p = 2; p <= 4; p += 2) floor_reading(i == 1 ? "threads" : i == 2 ? "shm" : "threads-win", p)
+        for (i = 1; i <= 4; i++) for (p = 2; p <= 4; p += 2) floor_reading(i == 1 ? "threads" : i == 2 ? "shm" : i == 3 ? "threads-win" : "shm-win", p)
         for (p = 2; p <= 4; p += 2) {
             win_goal("threads-win", p)
             if ("coll-shm-win" in impls) win_goal("shm-win", p)
