@@ -18,7 +18,7 @@
 
 SHRINK_HOSTSB   := $(B)/shrink-hosts
 SHRINK_HOSTS_CF := -std=c99 -D_DEFAULT_SOURCE $(WARN) -I.
-SHRINK_HOSTS_DEPS := test/test_shrink_hosts.c coll.h ports/coll_hosts.h ports/coll_tcp.h \
+SHRINK_HOSTS_DEPS := test/test_shrink_hosts.c test/soak_victim.h coll.h ports/coll_hosts.h ports/coll_tcp.h \
                      ports/coll_shm.h test/coll_test.h
 
 $(SHRINK_HOSTSB)/test_shrink_hosts: $(SHRINK_HOSTS_DEPS)

@@ -13,7 +13,7 @@
 
 SHRINK_TCPB   := $(B)/shrink-tcp
 SHRINK_TCP_CF := -std=c99 -D_POSIX_C_SOURCE=200809L $(WARN) -I.
-SHRINK_TCP_DEPS := test/test_shrink_tcp.c coll.h ports/coll_tcp.h test/coll_test.h
+SHRINK_TCP_DEPS := test/test_shrink_tcp.c test/soak_victim.h coll.h ports/coll_tcp.h test/coll_test.h
 
 $(SHRINK_TCPB)/test_shrink_tcp: $(SHRINK_TCP_DEPS)
 	@mkdir -p $(@D)

@@ -56,21 +56,7 @@ static unsigned long long g_seed;
 static unsigned g_deadline = 300;
 static int g_verbose;
 
-static uint64_t mix(uint64_t x)            /* splitmix64 */
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) < 0) {}
-}
+#include "test/soak_victim.h"
 
 static void set_job_token(void)
 {
@@ -327,8 +313,6 @@ static void test_epochs(void)
 
 /* ---- the soak -------------------------------------------------------------- */
 
-enum { M_KILL, M_STOP, M_SILENT, M_PARENT_KILL, M_COUNT };
-static const char *const mode_name[M_COUNT] = { "kill", "stop", "silence", "parent-kill" };
 
 typedef struct trial {
     uint64_t seed;
@@ -352,100 +336,7 @@ static trial make_trial(uint64_t seed)
     return tr;
 }
 
-/* the victim's port: the TCP port, and a death after its k-th send of a call */
-typedef struct wrap {
-    coll_port in;
-    const trial *tr;
-    int call, sends, dying;
-} wrap;
 
-static void fail_now(const trial *tr)
-{
-    switch (tr->mode) {
-    case M_KILL: raise(SIGKILL); break;
-    case M_STOP: raise(SIGSTOP); break;
-    default: break;
-    }
-    for (;;) sleep_ms(1000);                   /* silent until killed */
-}
-
-static void maybe_fail(wrap *w)
-{
-    if (!w->dying || w->call < w->tr->call || w->sends++ < w->tr->send) return;
-    fail_now(w->tr);
-}
-
-static int w_send(void *ctx, int peer, const void *buf, size_t n)
-{
-    wrap *w = (wrap *)ctx;
-    maybe_fail(w);
-    return w->in.send(w->in.ctx, peer, buf, n);
-}
-static int w_recv(void *ctx, int peer, void *buf, size_t n)
-{
-    wrap *w = (wrap *)ctx;
-    return w->in.recv(w->in.ctx, peer, buf, n);
-}
-static int w_sendrecv(void *ctx, int to, const void *s, size_t sn, int from, void *r, size_t rn)
-{
-    wrap *w = (wrap *)ctx;
-    maybe_fail(w);
-    return w->in.sendrecv(w->in.ctx, to, s, sn, from, r, rn);
-}
-static int w_isend(void *ctx, int peer, const void *buf, size_t n, int *h)
-{
-    wrap *w = (wrap *)ctx;
-    maybe_fail(w);
-    return w->in.isend(w->in.ctx, peer, buf, n, h);
-}
-static int w_irecv(void *ctx, int peer, void *buf, size_t n, int *h)
-{
-    wrap *w = (wrap *)ctx;
-    return w->in.irecv(w->in.ctx, peer, buf, n, h);
-}
-static int w_wait(void *ctx, int h, int block)
-{
-    wrap *w = (wrap *)ctx;
-    return w->in.wait(w->in.ctx, h, block);
-}
-static void w_abort(void *ctx, int code)
-{
-    wrap *w = (wrap *)ctx;
-    w->in.abort(w->in.ctx, code);
-}
-static int w_attach(void *ctx)
-{
-    wrap *w = (wrap *)ctx;
-    return w->in.attach(w->in.ctx);
-}
-static int w_renew(void *ctx, uint32_t epoch)
-{
-    wrap *w = (wrap *)ctx;
-    return w->in.renew(w->in.ctx, epoch);
-}
-
-static int w_missing(void *ctx, int peer)
-{
-    wrap *w = (wrap *)ctx;
-    return w->in.missing(w->in.ctx, peer);
-}
-
-/* The rank an error text names ("port failed: rank M, ..."), -1 none. */
-static int named_rank(const char *why)
-{
-    const char *p = strstr(why, "rank ");
-    return p ? atoi(p + 5) : -1;
-}
-
-/* Call c's size and rank r's input, the same on every rank. */
-static size_t call_count(const trial *tr, int call)
-{
-    return 1 + (size_t)(mix(tr->seed ^ (0x1000u + (unsigned)call)) % MAXN);
-}
-static float input(const trial *tr, int call, int r, size_t i)
-{
-    return (float)((mix(tr->seed + (uint64_t)call * 131 + (uint64_t)r * 7919 + i) % 201) - 100);
-}
 
 /* what a survivor says of its trial, beside its checks */
 typedef struct soak_out {
@@ -474,15 +365,8 @@ static void soak_rank(int rank, int n, int port, void *arg)
     O.failed_call = -1; O.fail_rc = 1; O.shrink_rc = 1; O.final_rc = 1; O.out_size = -1;
     if (init_rank(&t, rank, n, port)) goto done;
     coll_tcp_set_timeout(&t, g_deadline);
-    memset(&w, 0, sizeof w);
-    w.in = coll_tcp_port(&t);
-    w.tr = tr;
-    w.dying = rank == tr->victim && tr->mode != M_PARENT_KILL;
-    memset(&p, 0, sizeof p);
-    p.ctx = &w;
-    p.send = w_send; p.recv = w_recv; p.sendrecv = w_sendrecv;
-    p.isend = w_isend; p.irecv = w_irecv; p.wait = w_wait;
-    p.abort = w_abort; p.attach = w_attach; p.renew = w_renew; p.missing = w_missing;
+    p = victim_port(&w, coll_tcp_port(&t), rank == tr->victim && tr->mode != M_PARENT_KILL,
+                    tr->mode, tr->call, tr->send);
     rc = coll_init(&c, rank, n, &p, scratch, sizeof scratch);
     CHECK(rc == COLL_OK, "coll_init: %d", rc);
     if (rc) goto done;
@@ -491,16 +375,16 @@ static void soak_rank(int rank, int n, int port, void *arg)
         if (write(g_fd, &b, 1) != 1) {}
     }
     for (call = 0; call < 1000; call++) {
-        if (w.dying && call > tr->call) fail_now(tr);     /* that call sent too little */
+        if (w.dying && call > tr->call) fail_now(tr->mode);     /* that call sent too little */
         w.call = call; w.sends = 0;
-        cnt = call_count(tr, call);
-        for (j = 0; j < cnt; j++) buf[j] = input(tr, call, rank, j);
+        cnt = call_count(tr->seed, call);
+        for (j = 0; j < cnt; j++) buf[j] = input(tr->seed, call, rank, j);
         t0 = coll_tcp__now_ms();
         rc = coll_allreduce(&c, buf, buf, cnt, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
         if (rc != COLL_OK) break;
         for (j = 0; j < cnt; j++) {
             float s = 0;
-            for (i = 0; i < n; i++) s += input(tr, call, i, j);
+            for (i = 0; i < n; i++) s += input(tr->seed, call, i, j);
             if (buf[j] != s) break;
         }
         CHECK(j == cnt, "call %d (%lu floats, before the failure): wrong at %lu", call,
@@ -536,11 +420,11 @@ static void soak_rank(int rank, int n, int port, void *arg)
     if (O.out_size != n - 1 || k != n - 1) goto done;
     CHECK(coll_rank(&out) == rank - (rank > tr->victim), "shrink: rank %d, not %d", coll_rank(&out),
           rank - (rank > tr->victim));
-    cnt = call_count(tr, 5000);
-    for (j = 0; j < cnt; j++) buf[j] = input(tr, 5000, rank, j);
+    cnt = call_count(tr->seed, 5000);
+    for (j = 0; j < cnt; j++) buf[j] = input(tr->seed, 5000, rank, j);
     for (j = 0; j < cnt; j++) {
         float s = 0;
-        for (i = 0; i < n; i++) if (i != tr->victim) s += input(tr, 5000, i, j);
+        for (i = 0; i < n; i++) if (i != tr->victim) s += input(tr->seed, 5000, i, j);
         want[j] = s;
     }
     rc = coll_allreduce(&out, buf, buf, cnt, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);

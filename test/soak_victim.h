@@ -1,0 +1,145 @@
+/* soak_victim.h - the victim of a shrink soak over processes
+   (test_shrink_tcp.c, test_shrink_hosts.c): how it fails, the port it
+   runs over, which fails it after its k-th send of a call, and the
+   inputs every rank computes alike. Include after coll.h and <signal.h>,
+   <string.h>, <stdlib.h>, <time.h>; the includer defines MAXN (the
+   largest call, in floats). */
+#ifndef SOAK_VICTIM_H
+#define SOAK_VICTIM_H
+
+static uint64_t mix(uint64_t x)            /* splitmix64 */
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) < 0) {}
+}
+
+/* How the victim fails: it kills itself, stops itself, goes silent (alive,
+   sending nothing), or the parent kills it from outside at a random time. */
+enum { M_KILL, M_STOP, M_SILENT, M_PARENT_KILL, M_COUNT };
+static const char *const mode_name[M_COUNT] = { "kill", "stop", "silence", "parent-kill" };
+
+static void fail_now(int mode)
+{
+    switch (mode) {
+    case M_KILL: raise(SIGKILL); break;
+    case M_STOP: raise(SIGSTOP); break;
+    default: break;
+    }
+    for (;;) sleep_ms(1000);                   /* silent until killed */
+}
+
+/* The victim's port: the inner one, and a death at its `at_send`-th send
+   of call `at_call` (the caller sets `call` before each call, and `sends`
+   to 0). A rank that is not dying passes everything on. */
+typedef struct wrap {
+    coll_port in;
+    int dying, mode, at_call, at_send;
+    int call, sends;
+} wrap;
+
+static void maybe_fail(wrap *w)
+{
+    if (!w->dying || w->call < w->at_call || w->sends++ < w->at_send) return;
+    fail_now(w->mode);
+}
+
+static int w_send(void *ctx, int peer, const void *buf, size_t n)
+{
+    wrap *w = (wrap *)ctx;
+    maybe_fail(w);
+    return w->in.send(w->in.ctx, peer, buf, n);
+}
+static int w_recv(void *ctx, int peer, void *buf, size_t n)
+{
+    wrap *w = (wrap *)ctx;
+    return w->in.recv(w->in.ctx, peer, buf, n);
+}
+static int w_sendrecv(void *ctx, int to, const void *s, size_t sn, int from, void *r, size_t rn)
+{
+    wrap *w = (wrap *)ctx;
+    maybe_fail(w);
+    return w->in.sendrecv(w->in.ctx, to, s, sn, from, r, rn);
+}
+static int w_isend(void *ctx, int peer, const void *buf, size_t n, int *h)
+{
+    wrap *w = (wrap *)ctx;
+    maybe_fail(w);
+    return w->in.isend(w->in.ctx, peer, buf, n, h);
+}
+static int w_irecv(void *ctx, int peer, void *buf, size_t n, int *h)
+{
+    wrap *w = (wrap *)ctx;
+    return w->in.irecv(w->in.ctx, peer, buf, n, h);
+}
+static int w_wait(void *ctx, int h, int block)
+{
+    wrap *w = (wrap *)ctx;
+    return w->in.wait(w->in.ctx, h, block);
+}
+static void w_abort(void *ctx, int code)
+{
+    wrap *w = (wrap *)ctx;
+    w->in.abort(w->in.ctx, code);
+}
+static int w_attach(void *ctx)
+{
+    wrap *w = (wrap *)ctx;
+    return w->in.attach(w->in.ctx);
+}
+static int w_missing(void *ctx, int peer)
+{
+    wrap *w = (wrap *)ctx;
+    return w->in.missing(w->in.ctx, peer);
+}
+static int w_renew(void *ctx, uint32_t epoch)
+{
+    wrap *w = (wrap *)ctx;
+    return w->in.renew(w->in.ctx, epoch);
+}
+
+/* The port over w, which wraps `in` (it must have every member passed on). */
+static coll_port victim_port(wrap *w, coll_port in, int dying, int mode, int at_call, int at_send)
+{
+    coll_port p;
+    memset(w, 0, sizeof *w);
+    w->in = in;
+    w->dying = dying;
+    w->mode = mode;
+    w->at_call = at_call;
+    w->at_send = at_send;
+    memset(&p, 0, sizeof p);
+    p.ctx = w;
+    p.send = w_send; p.recv = w_recv; p.sendrecv = w_sendrecv;
+    p.isend = w_isend; p.irecv = w_irecv; p.wait = w_wait;
+    p.abort = w_abort; p.attach = w_attach; p.renew = w_renew; p.missing = w_missing;
+    return p;
+}
+
+/* The rank an error text names ("port failed: rank M, ..."), -1 none. */
+static int named_rank(const char *why)
+{
+    const char *p = strstr(why, "rank ");
+    return p ? atoi(p + 5) : -1;
+}
+
+/* Call c's size and rank r's input in it, the same on every rank. */
+static size_t call_count(uint64_t seed, int call)
+{
+    return 1 + (size_t)(mix(seed ^ (0x1000u + (unsigned)call)) % MAXN);
+}
+static float input(uint64_t seed, int call, int r, size_t i)
+{
+    return (float)((mix(seed + (uint64_t)call * 131 + (uint64_t)r * 7919 + i) % 201) - 100);
+}
+
+#endif
