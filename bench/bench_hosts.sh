@@ -28,6 +28,10 @@
 #                (the binary in $BENCH_HOSTS_GLOO: bench_hosts.c built as
 #                C++ with -DBENCH_HOSTS_GLOO); without it the columns are
 #                left out, a failure under CI=true
+#   raw TCP      before the collectives at each rate, two streams each way
+#                at once between the hosts with no library on top
+#                (bench/hosts_stream.py): what the link and the CPUs carry;
+#                the (a) goals are read against it too
 # Each figure: the median of 3 runs of the slowest rank's time per call.
 # Then the goals, PASS or MISS, with the measured figure beside each bound.
 # BENCH_HOSTS_KEEP=FILE keeps the raw rows (RATE KIND BYTES VARIANT-ORDER US).
@@ -101,6 +105,32 @@ keep_rows() {   # file order: rank 0's rows, as "RATE KIND BYTES VARIANT-ORDER U
     grep '^row ' "$1" | awk -v r="$rate" -v o="$2" '{ print r, $2, $3, $4 "-" o, $5 }' >>"$out/rows"
 }
 
+# Raw TCP between the hosts, both ways at once, two streams each way (as
+# four interleaved ranks send): what the link and the CPUs carry with no
+# library on top. Prints the rate each way; a failed stream is said.
+stream_job() {
+    mib=${BENCH_HOSTS_STREAM_MIB:-64}
+    here=$(dirname "$0")
+    for h in 0 1; do for k in 0 1; do
+        ip netns exec "${tag}h$h" timeout 300 python3 "$here/hosts_stream.py" recv $((29900 + k)) \
+            >"$out/srecv.$h.$k" 2>&1 &
+    done; done
+    for h in 0 1; do for k in 0 1; do
+        ip netns exec "${tag}h$h" timeout 300 python3 "$here/hosts_stream.py" send "$net.$((2 - h))" \
+            $((29900 + k)) "$mib" >"$out/ssend.$h.$k" 2>&1 &
+    done; done
+    wait
+    for h in 0 1; do
+        cat "$out/ssend.$h.0" "$out/ssend.$h.1" | awk -v from=$h -v to=$((1 - h)) -v rate="$rate" '
+            $1 == "sent" { b += $2; if ($3 > s) s = $3; n++ }
+            END { if (n == 2 && s > 0) printf "raw TCP at %s, host %d -> host %d, 2 streams while the other way runs too: %.3f GB/s\n", rate, from, to, b / s / 1e9
+                  else printf "raw TCP at %s, host %d -> host %d: a stream failed\n", rate, from, to }'
+    done | tee "$out/raw.$rate"
+    # the slower way, in bytes per second, for the goals
+    awk -v r="$rate" '/GB\/s$/ { x = $NF == "GB/s" ? $(NF - 1) : 0; if (m == "" || x < m) m = x }
+        END { if (m != "") print r ":" m * 1e9 }' "$out/raw.$rate" >>"$out/raw"
+}
+
 coll_job() {    # name order variants...
     name=$1; order=$2; shift 2
     pids=""
@@ -162,6 +192,7 @@ rate_bps=""
 for rate in $rates; do
     shape "$rate" || { echo "bench-hosts: tc tbf at $rate failed"; exit 1; }
     t0=$(date +%s)
+    stream_job
     coll_job a interleaved ring auto hier
     coll_job b host-major ring auto hier
     [ -n "$mpibin" ] && mpi_job
@@ -175,7 +206,8 @@ for rate in $rates; do
 done
 
 # the tables (one per rate and collective, us per call) and the goals
-awk -v rates="$rate_bps" '
+raws=$(cat "$out/raw" 2>/dev/null | tr '\n' ' ')
+awk -v rates="$rate_bps" -v raws="$raws" '
 function hb(b) { return b >= 1048576 ? b / 1048576 " MiB" : b >= 1024 ? b / 1024 " KiB" : b }
 function has(k, v) { return ((rt, k, b, v) in t) && t[rt, k, b, v] != "wrong" }
 function val(k, v) { return has(k, v) ? t[rt, k, b, v] + 0 : -1 }
@@ -223,12 +255,15 @@ END {
             }
         }
     }
+    nraw = split(raws, rw, " "); for (i = 1; i <= nraw; i++) { split(rw[i], q, ":"); raw[q[1]] = q[2] + 0 }
     printf "\nGOALS (from the tables above; coll = the faster of coll AUTO and coll_hier, interleaved, unless said)\n"
     printf "(a) busbw = bytes / time x bus factor (nccl-tests; factor: all-reduce 2(p-1)/p = 1.5, broadcast 1,\n"
     printf "    all-gather and reduce-scatter (p-1)/p = 0.75). The tbf shapes each HOST link (2 ranks share it), R\n"
     printf "    each way; of every byte of the vector a host must send (and receive) at least x across: all-reduce\n"
     printf "    2(H-1)/H = 1, broadcast 1 (the root host), all-gather and reduce-scatter (H-1)/H = 0.5, so algbw <= R / x\n"
     printf "    and bound = 0.9 x R / x x factor: 0.9 x R x 1.5 (all-reduce), x 1 (broadcast), x 1.5 (all-gather, reduce-scatter)\n"
+    printf "    Beside it, the same busbw against the raw TCP this machine carries over the shaped link (two streams\n"
+    printf "    each way at once, no library; the slower way): what the CPUs leave of R.\n"
     for (ri = 1; ri <= nr; ri++) {
         split(rl[ri], rr, ":"); rt = rr[1]; R = rr[2] / 8
         for (ki = 1; ki <= nk; ki++) {
@@ -238,8 +273,10 @@ END {
                 c = best_coll("interleaved"); bound = 0.9 * R / xf[k] * bf[k]
                 if (c < 0) { printf "(a) %s %s %s: no coll figure: MISS\n", rt, k, hb(b); continue }
                 bus = b / (c * 1e-6) * bf[k]
-                printf "(a) %s %-14s %6s: busbw %.3f GB/s (%s) vs bound %.3f GB/s (R %.3f GB/s; %.2f of R/x x factor): %s\n", rt, k, hb(b),
+                printf "(a) %s %-14s %6s: busbw %.3f GB/s (%s) vs bound %.3f GB/s (R %.3f GB/s; %.2f of R/x x factor): %s", rt, k, hb(b),
                     bus / 1e9, name_coll("interleaved"), bound / 1e9, R / 1e9, bus / (bound / 0.9), pf(bus >= bound)
+                if (rt in raw) printf "; raw TCP here %.3f GB/s: %.2f of it / x x factor", raw[rt] / 1e9, bus / (raw[rt] / xf[k] * bf[k])
+                printf "\n"
             }
         }
     }
