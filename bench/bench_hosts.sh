@@ -28,10 +28,10 @@
 #                (the binary in $BENCH_HOSTS_GLOO: bench_hosts.c built as
 #                C++ with -DBENCH_HOSTS_GLOO); without it the columns are
 #                left out, a failure under CI=true
-#   raw TCP      before the collectives at each rate, two streams each way
-#                at once between the hosts with no library on top
-#                (bench/hosts_stream.py): what the link and the CPUs carry;
-#                the (a) goals are read against it too
+#   raw TCP      before the collectives at each rate, two connections
+#                exchanging at once between the hosts, no library on top
+#                (bench/tcpstream -l/-c, $BENCH_HOSTS_TCPSTREAM): what the
+#                link and the CPUs carry; the (a) goals are read against it
 # Each figure: the median of 3 runs of the slowest rank's time per call.
 # Then the goals, PASS or MISS, with the measured figure beside each bound.
 # BENCH_HOSTS_KEEP=FILE keeps the raw rows (RATE KIND BYTES VARIANT-ORDER US).
@@ -40,6 +40,7 @@
 bin=${1:?usage: bench_hosts.sh path/to/bench_hosts [path/to/bench_hosts_mpi]}
 mpibin=${2:-}
 gloobin=${BENCH_HOSTS_GLOO:-}
+tcpstream=${BENCH_HOSTS_TCPSTREAM:-build/bench/tcpstream}
 tag="collb$$"
 net=10.213.79
 rates=${BENCH_HOSTS_RATES:-1gbit 10gbit}
@@ -105,30 +106,23 @@ keep_rows() {   # file order: rank 0's rows, as "RATE KIND BYTES VARIANT-ORDER U
     grep '^row ' "$1" | awk -v r="$rate" -v o="$2" '{ print r, $2, $3, $4 "-" o, $5 }' >>"$out/rows"
 }
 
-# Raw TCP between the hosts, both ways at once, two streams each way (as
-# four interleaved ranks send): what the link and the CPUs carry with no
-# library on top. Prints the rate each way; a failed stream is said.
+# Raw TCP between the hosts, both ways at once, two connections (as four
+# interleaved ranks send): tcpstream's exchange with the TCP port's socket
+# settings and no library on top, one pair of ends per connection (-l on
+# host 0, -c on host 1). Prints the rate each way, summed over the two.
 stream_job() {
-    mib=${BENCH_HOSTS_STREAM_MIB:-64}
-    here=$(dirname "$0")
-    for h in 0 1; do for k in 0 1; do
-        ip netns exec "${tag}h$h" timeout 300 python3 "$here/hosts_stream.py" recv $((29900 + k)) \
-            >"$out/srecv.$h.$k" 2>&1 &
-    done; done
-    for h in 0 1; do for k in 0 1; do
-        ip netns exec "${tag}h$h" timeout 300 python3 "$here/hosts_stream.py" send "$net.$((2 - h))" \
-            $((29900 + k)) "$mib" >"$out/ssend.$h.$k" 2>&1 &
-    done; done
+    for k in 0 1; do
+        ip netns exec "${tag}h0" timeout 300 "$tcpstream" -l "$net.1:$((29900 + k))" -s 8M -T 300 \
+            >"$out/stream.$k" 2>&1 &
+        ip netns exec "${tag}h1" timeout 300 "$tcpstream" -c "$net.1:$((29900 + k))" -s 8M \
+            >/dev/null 2>&1 &
+    done
     wait
-    for h in 0 1; do
-        cat "$out/ssend.$h.0" "$out/ssend.$h.1" | awk -v from=$h -v to=$((1 - h)) -v rate="$rate" '
-            $1 == "sent" { b += $2; if ($3 > s) s = $3; n++ }
-            END { if (n == 2 && s > 0) printf "raw TCP at %s, host %d -> host %d, 2 streams while the other way runs too: %.3f GB/s\n", rate, from, to, b / s / 1e9
-                  else printf "raw TCP at %s, host %d -> host %d: a stream failed\n", rate, from, to }'
-    done | tee "$out/raw.$rate"
-    # the slower way, in bytes per second, for the goals
-    awk -v r="$rate" '/GB\/s$/ { x = $NF == "GB/s" ? $(NF - 1) : 0; if (m == "" || x < m) m = x }
-        END { if (m != "") print r ":" m * 1e9 }' "$out/raw.$rate" >>"$out/raw"
+    cat "$out/stream.0" "$out/stream.1" | awk -F'\t' -v r="$rate" -v raw="$out/raw" '
+        $1 == "tcpstream" && $9 == "ok" { x += $7; n++ }
+        END { if (n == 2) { printf "raw TCP at %s, each way, 2 connections exchanging at once: %.3f GB/s\n", r, x
+                            print r ":" x * 1e9 >>raw }
+              else printf "raw TCP at %s: a stream failed\n", r }'
 }
 
 coll_job() {    # name order variants...
@@ -262,8 +256,8 @@ END {
     printf "    each way; of every byte of the vector a host must send (and receive) at least x across: all-reduce\n"
     printf "    2(H-1)/H = 1, broadcast 1 (the root host), all-gather and reduce-scatter (H-1)/H = 0.5, so algbw <= R / x\n"
     printf "    and bound = 0.9 x R / x x factor: 0.9 x R x 1.5 (all-reduce), x 1 (broadcast), x 1.5 (all-gather, reduce-scatter)\n"
-    printf "    Beside it, the same busbw against the raw TCP this machine carries over the shaped link (two streams\n"
-    printf "    each way at once, no library; the slower way): what the CPUs leave of R.\n"
+    printf "    Beside it, the same busbw against the raw TCP this machine carries over the shaped link (two\n"
+    printf "    connections exchanging at once, no library): what the CPUs leave of R.\n"
     for (ri = 1; ri <= nr; ri++) {
         split(rl[ri], rr, ":"); rt = rr[1]; R = rr[2] / 8
         for (ki = 1; ki <= nk; ki++) {

@@ -6,6 +6,14 @@
    neither direction can move). No coll.h call in the timed loop.
 
        build/bench/tcpstream [-s bytes] [-T ms] [-r runs]
+       build/bench/tcpstream -l ADDR:PORT [-s -T -r]    serve one peer
+       build/bench/tcpstream -c ADDR:PORT [-s]          be that peer
+
+   -l and -c split the two processes, so that they can run on two hosts
+   (bench/bench_hosts.sh: in two network namespaces): -l listens at
+   ADDR:PORT, times the exchange pattern alone and prints its row with
+   algo=hosts; -c connects there (trying for 5 s) and answers. -s must
+   be the same on both.
 
    Two patterns, each timed in `runs` runs (3) of back-to-back messages of
    `bytes` (8 MiB) filling about T ms (200), the median run reported:
@@ -28,6 +36,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -130,33 +139,45 @@ static int child(int fd, size_t bytes)
     return 0;
 }
 
-/* Listener on 127.0.0.1 at a port the kernel picks; its number in *port. */
-static int listen_loopback(int *port)
+/* Listener at a (port 0: one the kernel picks); its port in *port. */
+static int listen_at(struct sockaddr_in a, int *port)
 {
-    struct sockaddr_in a;
     socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return -1;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 1) ||
         getsockname(fd, (struct sockaddr *)&a, &len)) { close(fd); return -1; }
     *port = ntohs(a.sin_port);
     return fd;
 }
 
-static int connect_loopback(int port)
+/* Connects to a, trying for up to `ms` (the listener may not be up yet). */
+static int connect_at(struct sockaddr_in a, int ms)
 {
-    struct sockaddr_in a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return -1;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons((unsigned short)port);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a)) { close(fd); return -1; }
-    return fd;
+    for (;;) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0) return -1;
+        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) return fd;
+        close(fd);
+        if ((ms -= 10) < 0) return -1;
+        usleep(10000);
+    }
+}
+
+/* "ADDR:PORT" (IPv4) into *a; 127.0.0.1 and port 0 when s is NULL. */
+static int parse_at(const char *s, struct sockaddr_in *a)
+{
+    char host[64];
+    const char *colon = s ? strrchr(s, ':') : NULL;
+    memset(a, 0, sizeof *a);
+    a->sin_family = AF_INET;
+    if (!s) { a->sin_addr.s_addr = htonl(INADDR_LOOPBACK); return 0; }
+    if (!colon || (size_t)(colon - s) >= sizeof host) return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = 0;
+    a->sin_port = htons((unsigned short)atoi(colon + 1));
+    return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -165,36 +186,47 @@ int main(int argc, char **argv)
     double target = 0.2, t[RUNS_MAX];
     int runs = 3, k, lfd, fd, port, status, mode, bad = 0;
     long stop[2] = {-1, 0};
-    pid_t pid;
+    pid_t pid = 0;
     unsigned char *src, *dst;
+    const char *serve = NULL, *peer = NULL;
+    struct sockaddr_in at;
     for (k = 1; k < argc; k++) {
         if (k + 1 >= argc) goto usage;
         if (!strcmp(argv[k], "-s")) bytes = bench_parse_size(argv[++k]);
         else if (!strcmp(argv[k], "-T")) target = atof(argv[++k]) / 1e3;
         else if (!strcmp(argv[k], "-r")) runs = atoi(argv[++k]);
+        else if (!strcmp(argv[k], "-l")) serve = argv[++k];
+        else if (!strcmp(argv[k], "-c")) peer = argv[++k];
         else goto usage;
     }
-    if (bytes == 0 || runs < 1 || runs > RUNS_MAX || !(target > 0)) goto usage;
+    if (bytes == 0 || runs < 1 || runs > RUNS_MAX || !(target > 0) || (serve && peer) ||
+        parse_at(peer ? peer : serve, &at))
+        goto usage;
+    if (peer) {                            /* the other end, on its own host */
+        if ((fd = connect_at(at, 5000)) < 0) { perror("tcpstream: connect"); return 1; }
+        coll_tcp__tune(fd);
+        return child(fd, bytes);
+    }
     src = (unsigned char *)malloc(bytes);
     dst = (unsigned char *)malloc(bytes);
     if (!src || !dst) { fprintf(stderr, "tcpstream: cannot allocate 2 x %zu B\n", bytes); return 1; }
     for (i = 0; i < bytes; i++) { src[i] = pattern(i, 0); dst[i] = 0; }
-    if ((lfd = listen_loopback(&port)) < 0) { perror("tcpstream: listen"); return 1; }
+    if ((lfd = listen_at(at, &port)) < 0) { perror("tcpstream: listen"); return 1; }
     fflush(stdout);
-    pid = fork();
-    if (pid < 0) { perror("tcpstream: fork"); return 1; }
-    if (pid == 0) {
+    if (!serve && (pid = fork()) < 0) { perror("tcpstream: fork"); return 1; }
+    if (!serve && pid == 0) {
         close(lfd);
-        fd = connect_loopback(port);
+        at.sin_port = htons((unsigned short)port);
+        fd = connect_at(at, 0);
         if (fd < 0) _exit(1);
         coll_tcp__tune(fd);
         _exit(child(fd, bytes));
     }
     fd = accept(lfd, NULL, NULL);
     close(lfd);
-    if (fd < 0) { perror("tcpstream: accept"); kill(pid, SIGKILL); waitpid(pid, &status, 0); return 1; }
+    if (fd < 0) { perror("tcpstream: accept"); if (pid) { kill(pid, SIGKILL); waitpid(pid, &status, 0); } return 1; }
     coll_tcp__tune(fd);
-    for (mode = 0; mode < 2 && !bad; mode++) {
+    for (mode = 0; mode < (serve ? 1 : 2) && !bad; mode++) {
         int ok = 1, okr;
         long count;
         double t1 = parent_run(fd, src, dst, bytes, mode, 1, &okr);   /* warm-up, and the count */
@@ -209,18 +241,18 @@ int main(int argc, char **argv)
         if (bad) break;
         {
             double per = bench_median(t, runs) / (double)count;
-            bench_row("tcpstream", mode ? "oneway" : "exchange", "loopback", 2, bytes, per,
+            bench_row("tcpstream", mode ? "oneway" : "exchange", serve ? "hosts" : "loopback", 2, bytes, per,
                       mode ? 1.0 : 2.0, ok);
         }
     }
     if (!bad) ctl_send(fd, stop, sizeof stop);
     close(fd);
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) bad = 1;
+    if (pid && (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))) bad = 1;
     if (bad) fprintf(stderr, "tcpstream: the stream failed (a socket error, or nothing moved for 10 s)\n");
     free(src);
     free(dst);
     return bad;
 usage:
-    fprintf(stderr, "usage: tcpstream [-s bytes] [-T ms] [-r runs]\n");
+    fprintf(stderr, "usage: tcpstream [-s bytes] [-T ms] [-r runs] [-l ADDR:PORT | -c ADDR:PORT]\n");
     return 2;
 }

@@ -62,5 +62,5 @@ $(HOSTSB)/bench_hosts_gloo: bench/bench_hosts.c
 
 .PHONY: bench-hosts
 ## bench-hosts: all-reduce, broadcast, all-gather, reduce-scatter 8 B..64 MiB over 2 emulated hosts x 2 ranks at 1 and 10 Gbit/s: coll ring, AUTO, coll_hier, Open MPI, Gloo, and the goals (root, ~10 min)
-bench-hosts: $(HOSTSB)/bench_hosts $(if $(HOSTS_MPICC),$(HOSTSB)/bench_hosts_mpi) $(if $(HOSTS_GLOO),$(HOSTSB)/bench_hosts_gloo)
-	@BENCH_HOSTS_GLOO=$(if $(HOSTS_GLOO),$(HOSTSB)/bench_hosts_gloo) sh bench/bench_hosts.sh $(HOSTSB)/bench_hosts $(if $(HOSTS_MPICC),$(HOSTSB)/bench_hosts_mpi)
+bench-hosts: $(HOSTSB)/bench_hosts $(if $(HOSTS_MPICC),$(HOSTSB)/bench_hosts_mpi) $(if $(HOSTS_GLOO),$(HOSTSB)/bench_hosts_gloo) $(BENCH_B)/tcpstream
+	@BENCH_HOSTS_TCPSTREAM=$(BENCH_B)/tcpstream BENCH_HOSTS_GLOO=$(if $(HOSTS_GLOO),$(HOSTSB)/bench_hosts_gloo) sh bench/bench_hosts.sh $(HOSTSB)/bench_hosts $(if $(HOSTS_MPICC),$(HOSTSB)/bench_hosts_mpi)
