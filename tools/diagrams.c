@@ -179,6 +179,25 @@ static void place_label(int self, int x1, int y1, int x2, int y2, int chars, dou
     }
 }
 
+/* An SVG's opening tag (its data-diagram name for the page's checks). */
+static void svg_open(FILE *o, int W, int H, const char *name)
+{
+    fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "font-family=\"DejaVu Sans, Arial, sans-serif\" data-diagram=\"%s\">\n", W, H, W, H, name);
+}
+
+/* Every diagram's arrow heads (ac: a copy, ar: a reduction) and its white
+   ground: one visual language for the flat and the hierarchical pictures. */
+static void svg_marks(FILE *o, int W, int H)
+{
+    fprintf(o, "<defs><marker id=\"ac\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
+               "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#2166ac\"/></marker>"
+               "<marker id=\"ar\" viewBox=\"0 0 10 10\" refX=\"5\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\">"
+               "<circle cx=\"5\" cy=\"5\" r=\"4\" fill=\"#fff\" stroke=\"#b2182b\" stroke-width=\"1.5\"/>"
+               "<path d=\"M5,2.5 V7.5 M2.5,5 H7.5\" stroke=\"#b2182b\" stroke-width=\"1.3\"/></marker></defs>\n");
+    fprintf(o, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H);
+}
+
 static int draw(FILE *o, coll_kind k, coll_algo a, int p)
 {
     static sim s;
@@ -209,16 +228,10 @@ static int draw(FILE *o, coll_kind k, coll_algo a, int p)
     W = LEFT + rounds * COL_W + 20;
     nboxes = 0;
     H = TOP + p * LANE_H + 16;
-    fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "font-family=\"DejaVu Sans, Arial, sans-serif\" data-diagram=\"%s-%s-p%d\">\n",
-            W, H, W, H, coll_kind_name(k), coll_algo_name(a), p);
+    snprintf(lab, sizeof lab, "%s-%s-p%d", coll_kind_name(k), coll_algo_name(a), p);
+    svg_open(o, W, H, lab);
     fprintf(o, "<title>%s, %s, p = %d</title>\n", coll_kind_name(k), coll_algo_name(a), p);
-    fprintf(o, "<defs><marker id=\"ac\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
-               "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#2166ac\"/></marker>"
-               "<marker id=\"ar\" viewBox=\"0 0 10 10\" refX=\"5\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\">"
-               "<circle cx=\"5\" cy=\"5\" r=\"4\" fill=\"#fff\" stroke=\"#b2182b\" stroke-width=\"1.5\"/>"
-               "<path d=\"M5,2.5 V7.5 M2.5,5 H7.5\" stroke=\"#b2182b\" stroke-width=\"1.3\"/></marker></defs>\n");
-    fprintf(o, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H);
+    svg_marks(o, W, H);
     fprintf(o, "<text x=\"6\" y=\"16\" font-size=\"13\" font-weight=\"bold\">%s / %s, p = %d</text>\n",
             coll_kind_name(k), coll_algo_name(a), p);
     for (i = 0; i < rounds; i++) {

@@ -634,15 +634,9 @@ static int draw_hier(FILE *o)
     if (W < 720) W = 720;
     H = HTOP + C.p * LANE_H + 56;
     snprintf(name, sizeof name, "hier-%s-%dx%d", coll_kind_name(C.kind), C.H, C.L);
-    fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "font-family=\"DejaVu Sans, Arial, sans-serif\" data-diagram=\"%s\">\n", W, H, W, H, name);
+    svg_open(o, W, H, name);
     fprintf(o, "<title>hierarchical %s, %d hosts x %d ranks</title>\n", coll_kind_name(C.kind), C.H, C.L);
-    fprintf(o, "<defs><marker id=\"ac\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
-               "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#2166ac\"/></marker>"
-               "<marker id=\"ar\" viewBox=\"0 0 10 10\" refX=\"5\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\">"
-               "<circle cx=\"5\" cy=\"5\" r=\"4\" fill=\"#fff\" stroke=\"#b2182b\" stroke-width=\"1.5\"/>"
-               "<path d=\"M5,2.5 V7.5 M2.5,5 H7.5\" stroke=\"#b2182b\" stroke-width=\"1.3\"/></marker></defs>\n");
-    fprintf(o, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H);
+    svg_marks(o, W, H);
     fprintf(o, "<text x=\"6\" y=\"16\" font-size=\"13\" font-weight=\"bold\">coll_hier_%s, %d hosts x %d ranks (host-major)", coll_kind_name(C.kind), C.H, C.L);
     if (C.kind != COLL_BARRIER) fprintf(o, ", n = %zu%s", C.n, has_root(C.kind) ? ", root r1" : "");
     fprintf(o, "</text>\n");
