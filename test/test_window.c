@@ -305,6 +305,20 @@ static int fwd_send(void *ctx, int peer, const void *b, size_t n) { coll_port *i
 static int fwd_recv(void *ctx, int peer, void *b, size_t n) { coll_port *in = (coll_port *)ctx; return in->recv(in->ctx, peer, b, n); }
 static int fwd_post(void *ctx, const coll_window_rec *rec) { coll_port *in = (coll_port *)ctx; return in->window_post(in->ctx, rec); }
 
+/* Rank r's threads port with rank 1's window_post replaced by `post`
+   (the others' passed on as they are). */
+static coll_port rank1_posts(int r, int (*post)(void *, const coll_window_rec *))
+{
+    coll_port p;
+    g_inner[r] = coll_threads_port(&W, r);
+    memset(&p, 0, sizeof p);
+    p.ctx = &g_inner[r];
+    p.send = fwd_send; p.recv = fwd_recv;
+    p.window_post = r == 1 ? post : fwd_post;
+    p.window_sync = fwd_sync; p.window_peer = fwd_peer;
+    return p;
+}
+
 static void lying_record(int r)
 {
     coll_comm c;
@@ -312,12 +326,7 @@ static void lying_record(int r)
     float *s = (float *)(void *)g_src[r], *d = (float *)(void *)g_dst[r];
     int rc, i;
     if (g_p < 2) return;
-    g_inner[r] = coll_threads_port(&W, r);
-    memset(&p, 0, sizeof p);
-    p.ctx = &g_inner[r];
-    p.send = fwd_send; p.recv = fwd_recv;
-    p.window_post = r == 1 ? lying_post : fwd_post;
-    p.window_sync = fwd_sync; p.window_peer = fwd_peer;
+    p = rank1_posts(r, lying_post);
     rc = coll_init(&c, r, g_p, &p, g_scratch[r], sizeof g_scratch[r]);
     COLL_CHECK_MSG(rc == COLL_OK && coll_window_ok(&c), "p=%d rank %d: init of the lying port: %d", g_p, r, rc);
     for (i = 0; i < 64; i++) { s[i] = 1.0f; d[i] = -7.0f; }
@@ -345,12 +354,7 @@ static void declined_record(int r)
     float *s = (float *)(void *)g_src[r], *d = (float *)(void *)g_dst[r];
     int rc, i, k, bad = 0;
     if (g_p < 2) return;
-    g_inner[r] = coll_threads_port(&W, r);
-    memset(&p, 0, sizeof p);
-    p.ctx = &g_inner[r];
-    p.send = fwd_send; p.recv = fwd_recv;
-    p.window_post = r == 1 ? declining_post : fwd_post;
-    p.window_sync = fwd_sync; p.window_peer = fwd_peer;
+    p = rank1_posts(r, declining_post);
     rc = coll_init(&c, r, g_p, &p, g_scratch[r], sizeof g_scratch[r]);
     COLL_CHECK_MSG(rc == COLL_OK && coll_window_ok(&c), "p=%d rank %d: init of the declining port: %d", g_p, r, rc);
     for (k = 0; k < 2; k++) {
