@@ -798,6 +798,9 @@ struct coll_comm {
                                   communicator: none on the caller's stack   */
     coll_args again;           /* the call blk is planned for, while again_ok */
     unsigned char again_ok;    /* (coll_run runs the same call's plan again) */
+    int (*direct)(struct coll_comm *c, const coll_args *a);
+                               /* a layer that takes the blocking AUTO calls
+                                  before the engine (coll_window.h), or NULL */
 #ifndef COLL_NO_PIECES
     coll__msgcut pieces;       /* >>pieces: a port with max_bytes, wrapped   */
 #endif
@@ -5482,6 +5485,9 @@ COLL_API int coll_init(coll_comm *c, int rank, int nranks, const coll_port *port
     c->tune.beta = (coll__real)6.3e-11;    /* ~16 GB/s copy                */
     c->tune.gamma = (coll__real)6.3e-13;   /* the reduce hides behind the copy */
 #endif
+#ifdef COLL__DIRECT_LAYER      /* coll_window.h brought the implementation in */
+    c->direct = COLL__DIRECT_LAYER;
+#endif
     c->magic = COLL__MAGIC;
     return COLL_OK;
 }
@@ -6002,7 +6008,7 @@ static int coll__same_call(const coll_args *x, const coll_args *a)
    request off the stack. The same call as the last one (nothing set on
    the communicator since) runs that call's plan again, as a persistent
    call would: coll.h's own cost of a repeated call is coll_restart's. */
-COLL_API int coll_run(coll_comm *c, const coll_args *a)
+static int coll__run_own(coll_comm *c, const coll_args *a)
 {
     coll_comm *top = c && c->magic == COLL__MAGIC ? coll__top(c) : 0;
     int rc;
@@ -6024,6 +6030,21 @@ COLL_API int coll_run(coll_comm *c, const coll_args *a)
 #endif
     if ((rc = coll_restart(&top->blk)) != COLL_OK) return rc;
     return coll__progress(&top->blk, 1);
+}
+
+/* The direct layer, where one is installed (coll_window.h's, by coll_init
+   where that header brought the implementation in): it takes a blocking
+   call that leaves the algorithm to AUTO, while no request is unfinished,
+   and answers it itself or by coll__run_own. Everything else, and every
+   build without the layer, goes straight to the engine. */
+COLL_API int coll_run(coll_comm *c, const coll_args *a)
+{
+#ifdef COLL__DIRECT_LAYER
+    if (c && a && c->magic == COLL__MAGIC && c->direct && a->algo == COLL_ALGO_AUTO &&
+        coll__top(c)->ticket == coll__top(c)->turn)
+        return c->direct(c, a);
+#endif
+    return coll__run_own(c, a);
 }
 
 /* The requests in the order they were started: each runs to its end

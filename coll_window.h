@@ -13,6 +13,13 @@
      COLL_SHM_HEAP_BYTES > 0 over buffers from coll_shm_alloc):
          coll_window_allreduce(&c, src, dst, count, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
      On a port without them every call is coll.h's own (COLL_ALGO_AUTO).
+     coll.h's own blocking calls go over windows too where they leave the
+     algorithm to AUTO (coll_allreduce(&c, ..., COLL_ALGO_AUTO) above runs
+     as coll_window_allreduce): coll_init installs this header's layer on
+     every communicator where this header brought the implementation in
+     (>>win-auto; coll_window_auto(&c, 0) takes it off). A forced
+     algorithm, the non-blocking and persistent calls, and the kinds
+     without a window form below always run coll.h's engine.
      Over the shm port, processes share only the segment's heap:
          float *v = coll_shm_alloc((coll_shm *)port->ctx, n * sizeof *v);
          coll_window_allreduce(&c, v, v, n, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
@@ -78,6 +85,13 @@
 #ifndef COLL_WINDOW_H
 #define COLL_WINDOW_H
 
+#if defined(COLL_IMPLEMENTATION) && !defined(COLL__DIRECT_LAYER)
+/* coll_init installs the window layer on every communicator (>>win-auto) */
+struct coll_comm;
+struct coll_args;
+static int coll__win_auto(struct coll_comm *c, const struct coll_args *a);
+#define COLL__DIRECT_LAYER coll__win_auto
+#endif
 #include "coll.h"
 
 #ifndef COLL_WINDOW_ONE_SHOT_MAX
@@ -96,6 +110,11 @@ typedef enum coll_window_algo {
 
 /* 1 if c's port offers windows (the calls below then use them). */
 COLL_API int coll_window_ok(const coll_comm *c);
+/* on 1 (coll_init's default where this header brings the implementation
+   in): coll.h's blocking calls with COLL_ALGO_AUTO go over windows where
+   the collective has a window form; 0: coll.h's engine, by messages. The
+   same on every rank. */
+COLL_API int coll_window_auto(coll_comm *c, int on);
 /* The arguments are coll.h's (coll_allreduce and the others), in place
    as there. */
 COLL_API int coll_window_allreduce(coll_comm *c, const void *src, void *dst, size_t count,
@@ -434,7 +453,7 @@ static int coll__win_messages(coll_comm *c, const coll_args *a)
 {
     coll_args b = *a;
     b.algo = COLL_ALGO_AUTO;
-    return coll_run(c, &b);
+    return coll__run_own(c, &b);
 }
 
 /* The kind's loads and stores, once every record is checked. */
@@ -455,8 +474,10 @@ static int coll__win_moves(coll__win *w)
 /* Runs one call: plan, post and sync, check, the kind's moves, the last
    sync. Without windows, coll.h's own call; where a rank's record is
    declined, a sync (every rank has read every record before any posts
-   again) and then coll.h's own call, on every rank alike. */
-static int coll__win_run(coll_comm *c, const coll_args *a)
+   again) and then coll.h's own call, on every rank alike. Lenient (the
+   direct layer's calls): a rank that cannot run the call over windows
+   for want of scratch declines its record instead of refusing the call. */
+static int coll__win_run(coll_comm *c, const coll_args *a, int lenient)
 {
     coll__win w;
     int own, rc;
@@ -467,6 +488,12 @@ static int coll__win_run(coll_comm *c, const coll_args *a)
     w.c = c;
     w.a = *a;
     own = coll__win_plan(&w);
+    if (lenient && own == COLL_ERR_NOSPC) {     /* declined: src, dst NULL, no bytes */
+        w.a.src = 0;
+        w.a.dst = 0;
+        w.in_n = w.out_n = 0;
+        own = COLL_OK;
+    }
     c->seq++;
     if ((rc = coll__win_post(&w, own != COLL_OK)) != COLL_OK) return rc;
     rc = coll__win_check(&w, own);
@@ -485,7 +512,7 @@ static int coll__win_call(coll_comm *c, coll_kind k, const void *src, void *dst,
     COLL_MEMSET(&a, 0, sizeof a);
     a.kind = k; a.src = src; a.dst = dst; a.count = count; a.dtype = t; a.op = op; a.root = root;
     a.algo = (coll_algo)algo;
-    return coll__win_run(c, &a);
+    return coll__win_run(c, &a, 0);
 }
 
 COLL_API int coll_window_allreduce(coll_comm *c, const void *src, void *dst, size_t count,
@@ -528,6 +555,45 @@ COLL_API int coll_window_alltoall(coll_comm *c, const void *src, void *dst, size
 COLL_API int coll_window_barrier(coll_comm *c)
 {
     return coll__win_call(c, COLL_BARRIER, 0, 0, 0, COLL_UINT8, COLL_SUM, 0, 0);
+}
+
+/* ---- >>win-auto  the direct layer: coll.h's AUTO calls over windows ------
+   coll_init installs coll__win_auto as the communicator's direct layer
+   where this header brought the implementation in, and coll_run hands it
+   every blocking call that leaves the algorithm to AUTO. It takes those
+   of the kinds above on a port with windows, with the communicator's own
+   operator and no rule of coll_add_rule's for the kind (the rules say
+   what AUTO runs), and gives the rest to coll.h's engine unchanged. What it
+   decides from is the call's arguments, the same on every rank; a rank
+   whose buffers its port cannot share declines its record, and then
+   every rank runs coll.h's call by messages (one sync more than that). */
+static int coll__win_ruled(const coll_comm *c, coll_kind k)
+{
+    int i;
+    for (i = 0; i < c->nrules; i++)
+        if (c->rules[i].kind == k) return 1;
+    return 0;
+}
+
+static int coll__win_auto(coll_comm *c, const coll_args *a)
+{
+    switch (a->kind) {
+    case COLL_ALLREDUCE: case COLL_REDUCE_SCATTER: case COLL_ALLGATHER: case COLL_BROADCAST:
+    case COLL_REDUCE: case COLL_ALLTOALL: case COLL_BARRIER:
+        if (coll_window_ok(c) && !a->user_op && !a->group && !coll__win_ruled(c, a->kind))
+            return coll__win_run(c, a, 1);
+        break;
+    default:
+        break;
+    }
+    return coll__run_own(c, a);
+}
+
+COLL_API int coll_window_auto(coll_comm *c, int on)
+{
+    if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
+    c->direct = on ? coll__win_auto : 0;
+    return COLL_OK;
 }
 
 #if defined(__GNUC__)

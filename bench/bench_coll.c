@@ -102,6 +102,8 @@ static int rank_body(bench_world *w, int rank, coll_port *port)
                                     : coll_init(&c, rank, cf->p, port, scratch, BENCH_COLL_SCRATCH);
     if (rc == COLL_OK && cf->checks >= 0) rc = coll_set_checks(&c, (unsigned)cf->checks);
     if (rc == COLL_OK && cf->cores > 0) rc = coll_set_cores(&c, cf->cores);
+    /* rows without -W 1 time coll.h's engine: AUTO's calls by messages */
+    if (rc == COLL_OK && !bench_coll_window) rc = coll_window_auto(&c, 0);
     /* every rank learns whether every rank is ready before anyone sends */
     if (bench_shm_max(&me, rc ? 1.0 : 0.0) > 0) {
         if (rank == 0) fprintf(stderr, "bench: %s p=%d: set-up failed (%d)\n", cf->impl, cf->p, rc);

@@ -59,3 +59,41 @@ test-window-compile:
 	done; echo "window-compile: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
 
 TEST_TARGETS += test-window
+
+# ---- coll.h's own AUTO calls over windows (the direct layer, >>win-auto) ----
+$(WIN_B)/test_window_auto: test/test_window_auto.c $(WIN_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(WIN_CC) $(CFLAGS) $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
+$(WIN_B)/asan/test_window_auto: test/test_window_auto.c $(WIN_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(WIN_CC) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
+$(WIN_B)/tsan/test_window_auto: test/test_window_auto.c $(WIN_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(WIN_C11) -O1 -g -fsanitize=thread $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
+
+# the core matrix (test/test_core.c) with coll_window.h bringing the
+# implementation in: every AUTO row over the threads port runs over windows
+WIN_CORE_DEPS := test/test_core.c coll.h coll_window.h coll_layout.h ports/coll_threads.h test/coll_test.h \
+                 test/test_ports.h test/test_checks.c test/test_values.h test/test_clock.h
+$(WIN_B)/test_core_win: $(WIN_CORE_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG -DTEST_CORE_WINDOWS $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
+$(WIN_B)/asan/test_core_win: $(WIN_CORE_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG -DTEST_CORE_WINDOWS -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
+$(WIN_B)/tsan/test_core_win: $(WIN_CORE_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG -DTEST_CORE_WINDOWS -O1 -g -fsanitize=thread $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
+
+.PHONY: test-window-auto
+## test-window-auto: coll.h's blocking AUTO calls over windows (coll_window.h's direct layer): the road each call takes (window syncs or messages) and its result on every rank at 1-7 ranks, forced, off, ruled, sub-communicators, declined, no scratch; and the core matrix (quick) with AUTO over windows; plain, ASan+UBSan, TSan
+test-window-auto: $(WIN_B)/test_window_auto $(WIN_B)/asan/test_window_auto $(WIN_B)/tsan/test_window_auto \
+                  $(WIN_B)/test_core_win $(WIN_B)/asan/test_core_win $(WIN_B)/tsan/test_core_win
+	$(WIN_B)/test_window_auto
+	$(WIN_B)/asan/test_window_auto
+	TSAN_OPTIONS=halt_on_error=1 $(WIN_B)/tsan/test_window_auto
+	COLL_TEST_LEVEL=0 $(WIN_B)/test_core_win
+	COLL_TEST_LEVEL=0 $(WIN_B)/asan/test_core_win
+	TSAN_OPTIONS=halt_on_error=1 COLL_TEST_LEVEL=0 COLL_THREADS_PULL=1 $(WIN_B)/tsan/test_core_win
+
+TEST_TARGETS += test-window-auto

@@ -43,7 +43,11 @@
    answers COLL_ERR_NOSYS for is counted as "not available", never as a
    pass, and listed at the end. */
 #define COLL_IMPLEMENTATION
+#ifdef TEST_CORE_WINDOWS            /* AUTO's calls over the threads port's windows */
+#include "../coll_window.h"
+#else
 #include "../coll.h"
+#endif
 #define COLL_THREADS_IMPLEMENTATION
 #include "../ports/coll_threads.h"
 #include "test_ports.h"
