@@ -1,8 +1,10 @@
 /* soak_victim.h - the victim of a shrink soak over processes
    (test_shrink_tcp.c, test_shrink_hosts.c): how it fails, the port it
    runs over, which fails it after its k-th send of a call, and the
-   inputs every rank computes alike. Include after coll.h and <signal.h>,
-   <string.h>, <stdlib.h>, <time.h>; the includer defines MAXN (the
+   inputs every rank computes alike; and the ranks as processes: forked,
+   their results read back through pipes, reaped. Include after coll.h
+   and <poll.h>, <signal.h>, <stdio.h>, <string.h>, <stdlib.h>,
+   <sys/wait.h>, <time.h>, <unistd.h>; the includer defines MAXN (the
    largest call, in floats). */
 #ifndef SOAK_VICTIM_H
 #define SOAK_VICTIM_H
@@ -140,6 +142,79 @@ static size_t call_count(uint64_t seed, int call)
 static float input(uint64_t seed, int call, int r, size_t i)
 {
     return (float)((mix(seed + (uint64_t)call * 131 + (uint64_t)r * 7919 + i) % 201) - 100);
+}
+
+
+/* ---- the ranks as processes ----------------------------------------------- */
+
+static long long soak_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Forks `n` ranks: each runs setup(r, fd) (the includer's globals, its
+   environment; fd: the write end of its pipe), then fn(r, n, port, arg),
+   then writes res[0..size) into its pipe. pid[r] the children, fds[r]
+   the read ends. */
+static void soak_spawn(int n, int port, void (*setup)(int r, int fd), void (*fn)(int, int, int, void *),
+                       void *arg, const void *res, size_t size, pid_t *pid, int *fds)
+{
+    int r;
+    fflush(stdout);
+    fflush(stderr);
+    for (r = 0; r < n; r++) {
+        int pfd[2];
+        if (pipe(pfd) < 0) { perror("pipe"); exit(2); }
+        pid[r] = fork();
+        if (pid[r] < 0) { perror("fork"); exit(2); }
+        if (pid[r] == 0) {
+            int i;
+            for (i = 0; i < r; i++) close(fds[i]);
+            close(pfd[0]);
+            signal(SIGPIPE, SIG_DFL);           /* a send must never raise it */
+            setup(r, pfd[1]);
+            fn(r, n, port, arg);
+            if (write(pfd[1], res, size) != (ssize_t)size) _exit(3);
+            _exit(0);
+        }
+        close(pfd[1]);
+        fds[r] = pfd[0];
+    }
+}
+
+/* Reads `size` bytes of a child's pipe by `until`; 1 if they came whole. */
+static int soak_collect(int fd, void *out, size_t size, long long until)
+{
+    size_t got = 0;
+    while (got < size) {
+        struct pollfd p;
+        long long left = until - soak_now_ms();
+        ssize_t k;
+        if (left <= 0) return 0;
+        p.fd = fd; p.events = POLLIN; p.revents = 0;
+        if (poll(&p, 1, (int)left) <= 0) continue;
+        k = read(fd, (char *)out + got, size - got);
+        if (k <= 0) return 0;
+        got += (size_t)k;
+    }
+    return 1;
+}
+
+/* Kills what still runs of pid[0..n) and reaps them all, within ~2 s. */
+static void soak_reap_all(pid_t *pid, int n, int *status)
+{
+    int r;
+    long long until = soak_now_ms() + 2000;
+    for (r = 0; r < n; r++) {
+        status[r] = -1;
+        if (pid[r] <= 0) continue;
+        while (waitpid(pid[r], &status[r], WNOHANG) == 0) {
+            if (soak_now_ms() > until) { kill(pid[r], SIGKILL); waitpid(pid[r], &status[r], 0); break; }
+            sleep_ms(2);
+        }
+    }
 }
 
 #endif

@@ -90,68 +90,20 @@ static int g_rank = -1;
 /* The child's end of its pipe: a ready byte (the soak), then its result. */
 static int g_fd = -1;
 
-/* Forks `n` ranks running fn(rank, n, port, arg); each then writes
-   res[0..size) into its pipe. pid[r] the children, fds[r] the read ends. */
+/* A forked rank's own state, before it runs (soak_spawn). */
+static void child_setup(int r, int fd)
+{
+    memset(&R, 0, sizeof R);
+    g_rank = r;
+    g_fd = fd;
+    alarm(30);                                  /* a backstop, never expected */
+}
+
+/* Forks `n` ranks running fn(rank, n, port, arg) on a free port. */
 static void spawn(int n, void (*fn)(int, int, int, void *), void *arg, const void *res, size_t size,
                   pid_t *pid, int *fds)
 {
-    int r, port = coll_tcp_free_port();
-    fflush(stdout);
-    fflush(stderr);
-    for (r = 0; r < n; r++) {
-        int pfd[2];
-        if (pipe(pfd) < 0) { perror("pipe"); exit(2); }
-        pid[r] = fork();
-        if (pid[r] < 0) { perror("fork"); exit(2); }
-        if (pid[r] == 0) {
-            int i;
-            for (i = 0; i < r; i++) close(fds[i]);
-            close(pfd[0]);
-            signal(SIGPIPE, SIG_DFL);           /* a send must never raise it */
-            memset(&R, 0, sizeof R);
-            g_rank = r;
-            g_fd = pfd[1];
-            alarm(30);                          /* a backstop, never expected */
-            fn(r, n, port, arg);
-            if (write(pfd[1], res, size) != (ssize_t)size) _exit(3);
-            _exit(0);
-        }
-        close(pfd[1]);
-        fds[r] = pfd[0];
-    }
-}
-
-/* Reads `size` bytes of a child's pipe by `until`; 1 if they came whole. */
-static int collect(int fd, void *out, size_t size, long long until)
-{
-    size_t got = 0;
-    while (got < size) {
-        struct pollfd p;
-        long long left = until - coll_tcp__now_ms();
-        ssize_t k;
-        if (left <= 0) return 0;
-        p.fd = fd; p.events = POLLIN; p.revents = 0;
-        if (poll(&p, 1, (int)left) <= 0) continue;
-        k = read(fd, (char *)out + got, size - got);
-        if (k <= 0) return 0;
-        got += (size_t)k;
-    }
-    return 1;
-}
-
-/* Kills what still runs of pid[0..n) and reaps them all, within ~2 s. */
-static void reap_all(pid_t *pid, int n, int *status)
-{
-    int r;
-    long long until = coll_tcp__now_ms() + 2000;
-    for (r = 0; r < n; r++) {
-        status[r] = -1;
-        if (pid[r] <= 0) continue;
-        while (waitpid(pid[r], &status[r], WNOHANG) == 0) {
-            if (coll_tcp__now_ms() > until) { kill(pid[r], SIGKILL); waitpid(pid[r], &status[r], 0); break; }
-            sleep_ms(2);
-        }
-    }
+    soak_spawn(n, coll_tcp_free_port(), child_setup, fn, arg, res, size, pid, fds);
 }
 
 /* ---- the port's epochs alone, 3 ranks ------------------------------------ */
@@ -297,7 +249,7 @@ static void test_epochs(void)
     spawn(3, epochs_rank, NULL, &R, sizeof R, pid, fds);
     until = coll_tcp__now_ms() + 20000;
     for (r = 0; r < 3; r++) {
-        int ok = collect(fds[r], &rep[r], sizeof rep[r], until);
+        int ok = soak_collect(fds[r], &rep[r], sizeof rep[r], until);
         close(fds[r]);
         COLL_CHECK_MSG(ok, "epochs: rank %d did not report", r);
         if (!ok) continue;
@@ -305,7 +257,7 @@ static void test_epochs(void)
         coll_test_failed += rep[r].fail;
         if (rep[r].fail) printf("FAIL epochs: rank %d: %lu failed, first: %s\n", r, rep[r].fail, rep[r].first);
     }
-    reap_all(pid, 3, status);
+    soak_reap_all(pid, 3, status);
     for (r = 0; r < 3; r++)
         COLL_CHECK_MSG(WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 0,
                        "epochs: rank %d ended with status %d", r, status[r]);
@@ -453,7 +405,7 @@ static void run_trial(int idx, const trial *tr, double *secs)
     until = coll_tcp__now_ms() + 10000;        /* the rendezvous and coll_init */
     for (r = 0; r < tr->n; r++) {
         char b;
-        if (!collect(fds[r], &b, 1, until)) { bad = 1; break; }
+        if (!soak_collect(fds[r], &b, 1, until)) { bad = 1; break; }
     }
     COLL_CHECK_MSG(!bad, "trial %d (seed %llu): rank %d never got ready", idx,
                    (unsigned long long)tr->seed, r);
@@ -465,7 +417,7 @@ static void run_trial(int idx, const trial *tr, double *secs)
     for (r = 0; r < tr->n; r++) {
         memset(&out[r], 0, sizeof out[r]);
         if (r == tr->victim || bad) continue;
-        if (!collect(fds[r], &out[r], sizeof out[r], until)) {
+        if (!soak_collect(fds[r], &out[r], sizeof out[r], until)) {
             COLL_CHECK_MSG(0, "trial %d (seed %llu): survivor %d did not report", idx,
                            (unsigned long long)tr->seed, r);
             out[r].rep.fail = 1;
@@ -477,7 +429,7 @@ static void run_trial(int idx, const trial *tr, double *secs)
     }
     kill(pid[tr->victim], SIGKILL);            /* a stopped or silent one: now */
     for (r = 0; r < tr->n; r++) close(fds[r]);
-    reap_all(pid, tr->n, status);
+    soak_reap_all(pid, tr->n, status);
     for (r = 0; r < tr->n; r++) {
         if (r == tr->victim) {
             COLL_CHECK_MSG(WIFSIGNALED(status[r]) && WTERMSIG(status[r]) == SIGKILL,
