@@ -12,8 +12,9 @@
 #                      own call on every rank), forged records (every rank
 #                      fails), a rank that exits, is killed or hangs before
 #                      a sync, ranks joined by name at other addresses;
-#                      plain, ASan+UBSan (shm too), TSan (threads and smp
-#                      only); coll_window.h compiled as C99, C11 and C++
+#                      plain, ASan+UBSan, TSan (shm too: each forked rank
+#                      a process TSan watches on its own, the matrix at
+#                      its lighter level); coll_window.h compiled as C99, C11 and C++
 #                      with every warning an error
 #
 # Outputs under $(B)/window/.
@@ -33,7 +34,7 @@ $(WIN_B)/asan/test_window: test/test_window.c $(WIN_DEPS)
 
 $(WIN_B)/tsan/test_window: test/test_window.c $(WIN_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(WIN_C11) -DWIN_NO_SHM -O1 -g -fsanitize=thread $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
+	$(CC) $(WIN_C11) -O1 -g -fsanitize=thread $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
 
 .PHONY: test-window test-window-compile
 ## test-window: coll_window.h's collectives over the windows of the threads, smp mailbox and shm ports against a plain loop at 1-7 ranks (every dtype and op for all-reduce), refusals, no windows, a rank that never calls; shm: declined, forged, dead ranks, by name; plain, ASan+UBSan, TSan; C and C++ compile checks

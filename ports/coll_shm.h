@@ -192,6 +192,15 @@
          launcher when a child dies) -> that code, e.g. COLL_ERR_ABORTED;
        - whether the peers it waits on are still alive (a dead or zombie
          process) -> COLL_ERR_IO.
+     One loop runs every blocking wait through these stages, a message
+     wait's and a window sync's (coll_shm__until): what it waits for
+     comes as a predicate (coll_shm__pred: a poll, the checks at each
+     clock read, the last look before a sleep); the pauses, the clock,
+     the stages, where we run, the sleep and the wake-up are the loop's.
+     A window sync's wait (on a peer's count, no transfer to tell whether
+     that peer can answer) spins a fixed spin_max where every rank may
+     have a core, not at all where ranks outnumber them, never adapting
+     the budget, and then yields the whole COLL_SHM_YIELD_US.
      Joining is always bounded: timeout_ms, or COLL_SHM_JOIN_MS when
      timeout_ms is 0 (then only the collectives wait without a deadline).
 
@@ -675,6 +684,17 @@ typedef struct coll_shm__chan {
 #define COLL_SHM__STORE(p, v)  __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define COLL_SHM__SC_LOAD(p)   __atomic_load_n((p), __ATOMIC_SEQ_CST)
 #define COLL_SHM__SC_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+/* A full fence between processes. gcc's TSan (-Wtsan) warns that it does
+   not model fences; the ones here order a process's accesses against
+   other processes', which TSan, one process at a time, cannot see
+   anyway, so under it the fence stays and the warning goes. */
+#if defined(__SANITIZE_THREAD__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define COLL_SHM__FENCE() do { _Pragma("GCC diagnostic push") \
+    _Pragma("GCC diagnostic ignored \"-Wtsan\"") __atomic_thread_fence(__ATOMIC_SEQ_CST); \
+    _Pragma("GCC diagnostic pop") } while (0)
+#else
+#define COLL_SHM__FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
 /* One read of a field a peer may rewrite at any moment: the value checked
    is the value used (the compiler may not load it a second time). */
 #define COLL_SHM__ONCE32(p)    (*(volatile const uint32_t *)(p))
@@ -863,7 +883,7 @@ static void coll_shm__nudge(coll_shm *s, int r)
     if (s->mb)
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
     else
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        COLL_SHM__FENCE();
     if (__atomic_load_n(&coll_shm__rec(s, r)->sleeping, __ATOMIC_RELAXED)) {
         coll_shm__ring(s, r);
         s->woke = 1;              /* it will answer soon: worth a spin */
@@ -1598,13 +1618,46 @@ static int coll_shm__peer_up(const coll_shm *s, int32_t cpu)
 enum { COLL_SHM__SPIN, COLL_SHM__YIELD, COLL_SHM__SLEEP };
 typedef struct coll_shm__waiter {
     int stage;               /* COLL_SHM__SPIN, __YIELD or __SLEEP           */
+    int adapt;               /* 1: a message wait's spin (only while a peer
+                                can answer, the adaptive budget); 0: a window
+                                sync's (fixed: spin_max, or none where ranks
+                                outnumber the cores)                        */
     uint64_t t0;             /* clock at the first read since the last progress */
     uint32_t budget;         /* this spin's length (ns), set at t0           */
+    uint64_t yield_ns;       /* the yield ends this long after t0, set at t0 */
     unsigned polls;          /* polls since the last clock read              */
     int spun;                /* paused since the last progress               */
+    int moved;               /* the last poll brought progress               */
     int fresh;               /* progress (or posting) not yet stamped into
                                 s->last_ms                                  */
 } coll_shm__waiter;
+
+/* What a blocking wait waits for; coll_shm__until runs the stages, reads
+   the clock, says where we run, sleeps and wakes. */
+typedef struct coll_shm__pred {
+    /* One poll: 1 when the wait is over (*rc: 0, or the code that ends
+       it), else 0; progress it brings goes to coll_shm__progressed. */
+    int (*poll)(coll_shm *s, void *arg, coll_shm__waiter *w, int *rc);
+    /* At each clock read (now, ns): our entry, the deadline, the peers'
+       liveness. 0 or the code that ends the wait. */
+    int (*tick)(coll_shm *s, void *arg, coll_shm__waiter *w, uint64_t now);
+    /* The last look after `sleeping` is announced: how many ms to sleep,
+       0 not to (what we wait for came, or progress did). */
+    unsigned (*look)(coll_shm *s, void *arg, coll_shm__waiter *w);
+} coll_shm__pred;
+
+static void coll_shm__waiter_init(coll_shm__waiter *w, int adapt, int fresh)
+{
+    w->stage = COLL_SHM__SPIN;
+    w->adapt = adapt;
+    w->t0 = 0;
+    w->budget = 0;
+    w->yield_ns = 0;
+    w->polls = 0;
+    w->spun = 0;
+    w->moved = 0;
+    w->fresh = fresh;
+}
 
 /* Progress: the waiter goes back to the first stage, its spin and clock
    start anew, and the deadline starts again at the next clock read. */
@@ -1621,9 +1674,10 @@ static void coll_shm__restart(coll_shm__waiter *w)
    adaptive budget doubles (up to spin_max); then back to spinning. */
 static void coll_shm__progressed(coll_shm *s, coll_shm__waiter *w)
 {
-    if (w->spun && w->stage == COLL_SHM__SPIN && s->spin_ns < s->spin_max)   /* it paid */
+    if (w->adapt && w->spun && w->stage == COLL_SHM__SPIN && s->spin_ns < s->spin_max)   /* it paid */
         s->spin_ns = s->spin_ns > s->spin_max / 2 ? s->spin_max : s->spin_ns * 2;
     coll_shm__restart(w);
+    w->moved = 1;
 }
 
 /* A poll (block = 0) that leaves the transfers unfinished: our entry says
@@ -1643,46 +1697,35 @@ static int coll_shm__poll_miss(coll_shm *s, const int *h, int n, int fresh)
     return COLL_AGAIN;
 }
 
-/* A blocking wait's clock read (*now, ns): our entry stands while we are
-   in the wait; progress since the last read restarts the deadline; our
-   record says where we run (at most every COLL_SHM__TURN_NS); then the
-   deadline and the peers' liveness (coll_shm__idle). 0 or the error that
-   ends the wait. */
-static int coll_shm__tick(coll_shm *s, const int *h, int n, coll_shm__waiter *w,
-                          uint64_t *now)
-{
-    uint64_t t = coll_shm__now_ns();
-    *now = t;
-    coll_shm__waiting(s, h, n, COLL_SHM__STANDS);
-    if (w->fresh) {
-        s->last_ms = t / 1000000u;
-        w->fresh = 0;
-    }
-    if (t - s->turn_ns >= COLL_SHM__TURN_NS)
-        coll_shm__turn(s, t);
-    return coll_shm__idle(s, t / 1000000u);
-}
-
 /* The first clock read since the last progress starts the spin and sets
-   how long it may run: only while a peer we wait on can answer - it is
-   awake on another core, or we woke it a moment ago (it answers within
-   a wake-up's latency) - as long as the adaptive budget, or where every
-   rank may have a core of its own, the whole spin_max. */
+   how long it may run and when the yield ends. A message wait spins only
+   while a peer we wait on can answer - it is awake on another core, or we
+   woke it a moment ago (it answers within a wake-up's latency) - as long
+   as the adaptive budget, or where every rank may have a core of its own,
+   the whole spin_max; it yields until COLL_SHM_YIELD_US after t0. A
+   window sync's wait spins spin_max where every rank may have a core
+   (none where they outnumber them), then yields COLL_SHM_YIELD_US. */
 static void coll_shm__spin_start(coll_shm *s, coll_shm__waiter *w, uint64_t now)
 {
     w->t0 = now;
+    if (!w->adapt) {
+        w->budget = s->over ? 0u : s->spin_max;
+        w->yield_ns = w->budget + (uint64_t)COLL_SHM_YIELD_US * 1000u;
+        return;
+    }
     if (s->woke && !s->woke_ns)
         s->woke_ns = now;
     if (s->woke && now - s->woke_ns >= 2u * (uint64_t)s->spin_max)
         s->woke = 0;
     w->budget = s->woke || coll_shm__peer_up(s, coll_shm__cpu())
                     ? (s->over ? s->spin_ns : s->spin_max) : 0;
+    w->yield_ns = (uint64_t)COLL_SHM_YIELD_US * 1000u;
 }
 
-/* After a clock read: spin on while the budget lasts (a spin that ran out
-   did not pay: the budget halves, down to COLL_SHM__SPIN_MIN), then yield
-   until COLL_SHM_YIELD_US have passed since t0. 1: poll again (after a
-   pause or a yield), 0: time to sleep. */
+/* After a clock read: spin on while the budget lasts (an adaptive spin
+   that ran out did not pay: the budget halves, down to
+   COLL_SHM__SPIN_MIN), then yield until yield_ns have passed since t0.
+   1: poll again (after a pause or a yield), 0: time to sleep. */
 static int coll_shm__spin_or_yield(coll_shm *s, coll_shm__waiter *w, uint64_t now)
 {
     if (w->stage == COLL_SHM__SPIN) {
@@ -1691,13 +1734,13 @@ static int coll_shm__spin_or_yield(coll_shm *s, coll_shm__waiter *w, uint64_t no
             coll_shm__pause();
             return 1;
         }
-        if (w->budget && s->spin_ns > COLL_SHM__SPIN_MIN)    /* it did not pay */
+        if (w->adapt && w->budget && s->spin_ns > COLL_SHM__SPIN_MIN)    /* it did not pay */
             s->spin_ns = s->spin_ns / 2 > COLL_SHM__SPIN_MIN ? s->spin_ns / 2
                                                              : COLL_SHM__SPIN_MIN;
         w->stage = COLL_SHM__YIELD;
     }
     if (w->stage == COLL_SHM__YIELD) {
-        if (now - w->t0 < (uint64_t)COLL_SHM_YIELD_US * 1000u) {
+        if (now - w->t0 < w->yield_ns) {
             uint64_t back;
             sched_yield();
             back = coll_shm__now_ns();
@@ -1710,28 +1753,115 @@ static int coll_shm__spin_or_yield(coll_shm *s, coll_shm__waiter *w, uint64_t no
     return 0;
 }
 
-/* Going to sleep: announce it, then look once more (the sleeper's half of
-   coll_shm__nudge), and sleep one slice on our bell unless that look
-   brought progress or our epoch has failed. Should membarrier fail, a
-   sender may have missed us: sleep 1 ms at a time. */
-static void coll_shm__doze(coll_shm *s, coll_shm__waiter *w)
+/* Going to sleep: announce it, then the predicate's last look (the
+   sleeper's half of coll_shm__nudge or of a window sync's ring), and
+   sleep on our bell for what it says unless our epoch has failed. */
+static void coll_shm__doze(coll_shm *s, const coll_shm__pred *p, void *arg, coll_shm__waiter *w)
 {
     coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
     uint32_t bell;
-    int slice = COLL_SHM_SLICE_MS;
+    unsigned ms;
     COLL_SHM__SC_STORE(&me->sleeping, 1u);
     bell = COLL_SHM__SC_LOAD(&me->bell);
-    if (s->mb && coll_shm__membarrier() != 0)
-        slice = 1;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (coll_shm__progress(s))
-        coll_shm__restart(w);
-    else if (!coll_shm__failed(s)) {
-        coll_shm__sleep(&me->bell, bell, (unsigned)slice);
+    ms = p->look(s, arg, w);
+    if (ms && !coll_shm__failed(s)) {
+        coll_shm__sleep(&me->bell, bell, ms);
         coll_shm__turn(s, coll_shm__now_ns());
     }
     COLL_SHM__SC_STORE(&me->sleeping, 0u);
 }
+
+/* Every blocking wait: poll until the predicate says it is over, through
+   the stages of WAITING - a pause between polls while spinning, the
+   clock every COLL_SHM__POLLS of them (every poll once yielding); at
+   each clock read our record says where we run (at most every
+   COLL_SHM__TURN_NS) and the predicate's checks run; progress puts the
+   waiter back to spinning. 0 or the code that ended the wait. Inlined
+   into each wait, so that its predicate's calls are direct ones. */
+static COLL__ALWAYS_INLINE int coll_shm__until(coll_shm *s, const coll_shm__pred *p, void *arg,
+                                               coll_shm__waiter *w)
+{
+    int rc = 0;
+    for (;;) {
+        uint64_t now;
+        w->moved = 0;
+        if (p->poll(s, arg, w, &rc))
+            return rc;
+        if (w->moved)
+            continue;
+        if (w->stage == COLL_SHM__SPIN && (++w->polls & (COLL_SHM__POLLS - 1)) != 0) {
+            w->spun = 1;
+            coll_shm__pause();
+            continue;
+        }
+        now = coll_shm__now_ns();
+        if (now - s->turn_ns >= COLL_SHM__TURN_NS)
+            coll_shm__turn(s, now);
+        if ((rc = p->tick(s, arg, w, now)) != 0)
+            return rc;
+        if (!w->t0)
+            coll_shm__spin_start(s, w, now);
+        if (!coll_shm__spin_or_yield(s, w, now))
+            coll_shm__doze(s, p, arg, w);
+    }
+}
+
+/* A message wait's transfers (private, on the stack). */
+typedef struct coll_shm__xwait {
+    const int *h;
+    int n;
+} coll_shm__xwait;
+
+/* A message wait's poll: advance every transfer; over when the handles'
+   are finished, or when the group has failed. */
+static int coll_shm__xfer_poll(coll_shm *s, void *arg, coll_shm__waiter *w, int *rc)
+{
+    const coll_shm__xwait *a = (const coll_shm__xwait *)arg;
+    if (coll_shm__progress(s))
+        coll_shm__progressed(s, w);
+    if (coll_shm__all_done(s, a->h, a->n)) {
+        *rc = 0;
+        return 1;
+    }
+    return (*rc = coll_shm__failed(s)) != 0;
+}
+
+/* A message wait's clock read: our entry stands while we are in the wait;
+   progress since the last read restarts the deadline; then the deadline
+   and the peers' liveness (coll_shm__idle). 0 or the error that ends the
+   wait. */
+static int coll_shm__xfer_tick(coll_shm *s, void *arg, coll_shm__waiter *w, uint64_t now)
+{
+    const coll_shm__xwait *a = (const coll_shm__xwait *)arg;
+    coll_shm__waiting(s, a->h, a->n, COLL_SHM__STANDS);
+    if (w->fresh) {
+        s->last_ms = now / 1000000u;
+        w->fresh = 0;
+    }
+    return coll_shm__idle(s, now / 1000000u);
+}
+
+/* A message wait's last look before a sleep: a sender that saw us awake
+   published without a fence (coll_shm__nudge), so where membarrier is
+   agreed we make it order that for us (failing: 1 ms sleeps, a sender
+   may have missed us), then a fence and one more poll. */
+static unsigned coll_shm__xfer_look(coll_shm *s, void *arg, coll_shm__waiter *w)
+{
+    unsigned ms = COLL_SHM_SLICE_MS;
+    (void)arg;
+    if (s->mb && coll_shm__membarrier() != 0)
+        ms = 1;
+    COLL_SHM__FENCE();
+    if (coll_shm__progress(s)) {
+        coll_shm__restart(w);
+        return 0;
+    }
+    return ms;
+}
+
+static const coll_shm__pred coll_shm__xfer_pred = {
+    coll_shm__xfer_poll, coll_shm__xfer_tick, coll_shm__xfer_look
+};
 
 /* The wait is over (rc: 0, or the error that ended it). Done: our entry
    is cleared; given up: it stands (polled COLL_SHM__GAVE) for
@@ -1767,46 +1897,22 @@ static int coll_shm__wait_end(coll_shm *s, const int *h, int n, int rc)
    them, or a group failure; frees the handles unless COLL_AGAIN. The
    deadline counts time without progress on this rank, so a long transfer
    that keeps moving never times out, and polling callers get it too.
-   Blocking, it spins, yields, then sleeps (see WAITING); progress puts
-   it back to spinning. */
+   Blocking, it spins, yields, then sleeps (coll_shm__until, see WAITING);
+   progress puts it back to spinning. */
 static int coll_shm__wait(coll_shm *s, const int *h, int n, int block)
 {
+    coll_shm__xwait a;
     coll_shm__waiter w;
     int rc = 0;
-    w.stage = COLL_SHM__SPIN;
-    w.t0 = 0;
-    w.budget = 0;
-    w.polls = 0;
-    w.spun = 0;
-    w.fresh = s->fresh;
+    a.h = h;
+    a.n = n;
+    coll_shm__waiter_init(&w, 1, s->fresh);
     s->fresh = 0;
-    for (;;) {
-        int moved = coll_shm__progress(s);
-        uint64_t now;
-        if (moved)
-            coll_shm__progressed(s, &w);
-        if (coll_shm__all_done(s, h, n) || (rc = coll_shm__failed(s)) != 0)
-            break;
-        if (!block) {
-            if ((rc = coll_shm__poll_miss(s, h, n, w.fresh)) == COLL_AGAIN)
-                return COLL_AGAIN;
-            break;
-        }
-        if (moved)
-            continue;
-        /* spinning: a pause between polls, the clock every COLL_SHM__POLLS */
-        if (w.stage == COLL_SHM__SPIN && (++w.polls & (COLL_SHM__POLLS - 1)) != 0) {
-            w.spun = 1;
-            coll_shm__pause();
-            continue;
-        }
-        if ((rc = coll_shm__tick(s, h, n, &w, &now)) != 0)
-            break;
-        if (!w.t0)
-            coll_shm__spin_start(s, &w, now);
-        if (!coll_shm__spin_or_yield(s, &w, now))
-            coll_shm__doze(s, &w);
-    }
+    if (block)
+        rc = coll_shm__until(s, &coll_shm__xfer_pred, &a, &w);
+    else if (!coll_shm__xfer_poll(s, &a, &w, &rc) &&
+             (rc = coll_shm__poll_miss(s, h, n, w.fresh)) == COLL_AGAIN)
+        return COLL_AGAIN;
     return coll_shm__wait_end(s, h, n, rc);
 }
 
@@ -2161,9 +2267,10 @@ static int coll_shm__window_post(void *ctx, const coll_window_rec *rec)
 
 /* A window sync's wait on one rank (private, on the stack). */
 typedef struct coll_shm__wwait {
+    int r;                     /* the rank waited for                         */
+    uint32_t mine;             /* the sync it must have entered               */
     uint64_t t0;               /* clock (ns) at the wait's first read         */
     uint64_t check_ms;         /* the last liveness check of the rank         */
-    unsigned polls;
 } coll_shm__wwait;
 
 /* Has rank r entered sync `mine` (counts compared modulo 2^32)? */
@@ -2172,23 +2279,40 @@ static int coll_shm__win_in(const coll_shm *s, int r, uint32_t mine)
     return (int32_t)(COLL_SHM__SC_LOAD(&coll_shm__went(s, r)->sync) - mine) >= 0;
 }
 
-/* At a clock read of the wait on rank r: the group's failure, every
-   COLL_SHM_SLICE_MS whether r still lives (dead before it came: it never
-   will, COLL_ERR_IO), and the deadline (timeout_ms since the wait began:
-   COLL_ERR_TIMEOUT, in epoch 0 the whole group's, as in coll_shm__idle).
-   0 or the code. */
-static int coll_shm__win_idle(coll_shm *s, int r, uint32_t mine, coll_shm__wwait *w, uint64_t now)
+/* A window sync's poll: over once rank r has entered sync `mine`. */
+static int coll_shm__win_poll(coll_shm *s, void *arg, coll_shm__waiter *w, int *rc)
 {
+    const coll_shm__wwait *a = (const coll_shm__wwait *)arg;
+    (void)w;
+    *rc = 0;
+    return coll_shm__win_in(s, a->r, a->mine);
+}
+
+/* A window sync's clock read: the first one names r in our entry
+   (coll_port.missing) and starts the deadline; then the group's failure,
+   every COLL_SHM_SLICE_MS whether r still lives (dead before it came: it
+   never will, COLL_ERR_IO), and the deadline (timeout_ms since the wait
+   began: COLL_ERR_TIMEOUT, in epoch 0 the whole group's, as in
+   coll_shm__idle). 0 or the code. */
+static int coll_shm__win_tick(coll_shm *s, void *arg, coll_shm__waiter *w, uint64_t now)
+{
+    coll_shm__wwait *a = (coll_shm__wwait *)arg;
     uint64_t ms = now / 1000000u;
-    int rc = coll_shm__failed(s);
-    if (rc)
+    int rc;
+    (void)w;
+    if (!a->t0) {
+        a->t0 = now;
+        a->check_ms = ms;
+        coll_shm__entry_set(s, 1 + a->r, COLL_SHM__STANDS);
+    }
+    if ((rc = coll_shm__failed(s)) != 0)
         return rc;
-    if (ms - w->check_ms >= COLL_SHM_SLICE_MS) {
-        w->check_ms = ms;
-        if (coll_shm__dead((pid_t)s->pid[r]) && !coll_shm__win_in(s, r, mine))
+    if (ms - a->check_ms >= COLL_SHM_SLICE_MS) {
+        a->check_ms = ms;
+        if (coll_shm__dead((pid_t)s->pid[a->r]) && !coll_shm__win_in(s, a->r, a->mine))
             return COLL_ERR_IO;
     }
-    if (s->timeout_ms && now - w->t0 >= (uint64_t)s->timeout_ms * 1000000u) {
+    if (s->timeout_ms && now - a->t0 >= (uint64_t)s->timeout_ms * 1000000u) {
         if (s->epoch == 0)
             coll_shm_abort(s, COLL_ERR_TIMEOUT);
         return COLL_ERR_TIMEOUT;
@@ -2196,55 +2320,34 @@ static int coll_shm__win_idle(coll_shm *s, int r, uint32_t mine, coll_shm__wwait
     return 0;
 }
 
-/* Sleep one slice on our bell unless rank r has come meanwhile (or the
-   group failed). All sequentially consistent, pairing with the syncing
-   rank's store of its count and load of our `sleeping`: either we see
-   its count or it sees us asleep and rings. */
-static void coll_shm__win_doze(coll_shm *s, int r, uint32_t mine)
+/* A window sync's last look before a sleep: sleep a slice unless rank r
+   has come meanwhile. All sequentially consistent, pairing with the
+   syncing rank's store of its count and load of our `sleeping`: either
+   we see its count or it sees us asleep and rings. */
+static unsigned coll_shm__win_look(coll_shm *s, void *arg, coll_shm__waiter *w)
 {
-    coll_shm__rankrec *me = coll_shm__rec(s, s->rank);
-    uint32_t bell;
-    COLL_SHM__SC_STORE(&me->sleeping, 1u);
-    bell = COLL_SHM__SC_LOAD(&me->bell);
-    if (!coll_shm__win_in(s, r, mine) && !coll_shm__failed(s))
-        coll_shm__sleep(&me->bell, bell, COLL_SHM_SLICE_MS);
-    COLL_SHM__SC_STORE(&me->sleeping, 0u);
-    coll_shm__turn(s, coll_shm__now_ns());
+    const coll_shm__wwait *a = (const coll_shm__wwait *)arg;
+    (void)w;
+    return coll_shm__win_in(s, a->r, a->mine) ? 0u : (unsigned)COLL_SHM_SLICE_MS;
 }
 
-/* Wait until rank r has entered sync `mine`: polls with a pause, the
-   clock every COLL_SHM__POLLS; a spin as long as spin_max where every
-   rank may have a core (none where ranks outnumber them), then yields
-   for COLL_SHM_YIELD_US, then sleeps a slice at a time (see WAITING).
-   Our entry names r while we wait (coll_port.missing). 0 or the code. */
+static const coll_shm__pred coll_shm__win_pred = {
+    coll_shm__win_poll, coll_shm__win_tick, coll_shm__win_look
+};
+
+/* Wait until rank r has entered sync `mine` (coll_shm__until, see
+   WAITING: the window sync's fixed spin, then yield, then sleep). Our
+   entry names r while we wait (coll_port.missing). 0 or the code. */
 static int coll_shm__win_await(coll_shm *s, int r, uint32_t mine)
 {
-    coll_shm__wwait w;
-    uint64_t now, spin = s->over ? 0u : s->spin_max;
-    int rc;
-    w.t0 = 0;
-    w.polls = 0;
-    while (!coll_shm__win_in(s, r, mine)) {
-        if (++w.polls & (COLL_SHM__POLLS - 1)) {
-            coll_shm__pause();
-            continue;
-        }
-        now = coll_shm__now_ns();
-        if (!w.t0) {
-            w.t0 = now;
-            w.check_ms = now / 1000000u;
-            coll_shm__entry_set(s, 1 + r, COLL_SHM__STANDS);
-        }
-        if ((rc = coll_shm__win_idle(s, r, mine, &w, now)) != 0)
-            return rc;
-        if (now - w.t0 < spin)
-            coll_shm__pause();
-        else if (now - w.t0 < spin + (uint64_t)COLL_SHM_YIELD_US * 1000u)
-            sched_yield();
-        else
-            coll_shm__win_doze(s, r, mine);
-    }
-    return 0;
+    coll_shm__wwait a;
+    coll_shm__waiter w;
+    a.r = r;
+    a.mine = mine;
+    a.t0 = 0;
+    a.check_ms = 0;
+    coll_shm__waiter_init(&w, 0, 0);
+    return coll_shm__until(s, &coll_shm__win_pred, &a, &w);
 }
 
 /* Wake every peer that says it sleeps (after our count's store). */
@@ -2939,7 +3042,7 @@ static int coll_shm__openk(coll_shm *s, const char *name, int rank, int nranks,
 {
     size_t size = coll_shm__bytes(nranks);
     coll_shm__where w;
-    int rc, norec;
+    int rc, norec = 0;
     w.name = name;
     for (;;) {
         if (coll_shm__now_ms() >= deadline)

@@ -37,7 +37,9 @@
    communicator goes on; a rank that exits, is killed or hangs before a
    sync: the others fail within the 500 ms deadline; three processes
    joined by name (coll_shm_open) with the heap at a different address in
-   each. The TSan build (-DWIN_NO_SHM) leaves the shm port out.
+   each. Under TSan too: it watches each forked rank's process on its
+   own (the segment's accesses from other processes it cannot see), the
+   deaths and the joins by name included.
    COLL_TEST_LEVEL=-1 (TSan) runs a lighter matrix. Ends with "window: N
    passed, M failed". */
 #define _POSIX_C_SOURCE 200809L
@@ -48,11 +50,9 @@
 #include "ports/coll_threads.h"
 #define COLL_SMP_MAILBOX_IMPLEMENTATION
 #include "ports/coll_smp_mailbox.h"
-#ifndef WIN_NO_SHM                        /* (the TSan build: threads and smp only) */
 #define COLL_SHM_HEAP_BYTES (8u << 20)    /* 2 x BIG a rank at 7 ranks */
 #define COLL_SHM_IMPLEMENTATION
 #include "ports/coll_shm.h"
-#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -469,7 +469,6 @@ typedef struct shm_counts {
 static shm_counts *g_counts;
 
 /* ---- the shm port: forked ranks, buffers in the segment's heap -------------- */
-#ifndef WIN_NO_SHM
 static unsigned long g_sends;              /* this process's sends (see counting_*) */
 
 /* A rank's checks go to the parent: what it counted since it was forked. */
@@ -749,8 +748,6 @@ static void shm_open_test(void)
     printf("shm by name: %lu passed, %lu failed so far\n", coll_test_passed, coll_test_failed);
 }
 
-#endif /* WIN_NO_SHM */
-
 int main(void)
 {
     static const int ps[] = { 1, 2, 3, 4, 7 };
@@ -778,12 +775,10 @@ int main(void)
         coll_threads_run(&W, silent_body, NULL);
         coll_threads_destroy(&W);
     }
-#ifndef WIN_NO_SHM
     g_smp = 0;
     for (i = 0; i < sizeof ps / sizeof ps[0]; i++)
         shm_matrix(ps[i]);
     shm_deaths();
     shm_open_test();
-#endif
     return coll_test_summary("window");
 }
