@@ -311,31 +311,49 @@ static int coll__win_plan(coll__win *w)
 
 /* ---- >>win-moves  the loads and stores ----------------------------------- */
 
-/* n elements at byte `off` of every rank's src, folded in rank order into
-   out (out = x0 (+) x1 (+) ... (+) x(p-1), then avg's division). Staged:
-   a segment at a time through scratch, for an out that is some rank's
-   input (in place). */
-static int coll__win_fold(coll__win *w, size_t off, size_t n, unsigned char *out, int staged)
+/* The moves are a pure function, as coll.h's schedules are: (the call's
+   shape, rank r, phase k, move i) -> what rank r loads or stores in its
+   i-th move of phase k: which rank's buffer it reads (src or dst), the
+   bytes there, where they land (rank r's dst or the root's) and whether
+   they are copied or folded. No state, no addresses: coll__win_exec runs
+   them over the records' buffers, tools/window_trace.c prints, checks and
+   draws them. The phases are parted by syncs, so phase k + 1 reads what
+   phase k wrote; inside a phase no rank reads bytes another rank writes.
+   Costs: p ranks, n bytes a rank's vector (b a block of count elements),
+   s one sync, the post's sync and the last one included (>>win-calls). */
+
+/* What the moves depend on: the call's shape, never its buffers. */
+typedef struct coll__win_shape {
+    coll_kind kind;
+    int form;                    /* all-reduce: COLL_WINDOW_ONE_SHOT or _TWO_SHOT */
+    int p, root;
+    int inplace;                 /* the rank works in place (the API's layout) */
+    size_t count, es;            /* the plan's count; an element's bytes       */
+} coll__win_shape;
+
+enum { COLL__WIN_COPY, COLL__WIN_FOLD, COLL__WIN_SWAP };
+
+/* One move. COPY: len bytes at byte off of rank from's src (from_dst: its
+   dst) into rank to's dst at byte at. FOLD: one term of a fold, its terms
+   consecutive moves in rank order, term 0 first: the place they land
+   ends as x0 (+) x1 (+) ... (+) x(terms-1), then avg's division. SWAP:
+   rank from's dst bytes and rank to's exchanged. */
+typedef struct coll__win_mv {
+    int how;                     /* COLL__WIN_COPY, _FOLD or _SWAP            */
+    int from, from_dst;          /* the rank read; 1: its dst, 0: its src     */
+    size_t off, len;             /* bytes there                               */
+    int to;                      /* the rank whose dst it lands in            */
+    size_t at;                   /* byte offset there                         */
+    int term, terms;             /* FOLD: this term's place in the rank order */
+} coll__win_mv;
+
+/* Fills *mv; 1, a move. */
+static int coll__win_mv_put(coll__win_mv *mv, int how, int from, int from_dst, size_t off, size_t len,
+                            int to, size_t at, int term, int terms)
 {
-    coll_comm *c = w->c;
-    const coll_args *a = &w->a;
-    size_t cut = staged ? c->segment / w->es : n, at, m;
-    int i, rc = COLL_OK, p = c->nranks;
-    if (cut == 0) cut = 1;
-    for (at = 0; at < n && rc == COLL_OK; at += m) {
-        unsigned char *o = staged ? c->scratch : out + at * w->es;
-        const unsigned char *x0 = (const unsigned char *)w->r[0]->src + off + at * w->es;
-        m = n - at < cut ? n - at : cut;
-        if (p == 1) { if (o != x0) COLL_MEMCPY(o, x0, m * w->es); }
-        else rc = coll__reduce(c, &c->user, o, x0, (const unsigned char *)w->r[1]->src + off + at * w->es,
-                               m, a->dtype, a->op);
-        for (i = 2; i < p && rc == COLL_OK; i++)
-            rc = coll__reduce(c, &c->user, o, o, (const unsigned char *)w->r[i]->src + off + at * w->es,
-                              m, a->dtype, a->op);
-        if (rc == COLL_OK && a->op == COLL_AVG) rc = coll__scale(c, o, m, a->dtype, (size_t)p);
-        if (staged) COLL_MEMCPY(out + at * w->es, o, m * w->es);
-    }
-    return rc;
+    mv->how = how; mv->from = from; mv->from_dst = from_dst; mv->off = off; mv->len = len;
+    mv->to = to; mv->at = at; mv->term = term; mv->terms = terms;
+    return 1;
 }
 
 /* Rank r's block of n elements split p ways (the first n % p one longer). */
@@ -346,104 +364,216 @@ static void coll__win_block(size_t n, int p, int r, size_t *off, size_t *len)
     *len = q + (rr < e ? 1 : 0);
 }
 
-/* Does rank r's dst share bytes with any rank's src it is folded from? */
-static int coll__win_aliased(const coll__win *w, const void *dst)
+/* All-reduce, one-shot: rank r folds every input, whole, into its dst.
+       p = 4, every r:  dst = x0 + x1 + x2 + x3
+   One phase of p terms; 2 s; reads p n, writes n. Small calls. */
+static int coll__win_mv_one_shot(const coll__win_shape *s, int r, int k, int i, coll__win_mv *mv)
 {
-    int i;
-    for (i = 0; i < w->c->nranks; i++)
-        if (w->r[i]->src == dst) return 1;
-    return 0;
+    if (k != 0 || i >= s->p) return 0;
+    return coll__win_mv_put(mv, COLL__WIN_FOLD, i, 0, 0, s->count * s->es, r, 0, i, s->p);
 }
 
-/* All-reduce, one-shot: every rank folds every input into its own dst. */
-static int coll__win_one_shot(coll__win *w)
-{
-    return coll__win_fold(w, 0, w->pl.count, (unsigned char *)w->a.dst, 0);
-}
-
-/* All-reduce, two-shot: my block folded into my dst; a sync; the other
-   blocks copied from their owners' dsts. */
-static int coll__win_two_shot(coll__win *w)
-{
-    coll_comm *c = w->c;
-    size_t off, len, es = w->es;
-    int i, me = c->rank, rc;
-    unsigned char *d = (unsigned char *)w->a.dst;
-    coll__win_block(w->pl.count, c->nranks, me, &off, &len);
-    rc = coll__win_fold(w, off * es, len, d + off * es, coll__win_aliased(w, d));
-    rc = coll__win_sync(w, rc);                    /* every block is folded */
-    if (rc != COLL_OK) return rc;
-    for (i = 0; i < c->nranks; i++) {
-        if (i == me) continue;
-        coll__win_block(w->pl.count, c->nranks, i, &off, &len);
-        if (len) COLL_MEMCPY(d + off * es, (const unsigned char *)w->r[i]->dst + off * es, len * es);
-    }
-    return COLL_OK;
-}
-
-/* Reduce-scatter: block me of every input folded into my dst. */
-static int coll__win_reduce_scatter(coll__win *w)
-{
-    size_t n = w->pl.count;
-    return coll__win_fold(w, (size_t)w->c->rank * n * w->es, n, (unsigned char *)w->a.dst, w->pl.inplace);
-}
-
-/* All-gather: every rank's src copied into its block of my dst (mine is
-   there already in place). */
-static int coll__win_allgather(coll__win *w)
-{
-    size_t b = w->pl.count * w->es;
-    unsigned char *d = (unsigned char *)w->a.dst;
-    int i;
-    for (i = 0; i < w->c->nranks; i++)
-        if (d + (size_t)i * b != (const unsigned char *)w->r[i]->src && b)
-            COLL_MEMCPY(d + (size_t)i * b, w->r[i]->src, b);
-    return COLL_OK;
-}
-
-/* Broadcast: the root's buffer (its dst record) copied into mine. */
-static int coll__win_broadcast(coll__win *w)
-{
-    int root = w->a.root;
-    if (w->c->rank != root && w->pl.count)
-        COLL_MEMCPY(w->a.dst, w->r[root]->dst, w->pl.count * w->es);
-    return COLL_OK;
-}
-
-/* Reduce: block me of every input folded into the root's dst. */
-static int coll__win_reduce(coll__win *w)
+/* All-reduce, two-shot: rank r folds block r (count/p elements, the first
+   count % p one longer) of every input into its dst; a sync; then copies
+   each other block from its owner's dst.
+       p = 4, r1:  phase 0  dst[b1] = x0[b1] + x1[b1] + x2[b1] + x3[b1]
+                   phase 1  dst[bq] = rq.dst[bq]  for q = 0, 2, 3
+   3 s; reads 2n - n/p, writes n. */
+static int coll__win_mv_two_shot(const coll__win_shape *s, int r, int k, int i, coll__win_mv *mv)
 {
     size_t off, len;
-    unsigned char *d = (unsigned char *)w->r[w->a.root]->dst;
-    coll__win_block(w->pl.count, w->c->nranks, w->c->rank, &off, &len);
-    if (!len) return COLL_OK;
-    return coll__win_fold(w, off * w->es, len, d + off * w->es, coll__win_aliased(w, d));
+    int q = k == 0 ? r : (i < r ? i : i + 1);
+    if (k > 1 || i >= s->p - k) return 0;
+    coll__win_block(s->count, s->p, q, &off, &len);
+    off *= s->es; len *= s->es;
+    if (k == 0) return coll__win_mv_put(mv, COLL__WIN_FOLD, i, 0, off, len, r, off, i, s->p);
+    return coll__win_mv_put(mv, COLL__WIN_COPY, q, 1, off, len, r, off, 0, 0);
 }
 
-/* All-to-all: block me of every rank's src into my dst; in place, the
-   lower rank of each pair swaps the pair's two blocks, a segment at a
-   time through scratch. */
-static int coll__win_alltoall(coll__win *w)
+/* Reduce-scatter: rank r folds block r of every input into its dst.
+       p = 4, r1:  dst = x0[b1] + x1[b1] + x2[b1] + x3[b1]
+   2 s; reads p b, writes b. */
+static int coll__win_mv_reduce_scatter(const coll__win_shape *s, int r, int k, int i, coll__win_mv *mv)
+{
+    size_t b = s->count * s->es;
+    if (k != 0 || i >= s->p) return 0;
+    return coll__win_mv_put(mv, COLL__WIN_FOLD, i, 0, (size_t)r * b, b, r, 0, i, s->p);
+}
+
+/* All-gather: rank r copies every rank's src into that rank's block of its
+   dst (in place its own block is there already).
+       p = 4, r1:  dst[bq] = rq.src  for q = 0 .. 3
+   2 s; reads p b ((p - 1) b in place), writes as much. */
+static int coll__win_mv_allgather(const coll__win_shape *s, int r, int k, int i, coll__win_mv *mv)
+{
+    size_t b = s->count * s->es;
+    int q = s->inplace && i >= r ? i + 1 : i;
+    if (k != 0 || q >= s->p) return 0;
+    return coll__win_mv_put(mv, COLL__WIN_COPY, q, 0, 0, b, r, (size_t)q * b, 0, 0);
+}
+
+/* Broadcast: every rank but the root copies the root's buffer (its dst).
+       p = 4, root 0, r1:  dst = r0.dst
+   2 s; reads n, writes n (the root none). */
+static int coll__win_mv_broadcast(const coll__win_shape *s, int r, int k, int i, coll__win_mv *mv)
+{
+    if (k != 0 || i != 0 || r == s->root) return 0;
+    return coll__win_mv_put(mv, COLL__WIN_COPY, s->root, 1, 0, s->count * s->es, r, 0, 0, 0);
+}
+
+/* Reduce: rank r folds block r of every input into the root's dst, so
+   that every rank does its share of the work.
+       p = 4, root 0, r1:  r0.dst[b1] = x0[b1] + x1[b1] + x2[b1] + x3[b1]
+   2 s; reads n, writes n/p (into the root's dst). */
+static int coll__win_mv_reduce(const coll__win_shape *s, int r, int k, int i, coll__win_mv *mv)
+{
+    size_t off, len;
+    if (k != 0 || i >= s->p) return 0;
+    coll__win_block(s->count, s->p, r, &off, &len);
+    off *= s->es; len *= s->es;
+    return coll__win_mv_put(mv, COLL__WIN_FOLD, i, 0, off, len, s->root, off, i, s->p);
+}
+
+/* All-to-all: rank r copies block r of every rank's src into block q of
+   its dst; in place, the lower rank of each pair swaps the pair's two
+   blocks (rank r's dst block q with rank q's dst block r, q > r).
+       p = 4, r1:  dst[bq] = rq.src[b1]  for q = 0 .. 3
+       in place:   r1.dst[b2] <-> r2.dst[b1], r1.dst[b3] <-> r3.dst[b1]
+   2 s; reads p b, writes p b; in place rank r swaps p - 1 - r pairs. */
+static int coll__win_mv_alltoall(const coll__win_shape *s, int r, int k, int i, coll__win_mv *mv)
+{
+    size_t b = s->count * s->es;
+    if (k != 0) return 0;
+    if (s->inplace) {
+        int q = r + 1 + i;
+        if (q >= s->p) return 0;
+        return coll__win_mv_put(mv, COLL__WIN_SWAP, q, 1, (size_t)r * b, b, r, (size_t)q * b, 0, 0);
+    }
+    if (i >= s->p) return 0;
+    return coll__win_mv_put(mv, COLL__WIN_COPY, i, 0, (size_t)r * b, b, r, (size_t)i * b, 0, 0);
+}
+
+/* The phases of a kind's moves: two for the two-shot all-reduce, else one
+   (the barrier's empty: its syncs alone, 2 s). */
+static int coll__win_phases(const coll__win_shape *s)
+{
+    return s->kind == COLL_ALLREDUCE && s->form == COLL_WINDOW_TWO_SHOT ? 2 : 1;
+}
+
+/* Rank r's i-th move of phase k: 1 and *mv, or 0 past the last. */
+static int coll__win_move(const coll__win_shape *s, int r, int k, int i, coll__win_mv *mv)
+{
+    if (r < 0 || r >= s->p || k < 0 || i < 0) return 0;
+    switch (s->kind) {
+    case COLL_ALLREDUCE:
+        return s->form == COLL_WINDOW_TWO_SHOT ? coll__win_mv_two_shot(s, r, k, i, mv) : coll__win_mv_one_shot(s, r, k, i, mv);
+    case COLL_REDUCE_SCATTER: return coll__win_mv_reduce_scatter(s, r, k, i, mv);
+    case COLL_ALLGATHER:      return coll__win_mv_allgather(s, r, k, i, mv);
+    case COLL_BROADCAST:      return coll__win_mv_broadcast(s, r, k, i, mv);
+    case COLL_REDUCE:         return coll__win_mv_reduce(s, r, k, i, mv);
+    case COLL_ALLTOALL:       return coll__win_mv_alltoall(s, r, k, i, mv);
+    default:                  return 0;
+    }
+}
+
+/* The shape of the call w runs, as this rank sees it. */
+static void coll__win_shape_of(const coll__win *w, coll__win_shape *s)
+{
+    s->kind = w->a.kind; s->form = w->algo; s->p = w->c->nranks; s->root = w->a.root;
+    s->inplace = w->pl.inplace; s->count = w->pl.count; s->es = w->es;
+}
+
+/* Where move m reads; where it lands (this rank's own dst as its caller
+   gave it, another rank's as its record says). */
+static const unsigned char *coll__win_src(const coll__win *w, const coll__win_mv *m)
+{
+    const coll_window_rec *r = w->r[m->from];
+    return (const unsigned char *)(m->from_dst ? (const void *)r->dst : r->src) + m->off;
+}
+static unsigned char *coll__win_dst(const coll__win *w, const coll__win_mv *m)
+{
+    return (unsigned char *)(m->to == w->c->rank ? w->a.dst : w->r[m->to]->dst) + m->at;
+}
+
+/* The fold whose term 0 is move i of phase k (m0): its terms folded in
+   rank order into where it lands, out = x0 (+) x1 (+) ... with coll.h's
+   kernels, then avg's division. Staged - a segment at a time through
+   scratch - where out is also one of the terms' inputs (in place), so
+   that no input is overwritten before it is folded. */
+static int coll__win_fold(coll__win *w, const coll__win_shape *s, int k, int i, const coll__win_mv *m0)
 {
     coll_comm *c = w->c;
-    size_t b = w->pl.count * w->es, at, m;
-    int i, me = c->rank;
-    unsigned char *d = (unsigned char *)w->a.dst;
-    if (!w->pl.inplace) {
-        for (i = 0; i < c->nranks; i++)
-            if (b) COLL_MEMCPY(d + (size_t)i * b, (const unsigned char *)w->r[i]->src + (size_t)me * b, b);
-        return COLL_OK;
+    const coll_args *a = &w->a;
+    coll__win_mv m;
+    unsigned char *out = coll__win_dst(w, m0), *o;
+    const unsigned char *x0;
+    size_t es = s->es, n = m0->len / es, cut = n, at, len;
+    int t, staged = 0, rc = COLL_OK;
+    for (t = 0; t < m0->terms; t++)
+        if (coll__win_move(s, c->rank, k, i + t, &m) && coll__overlap(out, m0->len, coll__win_src(w, &m), m0->len))
+            staged = 1;
+    if (staged) cut = c->segment / es ? c->segment / es : 1;
+    for (at = 0; at < n && rc == COLL_OK; at += len) {
+        len = n - at < cut ? n - at : cut;
+        o = staged ? c->scratch : out + at * es;
+        coll__win_move(s, c->rank, k, i, &m);
+        x0 = coll__win_src(w, &m) + at * es;
+        if (m0->terms == 1 && o != x0) COLL_MEMCPY(o, x0, len * es);
+        for (t = 1; t < m0->terms && rc == COLL_OK; t++) {
+            coll__win_move(s, c->rank, k, i + t, &m);
+            rc = coll__reduce(c, &c->user, o, t == 1 ? x0 : o, coll__win_src(w, &m) + at * es, len, a->dtype, a->op);
+        }
+        if (rc == COLL_OK && a->op == COLL_AVG) rc = coll__scale(c, o, len, a->dtype, (size_t)m0->terms);
+        if (staged) COLL_MEMCPY(out + at * es, o, len * es);
     }
-    for (i = me + 1; i < c->nranks; i++) {
-        unsigned char *mine = d + (size_t)i * b, *theirs = (unsigned char *)w->r[i]->dst + (size_t)me * b;
-        for (at = 0; at < b; at += m) {
-            m = b - at < c->segment ? b - at : c->segment;
-            COLL_MEMCPY(c->scratch, mine + at, m);
-            COLL_MEMCPY(mine + at, theirs + at, m);
-            COLL_MEMCPY(theirs + at, c->scratch, m);
+    return rc;
+}
+
+/* This rank's moves of phase k, in order: a copy (none onto itself), a
+   fold (coll__win_fold, its terms), a swap a segment at a time through
+   scratch. */
+static int coll__win_phase(coll__win *w, const coll__win_shape *s, int k)
+{
+    coll_comm *c = w->c;
+    coll__win_mv m;
+    size_t at, len;
+    int i, rc = COLL_OK;
+    for (i = 0; rc == COLL_OK && coll__win_move(s, c->rank, k, i, &m); i++) {
+        unsigned char *d, *y;
+        if (m.how == COLL__WIN_FOLD) {
+            if (m.len) rc = coll__win_fold(w, s, k, i, &m);
+            i += m.terms - 1;
+            continue;
+        }
+        if (!m.len) continue;
+        d = coll__win_dst(w, &m);
+        if (m.how == COLL__WIN_COPY) {
+            if (d != coll__win_src(w, &m)) COLL_MEMCPY(d, coll__win_src(w, &m), m.len);
+            continue;
+        }
+        y = (unsigned char *)w->r[m.from]->dst + m.off;
+        for (at = 0; at < m.len; at += len) {
+            len = m.len - at < c->segment ? m.len - at : c->segment;
+            COLL_MEMCPY(c->scratch, d + at, len);
+            COLL_MEMCPY(d + at, y + at, len);
+            COLL_MEMCPY(y + at, c->scratch, len);
         }
     }
-    return COLL_OK;
+    return rc;
+}
+
+/* The kind's moves, phase by phase, a sync between two phases (a rank
+   whose phase failed still meets the others there, then ends the call). */
+static int coll__win_exec(coll__win *w)
+{
+    coll__win_shape s;
+    int k, rc = COLL_OK;
+    coll__win_shape_of(w, &s);
+    for (k = 0; k < coll__win_phases(&s); k++) {
+        if (k && (rc = coll__win_sync(w, rc)) != COLL_OK) return rc;
+        rc = coll__win_phase(w, &s, k);
+    }
+    return rc;
 }
 
 /* ---- >>win-calls  the collectives ----------------------------------------- */
@@ -459,16 +589,7 @@ static int coll__win_messages(coll_comm *c, const coll_args *a)
 /* The kind's loads and stores, once every record is checked. */
 static int coll__win_moves(coll__win *w)
 {
-    switch (w->a.kind) {
-    case COLL_ALLREDUCE:
-        return w->algo == COLL_WINDOW_ONE_SHOT ? coll__win_one_shot(w) : coll__win_two_shot(w);
-    case COLL_REDUCE_SCATTER: return coll__win_reduce_scatter(w);
-    case COLL_ALLGATHER:      return coll__win_allgather(w);
-    case COLL_BROADCAST:      return coll__win_broadcast(w);
-    case COLL_REDUCE:         return coll__win_reduce(w);
-    case COLL_ALLTOALL:       return coll__win_alltoall(w);
-    default:                  return COLL_OK;      /* barrier: the syncs alone */
-    }
+    return coll__win_exec(w);                      /* >>win-moves */
 }
 
 /* Runs one call: plan, post and sync, check, the kind's moves, the last
