@@ -72,8 +72,9 @@
                           in place, each pair swaps its two blocks (the
                           lower rank of the pair does it)
      barrier              2 s
-   COLL_WINDOW_AUTO takes the one-shot all-reduce up to
-   COLL_WINDOW_ONE_SHOT_MAX bytes when no rank works in place.
+   COLL_WINDOW_AUTO takes the one-shot all-reduce when no rank works in
+   place and the call is at most COLL_WINDOW_ONE_SHOT_MAX bytes or the
+   ranks are two (each rank then loads n of its peer's bytes either way).
 
    LIMITS  The communicator must be one whose port is the caller's own:
    coll.h's layers (sub-communicators, the max_bytes pieces, the observer)
@@ -250,6 +251,17 @@ static int coll__win_covers(coll__win *w, int i)
            (!in_n || r->src) && (!out_n || r->dst);
 }
 
+/* AUTO's all-reduce: one-shot where no rank works in place and either
+   the call is small or there are two ranks. Each rank loads (p - 1) n of
+   its peers' bytes one-shot and 2 (p - 1) n / p two-shot: the same at
+   p = 2, where one-shot saves a sync and the copy of the other half. */
+static int coll__win_form(const coll__win *w, int inplace)
+{
+    if (inplace) return COLL_WINDOW_TWO_SHOT;
+    return w->c->nranks == 2 || w->pl.count * w->es <= COLL_WINDOW_ONE_SHOT_MAX ? COLL_WINDOW_ONE_SHOT
+                                                                                : COLL_WINDOW_TWO_SHOT;
+}
+
 /* Move 2: every record read and checked, the same way on every rank: the
    same call, no refusal, every record covering what the call touches (a
    declined one: COLL__WIN_MESSAGES, every rank then runs coll.h's call). */
@@ -278,9 +290,7 @@ static int coll__win_check(coll__win *w, int own)
         if (cov > 1) declined = 1;
     }
     if (declined) return COLL__WIN_MESSAGES;
-    w->algo = (int)w->a.algo == (int)COLL_WINDOW_AUTO ?
-              (!inplace && w->pl.count * w->es <= COLL_WINDOW_ONE_SHOT_MAX ? COLL_WINDOW_ONE_SHOT : COLL_WINDOW_TWO_SHOT) :
-              (int)w->a.algo;
+    w->algo = (int)w->a.algo == (int)COLL_WINDOW_AUTO ? coll__win_form(w, inplace) : (int)w->a.algo;
     if (inplace && w->algo == COLL_WINDOW_ONE_SHOT) w->algo = COLL_WINDOW_TWO_SHOT;   /* (a forced one-shot too) */
     return COLL_OK;
 }
