@@ -13,6 +13,8 @@
 #   make trace-hier COLL=allreduce HOSTS=2 LOCAL=3 N=12 [ORDER=interleaved|host-major ROOT= CHECKS=]
 #                        coll_hier.h's form, phase by phase, on H hosts x L ranks (threads), checked
 #   make test-trace-hier every hierarchical collective traced at 2x3, 3x2, 4x2, both orders, checked
+#   make trace-window COLL=allreduce FORM=two P=4 N=10 [ROOT= INPLACE= SCRATCH=]
+#   make test-trace-window every collective over windows traced at 1-8 ranks, checked
 TEACH_B      := $(B)/teach
 TEACH_CFLAGS := -std=c99 $(CFLAGS) $(WARN) -I.
 TEACH_HDRS   := coll.h tools/sched_sim.h ports/coll_mailbox.h
@@ -65,25 +67,47 @@ test-trace-hier: $(TEACH_B)/hier_trace
 TEST_TARGETS += test-trace-hier
 EXAMPLES_TARGETS += $(TEACH_B)/hier_trace
 
+# ---- the collectives over windows (coll_window.h), move by move -----------------
+$(TEACH_B)/window_trace: tools/window_trace.c tools/diagrams.c coll_window.h $(TEACH_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TEACH_CFLAGS) -o $@ $< -lm
+
+WINDOW_TRACE_ARGS = $(if $(COLL),coll=$(COLL)) $(if $(FORM),form=$(FORM)) $(if $(P),p=$(P)) $(if $(N),n=$(N)) \
+                    $(if $(ROOT),root=$(ROOT)) $(if $(INPLACE),inplace=$(INPLACE)) $(if $(SCRATCH),scratch=$(SCRATCH))
+
+.PHONY: trace-window test-trace-window
+## trace-window: [docs] a collective over windows phase by phase (COLL= FORM=one|two P= N= ROOT= INPLACE= SCRATCH=): who reads whom, which bytes, copy or fold, checked against a plain loop
+trace-window: $(TEACH_B)/window_trace
+	@$(TEACH_B)/window_trace $(WINDOW_TRACE_ARGS)
+
+## test-trace-window: every collective over windows traced at 1-8 ranks, in place and out, checked (plain loop, no overlap in a phase, coll_window.h's executor bitwise), a corrupted move caught; the command line's answers
+test-trace-window: $(TEACH_B)/window_trace
+	@sh test/teach_trace_window.sh $(TEACH_B)/window_trace
+
+TEST_TARGETS += test-trace-window
+EXAMPLES_TARGETS += $(TEACH_B)/window_trace
+
 # ---- diagrams ------------------------------------------------------------------
 $(TEACH_B)/diagrams: tools/diagrams.c $(TEACH_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TEACH_CFLAGS) -o $@ $< -lm
 
 .PHONY: diagrams docs-diagrams test-diagrams
-## diagrams: [docs] build/diagrams/index.html, one SVG per (collective, algorithm, p) and per hierarchical form
-diagrams: $(TEACH_B)/diagrams $(TEACH_B)/hier_trace
+## diagrams: [docs] build/diagrams/index.html, one SVG per (collective, algorithm, p), per hierarchical form and per collective over windows
+diagrams: $(TEACH_B)/diagrams $(TEACH_B)/hier_trace $(TEACH_B)/window_trace
 	@mkdir -p $(B)/diagrams
 	@$(TEACH_B)/diagrams $(B)/diagrams
 	@$(TEACH_B)/hier_trace --svg $(B)/diagrams/svg
+	@$(TEACH_B)/window_trace --svg $(B)/diagrams/svg --page $(B)/diagrams/index.html
 	@echo "open $(B)/diagrams/index.html"
 
 # the copy under docs/ that README.md links to
 ## docs-diagrams: [docs] the diagrams again under docs/diagrams, the copy README.md links to
-docs-diagrams: $(TEACH_B)/diagrams $(TEACH_B)/hier_trace
+docs-diagrams: $(TEACH_B)/diagrams $(TEACH_B)/hier_trace $(TEACH_B)/window_trace
 	@rm -rf docs/diagrams && mkdir -p docs/diagrams
 	@$(TEACH_B)/diagrams docs/diagrams
 	@$(TEACH_B)/hier_trace --svg docs/diagrams/svg
+	@$(TEACH_B)/window_trace --svg docs/diagrams/svg --page docs/diagrams/index.html
 
 ## test-diagrams: the diagrams page in headless Chromium: loads, every diagram renders
 test-diagrams: diagrams
