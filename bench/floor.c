@@ -1,7 +1,8 @@
-/* floor.c - the direct all-reduce at the memory floor, with no library:
-   what any shared-memory all-reduce could reach on this machine.
+/* floor.c - the direct all-reduce, reduce-scatter and all-gather at the
+   memory floor, with no library: what any shared-memory implementation of
+   them could reach on this machine.
 
-       build/bench/floor [-n ranks,...] [-s sizes] [-r runs] [-T ms] [-B 0|1] [-b] [-k]
+       build/bench/floor [-n ranks,...] [-s sizes] [-c collectives] [-r runs] [-T ms] [-B 0|1] [-b] [-k]
 
    Ranks are threads over buffers they all see. A call (float32 sum of n
    bytes, each rank its own input and output) is two shots:
@@ -21,6 +22,22 @@
    for (on the project's loaded 2-core machine, 2 ranks: 8 B 4 us a call
    with 16 polls, 11 with 128, 77 with 1024, in the same minute).
 
+   -c allreduce,reduce_scatter,allgather picks the collectives (default:
+   allreduce alone). Their sizes are bench_coll's (bench_common.h): n,
+   the row's bytes, is the whole vector of the all-reduce, the whole input
+   of the reduce-scatter (p blocks of n/p) and the whole output of the
+   all-gather (p blocks), a block rounded down to whole floats (at least
+   one) and the row saying the bytes moved; above 64 MiB only the
+   all-reduce is run, as in bench_coll. Each is one bare loop and one
+   barrier at its end (after it no rank reads a peer's buffer, so the
+   caller may write its input again):
+     reduce_scatter  rank r folds block r of every rank's input straight
+                     into its output (reads n, writes n/p);
+     allgather       rank r copies every rank's input block (its own too)
+                     into its place in r's output (reads n, writes n);
+   each rank starting at a different peer, the fold in 8 KiB pieces as in
+   the all-reduce.
+
    -B 1 binds rank r to the r-th CPU this process may use (round robin),
    as MPI launchers do; off by default, as in the threads port: under
    other programs' load a bound rank waits for its one CPU (2 MiB at 2
@@ -29,17 +46,22 @@
    Each (ranks, size) row: `runs` runs (-r, 5), each of back-to-back calls
    for about -T ms (20; at least 3 calls), timed by rank 0 from a barrier
    to a barrier; the median run's time per call is reported with the
-   fastest and slowest run. GB/s counts 2n bytes per rank (its input read
-   and its output written once), the all-reduce's own bandwidth figure.
+   fastest and slowest run. GB/s counts each rank's input and output once
+   (read and written): 2n bytes for the all-reduce, n + n/p for the
+   reduce-scatter and the all-gather.
    Inputs are small integers, so every sum is exact; after the timed calls
    every rank's output is checked against a plain loop (check: ok|FAIL).
 
-   Output: a table (ranks, bytes, time_us, GBps, min_us, max_us, check)
+   Output: a table (ranks, bytes, time_us, GBps, min_us, max_us, check;
+   with a collective column first when -c names more than the all-reduce)
    with the command line and the load on top; -b prints the bench table's
-   rows instead (impl floor, collective allreduce, algo direct; algbw =
-   n / time, busbw = algbw x 2(p-1)/p), for bench/goals.sh and bench/ab.sh.
-   -k: check only, sizes 0..67 floats at 1..5 ranks and a few
-   back-to-back calls each, then "floor: N passed, N failed".
+   rows instead (impl floor, collective allreduce | reduce_scatter |
+   allgather, algo direct; algbw = n / time, busbw = algbw x 2(p-1)/p for
+   the all-reduce, x (p-1)/p for the others, as bench_coll's), for
+   bench/goals.sh and bench/ab.sh.
+   -k: check only, each collective at vectors (all-reduce) or blocks of
+   0..67 floats at 1..5 ranks and a few back-to-back calls each, and that
+   the check sees one wrong float, then "floor: N passed, N failed".
    Sizes default to 8 B..256 MiB by x4 (with 64 KiB and 64 MiB); -s takes
    a list with K/M suffixes. */
 #define _GNU_SOURCE                /* sched_setaffinity, CPU_SET (-B) */
@@ -95,9 +117,15 @@ static void floor_wait(floor_barrier *b)
 /* What rank 0 tells the others at each barrier-separated round. */
 enum { CMD_CALLS, CMD_QUIT };
 
+/* The collectives, named as bench_coll's rows name them. */
+enum { FK_ALLREDUCE, FK_REDUCE_SCATTER, FK_ALLGATHER, FK_COUNT };
+static const char *const floor_kind_names[FK_COUNT] = { "allreduce", "reduce_scatter", "allgather" };
+#define FLOOR_OTHER_MAX ((size_t)64 << 20)   /* bench_common.h's BENCH_OTHER_MAX */
+
 typedef struct floor_world {
     int p;
-    size_t count;                  /* floats per vector                     */
+    int kind;                      /* FK_*                                  */
+    size_t count;                  /* floats per vector (all-reduce) or block */
     float *in[FLOOR_MAX_RANKS], *out[FLOOR_MAX_RANKS];
     floor_barrier bar;
     int cmd;                       /* written by rank 0 between barriers    */
@@ -125,8 +153,46 @@ static void floor_add(float *restrict d, const float *restrict a, size_t n)
     for (i = 0; i < n; i++) d[i] += a[i];
 }
 
+/* Floats in a rank's input and output. */
+static size_t floor_in_elems(const floor_world *w)
+{
+    return w->kind == FK_REDUCE_SCATTER ? w->count * (size_t)w->p : w->count;
+}
+static size_t floor_out_elems(const floor_world *w)
+{
+    return w->kind == FK_ALLGATHER ? w->count * (size_t)w->p : w->count;
+}
+
+/* One reduce-scatter, rank r's part: block r of every input, folded. */
+static void floor_call_rs(floor_world *w, int r)
+{
+    size_t n = w->count, off = (size_t)r * n, b, e;
+    int q;
+    float *o = w->out[r];
+    for (b = 0; b < n; b = e) {
+        e = b + FLOOR_BLOCK < n ? b + FLOOR_BLOCK : n;
+        if (w->p == 1) memcpy(o + b, w->in[0] + off + b, (e - b) * sizeof(float));
+        else floor_sum2(o + b, w->in[r] + off + b, w->in[(r + 1) % w->p] + off + b, e - b);
+        for (q = 2; q < w->p; q++) floor_add(o + b, w->in[(r + q) % w->p] + off + b, e - b);
+    }
+    floor_wait(&w->bar);
+}
+
+/* One all-gather, rank r's part: every input's block into its place. */
+static void floor_call_ag(floor_world *w, int r)
+{
+    size_t n = w->count;
+    int q;
+    float *o = w->out[r];
+    for (q = 0; q < w->p; q++) {
+        int s = (r + q) % w->p;                /* start at a different owner each */
+        if (n) memcpy(o + (size_t)s * n, w->in[s], n * sizeof(float));
+    }
+    floor_wait(&w->bar);
+}
+
 /* One all-reduce, rank r's part. */
-static void floor_call(floor_world *w, int r)
+static void floor_call_ar(floor_world *w, int r)
 {
     size_t lo, hi, b, e;
     int q;
@@ -145,6 +211,13 @@ static void floor_call(floor_world *w, int r)
         if (hi > lo) memcpy(o + lo, w->out[s] + lo, (hi - lo) * sizeof(float));
     }
     floor_wait(&w->bar);
+}
+
+static void floor_call(floor_world *w, int r)
+{
+    if (w->kind == FK_REDUCE_SCATTER) floor_call_rs(w, r);
+    else if (w->kind == FK_ALLGATHER) floor_call_ag(w, r);
+    else floor_call_ar(w, r);
 }
 
 typedef struct floor_rank { floor_world *w; int r; } floor_rank;
@@ -213,21 +286,35 @@ static void floor_fill(floor_world *w)
 {
     int r;
     size_t i;
+    size_t ni = floor_in_elems(w), no = floor_out_elems(w);
     for (r = 0; r < w->p; r++) {
-        for (i = 0; i < w->count; i++) w->in[r][i] = floor_value(r, i);
-        memset(w->out[r], 0xff, w->count * sizeof(float));   /* NaN */
+        for (i = 0; i < ni; i++) w->in[r][i] = floor_value(r, i);
+        memset(w->out[r], 0xff, no * sizeof(float));   /* NaN */
     }
 }
 
 /* Every rank's output against a plain loop; the number of wrong floats. */
 static size_t floor_check(const floor_world *w)
 {
-    size_t i, bad = 0;
+    size_t i, n = w->count, bad = 0;
     int r, q;
-    for (i = 0; i < w->count; i++) {
-        float s = 0;
-        for (q = 0; q < w->p; q++) s += floor_value(q, i);
-        for (r = 0; r < w->p; r++) bad += w->out[r][i] != s;
+    if (w->kind == FK_REDUCE_SCATTER) {
+        for (r = 0; r < w->p; r++)
+            for (i = 0; i < n; i++) {
+                float s = 0;
+                for (q = 0; q < w->p; q++) s += floor_value(q, (size_t)r * n + i);
+                bad += w->out[r][i] != s;
+            }
+    } else if (w->kind == FK_ALLGATHER) {
+        for (r = 0; r < w->p; r++)
+            for (q = 0; q < w->p; q++)
+                for (i = 0; i < n; i++) bad += w->out[r][(size_t)q * n + i] != floor_value(q, i);
+    } else {
+        for (i = 0; i < n; i++) {
+            float s = 0;
+            for (q = 0; q < w->p; q++) s += floor_value(q, i);
+            for (r = 0; r < w->p; r++) bad += w->out[r][i] != s;
+        }
     }
     return bad;
 }
@@ -287,24 +374,27 @@ static void floor_stop(floor_run *f)
 static int floor_selftest(void)
 {
     static floor_run f;
-    int p, passed = 0, failed = 0;
+    int p, k, passed = 0, failed = 0;
     size_t n;
     for (p = 1; p <= 5; p++) {
-        if (floor_start(&f, p, 67) != 0) return 1;
-        for (n = 0; n <= 67; n++) {
-            size_t bad;
-            f.w.count = n;
-            floor_fill(&f.w);
-            (void)floor_round(&f.w, 1 + (long)(n % 3));
-            bad = floor_check(&f.w);
-            if (bad) { failed++; printf("FAIL p=%d count=%zu: %zu wrong floats\n", p, n, bad); }
-            else passed++;
-            if (n > 0) {                      /* the check itself sees one wrong float */
-                f.w.out[p - 1][n - 1] += 1.0f;
-                if (floor_check(&f.w) == 1) passed++;
-                else { failed++; printf("FAIL p=%d count=%zu: a wrong float went unseen\n", p, n); }
+        if (floor_start(&f, p, 67 * (size_t)p) != 0) return 1;
+        for (k = 0; k < FK_COUNT; k++)
+            for (n = 0; n <= 67; n++) {
+                size_t bad, last;
+                f.w.kind = k;
+                f.w.count = n;
+                floor_fill(&f.w);
+                (void)floor_round(&f.w, 1 + (long)(n % 3));
+                bad = floor_check(&f.w);
+                if (bad) { failed++; printf("FAIL %s p=%d count=%zu: %zu wrong floats\n", floor_kind_names[k], p, n, bad); }
+                else passed++;
+                if (n > 0) {                  /* the check itself sees one wrong float */
+                    last = floor_out_elems(&f.w) - 1;
+                    f.w.out[p - 1][last] += 1.0f;
+                    if (floor_check(&f.w) == 1) passed++;
+                    else { failed++; printf("FAIL %s p=%d count=%zu: a wrong float went unseen\n", floor_kind_names[k], p, n); }
+                }
             }
-        }
         floor_stop(&f);
     }
     printf("floor: %d passed, %d failed\n", passed, failed);
@@ -323,8 +413,9 @@ static size_t floor_parse_size(const char *s)
 
 static void floor_usage(void)
 {
-    fprintf(stderr, "usage: floor [-n ranks,...] [-s sizes] [-r runs] [-T ms] [-B 0|1] [-b] [-k]\n"
+    fprintf(stderr, "usage: floor [-n ranks,...] [-s sizes] [-c collectives] [-r runs] [-T ms] [-B 0|1] [-b] [-k]\n"
                     "  -n  rank counts (default 2,4)   -s  sizes with K/M (default 8 B..256 MiB)\n"
+                    "  -c  allreduce,reduce_scatter,allgather (default allreduce)\n"
                     "  -r  runs per row, median (5)    -T  ms of calls per run (20)\n"
                     "  -B  1: bind rank r to the r-th allowed CPU (default 0)\n"
                     "  -b  bench table rows            -k  check only, tiny sizes\n");
@@ -332,7 +423,8 @@ static void floor_usage(void)
 
 int main(int argc, char **argv)
 {
-    int ranks[FLOOR_MAX_RANKS], nranks = 0, nsizes = 0, runs = 5, bench = 0, failed = 0, i, j, a;
+    int ranks[FLOOR_MAX_RANKS], nranks = 0, nsizes = 0, runs = 5, bench = 0, failed = 0, i, j, a, k;
+    int kinds[FK_COUNT], nkinds = 0, other = 0;
     size_t sizes[FLOOR_MAX_SIZES], maxb = 0;
     double T = 0.020;
     double load[3] = {0, 0, 0};
@@ -343,7 +435,16 @@ int main(int argc, char **argv)
         if (strcmp(o, "-b") == 0) { bench = 1; continue; }
         if (!v || o[0] != '-' || o[2]) { floor_usage(); return 2; }
         a++;
-        if (o[1] == 'n' || o[1] == 's') {
+        if (o[1] == 'c') {
+            char buf[512], *tok;
+            snprintf(buf, sizeof buf, "%s", v);
+            for (tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                for (k = 0; k < FK_COUNT && strcmp(tok, floor_kind_names[k]) != 0; k++) {}
+                if (k == FK_COUNT) { floor_usage(); return 2; }
+                for (i = 0; i < nkinds && kinds[i] != k; i++) {}
+                if (i == nkinds) kinds[nkinds++] = k;
+            }
+        } else if (o[1] == 'n' || o[1] == 's') {
             char buf[512], *tok;
             snprintf(buf, sizeof buf, "%s", v);
             for (tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
@@ -362,6 +463,8 @@ int main(int argc, char **argv)
     if (runs < 1) runs = 1;
     if (sched_getaffinity(0, sizeof floor_allowed, &floor_allowed) != 0) floor_bind_on = 0;
     if (!nranks) { ranks[0] = 2; ranks[1] = 4; nranks = 2; }
+    if (!nkinds) kinds[nkinds++] = FK_ALLREDUCE;
+    for (k = 0; k < nkinds; k++) other |= kinds[k] != FK_ALLREDUCE;
     if (!nsizes) {
         size_t s;
         for (s = 8; s <= (64u << 20); s *= 4) {
@@ -377,39 +480,51 @@ int main(int argc, char **argv)
         if (la) { if (fscanf(la, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1; fclose(la); }
         printf("#");
         for (a = 0; a < argc; a++) printf(" %s", argv[a]);
-        printf("\n# direct two-shot all-reduce, float32 sum, median of %d runs; load %.2f %.2f %.2f\n",
+        printf("\n# direct %s, float32 sum, median of %d runs; load %.2f %.2f %.2f\n",
+               other ? "all-reduce (two-shot), reduce-scatter, all-gather" : "two-shot all-reduce",
                runs, load[0], load[1], load[2]);
-        printf("ranks\tbytes\ttime_us\tGBps\tmin_us\tmax_us\tcheck\n");
+        printf("%sranks\tbytes\ttime_us\tGBps\tmin_us\tmax_us\tcheck\n", other ? "collective\t" : "");
     }
     for (j = 0; j < nranks; j++) {
         static floor_run f;
         int p = ranks[j];
-        if (floor_start(&f, p, maxb / sizeof(float)) != 0) return 1;
+        /* + p: a block is at least one float, so p of them may pass maxb */
+        if (floor_start(&f, p, maxb / sizeof(float) + (size_t)p) != 0) return 1;
+        for (k = 0; k < nkinds; k++)
         for (i = 0; i < nsizes; i++) {
-            double t[64], warm, med;
+            double t[64], warm, med, fac, io;
             long calls;
-            int k, nr = runs < 64 ? runs : 64;
-            size_t bad;
+            int m, nr = runs < 64 ? runs : 64, kind = kinds[k];
+            size_t bad, bytes;
+            const char *name = floor_kind_names[kind];
+            if (kind != FK_ALLREDUCE && sizes[i] > FLOOR_OTHER_MAX) continue;
+            f.w.kind = kind;
             f.w.count = sizes[i] / sizeof(float);
+            if (kind != FK_ALLREDUCE) {        /* bench_count: a block, at least one float */
+                f.w.count /= (size_t)p;
+                if (!f.w.count) f.w.count = 1;
+            }
+            bytes = (kind == FK_ALLREDUCE ? f.w.count : f.w.count * (size_t)p) * sizeof(float);
+            fac = kind == FK_ALLREDUCE ? 2.0 * (p - 1) / p : (double)(p - 1) / p;
+            io = kind == FK_ALLREDUCE ? 2.0 * (double)bytes : (double)bytes + (double)bytes / p;
             floor_fill(&f.w);
             warm = floor_round(&f.w, 1);       /* first touch of the pages */
             warm = floor_round(&f.w, 1);
             calls = warm > 0 ? (long)(T / warm) : 1000000;
             if (calls < 3) calls = 3;
             if (calls > 1000000) calls = 1000000;
-            for (k = 0; k < nr; k++) t[k] = floor_round(&f.w, calls) / (double)calls;
+            for (m = 0; m < nr; m++) t[m] = floor_round(&f.w, calls) / (double)calls;
             bad = floor_check(&f.w);
             qsort(t, (size_t)nr, sizeof t[0], floor_cmp);
             med = nr % 2 ? t[nr / 2] : 0.5 * (t[nr / 2 - 1] + t[nr / 2]);
             if (bench)
-                printf("floor\tallreduce\tdirect\t%d\t%zu\t%.3f\t%.3f\t%.3f\t%s\n", p, sizes[i], med * 1e6,
-                       (double)sizes[i] / med / 1e9, (double)sizes[i] / med / 1e9 * 2.0 * (p - 1) / p,
-                       bad ? "FAIL" : "ok");
+                printf("floor\t%s\tdirect\t%d\t%zu\t%.3f\t%.3f\t%.3f\t%s\n", name, p, bytes, med * 1e6,
+                       (double)bytes / med / 1e9, (double)bytes / med / 1e9 * fac, bad ? "FAIL" : "ok");
             else
-                printf("%d\t%zu\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", p, sizes[i], med * 1e6,
-                       2.0 * (double)sizes[i] / med / 1e9, t[0] * 1e6, t[nr - 1] * 1e6, bad ? "FAIL" : "ok");
+                printf("%s%s%d\t%zu\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", other ? name : "", other ? "\t" : "", p, bytes,
+                       med * 1e6, io / med / 1e9, t[0] * 1e6, t[nr - 1] * 1e6, bad ? "FAIL" : "ok");
             fflush(stdout);
-            if (bad) { fprintf(stderr, "floor: p=%d %zu B: %zu wrong floats\n", p, sizes[i], bad); failed = 1; }
+            if (bad) { fprintf(stderr, "floor: %s p=%d %zu B: %zu wrong floats\n", name, p, bytes, bad); failed = 1; }
         }
         floor_stop(&f);
     }
