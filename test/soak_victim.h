@@ -3,9 +3,9 @@
    runs over, which fails it after its k-th send of a call, and the
    inputs every rank computes alike; and the ranks as processes: forked,
    their results read back through pipes, reaped. Include after coll.h
-   and <poll.h>, <signal.h>, <stdio.h>, <string.h>, <stdlib.h>,
-   <sys/wait.h>, <time.h>, <unistd.h>; the includer defines MAXN (the
-   largest call, in floats). */
+   and ports/coll_tcp.h, <poll.h>, <signal.h>, <stdio.h>, <string.h>,
+   <stdlib.h>, <sys/wait.h>, <time.h>, <unistd.h>; the includer defines
+   MAXN (the largest call, in floats) and child_setup. */
 #ifndef SOAK_VICTIM_H
 #define SOAK_VICTIM_H
 
@@ -154,14 +154,17 @@ static long long soak_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Forks `n` ranks: each runs setup(r, fd) (the includer's globals, its
-   environment; fd: the write end of its pipe), then fn(r, n, port, arg),
-   then writes res[0..size) into its pipe. pid[r] the children, fds[r]
-   the read ends. */
-static void soak_spawn(int n, int port, void (*setup)(int r, int fd), void (*fn)(int, int, int, void *),
-                       void *arg, const void *res, size_t size, pid_t *pid, int *fds)
+/* The includer's: a forked rank's own state before it runs (its globals,
+   its environment; fd: the write end of its pipe). */
+static void child_setup(int r, int fd);
+
+/* Forks `n` ranks on a free TCP port: each runs child_setup(r, fd), then
+   fn(r, n, port, arg), then writes res[0..size) into its pipe. pid[r] the
+   children, fds[r] the read ends. */
+static void soak_spawn(int n, void (*fn)(int, int, int, void *), void *arg, const void *res, size_t size,
+                       pid_t *pid, int *fds)
 {
-    int r;
+    int r, port = coll_tcp_free_port();
     fflush(stdout);
     fflush(stderr);
     for (r = 0; r < n; r++) {
@@ -174,7 +177,7 @@ static void soak_spawn(int n, int port, void (*setup)(int r, int fd), void (*fn)
             for (i = 0; i < r; i++) close(fds[i]);
             close(pfd[0]);
             signal(SIGPIPE, SIG_DFL);           /* a send must never raise it */
-            setup(r, pfd[1]);
+            child_setup(r, pfd[1]);
             fn(r, n, port, arg);
             if (write(pfd[1], res, size) != (ssize_t)size) _exit(3);
             _exit(0);

@@ -139,13 +139,6 @@ static void child_setup(int r, int fd)
     alarm(40);                                  /* a backstop, never expected */
 }
 
-/* Forks `n` ranks running fn(rank, n, port, arg) on a free port. */
-static void spawn(int n, void (*fn)(int, int, int, void *), void *arg, const void *res, size_t size,
-                  pid_t *pid, int *fds)
-{
-    soak_spawn(n, coll_tcp_free_port(), child_setup, fn, arg, res, size, pid, fds);
-}
-
 /* ---- the port's epochs alone: 2 hosts x 2 ranks ---------------------------- */
 
 static coll_hosts H;
@@ -383,7 +376,7 @@ static void test_epochs(void)
     report rep[4];
     for (r = 0; r < 4; r++) g_host_of[r] = r / 2;
     memset((void *)g_board, 0, B_COUNT * sizeof *g_board);
-    spawn(4, epochs_rank, NULL, &R, sizeof R, pid, fds);
+    soak_spawn(4, epochs_rank, NULL, &R, sizeof R, pid, fds);
     until = now_ms() + 30000;
     for (r = 0; r < 4; r++) {
         int ok = soak_collect(fds[r], &rep[r], sizeof rep[r], until);
@@ -544,7 +537,7 @@ static void run_trial(int idx, const trial *tr, double *secs)
     long long t0 = now_ms(), until;
     unsigned long before = coll_test_failed;
     for (r = 0; r < tr->n; r++) g_host_of[r] = tr->major ? r / per : r % tr->hosts;
-    spawn(tr->n, soak_rank, (void *)tr, &O, sizeof O, pid, fds);
+    soak_spawn(tr->n, soak_rank, (void *)tr, &O, sizeof O, pid, fds);
     until = now_ms() + 10000;                  /* the rendezvous and coll_init */
     for (r = 0; r < tr->n; r++) {
         char b;

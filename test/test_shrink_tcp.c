@@ -99,13 +99,6 @@ static void child_setup(int r, int fd)
     alarm(30);                                  /* a backstop, never expected */
 }
 
-/* Forks `n` ranks running fn(rank, n, port, arg) on a free port. */
-static void spawn(int n, void (*fn)(int, int, int, void *), void *arg, const void *res, size_t size,
-                  pid_t *pid, int *fds)
-{
-    soak_spawn(n, coll_tcp_free_port(), child_setup, fn, arg, res, size, pid, fds);
-}
-
 /* ---- the port's epochs alone, 3 ranks ------------------------------------ */
 
 static int init_rank(coll_tcp *t, int rank, int n, int port)
@@ -246,7 +239,7 @@ static void test_epochs(void)
     int fds[3], status[3], r;
     long long until;
     report rep[3];
-    spawn(3, epochs_rank, NULL, &R, sizeof R, pid, fds);
+    soak_spawn(3, epochs_rank, NULL, &R, sizeof R, pid, fds);
     until = coll_tcp__now_ms() + 20000;
     for (r = 0; r < 3; r++) {
         int ok = soak_collect(fds[r], &rep[r], sizeof rep[r], until);
@@ -401,7 +394,7 @@ static void run_trial(int idx, const trial *tr, double *secs)
     size_t at = 0;
     long long t0 = coll_tcp__now_ms(), until;
     unsigned long before = coll_test_failed;
-    spawn(tr->n, soak_rank, (void *)tr, &O, sizeof O, pid, fds);
+    soak_spawn(tr->n, soak_rank, (void *)tr, &O, sizeof O, pid, fds);
     until = coll_tcp__now_ms() + 10000;        /* the rendezvous and coll_init */
     for (r = 0; r < tr->n; r++) {
         char b;
