@@ -24,15 +24,17 @@ WIN_DEPS := coll.h coll_window.h ports/coll_threads.h ports/coll_smp_mailbox.h p
 WIN_CC   := -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG '-DCOLL_SMP_BARRIER()=__sync_synchronize()'
 WIN_C11  := -std=c11 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG   # the smp mailbox's C11 atomics (TSan sees them)
 
-$(WIN_B)/test_window: test/test_window.c $(WIN_DEPS)
+# each test program three ways: plain, ASan+UBSan, TSan
+WIN_TESTS := test_window test_window_auto
+$(WIN_TESTS:%=$(WIN_B)/%): $(WIN_B)/%: test/%.c $(WIN_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(WIN_CC) $(CFLAGS) $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
 
-$(WIN_B)/asan/test_window: test/test_window.c $(WIN_DEPS)
+$(WIN_TESTS:%=$(WIN_B)/asan/%): $(WIN_B)/asan/%: test/%.c $(WIN_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(WIN_CC) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
 
-$(WIN_B)/tsan/test_window: test/test_window.c $(WIN_DEPS)
+$(WIN_TESTS:%=$(WIN_B)/tsan/%): $(WIN_B)/tsan/%: test/%.c $(WIN_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(WIN_C11) -O1 -g -fsanitize=thread $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
 
@@ -62,16 +64,6 @@ test-window-compile:
 TEST_TARGETS += test-window
 
 # ---- coll.h's own AUTO calls over windows (the direct layer, >>win-auto) ----
-$(WIN_B)/test_window_auto: test/test_window_auto.c $(WIN_DEPS)
-	@mkdir -p $(@D)
-	$(CC) $(WIN_CC) $(CFLAGS) $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
-$(WIN_B)/asan/test_window_auto: test/test_window_auto.c $(WIN_DEPS)
-	@mkdir -p $(@D)
-	$(CC) $(WIN_CC) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
-$(WIN_B)/tsan/test_window_auto: test/test_window_auto.c $(WIN_DEPS)
-	@mkdir -p $(@D)
-	$(CC) $(WIN_C11) -O1 -g -fsanitize=thread $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
-
 # the core matrix (test/test_core.c) with coll_window.h bringing the
 # implementation in: every AUTO row over the threads port runs over windows
 WIN_CORE_DEPS := test/test_core.c coll.h coll_window.h coll_layout.h ports/coll_threads.h test/coll_test.h \
