@@ -15,16 +15,20 @@
 # MPI's own all-reduce and coll over the MPI port in the same mpirun,
 # coll's persistent calls at 8 B when bench_coll has them (-P 1), the raw
 # TCP loopback stream (tcpstream) and the memory bandwidth (membw) over
-# arrays as large as each ceiling row's buffers, and the memory floor
-# (bench/floor -b, when built) at those rows' sizes. Once: the memory traffic
+# arrays as large as each ceiling row's buffers, the reduce-scatter and
+# all-gather over windows of the threads and shm ports at those rows' sizes
+# (full: shm; the threads rows of every collective have them), and the
+# memory floor (bench/floor -b, when built; -c allreduce,reduce_scatter,
+# allgather where its usage lists -c) at those sizes. Once: the memory traffic
 # of the algorithm AUTO runs at each ceiling row, and AUTO's picks
 # (memtraffic; both are counts, not timings).
-#   quick  (1-2 min) all-reduce; ranks 2 and 4; 8 B, 2 KiB, 64 KiB, 1 MiB,
+#   quick  (1-2 min) all-reduce (and over windows reduce-scatter and all-gather
+#                    at 8 MiB); ranks 2 and 4; 8 B, 2 KiB, 64 KiB, 1 MiB,
 #                    8 MiB; 10 ms a row
 #   full   (14 min quiet, 26 loaded) all-reduce and the five other collectives (threads)
 #                    8 B..64 MiB, and 256 MiB with AUTO; 20 ms a row
 #
-# THE GOALS (all-reduce, float32 sum, call checks on unless said):
+# THE GOALS (all-reduce unless said, float32 sum, call checks on unless said):
 #   mem   threads and shm ports, >= 8 MiB, 2 and 4 ranks: busbw / the
 #         memory ceiling of the algorithm AUTO runs          >= 0.8
 #           ceiling time = C / M + R / A
@@ -61,7 +65,11 @@
 #         both from 1 KiB (smaller calls ride in the check round).
 #   win   windows (coll_window.h; rows coll-<port>-win): all-reduce at
 #         >= 8 MiB / the floor below >= 0.8 at 2 ranks, >= 0.6 at 4; at
-#         8 B, 2 ranks, time / Open MPI <= 0.5
+#         8 B, 2 ranks, time / Open MPI <= 0.5; reduce-scatter and
+#         all-gather, threads and shm, 2 and 4 ranks, every size >= 8 MiB:
+#         floor time of the same collective / coll time >= 0.8 (a size
+#         without both rows, or no rows at all: not measured, said in the
+#         row)
 #   thr   the threads port without windows against the shm port, AUTO,
 #         every size >= 64 KiB, 2 and 4 ranks: worst time ratio <= 1.0
 #   spread  the threads port, 2 ranks, 8, 32 and 128 B: five runs back
@@ -71,7 +79,10 @@
 #         the ceiling rows' sizes: time / the direct all-reduce with no
 #         library over shared buffers in the same run (bench/floor.c,
 #         rows impl floor; reduce a 1/p share from every input, a
-#         barrier, copy the other sums: the least traffic and hand-offs)
+#         barrier, copy the other sums: the least traffic and hand-offs);
+#         and the reduce-scatter and all-gather of the windows (of the
+#         ports without them too, where the tables have their rows) against
+#         the floor of the same collective (one bare loop, one barrier)
 #   peer  where the tables have them: 8 MiB at 2 ranks, best port / Open
 #         MPI >= 1; coll-mpi / Open MPI >= 1 at >= 1 MiB (worst size);
 #         coll-tcp / the best Gloo algorithm >= 2 at >= 1 MiB (worst size)
@@ -90,9 +101,9 @@ if [ "${1:-}" = run ]; then
     passes=${GOALS_PASSES:-3}
     OMPI="mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader"
     case $mode in
-    quick) T=10; colls=allreduce; sizes=8,2K,64K,1M,8M; big=8M; tmo=300 ;;
+    quick) T=10; colls=allreduce; sizes=8,2K,64K,1M,8M; big=8M; tmo=300; wports=threads,shm ;;
     full)  T=20; colls=allreduce,reduce_scatter,allgather,broadcast,reduce,alltoall
-           sizes=std; big=8M,32M,64M,256M; tmo=900 ;;
+           sizes=std; big=8M,32M,64M,256M; tmo=900; wports=shm ;;
     *) echo "usage: bench/goals.sh run [quick|full] [OUT] | bench/goals.sh TABLE..." >&2; exit 2 ;;
     esac
     for x in bench_coll membw memtraffic tcpstream; do
@@ -126,6 +137,12 @@ if [ "${1:-}" = run ]; then
     have_pers=0
     echo "$usage" | grep -q -- '^ *-P ' && have_pers=1
     ncpu=$(nproc 2>/dev/null || echo 2)
+    # the floor's collectives: reduce-scatter and all-gather too where its usage lists -c
+    fcolls=""
+    if [ -x $bin/floor ]; then
+        if $bin/floor -h 2>&1 | grep -q -- '^ *-c '; then fcolls="-c allreduce,reduce_scatter,allgather"
+        else say "MISSING: $bin/floor has no -c: no reduce-scatter or all-gather floor rows"; fi
+    fi
     crowded=""                  # the rank counts of the run that outnumber the cores
     if echo "$usage" | grep -q -- '^ *-K '; then
         for p in 2 4; do [ $p -gt $ncpu ] && crowded=${crowded:+$crowded,}$p; done
@@ -150,6 +167,10 @@ if [ "${1:-}" = run ]; then
             run "coll-threads" $bin/bench_coll -p threads -n 2,4 -c $colls -a $algos -s $sizes -T $T
             run "coll-threads-win" $bin/bench_coll -p threads -n 2,4 -c $colls -a auto -s $sizes -T $T -W 1
             run "coll-shm-win" $bin/bench_coll -p shm -n 2,4 -c allreduce -a auto -s $sizes -T $T -W 1
+            # reduce-scatter and all-gather over windows at the ceiling rows'
+            # sizes, for their floor goal (full: the threads rows above have them)
+            run "rs,ag -W 1 -p $wports" $bin/bench_coll -p $wports -n 2,4 -c reduce_scatter,allgather \
+                -a auto -s $big -T $T -W 1
             run "coll-shm-tcp" $bin/bench_coll -p shm,tcp -n 2,4 -c allreduce -a $algos -s $sizes -T $T
             if [ -n "$crowded" ]; then   # AUTO told the cores, where ranks outnumber them (rows coll-<port>-k<n>)
                 run "coll-threads -K" $bin/bench_coll -p threads -n $crowded -c $colls -a auto -s $sizes -T $T -K $ncpu
@@ -177,8 +198,8 @@ if [ "${1:-}" = run ]; then
             for f in $footprints; do
                 run "membw ${f%:*} MiB" $bin/membw -M ${f%:*} -r 5 -t ${f#*:}
             done
-            if [ -x $bin/floor ]; then   # the direct all-reduce with no library (bench/floor.c)
-                run floor $bin/floor -b -n 2,4 -s $big -r 3 -T $T
+            if [ -x $bin/floor ]; then   # the direct collectives with no library (bench/floor.c)
+                run floor $bin/floor -b -n 2,4 -s $big -r 3 -T $T $fcolls
             elif [ $i = 1 ]; then
                 say "MISSING: $bin/floor (make $bin/floor): no floor rows"
             fi
@@ -199,7 +220,7 @@ awk -F'\t' '
 FNR == 1 { next }
 $9 == "ok" {
     k = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4 SUBSEP $5
-    n[k]++; v[k, n[k]] = $6 + 0; seen[k] = 1; impls[$1] = 1
+    n[k]++; v[k, n[k]] = $6 + 0; seen[k] = 1; impls[$1] = 1; ic[$1, $2] = 1
     nb[k]++; vb[k, nb[k]] = $7 + 0; vc[k, nb[k]] = $8 + 0     # the rate columns, for membw/tcpstream
     if ($1 ~ /^memtraffic-/) { tc_algo[$1, $2, $4, $5] = $3; tc_c[$1, $2, $4, $5] = $7 + 0; tc_r[$1, $2, $4, $5] = $8 + 0 }
     if ($1 == "pick") pick[$2, $4, $5] = $3
@@ -393,6 +414,43 @@ function win_goal(port, p,    b, fl, x, r, lim) {
         if (r >= 0) row("win", "8 B p=2 time coll-" port " / ompi", r, "<= 0.5", r <= 0.5)
     }
 }
+# Reduce-scatter and all-gather over windows against their own floors
+# (bench/floor.c -c: impl floor, algo direct, the row of the collective) at
+# every size >= 8 MiB that either has: floor time / coll time >= 0.8 at 2
+# and 4 ranks. A size with one of the two rows missing, or no such row at
+# all, is said in its row and counted as not measured.
+function wcoll_goal(port, coll, p,    k, f, b, fl, x, r, what, any) {
+    delete WS
+    for (k in seen) {
+        split(k, f, SUBSEP)
+        if (f[2] == coll && f[4] == p && f[5] >= 8388608 &&
+            ((f[1] == "floor" && f[3] == "direct") || (f[1] == "coll-" port && f[3] == "auto"))) WS[f[5]] = 1
+    }
+    any = 0
+    for (b = 8388608; b <= 1073741824; b *= 2) if (b in WS) {
+        any = 1
+        fl = tc("floor", coll, "direct", p, b); x = tc("coll-" port, coll, "auto", p, b)
+        what = sprintf("p=%d %s %s floor / coll-%s time", p, mib(b), coll, port)
+        if (fl <= 0) row("win", what ": no floor " coll " row", -1, ">= 0.8")
+        else if (x <= 0) row("win", what ": no coll-" port " " coll " row", -1, ">= 0.8")
+        else { r = fl / x; row("win", what, r, ">= 0.8", r >= 0.8) }
+    }
+    if (!any) row("win", sprintf("p=%d >= 8 MiB %s floor / coll-%s time: no floor or coll-%s %s rows", p, coll, port, port, coll), -1, ">= 0.8")
+}
+# A reading (not a goal), as floor_reading: the reduce-scatter or
+# all-gather of a port (AUTO) against the floor of the same collective, at the
+# sizes of the floor: time / floor, and both GB/s of n + n/p per rank (the
+# input and the output of each rank once).
+function wcoll_reading(port, coll, p,    b, fl, x) {
+    for (b = 8; b <= 1073741824; b *= 2) {
+        fl = tc("floor", coll, "direct", p, b)
+        if (fl <= 0) continue
+        x = tc("coll-" port, coll, "auto", p, b)
+        if (x <= 0) printf "%s\tfloor\tp=%d %s coll-%s %s time / floor: no coll-%s %s row\t-\t(a reading)\t-\n", CH, p, mib(b), port, coll, port, coll
+        else printf "%s\tfloor\tp=%d %s coll-%s %s time / floor (floor %.2f GB/s of n + n/p per rank, coll-%s %.2f)\t%.2f\t(a reading)\t-\n",
+            CH, p, mib(b), port, coll, (b + b / p) / fl / 1e3, port, (b + b / p) / x / 1e3, x / fl
+    }
+}
 # the spread of five back-to-back runs of each small size, all passes
 function spread_goal(    k, f, i, lo, hi, r) {
     for (k in seen) {
@@ -405,18 +463,27 @@ function spread_goal(    k, f, i, lo, hi, r) {
             r, "<= 1.5", r >= 0 && r <= 1.5)
     }
 }
-function goals(S,    i, p, b, x, o, r, best, who, ports, lim, port) {
+function goals(S,    i, j, p, b, x, o, r, best, who, ports, lim, port, wc) {
     split("coll-threads coll-shm coll-tcp coll-mpi", ports, " ")
     if (S == "") {
         for (i = 1; i <= 2; i++) for (p = 2; p <= 4; p += 2) mem_goal(i == 1 ? "threads" : "shm", p)
         for (p = 2; p <= 4; p += 2) tcp_goal(p)
         for (i = 1; i <= 4; i++) for (p = 2; p <= 4; p += 2) floor_reading(i == 1 ? "threads" : i == 2 ? "shm" : i == 3 ? "threads-win" : "shm-win", p)
+        # reduce-scatter and all-gather: the windows always, the ports without them where the tables have their rows
+        split("reduce_scatter allgather", wc, " ")
+        for (j = 1; j <= 2; j++) for (i = 1; i <= 4; i++) {
+            port = i == 1 ? "threads" : i == 2 ? "shm" : i == 3 ? "threads-win" : "shm-win"
+            if (i <= 2 && !(("coll-" port, wc[j]) in ic)) continue
+            for (p = 2; p <= 4; p += 2) wcoll_reading(port, wc[j], p)
+        }
         for (p = 2; p <= 4; p += 2) {
             win_goal("threads-win", p)
             if ("coll-shm-win" in impls) win_goal("shm-win", p)
             r = worst_vs("coll-threads", "auto", "coll-shm", "auto", p, 65536)
             if (r >= 0) row("thr", "p=" p " >= 64 KiB worst time coll-threads / coll-shm (at " mib(WB) ")", r, "<= 1.0", r <= 1.0)
         }
+        for (j = 1; j <= 2; j++) for (i = 1; i <= 2; i++) for (p = 2; p <= 4; p += 2)
+            wcoll_goal(i == 1 ? "threads-win" : "shm-win", wc[j], p)
         spread_goal()
     }
     for (i = 1; i <= 2; i++) {
