@@ -1,8 +1,10 @@
 # mk/bench-floor.mk - the memory floor: the direct two-shot all-reduce with
-# no library (bench/floor.c), and coll's shared-memory ports against it.
+# no library (bench/floor.c; -c adds reduce-scatter and all-gather), and
+# coll's shared-memory ports against it.
 #
 #   make bench-floor       the floor's table: 2 and 4 ranks, 8 B..256 MiB,
-#                          medians of 5 runs (BENCH_FLOOR_ARGS)
+#                          medians of 5 runs (BENCH_FLOOR_ARGS: floor's
+#                          options, e.g. "-c allreduce,reduce_scatter,allgather")
 #   make bench-floor-vs    coll-threads and coll-shm all-reduce against the
 #                          floor, in turns in one run (bench/floor.sh;
 #                          FLOOR_ROUNDS, FLOOR_SIZES, FLOOR_RANKS)
@@ -16,7 +18,7 @@ $(B)/bench/floor: bench/floor.c
 	@echo "  CC  $@" >&2
 	@$(CC) $(CFLAGS) $(WARN) -std=c11 $< -o $@ $(LDLIBS_THREADS)
 
-# bench/goals.sh reads the floor's rows too
+# bench/goals.sh reads the floor's rows too (all three collectives)
 bench-bins: $(B)/bench/floor
 
 TEST_TARGETS += test-bench-floor

@@ -7,7 +7,8 @@
 #                      TCP loopback) and Open MPI, measured in one run of three
 #                      passes (14-26 min), bench/results/goals.tsv; with
 #                      GOALS_TABLES="a.tsv ..." the goals of those tables only
-#   make bench-goals-quick  the same run with fewer sizes (1-2 min)
+#   make bench-goals-quick  the same run with fewer sizes (1-2 min): all-reduce,
+#                      and the window reduce-scatter and all-gather at 8 MiB
 #   make bench-auto    AUTO against the fastest forced algorithm, every row
 #   make bench-auto-raw every forced algorithm, several passes (~3.5 min each),
 #                      bench/results/auto-raw.tsv: what fit-auto reads
@@ -122,7 +123,7 @@ GOALS_TABLES ?=
 bench-goals: $(if $(GOALS_TABLES),,bench-bins)
 	@$(if $(GOALS_TABLES),sh bench/goals.sh $(GOALS_TABLES),sh bench/goals.sh run full)
 
-## bench-goals-quick: the same goals from a short run (all-reduce, 5 sizes, 1-2 min)
+## bench-goals-quick: the same goals from a short run (all-reduce, 5 sizes; window reduce-scatter, all-gather at 8 MiB; 1-2 min)
 bench-goals-quick: bench-bins
 	@sh bench/goals.sh run quick
 
