@@ -219,6 +219,10 @@
 #ifndef COLL_THREADS_MAX_RANKS
 #define COLL_THREADS_MAX_RANKS 64
 #endif
+#if COLL_THREADS_MAX_RANKS > 0xfffe   /* a rank + 1 in 16 bits (`left`)   */
+#error "COLL_THREADS_MAX_RANKS: at most 65534"
+#endif
+#define COLL_THREADS__LEFT 4           /* epochs whose last wait it keeps  */
 #ifndef COLL_THREADS_MAX_OPS           /* outstanding handles per rank      */
 #define COLL_THREADS_MAX_OPS 16
 #endif
@@ -338,9 +342,12 @@ typedef struct coll_threads__rank {
     int attached;              /* communicators coll_init put on this rank  */
     unsigned epoch;            /* the port's epoch at this rank (renew;
                                   atomic: written by the owner only)       */
-    int left_on;               /* waiting_on when it left epoch left_epoch  */
-    unsigned left_epoch;       /* (atomic both: coll_port.missing reads a
-                                  rank that moved on as it was then)      */
+    unsigned left[COLL_THREADS__LEFT];   /* waiting_on as it left each of
+                                  its last epochs, slot epoch % LEFT: the
+                                  epoch's low 16 bits, then waiting_on + 1
+                                  (atomic: coll_port.missing reads a rank
+                                  that moved on as it was then; a shrink
+                                  moves on twice)                          */
     coll_window_rec win;       /* its record for the next window sync      */
     unsigned wsyncs COLL_THREADS__LINE;  /* window syncs entered (atomic)  */
 } coll_threads__rank;
@@ -1321,8 +1328,9 @@ static int coll_threads__renew(void *ctx, uint32_t epoch)
     coll_threads *w = me->w;
     int d;
     coll_threads__give_up_all(me, COLL_ERR_ABORTED);
-    __atomic_store_n(&me->left_on, __atomic_load_n(&me->waiting_on, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-    __atomic_store_n(&me->left_epoch, me->epoch, __ATOMIC_RELEASE);
+    __atomic_store_n(&me->left[me->epoch % COLL_THREADS__LEFT],
+                     (me->epoch & 0xffffu) << 16 | (unsigned)(__atomic_load_n(&me->waiting_on, __ATOMIC_RELAXED) + 1),
+                     __ATOMIC_RELEASE);
     __atomic_store_n(&me->epoch, epoch, __ATOMIC_RELEASE);
     memset(me->sseq, 0, sizeof me->sseq);
     memset(me->rseq, 0, sizeof me->rseq);
@@ -1344,6 +1352,21 @@ static int coll_threads__renew(void *ctx, uint32_t epoch)
     return COLL_OK;
 }
 
+/* Whom rank q waited for in epoch e, -1 nobody or not known: its wait
+   now while it is in e (read between two looks at its epoch, so that a
+   wait of its next epoch is never taken for one of e), else the wait it
+   left e in, for its last COLL_THREADS__LEFT epochs. */
+static int coll_threads__waited(const coll_threads__rank *q, unsigned e)
+{
+    unsigned s;
+    if (__atomic_load_n(&q->epoch, __ATOMIC_ACQUIRE) == e) {
+        int on = __atomic_load_n(&q->waiting_on, __ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&q->epoch, __ATOMIC_ACQUIRE) == e) return on;
+    }
+    s = __atomic_load_n(&q->left[e % COLL_THREADS__LEFT], __ATOMIC_ACQUIRE);
+    return s >> 16 == (e & 0xffffu) ? (int)(s & 0xffffu) - 1 : -1;
+}
+
 /* coll_port.missing: from `peer`, follow who waits for whom (at most
    nranks hops, a cycle ends it) to the rank that waits for nobody, each
    rank as it was in this rank's epoch (one that renewed since, as it
@@ -1356,13 +1379,7 @@ static int coll_threads__missing(void *ctx, int peer)
     int hops, next;
     if (peer < 0 || peer >= w->nranks) return peer;
     for (hops = 0; hops < w->nranks; hops++) {
-        coll_threads__rank *q = &w->r[peer];
-        if (__atomic_load_n(&q->epoch, __ATOMIC_ACQUIRE) == e)
-            next = __atomic_load_n(&q->waiting_on, __ATOMIC_ACQUIRE);
-        else if (__atomic_load_n(&q->left_epoch, __ATOMIC_ACQUIRE) == e)
-            next = __atomic_load_n(&q->left_on, __ATOMIC_ACQUIRE);
-        else
-            break;
+        next = coll_threads__waited(&w->r[peer], e);
         if (next < 0 || next >= w->nranks || next == peer) break;
         peer = next;
     }

@@ -14,6 +14,9 @@
        the victim, in order;
      - run an all-reduce and a broadcast on the new communicator, right on
        every survivor against a plain loop.
+   Before the trials: the port's answer on whom a wait ended at outlives
+   the waiter's renews (a survivor late to its error asks it of a rank
+   that already shrank).
    SHRINK_TRIALS (200), SHRINK_SEED (printed) and SHRINK_MS (the port's
    deadline, 100) change the run.
    RUN  make test-shrink */
@@ -234,6 +237,47 @@ static int rank_main(int r, void *arg)
     return 0;
 }
 
+/* The port's word on whom a failure came from outlives a shrink: rank 1
+   gives up on rank 2 (which never sends), renews twice as a shrink does
+   and gives up once more in between; rank 0, still in epoch 0, must
+   still hear "rank 2" from missing(1), and after four more renews of
+   rank 1's, which the port keeps no record of, no more than "rank 1". */
+static int late_flag;
+static int late_main(int r, void *arg)
+{
+    coll_port pt = coll_threads_port(&W, r);
+    char b[8];
+    int e;
+    (void)arg;
+    if (r == 1) {
+        COLL_CHECK_MSG(pt.recv(pt.ctx, 2, b, sizeof b) != COLL_OK, "late: a receive from a rank that never sends");
+        COLL_CHECK(pt.renew(pt.ctx, 1) == COLL_OK);
+        COLL_CHECK_MSG(pt.recv(pt.ctx, 0, b, sizeof b) != COLL_OK, "late: a receive in epoch 1 from rank 0");
+        COLL_CHECK(pt.renew(pt.ctx, 2) == COLL_OK);
+        __atomic_store_n(&late_flag, 1, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&late_flag, __ATOMIC_ACQUIRE) != 2) sched_yield();
+        for (e = 3; e <= 6; e++) COLL_CHECK(pt.renew(pt.ctx, (uint32_t)e) == COLL_OK);
+        __atomic_store_n(&late_flag, 3, __ATOMIC_RELEASE);
+    } else if (r == 0) {
+        while (__atomic_load_n(&late_flag, __ATOMIC_ACQUIRE) != 1) sched_yield();
+        e = pt.missing(pt.ctx, 1);
+        COLL_CHECK_MSG(e == 2, "late: missing(1) after rank 1's two renews is %d, not 2", e);
+        __atomic_store_n(&late_flag, 2, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&late_flag, __ATOMIC_ACQUIRE) != 3) sched_yield();
+        e = pt.missing(pt.ctx, 1);
+        COLL_CHECK_MSG(e == 1, "late: missing(1) after six renews is %d, not 1", e);
+    }
+    return 0;
+}
+
+static void late_naming(void)
+{
+    late_flag = 0;
+    if (coll_threads_init(&W, 3, 50) != COLL_OK) { COLL_CHECK_MSG(0, "late: coll_threads_init"); return; }
+    COLL_CHECK_MSG(coll_threads_run(&W, late_main, NULL) == 0, "late: a rank failed");
+    coll_threads_destroy(&W);
+}
+
 /* The world's threads, run beside main, which lets the victim go once
    the survivors are back. */
 typedef struct runner { int rc; } runner;
@@ -263,6 +307,7 @@ int main(void)
     if ((e = getenv("SHRINK_SEED")) != NULL) seed = strtoull(e, NULL, 0);
     if ((e = getenv("SHRINK_MS")) != NULL) ms = (unsigned)atoi(e);
     printf("shrink (threads): %d trials, SHRINK_SEED=%llu, deadline %u ms\n", trials, seed, ms);
+    late_naming();
     rng = seed;
     for (t = 0; t < trials; t++) {
         pthread_t th;
