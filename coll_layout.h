@@ -355,6 +355,25 @@ static COLL__NOINLINE void coll__layout_counts(size_t *counts, int p, int ndim, 
     for (r = 0; r < p; r++) counts[r] = coll_layout_local_shape(r, p, ndim, shape, sbp, NULL);
 }
 
+/* S(d) -> B: all-gather; a strided slab arrives back to back in the
+   workspace and is put in place after. counts as above. */
+static int coll__layout_allgather(coll_comm *c, int ndim, const size_t *shape, size_t es, coll_dtype dtype,
+                                  const unsigned char *s, unsigned char *o, coll_sbp from, size_t nsrc,
+                                  size_t *counts, unsigned char *w)
+{
+    int p = c->nranks, packed = !coll__layout_contiguous(shape, from.dim), rc;
+    unsigned char *gather = packed ? w : o;
+    if (counts) {
+        coll__layout_counts(counts, p, ndim, shape, from);
+        rc = coll__layout_run(c, COLL_ALLGATHERV, s, gather, 0, counts, dtype);
+    } else {
+        rc = coll__layout_run(c, COLL_ALLGATHER, s, gather, nsrc / es, NULL, dtype);
+    }
+    if (rc || !packed) return rc;
+    coll__layout_boxes(0, p, p, ndim, shape, from, es, w, o, 0);
+    return COLL_OK;
+}
+
 COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, coll_dtype dtype,
                                  const void *src, coll_sbp from, void *dst, coll_sbp to,
                                  void *work, size_t work_bytes)
@@ -362,32 +381,25 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
     size_t es = coll_dtype_size(dtype), total, nsrc, ndst, data, *counts = NULL;
     const unsigned char *s = (const unsigned char *)src;
     unsigned char *o = (unsigned char *)dst, *w = NULL;
-    int p, me, need_counts, dim, rc;
-
-    if (!c || ndim < 1 || ndim > COLL_LAYOUT_MAX_DIMS || !shape || es == 0 ||
-        !coll__layout_sbp_ok(from, ndim) || !coll__layout_sbp_ok(to, ndim))
+    int p, me, need_counts;
+    if (!c || ndim < 1 || ndim > COLL_LAYOUT_MAX_DIMS || !shape || es == 0 || !coll__layout_sbp_ok(from, ndim) ||
+        !coll__layout_sbp_ok(to, ndim))
         return COLL_ERR_INVAL;
-    p = c->nranks; me = c->rank;
-    total = coll__layout_count(ndim, shape);
+    p = c->nranks; me = c->rank; total = coll__layout_count(ndim, shape);
     nsrc = coll_layout_local_shape(me, p, ndim, shape, from, NULL) * es;
     ndst = coll_layout_local_shape(me, p, ndim, shape, to, NULL) * es;
     if ((nsrc && !s) || (ndst && !o) || (nsrc && ndst && s < o + ndst && o < s + nsrc))
         return COLL_ERR_INVAL;
     if (total == 0) return COLL_OK;
     coll__layout_needs(p, ndim, shape, from, to, &data, &need_counts);
-    if (work_bytes < coll_layout_work_bytes(p, ndim, shape, dtype, from, to) ||
-        ((data || need_counts) && !work))
+    if (work_bytes < coll_layout_work_bytes(p, ndim, shape, dtype, from, to) || ((data || need_counts) && !work))
         return COLL_ERR_NOSPC;
-    if (data || need_counts) {
-        w = coll__layout_align((unsigned char *)work);
-        if (need_counts) {
-            counts = (size_t *)(void *)w;
-            w = coll__layout_align(w + (size_t)p * sizeof(size_t));
-        }
+    if (data || need_counts) w = coll__layout_align((unsigned char *)work);
+    if (need_counts) {                                 /* the counts, then the data */
+        counts = (size_t *)(void *)w;
+        w = coll__layout_align(w + (size_t)p * sizeof(size_t));
     }
-
-    /* the same layout: a copy */
-    if (from.kind == to.kind && (from.kind != COLL_SBP_SPLIT || from.dim == to.dim)) {
+    if (from.kind == to.kind && (from.kind != COLL_SBP_SPLIT || from.dim == to.dim)) {   /* a copy */
         if (ndst) COLL_MEMCPY(o, s, ndst);
         return COLL_OK;
     }
@@ -398,25 +410,18 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
             else COLL_MEMSET(o, 0, ndst);
             return COLL_OK;
         }
-        /* B -> S(d): keep my slab */
-        coll__layout_boxes(me, me + 1, p, ndim, shape, to, es, s, o, 1);
+        coll__layout_boxes(me, me + 1, p, ndim, shape, to, es, s, o, 1);   /* B -> S(d): my slab */
         return COLL_OK;
-
     case COLL_SBP_PARTIAL_SUM:
-        if (to.kind == COLL_SBP_BROADCAST)
-            return coll__layout_run(c, COLL_ALLREDUCE, s, o, total, NULL, dtype);
-        /* P -> S(d): reduce-scatter; a strided slab is packed first, so
-           that rank r's part lies r-th, back to back */
-        dim = to.dim;
-        if (!coll__layout_contiguous(shape, dim)) {
+        if (to.kind == COLL_SBP_BROADCAST) return coll__layout_run(c, COLL_ALLREDUCE, s, o, total, NULL, dtype);
+        /* P -> S(d): reduce-scatter, a strided slab packed first (rank r's part r-th) */
+        if (!coll__layout_contiguous(shape, to.dim)) {
             coll__layout_boxes(0, p, p, ndim, shape, to, es, s, w, 1);
             s = w;
         }
-        if (!need_counts)
-            return coll__layout_run(c, COLL_REDUCE_SCATTER, s, o, ndst / es, NULL, dtype);
+        if (!need_counts) return coll__layout_run(c, COLL_REDUCE_SCATTER, s, o, ndst / es, NULL, dtype);
         coll__layout_counts(counts, p, ndim, shape, to);
         return coll__layout_run(c, COLL_REDUCE_SCATTERV, s, o, 0, counts, dtype);
-
     case COLL_SBP_SPLIT:
         if (to.kind == COLL_SBP_SPLIT)
             return coll__layout_split_to_split(c, ndim, shape, es, dtype, s, from.dim, o, to.dim, w);
@@ -425,22 +430,7 @@ COLL_API int coll_layout_convert(coll_comm *c, int ndim, const size_t *shape, co
             coll__layout_boxes(me, me + 1, p, ndim, shape, from, es, s, o, 0);
             return COLL_OK;
         }
-        /* S(d) -> B: all-gather; a strided slab arrives back to back in
-           the workspace and is put in place after */
-        dim = from.dim;
-        {
-            int packed = !coll__layout_contiguous(shape, dim);
-            unsigned char *gather = packed ? w : o;
-            if (need_counts) {
-                coll__layout_counts(counts, p, ndim, shape, from);
-                rc = coll__layout_run(c, COLL_ALLGATHERV, s, gather, 0, counts, dtype);
-            } else {
-                rc = coll__layout_run(c, COLL_ALLGATHER, s, gather, nsrc / es, NULL, dtype);
-            }
-            if (rc || !packed) return rc;
-            coll__layout_boxes(0, p, p, ndim, shape, from, es, w, o, 0);
-            return COLL_OK;
-        }
+        return coll__layout_allgather(c, ndim, shape, es, dtype, s, o, from, nsrc, counts, w);
     }
     return COLL_ERR_INVAL;
 }
