@@ -16,11 +16,11 @@
    copy: the least memory traffic an all-reduce has, and the fewest
    hand-offs (two barriers). Nothing waits on a message, a lock or a
    system call, so the time is the memory's, the barrier's, and the
-   scheduler's: a waiter that has polled FLOOR_SPIN times (16, ~1 us)
-   yields its core. The kernel often keeps two ranks on one CPU; a
-   waiter that spun longer before yielding held up the peer it waited
-   for (on the project's loaded 2-core machine, 2 ranks: 8 B 4 us a call
-   with 16 polls, 11 with 128, 77 with 1024, in the same minute).
+   scheduler's: a waiter polls FLOOR_SPIN times (16, ~1 us) between
+   yields of its core, and naps after FLOOR_YIELDS (64) yields. The
+   kernel often keeps two ranks on one CPU, where a waiter that spins
+   longer before yielding holds up the peer it waits for. The folds are
+   written so that -O2 vectorizes them, as coll.h's kernels are.
 
    -c allreduce,reduce_scatter,allgather picks the collectives (default:
    allreduce alone). Their sizes are bench_coll's (bench_common.h): n,
@@ -100,6 +100,13 @@ typedef struct floor_barrier {
     unsigned n;
 } floor_barrier;
 
+/* A waiter polls FLOOR_SPIN times between two yields, and after
+   FLOOR_YIELDS yields naps 50 us at a time instead, as the threads port's
+   window sync does: where ranks outnumber the cores, a waiter that only
+   yields keeps taking the CPU its peers need to arrive. */
+#define FLOOR_YIELDS 64
+static const struct timespec floor_nap = { 0, 50000 };
+
 static void floor_wait(floor_barrier *b)
 {
     unsigned g = atomic_load_explicit(&b->gen, memory_order_acquire), i = 0;
@@ -109,8 +116,9 @@ static void floor_wait(floor_barrier *b)
         return;
     }
     while (atomic_load_explicit(&b->gen, memory_order_acquire) == g) {
-        if (++i < FLOOR_SPIN) floor_pause();
-        else sched_yield();
+        if (++i % FLOOR_SPIN) floor_pause();
+        else if (i < FLOOR_YIELDS * FLOOR_SPIN) sched_yield();
+        else nanosleep(&floor_nap, NULL);       /* long: stop taking CPUs */
     }
 }
 
@@ -141,16 +149,25 @@ static void floor_share(const floor_world *w, int q, size_t *lo, size_t *hi)
     *hi = *lo + chunk < w->count ? *lo + chunk : w->count;
 }
 
+/* The folds, in runs of FLOOR_VEC floats and a tail: a loop of a fixed
+   count is one a compiler vectorizes at -O2 (GCC 12 leaves a plain loop
+   of unknown count scalar there, which made the fold the floor's limit,
+   not the memory). */
+#define FLOOR_VEC 16
 static void floor_sum2(float *restrict d, const float *restrict a, const float *restrict b, size_t n)
 {
-    size_t i;
-    for (i = 0; i < n; i++) d[i] = a[i] + b[i];
+    size_t i = 0, j;
+    for (; i + FLOOR_VEC <= n; i += FLOOR_VEC)
+        for (j = 0; j < FLOOR_VEC; j++) d[i + j] = a[i + j] + b[i + j];
+    for (; i < n; i++) d[i] = a[i] + b[i];
 }
 
 static void floor_add(float *restrict d, const float *restrict a, size_t n)
 {
-    size_t i;
-    for (i = 0; i < n; i++) d[i] += a[i];
+    size_t i = 0, j;
+    for (; i + FLOOR_VEC <= n; i += FLOOR_VEC)
+        for (j = 0; j < FLOOR_VEC; j++) d[i + j] += a[i + j];
+    for (; i < n; i++) d[i] += a[i];
 }
 
 /* Floats in a rank's input and output. */
