@@ -14,8 +14,10 @@
          coll_window_allreduce(&c, src, dst, count, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
      On a port without them every call is coll.h's own (COLL_ALGO_AUTO).
      coll.h's own blocking calls go over windows too where they leave the
-     algorithm to AUTO (coll_allreduce(&c, ..., COLL_ALGO_AUTO) above runs
-     as coll_window_allreduce): coll_init installs this header's layer on
+     algorithm to AUTO and are not small (coll_allreduce(&c, ...,
+     COLL_ALGO_AUTO) of COLL_WINDOW_DIRECT_MIN bytes or more runs as
+     coll_window_allreduce; a smaller one by messages, whose one hand-off
+     beats the windows' two syncs): coll_init installs this header's layer on
      every communicator where this header brought the implementation in
      (>>win-auto; coll_window_auto(&c, 0) takes it off). A forced
      algorithm, the non-blocking and persistent calls, and the kinds
@@ -95,6 +97,9 @@ static int coll__win_auto(struct coll_comm *c, const struct coll_args *a);
 #endif
 #include "coll.h"
 
+#ifndef COLL_WINDOW_DIRECT_MIN
+#define COLL_WINDOW_DIRECT_MIN 256       /* bytes: coll.h's AUTO calls over windows from it */
+#endif
 #ifndef COLL_WINDOW_ONE_SHOT_MAX
 #define COLL_WINDOW_ONE_SHOT_MAX 16384   /* bytes: AUTO's one-shot all-reduce up to it */
 #endif
@@ -693,11 +698,29 @@ COLL_API int coll_window_barrier(coll_comm *c)
    where this header brought the implementation in, and coll_run hands it
    every blocking call that leaves the algorithm to AUTO. It takes those
    of the kinds above on a port with windows, with the communicator's own
-   operator and no rule of coll_add_rule's for the kind (the rules say
-   what AUTO runs), and gives the rest to coll.h's engine unchanged. What it
+   operator, no rule of coll_add_rule's for the kind (the rules say what
+   AUTO runs) and at least COLL_WINDOW_DIRECT_MIN bytes in the larger
+   buffer (a window call costs two syncs however small it is, where the
+   engine's small all-reduce of two ranks is one hand-off), and gives the
+   rest to coll.h's engine unchanged. What it
    decides from is the call's arguments, the same on every rank; a rank
    whose buffers its port cannot share declines its record, and then
    every rank runs coll.h's call by messages (one sync more than that). */
+/* Is the call below COLL_WINDOW_DIRECT_MIN bytes in its larger buffer (a
+   rank's src or dst)? From its arguments alone, so the same on every rank. */
+static int coll__win_small(const coll_comm *c, const coll_args *a)
+{
+#if COLL_WINDOW_DIRECT_MIN > 0
+    size_t es = coll_dtype_size(a->dtype), k = 1;
+    if (a->kind == COLL_ALLGATHER || a->kind == COLL_REDUCE_SCATTER || a->kind == COLL_ALLTOALL)
+        k = (size_t)c->nranks;
+    return a->count < (size_t)COLL_WINDOW_DIRECT_MIN && a->count * es * k < (size_t)COLL_WINDOW_DIRECT_MIN;
+#else
+    (void)c; (void)a;
+    return 0;
+#endif
+}
+
 static int coll__win_ruled(const coll_comm *c, coll_kind k)
 {
     int i;
@@ -711,7 +734,8 @@ static int coll__win_auto(coll_comm *c, const coll_args *a)
     switch (a->kind) {
     case COLL_ALLREDUCE: case COLL_REDUCE_SCATTER: case COLL_ALLGATHER: case COLL_BROADCAST:
     case COLL_REDUCE: case COLL_ALLTOALL: case COLL_BARRIER:
-        if (coll_window_ok(c) && !a->user_op && !a->group && !coll__win_ruled(c, a->kind))
+        if (coll_window_ok(c) && !a->user_op && !a->group && !coll__win_ruled(c, a->kind) &&
+            !coll__win_small(c, a))
             return coll__win_run(c, a, 1);
         break;
     default:

@@ -66,17 +66,18 @@ TEST_TARGETS += test-window
 # ---- coll.h's own AUTO calls over windows (the direct layer, >>win-auto) ----
 # the core matrix (test/test_core.c) with coll_window.h bringing the
 # implementation in: every AUTO row over the threads port runs over windows
+# (COLL_WINDOW_DIRECT_MIN=0: small calls too)
 WIN_CORE_DEPS := test/test_core.c coll.h coll_window.h coll_layout.h ports/coll_threads.h test/coll_test.h \
                  test/test_ports.h test/test_checks.c test/test_values.h test/test_clock.h
 $(WIN_B)/test_core_win: $(WIN_CORE_DEPS)
 	@mkdir -p $(@D)
-	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG -DTEST_CORE_WINDOWS $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
+	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG -DTEST_CORE_WINDOWS -DCOLL_WINDOW_DIRECT_MIN=0 $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 $(WIN_B)/asan/test_core_win: $(WIN_CORE_DEPS)
 	@mkdir -p $(@D)
-	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG -DTEST_CORE_WINDOWS -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
+	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG -DTEST_CORE_WINDOWS -DCOLL_WINDOW_DIRECT_MIN=0 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 $(WIN_B)/tsan/test_core_win: $(WIN_CORE_DEPS)
 	@mkdir -p $(@D)
-	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG -DTEST_CORE_WINDOWS -O1 -g -fsanitize=thread $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
+	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG -DTEST_CORE_WINDOWS -DCOLL_WINDOW_DIRECT_MIN=0 -O1 -g -fsanitize=thread $(WARN) -o $@ $< $(LDLIBS_THREADS) -lm
 
 .PHONY: test-window-auto
 ## test-window-auto: coll.h's blocking AUTO calls over windows (coll_window.h's direct layer): the road each call takes (window syncs or messages) and its result on every rank at 1-7 ranks, forced, off, ruled, sub-communicators, declined, no scratch; and the core matrix (quick) with AUTO over windows; plain, ASan+UBSan, TSan

@@ -6,8 +6,10 @@
      - the seven kinds with a window form (all-reduce in and out of place,
        reduce-scatter, all-gather, broadcast, reduce, all-to-all, barrier)
        called as coll_allreduce(..., COLL_ALGO_AUTO) and the like, counts
-       0, 1 and 1001 (not a multiple of p): right results, window syncs,
-       no message;
+       0, 1, 1001 (not a multiple of p) and either side of
+       COLL_WINDOW_DIRECT_MIN: right results; window syncs and no message
+       where the larger buffer has COLL_WINDOW_DIRECT_MIN bytes or more,
+       else messages and no sync (the barrier, no bytes, always so);
      - a forced algorithm (ring), coll_window_auto(c, 0), a rule of
        coll_add_rule's for the kind, a kind without a window form (gather)
        and a sub-communicator: right results by messages, no sync;
@@ -27,7 +29,8 @@
 
 #include "test/coll_test.h"
 
-enum { MAXP = 7, MAXN = 1001 };
+#define MAXN_LIT 1001
+enum { MAXP = 7, MAXN = MAXN_LIT };
 
 static coll_threads W;
 static int g_p;
@@ -155,11 +158,28 @@ static void expect_road(coll_comm *c, coll_kind k, int r, size_t n, int inplace,
 
 static void barrier(coll_comm *c) { (void)coll_window_barrier(c); }
 
+/* Whether the direct layer takes kind k of n floats: its larger buffer's
+   bytes against COLL_WINDOW_DIRECT_MIN. */
+static int windowed(coll_kind k, size_t n)
+{
+    size_t b = k == COLL_BARRIER ? 0 : n * sizeof(float);
+    if (k == COLL_ALLGATHER || k == COLL_REDUCE_SCATTER || k == COLL_ALLTOALL) b *= (size_t)g_p;
+    return b + 1 > COLL_WINDOW_DIRECT_MIN;   /* (b >= it, for a MIN of 0 as well) */
+}
+
+/* floats either side of the direct layer's least call, and one call the
+   layer takes with room to stage in place */
+#define EDGE_N (COLL_WINDOW_DIRECT_MIN / sizeof(float))
+#define BIG_N (EDGE_N > 64 ? EDGE_N : 64)
+#if COLL_WINDOW_DIRECT_MIN / 4 + 1 > MAXN_LIT || COLL_WINDOW_DIRECT_MIN % 4
+#error "test_window_auto.c: COLL_WINDOW_DIRECT_MIN a multiple of 4, at most 4 x 1000"
+#endif
+
 static int body(int r, void *arg)
 {
     static const coll_kind kinds[] = { COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_BROADCAST,
                                        COLL_REDUCE, COLL_ALLTOALL, COLL_BARRIER };
-    static const size_t ns[] = { 0, 1, MAXN };
+    static const size_t ns[] = { 0, 1, MAXN, EDGE_N ? EDGE_N - 1 : 0, EDGE_N };
     coll_comm c, sub, bare;
     coll_subport sp;
     coll_port port = wrapped(r);
@@ -171,9 +191,9 @@ static int body(int r, void *arg)
                    c.direct ? "installed" : "missing");
     for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         for (i = 0; i < sizeof ns / sizeof ns[0]; i++)
-            expect_road(&c, kinds[k], r, ns[i], 0, COLL_ALGO_AUTO, 1, "AUTO");
+            expect_road(&c, kinds[k], r, ns[i], 0, COLL_ALGO_AUTO, windowed(kinds[k], ns[i]), "AUTO");
     for (i = 0; i < sizeof ns / sizeof ns[0]; i++)
-        expect_road(&c, COLL_ALLREDUCE, r, ns[i], 1, COLL_ALGO_AUTO, 1, "AUTO");
+        expect_road(&c, COLL_ALLREDUCE, r, ns[i], 1, COLL_ALGO_AUTO, windowed(COLL_ALLREDUCE, ns[i]), "AUTO");
     expect_road(&c, COLL_ALLREDUCE, r, MAXN, 0, COLL_ALGO_RING, 0, "forced ring");
     expect_road(&c, COLL_GATHER, r, MAXN, 0, COLL_ALGO_AUTO, 0, "no window form");
     COLL_CHECK(coll_window_auto(&c, 0) == COLL_OK && c.direct == NULL);
@@ -211,8 +231,8 @@ static int body(int r, void *arg)
     if (rc == COLL_OK) {
         int q, same = 1;
         float *s = g_src[r];
-        for (i = 0; i < 64; i++) s[i] = input(r, i);
-        g_rc[r] = coll_allreduce(&bare, s, s, 64, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
+        for (i = 0; i < BIG_N; i++) s[i] = input(r, i);
+        g_rc[r] = coll_allreduce(&bare, s, s, BIG_N, COLL_FLOAT32, COLL_SUM, COLL_ALGO_AUTO);
         COLL_CHECK_MSG(g_rc[r] != COLL_ERR_TIMEOUT, "p=%d rank %d: no scratch on rank 1: timed out", g_p, r);
         barrier(&c);
         for (q = 0; q < g_p; q++) same &= (g_rc[q] == COLL_OK) == (g_rc[0] == COLL_OK);
@@ -220,12 +240,12 @@ static int body(int r, void *arg)
                        g_rc[0], g_rc[r]);
         if (g_rc[r] == COLL_OK) {
             float want;
-            for (i = 0; i < 64; i++) {
+            for (i = 0; i < BIG_N; i++) {
                 want = 0;
                 for (q = 0; q < g_p; q++) want += input(q, i);
                 if (s[i] != want) break;
             }
-            COLL_CHECK_MSG(i == 64, "p=%d rank %d: no scratch on rank 1: element %u wrong", g_p, r, i);
+            COLL_CHECK_MSG(i == BIG_N, "p=%d rank %d: no scratch on rank 1: element %u wrong", g_p, r, i);
         }
     }
     return 0;
