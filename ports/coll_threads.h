@@ -222,7 +222,7 @@
 #if COLL_THREADS_MAX_RANKS > 0xfffe   /* a rank + 1 in 16 bits (`left`)   */
 #error "COLL_THREADS_MAX_RANKS: at most 65534"
 #endif
-#define COLL_THREADS__LEFT 4           /* epochs whose last wait it keeps  */
+#define COLL_THREADS__LEFT 4           /* epochs whose waits and names it keeps */
 #ifndef COLL_THREADS_MAX_OPS           /* outstanding handles per rank      */
 #define COLL_THREADS_MAX_OPS 16
 #endif
@@ -366,6 +366,10 @@ struct coll_threads {
     int failed;                /* call with this code (atomics; 32-bit, as
                                   every target has them lock-free)        */
     pthread_mutex_t fail_m;    /* orders the failures of two epochs       */
+    unsigned named[COLL_THREADS__LEFT];  /* the rank each of the last
+                                  epochs' first deadline named, slot epoch
+                                  % LEFT: the epoch's low 16 bits, then the
+                                  rank + 1 (atomic; coll_port.missing)    */
     unsigned fb_slots;         /* slots per pair: min(FBOX, FBOX_POOL / n^2) */
     size_t fb_max;             /* largest fast-box message (0: none)       */
     coll_threads__rank r[COLL_THREADS_MAX_RANKS];
@@ -1008,6 +1012,8 @@ static int coll_threads__give_up(coll_threads__rank *me, int h, int code)
     return rc;
 }
 
+static void coll_threads__name(coll_threads__rank *me, int peer);
+
 /* Who this rank waits for, for coll_port.missing: set when a wait finds
    its operation not done, cleared when a wait completes; a wait that
    gives up leaves it, so the chain of waits outlives the failure. */
@@ -1173,6 +1179,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
             /* epoch 0 fails the world at once and gives up every op; a
                renewed epoch's timeout is this op's own (coll.h aborts
                after every error, which gives up the rest) */
+            if (failed == COLL_ERR_TIMEOUT) coll_threads__name(me, op->peer);
             if (failed == COLL_ERR_TIMEOUT && me->epoch) return coll_threads__cancel(me, h, failed);
             if (failed == COLL_ERR_TIMEOUT) coll_threads__fail(me->w, failed, 1);
             return coll_threads__give_up(me, h, failed);
@@ -1367,13 +1374,12 @@ static int coll_threads__waited(const coll_threads__rank *q, unsigned e)
     return s >> 16 == (e & 0xffffu) ? (int)(s & 0xffffu) - 1 : -1;
 }
 
-/* coll_port.missing: from `peer`, follow who waits for whom (at most
-   nranks hops, a cycle ends it) to the rank that waits for nobody, each
-   rank as it was in this rank's epoch (one that renewed since, as it
-   left it; one further on ends the chain). */
-static int coll_threads__missing(void *ctx, int peer)
+/* From `peer`, follow who waits for whom (at most nranks hops, a cycle
+   ends it) to the rank that waits for nobody, each rank as it was in
+   this rank's epoch (one that renewed since, as it left it; one further
+   on ends the chain). */
+static int coll_threads__chain(coll_threads__rank *me, int peer)
 {
-    coll_threads__rank *me = (coll_threads__rank *)ctx;
     coll_threads *w = me->w;
     unsigned e = __atomic_load_n(&me->epoch, __ATOMIC_RELAXED);
     int hops, next;
@@ -1384,6 +1390,36 @@ static int coll_threads__missing(void *ctx, int peer)
         peer = next;
     }
     return peer;
+}
+
+/* The first deadline of an epoch names the rank it ran out on: the end of
+   the chain from the peer waited for, read before the failure wakes
+   anyone, while every other rank still waits where it waited. (Once the
+   world fails, a rank woken between two waits waits for nobody, and a
+   chain through it would end there.) The first name of an epoch stays. */
+static void coll_threads__name(coll_threads__rank *me, int peer)
+{
+    coll_threads *w = me->w;
+    unsigned e = me->epoch & 0xffffu, had, *slot = &w->named[me->epoch % COLL_THREADS__LEFT];
+    int m = coll_threads__chain(me, peer);
+    if (m < 0 || m >= w->nranks) return;
+    pthread_mutex_lock(&w->fail_m);
+    had = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (had >> 16 != e || !(had & 0xffffu)) __atomic_store_n(slot, e << 16 | (unsigned)(m + 1), __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&w->fail_m);
+}
+
+/* coll_port.missing: the rank this epoch's first deadline named, on every
+   rank alike; before one (a failure the port saw no deadline of), the
+   end of the chain of waits from `peer`. */
+static int coll_threads__missing(void *ctx, int peer)
+{
+    coll_threads__rank *me = (coll_threads__rank *)ctx;
+    unsigned e = __atomic_load_n(&me->epoch, __ATOMIC_RELAXED);
+    unsigned named = __atomic_load_n(&me->w->named[e % COLL_THREADS__LEFT], __ATOMIC_ACQUIRE);
+    if (named >> 16 == (e & 0xffffu) && (named & 0xffffu) && (int)(named & 0xffffu) <= me->w->nranks)
+        return (int)(named & 0xffffu) - 1;
+    return coll_threads__chain(me, peer);
 }
 
 /* ---- windows: every rank's memory is every rank's (coll_window.h) ----- */
@@ -1439,8 +1475,10 @@ static int coll_threads__window_sync(void *ctx)
             else nanosleep(&nap, 0);               /* long: stop taking CPUs */
             clock_gettime(CLOCK_MONOTONIC, &now);
             if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
-                (long)w->timeout_ms)
+                (long)w->timeout_ms) {
+                coll_threads__name(me, r);
                 return COLL_ERR_TIMEOUT;
+            }
         }
     }
     coll_threads__waiting(me, -1);

@@ -16,7 +16,8 @@
        every survivor against a plain loop.
    Before the trials: the port's answer on whom a wait ended at outlives
    the waiter's renews (a survivor late to its error asks it of a rank
-   that already shrank).
+   that already shrank) and the wake-up of every waiter (a rank between
+   two waits when the world failed).
    SHRINK_TRIALS (200), SHRINK_SEED (printed) and SHRINK_MS (the port's
    deadline, 100) change the run.
    RUN  make test-shrink */
@@ -241,7 +242,8 @@ static int rank_main(int r, void *arg)
    gives up on rank 2 (which never sends), renews twice as a shrink does
    and gives up once more in between; rank 0, still in epoch 0, must
    still hear "rank 2" from missing(1), and after four more renews of
-   rank 1's, which the port keeps no record of, no more than "rank 1". */
+   rank 1's and a deadline in epoch 4, which take the port's record of
+   epoch 0, no more than "rank 1". */
 static int late_flag;
 static int late_main(int r, void *arg)
 {
@@ -256,7 +258,10 @@ static int late_main(int r, void *arg)
         COLL_CHECK(pt.renew(pt.ctx, 2) == COLL_OK);
         __atomic_store_n(&late_flag, 1, __ATOMIC_RELEASE);
         while (__atomic_load_n(&late_flag, __ATOMIC_ACQUIRE) != 2) sched_yield();
-        for (e = 3; e <= 6; e++) COLL_CHECK(pt.renew(pt.ctx, (uint32_t)e) == COLL_OK);
+        for (e = 3; e <= 6; e++) {             /* epoch 4's deadline takes epoch 0's slots */
+            COLL_CHECK(pt.renew(pt.ctx, (uint32_t)e) == COLL_OK);
+            if (e == 4) COLL_CHECK_MSG(pt.recv(pt.ctx, 0, b, sizeof b) != COLL_OK, "late: a receive in epoch 4");
+        }
         __atomic_store_n(&late_flag, 3, __ATOMIC_RELEASE);
     } else if (r == 0) {
         while (__atomic_load_n(&late_flag, __ATOMIC_ACQUIRE) != 1) sched_yield();
@@ -275,6 +280,51 @@ static void late_naming(void)
     late_flag = 0;
     if (coll_threads_init(&W, 3, 50) != COLL_OK) { COLL_CHECK_MSG(0, "late: coll_threads_init"); return; }
     COLL_CHECK_MSG(coll_threads_run(&W, late_main, NULL) == 0, "late: a rank failed");
+    coll_threads_destroy(&W);
+}
+
+/* The name outlives the wake-up: rank 1 waits for rank 3 (which never
+   sends) and runs out first; rank 2 has just finished a wait and waits
+   for nobody; rank 0, waiting for rank 2, is woken by rank 1's failure.
+   Its missing(2) must say rank 3 - the end of the chain when the first
+   deadline ran out - not rank 2, where the chain ends once rank 2's
+   wait is over. */
+static int wake_flag;
+static int wake_main(int r, void *arg)
+{
+    coll_port pt = coll_threads_port(&W, r);
+    char b[8] = {0};
+    int m;
+    (void)arg;
+    if (r == 1) {
+        int h;
+        COLL_CHECK(pt.irecv(pt.ctx, 3, b, sizeof b, &h) == COLL_OK);
+        COLL_CHECK(pt.wait(pt.ctx, h, 0) == COLL_AGAIN);   /* waiting for rank 3 now */
+        __atomic_store_n(&wake_flag, 1, __ATOMIC_RELEASE);
+        COLL_CHECK_MSG(pt.wait(pt.ctx, h, 1) == COLL_ERR_TIMEOUT, "wake: rank 1's wait for rank 3");
+    } else if (r == 2) {
+        COLL_CHECK(pt.send(pt.ctx, 0, b, sizeof b) == COLL_OK);
+        while (__atomic_load_n(&wake_flag, __ATOMIC_ACQUIRE) < 2) sched_yield();
+    } else if (r == 0) {
+        COLL_CHECK(pt.recv(pt.ctx, 2, b, sizeof b) == COLL_OK);
+        struct timespec later = {0, 60 * 1000 * 1000};   /* rank 1's deadline first, by far */
+        while (__atomic_load_n(&wake_flag, __ATOMIC_ACQUIRE) < 1) sched_yield();
+        nanosleep(&later, NULL);
+        COLL_CHECK_MSG(pt.recv(pt.ctx, 2, b, sizeof b) != COLL_OK, "wake: rank 0's second receive from rank 2");
+        m = pt.missing(pt.ctx, 2);
+        COLL_CHECK_MSG(m == 3, "wake: missing(2) after the world failed is %d, not 3", m);
+        __atomic_store_n(&wake_flag, 2, __ATOMIC_RELEASE);
+    } else {
+        while (__atomic_load_n(&wake_flag, __ATOMIC_ACQUIRE) < 2) sched_yield();
+    }
+    return 0;
+}
+
+static void wake_naming(void)
+{
+    wake_flag = 0;
+    if (coll_threads_init(&W, 4, 200) != COLL_OK) { COLL_CHECK_MSG(0, "wake: coll_threads_init"); return; }
+    COLL_CHECK_MSG(coll_threads_run(&W, wake_main, NULL) == 0, "wake: a rank failed");
     coll_threads_destroy(&W);
 }
 
@@ -308,6 +358,7 @@ int main(void)
     if ((e = getenv("SHRINK_MS")) != NULL) ms = (unsigned)atoi(e);
     printf("shrink (threads): %d trials, SHRINK_SEED=%llu, deadline %u ms\n", trials, seed, ms);
     late_naming();
+    wake_naming();
     rng = seed;
     for (t = 0; t < trials; t++) {
         pthread_t th;
