@@ -275,11 +275,11 @@ static int late_main(int r, void *arg)
     return 0;
 }
 
-static void late_naming(void)
+/* One of the checks above: its own world of p ranks, deadline ms. */
+static void world_check(const char *what, int p, unsigned ms, int (*fn)(int, void *))
 {
-    late_flag = 0;
-    if (coll_threads_init(&W, 3, 50) != COLL_OK) { COLL_CHECK_MSG(0, "late: coll_threads_init"); return; }
-    COLL_CHECK_MSG(coll_threads_run(&W, late_main, NULL) == 0, "late: a rank failed");
+    if (coll_threads_init(&W, p, ms) != COLL_OK) { COLL_CHECK_MSG(0, "%s: coll_threads_init", what); return; }
+    COLL_CHECK_MSG(coll_threads_run(&W, fn, NULL) == 0, "%s: a rank failed", what);
     coll_threads_destroy(&W);
 }
 
@@ -320,14 +320,6 @@ static int wake_main(int r, void *arg)
     return 0;
 }
 
-static void wake_naming(void)
-{
-    wake_flag = 0;
-    if (coll_threads_init(&W, 4, 200) != COLL_OK) { COLL_CHECK_MSG(0, "wake: coll_threads_init"); return; }
-    COLL_CHECK_MSG(coll_threads_run(&W, wake_main, NULL) == 0, "wake: a rank failed");
-    coll_threads_destroy(&W);
-}
-
 /* The world's threads, run beside main, which lets the victim go once
    the survivors are back. */
 typedef struct runner { int rc; } runner;
@@ -357,8 +349,8 @@ int main(void)
     if ((e = getenv("SHRINK_SEED")) != NULL) seed = strtoull(e, NULL, 0);
     if ((e = getenv("SHRINK_MS")) != NULL) ms = (unsigned)atoi(e);
     printf("shrink (threads): %d trials, SHRINK_SEED=%llu, deadline %u ms\n", trials, seed, ms);
-    late_naming();
-    wake_naming();
+    world_check("late", 3, 50, late_main);
+    world_check("wake", 4, 200, wake_main);
     rng = seed;
     for (t = 0; t < trials; t++) {
         pthread_t th;
