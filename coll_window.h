@@ -714,7 +714,8 @@ static int coll__win_small(const coll_comm *c, const coll_args *a)
     size_t es = coll_dtype_size(a->dtype), k = 1;
     if (a->kind == COLL_ALLGATHER || a->kind == COLL_REDUCE_SCATTER || a->kind == COLL_ALLTOALL)
         k = (size_t)c->nranks;
-    return a->count < (size_t)COLL_WINDOW_DIRECT_MIN && a->count * es * k < (size_t)COLL_WINDOW_DIRECT_MIN;
+    return a->count < (size_t)COLL_WINDOW_DIRECT_MIN &&     /* (no product that wraps) */
+           a->count * es * k < (size_t)COLL_WINDOW_DIRECT_MIN;
 #else
     (void)c; (void)a;
     return 0;
@@ -734,8 +735,8 @@ static int coll__win_auto(coll_comm *c, const coll_args *a)
     switch (a->kind) {
     case COLL_ALLREDUCE: case COLL_REDUCE_SCATTER: case COLL_ALLGATHER: case COLL_BROADCAST:
     case COLL_REDUCE: case COLL_ALLTOALL: case COLL_BARRIER:
-        if (coll_window_ok(c) && !a->user_op && !a->group && !coll__win_ruled(c, a->kind) &&
-            !coll__win_small(c, a))
+        if (!coll__win_small(c, a) && coll_window_ok(c) && !a->user_op && !a->group &&
+            !coll__win_ruled(c, a->kind))
             return coll__win_run(c, a, 1);
         break;
     default:

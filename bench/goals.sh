@@ -372,20 +372,24 @@ function auto_goal(S,    k, f, best, who, x, rowk, al, ta, r, total, over, worst
         printf "%s\tauto\tnoise floor: AUTO within 1.10 of its own pick timed forced (>= 1 KiB): %d of %d rows\t%.1f %%\t(what the goal can reach here)\t-\n", CH, nfl - flover, nfl, 100 * (nfl - flover) / nfl
     }
 }
-# A reading (not a goal): the AUTO all-reduce of the threads and shm ports
-# against the memory floor measured in the same run (bench/floor.c: the
-# direct two-shot all-reduce of ranks as threads over shared buffers,
-# with no library; impl floor), at the sizes it was run at (those of the
-# ceiling rows): the time of the port over that of the floor (1.00: at it),
-# and the GB/s of the floor (2n bytes per rank).
-function floor_reading(port, p,    b, fl, x) {
+# A reading (not a goal): the AUTO call of a port, one collective, against
+# the memory floor of the same collective measured in the same run
+# (bench/floor.c, impl floor, algo direct: ranks as threads over shared
+# buffers, with no library), at the sizes it was run at (those of the
+# ceiling rows): the time of the port over that of the floor (1.00: at
+# it), and both GB/s of what each rank must read and write once (the
+# all-reduce 2n, the reduce-scatter and all-gather n + n/p).
+function floor_reading(port, coll, p,    b, fl, x, n, per, name) {
+    per = coll == "allreduce" ? "2n" : "n + n/p"
+    name = coll == "allreduce" ? "" : " " coll
     for (b = 8; b <= 1073741824; b *= 2) {
-        fl = t("floor", "direct", p, b)
+        fl = tc("floor", coll, "direct", p, b)
         if (fl <= 0) continue
-        x = t("coll-" port, "auto", p, b)
-        if (x <= 0) printf "%s\tfloor\tp=%d %s coll-%s time / floor: no coll-%s row\t-\t(a reading)\t-\n", CH, p, mib(b), port, port
-        else printf "%s\tfloor\tp=%d %s coll-%s time / floor (floor %.2f GB/s of 2n per rank, coll-%s %.2f)\t%.2f\t(a reading)\t-\n",
-            CH, p, mib(b), port, 2 * b / fl / 1e3, port, 2 * b / x / 1e3, x / fl
+        n = coll == "allreduce" ? 2 * b : b + b / p
+        x = tc("coll-" port, coll, "auto", p, b)
+        if (x <= 0) printf "%s\tfloor\tp=%d %s coll-%s%s time / floor: no coll-%s%s row\t-\t(a reading)\t-\n", CH, p, mib(b), port, name, port, name
+        else printf "%s\tfloor\tp=%d %s coll-%s%s time / floor (floor %.2f GB/s of %s per rank, coll-%s %.2f)\t%.2f\t(a reading)\t-\n",
+            CH, p, mib(b), port, name, n / fl / 1e3, per, port, n / x / 1e3, x / fl
     }
 }
 # A reading (not a goal): AUTO told the cores (coll_set_cores; bench_coll
@@ -447,20 +451,6 @@ function wcoll_goal(port, coll, p,    k, f, b, fl, x, r, what, any) {
     }
     if (!any) row("win", sprintf("p=%d >= 8 MiB %s floor / coll-%s time: no floor or coll-%s %s rows", p, coll, port, port, coll), -1, ">= 0.8")
 }
-# A reading (not a goal), as floor_reading: the reduce-scatter or
-# all-gather of a port (AUTO) against the floor of the same collective, at the
-# sizes of the floor: time / floor, and both GB/s of n + n/p per rank (the
-# input and the output of each rank once).
-function wcoll_reading(port, coll, p,    b, fl, x) {
-    for (b = 8; b <= 1073741824; b *= 2) {
-        fl = tc("floor", coll, "direct", p, b)
-        if (fl <= 0) continue
-        x = tc("coll-" port, coll, "auto", p, b)
-        if (x <= 0) printf "%s\tfloor\tp=%d %s coll-%s %s time / floor: no coll-%s %s row\t-\t(a reading)\t-\n", CH, p, mib(b), port, coll, port, coll
-        else printf "%s\tfloor\tp=%d %s coll-%s %s time / floor (floor %.2f GB/s of n + n/p per rank, coll-%s %.2f)\t%.2f\t(a reading)\t-\n",
-            CH, p, mib(b), port, coll, (b + b / p) / fl / 1e3, port, (b + b / p) / x / 1e3, x / fl
-    }
-}
 # the spread of five back-to-back runs of each small size, all passes
 function spread_goal(    k, f, i, lo, hi, r) {
     for (k in seen) {
@@ -473,18 +463,18 @@ function spread_goal(    k, f, i, lo, hi, r) {
             r, "<= 1.5", r >= 0 && r <= 1.5)
     }
 }
-function goals(S,    i, j, p, b, x, o, r, best, who, ports, lim, port, wc) {
+function goals(S,    i, j, p, b, x, o, r, best, who, ports, lim, port, wc, mp) {
     split("coll-threads coll-shm coll-tcp coll-mpi", ports, " ")
+    split("threads shm threads-win shm-win", mp, " ")     # the in-memory ports, without windows and with
     if (S == "") {
-        for (i = 1; i <= 2; i++) for (p = 2; p <= 4; p += 2) mem_goal(i == 1 ? "threads" : "shm", p)
+        for (i = 1; i <= 2; i++) for (p = 2; p <= 4; p += 2) mem_goal(mp[i], p)
         for (p = 2; p <= 4; p += 2) tcp_goal(p)
-        for (i = 1; i <= 4; i++) for (p = 2; p <= 4; p += 2) floor_reading(i == 1 ? "threads" : i == 2 ? "shm" : i == 3 ? "threads-win" : "shm-win", p)
+        for (i = 1; i <= 4; i++) for (p = 2; p <= 4; p += 2) floor_reading(mp[i], "allreduce", p)
         # reduce-scatter and all-gather: the windows always, the ports without them where the tables have their rows
         split("reduce_scatter allgather", wc, " ")
         for (j = 1; j <= 2; j++) for (i = 1; i <= 4; i++) {
-            port = i == 1 ? "threads" : i == 2 ? "shm" : i == 3 ? "threads-win" : "shm-win"
-            if (i <= 2 && !(("coll-" port, wc[j]) in ic)) continue
-            for (p = 2; p <= 4; p += 2) wcoll_reading(port, wc[j], p)
+            if (i <= 2 && !(("coll-" mp[i], wc[j]) in ic)) continue
+            for (p = 2; p <= 4; p += 2) floor_reading(mp[i], wc[j], p)
         }
         for (p = 2; p <= 4; p += 2) {
             win_goal("threads-win", p)
@@ -492,8 +482,8 @@ function goals(S,    i, j, p, b, x, o, r, best, who, ports, lim, port, wc) {
             r = worst_vs("coll-threads", "auto", "coll-shm", "auto", p, 65536)
             if (r >= 0) row("thr", "p=" p " >= 64 KiB worst time coll-threads / coll-shm (at " mib(WB) ")", r, "<= 1.0", r <= 1.0)
         }
-        for (j = 1; j <= 2; j++) for (i = 1; i <= 2; i++) for (p = 2; p <= 4; p += 2)
-            wcoll_goal(i == 1 ? "threads-win" : "shm-win", wc[j], p)
+        for (j = 1; j <= 2; j++) for (i = 3; i <= 4; i++) for (p = 2; p <= 4; p += 2)
+            wcoll_goal(mp[i], wc[j], p)
         spread_goal()
     }
     for (i = 1; i <= 2; i++) {

@@ -1012,6 +1012,15 @@ static int coll_threads__give_up(coll_threads__rank *me, int h, int code)
     return rc;
 }
 
+/* One word of `left` or `named`: a rank (or -1) tagged with the low 16
+   bits of the epoch it is for; read back for epoch e, the rank, or -1
+   where the word is another epoch's (or says nobody). */
+static unsigned coll_threads__tag(unsigned e, int rank) { return (e & 0xffffu) << 16 | (unsigned)(rank + 1); }
+static int coll_threads__untag(unsigned word, unsigned e)
+{
+    return word >> 16 == (e & 0xffffu) ? (int)(word & 0xffffu) - 1 : -1;
+}
+
 static void coll_threads__name(coll_threads__rank *me, int peer);
 
 /* Who this rank waits for, for coll_port.missing: set when a wait finds
@@ -1336,8 +1345,7 @@ static int coll_threads__renew(void *ctx, uint32_t epoch)
     int d;
     coll_threads__give_up_all(me, COLL_ERR_ABORTED);
     __atomic_store_n(&me->left[me->epoch % COLL_THREADS__LEFT],
-                     (me->epoch & 0xffffu) << 16 | (unsigned)(__atomic_load_n(&me->waiting_on, __ATOMIC_RELAXED) + 1),
-                     __ATOMIC_RELEASE);
+                     coll_threads__tag(me->epoch, __atomic_load_n(&me->waiting_on, __ATOMIC_RELAXED)), __ATOMIC_RELEASE);
     __atomic_store_n(&me->epoch, epoch, __ATOMIC_RELEASE);
     memset(me->sseq, 0, sizeof me->sseq);
     memset(me->rseq, 0, sizeof me->rseq);
@@ -1365,13 +1373,11 @@ static int coll_threads__renew(void *ctx, uint32_t epoch)
    left e in, for its last COLL_THREADS__LEFT epochs. */
 static int coll_threads__waited(const coll_threads__rank *q, unsigned e)
 {
-    unsigned s;
     if (__atomic_load_n(&q->epoch, __ATOMIC_ACQUIRE) == e) {
         int on = __atomic_load_n(&q->waiting_on, __ATOMIC_ACQUIRE);
         if (__atomic_load_n(&q->epoch, __ATOMIC_ACQUIRE) == e) return on;
     }
-    s = __atomic_load_n(&q->left[e % COLL_THREADS__LEFT], __ATOMIC_ACQUIRE);
-    return s >> 16 == (e & 0xffffu) ? (int)(s & 0xffffu) - 1 : -1;
+    return coll_threads__untag(__atomic_load_n(&q->left[e % COLL_THREADS__LEFT], __ATOMIC_ACQUIRE), e);
 }
 
 /* From `peer`, follow who waits for whom (at most nranks hops, a cycle
@@ -1400,12 +1406,12 @@ static int coll_threads__chain(coll_threads__rank *me, int peer)
 static void coll_threads__name(coll_threads__rank *me, int peer)
 {
     coll_threads *w = me->w;
-    unsigned e = me->epoch & 0xffffu, had, *slot = &w->named[me->epoch % COLL_THREADS__LEFT];
+    unsigned *slot = &w->named[me->epoch % COLL_THREADS__LEFT];
     int m = coll_threads__chain(me, peer);
     if (m < 0 || m >= w->nranks) return;
     pthread_mutex_lock(&w->fail_m);
-    had = __atomic_load_n(slot, __ATOMIC_RELAXED);
-    if (had >> 16 != e || !(had & 0xffffu)) __atomic_store_n(slot, e << 16 | (unsigned)(m + 1), __ATOMIC_RELEASE);
+    if (coll_threads__untag(__atomic_load_n(slot, __ATOMIC_RELAXED), me->epoch) < 0)
+        __atomic_store_n(slot, coll_threads__tag(me->epoch, m), __ATOMIC_RELEASE);
     pthread_mutex_unlock(&w->fail_m);
 }
 
@@ -1416,10 +1422,8 @@ static int coll_threads__missing(void *ctx, int peer)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
     unsigned e = __atomic_load_n(&me->epoch, __ATOMIC_RELAXED);
-    unsigned named = __atomic_load_n(&me->w->named[e % COLL_THREADS__LEFT], __ATOMIC_ACQUIRE);
-    if (named >> 16 == (e & 0xffffu) && (named & 0xffffu) && (int)(named & 0xffffu) <= me->w->nranks)
-        return (int)(named & 0xffffu) - 1;
-    return coll_threads__chain(me, peer);
+    int m = coll_threads__untag(__atomic_load_n(&me->w->named[e % COLL_THREADS__LEFT], __ATOMIC_ACQUIRE), e);
+    return m >= 0 && m < me->w->nranks ? m : coll_threads__chain(me, peer);
 }
 
 /* ---- windows: every rank's memory is every rank's (coll_window.h) ----- */
