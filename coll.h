@@ -363,12 +363,18 @@ typedef void (*coll_fold_fn)(void *arg, void *piece, const void *in, size_t n);
 
 /* A rank's record for one call over windows (coll_port.window_post, used
    by coll_window.h): the buffers its peers may load from and store to
-   during that call, and what the call is. */
+   during that call, what the call is, and - on a port that carries it
+   (coll_port.window_inline) - a copy of a small call's input. */
+#ifndef COLL_WINDOW_INLINE
+#define COLL_WINDOW_INLINE 256     /* bytes of input a record carries (a multiple of 8) */
+#endif
 typedef struct coll_window_rec {
     const void *src;
     void *dst;
     size_t src_bytes, dst_bytes;   /* what the call reads and writes of them */
     uint64_t sig[4];           /* the call (and whether this rank refuses it) */
+    size_t inl_bytes;          /* bytes of inl in use (0: the call is not inline) */
+    uint64_t inl[COLL_WINDOW_INLINE / 8 + 1];   /* the input, for a call that fits */
 } coll_window_rec;
 
 typedef struct coll_port {
@@ -435,6 +441,14 @@ typedef struct coll_port {
     int (*window_post)(void *ctx, const coll_window_rec *rec);
     int (*window_sync)(void *ctx);
     const coll_window_rec *(*window_peer)(void *ctx, int peer);
+    /* optional (with the windows): 1 if the port keeps each rank's last
+       two posts apart and carries a record's inl_bytes of inl with it;
+       window_peer(ctx, r) is then r's post of the same number as this
+       rank's last. A call whose input fits in inl then posts, syncs once
+       and returns: its peers read the copy, never its buffers, and no
+       rank can post over a record before every rank has left the call
+       that read it (it has to pass the next call's sync first). */
+    int window_inline;
 } coll_port;
 
 /* What the communicator verifies (coll_set_checks; see CALL CHECKS). */

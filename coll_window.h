@@ -14,10 +14,10 @@
          coll_window_allreduce(&c, src, dst, count, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
      On a port without them every call is coll.h's own (COLL_ALGO_AUTO).
      coll.h's own blocking calls go over windows too where they leave the
-     algorithm to AUTO and are not small (coll_allreduce(&c, ...,
-     COLL_ALGO_AUTO) of COLL_WINDOW_DIRECT_MIN bytes or more runs as
-     coll_window_allreduce; a smaller one by messages, whose one hand-off
-     beats the windows' two syncs): coll_init installs this header's layer on
+     algorithm to AUTO (coll_allreduce(&c, ..., COLL_ALGO_AUTO) runs as
+     coll_window_allreduce), but for a call below COLL_WINDOW_DIRECT_MIN
+     bytes on a port whose records cannot carry its input (two syncs lose
+     to the engine's one hand-off; it goes by messages): coll_init installs this header's layer on
      every communicator where this header brought the implementation in
      (>>win-auto; coll_window_auto(&c, 0) takes it off). A forced
      algorithm, the non-blocking and persistent calls, and the kinds
@@ -52,6 +52,9 @@
           meets the others once more, so that nobody returns - and lets
           its caller touch its buffers - while another rank still reads or
           writes them (the two-shot forms meet once more between phases).
+          A small call on a port that carries its input in the records
+          reads those copies, never a buffer, and skips this last sync
+          (>>win-inline).
      The syncs are the port's, bounded by its deadline: a rank that never
      comes ends the call in COLL_ERR_TIMEOUT on every other rank (the port
      is then aborted, and the communicator is broken, as for a message).
@@ -74,6 +77,9 @@
                           in place, each pair swaps its two blocks (the
                           lower rank of the pair does it)
      barrier              2 s
+     inline, any of them  every input at most COLL_WINDOW_INLINE bytes, on
+                          a port with coll_port.window_inline: 1 s, and
+                          the copy of the input into the record (barrier 1 s)
    COLL_WINDOW_AUTO takes the one-shot all-reduce when no rank works in
    place and the call is at most COLL_WINDOW_ONE_SHOT_MAX bytes or the
    ranks are two (each rank then loads n of its peer's bytes either way).
@@ -170,6 +176,7 @@ typedef struct coll__win {
     coll_args a;
     const coll_window_rec *r[COLL_WINDOW_MAX_RANKS];
     int algo;                    /* the all-reduce's form, decided in check  */
+    int inl;                     /* 1: inline (>>win-inline), one sync       */
 } coll__win;
 
 COLL_API int coll_window_ok(const coll_comm *c)
@@ -215,6 +222,64 @@ static int coll__win_fail(coll__win *w, int rc, const char *why, int port)
     return rc;
 }
 
+/* ---- >>win-inline  small calls: the input rides in the record ----------
+   On a port with coll_port.window_inline, a call whose every input fits
+   in a record (COLL_WINDOW_INLINE bytes) posts a copy of it there. Its
+   peers then read the copies, never its buffers, and each rank writes
+   only its own dst: the moves need no sync after them, so the call is a
+   post, one sync and the moves (the last sync of >>win-calls goes).
+   The port keeps each rank's last two posts apart, and a rank can post
+   over the one of call k only in call k + 2, past call k + 1's sync,
+   which every rank enters only once it has left call k. The reduce then
+   folds at the root alone, and the all-to-all in place copies too (the
+   copies are its inputs). Cost: 1 s and the copy of the input; buffers
+   anywhere (no record is declined), in place without scratch. */
+
+/* Does the call run inline? A port that carries records' inputs, not a
+   forced two-shot, every rank's input at most COLL_WINDOW_INLINE bytes
+   (es: an element's bytes, as the plan has it): from the arguments alone,
+   the same on every rank (ranks that called different collectives see so
+   in the check, and then all sync twice). */
+static int coll__win_fits(const coll_comm *c, const coll_args *a, size_t es)
+{
+    size_t k = a->kind == COLL_REDUCE_SCATTER || a->kind == COLL_ALLTOALL ? (size_t)c->nranks : 1;
+    if (!c->port.window_inline || (int)a->algo == (int)COLL_WINDOW_TWO_SHOT) return 0;
+    return a->count <= (size_t)COLL_WINDOW_INLINE && es <= (size_t)COLL_WINDOW_INLINE &&
+           a->count * es * k <= (size_t)COLL_WINDOW_INLINE;      /* (no product that wraps) */
+}
+
+/* The bytes of rank i's input: its src as the call reads it, the root's
+   buffer for a broadcast. */
+static size_t coll__win_input(coll__win *w, int i)
+{
+    size_t in_n, out_n;
+    if (w->a.kind == COLL_BROADCAST) return i == w->a.root ? w->pl.count * w->es : 0;
+    coll__win_extents(w, i, &in_n, &out_n);
+    return in_n * w->es;
+}
+
+/* This rank's input copied into its record (never past it: a record
+   carrying none fails the check on every rank). */
+static void coll__win_carry(coll__win *w, coll_window_rec *me)
+{
+    const void *in = w->a.kind == COLL_BROADCAST ? (const void *)w->a.dst : w->a.src;
+    me->inl_bytes = coll__win_input(w, w->c->rank);
+    if (me->inl_bytes > sizeof me->inl) me->inl_bytes = 0;
+    if (me->inl_bytes) COLL_MEMCPY(me->inl, in, me->inl_bytes);
+}
+
+/* Every record carries its rank's whole input, no more than a record
+   holds (the port's copy is distrusted as any record is). */
+static int coll__win_carried(coll__win *w)
+{
+    int i;
+    for (i = 0; i < w->c->nranks; i++)
+        if (w->r[i]->inl_bytes != coll__win_input(w, i) || w->r[i]->inl_bytes > sizeof w->r[i]->inl)
+            return coll__win_fail(w, COLL_ERR_CORRUPT, COLL__WHY("window: a rank's record does not carry its input"), 0);
+    w->algo = COLL_WINDOW_ONE_SHOT;
+    return COLL_OK;
+}
+
 /* Move 1: this rank's record (its refusal, rc, if any), then the sync. */
 static int coll__win_post(coll__win *w, int refused)
 {
@@ -226,6 +291,8 @@ static int coll__win_post(coll__win *w, int refused)
     me.src_bytes = refused ? 0 : w->in_n * w->es;
     me.dst_bytes = refused ? 0 : w->out_n * w->es;
     coll__win_sig(w, me.sig);
+    me.inl_bytes = 0;
+    if (w->inl && !refused) coll__win_carry(w, &me);
     if (refused) me.sig[3] |= COLL__WIN_REFUSED;
     if (w->pl.inplace) me.sig[3] |= COLL__WIN_INPLACE;
     rc = c->port.window_post(c->port.ctx, &me);
@@ -289,6 +356,7 @@ static int coll__win_check(coll__win *w, int own)
     }
     if (own) return own;
     if (peer_refused) return coll__win_fail(w, COLL_ERR_PEER, COLL__WHY("window: another rank refused the call"), 0);
+    if (w->inl) return coll__win_carried(w);       /* >>win-inline */
     for (i = 0; i < c->nranks; i++) {              /* every record covers what the call touches */
         if ((cov = coll__win_covers(w, i)) == 0)
             return coll__win_fail(w, COLL_ERR_CORRUPT, COLL__WHY("window: a rank's record does not cover the call"), 0);
@@ -313,11 +381,12 @@ static int coll__win_plan(coll__win *w)
     if (rc != COLL_OK) { w->c->why = why; return rc; }
     coll__win_extents(w, w->c->rank, &in_n, &out_n);
     w->in_n = in_n; w->out_n = out_n;
+    w->inl = coll__win_fits(w->c, &w->a, w->es);
     if ((in_n && !w->a.src) || (out_n && !w->a.dst)) {
         w->c->why = COLL__WHY("window: a buffer the call needs is NULL");
         return COLL_ERR_INVAL;
     }
-    if (w->pl.inplace && !w->c->segment) {
+    if (w->pl.inplace && !w->c->segment && !w->inl) {
         w->c->why = COLL__WHY("window: in place needs scratch to stage through");
         return COLL_ERR_NOSPC;
     }
@@ -343,6 +412,7 @@ typedef struct coll__win_shape {
     int form;                    /* all-reduce: COLL_WINDOW_ONE_SHOT or _TWO_SHOT */
     int p, root;
     int inplace;                 /* the rank works in place (the API's layout) */
+    int inl;                     /* the inputs are the records' (>>win-inline) */
     size_t count, es;            /* the plan's count; an element's bytes       */
 } coll__win_shape;
 
@@ -439,11 +509,13 @@ static int coll__win_mv_broadcast(const coll__win_shape *s, int r, int k, int i,
 /* Reduce: rank r folds block r of every input into the root's dst, so
    that every rank does its share of the work.
        p = 4, root 0, r1:  r0.dst[b1] = x0[b1] + x1[b1] + x2[b1] + x3[b1]
-   2 s; reads n, writes n/p (into the root's dst). */
+   2 s; reads n, writes n/p (into the root's dst). Inline, nobody writes
+   another rank's dst: the root folds every input whole, 1 s. */
 static int coll__win_mv_reduce(const coll__win_shape *s, int r, int k, int i, coll__win_mv *mv)
 {
     size_t off, len;
-    if (k != 0 || i >= s->p) return 0;
+    if (k != 0 || i >= s->p || (s->inl && r != s->root)) return 0;
+    if (s->inl) return coll__win_mv_put(mv, COLL__WIN_FOLD, i, 0, 0, s->count * s->es, r, 0, i, s->p);
     coll__win_block(s->count, s->p, r, &off, &len);
     off *= s->es; len *= s->es;
     return coll__win_mv_put(mv, COLL__WIN_FOLD, i, 0, off, len, s->root, off, i, s->p);
@@ -454,12 +526,13 @@ static int coll__win_mv_reduce(const coll__win_shape *s, int r, int k, int i, co
    blocks (rank r's dst block q with rank q's dst block r, q > r).
        p = 4, r1:  dst[bq] = rq.src[b1]  for q = 0 .. 3
        in place:   r1.dst[b2] <-> r2.dst[b1], r1.dst[b3] <-> r3.dst[b1]
-   2 s; reads p b, writes p b; in place rank r swaps p - 1 - r pairs. */
+   2 s; reads p b, writes p b; in place rank r swaps p - 1 - r pairs
+   (inline, it copies: the records hold the inputs). */
 static int coll__win_mv_alltoall(const coll__win_shape *s, int r, int k, int i, coll__win_mv *mv)
 {
     size_t b = s->count * s->es;
     if (k != 0) return 0;
-    if (s->inplace) {
+    if (s->inplace && !s->inl) {
         int q = r + 1 + i;
         if (q >= s->p) return 0;
         return coll__win_mv_put(mv, COLL__WIN_SWAP, q, 1, (size_t)r * b, b, r, (size_t)q * b, 0, 0);
@@ -495,14 +568,16 @@ static int coll__win_move(const coll__win_shape *s, int r, int k, int i, coll__w
 static void coll__win_shape_of(const coll__win *w, coll__win_shape *s)
 {
     s->kind = w->a.kind; s->form = w->algo; s->p = w->c->nranks; s->root = w->a.root;
-    s->inplace = w->pl.inplace; s->count = w->pl.count; s->es = w->es;
+    s->inplace = w->pl.inplace; s->inl = w->inl; s->count = w->pl.count; s->es = w->es;
 }
 
-/* Where move m reads; where it lands (this rank's own dst as its caller
-   gave it, another rank's as its record says). */
+/* Where move m reads (inline: the copy in the record); where it lands
+   (this rank's own dst as its caller gave it, another rank's as its
+   record says). */
 static const unsigned char *coll__win_src(const coll__win *w, const coll__win_mv *m)
 {
     const coll_window_rec *r = w->r[m->from];
+    if (w->inl) return (const unsigned char *)r->inl + m->off;
     return (const unsigned char *)(m->from_dst ? (const void *)r->dst : r->src) + m->off;
 }
 static unsigned char *coll__win_dst(const coll__win *w, const coll__win_mv *m)
@@ -637,6 +712,7 @@ static int coll__win_run(coll_comm *c, const coll_args *a, int lenient)
         rc = coll__win_sync(&w, COLL_OK);
         return rc == COLL_OK ? coll__win_messages(c, a) : rc;
     }
+    if (rc == COLL_OK && w.inl) return coll__win_moves(&w);   /* >>win-inline: no last sync */
     if (rc == COLL_OK) rc = coll__win_moves(&w);
     return coll__win_sync(&w, rc);
 }
@@ -699,10 +775,11 @@ COLL_API int coll_window_barrier(coll_comm *c)
    every blocking call that leaves the algorithm to AUTO. It takes those
    of the kinds above on a port with windows, with the communicator's own
    operator, no rule of coll_add_rule's for the kind (the rules say what
-   AUTO runs) and at least COLL_WINDOW_DIRECT_MIN bytes in the larger
-   buffer (a window call costs two syncs however small it is, where the
-   engine's small all-reduce of two ranks is one hand-off), and gives the
-   rest to coll.h's engine unchanged. What it
+   AUTO runs) and either an input that rides in the records (>>win-inline:
+   one sync) or at least COLL_WINDOW_DIRECT_MIN bytes in the larger
+   buffer (elsewhere a window call costs two syncs however small it is,
+   where the engine's small all-reduce of two ranks is one hand-off), and
+   gives the rest to coll.h's engine unchanged. What it
    decides from is the call's arguments, the same on every rank; a rank
    whose buffers its port cannot share declines its record, and then
    every rank runs coll.h's call by messages (one sync more than that). */
@@ -735,7 +812,8 @@ static int coll__win_auto(coll_comm *c, const coll_args *a)
     switch (a->kind) {
     case COLL_ALLREDUCE: case COLL_REDUCE_SCATTER: case COLL_ALLGATHER: case COLL_BROADCAST:
     case COLL_REDUCE: case COLL_ALLTOALL: case COLL_BARRIER:
-        if (!coll__win_small(c, a) && coll_window_ok(c) && !a->user_op && !a->group &&
+        if ((!coll__win_small(c, a) || coll__win_fits(c, a, coll__esize(c, a))) && coll_window_ok(c) &&
+            !a->user_op && !a->group &&
             !coll__win_ruled(c, a->kind))
             return coll__win_run(c, a, 1);
         break;

@@ -14,8 +14,11 @@
 #                      a sync, ranks joined by name at other addresses;
 #                      plain, ASan+UBSan, TSan (shm too: each forked rank
 #                      a process TSan watches on its own, the matrix at
-#                      its lighter level); coll_window.h compiled as C99, C11 and C++
-#                      with every warning an error
+#                      its lighter level); the inline form of small calls
+#                      (test_window_inline.c: one post, one sync; back to
+#                      back with ranks napping; refusals across the limit;
+#                      a lying record); coll_window.h compiled as C99, C11
+#                      and C++ with every warning an error
 #
 # Outputs under $(B)/window/.
 WIN_B    := $(B)/window
@@ -25,7 +28,7 @@ WIN_CC   := -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG '-DCOLL_SMP_BARRIER(
 WIN_C11  := -std=c11 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG   # the smp mailbox's C11 atomics (TSan sees them)
 
 # each test program three ways: plain, ASan+UBSan, TSan
-WIN_TESTS := test_window test_window_auto
+WIN_TESTS := test_window test_window_auto test_window_inline
 $(WIN_TESTS:%=$(WIN_B)/%): $(WIN_B)/%: test/%.c $(WIN_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(WIN_CC) $(CFLAGS) $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
@@ -39,11 +42,15 @@ $(WIN_TESTS:%=$(WIN_B)/tsan/%): $(WIN_B)/tsan/%: test/%.c $(WIN_DEPS)
 	$(CC) $(WIN_C11) -O1 -g -fsanitize=thread $(WARN) -I. -o $@ $< $(LDLIBS_THREADS) -lm
 
 .PHONY: test-window test-window-compile
-## test-window: coll_window.h's collectives over the windows of the threads, smp mailbox and shm ports against a plain loop at 1-7 ranks (every dtype and op for all-reduce), refusals, no windows, a rank that never calls; shm: declined, forged, dead ranks, by name; plain, ASan+UBSan, TSan; C and C++ compile checks
-test-window: $(WIN_B)/test_window $(WIN_B)/asan/test_window $(WIN_B)/tsan/test_window test-window-compile
+## test-window: coll_window.h's collectives over the windows of the threads, smp mailbox and shm ports against a plain loop at 1-7 ranks (every dtype and op for all-reduce), refusals, no windows, a rank that never calls, the inline form of small calls (one sync); shm: declined, forged, dead ranks, by name; plain, ASan+UBSan, TSan; C and C++ compile checks
+test-window: $(WIN_B)/test_window $(WIN_B)/asan/test_window $(WIN_B)/tsan/test_window test-window-compile \
+             $(WIN_B)/test_window_inline $(WIN_B)/asan/test_window_inline $(WIN_B)/tsan/test_window_inline
 	$(WIN_B)/test_window
 	COLL_TEST_LEVEL=0 $(WIN_B)/asan/test_window
 	TSAN_OPTIONS=halt_on_error=1 COLL_TEST_LEVEL=-1 $(WIN_B)/tsan/test_window
+	$(WIN_B)/test_window_inline
+	$(WIN_B)/asan/test_window_inline
+	TSAN_OPTIONS=halt_on_error=1 $(WIN_B)/tsan/test_window_inline
 
 # coll_window.h with its implementation, in each language mode; under CI=true
 # a missing compiler fails, else it is skipped loudly.

@@ -276,8 +276,10 @@
    WINDOWS (coll_port.window_post/sync/peer: coll_window.h; as MPI_Win_allocate_shared)
      With COLL_SHM_HEAP_BYTES > 0 the segment grows by a heap of that many
      bytes, cut into nranks equal parts (each rounded down to 64 bytes),
-     and by a window entry of 128 bytes a rank. coll_shm_alloc(s, bytes)
-     hands out 64-byte-aligned pieces of this rank's part (a bump
+     and by a window entry a rank (a line, then two records of 9 words
+     and a small call's input, COLL_WINDOW_INLINE bytes: 736 bytes in
+     all). coll_shm_alloc(s, bytes) hands out 64-byte-aligned pieces of
+     this rank's part (a bump
      allocation, private to the rank; coll_shm_alloc_reset frees them
      all); every rank can load and store every part, so coll_window.h's
      calls over buffers from it move no messages. The port then offers
@@ -288,16 +290,20 @@
          A buffer the call touches outside the heap - on the stack, from
          malloc, NULL - makes the record declined: no buffers, no bytes,
          the call's sig; coll_window.h then runs coll.h's own call, by
-         messages, on every rank;
+         messages, on every rank. The post goes to slot posts % 2 of the
+         entry, with the input of a call small enough to ride in it
+         (coll_port.window_inline: such a call needs one sync, and its
+         buffers may lie anywhere);
        - window_sync is a barrier of all ranks on a count per rank (a line
          of its own, sequentially consistent stores and loads): spin,
          yield, then sleep on the bell as WAITING says, bounded by
          timeout_ms (COLL_ERR_TIMEOUT, in epoch 0 for the whole group),
          ended by the group's failure (coll_shm__failed) or a rank that
          died before it came (COLL_ERR_IO);
-       - window_peer copies a rank's record out of the segment, every
-         field read once, and checks that each offset and length lies in
-         the heap (off <= heap, bytes <= heap - off: no overflow); a
+       - window_peer copies a rank's record (the slot of our last post)
+         out of the segment, every field read once, and checks that each
+         offset and length lies in the heap (off <= heap, bytes <= heap -
+         off: no overflow) and the input's length in the record; a
          record that does not is none (NULL), and coll_window.h fails the
          call on every rank. A rank - or any process of the user that
          maps the segment - can still make a call compute garbage, or
@@ -468,7 +474,7 @@ typedef struct coll_shm {
        the peers' records as window_peer last copied them out. */
     unsigned char *heap;
     size_t heap_bytes, part_bytes, heap_used;
-    uint32_t wsyncs;
+    uint32_t wsyncs, wposts;
     coll_window_rec wpeer[COLL_SHM_MAX_RANKS];
 #endif
     char why_buf[200];         /* where a reason with figures is written
@@ -568,7 +574,7 @@ COLL_SHM_API void coll_shm_alloc_reset(coll_shm *s);
    Everything starts zeroed (fresh mmap / ftruncate), which is a valid
    initial state: all rings empty, no rank joined. */
 
-#define COLL_SHM__MAGIC 0x636f6c35u          /* "col5": this layout        */
+#define COLL_SHM__MAGIC 0x636f6c36u          /* "col6": this layout        */
 #define COLL_SHM__LINE  64
 #define COLL_SHM__STALE 2   /* internal: our segment is a dead run's; retry */
 
@@ -708,18 +714,31 @@ static size_t coll_shm__hdr_bytes(int n)
 
 #if COLL_SHM_HEAP_BYTES > 0
 /* A rank's window entry, after the channels: its count of window syncs on
-   a line of its own, then its record - offsets from the heap's start
+   a line of its own, then its last two records (slot posts % 2:
+   coll_port.window_inline) - offsets from the heap's start
    (COLL_SHM__NOWHERE: NULL), never pointers, since coll_shm_open's
-   processes map the segment at different addresses. Written by its rank
-   only; every field read once by the others, and checked. */
+   processes map the segment at different addresses, and a small call's
+   input. Written by its rank only; every field read once by the others,
+   and checked. */
 #define COLL_SHM__NOWHERE UINT64_MAX
-typedef struct coll_shm__winent {
-    uint32_t sync;             /* window syncs this rank has entered         */
-    unsigned char pad0[COLL_SHM__LINE - 4];
+typedef struct coll_shm__winrec {
     uint64_t src_off, dst_off;
     uint64_t src_bytes, dst_bytes;
     uint64_t sig[4];
+    uint64_t inl_bytes;
+    uint64_t inl[COLL_WINDOW_INLINE / 8 + 1];
+} coll_shm__winrec;
+typedef struct coll_shm__winent {
+    uint32_t sync;             /* window syncs this rank has entered         */
+    unsigned char pad0[COLL_SHM__LINE - 4];
+    coll_shm__winrec rec[2];
 } coll_shm__winent;
+
+/* Bytes of the n window entries, up to a whole line (the heap follows). */
+static size_t coll_shm__wents_bytes(int n)
+{
+    return ((size_t)n * sizeof(coll_shm__winent) + COLL_SHM__LINE - 1) / COLL_SHM__LINE * COLL_SHM__LINE;
+}
 
 /* Bytes of each rank's part of the heap: an equal share, 64-byte aligned. */
 static size_t coll_shm__part_bytes(int n)
@@ -739,7 +758,7 @@ static size_t coll_shm__chans_end(int n)
 static size_t coll_shm__bytes(int n)
 {
 #if COLL_SHM_HEAP_BYTES > 0
-    return coll_shm__chans_end(n) + (size_t)n * (sizeof(coll_shm__winent) + coll_shm__part_bytes(n));
+    return coll_shm__chans_end(n) + coll_shm__wents_bytes(n) + (size_t)n * coll_shm__part_bytes(n);
 #else
     return coll_shm__chans_end(n);
 #endif
@@ -2223,10 +2242,10 @@ static void coll_shm__heap_set(coll_shm *s)
 {
     s->part_bytes = coll_shm__part_bytes(s->nranks);
     s->heap_bytes = s->part_bytes * (size_t)s->nranks;
-    s->heap = s->base + coll_shm__chans_end(s->nranks) +
-              (size_t)s->nranks * sizeof(coll_shm__winent);
+    s->heap = s->base + coll_shm__chans_end(s->nranks) + coll_shm__wents_bytes(s->nranks);
     s->heap_used = 0;
     s->wsyncs = 0;
+    s->wposts = 0;
 }
 
 /* The offset from the heap's start of `bytes` at p. COLL_SHM__NOWHERE for
@@ -2249,11 +2268,15 @@ static uint64_t coll_shm__win_at(const coll_shm *s, const void *p, size_t bytes,
 static int coll_shm__window_post(void *ctx, const coll_window_rec *rec)
 {
     coll_shm *s = (coll_shm *)ctx;
-    coll_shm__winent *e = coll_shm__went(s, s->rank);
+    coll_shm__winrec *e = &coll_shm__went(s, s->rank)->rec[s->wposts & 1u];
+    size_t inl = rec->inl_bytes < sizeof rec->inl ? rec->inl_bytes : sizeof rec->inl;
     uint64_t so, dof;
     int k, ok = 1, rc = coll_shm__failed(s);
     if (rc)
         return rc;
+    s->wposts++;
+    __atomic_store_n(&e->inl_bytes, (uint64_t)inl, __ATOMIC_RELAXED);
+    memcpy(e->inl, rec->inl, inl);     /* (the input rides whatever its buffers) */
     so = coll_shm__win_at(s, rec->src, rec->src_bytes, &ok);
     dof = coll_shm__win_at(s, rec->dst, rec->dst_bytes, &ok);
     __atomic_store_n(&e->src_off, ok ? so : COLL_SHM__NOWHERE, __ATOMIC_RELAXED);
@@ -2413,21 +2436,25 @@ static int coll_shm__win_ptr(const coll_shm *s, uint64_t off, uint64_t bytes, un
 static const coll_window_rec *coll_shm__window_peer(void *ctx, int r)
 {
     coll_shm *s = (coll_shm *)ctx;
-    const coll_shm__winent *e;
+    const coll_shm__winrec *e;
     coll_window_rec *w;
-    uint64_t so, dof, sb, db;
+    uint64_t so, dof, sb, db, ib;
     unsigned char *sp, *dp;
     int k;
     if (r < 0 || r >= s->nranks)
         return NULL;
-    e = coll_shm__went(s, r);
+    e = &coll_shm__went(s, r)->rec[(s->wposts - 1u) & 1u];
     so = COLL_SHM__ONCE64(&e->src_off);
     dof = COLL_SHM__ONCE64(&e->dst_off);
     sb = COLL_SHM__ONCE64(&e->src_bytes);
     db = COLL_SHM__ONCE64(&e->dst_bytes);
-    if (!coll_shm__win_ptr(s, so, sb, &sp) || !coll_shm__win_ptr(s, dof, db, &dp))
+    ib = COLL_SHM__ONCE64(&e->inl_bytes);
+    if (!coll_shm__win_ptr(s, so, sb, &sp) || !coll_shm__win_ptr(s, dof, db, &dp) ||
+        ib > sizeof w->inl)
         return NULL;
     w = &s->wpeer[r];
+    w->inl_bytes = (size_t)ib;
+    memcpy(w->inl, e->inl, (size_t)ib);
     w->src = sp;
     w->dst = dp;
     w->src_bytes = (size_t)sb;
@@ -2484,6 +2511,7 @@ static void coll_shm__port(coll_shm *s, coll_port *port)
         port->window_post = coll_shm__window_post;
         port->window_sync = coll_shm__window_sync;
         port->window_peer = coll_shm__window_peer;
+        port->window_inline = 1;
     }
 #endif
 }

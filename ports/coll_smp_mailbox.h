@@ -138,9 +138,10 @@
 #define COLL_SMP_HEADER 8          /* bytes of a slot before its payload     */
 
 /* A rank's window entry (coll_window.h): its sync count on a line of its
-   own, then its record, rounded up to whole lines. */
-#define COLL_SMP_WIN_BYTES                                                        \
-    ((size_t)COLL_SMP_LINE + (sizeof(coll_window_rec) + COLL_SMP_LINE - 1) / COLL_SMP_LINE * COLL_SMP_LINE)
+   own, then its last two records (slot posts % 2), each rounded up to
+   whole lines. */
+#define COLL_SMP_REC_BYTES ((sizeof(coll_window_rec) + COLL_SMP_LINE - 1) / COLL_SMP_LINE * COLL_SMP_LINE)
+#define COLL_SMP_WIN_BYTES ((size_t)COLL_SMP_LINE + 2u * COLL_SMP_REC_BYTES)
 
 /* The shared block's size: header line, one ring per ordered pair, then
    one window entry per rank. */
@@ -203,7 +204,7 @@ typedef struct coll_smp_mailbox {
        peers' records as last read (copied out, then checked). */
     unsigned char *win_lo;
     size_t win_len;
-    uint32_t wsyncs;
+    uint32_t wsyncs, wposts;
     coll_window_rec wrec[COLL_SMP_MAX_RANKS];
     /* Traffic of this rank. */
     unsigned long long bytes_sent, msgs_sent, slots_sent;
@@ -643,15 +644,25 @@ COLL_SMP_MAILBOX_API int coll_smp_mailbox_set_window(coll_smp_mailbox *mb, void 
     return COLL_OK;
 }
 
-/* coll_port.window_post: the record into this rank's entry (published
-   by the next sync's release). */
+/* Rank r's record slot for post number n (two apart: coll_port.window_inline). */
+static unsigned char *coll_smp__wslot(const coll_smp_mailbox *mb, int r, uint32_t n)
+{
+    return coll_smp__win(mb, r) + COLL_SMP_LINE + (n & 1u) * COLL_SMP_REC_BYTES;
+}
+
+/* coll_port.window_post: the record, with the inl bytes in use, into this
+   rank's entry (published by the next sync's release). */
 static int coll_smp__window_post(void *ctx, const coll_window_rec *rec)
 {
     coll_smp_mailbox *mb = (coll_smp_mailbox *)ctx;
+    size_t inl = rec->inl_bytes < sizeof rec->inl ? rec->inl_bytes : sizeof rec->inl;
+    unsigned char *to;
     int rc;
     if (mb->error) return mb->error;
     if ((rc = coll_smp__failed(mb)) != 0) return coll_smp__break(mb, rc);
-    COLL_SMP_MEMCPY(coll_smp__win(mb, mb->rank) + COLL_SMP_LINE, rec, sizeof *rec);
+    to = coll_smp__wslot(mb, mb->rank, mb->wposts++);
+    COLL_SMP_MEMCPY(to, rec, offsetof(coll_window_rec, inl) + inl);
+    COLL_SMP_MEMCPY(to + offsetof(coll_window_rec, inl_bytes), &inl, sizeof inl);
     return COLL_OK;
 }
 
@@ -684,15 +695,20 @@ static int coll_smp__in_window(const coll_smp_mailbox *mb, const void *p, size_t
     return n == 0 || (a >= lo && a - lo <= mb->win_len && n <= mb->win_len - (a - lo));
 }
 
-/* coll_port.window_peer: rank r's record, copied out of the block (so it
-   cannot change once checked) and checked: its buffers in the region. */
+/* coll_port.window_peer: rank r's post of the same number as ours,
+   copied out of the block (so it cannot change once checked) and checked:
+   its buffers in the region, its inl bytes in the record. */
 static const coll_window_rec *coll_smp__window_peer(void *ctx, int r)
 {
     coll_smp_mailbox *mb = (coll_smp_mailbox *)ctx;
+    const unsigned char *from;
     coll_window_rec *w;
     if (r < 0 || r >= mb->nranks) return 0;
     w = &mb->wrec[r];
-    COLL_SMP_MEMCPY(w, coll_smp__win(mb, r) + COLL_SMP_LINE, sizeof *w);
+    from = coll_smp__wslot(mb, r, mb->wposts - 1u);
+    COLL_SMP_MEMCPY(w, from, offsetof(coll_window_rec, inl));
+    if (w->inl_bytes > sizeof w->inl) return 0;
+    COLL_SMP_MEMCPY(w->inl, from + offsetof(coll_window_rec, inl), w->inl_bytes);
     if (!coll_smp__in_window(mb, w->src, w->src_bytes) || !coll_smp__in_window(mb, w->dst, w->dst_bytes))
         return 0;
     return w;
@@ -719,6 +735,7 @@ COLL_SMP_MAILBOX_API coll_port coll_smp_mailbox_port(coll_smp_mailbox *mb)
         p.window_post = coll_smp__window_post;
         p.window_sync = coll_smp__window_sync;
         p.window_peer = coll_smp__window_peer;
+        p.window_inline = 1;
     }
     p.max_bytes = 0;            /* the port cuts its own messages into slots;
                                    a post above 4 GiB - 1 is COLL_ERR_INVAL

@@ -348,7 +348,8 @@ typedef struct coll_threads__rank {
                                   (atomic: coll_port.missing reads a rank
                                   that moved on as it was then; a shrink
                                   moves on twice)                          */
-    coll_window_rec win;       /* its record for the next window sync      */
+    coll_window_rec win[2];    /* its last two window posts, slot posts % 2 */
+    unsigned wposts;           /* window posts made (the owner's own)      */
     unsigned wsyncs COLL_THREADS__LINE;  /* window syncs entered (atomic)  */
 } coll_threads__rank;
 
@@ -1429,13 +1430,18 @@ static int coll_threads__missing(void *ctx, int peer)
 /* ---- windows: every rank's memory is every rank's (coll_window.h) ----- */
 
 /* coll_port.window_post: kept in this rank's entry of the world, where
-   the others read it after the next sync. */
+   the others read it after the next sync; the last two posts apart
+   (coll_port.window_inline), with the inl bytes in use. */
 static int coll_threads__window_post(void *ctx, const coll_window_rec *rec)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
+    coll_window_rec *to = &me->win[me->wposts & 1];
+    size_t inl = rec->inl_bytes < sizeof rec->inl ? rec->inl_bytes : sizeof rec->inl;
     int rc = coll_threads__failed(me);
     if (rc) return rc;
-    me->win = *rec;
+    memcpy(to, rec, offsetof(coll_window_rec, inl) + inl);
+    to->inl_bytes = inl;
+    me->wposts++;
     return COLL_OK;
 }
 
@@ -1489,11 +1495,12 @@ static int coll_threads__window_sync(void *ctx)
     return coll_threads__failed(me);
 }
 
-/* coll_port.window_peer: rank `peer`'s record (between two syncs). */
+/* coll_port.window_peer: rank `peer`'s post of the same number as our
+   last (between two syncs). */
 static const coll_window_rec *coll_threads__window_peer(void *ctx, int peer)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
-    return peer >= 0 && peer < me->w->nranks ? &me->w->r[peer].win : 0;
+    return peer >= 0 && peer < me->w->nranks ? &me->w->r[peer].win[(me->wposts - 1) & 1] : 0;
 }
 
 /* coll_port.attach: the communicators over this rank's end, counted. */
@@ -1522,6 +1529,7 @@ COLL_THREADS_API coll_port coll_threads_port(coll_threads *w, int rank)
     p.window_post = coll_threads__window_post;
     p.window_sync = coll_threads__window_sync;
     p.window_peer = coll_threads__window_peer;
+    p.window_inline = 1;
     return p;
 }
 

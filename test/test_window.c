@@ -503,15 +503,15 @@ static coll_port counting_port(const coll_port *in)
     return p;
 }
 
-/* One all-reduce of 64 floats (ones), every rank's src and dst given:
+/* One all-reduce of n floats (ones), every rank's src and dst given:
    a window call (no send) or coll.h's own (sends), result p everywhere. */
-static void shm_sum64(coll_comm *c, int r, float *s, float *d, int want_sends, const char *what)
+static void shm_sum(coll_comm *c, int r, float *s, float *d, int n, int want_sends, const char *what)
 {
     unsigned long before = g_sends;
     int rc, i, bad = 0;
-    for (i = 0; i < 64; i++) { s[i] = 1.0f; d[i] = -7.0f; }
-    rc = coll_window_allreduce(c, s, d, 64, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
-    for (i = 0; rc == COLL_OK && i < 64; i++)
+    for (i = 0; i < n; i++) { s[i] = 1.0f; d[i] = -7.0f; }
+    rc = coll_window_allreduce(c, s, d, (size_t)n, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);
+    for (i = 0; rc == COLL_OK && i < n; i++)
         if (d[i] != (float)g_p) { bad = 1; break; }
     COLL_CHECK_MSG(rc == COLL_OK && !bad, "shm p=%d rank %d %s: rc %d, element %d (%s)", g_p, r, what, rc, i,
                    coll_last_error(c));
@@ -529,13 +529,14 @@ static void shm_outside(coll_comm *c, int r, int who)
     static unsigned char own_src[BIG], own_dst[BIG];
     unsigned char *hs = g_src[r], *hd = g_dst[r];
     if (r == who) { g_src[r] = own_src; g_dst[r] = own_dst; }
-    shm_sum64(c, r, (float *)(void *)g_src[r], (float *)(void *)g_dst[r], 1, "buffers outside the heap");
+    shm_sum(c, r, (float *)(void *)g_src[r], (float *)(void *)g_dst[r], 80, 1, "buffers outside the heap");
+    shm_sum(c, r, (float *)(void *)g_src[r], (float *)(void *)g_dst[r], 8, 0, "a small call's input inline, buffers outside the heap");
     allreduce_case(c, r, COLL_FLOAT32, 0, 1000, 0, COLL_WINDOW_ONE_SHOT);
     allreduce_case(c, r, COLL_INT32, 3, 9000, 1, COLL_WINDOW_TWO_SHOT);
     allreduce_case(c, r, COLL_FLOAT64, 4, 7, 0, COLL_WINDOW_AUTO);
     others(c, r);
     g_src[r] = hs; g_dst[r] = hd;
-    shm_sum64(c, r, (float *)(void *)g_src[r], (float *)(void *)g_dst[r], 0, "buffers in the heap");
+    shm_sum(c, r, (float *)(void *)g_src[r], (float *)(void *)g_dst[r], 80, 0, "buffers in the heap");
 }
 
 /* Rank 1's record forged in the segment after its post (g_forge: how);
@@ -545,15 +546,16 @@ static int g_forge;
 static int forging_post(void *ctx, const coll_window_rec *rec)
 {
     coll_shm *s = (coll_shm *)ctx;
-    coll_shm__winent *e = coll_shm__went(s, s->rank);
     uint64_t h = (uint64_t)s->heap_bytes;
     int rc = coll_shm__window_post(ctx, rec);
+    coll_shm__winrec *e = &coll_shm__went(s, s->rank)->rec[(s->wposts - 1u) & 1u];   /* the slot just posted */
     switch (g_forge) {
     case 0: e->src_off = h + 64; break;                          /* past the heap */
     case 1: e->src_off = h - 8; e->src_bytes = UINT64_MAX - 4; break;   /* off + bytes wraps */
     case 2: e->dst_off = COLL_SHM__NOWHERE; e->dst_bytes = 100; break;  /* NULL with bytes */
     case 3: e->dst_off = UINT64_MAX - 1; e->dst_bytes = 16; break;     /* far past */
     case 4: e->src_off = h; e->src_bytes = 1; break;            /* one byte past the end */
+    case 5: e->inl_bytes = sizeof e->inl + 8; break;             /* more input than a record holds */
     default: break;                                               /* (-1) honest */
     }
     return rc;
@@ -569,7 +571,7 @@ static void shm_forged(const coll_port *port, int r)
     if (r == 1) p.window_post = forging_post;
     rc = coll_init(&c, r, g_p, &p, g_scratch[r], sizeof g_scratch[r]);
     COLL_CHECK_MSG(rc == COLL_OK && coll_window_ok(&c), "shm p=%d rank %d: init of the forging port: %d", g_p, r, rc);
-    for (g_forge = 0; g_forge < 5; g_forge++) {
+    for (g_forge = 0; g_forge < 6; g_forge++) {
         for (i = 0; i < 64; i++) { s[i] = 1.0f; d[i] = -7.0f; }
         guard_set(g_src[r], 64 * 4); guard_set(g_dst[r], 64 * 4);
         rc = coll_window_allreduce(&c, s, d, 64, COLL_FLOAT32, COLL_SUM, COLL_WINDOW_AUTO);

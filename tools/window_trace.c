@@ -135,6 +135,7 @@ static void shape(int r, coll__win_shape *s)
 {
     s->kind = C.kind; s->form = C.form; s->p = C.p; s->root = C.root; s->count = C.n; s->es = 4;
     s->inplace = C.inplace && C.kind != COLL_BROADCAST && (C.kind != COLL_REDUCE || r == C.root);
+    s->inl = 0;
 }
 
 /* Move i of rank r in phase k, corrupted where (r, k, i) is the victim. */
