@@ -174,9 +174,9 @@ typedef struct coll__win {
     size_t es;                   /* element size                             */
     size_t in_n, out_n;          /* elements of src and dst this rank touches */
     coll_args a;
-    const coll_window_rec *r[COLL_WINDOW_MAX_RANKS];
     int algo;                    /* the all-reduce's form, decided in check  */
     int inl;                     /* 1: inline (>>win-inline), one sync       */
+    const coll_window_rec *r[COLL_WINDOW_MAX_RANKS];   /* (last: set in check) */
 } coll__win;
 
 COLL_API int coll_window_ok(const coll_comm *c)
@@ -248,14 +248,16 @@ static int coll__win_fits(const coll_comm *c, const coll_args *a, size_t es)
            a->count * es * k <= (size_t)COLL_WINDOW_INLINE;      /* (no product that wraps) */
 }
 
-/* The bytes of rank i's input: its src as the call reads it, the root's
-   buffer for a broadcast. */
-static size_t coll__win_input(coll__win *w, int i)
+/* The bytes of rank i's input: its src as the call reads it (p blocks
+   for the reduce-scatter and the all-to-all), the root's buffer for a
+   broadcast, none for the barrier. */
+static size_t coll__win_input(const coll__win *w, int i)
 {
-    size_t in_n, out_n;
-    if (w->a.kind == COLL_BROADCAST) return i == w->a.root ? w->pl.count * w->es : 0;
-    coll__win_extents(w, i, &in_n, &out_n);
-    return in_n * w->es;
+    coll_kind k = w->a.kind;
+    size_t b = w->pl.count * w->es;
+    if (k == COLL_BROADCAST) return i == w->a.root ? b : 0;
+    if (k == COLL_REDUCE_SCATTER || k == COLL_ALLTOALL) return b * (size_t)w->c->nranks;
+    return k == COLL_BARRIER ? 0 : b;
 }
 
 /* This rank's input copied into its record (never past it: a record
@@ -599,7 +601,7 @@ static int coll__win_fold(coll__win *w, const coll__win_shape *s, int k, int i, 
     const unsigned char *x0;
     size_t es = s->es, n = m0->len / es, cut = n, at, len;
     int t, staged = 0, rc = COLL_OK;
-    for (t = 0; t < m0->terms; t++)
+    for (t = 0; t < m0->terms && !w->inl; t++)     /* (inline: the inputs are copies) */
         if (coll__win_move(s, c->rank, k, i + t, &m) && coll__overlap(out, m0->len, coll__win_src(w, &m), m0->len))
             staged = 1;
     if (staged) cut = c->segment / es ? c->segment / es : 1;
@@ -695,7 +697,7 @@ static int coll__win_run(coll_comm *c, const coll_args *a, int lenient)
     if (!c || c->magic != COLL__MAGIC) return COLL_ERR_INVAL;
     if (!coll_window_ok(c)) return coll__win_messages(c, a);
     if (c->broken) return c->broken;
-    COLL_MEMSET(&w, 0, sizeof w);
+    COLL_MEMSET(&w, 0, offsetof(coll__win, r));   /* (r: every entry set before it is read) */
     w.c = c;
     w.a = *a;
     own = coll__win_plan(&w);

@@ -65,8 +65,8 @@
 #         both from 1 KiB (smaller calls ride in the check round).
 #   win   windows (coll_window.h; rows coll-<port>-win): all-reduce at
 #         >= 8 MiB / the floor below >= 0.8 at 2 ranks, >= 0.6 at 4; at
-#         8 B, 2 ranks, time / Open MPI <= 0.5 (AUTO's call there goes
-#         by messages: below COLL_WINDOW_DIRECT_MIN); reduce-scatter and
+#         8 B, 2 ranks, time / Open MPI <= 0.5 (the input rides in the
+#         records there: one sync, COLL_WINDOW_INLINE); reduce-scatter and
 #         all-gather, threads and shm, 2 and 4 ranks, every size >= 8 MiB:
 #         floor time of the same collective / coll time >= 0.8 (a size
 #         without both rows, or no rows at all: not measured, said in the
@@ -425,7 +425,7 @@ function win_goal(port, p,    b, fl, x, r, lim) {
     }
     if (p == 2) {
         r = ratio(t("coll-" port, "auto", 2, 8), t("ompi", "default", 2, 8))
-        if (r >= 0) row("win", "8 B p=2 time coll-" port " / ompi (AUTO: by messages below COLL_WINDOW_DIRECT_MIN)", r, "<= 0.5", r <= 0.5)
+        if (r >= 0) row("win", "8 B p=2 time coll-" port " / ompi (inline: one sync)", r, "<= 0.5", r <= 0.5)
     }
 }
 # Reduce-scatter and all-gather over windows against their own floors

@@ -1465,16 +1465,16 @@ static void coll_threads__apart(coll_threads__rank *me, int peer)
    every rank's count has reached it (acquires): a few polls, then a
    yield, again; after 64 yields naps of 50 us instead, so that ranks
    kept waiting long give their CPUs away; until the deadline or a
-   failure (the clock read at each yield or nap). A rank waited for is the port's
+   failure (the clock read at each yield or nap, first at the first: a
+   sync nobody waits in reads none). A rank waited for is the port's
    `missing` answer as for a message. Counts compared modulo 2^32. */
 static int coll_threads__window_sync(void *ctx)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
     coll_threads *w = me->w;
     unsigned mine = __atomic_add_fetch(&me->wsyncs, 1, __ATOMIC_ACQ_REL);
-    struct timespec start, now, nap = { 0, 50000 };
+    struct timespec start = { 0, 0 }, now, nap = { 0, 50000 };
     int r, polls = 0, rc;
-    clock_gettime(CLOCK_MONOTONIC, &start);
     for (r = 0; r < w->nranks; r++) {
         if ((int)(__atomic_load_n(&w->r[r].wsyncs, __ATOMIC_ACQUIRE) - mine) < 0) coll_threads__apart(me, r);
         while ((int)(__atomic_load_n(&w->r[r].wsyncs, __ATOMIC_ACQUIRE) - mine) < 0) {
@@ -1484,6 +1484,7 @@ static int coll_threads__window_sync(void *ctx)
             if (polls < 64 * COLL_THREADS__WIN_POLLS) sched_yield();
             else nanosleep(&nap, 0);               /* long: stop taking CPUs */
             clock_gettime(CLOCK_MONOTONIC, &now);
+            if (polls == COLL_THREADS__WIN_POLLS) start = now;   /* the deadline from the first yield */
             if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
                 (long)w->timeout_ms) {
                 coll_threads__name(me, r);
