@@ -13,7 +13,7 @@
 #   make trace-hier COLL=allreduce HOSTS=2 LOCAL=3 N=12 [ORDER=interleaved|host-major ROOT= CHECKS=]
 #                        coll_hier.h's form, phase by phase, on H hosts x L ranks (threads), checked
 #   make test-trace-hier every hierarchical collective traced at 2x3, 3x2, 4x2, both orders, checked
-#   make trace-window COLL=allreduce FORM=two P=4 N=10 [ROOT= INPLACE= SCRATCH=]
+#   make trace-window COLL=allreduce FORM=two P=4 N=10 [ROOT= INPLACE= SCRATCH= INLINE=1]
 #   make test-trace-window every collective over windows traced at 1-8 ranks, checked
 TEACH_B      := $(B)/teach
 TEACH_CFLAGS := -std=c99 $(CFLAGS) $(WARN) -I.
@@ -73,10 +73,11 @@ $(TEACH_B)/window_trace: tools/window_trace.c tools/diagrams.c coll_window.h $(T
 	$(CC) $(TEACH_CFLAGS) -o $@ $< -lm
 
 WINDOW_TRACE_ARGS = $(if $(COLL),coll=$(COLL)) $(if $(FORM),form=$(FORM)) $(if $(P),p=$(P)) $(if $(N),n=$(N)) \
-                    $(if $(ROOT),root=$(ROOT)) $(if $(INPLACE),inplace=$(INPLACE)) $(if $(SCRATCH),scratch=$(SCRATCH))
+                    $(if $(ROOT),root=$(ROOT)) $(if $(INPLACE),inplace=$(INPLACE)) $(if $(SCRATCH),scratch=$(SCRATCH)) \
+                    $(if $(INLINE),inline=$(INLINE))
 
 .PHONY: trace-window test-trace-window
-## trace-window: [docs] a collective over windows phase by phase (COLL= FORM=one|two P= N= ROOT= INPLACE= SCRATCH=): who reads whom, which bytes, copy or fold, checked against a plain loop
+## trace-window: [docs] a collective over windows phase by phase (COLL= FORM=one|two P= N= ROOT= INPLACE= SCRATCH= INLINE=1): who reads whom, which bytes, copy or fold, checked against a plain loop
 trace-window: $(TEACH_B)/window_trace
 	@$(TEACH_B)/window_trace $(WINDOW_TRACE_ARGS)
 

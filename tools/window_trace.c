@@ -1,15 +1,17 @@
 /* window_trace.c - watch a collective over windows (coll_window.h) move,
    phase by phase: who reads whom, which bytes, copied or folded.
 
-       make trace-window COLL=allreduce FORM=two P=4 N=10 [ROOT= INPLACE= SCRATCH=]
-       build/teach/window_trace coll=reduce p=5 n=7 root=3
+       make trace-window COLL=allreduce FORM=two P=4 N=10 [ROOT= INPLACE= SCRATCH= INLINE=]
+       build/teach/window_trace coll=reduce p=5 n=7 root=3 [inline=1]
 
    Options (key=value): coll (allreduce reduce_scatter allgather broadcast
    reduce alltoall barrier), form (one|two: the all-reduce's), p (ranks,
    1..8), n (the count the API takes: per rank for the block-wise
    collectives, at most 64), root, inplace (0/1), scratch (bytes of each
    rank's scratch; its half is the segment the in-place folds stage
-   through).
+   through), inline (0/1: the small calls' form, >>win-inline, where every
+   rank's input rides in its record: the moves read those copies, and
+   one sync is all; inputs of at most COLL_WINDOW_INLINE bytes).
 
    The moves are coll_window.h's own pure function (coll__win_move): each
    phase prints every rank's moves, the bytes each reads and writes, and
@@ -24,7 +26,8 @@
 
        build/teach/window_trace --all [--break]   every kind and form at
                  p = 1..8, counts 0, 1, 5, 13, 37 (none divisible by every
-                 p), in place and out, roots first and last, quietly
+                 p), in place and out, roots first and last, inline where
+                 the inputs fit a record and not, quietly
                  (--break: one move corrupted, which the checks must
                  catch); ends "N passed, N failed"
        build/teach/window_trace --svg DIR [--page FILE]   the diagrams: one
@@ -43,7 +46,7 @@
 #define MAXE (MAXP * MAXN)
 #define UNSET (-1)
 
-typedef struct tcfg { coll_kind kind; int form, p, root, inplace, quiet; size_t n, scratch; } tcfg;
+typedef struct tcfg { coll_kind kind; int form, p, root, inplace, inl, quiet; size_t n, scratch; } tcfg;
 static tcfg C;
 static int passed, failed;
 
@@ -73,6 +76,7 @@ static size_t out_len(coll_kind k)
 }
 static const char *form_name(void)
 {
+    if (C.inl) return "inline";
     if (C.kind != COLL_ALLREDUCE) return C.kind == COLL_ALLTOALL && C.inplace ? "in-place" : "";
     return C.form == COLL_WINDOW_ONE_SHOT ? "one-shot" : "two-shot";
 }
@@ -113,6 +117,22 @@ static void fill(void)
     }
 }
 
+/* Inline: each rank's input as its record carries it, copied at the post
+   (before any move). The moves then read these, never a buffer. */
+static int32_t copies[MAXP][MAXE];
+static void take_copies(void)
+{
+    int r;
+    for (r = 0; r < C.p; r++)
+        memcpy(copies[r], C.kind == COLL_BROADCAST ? dstp[r] : srcp[r],
+               (C.kind == COLL_BROADCAST ? (r == C.root ? C.n : 0) : in_len(C.kind)) * sizeof(int32_t));
+}
+/* Do the inputs fit a record (every rank's, in bytes)? */
+static int fits_inline(void)
+{
+    return (C.kind == COLL_BROADCAST ? C.n : in_len(C.kind)) * 4 <= COLL_WINDOW_INLINE;
+}
+
 /* The plain loop: rank r's dst element i; 0 where nothing is promised. */
 static int expect(int r, size_t i, int32_t *v)
 {
@@ -135,7 +155,7 @@ static void shape(int r, coll__win_shape *s)
 {
     s->kind = C.kind; s->form = C.form; s->p = C.p; s->root = C.root; s->count = C.n; s->es = 4;
     s->inplace = C.inplace && C.kind != COLL_BROADCAST && (C.kind != COLL_REDUCE || r == C.root);
-    s->inl = 0;
+    s->inl = C.inl;
 }
 
 /* Move i of rank r in phase k, corrupted where (r, k, i) is the victim. */
@@ -150,7 +170,11 @@ static int move_of(int r, int k, int i, coll__win_mv *m)
 }
 
 /* The element where a move reads, or lands. */
-static int32_t *src_el(const coll__win_mv *m) { return (m->from_dst ? dstp[m->from] : srcp[m->from]) + m->off / 4; }
+static int32_t *src_el(const coll__win_mv *m)
+{
+    if (C.inl) return copies[m->from] + m->off / 4;
+    return (m->from_dst ? dstp[m->from] : srcp[m->from]) + m->off / 4;
+}
 static int32_t *dst_el(const coll__win_mv *m) { return dstp[m->to] + m->at / 4; }
 
 /* ---- playing the moves over the plain arrays -------------------------------- */
@@ -160,7 +184,9 @@ static int races;
 /* One element read (w = 0) or written (w = 1) by rank r this phase. */
 static void touch(const int32_t *e, int r, int w)
 {
-    size_t at = (size_t)(e - &pool[0][0][0]);
+    size_t at;
+    if (e < &pool[0][0][0] || e >= &pool[0][0][0] + sizeof pool / sizeof pool[0][0][0]) return;   /* a record's copy */
+    at = (size_t)(e - &pool[0][0][0]);
     int q = (int)(at / (2 * MAXE)), b = (int)(at / MAXE % 2);
     size_t j = at % MAXE;
     if (w) { if (wr[q][b][j] && wr[q][b][j] != r + 1) races++; wr[q][b][j] = (unsigned char)(r + 1); }
@@ -247,6 +273,10 @@ static int run_executor(void)
         if (C.kind == COLL_BROADCAST) { if (r == C.root) for (i = 0; i < C.n; i++) fd[r][i] = finput(r, i); }
         else for (i = 0; i < in_len(C.kind); i++) fs[r][i] = finput(r, i);
     }
+    for (q = 0; q < C.p && C.inl; q++) {                /* the records carry the inputs */
+        rec[q].inl_bytes = (C.kind == COLL_BROADCAST ? (q == C.root ? C.n : 0) : in_len(C.kind)) * 4;
+        memcpy(rec[q].inl, C.kind == COLL_BROADCAST ? fd[q] : fs[q], rec[q].inl_bytes);
+    }
     for (r = 0; r < C.p; r++) {
         memset(&w[r], 0, sizeof w[r]);
         if (coll_init(&comm[r], r, C.p, &port, scr[r], C.scratch) != COLL_OK) return -1;
@@ -256,6 +286,7 @@ static int run_executor(void)
         if (C.kind == COLL_BARRIER) w[r].a.src = w[r].a.dst = 0;
         if (coll__win_plan(&w[r]) != COLL_OK) return -1;
         w[r].algo = C.kind == COLL_ALLREDUCE ? C.form : 0;
+        w[r].inl = C.inl;
         for (q = 0; q < C.p; q++) { rec[q].src = fs[q]; rec[q].dst = fd[q]; w[r].r[q] = &rec[q]; }
         coll__win_shape_of(&w[r], &s[r]);
     }
@@ -294,7 +325,8 @@ static void print_vals(const int32_t *v, size_t n)
 static void print_move(int r, const coll__win_mv *m)
 {
     static const char *const how[] = { "copies", "folds", "swaps" };
-    printf("    r%d %-6s r%d.%s [%zu:%zu)", r, how[m->how], m->from, m->from_dst ? "dst" : "src", m->off, m->off + m->len);
+    printf("    r%d %-6s r%d.%s [%zu:%zu)", r, how[m->how], m->from, C.inl ? "record" : m->from_dst ? "dst" : "src", m->off,
+           m->off + m->len);
     printf(" %s r%d.dst [%zu:%zu)  (%zu el", m->how == COLL__WIN_SWAP ? "<->" : "->", m->to, m->at, m->at + m->len, m->len / 4);
     if (m->how == COLL__WIN_FOLD) printf(", term %d of %d in rank order", m->term, m->terms);
     printf(")\n");
@@ -307,6 +339,7 @@ static void print_head(void)
     if (C.kind != COLL_BARRIER) printf(", n = %zu int32 sum, bytes [a:b) of each buffer", C.n);
     if (has_root(C.kind)) printf(", root %d", C.root);
     if (C.inplace) printf(", in place");
+    if (C.inl) printf(", inline (each input rides in its rank's record: the moves read the copies)");
     printf("\n");
     if (C.kind == COLL_BARRIER) return;
     printf("start (%s):\n", C.kind == COLL_BROADCAST ? "buf" : "src");
@@ -328,9 +361,11 @@ static void trace_one(int break_it)
     coll__win_mv m;
     shape(0, &s);
     nph = coll__win_phases(&s);
-    snprintf(what, sizeof what, "window %s %s p=%d n=%zu root=%d inplace=%d", coll_kind_name(C.kind), form_name(), C.p, C.n, C.root, C.inplace);
+    snprintf(what, sizeof what, "window %s %s p=%d n=%zu root=%d inplace=%d inline=%d", coll_kind_name(C.kind), form_name(),
+             C.p, C.n, C.root, C.inplace, C.inl);
     lay_out();
     fill();
+    if (C.inl) take_copies();
     victim_r = -1;
     if (break_it) {                                  /* the last rank's first move with bytes */
         for (r = C.p - 1; r >= 0 && victim_r < 0; r--)
@@ -356,8 +391,11 @@ static void trace_one(int break_it)
             for (r = 0; r < C.p; r++) { printf("    r%-2d ", r); print_vals(dstp[r], out_len(C.kind)); printf("\n"); }
         }
     }
-    if (!C.quiet) {
+    if (!C.quiet && C.inl) printf("syncs: 1 (the post's: nobody reads another rank's buffer, so none after the moves)\n");
+    else if (!C.quiet) {
         printf("syncs: %d (the post's, %d between phases, the last)\n", nph + 1, nph - 1);
+    }
+    if (!C.quiet) {
         for (r = 0; r < C.p; r++) printf("  r%d reads %ld B, writes %ld B\n", r, rb[r], wbytes[r]);
     }
     for (r = 0; r < C.p; r++) bad += wrong_on(r);
@@ -466,7 +504,7 @@ static int draw_window(FILE *o)
             }
         col += cols[k];
     }
-    {
+    if (!C.inl) {                                   /* the last sync (inline: none) */
         int x = WLEFT + col * WCOL;
         fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#555\" stroke-width=\"1.2\" stroke-dasharray=\"4,3\"/>\n", x, WTOP - 44, x, WTOP + C.p * LANE_H);
         fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"9\" fill=\"#555\">sync</text>\n", x + 3, WTOP - 46);
@@ -480,30 +518,34 @@ static int draw_window(FILE *o)
     }
     fprintf(o, "<text x=\"8\" y=\"%d\" font-size=\"9\" fill=\"#444\">arrows: from the rank whose buffer is read to the rank whose dst it lands in, "
                "rank r's own moves r-th from the left; red: folded in rank order, blue: copied, violet: swapped%s</text>\n",
-            H - 28, C.kind == COLL_BARRIER ? "; a barrier is its syncs alone" : "");
+            H - 28, C.kind == COLL_BARRIER ? "; a barrier is its syncs alone"
+                    : C.inl ? "; inline: each arrow reads the copy in that rank's record, and no sync follows" : "");
     fprintf(o, "<text x=\"8\" y=\"%d\" font-size=\"9\" fill=\"#444\">labels: the block each move carries (all: the whole vector); "
                "dashed bars: the syncs; drawn from coll_window.h's coll__win_move</text>\n", H - 14);
     fprintf(o, "</svg>\n");
     return 0;
 }
 
-typedef struct wpic { coll_kind kind; int form, inplace; const char *idea; } wpic;
+typedef struct wpic { coll_kind kind; int form, inplace, inl; const char *idea; } wpic;
 static const wpic wpics[] = {
-    { COLL_ALLREDUCE, COLL_WINDOW_ONE_SHOT, 0, "Every rank folds every input, whole, into its own dst, in rank order: 2 syncs; reads p n, writes n. Small calls." },
-    { COLL_ALLREDUCE, COLL_WINDOW_TWO_SHOT, 0, "Rank r folds block r of every input into its dst; a sync; then copies each other block from its owner's dst: 3 syncs; reads 2n - n/p, writes n." },
-    { COLL_REDUCE_SCATTER, 0, 0, "Rank r folds block r of every input into its dst: 2 syncs." },
-    { COLL_ALLGATHER, 0, 0, "Rank r copies every rank's src into that rank's block of its dst: 2 syncs; n p." },
-    { COLL_BROADCAST, 0, 0, "Every rank but the root copies the root's buffer: 2 syncs; n." },
-    { COLL_REDUCE, 0, 0, "Rank r folds block r of every input into the root's dst, every rank its share: 2 syncs; n." },
-    { COLL_ALLTOALL, 0, 0, "Rank r copies block r of every rank's src into its dst: 2 syncs." },
-    { COLL_ALLTOALL, 0, 1, "In place, the lower rank of each pair swaps the pair's two blocks, through scratch: 2 syncs." },
-    { COLL_BARRIER, 0, 0, "No moves: the post's sync and the last one." },
+    { COLL_ALLREDUCE, COLL_WINDOW_ONE_SHOT, 0, 0, "Every rank folds every input, whole, into its own dst, in rank order: 2 syncs; reads p n, writes n. Small calls." },
+    { COLL_ALLREDUCE, COLL_WINDOW_TWO_SHOT, 0, 0, "Rank r folds block r of every input into its dst; a sync; then copies each other block from its owner's dst: 3 syncs; reads 2n - n/p, writes n." },
+    { COLL_REDUCE_SCATTER, 0, 0, 0, "Rank r folds block r of every input into its dst: 2 syncs." },
+    { COLL_ALLGATHER, 0, 0, 0, "Rank r copies every rank's src into that rank's block of its dst: 2 syncs; n p." },
+    { COLL_BROADCAST, 0, 0, 0, "Every rank but the root copies the root's buffer: 2 syncs; n." },
+    { COLL_REDUCE, 0, 0, 0, "Rank r folds block r of every input into the root's dst, every rank its share: 2 syncs; n." },
+    { COLL_ALLTOALL, 0, 0, 0, "Rank r copies block r of every rank's src into its dst: 2 syncs." },
+    { COLL_ALLTOALL, 0, 1, 0, "In place, the lower rank of each pair swaps the pair's two blocks, through scratch: 2 syncs." },
+    { COLL_BARRIER, 0, 0, 0, "No moves: the post's sync and the last one." },
+    { COLL_ALLREDUCE, COLL_WINDOW_ONE_SHOT, 0, 1, "Inline: every input rides in its rank's record, and each rank folds the copies into its own dst; nobody reads another rank's buffer, so the post's sync is the only one. Calls of at most COLL_WINDOW_INLINE bytes." },
+    { COLL_REDUCE, 0, 0, 1, "Inline: the root folds the records' copies of every input; nobody writes another rank's dst: 1 sync." },
 };
 #define NPICS ((int)(sizeof wpics / sizeof wpics[0]))
 
 static void pic_cfg(const wpic *w, int p)
 {
-    C.kind = w->kind; C.form = w->kind == COLL_ALLREDUCE ? w->form : 0; C.inplace = w->inplace; C.p = p; C.quiet = 1;
+    C.kind = w->kind; C.form = w->kind == COLL_ALLREDUCE ? w->form : 0; C.inplace = w->inplace; C.inl = w->inl;
+    C.p = p; C.quiet = 1;
     C.n = w->kind == COLL_BARRIER ? 0 : (w->kind == COLL_ALLREDUCE || w->kind == COLL_BROADCAST || w->kind == COLL_REDUCE) ? (size_t)(2 * p) : 2;
     C.root = has_root(w->kind) ? 1 : 0;
     C.scratch = sizeof scr[0];
@@ -572,20 +614,22 @@ static int write_svgs(const char *dir, const char *page)
 static void trace_all(int break_it)
 {
     static const size_t ns[] = { 0, 1, 5, 13, 37 };
-    int k, f, p, ni, ip, rt;
+    int k, f, p, ni, ip, rt, il;
     C.quiet = 1; C.scratch = 128;                  /* 64-byte segments: n = 37 stages in three */
+    for (il = 0; il < 2; il++)
     for (k = 0; k < NKINDS; k++)
-        for (f = 1; f <= (kinds[k] == COLL_ALLREDUCE ? 2 : 1); f++)
+        for (f = 1; f <= (kinds[k] == COLL_ALLREDUCE ? 2 - il : 1); f++)
             for (p = 1; p <= MAXP; p++)
                 for (ni = 0; ni < 5; ni++)
                     for (ip = 0; ip < 2; ip++)
                         for (rt = 0; rt < (has_root(kinds[k]) ? 2 : 1); rt++) {
                             C.kind = kinds[k]; C.form = kinds[k] == COLL_ALLREDUCE ? f : 0; C.p = p;
                             C.n = kinds[k] == COLL_BARRIER ? 0 : ns[ni]; C.root = rt ? p - 1 : 0;
-                            C.inplace = ip;
+                            C.inplace = ip; C.inl = il;
                             if ((kinds[k] == COLL_BARRIER || kinds[k] == COLL_BROADCAST) && ip) continue;
                             if (kinds[k] == COLL_BARRIER && ni) continue;
-                            if (ip && kinds[k] == COLL_ALLREDUCE && f == COLL_WINDOW_ONE_SHOT) continue;   /* in place runs two-shot */
+                            if (!il && ip && kinds[k] == COLL_ALLREDUCE && f == COLL_WINDOW_ONE_SHOT) continue;   /* in place runs two-shot */
+                            if (il && !fits_inline()) continue;
                             if ((size_t)p * C.n > MAXN * 4) continue;
                             trace_one(break_it);
                         }
@@ -604,8 +648,8 @@ static int usage(const char *why, const char *arg)
     int k;
     fprintf(stderr, "window_trace: %s%s\n  collectives:", why, arg);
     for (k = 0; k < NKINDS; k++) fprintf(stderr, " %s", coll_kind_name(kinds[k]));
-    fprintf(stderr, "\n  keys: coll form p n root inplace scratch\n  forms: one two\n"
-                    "usage: window_trace [coll=allreduce] [form=two] [p=4] [n=10] [root=0] [inplace=0] [scratch=512]\n"
+    fprintf(stderr, "\n  keys: coll form p n root inplace scratch inline\n  forms: one two\n"
+                    "usage: window_trace [coll=allreduce] [form=two] [p=4] [n=10] [root=0] [inplace=0] [scratch=512] [inline=0]\n"
                     "                    | --all [--break] | --svg DIR [--page FILE]\n");
     return 2;
 }
@@ -626,6 +670,7 @@ static int read_arg(const char *a, int *n_given)
     else if (strncmp(a, "root=", 5) == 0) C.root = atoi(v);
     else if (strncmp(a, "inplace=", 8) == 0) C.inplace = atoi(v) != 0;
     else if (strncmp(a, "scratch=", 8) == 0) C.scratch = (size_t)atol(v);
+    else if (strncmp(a, "inline=", 7) == 0) C.inl = atoi(v) != 0;
     else return usage("cannot read ", a);
     return 0;
 }
@@ -654,6 +699,8 @@ int main(int argc, char **argv)
     if (!n_given && C.kind != COLL_ALLREDUCE && C.kind != COLL_BROADCAST && C.kind != COLL_REDUCE) C.n = 2;
     if (C.kind == COLL_BARRIER) C.n = 0;
     if (C.kind == COLL_ALLREDUCE && C.inplace) C.form = COLL_WINDOW_TWO_SHOT;   /* as coll_window.h runs it */
+    if (C.kind == COLL_ALLREDUCE && C.inl) C.form = COLL_WINDOW_ONE_SHOT;       /* (in place too) */
+    if (C.inl && !fits_inline()) return usage("inline: the inputs must fit a record (COLL_WINDOW_INLINE bytes)", "");
     if (C.p < 1 || C.p > MAXP || C.n > MAXN || (size_t)C.p * C.n > MAXE || C.root < 0 || C.root >= C.p ||
         C.scratch > sizeof scr[0] || (C.inplace && C.scratch < 64))
         return usage("p must be 1..8, n at most 64, root a rank, scratch 64..512 bytes in place", "");
