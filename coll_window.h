@@ -814,9 +814,8 @@ static int coll__win_auto(coll_comm *c, const coll_args *a)
     switch (a->kind) {
     case COLL_ALLREDUCE: case COLL_REDUCE_SCATTER: case COLL_ALLGATHER: case COLL_BROADCAST:
     case COLL_REDUCE: case COLL_ALLTOALL: case COLL_BARRIER:
-        if ((!coll__win_small(c, a) || coll__win_fits(c, a, coll__esize(c, a))) && coll_window_ok(c) &&
-            !a->user_op && !a->group &&
-            !coll__win_ruled(c, a->kind))
+        if (coll_window_ok(c) && !a->user_op && !a->group && !coll__win_ruled(c, a->kind) &&
+            (!coll__win_small(c, a) || coll__win_fits(c, a, coll__esize(c, a))))
             return coll__win_run(c, a, 1);
         break;
     default:

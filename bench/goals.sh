@@ -66,7 +66,8 @@
 #   win   windows (coll_window.h; rows coll-<port>-win): all-reduce at
 #         >= 8 MiB / the floor below >= 0.8 at 2 ranks, >= 0.6 at 4; at
 #         8 B, 2 ranks, time / Open MPI <= 0.5 (the input rides in the
-#         records there: one sync, COLL_WINDOW_INLINE); reduce-scatter and
+#         records there: one sync, COLL_WINDOW_INLINE), beside the floor
+#         at 8 B over Open MPI (a reading: one bare spin barrier); reduce-scatter and
 #         all-gather, threads and shm, 2 and 4 ranks, every size >= 8 MiB:
 #         floor time of the same collective / coll time >= 0.8 (a size
 #         without both rows, or no rows at all: not measured, said in the
@@ -210,6 +211,7 @@ if [ "${1:-}" = run ]; then
             done
             if [ -x $bin/floor ]; then   # the direct collectives with no library (bench/floor.c)
                 run floor $bin/floor -b -n 2,4 -s $big -r 3 -T $T $fcolls
+                run "floor 8 B" $bin/floor -b -n 2 -s 8 -r 3 -T $T   # what one sync costs with no library
             elif [ $i = 1 ]; then
                 say "MISSING: $bin/floor (make $bin/floor): no floor rows"
             fi
@@ -479,6 +481,8 @@ function goals(S,    i, j, p, b, x, o, r, best, who, ports, lim, port, wc, mp) {
         for (p = 2; p <= 4; p += 2) {
             win_goal("threads-win", p)
             if ("coll-shm-win" in impls) win_goal("shm-win", p)
+            r = ratio(t("floor", "direct", 2, 8), t("ompi", "default", 2, 8))
+            if (p == 2 && r >= 0) printf "%s\twin\t8 B p=2 time floor / ompi (a bare loop, one spin barrier, no library: the least one sync costs here)\t%.2f\t(a reading)\t-\n", CH, r
             r = worst_vs("coll-threads", "auto", "coll-shm", "auto", p, 65536)
             if (r >= 0) row("thr", "p=" p " >= 64 KiB worst time coll-threads / coll-shm (at " mib(WB) ")", r, "<= 1.0", r <= 1.0)
         }
