@@ -270,13 +270,13 @@ static void coll__win_carry(coll__win *w, coll_window_rec *me)
     if (me->inl_bytes) COLL_MEMCPY(me->inl, in, me->inl_bytes);
 }
 
-/* Every record carries its rank's whole input, no more than a record
-   holds (the port's copy is distrusted as any record is). */
+/* Every record carries exactly its rank's whole input (the port's copy
+   is distrusted as any record is; the input fits, so inl_bytes does). */
 static int coll__win_carried(coll__win *w)
 {
     int i;
     for (i = 0; i < w->c->nranks; i++)
-        if (w->r[i]->inl_bytes != coll__win_input(w, i) || w->r[i]->inl_bytes > sizeof w->r[i]->inl)
+        if (w->r[i]->inl_bytes != coll__win_input(w, i))
             return coll__win_fail(w, COLL_ERR_CORRUPT, COLL__WHY("window: a rank's record does not carry its input"), 0);
     w->algo = COLL_WINDOW_ONE_SHOT;
     return COLL_OK;

@@ -120,17 +120,21 @@ static void fill(void)
 /* Inline: each rank's input as its record carries it, copied at the post
    (before any move). The moves then read these, never a buffer. */
 static int32_t copies[MAXP][MAXE];
+/* Elements of rank r's input: its src, the root's buffer for broadcast. */
+static size_t input_len(int r)
+{
+    return C.kind == COLL_BROADCAST ? (r == C.root ? C.n : 0) : in_len(C.kind);
+}
 static void take_copies(void)
 {
     int r;
     for (r = 0; r < C.p; r++)
-        memcpy(copies[r], C.kind == COLL_BROADCAST ? dstp[r] : srcp[r],
-               (C.kind == COLL_BROADCAST ? (r == C.root ? C.n : 0) : in_len(C.kind)) * sizeof(int32_t));
+        memcpy(copies[r], C.kind == COLL_BROADCAST ? dstp[r] : srcp[r], input_len(r) * sizeof(int32_t));
 }
-/* Do the inputs fit a record (every rank's, in bytes)? */
+/* Do the inputs fit a record (the root's, the largest, in bytes)? */
 static int fits_inline(void)
 {
-    return (C.kind == COLL_BROADCAST ? C.n : in_len(C.kind)) * 4 <= COLL_WINDOW_INLINE;
+    return input_len(C.root) * 4 <= COLL_WINDOW_INLINE;
 }
 
 /* The plain loop: rank r's dst element i; 0 where nothing is promised. */
@@ -274,7 +278,7 @@ static int run_executor(void)
         else for (i = 0; i < in_len(C.kind); i++) fs[r][i] = finput(r, i);
     }
     for (q = 0; q < C.p && C.inl; q++) {                /* the records carry the inputs */
-        rec[q].inl_bytes = (C.kind == COLL_BROADCAST ? (q == C.root ? C.n : 0) : in_len(C.kind)) * 4;
+        rec[q].inl_bytes = input_len(q) * 4;
         memcpy(rec[q].inl, C.kind == COLL_BROADCAST ? fd[q] : fs[q], rec[q].inl_bytes);
     }
     for (r = 0; r < C.p; r++) {
