@@ -41,6 +41,16 @@ $(CT)/test_core_blocking: test/test_core.c $(CT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 $(CT_POSIX) -DCOLL_NO_NONBLOCKING $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
 
+# the same matrix with every wait of the threads port past its polls
+# sleeping, never yielding (a yield of any length counts as long: the
+# road a rank takes once another program holds its CPU, WAITING)
+$(CT)/test_core_calm: test/test_core.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) -DCOLL_THREADS_YIELD_US=0 $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+$(CT)/tsan/test_core_calm: test/test_core.c $(CT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(CT_POSIX) -DCOLL_THREADS_YIELD_US=0 $(CT_TSAN) $(WARN) -o $@ $< $(LDLIBS_THREADS)
+
 # the same matrix in the firmware profiles' builds (mk/baremetal.mk): what
 # the masks keep must run and pass, what they leave out must answer NOSYS
 $(CT)/test_core_profile_core: test/test_core.c $(CT_DEPS)
@@ -95,10 +105,11 @@ $(CT)/tsan/%: test/%.c $(CT_DEPS)
 
 .PHONY: test-core test-memops-host test-errors test-compile test-asan test-tsan test-groups test-identity test-displs test-max-bytes test-persistent
 ## test-core: the core matrix over the threads port (COLL_TEST_LEVEL=2: long); at level 0 with the call checks off, with COLL_NO_NONBLOCKING and in the core, core-with-call-checks (COLL_NO_CRC) and minimal firmware profiles
-test-core: $(CT)/test_core $(CT)/test_core_blocking $(CT)/test_core_profile_core $(CT)/test_core_profile_checks $(CT)/test_core_profile_min
+test-core: $(CT)/test_core $(CT)/test_core_blocking $(CT)/test_core_calm $(CT)/test_core_profile_core $(CT)/test_core_profile_checks $(CT)/test_core_profile_min
 	$(CT)/test_core
 	COLL_TEST_LEVEL=0 COLL_TEST_CHECKS=0 $(CT)/test_core
 	COLL_TEST_LEVEL=0 $(CT)/test_core_blocking
+	COLL_TEST_LEVEL=0 $(CT)/test_core_calm
 	COLL_TEST_LEVEL=0 $(CT)/test_core_profile_core
 	COLL_TEST_LEVEL=0 $(CT)/test_core_profile_checks
 	COLL_TEST_LEVEL=0 $(CT)/test_core_profile_min
@@ -179,8 +190,9 @@ test-asan: $(CT)/asan/test_core $(CT)/asan/test_errors $(CT)/asan/test_checks $(
 	$(CT)/asan/test_tune
 
 ## test-tsan: core matrix (quick; receivers copy at every rank count: COLL_THREADS_PULL=1) and errors under TSan
-test-tsan: $(CT)/tsan/test_core $(CT)/tsan/test_errors $(CT)/tsan/test_checks $(CT)/tsan/test_groups
+test-tsan: $(CT)/tsan/test_core $(CT)/tsan/test_core_calm $(CT)/tsan/test_errors $(CT)/tsan/test_checks $(CT)/tsan/test_groups
 	TSAN_OPTIONS=halt_on_error=1 COLL_TEST_LEVEL=0 COLL_THREADS_PULL=1 $(CT)/tsan/test_core
+	TSAN_OPTIONS=halt_on_error=1 COLL_TEST_LEVEL=0 $(CT)/tsan/test_core_calm
 	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_errors
 	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_checks
 	TSAN_OPTIONS=halt_on_error=1 $(CT)/tsan/test_groups

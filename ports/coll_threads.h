@@ -107,8 +107,12 @@
      the owner acquires DONE and only then reuses the slot. A waiter first
      polls - its fast boxes, its send queues, its op - with the CPU's pause
      instruction, then a few rounds of sched_yield, then sleeps on its
-     condition variable until a deadline; the clock is read once, when the
-     sleep begins, never while polling. The polling budget adapts per rank:
+     condition variable until a deadline; the clock is read around each
+     yield and when the sleep begins, never while polling. A yield that
+     lasted longer than COLL_THREADS_YIELD_US gave the CPU to another
+     program for its time slice (a rank of ours hands it back within a
+     step): the rank's next waits skip the yields and sleep, for a sleeper
+     is woken, and runs, when its peer wants it (coll_threads__yield_once). The polling budget adapts per rank:
      a wait answered after i polls sets it to 2i + COLL_THREADS_PAUSE_MIN
      (at most COLL_THREADS_PAUSE), one that had to yield halves it (down to
      COLL_THREADS_PAUSE_MIN), so a rank polls about as long as its peers
@@ -196,6 +200,10 @@
                                     (0: none; one pause is ~20 ns here)
      COLL_THREADS_PAUSE_MIN   64    fewest, while ranks have a CPU each
      COLL_THREADS_SPIN        64    sched_yield rounds before sleeping
+     COLL_THREADS_YIELD_US    100   a yield that lasts longer means another
+                                    program holds the CPU: the next waits
+                                    sleep without yielding (LOCKS AND WAITING)
+     COLL_THREADS_CALM        256   how many (doubling while it lasts)
      COLL_THREADS_PART_GAP    1023  most waits beside a peer on one CPU
                                     between two moves (A SHARED CPU)
    and at run time COLL_THREADS_BIND=1 (see LOCKS AND WAITING) and
@@ -255,6 +263,12 @@
 #endif
 #ifndef COLL_THREADS_SPIN              /* sched_yield rounds before sleeping */
 #define COLL_THREADS_SPIN 64
+#endif
+#ifndef COLL_THREADS_YIELD_US          /* a yield longer than this: the */
+#define COLL_THREADS_YIELD_US 100      /* CPU is another program's (CALM) */
+#endif
+#ifndef COLL_THREADS_CALM              /* waits that then skip the yields */
+#define COLL_THREADS_CALM 256
 #endif
 #ifndef COLL_THREADS_PART_GAP          /* most waits beside a peer on its CPU */
 #define COLL_THREADS_PART_GAP 1023     /* between two moves away (WAITING)   */
@@ -324,6 +338,9 @@ typedef struct coll_threads__rank {
                                   beside its other fields, read by the others
                                   only after a failure: coll_port.missing,
                                   not on the line the waiters poll)        */
+    int calm, calm_len;        /* owner: waits left that skip the yield
+                                  stage, and the length of the last such
+                                  spell (see coll_threads__yield)          */
     int part_skip, part_gap, part_ok;   /* owner: waits beside a peer on
                                   this CPU to let pass before it next moves,
                                   that pause after the last move, and the
@@ -1136,6 +1153,44 @@ static void coll_threads__poll(coll_threads__rank *me, coll_threads__op *op)
     }
 }
 
+/* One sched_yield; 1 when it lasted longer than COLL_THREADS_YIELD_US.
+   A yield hands the CPU to whoever else can run: a rank of ours gives it
+   back within a step, another program only at the end of its time slice
+   (a millisecond or more). After such a yield the rank's next waits skip
+   the yield stage and sleep, for a sleeper is woken, and run, when its
+   peer wants it: COLL_THREADS_CALM waits, twice as many as the last spell
+   when the first yield after it lasts long again (at most
+   COLL_THREADS__CALM_MAX), CALM again once the yields are short. */
+#define COLL_THREADS__CALM_MAX (1 << 16)
+static int coll_threads__yield_once(coll_threads__rank *me)
+{
+    struct timespec a, b;
+    long ns;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    sched_yield();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    ns = (long)(b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec);
+    if (ns <= COLL_THREADS_YIELD_US * 1000L) return 0;
+    me->calm_len = !me->calm_len ? COLL_THREADS_CALM
+                 : me->calm_len < COLL_THREADS__CALM_MAX ? 2 * me->calm_len : me->calm_len;
+    me->calm = me->calm_len;
+    return 1;
+}
+
+/* The yield stage of a blocking wait: up to COLL_THREADS_SPIN rounds of a
+   look and a yield, none while the rank is calm (coll_threads__yield_once). */
+static void coll_threads__yield(coll_threads__rank *me, coll_threads__op *op)
+{
+    int i;
+    if (me->calm > 0) { me->calm--; return; }
+    for (i = 0; i < COLL_THREADS_SPIN; i++) {
+        coll_threads__progress_all(me);
+        if (coll_threads__is_done(op)) break;
+        if (coll_threads__yield_once(me)) return;
+    }
+    if (i > 0) me->calm_len = 0;              /* every yield was short */
+}
+
 /* The last stage of a blocking wait: sleep until op is done, the epoch
    fails or the deadline passes. 0, or the failure. */
 static int coll_threads__sleep_until_done(coll_threads__rank *me, coll_threads__op *op)
@@ -1168,7 +1223,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
     coll_threads__op *op;
-    int i, rc, failed;
+    int rc, failed;
 
     if (h < 0 || h >= COLL_THREADS_MAX_OPS) return COLL_ERR_INVAL;
     op = &me->ops[h];
@@ -1177,11 +1232,7 @@ static int coll_threads__wait(void *ctx, int h, int block)
     if (!coll_threads__is_done(op)) coll_threads__progress_all(me);
     if (!coll_threads__is_done(op)) coll_threads__waiting(me, op->peer);
     if (block && me->spin > 0 && !coll_threads__is_done(op)) coll_threads__poll(me, op);
-    for (i = 0; block && i < COLL_THREADS_SPIN && !coll_threads__is_done(op); i++) {
-        coll_threads__progress_all(me);
-        if (coll_threads__is_done(op)) break;
-        sched_yield();
-    }
+    if (block && !coll_threads__is_done(op)) coll_threads__yield(me, op);
     if (!coll_threads__is_done(op)) {
         failed = block ? coll_threads__sleep_until_done(me, op) : coll_threads__failed(me);
         if (!block && !failed) return COLL_AGAIN;
@@ -1463,8 +1514,9 @@ static void coll_threads__apart(coll_threads__rank *me, int peer)
 /* coll_port.window_sync: this rank's count of syncs goes up (a release:
    its record and every store before it go with it), then it waits until
    every rank's count has reached it (acquires): a few polls, then a
-   yield, again; after 64 yields naps of 50 us instead, so that ranks
-   kept waiting long give their CPUs away; until the deadline or a
+   yield, again; after 64 yields, or one that lasted long, or from the
+   start while the rank is calm (coll_threads__yield_once), naps of 50 us
+   instead, so that ranks kept waiting long give their CPUs away; until the deadline or a
    failure (the clock read at each yield or nap, first at the first: a
    sync nobody waits in reads none). A rank waited for is the port's
    `missing` answer as for a message. Counts compared modulo 2^32. */
@@ -1474,15 +1526,16 @@ static int coll_threads__window_sync(void *ctx)
     coll_threads *w = me->w;
     unsigned mine = __atomic_add_fetch(&me->wsyncs, 1, __ATOMIC_ACQ_REL);
     struct timespec start = { 0, 0 }, now, nap = { 0, 50000 };
-    int r, polls = 0, rc;
+    int r, polls = 0, rc, naps = 0;
     for (r = 0; r < w->nranks; r++) {
         if ((int)(__atomic_load_n(&w->r[r].wsyncs, __ATOMIC_ACQUIRE) - mine) < 0) coll_threads__apart(me, r);
         while ((int)(__atomic_load_n(&w->r[r].wsyncs, __ATOMIC_ACQUIRE) - mine) < 0) {
             if ((rc = coll_threads__failed(me)) != 0) return rc;
             coll_threads__waiting(me, r);
             if (++polls % COLL_THREADS__WIN_POLLS) { coll_threads__pause(); continue; }
-            if (polls < 64 * COLL_THREADS__WIN_POLLS) sched_yield();
-            else nanosleep(&nap, 0);               /* long: stop taking CPUs */
+            if (polls == COLL_THREADS__WIN_POLLS && me->calm > 0) { me->calm--; naps = 1; }
+            if (polls < 64 * COLL_THREADS__WIN_POLLS && !naps) naps = coll_threads__yield_once(me);
+            else nanosleep(&nap, 0);               /* long, or calm: stop taking CPUs */
             clock_gettime(CLOCK_MONOTONIC, &now);
             if (polls == COLL_THREADS__WIN_POLLS) start = now;   /* the deadline from the first yield */
             if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
