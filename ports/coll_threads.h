@@ -109,10 +109,12 @@
      instruction, then a few rounds of sched_yield, then sleeps on its
      condition variable until a deadline; the clock is read around each
      yield and when the sleep begins, never while polling. A yield that
-     lasted longer than COLL_THREADS_YIELD_US gave the CPU to another
-     program for its time slice (a rank of ours hands it back within a
-     step): the rank's next waits skip the yields and sleep, for a sleeper
-     is woken, and runs, when its peer wants it (coll_threads__yield_once). The polling budget adapts per rank:
+     lasted longer than COLL_THREADS_YIELD_US, while every rank has a CPU
+     of its own, gave the CPU to another program for its time slice: the
+     rank's next waits skip the yields and sleep, for a sleeper is woken,
+     and runs, when its peer wants it (coll_threads__yield_once). Where
+     ranks outnumber the CPUs a long yield is a rank of ours at work, and
+     the yields stay. The polling budget adapts per rank:
      a wait answered after i polls sets it to 2i + COLL_THREADS_PAUSE_MIN
      (at most COLL_THREADS_PAUSE), one that had to yield halves it (down to
      COLL_THREADS_PAUSE_MIN), so a rank polls about as long as its peers
@@ -202,7 +204,9 @@
      COLL_THREADS_SPIN        64    sched_yield rounds before sleeping
      COLL_THREADS_YIELD_US    100   a yield that lasts longer means another
                                     program holds the CPU: the next waits
-                                    sleep without yielding (LOCKS AND WAITING)
+                                    sleep without yielding (LOCKS AND
+                                    WAITING; 0: every yield, at any rank
+                                    count: the sleeping road everywhere)
      COLL_THREADS_CALM        256   how many (doubling while it lasts)
      COLL_THREADS_PART_GAP    1023  most waits beside a peer on one CPU
                                     between two moves (A SHARED CPU)
@@ -378,6 +382,7 @@ struct coll_threads {
     int spin_max, spin_min;    /* the polling budget's bounds: PAUSE and
                                   PAUSE_MIN, both the minimum if ranks
                                   outnumber online CPUs                   */
+    int crowded;               /* ranks outnumber the online CPUs      */
     int pull;                  /* every rank has a CPU: receivers copy
                                   messages of COLL_THREADS_PULL bytes on  */
     unsigned failed_upto;      /* the ranks in epochs below it fail every  */
@@ -1153,10 +1158,13 @@ static void coll_threads__poll(coll_threads__rank *me, coll_threads__op *op)
     }
 }
 
-/* One sched_yield; 1 when it lasted longer than COLL_THREADS_YIELD_US.
-   A yield hands the CPU to whoever else can run: a rank of ours gives it
-   back within a step, another program only at the end of its time slice
-   (a millisecond or more). After such a yield the rank's next waits skip
+/* One sched_yield; 1 when it lasted longer than COLL_THREADS_YIELD_US
+   while every rank has a CPU of its own. A yield hands the CPU to whoever
+   else can run: there a rank of ours could not have held it (it has its
+   own), another program gives it back only at the end of its time slice
+   (a millisecond or more); where ranks outnumber the CPUs a long yield is
+   a rank of ours at its work, and yields are how they take turns. After
+   such a yield the rank's next waits skip
    the yield stage and sleep, for a sleeper is woken, and run, when its
    peer wants it: COLL_THREADS_CALM waits, twice as many as the last spell
    when the first yield after it lasts long again (at most
@@ -1170,7 +1178,7 @@ static int coll_threads__yield_once(coll_threads__rank *me)
     sched_yield();
     clock_gettime(CLOCK_MONOTONIC, &b);
     ns = (long)(b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec);
-    if (ns <= COLL_THREADS_YIELD_US * 1000L) return 0;
+    if (COLL_THREADS_YIELD_US > 0 && (ns <= COLL_THREADS_YIELD_US * 1000L || me->w->crowded)) return 0;
     me->calm_len = !me->calm_len ? COLL_THREADS_CALM
                  : me->calm_len < COLL_THREADS__CALM_MAX ? 2 * me->calm_len : me->calm_len;
     me->calm = me->calm_len;
@@ -1344,6 +1352,7 @@ COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned tim
     w->spin_min = COLL_THREADS_PAUSE_MIN < COLL_THREADS_PAUSE ? COLL_THREADS_PAUSE_MIN : COLL_THREADS_PAUSE;
     w->spin_max = COLL_THREADS_PAUSE;
     if (crowded) w->spin_min = w->spin_max = 0;
+    w->crowded = crowded;
     w->pull = coll_threads__env_flag("COLL_THREADS_PULL", !crowded);
     pthread_mutex_init(&w->fail_m, NULL);
     pthread_condattr_init(&ca);
