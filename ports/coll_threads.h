@@ -344,7 +344,7 @@ typedef struct coll_threads__rank {
                                   not on the line the waiters poll)        */
     int calm, calm_len;        /* owner: waits left that skip the yield
                                   stage, and the length of the last such
-                                  spell (see coll_threads__yield)          */
+                                  spell (see coll_threads__yield_once)     */
     int part_skip, part_gap, part_ok;   /* owner: waits beside a peer on
                                   this CPU to let pass before it next moves,
                                   that pause after the last move, and the
@@ -382,7 +382,9 @@ struct coll_threads {
     int spin_max, spin_min;    /* the polling budget's bounds: PAUSE and
                                   PAUSE_MIN, both the minimum if ranks
                                   outnumber online CPUs                   */
-    int crowded;               /* ranks outnumber the online CPUs      */
+    long yield_long_ns;        /* a yield this long or longer is another
+                                  program's time slice (YIELD_US; 0: every
+                                  yield; -1: none, ranks outnumber CPUs)  */
     int pull;                  /* every rank has a CPU: receivers copy
                                   messages of COLL_THREADS_PULL bytes on  */
     unsigned failed_upto;      /* the ranks in epochs below it fail every  */
@@ -1158,27 +1160,26 @@ static void coll_threads__poll(coll_threads__rank *me, coll_threads__op *op)
     }
 }
 
-/* One sched_yield; 1 when it lasted longer than COLL_THREADS_YIELD_US
-   while every rank has a CPU of its own. A yield hands the CPU to whoever
-   else can run: there a rank of ours could not have held it (it has its
-   own), another program gives it back only at the end of its time slice
-   (a millisecond or more); where ranks outnumber the CPUs a long yield is
-   a rank of ours at its work, and yields are how they take turns. After
-   such a yield the rank's next waits skip
-   the yield stage and sleep, for a sleeper is woken, and run, when its
-   peer wants it: COLL_THREADS_CALM waits, twice as many as the last spell
-   when the first yield after it lasts long again (at most
-   COLL_THREADS__CALM_MAX), CALM again once the yields are short. */
+/* One sched_yield, *t the clock before it and after it; 1 when it lasted
+   yield_long_ns or longer. A yield hands the CPU to whoever else can run:
+   where every rank has a CPU of its own no rank of ours held it, and
+   another program gives it back only at the end of its time slice (a
+   millisecond or more); where ranks outnumber the CPUs a long yield is a
+   rank of ours at its work, and yields are how they take turns (none is
+   judged). After a long yield the rank's next waits skip the yield stage
+   and sleep, for a sleeper is woken, and runs, when its peer wants it:
+   COLL_THREADS_CALM waits, twice as many as the last spell when the first
+   yield after it is long again (at most COLL_THREADS__CALM_MAX), CALM
+   again once the yields are short. */
 #define COLL_THREADS__CALM_MAX (1 << 16)
-static int coll_threads__yield_once(coll_threads__rank *me)
+static int coll_threads__yield_once(coll_threads__rank *me, struct timespec *t)
 {
-    struct timespec a, b;
-    long ns;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    struct timespec a = *t;
     sched_yield();
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    ns = (long)(b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec);
-    if (COLL_THREADS_YIELD_US > 0 && (ns <= COLL_THREADS_YIELD_US * 1000L || me->w->crowded)) return 0;
+    clock_gettime(CLOCK_MONOTONIC, t);
+    if (me->w->yield_long_ns < 0 ||
+        (long)(t->tv_sec - a.tv_sec) * 1000000000L + (t->tv_nsec - a.tv_nsec) < me->w->yield_long_ns)
+        return 0;
     me->calm_len = !me->calm_len ? COLL_THREADS_CALM
                  : me->calm_len < COLL_THREADS__CALM_MAX ? 2 * me->calm_len : me->calm_len;
     me->calm = me->calm_len;
@@ -1189,12 +1190,14 @@ static int coll_threads__yield_once(coll_threads__rank *me)
    look and a yield, none while the rank is calm (coll_threads__yield_once). */
 static void coll_threads__yield(coll_threads__rank *me, coll_threads__op *op)
 {
+    struct timespec t;
     int i;
     if (me->calm > 0) { me->calm--; return; }
+    clock_gettime(CLOCK_MONOTONIC, &t);
     for (i = 0; i < COLL_THREADS_SPIN; i++) {
         coll_threads__progress_all(me);
         if (coll_threads__is_done(op)) break;
-        if (coll_threads__yield_once(me)) return;
+        if (coll_threads__yield_once(me, &t)) return;
     }
     if (i > 0) me->calm_len = 0;              /* every yield was short */
 }
@@ -1352,7 +1355,7 @@ COLL_THREADS_API int coll_threads_init(coll_threads *w, int nranks, unsigned tim
     w->spin_min = COLL_THREADS_PAUSE_MIN < COLL_THREADS_PAUSE ? COLL_THREADS_PAUSE_MIN : COLL_THREADS_PAUSE;
     w->spin_max = COLL_THREADS_PAUSE;
     if (crowded) w->spin_min = w->spin_max = 0;
-    w->crowded = crowded;
+    w->yield_long_ns = COLL_THREADS_YIELD_US == 0 ? 0 : crowded ? -1 : COLL_THREADS_YIELD_US * 1000L;
     w->pull = coll_threads__env_flag("COLL_THREADS_PULL", !crowded);
     pthread_mutex_init(&w->fail_m, NULL);
     pthread_condattr_init(&ca);
@@ -1525,16 +1528,16 @@ static void coll_threads__apart(coll_threads__rank *me, int peer)
    every rank's count has reached it (acquires): a few polls, then a
    yield, again; after 64 yields, or one that lasted long, or from the
    start while the rank is calm (coll_threads__yield_once), naps of 50 us
-   instead, so that ranks kept waiting long give their CPUs away; until the deadline or a
-   failure (the clock read at each yield or nap, first at the first: a
-   sync nobody waits in reads none). A rank waited for is the port's
+   instead, so that ranks kept waiting long give their CPUs away; until
+   the deadline or a failure (the clock read before the first yield and
+   after each yield or nap: a sync nobody waits in reads none). A rank waited for is the port's
    `missing` answer as for a message. Counts compared modulo 2^32. */
 static int coll_threads__window_sync(void *ctx)
 {
     coll_threads__rank *me = (coll_threads__rank *)ctx;
     coll_threads *w = me->w;
     unsigned mine = __atomic_add_fetch(&me->wsyncs, 1, __ATOMIC_ACQ_REL);
-    struct timespec start = { 0, 0 }, now, nap = { 0, 50000 };
+    struct timespec start = { 0, 0 }, now = { 0, 0 }, nap = { 0, 50000 };
     int r, polls = 0, rc, naps = 0;
     for (r = 0; r < w->nranks; r++) {
         if ((int)(__atomic_load_n(&w->r[r].wsyncs, __ATOMIC_ACQUIRE) - mine) < 0) coll_threads__apart(me, r);
@@ -1542,11 +1545,13 @@ static int coll_threads__window_sync(void *ctx)
             if ((rc = coll_threads__failed(me)) != 0) return rc;
             coll_threads__waiting(me, r);
             if (++polls % COLL_THREADS__WIN_POLLS) { coll_threads__pause(); continue; }
-            if (polls == COLL_THREADS__WIN_POLLS && me->calm > 0) { me->calm--; naps = 1; }
-            if (polls < 64 * COLL_THREADS__WIN_POLLS && !naps) naps = coll_threads__yield_once(me);
-            else nanosleep(&nap, 0);               /* long, or calm: stop taking CPUs */
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            if (polls == COLL_THREADS__WIN_POLLS) start = now;   /* the deadline from the first yield */
+            if (polls == COLL_THREADS__WIN_POLLS) {          /* the deadline from the first yield */
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                start = now;
+                if (me->calm > 0) { me->calm--; naps = 1; }
+            }
+            if (polls < 64 * COLL_THREADS__WIN_POLLS && !naps) naps = coll_threads__yield_once(me, &now);
+            else { nanosleep(&nap, 0); clock_gettime(CLOCK_MONOTONIC, &now); }   /* long, or calm */
             if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
                 (long)w->timeout_ms) {
                 coll_threads__name(me, r);
