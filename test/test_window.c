@@ -645,6 +645,10 @@ static int death_body(int r, coll_port *port, void *arg)
     if (rc == COLL_OK) rc = coll_window_barrier(&c);           /* all there once */
     COLL_CHECK_MSG(rc == COLL_OK && v, "death %d rank %d: init and a first barrier: %d", g_death, r, rc);
     if (r == 2) {
+        /* the others must have left the barrier first: a death they see
+           inside it aborts the group there (the launcher aborts it) */
+        struct timespec lag = { 0, 200000000L };
+        nanosleep(&lag, NULL);
         if (g_death == 1) raise(SIGKILL);
         if (g_death == 2) { struct timespec ts = { 3, 0 }; nanosleep(&ts, NULL); }
         shm_report(p0, f0);
