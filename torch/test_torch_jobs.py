@@ -27,8 +27,10 @@ torch.distributed at all), to 1e-5:
 Ends with "torch-jobs: N passed, N failed".
 """
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -188,22 +190,32 @@ def worker():
 
 
 def run(p):
+    """Runs the worker on p ranks; each rank writes "passed failed" to a file
+    of its own in a fresh folder (COLL_JOBS_RESULTS), because ranks that
+    share one stdout pipe may print into each other's lines."""
     t0 = time.time()
+    where = tempfile.mkdtemp(prefix="coll_jobs_")
     cmd = [sys.executable, "-m", "coll_torch.run", "--standalone", "--nproc-per-node", str(p),
            os.path.abspath(__file__), "worker"]
+    env = dict(os.environ, COLL_JOBS_RESULTS=where)
     try:
-        pr = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        pr = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
+                            env=env)
         out, rc = pr.stdout, pr.returncode
     except subprocess.TimeoutExpired as e:
         out, rc = (e.stdout or b"").decode(errors="replace") + "\nKILLED after 120 s", -1
     a = b = 0
     ranks = set()
-    for line in out.splitlines():
-        if line.startswith("RESULT "):
-            r, x, y = line.split()[1:4]
-            ranks.add(int(r))
+    for r in range(p):
+        try:
+            with open(os.path.join(where, str(r))) as f:
+                x, y = f.read().split()
             a += int(x)
             b += int(y)
+            ranks.add(r)
+        except (OSError, ValueError):
+            pass
+    shutil.rmtree(where, ignore_errors=True)
     if rc != 0 or ranks != set(range(p)):
         b += 1
     print("jobs against one process: %d ranks %5.1f s  %d passed, %d failed" % (p, time.time() - t0, a, b))
@@ -234,6 +246,9 @@ if __name__ == "__main__":
             check(False, "the worker raised")
         print("RESULT %s %d %d" % (os.environ.get("RANK", "?"), passed, failed))
         sys.stdout.flush()
+        if os.environ.get("COLL_JOBS_RESULTS"):
+            with open(os.path.join(os.environ["COLL_JOBS_RESULTS"], os.environ.get("RANK", "x")), "w") as f:
+                f.write("%d %d\n" % (passed, failed))
         sys.exit(1 if failed else 0)
     else:
         main()
