@@ -36,11 +36,11 @@
    all-gather output, the reduce-scatter input (p blocks, at least one
    float32 a rank: 16 B at the 8 B size with 4 ranks). Sizes 8 B, 4 KiB,
    64 KiB, 1 MiB, 8 MiB, 64 MiB (those up to BENCH_HOSTS_MAX bytes, if set).
-   For each size and variant: one warm-up call, then 3 runs of k calls (k:
-   as many as fit ~4 MiB of payload, 1..200: 1 from 8 MiB on), each run
-   started after a barrier; a run's time is the slowest rank's (an
-   all-reduce of MAX), and rank 0 prints the median of the 3 as
-   "row KIND BYTES VARIANT US_PER_CALL". */
+   For each size and variant: one warm-up call, then 7 runs (below 64 KiB)
+   or 3 of k calls (k: as many as fit ~4 MiB of payload, 1..200: 1 from
+   8 MiB on), each run started after a barrier; a run's time is the
+   slowest rank's (an all-reduce of MAX), and rank 0 prints the median and
+   the range as "row KIND BYTES VARIANT US_PER_CALL MIN MAX". */
 #if defined(BENCH_HOSTS_GLOO)
 #include <gloo/allgather.h>
 #include <gloo/allgather_ring.h>
@@ -79,7 +79,7 @@
 #include <string.h>
 #endif
 
-enum { REPS = 3 };
+enum { REPS_MAX = 7 };
 #define MAX_BYTES ((size_t)64 << 20)
 
 static const size_t sizes[] = { 8, 4096, 65536, (size_t)1 << 20, (size_t)8 << 20, MAX_BYTES };
@@ -91,14 +91,24 @@ static const char *const kind_names[NKINDS] = { "allreduce", "broadcast", "allga
 static float *a, *b;
 static int rank, nranks;
 
-static double median3(double *t)
+/* Runs per figure: 7 below 64 KiB, where one run is a few ms and the
+   figures move most from run to run, else 3. */
+static int reps_for(size_t bytes)
+{
+    return bytes < 65536 ? REPS_MAX : 3;
+}
+
+/* "row KIND BYTES VARIANT MEDIAN MIN MAX" (us) from the n runs' times t
+   (in us x scale), which it sorts. */
+static void print_row(const char *kind, size_t bytes, const char *variant, double *t, int n, double scale)
 {
     double x;
     int i, j;
-    for (i = 0; i < REPS; i++)
-        for (j = i + 1; j < REPS; j++)
+    for (i = 0; i < n; i++)
+        for (j = i + 1; j < n; j++)
             if (t[j] < t[i]) { x = t[i]; t[i] = t[j]; t[j] = x; }
-    return t[REPS / 2];
+    printf("row %s %zu %s %.1f %.1f %.1f\n", kind, bytes, variant, t[n / 2] * scale, t[0] * scale, t[n - 1] * scale);
+    fflush(stdout);
 }
 
 static int iters_for(size_t bytes)
@@ -276,7 +286,7 @@ int main(void)
                     ctx->connectFullMesh(ps, dev);
                     std::function<void()> op = make_op(kind, v, ctx, c);
                     int k = iters_for(bytes);
-                    double t[REPS];
+                    double t[REPS_MAX];
                     size_t bad;
                     fill(kind, c);
                     op();
@@ -299,7 +309,7 @@ int main(void)
                         continue;
                     }
                     memset(a, 0, bytes);
-                    for (int r = 0; r < REPS; r++) {
+                    for (int r = 0; r < reps_for(bytes); r++) {
                         bar.run();
                         double t0 = now_us();
                         for (int i = 0; i < k; i++) op();
@@ -310,8 +320,7 @@ int main(void)
                         t[r] = mx;
                     }
                     if (rank == 0) {
-                        printf("row %s %zu %s %.1f\n", kind_names[kind], bytes, name, median3(t));
-                        fflush(stdout);
+                        print_row(kind_names[kind], bytes, name, t, reps_for(bytes), 1);
                     }
                     op = nullptr;
                     ctx->closeConnections();
@@ -353,9 +362,9 @@ int main(int argc, char **argv)
         for (si = 0; si < NSIZES && sizes[si] <= max_bytes; si++) {
             size_t bytes = bytes_for(kind, sizes[si]);
             int c = (int)count_for(kind, sizes[si]), k = iters_for(bytes), r, i;
-            double t[REPS];
+            double t[REPS_MAX];
             mpi_call(kind, c);
-            for (r = 0; r < REPS; r++) {
+            for (r = 0; r < reps_for(bytes); r++) {
                 double t0, dt;
                 MPI_Barrier(MPI_COMM_WORLD);
                 t0 = MPI_Wtime();
@@ -364,8 +373,7 @@ int main(int argc, char **argv)
                 MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             }
             if (rank == 0) {
-                printf("row %s %zu mpi %.1f\n", kind_names[kind], bytes, median3(t) * 1e6);
-                fflush(stdout);
+                print_row(kind_names[kind], bytes, "mpi", t, reps_for(bytes), 1e6);
             }
         }
     }
@@ -438,7 +446,7 @@ int main(int argc, char **argv)
             size_t c = count_for(kind, sizes[si]), bytes = bytes_for(kind, sizes[si]);
             for (v = 1; v < argc && !rc; v++) {
                 int k = iters_for(bytes), r, i;
-                double t[REPS];
+                double t[REPS_MAX];
                 if (kind == K_REDUCE_SCATTER && strcmp(argv[v], "hier") == 0 &&
                     coll_hier_work_bytes(&HI, COLL_REDUCE_SCATTER, c, COLL_FLOAT32) > work_bytes) {
                     fprintf(stderr, "bench_hosts: coll_hier reduce-scatter wants more work than %zu B\n", work_bytes);
@@ -446,7 +454,7 @@ int main(int argc, char **argv)
                     break;
                 }
                 if ((rc = run(kind, argv[v], c)) != 0) break;
-                for (r = 0; r < REPS && !rc; r++) {
+                for (r = 0; r < reps_for(bytes) && !rc; r++) {
                     double t0, dt;
                     coll_barrier(&C, COLL_ALGO_AUTO);
                     t0 = now_us();
@@ -456,8 +464,7 @@ int main(int argc, char **argv)
                 }
                 if (rc) break;
                 if (rank == 0) {
-                    printf("row %s %zu %s %.1f\n", kind_names[kind], bytes, argv[v], median3(t));
-                    fflush(stdout);
+                    print_row(kind_names[kind], bytes, argv[v], t, reps_for(bytes), 1);
                 }
             }
         }

@@ -32,7 +32,7 @@
 #                exchanging at once between the hosts, no library on top
 #                (bench/tcpstream -l/-c, $BENCH_HOSTS_TCPSTREAM): what the
 #                link and the CPUs carry; the (a) goals are read against it
-# Each figure: the median of 3 runs of the slowest rank's time per call.
+# Each figure: the median of 7 runs (below 64 KiB) or 3 of the slowest rank's time per call.
 # Then the goals, PASS or MISS, with the measured figure beside each bound.
 # BENCH_HOSTS_KEEP=FILE keeps the raw rows (RATE KIND BYTES VARIANT-ORDER US).
 # Root only. Everything made (namespaces, veths, bridge, qdiscs, processes,
@@ -102,8 +102,8 @@ COLL_TCP_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 export COLL_TCP_TOKEN
 : >"$out/rows"
 
-keep_rows() {   # file order: rank 0's rows, as "RATE KIND BYTES VARIANT-ORDER US"
-    grep '^row ' "$1" | awk -v r="$rate" -v o="$2" '{ print r, $2, $3, $4 "-" o, $5 }' >>"$out/rows"
+keep_rows() {   # file order: rank 0's rows, as "RATE KIND BYTES VARIANT-ORDER US MIN MAX"
+    grep '^row ' "$1" | awk -v r="$rate" -v o="$2" '{ print r, $2, $3, $4 "-" o, $5, $6, $7 }' >>"$out/rows"
 }
 
 # Raw TCP between the hosts, both ways at once, two connections (as four
@@ -212,7 +212,18 @@ function best_gloo(  i, x, m) { m = -1; gname = ""
     return m }
 function name_coll(o) { return val(k, "hier-" o) >= 0 && (val(k, "auto-" o) < 0 || val(k, "hier-" o) <= val(k, "auto-" o)) ? "coll_hier" : "coll AUTO" }
 function pf(ok) { return ok ? "PASS" : "MISS" }
-{ t[$1, $2, $3, $4] = $5; if (!(($1, $2, $3) in seen)) { seen[$1, $2, $3] = 1; bl[$1, $2, ++nb[$1, $2]] = $3 } }
+function bestv(o) { return name_coll(o) == "coll_hier" ? "hier-" o : "auto-" o }
+function range(v) { return ((rt, k, b, v) in rlo) ? sprintf("%s-%s us", rlo[rt, k, b, v], rhi[rt, k, b, v]) : "?" }
+function apart(v, w) { return ((rt, k, b, v) in rlo) && ((rt, k, b, w) in rlo) && rlo[rt, k, b, v] + 0 > rhi[rt, k, b, w] + 0 }
+function floors(need, c, peer, pn,   f, f2) {   # what the link allows at size b, against a goal that wants need us
+    f = b * xf[k] / R * 1e6; f2 = (rt in raw) ? b * xf[k] / raw[rt] * 1e6 : f; if (f2 < f) f2 = f
+    printf "; the link carries the %s a host sends across in no less than %.0f us (raw TCP here: %.0f us); coll %.0f us (%.2f of that), %s %.0f us (%.2f)",
+        hb(b * xf[k]), f, f2, c, c / f2, pn, peer, peer / f2
+    if (need < f2) printf ": the goal needs %.0f us, below what the link carries (a run under it rode the 1 MB tbf burst): bound by the link", need
+    else printf ": the goal needs %.0f us, which the link allows: not bound by the link", need
+}
+{ t[$1, $2, $3, $4] = $5; if (NF >= 7) { rlo[$1, $2, $3, $4] = $6; rhi[$1, $2, $3, $4] = $7 }
+  if (!(($1, $2, $3) in seen)) { seen[$1, $2, $3] = 1; bl[$1, $2, ++nb[$1, $2]] = $3 } }
 END {
     p = 4; H = 2
     nk = split("allreduce broadcast allgather reduce_scatter", ks, " ")
@@ -275,20 +286,26 @@ END {
         }
     }
     for (ri = 1; ri <= nr; ri++) {
-        split(rl[ri], rr, ":"); rt = rr[1]
+        split(rl[ri], rr, ":"); rt = rr[1]; R = rr[2] / 8
         for (ki = 1; ki <= nk; ki++) {
             k = ks[ki]; wg = -1; wm = -1; ng_ = 0; nm_ = 0
             for (j = 1; j <= nb[rt, k]; j++) {
                 b = bl[rt, k, j]; if (b < 65536) continue
                 c = best_coll("interleaved"); if (c <= 0) continue
                 g = best_gloo(); m = val(k, "mpi-interleaved")
-                if (g > 0) { ng_++; r = g / c; if (wg < 0 || r < wg) { wg = r; wgb = b; wgn = gname } }
-                if (m > 0) { nm_++; r = m / c; if (wm < 0 || r < wm) { wm = r; wmb = b } }
+                if (g > 0) { ng_++; r = g / c; if (wg < 0 || r < wg) { wg = r; wgb = b; wgn = gname; wgg = g; wgc = c } }
+                if (m > 0) { nm_++; r = m / c; if (wm < 0 || r < wm) { wm = r; wmb = b; wmm = m; wmc = c } }
             }
-            if (ng_) printf "(b) %s %-14s vs Gloo (its best algorithm at each size), >= 64 KiB: worst %.2fx at %s (%s), bound 2x: %s\n", rt, k, wg, hb(wgb), wgn, pf(wg >= 2)
-            else printf "(b) %s %-14s vs Gloo: no Gloo figure at >= 64 KiB: MISS\n", rt, k
-            if (nm_) printf "(b) %s %-14s vs Open MPI, >= 64 KiB: worst %.2fx at %s, bound 1x: %s\n", rt, k, wm, hb(wmb), pf(wm >= 1)
-            else printf "(b) %s %-14s vs Open MPI: no Open MPI figure at >= 64 KiB: MISS\n", rt, k
+            if (ng_) {
+                printf "(b) %s %-14s vs Gloo (its best algorithm at each size), >= 64 KiB: worst %.2fx at %s (%s), bound 2x: %s", rt, k, wg, hb(wgb), wgn, pf(wg >= 2)
+                if (wg < 2) { b = wgb; floors(wgg / 2, wgc, wgg, "Gloo") }
+                printf "\n"
+            } else printf "(b) %s %-14s vs Gloo: no Gloo figure at >= 64 KiB: MISS\n", rt, k
+            if (nm_) {
+                printf "(b) %s %-14s vs Open MPI, >= 64 KiB: worst %.2fx at %s, bound 1x: %s", rt, k, wm, hb(wmb), pf(wm >= 1)
+                if (wm < 1) { b = wmb; floors(wmm, wmc, wmm, "Open MPI") }
+                printf "\n"
+            } else printf "(b) %s %-14s vs Open MPI: no Open MPI figure at >= 64 KiB: MISS\n", rt, k
         }
     }
     for (ri = 1; ri <= nr; ri++) {
@@ -299,11 +316,13 @@ END {
                 b = bl[rt, k, j]; ci = best_coll("interleaved"); chm = best_coll("host-major")
                 if (ci <= 0 || chm <= 0) continue
                 r = ci / chm
-                if (b >= 65536) { if (w < 0 || r > w) { w = r; wb = b } }
+                if (b >= 65536) { if (w < 0 || r > w) { w = r; wb = b; wvi = bestv("interleaved"); wvh = bestv("host-major") } }
                 else if (ws < 0 || r > ws) { ws = r; wsb = b }
             }
             if (w < 0) { printf "(c) %s %s: no figures: MISS\n", rt, k; continue }
             printf "(c) %s %-14s interleaved / host-major (coll), >= 64 KiB: worst %.2f at %s, bound 1.1: %s", rt, k, w, hb(wb), pf(w <= 1.1)
+            if (w > 1.1) { b = wb; printf "; the runs there: interleaved %s, host-major %s (%s)", range(wvi), range(wvh),
+                           apart(wvi, wvh) ? "apart" : "they overlap: within the run-to-run spread" }
             if (ws >= 0) printf " (below 64 KiB, not judged: worst %.2f at %s)", ws, hb(wsb)
             printf "\n"
         }
@@ -315,7 +334,11 @@ END {
             b = bl[rt, k, 1]; hi = val(k, "hier-interleaved"); f = min2(val(k, "auto-interleaved"), val(k, "ring-interleaved"))
             if (hi <= 0 || f <= 0) { printf "(d) %s %s: no figures: MISS\n", rt, k; continue }
             fn = f == val(k, "auto-interleaved") ? "AUTO" : (k == "broadcast" ? "chain" : "ring")
-            printf "(d) %s %-14s at %s: coll_hier %.1f us / best flat (%s) %.1f us = %.2f, bound 1.2: %s\n", rt, k, hb(b), hi, fn, f, hi / f, pf(hi / f <= 1.2)
+            printf "(d) %s %-14s at %s: coll_hier %.1f us / best flat (%s) %.1f us = %.2f, bound 1.2: %s", rt, k, hb(b), hi, fn, f, hi / f, pf(hi / f <= 1.2)
+            fv = fn == "AUTO" ? "auto-interleaved" : "ring-interleaved"
+            if (hi / f > 1.2) printf "; the runs: coll_hier %s, flat %s (%s)", range("hier-interleaved"), range(fv),
+                                     apart("hier-interleaved", fv) ? "apart" : "they overlap: within the run-to-run spread"
+            printf "\n"
         }
     }
 }' "$out/rows"
