@@ -39,8 +39,9 @@
    For each size and variant: one warm-up call, then 7 runs (below 64 KiB)
    or 3 of k calls (k: as many as fit ~4 MiB of payload, 1..200: 1 from
    8 MiB on), each run started after a barrier; a run's time is the
-   slowest rank's (an all-reduce of MAX), and rank 0 prints the median and
-   the range as "row KIND BYTES VARIANT US_PER_CALL MIN MAX". */
+   slowest rank's (an all-reduce of MAX), and rank 0 prints the median, the
+   range and the machine's idle CPU share over the runs (cpu_idle) as
+   "row KIND BYTES VARIANT US_PER_CALL MIN MAX IDLE". */
 #if defined(BENCH_HOSTS_GLOO)
 #include <gloo/allgather.h>
 #include <gloo/allgather_ring.h>
@@ -98,16 +99,42 @@ static int reps_for(size_t bytes)
     return bytes < 65536 ? REPS_MAX : 3;
 }
 
-/* "row KIND BYTES VARIANT MEDIAN MIN MAX" (us) from the n runs' times t
-   (in us x scale), which it sorts. */
-static void print_row(const char *kind, size_t bytes, const char *variant, double *t, int n, double scale)
+/* The share of the machine's CPU time that was idle since the mark
+   (/proc/stat's first line: idle + iowait over all of it), and a new mark;
+   -1 where it cannot be read. Namespaces share it: it is the whole machine,
+   the ranks of both hosts, the kernel's veth and tbf work beside them. */
+static double cpu_idle(unsigned long long mark[2])
+{
+    unsigned long long v[8] = { 0 }, all = 0, idle;
+    double share = -1;
+    int i, n;
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return -1;
+    n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+               &v[7]);
+    fclose(f);
+    if (n < 5) return -1;
+    for (i = 0; i < 8; i++) all += v[i];
+    idle = v[3] + v[4];
+    if (all > mark[0]) share = (double)(idle - mark[1]) / (double)(all - mark[0]);
+    mark[0] = all;
+    mark[1] = idle;
+    return share;
+}
+
+/* "row KIND BYTES VARIANT MEDIAN MIN MAX IDLE" (us; IDLE: the CPUs' idle
+   share over the runs, -1 unknown) from the n runs' times t (in us x
+   scale), which it sorts. */
+static void print_row(const char *kind, size_t bytes, const char *variant, double *t, int n, double scale,
+                      double idle)
 {
     double x;
     int i, j;
     for (i = 0; i < n; i++)
         for (j = i + 1; j < n; j++)
             if (t[j] < t[i]) { x = t[i]; t[i] = t[j]; t[j] = x; }
-    printf("row %s %zu %s %.1f %.1f %.1f\n", kind, bytes, variant, t[n / 2] * scale, t[0] * scale, t[n - 1] * scale);
+    printf("row %s %zu %s %.1f %.1f %.1f %.3f\n", kind, bytes, variant, t[n / 2] * scale, t[0] * scale,
+           t[n - 1] * scale, idle);
     fflush(stdout);
 }
 
@@ -309,6 +336,8 @@ int main(void)
                         continue;
                     }
                     memset(a, 0, bytes);
+                    unsigned long long mark[2] = { 0, 0 };
+                    cpu_idle(mark);
                     for (int r = 0; r < reps_for(bytes); r++) {
                         bar.run();
                         double t0 = now_us();
@@ -320,7 +349,7 @@ int main(void)
                         t[r] = mx;
                     }
                     if (rank == 0) {
-                        print_row(kind_names[kind], bytes, name, t, reps_for(bytes), 1);
+                        print_row(kind_names[kind], bytes, name, t, reps_for(bytes), 1, cpu_idle(mark));
                     }
                     op = nullptr;
                     ctx->closeConnections();
@@ -363,7 +392,9 @@ int main(int argc, char **argv)
             size_t bytes = bytes_for(kind, sizes[si]);
             int c = (int)count_for(kind, sizes[si]), k = iters_for(bytes), r, i;
             double t[REPS_MAX];
+            unsigned long long mark[2] = { 0, 0 };
             mpi_call(kind, c);
+            cpu_idle(mark);
             for (r = 0; r < reps_for(bytes); r++) {
                 double t0, dt;
                 MPI_Barrier(MPI_COMM_WORLD);
@@ -373,7 +404,7 @@ int main(int argc, char **argv)
                 MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             }
             if (rank == 0) {
-                print_row(kind_names[kind], bytes, "mpi", t, reps_for(bytes), 1e6);
+                print_row(kind_names[kind], bytes, "mpi", t, reps_for(bytes), 1e6, cpu_idle(mark));
             }
         }
     }
@@ -447,6 +478,7 @@ int main(int argc, char **argv)
             for (v = 1; v < argc && !rc; v++) {
                 int k = iters_for(bytes), r, i;
                 double t[REPS_MAX];
+                unsigned long long mark[2] = { 0, 0 };
                 if (kind == K_REDUCE_SCATTER && strcmp(argv[v], "hier") == 0 &&
                     coll_hier_work_bytes(&HI, COLL_REDUCE_SCATTER, c, COLL_FLOAT32) > work_bytes) {
                     fprintf(stderr, "bench_hosts: coll_hier reduce-scatter wants more work than %zu B\n", work_bytes);
@@ -454,6 +486,7 @@ int main(int argc, char **argv)
                     break;
                 }
                 if ((rc = run(kind, argv[v], c)) != 0) break;
+                cpu_idle(mark);
                 for (r = 0; r < reps_for(bytes) && !rc; r++) {
                     double t0, dt;
                     coll_barrier(&C, COLL_ALGO_AUTO);
@@ -464,7 +497,7 @@ int main(int argc, char **argv)
                 }
                 if (rc) break;
                 if (rank == 0) {
-                    print_row(kind_names[kind], bytes, argv[v], t, reps_for(bytes), 1);
+                    print_row(kind_names[kind], bytes, argv[v], t, reps_for(bytes), 1, cpu_idle(mark));
                 }
             }
         }

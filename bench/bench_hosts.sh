@@ -102,8 +102,8 @@ COLL_TCP_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 export COLL_TCP_TOKEN
 : >"$out/rows"
 
-keep_rows() {   # file order: rank 0's rows, as "RATE KIND BYTES VARIANT-ORDER US MIN MAX"
-    grep '^row ' "$1" | awk -v r="$rate" -v o="$2" '{ print r, $2, $3, $4 "-" o, $5, $6, $7 }' >>"$out/rows"
+keep_rows() {   # file order: rank 0's rows, as "RATE KIND BYTES VARIANT-ORDER US MIN MAX IDLE"
+    grep '^row ' "$1" | awk -v r="$rate" -v o="$2" '{ print r, $2, $3, $4 "-" o, $5, $6, $7, $8 }' >>"$out/rows"
 }
 
 # Raw TCP between the hosts, both ways at once, two connections (as four
@@ -223,6 +223,7 @@ function floors(need, c, peer, pn,   f, f2) {   # what the link allows at size b
     else printf ": the goal needs %.0f us, which the link allows: not bound by the link", need
 }
 { t[$1, $2, $3, $4] = $5; if (NF >= 7) { rlo[$1, $2, $3, $4] = $6; rhi[$1, $2, $3, $4] = $7 }
+  if (NF >= 8) idle[$1, $2, $3, $4] = $8
   if (!(($1, $2, $3) in seen)) { seen[$1, $2, $3] = 1; bl[$1, $2, ++nb[$1, $2]] = $3 } }
 END {
     p = 4; H = 2
@@ -281,6 +282,10 @@ END {
                 printf "(a) %s %-14s %6s: busbw %.3f GB/s (%s) vs bound %.3f GB/s (R %.3f GB/s; %.2f of R/x x factor): %s", rt, k, hb(b),
                     bus / 1e9, name_coll("interleaved"), bound / 1e9, R / 1e9, bus / (bound / 0.9), pf(bus >= bound)
                 if (rt in raw) printf "; raw TCP here %.3f GB/s: %.2f of it / x x factor", raw[rt] / 1e9, bus / (raw[rt] / xf[k] * bf[k])
+                v = bestv("interleaved")
+                if (bus < bound && ((rt, k, b, v) in idle) && idle[rt, k, b, v] >= 0)
+                    printf "; the CPUs were %.0f%% idle over those runs%s", 100 * idle[rt, k, b, v],
+                        idle[rt, k, b, v] < 0.05 ? ": bound by the CPUs" : ""
                 printf "\n"
             }
         }
