@@ -59,7 +59,12 @@
      different between network namespaces (emulated hosts share the kernel
      and /dev/shm but not the network: their ranks cannot share a TCP
      loopback, but can share memory). Ranks compare 16-byte digests of it.
-     coll_hosts_identity() says what this process would send.
+     coll_hosts_identity() says what this process would send. Each row
+     also names the machine (a digest of boot_id alone):
+     coll_hosts_machine_ranks() counts the job's ranks on this kernel, and
+     where they are more than the host's (emulated hosts, containers) the
+     shm child hears of it (coll_shm_set_neighbours), so that its waits do
+     not spin where other hosts' ranks want the same CPUs.
 
    HANDLES AND PROGRESS
      The port's handles are its own (0..COLL_HOSTS_HANDLES-1), each naming a
@@ -220,7 +225,8 @@ typedef struct coll_hosts {
     char shm_name[48];         /* this host's group, while it is joined     */
     char why[200];             /* after a failed init: why                  */
     int tcp_made;              /* 1: coll_tcp_init ran (close may close it) */
-    unsigned char table[COLL_HOSTS_MAX_RANKS * 28];  /* the rendezvous' rows */
+    int machine_ranks;         /* ranks of the job on this rank's kernel    */
+    unsigned char table[COLL_HOSTS_MAX_RANKS * 36];  /* the rendezvous' rows */
     coll_tcp t;                /* the children (caller-owned with us)       */
     coll_shm s;
 } coll_hosts;
@@ -247,6 +253,10 @@ COLL_HOSTS_API int coll_hosts_host(const coll_hosts *h);
 COLL_HOSTS_API int coll_hosts_host_of(const coll_hosts *h, int rank);
 COLL_HOSTS_API int coll_hosts_local_rank(const coll_hosts *h);
 COLL_HOSTS_API int coll_hosts_local_size(const coll_hosts *h);
+/* How many ranks of the job run on this rank's machine (its kernel's
+   boot_id), whatever host each is: emulated hosts and containers on one
+   machine share its CPUs. */
+COLL_HOSTS_API int coll_hosts_machine_ranks(const coll_hosts *h);
 /* The identity this process sends (NUL-terminated, cut to n - 1 bytes);
    0, or COLL_ERR_INVAL for a bad COLL_HOST_ID. */
 COLL_HOSTS_API int coll_hosts_identity(char *buf, size_t n);
@@ -283,7 +293,7 @@ COLL_HOSTS_API int coll_hosts_missing(void *ctx, int peer);
 #include <unistd.h>
 
 #define COLL_HOSTS__MAGIC 0x636f6873u      /* "cohs" */
-#define COLL_HOSTS__ROW 28                 /* digest 16, claims 2 x 4, magic 4 */
+#define COLL_HOSTS__ROW 36                 /* digest 16, claims 2 x 4, magic 4, machine 8 */
 #define COLL_HOSTS__UNSET 0xffffffffu      /* a claim not made               */
 #define COLL_HOSTS__BAD 0xfffffffeu        /* a claim that is not a number   */
 enum { COLL_HOSTS__TCP = 0, COLL_HOSTS__SHM = 1 };
@@ -414,7 +424,7 @@ static int coll_hosts__learn(coll_hosts *h, const unsigned char *table)
 {
     int r, q, bad = -1;
     unsigned long lr = 0, ls = 0;
-    int size[COLL_HOSTS_MAX_RANKS];
+    int size[COLL_HOSTS_MAX_RANKS] = { 0 };
     h->nhosts = 0;
     for (r = 0; r < h->nranks; r++) {
         const unsigned char *row = table + (size_t)r * COLL_HOSTS__ROW;
@@ -456,6 +466,10 @@ static int coll_hosts__learn(coll_hosts *h, const unsigned char *table)
     h->host = h->host_of[h->rank];
     h->local_rank = h->local_of[h->rank];
     h->local_size = size[h->host];
+    h->machine_ranks = 0;
+    for (r = 0; r < h->nranks; r++)
+        h->machine_ranks += memcmp(table + (size_t)r * COLL_HOSTS__ROW + 28,
+                                   table + (size_t)h->rank * COLL_HOSTS__ROW + 28, 8) == 0;
     return COLL_OK;
 }
 
@@ -511,19 +525,42 @@ static int coll_hosts__open_shm(coll_hosts *h, int port, const unsigned char *no
         snprintf(h->why, sizeof h->why, "host %d's shm group %s: %s", h->host, h->shm_name,
                  h->s.why ? h->s.why : coll_result_str(rc));
         fprintf(stderr, "coll_hosts: rank %d: %s\n", h->rank, h->why);
-    } else
+    } else {
         h->shm_up = 1;
+        if (h->machine_ranks > h->local_size) coll_shm_set_neighbours(&h->s, h->machine_ranks);
+    }
     return rc;
 }
 
+/* 8 bytes that stand for this machine: its kernel's boot_id, which
+   network namespaces and COLL_HOST_ID leave alike; the host digest's
+   first 8 where there is none (each host then counts as a machine). */
+static void coll_hosts__machine(const unsigned char *host, unsigned char out[8])
+{
+    char boot[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    uint64_t d;
+    int i;
+    if (f) {
+        if (!fgets(boot, sizeof boot, f)) boot[0] = 0;
+        fclose(f);
+        boot[strcspn(boot, "\r\n")] = 0;
+    }
+    if (!boot[0]) { memcpy(out, host, 8); return; }
+    d = coll_tcp_siphash(0x636f6c6c6d616368ull, 3, boot, strlen(boot));
+    for (i = 0; i < 8; i++) out[i] = (unsigned char)(d >> (8 * i));
+}
+
 /* This rank's row of the host table: its host identity's digest, the
-   LOCAL_RANK and LOCAL_WORLD_SIZE it claims, and whether it has one. */
+   LOCAL_RANK and LOCAL_WORLD_SIZE it claims, whether it has one, and its
+   machine (coll_hosts__machine). */
 static void coll_hosts__my_row(const char *id, unsigned char *mine)
 {
     coll_hosts__digest(id, mine);
     coll_hosts__put32(mine + 16, coll_hosts__claim("LOCAL_RANK"));
     coll_hosts__put32(mine + 20, coll_hosts__claim("LOCAL_WORLD_SIZE"));
     coll_hosts__put32(mine + 24, id[0] ? COLL_HOSTS__MAGIC : 0);
+    coll_hosts__machine(mine, mine + 28);
 }
 
 /* Join: the TCP rendezvous, the host table (every rank's row, through
@@ -590,6 +627,7 @@ static void coll_hosts__reset(coll_hosts *h)
     memset(h, 0, sizeof *h);
     h->rank = -1;
     h->local_size = 1;
+    h->machine_ranks = 1;
     h->nhosts = 1;
 }
 
@@ -637,6 +675,7 @@ COLL_HOSTS_API int coll_hosts_nhosts(const coll_hosts *h) { return h->nhosts; }
 COLL_HOSTS_API int coll_hosts_host(const coll_hosts *h) { return h->host; }
 COLL_HOSTS_API int coll_hosts_local_rank(const coll_hosts *h) { return h->local_rank; }
 COLL_HOSTS_API int coll_hosts_local_size(const coll_hosts *h) { return h->local_size; }
+COLL_HOSTS_API int coll_hosts_machine_ranks(const coll_hosts *h) { return h->machine_ranks; }
 COLL_HOSTS_API int coll_hosts_host_of(const coll_hosts *h, int rank)
 {
     return rank >= 0 && rank < h->nranks ? h->host_of[rank] : -1;

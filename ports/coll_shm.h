@@ -158,7 +158,9 @@
           (coll_shm__nudge has the ordering, and why the sleeper calls
           membarrier(2) so that a sender needs no fence).
      How long a spin: where every rank may have a core (ranks <= online
-     cores), COLL_SHM_SPIN_US whenever the peer can answer; where ranks
+     cores; the ranks are the group's, or all of the job's on this machine
+     once coll_shm_set_neighbours says how many), COLL_SHM_SPIN_US
+     whenever the peer can answer; where ranks
      outnumber cores, an adaptive budget of at most 1 us: a spin that ends
      in progress doubles it, one that runs out halves it (down to
      COLL_SHM__SPIN_MIN). Spinning only for a peer that can answer ended
@@ -508,6 +510,12 @@ COLL_SHM_API void coll_shm_close(coll_shm *s);
 COLL_SHM_API int coll_shm_init(coll_shm *s, const char *name, int rank, int nranks,
                                unsigned timeout_ms);
 COLL_SHM_API coll_port coll_shm_port(coll_shm *s);
+/* How many ranks of the job share this machine's CPUs, where that is more
+   than the group's own (other groups beside it on one kernel: emulated
+   hosts, containers); this rank's waits then spin as WAITING says for
+   ranks that outnumber the cores once these do. Call it after init;
+   COLL_ERR_INVAL for a count below the group's. */
+COLL_SHM_API int coll_shm_set_neighbours(coll_shm *s, int ranks);
 
 /* Marks the group failed with `code` (in [-4095, -1]; anything else is
    recorded as COLL_ERR_ABORTED): every rank's pending and later calls
@@ -2589,6 +2597,16 @@ static int coll_shm__await(coll_shm *s, uint32_t *word, uint32_t want, uint64_t 
 
 #define COLL_SHM__PROBE 0x70726f6265ull                    /* "probe" */
 
+/* The spin budget for `ranks` ranks on ncpu cores (see WAITING). */
+static void coll_shm__tune_spin(coll_shm *s, long ncpu, int ranks)
+{
+    s->over = !(ncpu > 0 && ranks <= ncpu);
+    s->spin_max = s->over ? 1000u : (uint32_t)COLL_SHM_SPIN_US * 1000u;
+    if (s->spin_max < COLL_SHM__SPIN_MIN)
+        s->spin_max = COLL_SHM__SPIN_MIN;
+    s->spin_ns = s->spin_max;
+}
+
 /* How this rank sends and waits, from the cores online and the
    environment: the CMA threshold (COLL_SHM_CMA_MIN overrides the
    default), and the spin budget - spinning only pays where the peer may
@@ -2600,11 +2618,14 @@ static void coll_shm__tune(coll_shm *s, int nranks)
     s->cma_min = COLL_SHM_CMA_MIN;
     if (e && *e)
         s->cma_min = (size_t)strtoull(e, NULL, 10);
-    s->spin_max = (ncpu > 0 && nranks <= ncpu) ? (uint32_t)COLL_SHM_SPIN_US * 1000u : 1000u;
-    if (s->spin_max < COLL_SHM__SPIN_MIN)
-        s->spin_max = COLL_SHM__SPIN_MIN;
-    s->spin_ns = s->spin_max;
-    s->over = !(ncpu > 0 && nranks <= ncpu);
+    coll_shm__tune_spin(s, ncpu, nranks);
+}
+
+COLL_SHM_API int coll_shm_set_neighbours(coll_shm *s, int ranks)
+{
+    if (!s || ranks < s->nranks) return COLL_ERR_INVAL;
+    coll_shm__tune_spin(s, sysconf(_SC_NPROCESSORS_ONLN), ranks);
+    return COLL_OK;
 }
 
 /* The private side of a joining rank: its place and deadline, its tuning,

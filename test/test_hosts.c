@@ -82,6 +82,10 @@ static void check_rendezvous(void)
     COLL_CHECK_EQ(coll_hosts_local_rank(&H), local);
     COLL_CHECK_EQ(coll_hosts_local_size(&H), lsize);
     COLL_CHECK_EQ(coll_hosts_host_of(&H, P), -1);
+    /* every emulated host runs on this kernel: the shm child spins only
+       while all the job's ranks have a core, not just its host's */
+    COLL_CHECK_EQ(coll_hosts_machine_ranks(&H), P);
+    if (H.shm_up) COLL_CHECK_EQ(H.s.over, P > sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 /* Every pair exchanges one message each way (sendrecv in rounds d = 1..p-1)
