@@ -61,7 +61,9 @@
    every rank), so the ranks never disagree on it; coll_hier_road() tells
    which the last call took:
      COLL_HIER_PHASES  the hierarchical phases
-     COLL_HIER_BYHOST  one flat call over byhost (and a permutation)
+     COLL_HIER_BYHOST  one flat call over byhost (and a permutation);
+                       a broadcast of COLL_HIER_CHAIN_BYTES (8 MiB) or
+                       more with the model off: a pipelined chain there
      COLL_HIER_WORLD   the flat call over the world itself
    Flat roads are taken where the phases would not give the flat answer or
    gain nothing: one host or one rank per host; hosts of different sizes
@@ -128,6 +130,11 @@
 
 #include "coll.h"
 
+#ifndef COLL_HIER_CHAIN_BYTES          /* a broadcast this large takes the */
+#define COLL_HIER_CHAIN_BYTES (8u << 20)  /* chain over byhost (model off)   */
+#endif
+#define COLL__HIER_CHAIN \
+    (((COLL_ALGOS >> COLL_ALGO_PIPELINED_CHAIN) & 1) ? COLL_ALGO_PIPELINED_CHAIN : COLL_ALGO_AUTO)
 #ifndef COLL_HIER_MAX_RANKS
 #define COLL_HIER_MAX_RANKS 256
 #endif
@@ -930,7 +937,11 @@ static int coll__hier_model_pick(const coll_hier *h, coll_kind k, size_t count, 
 
 /* Broadcast across hosts among the root's local-index peers, then inside
    every host from that peer. lg H (a_o + n b_o) + lg L (a_i + n b_i)
-   (binomial; AUTO may pipeline either phase). */
+   (binomial; AUTO may pipeline either phase). From COLL_HIER_CHAIN_BYTES
+   on (model off), one pipelined chain over byhost instead: each byte
+   crosses each host link once, as in the phases, but the hops inside and
+   across run at once, (p - 1 + k)(a + n/k b) with b the slower link's,
+   where the phases pay n b_o and then n b_i. */
 COLL_API int coll_hier_broadcast(coll_hier *h, void *buf, size_t count, coll_dtype dtype, int root)
 {
     const coll_algo *al = coll__hier_auto3;
@@ -948,6 +959,10 @@ COLL_API int coll_hier_broadcast(coll_hier *h, void *buf, size_t count, coll_dty
             return coll_broadcast(h->world, buf, count, dtype, root, pk.flat);
         }
         al = pk.phase;
+    } else if (count * coll__hier_es(h, dtype) >= (size_t)COLL_HIER_CHAIN_BYTES) {
+        /* the chain through the hosts in turn: the hops inside and across overlap */
+        h->road = COLL_HIER_BYHOST;
+        return coll_broadcast(&h->byhost, buf, count, dtype, h->bpos[root], COLL__HIER_CHAIN);
     }
     h->road = COLL_HIER_PHASES;
     if (h->li == h->lidx[root])

@@ -13,7 +13,7 @@
 # Outputs under $(B)/hier/.
 HIER_B    := $(B)/hier
 HIER_DEPS := coll.h coll_hier.h ports/coll_threads.h test/coll_test.h
-HIER_CC   := -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG
+HIER_CC   := -std=c99 -D_POSIX_C_SOURCE=200809L -DCOLL_DEBUG -DCOLL_HIER_CHAIN_BYTES=4000   # 1000 int32: the chain road
 
 $(HIER_B)/test_hier: test/test_hier.c $(HIER_DEPS)
 	@mkdir -p $(@D)
