@@ -38,10 +38,13 @@
    COSTS  (p = H hosts x L ranks, n bytes; a = latency and b = time per
    byte, _i inside a host, _o across; lg = ceil(log2))
      allreduce       RS + AG inside, all-reduce across on n/L:
-                     2(L-1)(a_i + n/L b_i) + 2(H-1)(a_o + n/(HL) b_o)  (ring)
+                     2(L-1)(a_i + n/L b_i) + 2(H-1)(a_o + n/(HL) b_o)  (ring);
+                     up to COLL_HIER_SMALL_BYTES, all-reduce inside, then
+                     across: lg L a_i + lg H a_o
      reduce_scatter  RS inside, RS across (n: the whole input)
      allgather       AG across, AG inside, a permutation
-     broadcast       across among the root's local-index peers, inside
+     broadcast       across among the root's local-index peers, inside;
+                     from COLL_HIER_CHAIN_BYTES, a pipelined chain over byhost
      reduce          inside onto the root's local index, across
      gather/scatter  inside onto (from) the root's local index, across
      alltoall        inside, a transpose, across, a permutation
@@ -130,6 +133,9 @@
 
 #include "coll.h"
 
+#ifndef COLL_HIER_SMALL_BYTES          /* an all-reduce this small takes  */
+#define COLL_HIER_SMALL_BYTES 1024u       /* two phases (model off)          */
+#endif
 #ifndef COLL_HIER_CHAIN_BYTES          /* a broadcast this large takes the */
 #define COLL_HIER_CHAIN_BYTES (8u << 20)  /* chain over byhost (model off)   */
 #endif
@@ -557,7 +563,11 @@ static const coll_algo coll__hier_auto3[3] = { COLL_ALGO_AUTO, COLL_ALGO_AUTO, C
 
 /* Reduce-scatter inside the host into my shard (n/L, the first n % L
    shards one longer) of dst, all-reduce of the shard across hosts with my
-   local-index peers, all-gather inside. Hosts of different sizes have
+   local-index peers, all-gather inside. Up to COLL_HIER_SMALL_BYTES (model
+   off), where the shards would cost a round each and carry nothing:
+   all-reduce inside, then across on the whole vector, 2 phases for 3
+   (every local rank ends with the same host sum, so the cross calls all
+   fold the same bits). Hosts of different sizes have
    shards that do not line up: one flat all-reduce over byhost instead (and
    for avg over integers, whose two divisions would truncate twice). */
 COLL_API int coll_hier_allreduce(coll_hier *h, const void *src, void *dst, size_t count,
@@ -585,6 +595,14 @@ COLL_API int coll_hier_allreduce(coll_hier *h, const void *src, void *dst, size_
             return coll_allreduce(h->world, src, dst, count, dtype, op, pk.flat);
         }
         al = pk.phase;
+    } else if (count * es <= (size_t)COLL_HIER_SMALL_BYTES) {
+        /* two phases, not three: the host's sum on every local rank, then
+           the hosts' sums with my local-index peers */
+        h->road = COLL_HIER_PHASES;
+        rc = coll__hier_run_algo(COLL_OK, &h->local, COLL_ALLREDUCE, src, dst, count, 0, dtype, op, 0,
+                                 COLL_ALGO_AUTO);
+        return coll__hier_run_algo(rc, &h->cross, COLL_ALLREDUCE, dst, dst, count, 0, dtype, op, 0,
+                                   COLL_ALGO_AUTO);
     }
     h->road = COLL_HIER_PHASES;
     L = (size_t)h->lmax;
