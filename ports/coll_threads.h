@@ -119,8 +119,10 @@
      (at most COLL_THREADS_PAUSE), one that had to yield halves it (down to
      COLL_THREADS_PAUSE_MIN), so a rank polls about as long as its peers
      have lately taken to answer. A rank does not poll at all for a peer
-     that sleeps or that last waited on the CPU it runs on itself (it could
-     not answer while we hold that CPU), nor when ranks outnumber the online
+     that sleeps and that no one has woken since (`roused`: a woken peer
+     is about to run, and answers within a wake-up), or that last waited
+     on the CPU it runs on itself (it could not answer while we hold that
+     CPU), nor when ranks outnumber the online
      CPUs: oversubscribed ranks never busy-wait one another out of a core.
      A fast-box message needs no lock, so a poll answers it sooner than a
      sched_yield would.
@@ -359,6 +361,8 @@ typedef struct coll_threads__rank {
                                   posted, a bit each, cleared once seen
                                   done (so a poll visits only those)      */
     int sleeping COLL_THREADS__LINE;   /* waiters on cv (atomic): wake only them */
+    int roused;                /* woken, not yet running again (atomic): a
+                                  peer polls for it as for one awake      */
     int cpu;                   /* where it last waited (atomic; -1 unknown) */
     int attached;              /* communicators coll_init put on this rank  */
     unsigned epoch;            /* the port's epoch at this rank (renew;
@@ -480,6 +484,7 @@ enum { COLL_THREADS__FREE, COLL_THREADS__POSTED, COLL_THREADS__BUSY, COLL_THREAD
 
 static void coll_threads__wake(coll_threads__rank *r)
 {
+    __atomic_store_n(&r->roused, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&r->m);
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->m);
@@ -974,6 +979,7 @@ static int coll_threads__sleep(coll_threads__rank *me, coll_threads__op *op,
         !coll_threads__failed(me) && !coll_threads__work(me))
         rc = deadline ? pthread_cond_timedwait(&me->cv, &me->m, deadline)
                       : pthread_cond_wait(&me->cv, &me->m);
+    __atomic_store_n(&me->roused, 0, __ATOMIC_RELAXED);
     __atomic_fetch_sub(&me->sleeping, 1, __ATOMIC_SEQ_CST);
     return rc;
 }
@@ -1141,8 +1147,9 @@ static void coll_threads__poll(coll_threads__rank *me, coll_threads__op *op)
         __atomic_store_n(&me->cpu, cpu, __ATOMIC_RELAXED);
     if (cpu >= 0 && __atomic_load_n(&peer->cpu, __ATOMIC_RELAXED) == cpu) {
         if (!coll_threads__part(me, cpu)) budget = 0;   /* moved: poll */
-    } else if (__atomic_load_n(&peer->sleeping, __ATOMIC_RELAXED))
-        budget = 0;
+    } else if (__atomic_load_n(&peer->sleeping, __ATOMIC_RELAXED) &&
+               !__atomic_load_n(&peer->roused, __ATOMIC_RELAXED))
+        budget = 0;                             /* asleep, and no one woke it */
     for (i = 0; i < budget; i++) {
         coll_threads__progress_all(me);
         if (coll_threads__is_done(op)) break;
