@@ -101,8 +101,10 @@ static int reps_for(size_t bytes)
 
 /* The share of the machine's CPU time that was idle since the mark
    (/proc/stat's first line: idle + iowait over all of it), and a new mark;
-   -1 where it cannot be read. Namespaces share it: it is the whole machine,
-   the ranks of both hosts, the kernel's veth and tbf work beside them. */
+   -1 where it cannot be read, or where the runs were too short to tell
+   (under 40 ticks of all CPUs together: /proc/stat counts 10 ms ticks).
+   Namespaces share it: it is the whole machine, the ranks of both hosts,
+   the kernel's veth and tbf work beside them. */
 static double cpu_idle(unsigned long long mark[2])
 {
     unsigned long long v[8] = { 0 }, all = 0, idle;
@@ -116,7 +118,7 @@ static double cpu_idle(unsigned long long mark[2])
     if (n < 5) return -1;
     for (i = 0; i < 8; i++) all += v[i];
     idle = v[3] + v[4];
-    if (all > mark[0]) share = (double)(idle - mark[1]) / (double)(all - mark[0]);
+    if (all >= mark[0] + 40) share = (double)(idle - mark[1]) / (double)(all - mark[0]);
     mark[0] = all;
     mark[1] = idle;
     return share;

@@ -220,7 +220,12 @@ function floors(need, c, peer, pn,   f, f2) {   # what the link allows at size b
     printf "; the link carries the %s a host sends across in no less than %.0f us (raw TCP here: %.0f us); coll %.0f us (%.2f of that), %s %.0f us (%.2f)",
         hb(b * xf[k]), f, f2, c, c / f2, pn, peer, peer / f2
     if (need < f2) printf ": the goal needs %.0f us, below what the link carries (a run under it rode the 1 MB tbf burst): bound by the link", need
-    else printf ": the goal needs %.0f us, which the link allows: not bound by the link", need
+    else { printf ": the goal needs %.0f us, which the link allows: not bound by the link", need; cpus(bestv("interleaved")) }
+}
+function cpus(v) {    # the idle CPU share over the runs of row v at size b
+    if (((rt, k, b, v) in idle) && idle[rt, k, b, v] >= 0)
+        printf "; the CPUs were %.0f%% idle over coll%ss runs%s", 100 * idle[rt, k, b, v], "\047",
+            idle[rt, k, b, v] < 0.05 ? ": bound by the CPUs" : ""
 }
 { t[$1, $2, $3, $4] = $5; if (NF >= 7) { rlo[$1, $2, $3, $4] = $6; rhi[$1, $2, $3, $4] = $7 }
   if (NF >= 8) idle[$1, $2, $3, $4] = $8
@@ -327,7 +332,7 @@ END {
             if (w < 0) { printf "(c) %s %s: no figures: MISS\n", rt, k; continue }
             printf "(c) %s %-14s interleaved / host-major (coll), >= 64 KiB: worst %.2f at %s, bound 1.1: %s", rt, k, w, hb(wb), pf(w <= 1.1)
             if (w > 1.1) { b = wb; printf "; the runs there: interleaved %s, host-major %s (%s)", range(wvi), range(wvh),
-                           apart(wvi, wvh) ? "apart" : "they overlap: within the run-to-run spread" }
+                           apart(wvi, wvh) ? "apart" : "they overlap: within the run-to-run spread"; cpus(wvi) }
             if (ws >= 0) printf " (below 64 KiB, not judged: worst %.2f at %s)", ws, hb(wsb)
             printf "\n"
         }
