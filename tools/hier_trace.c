@@ -34,6 +34,11 @@
                  call checks off
 */
 #define _POSIX_C_SOURCE 200809L
+/* The traces show the general forms at any N: an all-reduce of up to
+   COLL_HIER_SMALL_BYTES would otherwise take its two-phase road, and a
+   broadcast from COLL_HIER_CHAIN_BYTES the chain over byhost. */
+#define COLL_HIER_SMALL_BYTES 0u
+#define COLL_HIER_CHAIN_BYTES ((size_t)-1)
 #define COLL_IMPLEMENTATION
 #include "coll_hier.h"
 #define main diagrams_main
