@@ -294,6 +294,7 @@ COLL_HOSTS_API int coll_hosts_missing(void *ctx, int peer);
 
 #define COLL_HOSTS__MAGIC 0x636f6873u      /* "cohs" */
 #define COLL_HOSTS__ROW 36                 /* digest 16, claims 2 x 4, magic 4, machine 8 */
+#define COLL_HOSTS__MACHINE 28             /* where a row's machine starts   */
 #define COLL_HOSTS__UNSET 0xffffffffu      /* a claim not made               */
 #define COLL_HOSTS__BAD 0xfffffffeu        /* a claim that is not a number   */
 enum { COLL_HOSTS__TCP = 0, COLL_HOSTS__SHM = 1 };
@@ -312,13 +313,23 @@ static unsigned long coll_hosts__get32(const unsigned char *p)
            ((unsigned long)p[2] << 8) | p[3];
 }
 
+/* The kernel's boot_id ("" where it cannot be read). */
+static void coll_hosts__boot_id(char *boot, int n)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    boot[0] = 0;
+    if (!f) return;
+    if (!fgets(boot, n, f)) boot[0] = 0;
+    fclose(f);
+    boot[strcspn(boot, "\r\n")] = 0;
+}
+
 COLL_HOSTS_API int coll_hosts_identity(char *buf, size_t n)
 {
     const char *env = getenv("COLL_HOST_ID");
     char boot[64] = "", name[256] = "";
     struct stat st;
     unsigned long long ino = 0;
-    FILE *f;
     if (!buf || n == 0) return COLL_ERR_INVAL;
     buf[0] = 0;
     if (env) {
@@ -326,11 +337,7 @@ COLL_HOSTS_API int coll_hosts_identity(char *buf, size_t n)
         snprintf(buf, n, "env:%s", env);
         return COLL_OK;
     }
-    if ((f = fopen("/proc/sys/kernel/random/boot_id", "r")) != NULL) {
-        if (!fgets(boot, sizeof boot, f)) boot[0] = 0;
-        fclose(f);
-        boot[strcspn(boot, "\r\n")] = 0;
-    }
+    coll_hosts__boot_id(boot, sizeof boot);
     if (stat("/proc/self/ns/net", &st) == 0) ino = (unsigned long long)st.st_ino;
     if (gethostname(name, sizeof name - 1) != 0) name[0] = 0;
     name[sizeof name - 1] = 0;
@@ -468,8 +475,8 @@ static int coll_hosts__learn(coll_hosts *h, const unsigned char *table)
     h->local_size = size[h->host];
     h->machine_ranks = 0;
     for (r = 0; r < h->nranks; r++)
-        h->machine_ranks += memcmp(table + (size_t)r * COLL_HOSTS__ROW + 28,
-                                   table + (size_t)h->rank * COLL_HOSTS__ROW + 28, 8) == 0;
+        h->machine_ranks += memcmp(table + (size_t)r * COLL_HOSTS__ROW + COLL_HOSTS__MACHINE,
+                                   table + (size_t)h->rank * COLL_HOSTS__ROW + COLL_HOSTS__MACHINE, 8) == 0;
     return COLL_OK;
 }
 
@@ -537,15 +544,10 @@ static int coll_hosts__open_shm(coll_hosts *h, int port, const unsigned char *no
    first 8 where there is none (each host then counts as a machine). */
 static void coll_hosts__machine(const unsigned char *host, unsigned char out[8])
 {
-    char boot[64] = "";
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    char boot[64];
     uint64_t d;
     int i;
-    if (f) {
-        if (!fgets(boot, sizeof boot, f)) boot[0] = 0;
-        fclose(f);
-        boot[strcspn(boot, "\r\n")] = 0;
-    }
+    coll_hosts__boot_id(boot, sizeof boot);
     if (!boot[0]) { memcpy(out, host, 8); return; }
     d = coll_tcp_siphash(0x636f6c6c6d616368ull, 3, boot, strlen(boot));
     for (i = 0; i < 8; i++) out[i] = (unsigned char)(d >> (8 * i));
@@ -560,7 +562,7 @@ static void coll_hosts__my_row(const char *id, unsigned char *mine)
     coll_hosts__put32(mine + 16, coll_hosts__claim("LOCAL_RANK"));
     coll_hosts__put32(mine + 20, coll_hosts__claim("LOCAL_WORLD_SIZE"));
     coll_hosts__put32(mine + 24, id[0] ? COLL_HOSTS__MAGIC : 0);
-    coll_hosts__machine(mine, mine + 28);
+    coll_hosts__machine(mine, mine + COLL_HOSTS__MACHINE);
 }
 
 /* Join: the TCP rendezvous, the host table (every rank's row, through
